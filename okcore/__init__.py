@@ -1,0 +1,39 @@
+"""okcore: gradient boosting and output kernel trees in kernelized output spaces.
+
+Geurts, Wehenkel & d'Alché-Buc, "Gradient boosting for kernelized output spaces", ICML 2007.
+numpy / scipy / numba only; never imports the web stack.
+"""
+
+from . import graph, metrics
+from .boosting import FitProgress, OKBoostRegressor
+from .exceptions import (
+    DataError,
+    InvalidParameterError,
+    KernelError,
+    NotFittedError,
+    OKCoreError,
+    PersistenceError,
+)
+from .forest import OK3ForestRegressor
+from .io import load, save
+from .kernels import (
+    DiffusionKernel,
+    Kernel,
+    LinearKernel,
+    PolynomialKernel,
+    PrecomputedKernel,
+    RBFKernel,
+    make_kernel,
+)
+from .space import OutputSpace
+from .tree import OK3Regressor
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DataError", "DiffusionKernel", "FitProgress", "InvalidParameterError", "Kernel",
+    "KernelError", "LinearKernel", "NotFittedError", "OK3ForestRegressor", "OK3Regressor",
+    "OKBoostRegressor", "OKCoreError", "OutputSpace", "PersistenceError", "PolynomialKernel",
+    "PrecomputedKernel", "RBFKernel", "__version__", "graph", "load", "make_kernel", "metrics",
+    "save",
+]

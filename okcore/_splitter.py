@@ -1,0 +1,170 @@
+"""Split search for OK3 trees on the residual factor (paper eq. 11; math note section 2).
+
+A node holds n rows r_i of the factor R (N x r) with mean mu. Its total variance is
+N*var = sum_i ||r_i - mu||^2 and the score of a split into left/right sets is the reduction
+of N*var. Centering at the node mean makes S = 0, so S_R = -S_L and the reduction is
+
+    gain = ||S_L||^2 / n_L + ||S_R||^2 / n_R = ||S_L||^2 * n / (n_L * n_R),
+
+with S_L = sum over the left rows of (r_i - mu). Centering also avoids the cancellation of
+"sum ||r||^2 - ||S||^2 / n" when the outputs have a large mean.
+
+Both searches are compiled with numba (``nogil``: threads may run trees in parallel):
+- exact ("best"): every feature, every midpoint between distinct consecutive values, from
+  per-feature presorted segments. O(n r) per feature per node, no sorting in the loop.
+- randomized ("random", OK3-et): features in a random order, one uniform cut in the node's
+  range per feature, until ``max_features`` non-constant features were tried. O(n r) each.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: Two feature values closer than this are treated as equal (no split between them), as in
+#: scikit-learn's FEATURE_THRESHOLD.
+FEATURE_THRESHOLD = 1e-7
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def best_split_exact(order, start, end, XT, R, mu, features, min_leaf):  # pragma: no cover - jit
+    """Best (feature, n_left, threshold, gain) over ``features`` for the node order[:, start:end].
+
+    order : int32 (p, n_fit); per feature, the node's rows sorted by that feature.
+    XT : float64 (p, n_fit) inputs, feature-major. R : float64 (n_fit, r). mu : node mean (r,).
+    Returns feature -1 when no valid split exists. O(len(features) * n * r).
+    """
+    n = end - start
+    r = R.shape[1]
+    best_f, best_pos, best_thr, best_gain = -1, -1, 0.0, -1.0
+    SL = np.empty(r)
+    for f in features:
+        SL[:] = 0.0
+        for k in range(n - 1):
+            i = order[f, start + k]
+            acc = 0.0
+            for c in range(r):
+                v = SL[c] + (R[i, c] - mu[c])
+                SL[c] = v
+                acc += v * v
+            n_left = k + 1
+            if n_left < min_leaf or n - n_left < min_leaf:
+                continue
+            x0 = XT[f, i]
+            x1 = XT[f, order[f, start + k + 1]]
+            if x1 <= x0 + FEATURE_THRESHOLD:
+                continue
+            gain = acc * n / (n_left * (n - n_left))
+            if gain > best_gain:
+                best_gain = gain
+                best_f = f
+                best_pos = n_left
+                thr = x0 / 2.0 + x1 / 2.0
+                if thr == x1 or not np.isfinite(thr):
+                    thr = x0
+                best_thr = thr
+    return best_f, best_pos, best_thr, best_gain
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def best_split_random(samples, start, end, XT, R, mu, features, uniforms, max_features, min_leaf):  # pragma: no cover
+    """OK3-et: one uniform cut per feature in the node's range, best of ``max_features`` features.
+
+    samples : int32 (n_fit,) rows, node segment samples[start:end]. features : a random
+    permutation of all features; uniforms : one U[0, 1) per feature. Constant features are
+    skipped and do not count. Returns (feature, n_left, threshold, gain), feature -1 if none.
+    """
+    n = end - start
+    r = R.shape[1]
+    best_f, best_pos, best_thr, best_gain = -1, -1, 0.0, -1.0
+    SL = np.empty(r)
+    tried = 0
+    for t in range(features.shape[0]):
+        f = features[t]
+        lo = np.inf
+        hi = -np.inf
+        for k in range(start, end):
+            x = XT[f, samples[k]]
+            lo = min(lo, x)
+            hi = max(hi, x)
+        if hi <= lo + FEATURE_THRESHOLD:
+            continue
+        tried += 1
+        cut = lo + uniforms[t] * (hi - lo)
+        SL[:] = 0.0
+        n_left = 0
+        for k in range(start, end):
+            i = samples[k]
+            if XT[f, i] <= cut:
+                n_left += 1
+                for c in range(r):
+                    SL[c] += R[i, c] - mu[c]
+        if n_left >= min_leaf and n - n_left >= min_leaf:
+            acc = 0.0
+            for c in range(r):
+                acc += SL[c] * SL[c]
+            gain = acc * n / (n_left * (n - n_left))
+            if gain > best_gain:
+                best_f, best_pos, best_thr, best_gain = f, n_left, cut, gain
+        if tried == max_features:
+            break
+    return best_f, best_pos, best_thr, best_gain
+
+
+@njit(cache=True, nogil=True)
+def partition(index, start, end, XT, feature, threshold, goes_left, buffer):  # pragma: no cover
+    """Stable partition of every row of ``index[:, start:end]`` into x <= threshold, then x > threshold.
+
+    index : int32 (k, n_fit), k = p for presorted orders, 1 for a plain sample list; each
+    feature's sorted order is kept inside both children. goes_left : uint8 (n_fit,) scratch,
+    buffer : int32 (n_fit,) scratch. Branch-free inner loop. O(k n).
+    """
+    for k in range(start, end):
+        i = index[0, k]
+        goes_left[i] = XT[feature, i] <= threshold
+    for j in range(index.shape[0]):
+        n_left = 0
+        n_right = 0
+        for k in range(start, end):
+            i = index[j, k]
+            g = goes_left[i]
+            index[j, start + n_left] = i
+            buffer[n_right] = i
+            n_left += g
+            n_right += 1 - g
+        for t in range(n_right):
+            index[j, start + n_left + t] = buffer[t]
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def node_statistics(samples, start, end, R):  # pragma: no cover - jit
+    """(mean (r,), N*var) of the rows samples[start:end] of R. O(n r)."""
+    n = end - start
+    r = R.shape[1]
+    mu = np.zeros(r)
+    for k in range(start, end):
+        i = samples[k]
+        for c in range(r):
+            mu[c] += R[i, c]
+    for c in range(r):
+        mu[c] /= n
+    total = 0.0
+    for k in range(start, end):
+        i = samples[k]
+        for c in range(r):
+            d = R[i, c] - mu[c]
+            total += d * d
+    return mu, total
+
+
+def presort(XT: np.ndarray) -> np.ndarray:
+    """Per-feature argsort of XT (p, n) as int32, shape (p, n). O(p n log n), once per fit."""
+    return np.ascontiguousarray(np.argsort(XT, axis=1, kind="stable").astype(np.int32))
+
+
+def restrict_presorted(order: np.ndarray, rows: np.ndarray, n_total: int) -> np.ndarray:
+    """Presorted orders of the distinct ``rows`` subset, renumbered 0..len(rows)-1. O(p N)."""
+    position = np.full(n_total, -1, dtype=np.int32)
+    position[rows] = np.arange(len(rows), dtype=np.int32)
+    mapped = position[order]
+    return np.ascontiguousarray(mapped[mapped >= 0].reshape(order.shape[0], len(rows)))

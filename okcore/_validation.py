@@ -1,0 +1,172 @@
+"""Parameter constraints and array checks, one message format for the whole library.
+
+Each estimator declares ``_parameter_constraints`` (name -> list of constraints) once;
+:func:`validate_params` checks them in ``fit`` and raises :class:`InvalidParameterError`
+with the message "The 'name' parameter of Class must be <description>. Got <value> instead."
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .exceptions import DataError, InvalidParameterError, NotFittedError
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A real or integer interval constraint, e.g. ``Interval(int, 1, None, "left")``."""
+
+    kind: type
+    low: float | None
+    high: float | None
+    closed: str  # "left", "right", "both", "neither"
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, bool):
+            return False
+        if self.kind is int and not isinstance(value, numbers.Integral):
+            return False
+        if self.kind is float and not isinstance(value, numbers.Real):
+            return False
+        if not np.isfinite(float(value)):
+            return False
+        if self.low is not None:
+            if value < self.low or (value == self.low and self.closed in ("right", "neither")):
+                return False
+        if self.high is not None:
+            if value > self.high or (value == self.high and self.closed in ("left", "neither")):
+                return False
+        return True
+
+    def describe(self) -> str:
+        left = "[" if self.closed in ("left", "both") else "("
+        right = "]" if self.closed in ("right", "both") else ")"
+        low = "-inf" if self.low is None else repr(self.low)
+        high = "inf" if self.high is None else repr(self.high)
+        name = "an int" if self.kind is int else "a float"
+        return f"{name} in {left}{low}, {high}{right}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of values (strings, None, ...)."""
+
+    values: tuple
+
+    def accepts(self, value: Any) -> bool:
+        return any(value is v or (isinstance(v, str) and value == v) for v in self.values)
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+class Callable_:
+    """A callable (used for callbacks)."""
+
+    def accepts(self, value: Any) -> bool:
+        return callable(value)
+
+    def describe(self) -> str:
+        return "a callable"
+
+
+class RandomStateLike:
+    """None, an int seed, or a numpy Generator / RandomState."""
+
+    def accepts(self, value: Any) -> bool:
+        if value is None:
+            return True
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            return 0 <= int(value) < 2**32
+        return isinstance(value, np.random.Generator | np.random.RandomState)
+
+    def describe(self) -> str:
+        return "None, an int in [0, 2**32) or a numpy random Generator"
+
+
+def validate_params(estimator: Any, constraints: dict[str, list]) -> None:
+    """Check every declared parameter of ``estimator``; raise one clear message on the first failure."""
+    for name, options in constraints.items():
+        value = getattr(estimator, name)
+        if any(c.accepts(value) for c in options):
+            continue
+        described = " or ".join(c.describe() for c in options)
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {type(estimator).__name__} must be {described}. "
+            f"Got {value!r} instead."
+        )
+
+
+def check_matrix(
+    array: Any, name: str, *, ndim: int = 2, min_rows: int = 1, allow_1d: bool = False
+) -> np.ndarray:
+    """Convert to a finite float64 array of the given ndim; raise :class:`DataError` otherwise.
+
+    ``allow_1d`` turns a vector of length n into an (n, 1) matrix (a single output).
+    """
+    if array is None:
+        raise DataError(f"{name} is required")
+    try:
+        arr = np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{name} must be a numeric array: {exc}") from None
+    if allow_1d and arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != ndim:
+        raise DataError(f"{name} must be a {ndim}-d array: got shape {arr.shape}")
+    if arr.shape[0] < min_rows:
+        raise DataError(f"{name} must have at least {min_rows} row(s): got shape {arr.shape}")
+    if ndim == 2 and arr.shape[1] < 1:
+        raise DataError(f"{name} must have at least one column: got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise DataError(
+            f"{name} contains NaN or infinity (first at index {tuple(int(i) for i in bad)}); "
+            "remove or impute those values"
+        )
+    return np.ascontiguousarray(arr)
+
+
+def check_inputs(X: Any, n_features: int | None = None, name: str = "X") -> np.ndarray:
+    """Validate an input matrix (n_samples, n_features), optionally against the fitted width."""
+    arr = check_matrix(X, name)
+    if n_features is not None and arr.shape[1] != n_features:
+        raise DataError(
+            f"{name} has {arr.shape[1]} features but the model was fitted with {n_features}"
+        )
+    return arr
+
+
+def check_is_fitted(estimator: Any, attribute: str = "output_space_") -> None:
+    """Raise :class:`NotFittedError` unless ``estimator`` has the fitted attribute."""
+    if not hasattr(estimator, attribute):
+        raise NotFittedError(
+            f"This {type(estimator).__name__} instance is not fitted yet. "
+            "Call 'fit' with appropriate arguments before using this estimator."
+        )
+
+
+def check_random_state(seed: Any) -> np.random.Generator:
+    """Turn None / int / Generator / RandomState into a numpy Generator."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, np.random.RandomState):
+        return np.random.default_rng(seed.randint(0, 2**32 - 1))
+    return np.random.default_rng(seed)
+
+
+def resolve_max_features(max_features: Any, n_features: int, splitter: str) -> int:
+    """Number of candidate features per node (None: all for "best", sqrt(p) for "random")."""
+    if max_features is None:
+        return n_features if splitter == "best" else max(1, int(np.sqrt(n_features)))
+    if max_features == "sqrt":
+        return max(1, int(np.sqrt(n_features)))
+    if max_features == "log2":
+        return max(1, int(np.log2(n_features)))
+    if isinstance(max_features, numbers.Integral):
+        return int(min(max_features, n_features))
+    return max(1, int(max_features * n_features))

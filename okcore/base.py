@@ -1,0 +1,218 @@
+"""What every okcore estimator shares: scikit-learn parameter handling, fitting set-up and
+the prediction API computed from an :class:`~okcore.ensemble.TreeEnsemble` (paper eq. 5-8).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any
+
+import numpy as np
+
+from . import preimage
+from ._builder import TreeParams
+from ._validation import (
+    Callable_,
+    Interval,
+    Options,
+    RandomStateLike,
+    check_inputs,
+    check_is_fitted,
+    check_matrix,
+    resolve_max_features,
+    validate_params,
+)
+from .exceptions import DataError
+from .space import OutputSpace
+
+#: Constraints shared by every estimator that grows OK3 trees.
+TREE_CONSTRAINTS: dict[str, list] = {
+    "splitter": [Options(("best", "random"))],
+    "max_splits": [Interval(int, 1, None, "left"), Options((None,))],
+    "max_features": [
+        Options((None, "sqrt", "log2")),
+        Interval(int, 1, None, "left"),
+        Interval(float, 0.0, 1.0, "right"),
+    ],
+    "leaf_order": [Options(("variance", "gain"))],
+    "min_samples_leaf": [Interval(int, 1, None, "left")],
+    "max_depth": [Interval(int, 1, None, "left"), Options((None,))],
+    "n_jobs": [Options((None, -1)), Interval(int, 1, None, "left")],
+    "random_state": [RandomStateLike()],
+}
+CALLBACK_CONSTRAINT = [Callable_(), Options((None,))]
+
+
+class OKEstimator:
+    """Base class: get_params/set_params like scikit-learn's BaseEstimator, shared predictions.
+
+    Subclasses store their keyword-only ``__init__`` arguments unchanged, declare
+    ``_parameter_constraints``, and set in ``fit`` the attributes ``output_space_``,
+    ``ensemble_``, ``n_features_in_``, ``n_train_`` and ``fit_time_``.
+    """
+
+    _parameter_constraints: dict[str, list] = {}
+
+    # ------------------------------------------------------------------ parameters
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        signature = inspect.signature(cls.__init__)
+        return sorted(p.name for p in signature.parameters.values() if p.name != "self")
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params: Any) -> OKEstimator:
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(
+                    f"Invalid parameter {name!r} for estimator {type(self).__name__}. "
+                    f"Valid parameters are: {valid}."
+                )
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {
+            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+        }
+        changed = [
+            f"{k}={v!r}" for k, v in self.get_params().items()
+            if not (v is defaults.get(k) or (isinstance(v, int | float | str) and v == defaults.get(k)))
+        ]
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def _validate_params(self) -> None:
+        validate_params(self, self._parameter_constraints)
+
+    def _tree_params(self, n_features: int) -> TreeParams:
+        return TreeParams(
+            splitter=self.splitter,
+            max_splits=self.max_splits,
+            max_features=resolve_max_features(self.max_features, n_features, self.splitter),
+            leaf_order=self.leaf_order,
+            min_samples_leaf=self.min_samples_leaf,
+            max_depth=self.max_depth,
+        )
+
+    def _n_threads(self) -> int:
+        n_jobs = getattr(self, "n_jobs", None)
+        if n_jobs == -1:
+            return os.cpu_count() or 1
+        return n_jobs or 1
+
+    # ------------------------------------------------------------------ fitting set-up
+    def _check_fit_data(
+        self, X: Any, Y: Any, gram: Any, kernel: Any
+    ) -> tuple[np.ndarray, OutputSpace]:
+        """Validate X and build the output space; record the fitted shapes."""
+        X = check_inputs(X)
+        space = OutputSpace.build(X.shape[0], Y, gram=gram, kernel=kernel)
+        self.n_features_in_ = X.shape[1]
+        self.n_train_ = X.shape[0]
+        self.output_1d_ = Y is not None and np.ndim(Y) == 1
+        return X, space
+
+    def _target_features(
+        self, Y: Any = None, gram_cross: Any = None, gram_diag: Any = None, n_rows: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Factor coordinates and k(y, y) of true outputs: Y, or a Gram (Q, N) against the
+        training outputs with its diagonal (Q,). Used by losses and metrics."""
+        space = self.output_space_
+        if (Y is None) == (gram_cross is None):
+            raise DataError("pass the true outputs Y, or gram_cross (with gram_diag), not both")
+        if Y is not None:
+            phi, diag = space.embed(Y)
+        else:
+            phi = space.embed_gram(gram_cross)
+            diag = check_matrix(gram_diag, "gram_diag", ndim=1)
+            if diag.shape[0] != phi.shape[0]:
+                raise DataError(f"gram_diag has {diag.shape[0]} values but gram_cross has {phi.shape[0]} rows")
+        if n_rows is not None and phi.shape[0] != n_rows:
+            raise DataError(f"X has {n_rows} rows but the true outputs describe {phi.shape[0]}")
+        return phi, diag
+
+    # ------------------------------------------------------------------ predictions
+    def _decision(self, X: Any) -> np.ndarray:
+        """F(x) in the factor coordinates of the output space, shape (Q, r)."""
+        check_is_fitted(self)
+        return self.ensemble_.decision(check_inputs(X, self.n_features_in_))
+
+    def predict_weights(self, X: Any) -> np.ndarray:
+        """W^F: weights of F(x) over the training outputs phi(y_i), shape (Q, N) (eq. 5-6).
+
+        Rows sum to 1. O(M Q N) time, O(Q N) memory; never forms N x N matrices.
+        """
+        check_is_fitted(self)
+        X = check_inputs(X, self.n_features_in_)
+        coefficients = self.__dict__.get("_coefficients")
+        if coefficients is None:  # depends only on the fitted trees: computed once
+            coefficients = self._coefficients = self.ensemble_.tree_coefficients()
+        return self.ensemble_.weights(X, coefficients, n_threads=self._n_threads())
+
+    def predict_kernel(self, X: Any, X2: Any = None) -> np.ndarray:
+        """<F(x), F(x')> for x in X, x' in X2 (default X), shape (Q, Q2) (eq. 7). O(Q Q2 r)."""
+        F = self._decision(X)
+        return F @ (F if X2 is None else self._decision(X2)).T
+
+    def predict_kernel_train(self, X: Any) -> np.ndarray:
+        """<F(x), phi(y_i)> against every training output, shape (Q, N). O(Q N r)."""
+        return self._decision(X) @ self.output_space_.phi.T
+
+    def predict_index(
+        self, X: Any, candidates: Any = None, top_k: int = 1, *,
+        candidate_gram: Any = None, candidate_diag: Any = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Pre-images (eq. 8): the ``top_k`` candidates closest to F(x) in the feature space.
+
+        Candidates are the training outputs by default, else output vectors ``candidates``
+        (embedded through the kernel) or a kernel ``candidate_gram`` (C, N) against the
+        training outputs with ``candidate_diag`` (C,) = k(c, c). Returns (indices (Q, k),
+        squared feature-space distances (Q, k)), closest first. O(Q C r).
+        """
+        if isinstance(top_k, bool) or not isinstance(top_k, int | np.integer) or top_k < 1:
+            raise DataError(f"top_k must be an int >= 1: got {top_k!r}")
+        F = self._decision(X)
+        space = self.output_space_
+        if candidates is not None and candidate_gram is not None:
+            raise DataError("pass candidates or candidate_gram, not both")
+        if candidates is not None:
+            cand_phi, cand_diag = space.embed(candidates)
+        elif candidate_gram is not None:
+            cand_phi = space.embed_gram(candidate_gram)
+            cand_diag = check_matrix(candidate_diag, "candidate_diag", ndim=1)
+            if cand_diag.shape[0] != cand_phi.shape[0]:
+                raise DataError(
+                    f"candidate_diag has {cand_diag.shape[0]} values but candidate_gram has "
+                    f"{cand_phi.shape[0]} rows"
+                )
+        else:
+            cand_phi, cand_diag = space.phi, space.diag
+        return preimage.decode(F, cand_phi, cand_diag, top_k)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Pre-images as outputs.
+
+        Linear kernel: F(x) itself (the exact pre-image, i.e. the regression prediction),
+        shape (Q, d) or (Q,) for 1-d outputs. Other kernels with known outputs: the closest
+        training output, (Q, d). Gram or graph outputs: the index of the closest training
+        output, (Q,).
+        """
+        space = self.output_space_ if hasattr(self, "output_space_") else None
+        if space is not None and space.kernel.name == "linear" and space.eigenvalues is None:
+            F = self._decision(X)
+            return F.ravel() if self.output_1d_ else F
+        index = self.predict_index(X)[0][:, 0]
+        return index if space.outputs is None else space.outputs[index]
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total reduction of N*var brought by each input over all splits, normalized to 1."""
+        check_is_fitted(self)
+        e = self.ensemble_
+        internal = e.feature >= 0
+        totals = np.bincount(e.feature[internal], weights=e.gain[internal], minlength=self.n_features_in_)
+        s = totals.sum()
+        return totals / s if s > 0 else totals

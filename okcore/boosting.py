@@ -1,0 +1,284 @@
+"""OKBoost: gradient boosting in the output feature space (paper Algorithms 3 and 4).
+
+The stage loop :func:`boost` is a plain function on the factor Phi of K (math note s. 2):
+residuals phi_i - F(x_i) are (N, r) rows, each round fits an OK3 tree to them and adds
+nu times its leaf means. O(N r) per round plus the split search: no N x N work.
+:class:`OKBoostRegressor` is the scikit-learn style estimator around it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._builder import TreeArrays, TreeParams, build_tree
+from ._splitter import presort, restrict_presorted
+from ._validation import Interval, Options, check_inputs, check_is_fitted, check_random_state
+from .base import CALLBACK_CONSTRAINT, TREE_CONSTRAINTS, OKEstimator
+from .ensemble import TreeEnsemble, tree_leaves
+from .exceptions import DataError
+from .losses import SquaredFeatureLoss
+
+
+@dataclass(frozen=True)
+class FitProgress:
+    """What a fit callback receives after each tree."""
+
+    done: int
+    total: int
+    elapsed: float
+    train_loss: float | None = None
+    val_loss: float | None = None
+
+
+@dataclass
+class EvalData:
+    """Validation inputs with the factor coordinates and k(y, y) of their true outputs."""
+
+    X: np.ndarray
+    phi: np.ndarray
+    diag: np.ndarray
+
+
+@dataclass
+class BoostResult:
+    trees: list[TreeArrays]
+    train_leaf: np.ndarray
+    train_count: np.ndarray
+    init: np.ndarray
+    train_loss: np.ndarray
+    val_loss: np.ndarray | None
+    best_iteration: int
+    stopped_by_callback: bool = False
+
+
+def boost(
+    X: np.ndarray, phi: np.ndarray, diag: np.ndarray, *, loss: SquaredFeatureLoss,
+    n_estimators: int, learning_rate: float, tree_params: TreeParams, subsample: float,
+    rng: np.random.Generator, eval_data: EvalData | None = None,
+    n_iter_no_change: int | None = None, tol: float = 0.0,
+    callback: Callable[[FitProgress], bool | None] | None = None, n_threads: int = 1,
+) -> BoostResult:
+    """Algorithm 3 with shrinkage on the factor: F_0 = mean, F_m = F_{m-1} + nu h_m.
+
+    Subsampling fits each tree on a random fraction of the rows; all residuals are updated.
+    With ``n_iter_no_change`` the loop stops once the validation loss has not improved by
+    ``tol`` for that many rounds, and ``best_iteration`` is the round of the lowest loss.
+    ``callback`` returning True stops the loop. O(M (N r + search)).
+    """
+    start = time.perf_counter()
+    n, n_fit = X.shape[0], max(1, int(round(subsample * X.shape[0])))
+    XT = np.ascontiguousarray(X.T)
+    order = presort(XT) if tree_params.splitter == "best" else None
+    init = loss.init_estimate(phi)
+    F = np.tile(init, (n, 1))
+    F_val = None if eval_data is None else np.tile(init, (len(eval_data.X), 1))
+    trees, leaves, counts, train_loss, val_loss = [], [], [], [], []
+    best_loss, best_iteration, stale, stopped = np.inf, 0, 0, False
+    executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
+    try:
+        for m in range(n_estimators):
+            residual = loss.negative_gradient(phi, F)
+            count = np.ones(n, dtype=np.int32)
+            if n_fit < n:
+                rows = np.sort(rng.choice(n, n_fit, replace=False))
+                count[:] = 0
+                count[rows] = 1
+                sub_order = None if order is None else restrict_presorted(order, rows, n)
+                tree = build_tree(
+                    np.ascontiguousarray(XT[:, rows]), residual[rows], tree_params, rng,
+                    order=sub_order, executor=executor,
+                )
+            else:
+                tree = build_tree(XT, residual, tree_params, rng, order=order, executor=executor)
+            leaf = tree_leaves(tree, X)
+            F += learning_rate * tree.value[leaf]
+            trees.append(tree)
+            leaves.append(leaf)
+            counts.append(count)
+            train_loss.append(loss(phi, diag, F))
+            if eval_data is not None:
+                F_val += learning_rate * tree.value[tree_leaves(tree, eval_data.X)]
+                val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))
+                if val_loss[-1] < best_loss - tol:
+                    best_loss, best_iteration, stale = val_loss[-1], m, 0
+                else:
+                    stale += 1
+            else:
+                best_iteration = m
+            progress = FitProgress(
+                done=m + 1, total=n_estimators, elapsed=time.perf_counter() - start,
+                train_loss=train_loss[-1], val_loss=val_loss[-1] if val_loss else None,
+            )
+            if callback is not None and callback(progress):
+                stopped = True
+                break
+            if n_iter_no_change is not None and stale >= n_iter_no_change:
+                break
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    if n_iter_no_change is None:
+        best_iteration = len(trees) - 1
+    return BoostResult(
+        trees=trees, train_leaf=np.array(leaves), train_count=np.array(counts), init=init,
+        train_loss=np.array(train_loss), val_loss=np.array(val_loss) if eval_data else None,
+        best_iteration=best_iteration, stopped_by_callback=stopped,
+    )
+
+
+class OKBoostRegressor(OKEstimator):
+    """Gradient boosting of OK3 trees in a kernelized output space (OKBoost, Algorithm 3).
+
+    Parameters
+    ----------
+    n_estimators : int
+        M, the number of boosting rounds.
+    learning_rate : float
+        nu in (0, 1], the shrinkage of every tree (F_0, the mean, is not shrunk).
+    max_splits : int
+        J, splits per tree (J + 1 leaves).
+    splitter, max_features, leaf_order, min_samples_leaf, max_depth :
+        Growth of each OK3 tree, see :class:`~okcore.tree.OK3Regressor`;
+        ``splitter="random"`` gives the paper's OK3-et + OKBoost.
+    subsample : float in (0, 1]
+        Fraction of rows each tree is fitted on (stochastic gradient boosting).
+    n_iter_no_change : int or None
+        Early stopping: stop when the validation loss did not improve by ``tol`` for that
+        many rounds, and keep the trees up to the best round. Uses ``eval_set`` if given,
+        else holds out ``validation_fraction`` of the training rows.
+    validation_fraction : float in (0, 1)
+    tol : float >= 0
+    n_jobs : int or None
+        Threads for the exact split search and for W^F (None = 1, -1 = all cores).
+    random_state : None, int or Generator
+
+    Fitted attributes: ``output_space_``, ``ensemble_``, ``train_loss_`` (M,),
+    ``validation_loss_`` (M,) or None, ``n_estimators_`` (trees kept),
+    ``train_indices_`` (rows of the given data used as training outputs),
+    ``stopped_by_callback_``, ``fit_time_``, ``feature_importances_``.
+    """
+
+    _parameter_constraints = {
+        **TREE_CONSTRAINTS,
+        "n_estimators": [Interval(int, 1, None, "left")],
+        "learning_rate": [Interval(float, 0.0, 1.0, "right")],
+        "max_splits": [Interval(int, 1, None, "left")],
+        "subsample": [Interval(float, 0.0, 1.0, "right")],
+        "n_iter_no_change": [Interval(int, 1, None, "left"), Options((None,))],
+        "validation_fraction": [Interval(float, 0.0, 1.0, "neither")],
+        "tol": [Interval(float, 0.0, None, "left")],
+    }
+
+    def __init__(
+        self, *, n_estimators: int = 100, learning_rate: float = 0.1, max_splits: int = 10,
+        splitter: str = "best", max_features: Any = None, leaf_order: str = "variance",
+        min_samples_leaf: int = 1, max_depth: int | None = None, subsample: float = 1.0,
+        n_iter_no_change: int | None = None, validation_fraction: float = 0.1, tol: float = 1e-7,
+        n_jobs: int | None = None, random_state: Any = None,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_splits = max_splits
+        self.splitter = splitter
+        self.max_features = max_features
+        self.leaf_order = leaf_order
+        self.min_samples_leaf = min_samples_leaf
+        self.max_depth = max_depth
+        self.subsample = subsample
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def fit(
+        self, X: Any, Y: Any = None, *, gram: Any = None, kernel: Any = None,
+        eval_set: tuple | None = None, callback: Callable[[FitProgress], bool | None] | None = None,
+    ) -> OKBoostRegressor:
+        """Fit on X (N, p) with outputs Y + ``kernel`` ("linear" by default), ``gram`` (N, N)
+        or a diffusion ``kernel`` over the training vertices.
+
+        ``eval_set``: (X_val, Y_val), or (X_val, K_val_train, k_val_diag) for Gram outputs;
+        its loss is recorded per round in ``validation_loss_``. ``callback(FitProgress)`` is
+        called after each tree; returning True stops training.
+        """
+        self._validate_params()
+        if callback is not None and not CALLBACK_CONSTRAINT[0].accepts(callback):
+            raise DataError(f"callback must be callable: got {callback!r}")
+        start = time.perf_counter()
+        X, space = self._check_fit_data(X, Y, gram, kernel)
+        rng = check_random_state(self.random_state)
+        self.output_space_ = space  # the eval set is embedded in the full training space
+        eval_data = self._eval_data(eval_set) if eval_set is not None else None
+        rows = np.arange(X.shape[0])
+        if eval_data is None and self.n_iter_no_change is not None:
+            X, space, rows, eval_data = self._hold_out(X, space, rng)
+        result = boost(
+            X, space.phi, space.diag, loss=SquaredFeatureLoss(),
+            n_estimators=self.n_estimators, learning_rate=self.learning_rate,
+            tree_params=self._tree_params(X.shape[1]), subsample=self.subsample, rng=rng,
+            eval_data=eval_data, n_iter_no_change=self.n_iter_no_change, tol=self.tol,
+            callback=callback, n_threads=self._n_threads(),
+        )
+        keep = result.best_iteration + 1
+        ensemble = TreeEnsemble.from_trees(
+            result.trees, result.train_leaf, result.train_count, combine="boosting",
+            learning_rate=self.learning_rate, init=result.init,
+        )
+        self.ensemble_ = ensemble.truncate(keep) if keep < ensemble.n_trees else ensemble
+        self.output_space_ = space
+        self.n_train_ = space.n_samples
+        self.train_indices_ = rows
+        self.train_loss_ = result.train_loss
+        self.validation_loss_ = result.val_loss
+        self.n_estimators_ = keep
+        self.stopped_by_callback_ = result.stopped_by_callback
+        self.__dict__.pop("_coefficients", None)
+        self.fit_time_ = time.perf_counter() - start
+        return self
+
+    def _eval_data(self, eval_set: tuple) -> EvalData:
+        if not isinstance(eval_set, tuple | list) or len(eval_set) not in (2, 3):
+            raise DataError(
+                "eval_set must be (X_val, Y_val) or (X_val, K_val_train, k_val_diag)"
+            )
+        X_val = check_inputs(eval_set[0], self.n_features_in_, name="eval_set X")
+        if len(eval_set) == 2:
+            phi, diag = self._target_features(Y=eval_set[1], n_rows=len(X_val))
+        else:
+            phi, diag = self._target_features(gram_cross=eval_set[1], gram_diag=eval_set[2], n_rows=len(X_val))
+        return EvalData(X_val, phi, diag)
+
+    def _hold_out(self, X: np.ndarray, space: Any, rng: np.random.Generator):
+        n = X.shape[0]
+        n_val = int(round(self.validation_fraction * n))
+        if n_val < 1 or n - n_val < 2:
+            raise DataError(
+                f"validation_fraction={self.validation_fraction} of {n} rows leaves no usable "
+                "validation or training set for early stopping; give more data or an eval_set"
+            )
+        perm = rng.permutation(n)
+        val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+        eval_data = EvalData(X[val], space.phi[val], space.diag[val])
+        return X[train], space.subset(train), train, eval_data
+
+    def staged_loss(self, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None) -> np.ndarray:
+        """Err^phi = mean ||phi(y) - F_m(x)||^2 after each round m = 1..M, shape (M,). O(M Q r)."""
+        check_is_fitted(self)
+        X = check_inputs(X, self.n_features_in_)
+        phi, diag = self._target_features(Y, gram_cross, gram_diag, n_rows=X.shape[0])
+        e = self.ensemble_
+        leaves = e.apply(X)
+        F = np.tile(e.init, (X.shape[0], 1))
+        loss = SquaredFeatureLoss()
+        out = np.empty(e.n_trees)
+        for m in range(e.n_trees):
+            F += e.learning_rate * e.value[e.leaf_offset[m] + leaves[m]]
+            out[m] = loss(phi, diag, F)
+        return out

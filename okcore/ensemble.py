@@ -1,0 +1,232 @@
+"""Flat arrays of a fitted tree ensemble and the predictions computed from them.
+
+An ensemble of M trees over N training outputs stores the trees' node arrays concatenated
+(with offsets), the leaf values (r-vectors), and for each tree the leaf of every training
+point (M x N) with its fitting count (bootstrap / subsample multiplicity). Two combinations:
+
+- ``"boosting"`` (Algorithm 3): F(x) = F_0 + nu * sum_m h_m(x), F_0 the training mean.
+- ``"average"`` (single trees, bagging, extra-trees): F(x) = (1/M) sum_m h_m(x).
+
+W^F (the weights of F(x) over the phi(y_i), paper eq. 5-6) is computed without N x N
+matrices by the backward recursion of the math note, O(M Q N), compiled with numba.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ._builder import TreeArrays
+
+#: Queries handled together by the W^F kernels (the (N, block) work array stays in cache).
+WEIGHTS_BLOCK = 32
+
+NODE_FIELDS = ("feature", "threshold", "left", "right", "leaf", "n_samples", "impurity", "gain")
+
+
+@dataclass(frozen=True)
+class TreeEnsemble:
+    """Concatenated flat trees. ``node_offset``/``leaf_offset`` are (M + 1,) prefix offsets.
+
+    train_leaf : int32 (M, N) leaf of training point i in tree m (local leaf number).
+    train_count : int32 (M, N) times point i was in tree m's fitting rows (0 when left out).
+    init : float64 (r,) F_0 for boosting, zeros for averages.
+    """
+
+    combine: str  # "boosting" or "average"
+    learning_rate: float
+    init: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    leaf: np.ndarray
+    n_samples: np.ndarray
+    impurity: np.ndarray
+    gain: np.ndarray
+    value: np.ndarray
+    node_offset: np.ndarray
+    leaf_offset: np.ndarray
+    train_leaf: np.ndarray
+    train_count: np.ndarray
+
+    @classmethod
+    def from_trees(
+        cls, trees: list[TreeArrays], train_leaf: np.ndarray, train_count: np.ndarray, *,
+        combine: str, learning_rate: float = 1.0, init: np.ndarray,
+    ) -> TreeEnsemble:
+        """Stack trees (with their training leaves and counts, each (M, N))."""
+        nodes = {f: np.concatenate([getattr(t, f) for t in trees]) for f in NODE_FIELDS}
+        return cls(
+            combine=combine, learning_rate=float(learning_rate), init=np.asarray(init, float),
+            value=np.concatenate([t.value for t in trees]),
+            node_offset=np.cumsum([0] + [len(t.feature) for t in trees]).astype(np.int64),
+            leaf_offset=np.cumsum([0] + [t.n_leaves for t in trees]).astype(np.int64),
+            train_leaf=np.ascontiguousarray(train_leaf, dtype=np.int32),
+            train_count=np.ascontiguousarray(train_count, dtype=np.int32),
+            **nodes,
+        )
+
+    @property
+    def n_trees(self) -> int:
+        return len(self.node_offset) - 1
+
+    def truncate(self, n_trees: int) -> TreeEnsemble:
+        """The first ``n_trees`` trees (early stopping keeps the best iteration)."""
+        n_nodes, n_leaves = int(self.node_offset[n_trees]), int(self.leaf_offset[n_trees])
+        fields = {f: getattr(self, f)[:n_nodes] for f in NODE_FIELDS}
+        return TreeEnsemble(
+            combine=self.combine, learning_rate=self.learning_rate, init=self.init,
+            value=self.value[:n_leaves], node_offset=self.node_offset[: n_trees + 1],
+            leaf_offset=self.leaf_offset[: n_trees + 1], train_leaf=self.train_leaf[:n_trees],
+            train_count=self.train_count[:n_trees], **fields,
+        )
+
+    # ------------------------------------------------------------------ predictions
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        """Leaf (local number) of each query in each tree, int32 (M, Q). O(M Q depth)."""
+        return _apply(X, self.feature, self.threshold, self.left, self.right, self.leaf, self.node_offset)
+
+    def decision(self, X: np.ndarray) -> np.ndarray:
+        """F(x) in factor coordinates, (Q, r): the leaf values summed over trees. O(M Q r)."""
+        total = _sum_leaf_values(self.apply(X), self.leaf_offset, self.value)
+        if self.combine == "boosting":
+            return self.init + self.learning_rate * total
+        return total / self.n_trees
+
+    def tree_coefficients(self) -> np.ndarray:
+        """c_i / n_c(leaf_m(i)) for each tree and training point, float64 (M, N).
+
+        Row i of tree m's weight matrix W~^m is nonzero on the points of i's leaf, with these
+        values (n_c = fitting rows in the leaf, bootstrap/subsample counts included).
+        """
+        leaf_size = self.n_samples[self.node_offset[:-1, None] + self._leaf_nodes()]
+        return self.train_count / np.take_along_axis(leaf_size, self.train_leaf, axis=1)
+
+    def _leaf_nodes(self) -> np.ndarray:
+        """Local node id of every leaf, padded, shape (M, max leaves)."""
+        width = int(np.diff(self.leaf_offset).max())
+        out = np.zeros((self.n_trees, width), dtype=np.int64)
+        for m in range(self.n_trees):
+            lo, hi = self.node_offset[m], self.node_offset[m + 1]
+            leaves = self.leaf[lo:hi]
+            out[m, leaves[leaves >= 0]] = np.flatnonzero(leaves >= 0)
+        return out
+
+    def weights(self, X: np.ndarray, coefficients: np.ndarray, n_threads: int = 1) -> np.ndarray:
+        """W^F for the queries X, shape (Q, N); rows sum to 1. O(M Q N), no N x N matrix.
+
+        ``coefficients`` is :meth:`tree_coefficients` (cached by the estimator).
+        Boosting evaluates w^F = P^0 + nu sum_m P^m A_{m-1}...A_0 backwards (Horner),
+        A_m = I - nu W~^m; an average is (1/M) sum_m P^m.
+        """
+        leaves = self.apply(X)
+        n_train = self.train_leaf.shape[1]
+        n_leaves_max = int(np.diff(self.leaf_offset).max())
+        out = np.empty((X.shape[0], n_train))
+        blocks = [slice(s, min(s + WEIGHTS_BLOCK, X.shape[0])) for s in range(0, X.shape[0], WEIGHTS_BLOCK)]
+
+        def run(block: slice) -> None:
+            q_leaves = np.ascontiguousarray(leaves[:, block])
+            if self.combine == "boosting":
+                work = _boosting_weights(q_leaves, self.train_leaf, coefficients, self.learning_rate, n_leaves_max)
+            else:
+                work = _average_weights(q_leaves, self.train_leaf, coefficients)
+            out[block] = work.T
+
+        if n_threads > 1 and len(blocks) > 1:
+            with ThreadPoolExecutor(n_threads) as pool:
+                list(pool.map(run, blocks))
+        else:
+            for block in blocks:
+                run(block)
+        return out
+
+
+def tree_leaves(tree: TreeArrays, X: np.ndarray) -> np.ndarray:
+    """Leaf number of each row of X in one tree, int32 (Q,). O(Q depth)."""
+    offsets = np.array([0, len(tree.feature)], dtype=np.int64)
+    return _apply(X, tree.feature, tree.threshold, tree.left, tree.right, tree.leaf, offsets)[0]
+
+
+@njit(cache=True, nogil=True)
+def _apply(X, feature, threshold, left, right, leaf, node_offset):  # pragma: no cover - jit
+    n_trees = node_offset.shape[0] - 1
+    out = np.empty((n_trees, X.shape[0]), dtype=np.int32)
+    for m in range(n_trees):
+        base = node_offset[m]
+        for q in range(X.shape[0]):
+            node = 0
+            while left[base + node] >= 0:
+                if X[q, feature[base + node]] <= threshold[base + node]:
+                    node = left[base + node]
+                else:
+                    node = right[base + node]
+            out[m, q] = leaf[base + node]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _sum_leaf_values(leaves, leaf_offset, value):  # pragma: no cover - jit
+    n_trees, n_queries = leaves.shape
+    out = np.zeros((n_queries, value.shape[1]))
+    for m in range(n_trees):
+        for q in range(n_queries):
+            row = leaf_offset[m] + leaves[m, q]
+            for c in range(value.shape[1]):
+                out[q, c] += value[row, c]
+    return out
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _boosting_weights(q_leaves, train_leaf, coef, nu, n_leaves_max):  # pragma: no cover - jit
+    """Horner evaluation of w^F for one block of B queries; returns the (N, B) transpose.
+
+    R <- nu P^M; for m = M-1..1: R <- R A_m + nu P^m; w = R A_0 + P^0 (math note section 2),
+    where (R A_m)[:, l] = R[:, l] - nu coef_m[l] * (sum of R over the points of l's leaf) and
+    P^m[b, l] = coef_m[l] [leaf_m(l) == leaf_m(x_b)]. Tree m = 0 here is the paper's h_1.
+    """
+    n_trees, n_train = train_leaf.shape
+    B = q_leaves.shape[1]
+    R = np.zeros((n_train, B))
+    sums = np.empty((n_leaves_max, B))
+    for m in range(n_trees - 1, -1, -1):
+        sums[:, :] = 0.0
+        for i in range(n_train):
+            L = train_leaf[m, i]
+            for b in range(B):
+                sums[L, b] += R[i, b]
+        for i in range(n_train):
+            L = train_leaf[m, i]
+            w = nu * coef[m, i]
+            for b in range(B):
+                hit = 1.0 if q_leaves[m, b] == L else 0.0
+                R[i, b] += w * (hit - sums[L, b])
+    # A_0 = I - (1/N) 1 1^T (F_0 is the unshrunk mean) and P^0 = 1/N.
+    for b in range(B):
+        total = 0.0
+        for i in range(n_train):
+            total += R[i, b]
+        shift = (1.0 - total) / n_train
+        for i in range(n_train):
+            R[i, b] += shift
+    return R
+
+
+@njit(cache=True, nogil=True)
+def _average_weights(q_leaves, train_leaf, coef):  # pragma: no cover - jit
+    """(1/M) sum_m P^m for one block of queries; returns the (N, B) transpose."""
+    n_trees, n_train = train_leaf.shape
+    B = q_leaves.shape[1]
+    R = np.zeros((n_train, B))
+    for m in range(n_trees):
+        for i in range(n_train):
+            L = train_leaf[m, i]
+            w = coef[m, i] / n_trees
+            for b in range(B):
+                if q_leaves[m, b] == L:
+                    R[i, b] += w
+    return R

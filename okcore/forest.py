@@ -1,0 +1,121 @@
+"""Ensembles of OK3 trees: bagging, random forests and extra-trees (paper Table 1 baselines).
+
+F(x) is the average of the trees' leaf means; W^F the average of their leaf weights.
+- bagging: ``bootstrap=True``, all features (``splitter="best"``);
+- random forest: ``bootstrap=True``, ``max_features="sqrt"``;
+- extra-trees: ``splitter="random"``, ``bootstrap=False``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from ._builder import TreeParams, build_tree
+from ._splitter import presort
+from ._validation import Interval, Options, check_random_state
+from .base import CALLBACK_CONSTRAINT, TREE_CONSTRAINTS, OKEstimator
+from .boosting import FitProgress
+from .ensemble import TreeEnsemble, tree_leaves
+from .exceptions import DataError
+
+
+def _fit_one_tree(
+    X: np.ndarray, XT: np.ndarray, order: np.ndarray | None, phi: np.ndarray,
+    params: TreeParams, seed: int, bootstrap: bool,
+):
+    """One tree on a bootstrap sample (or all rows): (tree, leaf of every row, row counts)."""
+    rng = np.random.default_rng(seed)
+    n = X.shape[0]
+    if bootstrap:
+        rows = rng.integers(0, n, n)
+        tree = build_tree(np.ascontiguousarray(XT[:, rows]), phi[rows], params, rng)
+        count = np.bincount(rows, minlength=n).astype(np.int32)
+    else:
+        tree = build_tree(XT, phi, params, rng, order=order)
+        count = np.ones(n, dtype=np.int32)
+    return tree, tree_leaves(tree, X), count
+
+
+class OK3ForestRegressor(OKEstimator):
+    """Bagging / random forest / extra-trees ensemble of OK3 trees.
+
+    Parameters
+    ----------
+    n_estimators : int
+        Number of trees.
+    bootstrap : bool
+        Fit each tree on a bootstrap sample (bagging, random forests) or on all rows.
+    splitter, max_splits, max_features, leaf_order, min_samples_leaf, max_depth :
+        Growth of each tree, see :class:`~okcore.tree.OK3Regressor` (fully grown by default).
+    n_jobs : int or None
+        Trees fitted in parallel threads through joblib (None = 1, -1 = all cores).
+    random_state : None, int or Generator
+    """
+
+    _parameter_constraints = {
+        **TREE_CONSTRAINTS,
+        "n_estimators": [Interval(int, 1, None, "left")],
+        "bootstrap": [Options((True, False))],
+    }
+
+    def __init__(
+        self, *, n_estimators: int = 100, bootstrap: bool = True, splitter: str = "best",
+        max_features: Any = None, max_splits: int | None = None, leaf_order: str = "variance",
+        min_samples_leaf: int = 1, max_depth: int | None = None, n_jobs: int | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.bootstrap = bootstrap
+        self.splitter = splitter
+        self.max_features = max_features
+        self.max_splits = max_splits
+        self.leaf_order = leaf_order
+        self.min_samples_leaf = min_samples_leaf
+        self.max_depth = max_depth
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def fit(
+        self, X: Any, Y: Any = None, *, gram: Any = None, kernel: Any = None,
+        callback: Callable[[FitProgress], bool | None] | None = None,
+    ) -> OK3ForestRegressor:
+        """Fit ``n_estimators`` trees on X (N, p) and outputs Y + ``kernel``, ``gram`` or a
+        diffusion ``kernel``. ``callback(FitProgress)`` after each tree; True stops."""
+        self._validate_params()
+        if callback is not None and not CALLBACK_CONSTRAINT[0].accepts(callback):
+            raise DataError(f"callback must be callable: got {callback!r}")
+        start = time.perf_counter()
+        X, space = self._check_fit_data(X, Y, gram, kernel)
+        rng = check_random_state(self.random_state)
+        seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
+        XT = np.ascontiguousarray(X.T)
+        order = presort(XT) if self.splitter == "best" and not self.bootstrap else None
+        params = self._tree_params(X.shape[1])
+        results, stopped = [], False
+        jobs = Parallel(n_jobs=self._n_threads(), prefer="threads", return_as="generator")(
+            delayed(_fit_one_tree)(X, XT, order, space.phi, params, int(s), self.bootstrap)
+            for s in seeds
+        )
+        for result in jobs:
+            results.append(result)
+            progress = FitProgress(
+                done=len(results), total=self.n_estimators, elapsed=time.perf_counter() - start
+            )
+            if callback is not None and callback(progress):
+                stopped = True
+                break
+        trees, leaves, counts = zip(*results, strict=True)
+        self.output_space_ = space
+        self.ensemble_ = TreeEnsemble.from_trees(
+            list(trees), np.array(leaves), np.array(counts), combine="average",
+            init=np.zeros(space.rank),
+        )
+        self.n_estimators_ = len(trees)
+        self.stopped_by_callback_ = stopped
+        self.fit_time_ = time.perf_counter() - start
+        return self

@@ -1,0 +1,209 @@
+"""Saving and loading models as data, never pickle (house style: LightGBM's text models).
+
+A model is a directory with ``manifest.json`` (format, versions, estimator, parameters,
+kernel, scalar attributes, per-array SHA-256 and shape) and ``arrays.npz`` read with
+``allow_pickle=False``. Loading verifies checksums and the tree structure (every index in
+range), so a corrupted or tampered model fails with :class:`PersistenceError` instead of
+crashing or mispredicting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .boosting import OKBoostRegressor
+from .ensemble import NODE_FIELDS, TreeEnsemble
+from .exceptions import OKCoreError, PersistenceError
+from .forest import OK3ForestRegressor
+from .kernels import DiffusionKernel, make_kernel
+from .space import OutputSpace
+from .tree import OK3Regressor
+
+FORMAT = "okcore-model"
+FORMAT_VERSION = 1
+ESTIMATORS = {cls.__name__: cls for cls in (OKBoostRegressor, OK3Regressor, OK3ForestRegressor)}
+ENSEMBLE_ARRAYS = (*NODE_FIELDS, "value", "node_offset", "leaf_offset", "train_leaf", "train_count", "init")
+SCALARS = ("n_features_in_", "n_train_", "fit_time_", "output_1d_", "n_estimators_", "stopped_by_callback_")
+OPTIONAL_ARRAYS = ("train_loss_", "validation_loss_", "train_indices_")
+
+
+def _sha256(array: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+
+
+def _json_param(value: Any) -> Any:
+    """Parameters are JSON scalars; a random Generator is not saved (None)."""
+    return value if value is None or isinstance(value, bool | int | float | str) else None
+
+
+def save(estimator: Any, path: str | os.PathLike) -> Path:
+    """Write a fitted estimator to the directory ``path`` (replaced if it exists).
+
+    Files are written in a temporary sibling directory that is renamed into place, so a
+    crash never leaves a half-written model at ``path``.
+    """
+    from . import __version__
+
+    if type(estimator).__name__ not in ESTIMATORS or not hasattr(estimator, "ensemble_"):
+        raise PersistenceError("only fitted okcore estimators can be saved")
+    path = Path(path)
+    space, ens = estimator.output_space_, estimator.ensemble_
+    arrays: dict[str, np.ndarray] = {f"ensemble.{f}": getattr(ens, f) for f in ENSEMBLE_ARRAYS}
+    arrays["space.phi"], arrays["space.diag"] = space.phi, space.diag
+    if space.eigenvalues is not None:
+        arrays["space.eigenvalues"] = space.eigenvalues
+    if space.outputs is not None:
+        arrays["space.outputs"] = space.outputs
+    kernel = space.kernel.to_dict()
+    if isinstance(space.kernel, DiffusionKernel):
+        arrays["kernel.edges"] = space.kernel.edges
+        kernel = {"type": "diffusion", "beta": space.kernel.beta}
+    for name in OPTIONAL_ARRAYS:
+        value = getattr(estimator, name, None)
+        if value is not None:
+            arrays[name] = np.asarray(value)
+    manifest = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "okcore_version": __version__,
+        "estimator": type(estimator).__name__,
+        "params": {k: _json_param(v) for k, v in estimator.get_params().items()},
+        "kernel": kernel,
+        "ensemble": {"combine": ens.combine, "learning_rate": ens.learning_rate},
+        "attributes": {k: getattr(estimator, k) for k in SCALARS if hasattr(estimator, k)},
+        "arrays": {
+            k: {"sha256": _sha256(v), "shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()
+        },
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    try:
+        with open(tmp / "arrays.npz", "wb") as fh:
+            np.savez(fh, **arrays)
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+def load(path: str | os.PathLike) -> Any:
+    """Read a model saved by :func:`save`; raises :class:`PersistenceError` on any problem."""
+    path = Path(path)
+    try:
+        manifest = json.loads((path / "manifest.json").read_text())
+    except FileNotFoundError:
+        raise PersistenceError(f"no model at {path} (manifest.json missing)") from None
+    except (OSError, ValueError) as exc:
+        raise PersistenceError(f"model manifest at {path} is unreadable: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise PersistenceError(f"{path} is not an okcore model (format field missing or wrong)")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise PersistenceError(
+            f"model format version {manifest.get('format_version')!r} is not supported "
+            f"(this okcore reads version {FORMAT_VERSION})"
+        )
+    try:
+        arrays = _read_arrays(path / "arrays.npz", manifest["arrays"])
+        return _rebuild(manifest, arrays)
+    except PersistenceError:
+        raise
+    except (OKCoreError, KeyError, TypeError, ValueError, IndexError) as exc:
+        raise PersistenceError(f"model at {path} is inconsistent: {exc}") from None
+
+
+def _read_arrays(file: Path, expected: dict) -> dict[str, np.ndarray]:
+    try:
+        with np.load(file, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except FileNotFoundError:
+        raise PersistenceError(f"model arrays missing: {file}") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise PersistenceError(f"model arrays at {file} are corrupted: {exc}") from None
+    if set(arrays) != set(expected):
+        raise PersistenceError(f"model arrays at {file} do not match the manifest's list")
+    for name, meta in expected.items():
+        a = arrays[name]
+        if list(a.shape) != meta["shape"] or a.dtype.str != meta["dtype"] or _sha256(a) != meta["sha256"]:
+            raise PersistenceError(f"model array {name!r} at {file} fails its checksum (corrupted or modified)")
+    return arrays
+
+
+def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
+    cls = ESTIMATORS.get(manifest["estimator"])
+    if cls is None:
+        raise PersistenceError(f"unknown estimator {manifest['estimator']!r} in manifest")
+    estimator = cls().set_params(**manifest["params"])
+    estimator._validate_params()
+    spec = dict(manifest["kernel"])
+    if spec.get("type") == "diffusion":
+        spec["edges"] = arrays["kernel.edges"]
+    space = OutputSpace(
+        phi=arrays["space.phi"], diag=arrays["space.diag"], kernel=make_kernel(spec),
+        eigenvalues=arrays.get("space.eigenvalues"), outputs=arrays.get("space.outputs"),
+    )
+    ens = TreeEnsemble(
+        combine=manifest["ensemble"]["combine"],
+        learning_rate=float(manifest["ensemble"]["learning_rate"]),
+        **{f: arrays[f"ensemble.{f}"] for f in ENSEMBLE_ARRAYS},
+    )
+    attributes = manifest["attributes"]
+    _check_structure(ens, space, int(attributes["n_features_in_"]))
+    for key, value in attributes.items():
+        if key in SCALARS:
+            setattr(estimator, key, value)
+    for name in OPTIONAL_ARRAYS:
+        setattr(estimator, name, arrays.get(name))
+    estimator.output_space_ = space
+    estimator.ensemble_ = ens
+    return estimator
+
+
+def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> None:
+    """Every index the compiled predictors follow must be in range (they do not check)."""
+    def fail(what: str) -> None:
+        raise PersistenceError(f"model structure is invalid: {what}")
+
+    if ens.combine not in ("boosting", "average"):
+        fail(f"unknown combination {ens.combine!r}")
+    n_nodes, n_leaves = len(ens.feature), len(ens.value)
+    if any(len(getattr(ens, f)) != n_nodes for f in NODE_FIELDS):
+        fail("node arrays differ in length")
+    for offsets, total in ((ens.node_offset, n_nodes), (ens.leaf_offset, n_leaves)):
+        if offsets[0] != 0 or offsets[-1] != total or np.any(np.diff(offsets) < 1):
+            fail("tree offsets are not increasing")
+    n_trees = ens.n_trees
+    if len(ens.leaf_offset) != n_trees + 1 or ens.train_leaf.shape != (n_trees, space.n_samples):
+        fail("per-tree arrays do not match the number of trees or training outputs")
+    if ens.train_count.shape != ens.train_leaf.shape or ens.value.shape[1] != space.rank:
+        fail("leaf values or counts have the wrong shape")
+    tree_of_node = np.repeat(np.arange(n_trees), np.diff(ens.node_offset))
+    size = np.diff(ens.node_offset)[tree_of_node]
+    leaves = np.diff(ens.leaf_offset)[tree_of_node]
+    internal = ens.left >= 0
+    if np.any((ens.feature[internal] < 0) | (ens.feature[internal] >= n_features)):
+        fail("split feature out of range")
+    for child in (ens.left, ens.right):
+        local = np.arange(n_nodes) - ens.node_offset[tree_of_node]
+        if np.any(child[internal] >= size[internal]) or np.any(child[internal] <= local[internal]):
+            fail("child index out of range")
+    if np.any(ens.right[internal] < 0) or np.any(ens.leaf[internal] != -1):
+        fail("internal node marked as leaf")
+    if np.any((ens.leaf[~internal] < 0) | (ens.leaf[~internal] >= leaves[~internal])):
+        fail("leaf number out of range")
+    if np.any(ens.train_leaf < 0) or np.any(ens.train_leaf >= np.diff(ens.leaf_offset)[:, None]):
+        fail("training leaf out of range")
+    if not (len(space.diag) == space.n_samples and np.all(np.isfinite(ens.value))):
+        fail("output space arrays are inconsistent")
