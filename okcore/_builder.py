@@ -77,9 +77,16 @@ class _Growth:
     def add_node(self, start: int, end: int, depth: int) -> int:
         mu, total = node_statistics(self.index[0], start, end, self.R)
         for column, value in (
-            (self.start, start), (self.end, end), (self.depth, depth), (self.mean, mu),
-            (self.impurity, total), (self.feature, -1), (self.threshold, 0.0), (self.gain, 0.0),
-            (self.left, -1), (self.right, -1),
+            (self.start, start),
+            (self.end, end),
+            (self.depth, depth),
+            (self.mean, mu),
+            (self.impurity, total),
+            (self.feature, -1),
+            (self.threshold, 0.0),
+            (self.gain, 0.0),
+            (self.left, -1),
+            (self.right, -1),
         ):
             column.append(value)
         return len(self.start) - 1
@@ -105,8 +112,16 @@ class _Growth:
             features = self.rng.permutation(n_features).astype(np.int32)
             uniforms = self.rng.random(n_features)
             split = best_split_random(
-                self.index[0], start, end, self.XT, self.R, mu, features, uniforms,
-                p.max_features, p.min_samples_leaf,
+                self.index[0],
+                start,
+                end,
+                self.XT,
+                self.R,
+                mu,
+                features,
+                uniforms,
+                p.max_features,
+                p.min_samples_leaf,
             )
         return split if split[0] >= 0 and split[3] > 0 else None
 
@@ -116,6 +131,7 @@ class _Growth:
         Chunks keep the feature order and ties go to the earliest chunk, so the result is the
         same as a single-threaded search.
         """
+
         def search(chunk: np.ndarray):
             return best_split_exact(
                 self.index, start, end, self.XT, self.R, mu, chunk, self.params.min_samples_leaf
@@ -131,9 +147,7 @@ class _Growth:
     def apply_split(self, node: int, split: tuple[int, int, float, float]) -> tuple[int, int]:
         feature, n_left, threshold, gain = split
         start, end = self.start[node], self.end[node]
-        partition(
-            self.index, start, end, self.XT, feature, threshold, self.goes_left, self.buffer
-        )
+        partition(self.index, start, end, self.XT, feature, threshold, self.goes_left, self.buffer)
         left = self.add_node(start, start + n_left, self.depth[node] + 1)
         right = self.add_node(start + n_left, end, self.depth[node] + 1)
         self.feature[node], self.threshold[node], self.gain[node] = feature, threshold, gain
@@ -160,8 +174,12 @@ class _Growth:
 
 
 def build_tree(
-    XT: np.ndarray, R: np.ndarray, params: TreeParams, rng: np.random.Generator,
-    order: np.ndarray | None = None, executor: Executor | None = None,
+    XT: np.ndarray,
+    R: np.ndarray,
+    params: TreeParams,
+    rng: np.random.Generator,
+    order: np.ndarray | None = None,
+    executor: Executor | None = None,
 ) -> TreeArrays:
     """Grow one OK3 tree best-first on inputs XT (p, n) and residual factor R (n, r).
 

@@ -67,7 +67,9 @@ def best_split_exact(order, start, end, XT, R, mu, features, min_leaf):  # pragm
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def best_split_random(samples, start, end, XT, R, mu, features, uniforms, max_features, min_leaf):  # pragma: no cover
+def best_split_random(
+    samples, start, end, XT, R, mu, features, uniforms, max_features, min_leaf
+):  # pragma: no cover
     """OK3-et: one uniform cut per feature in the node's range, best of ``max_features`` features.
 
     samples : int32 (n_fit,) rows, node segment samples[start:end]. features : a random

@@ -79,8 +79,11 @@ class OKEstimator:
             p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
         }
         changed = [
-            f"{k}={v!r}" for k, v in self.get_params().items()
-            if not (v is defaults.get(k) or (isinstance(v, int | float | str) and v == defaults.get(k)))
+            f"{k}={v!r}"
+            for k, v in self.get_params().items()
+            if not (
+                v is defaults.get(k) or (isinstance(v, int | float | str) and v == defaults.get(k))
+            )
         ]
         return f"{type(self).__name__}({', '.join(changed)})"
 
@@ -116,7 +119,11 @@ class OKEstimator:
         return X, space
 
     def _target_features(
-        self, Y: Any = None, gram_cross: Any = None, gram_diag: Any = None, n_rows: int | None = None
+        self,
+        Y: Any = None,
+        gram_cross: Any = None,
+        gram_diag: Any = None,
+        n_rows: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Factor coordinates and k(y, y) of true outputs: Y, or a Gram (Q, N) against the
         training outputs with its diagonal (Q,). Used by losses and metrics."""
@@ -129,7 +136,9 @@ class OKEstimator:
             phi = space.embed_gram(gram_cross)
             diag = check_matrix(gram_diag, "gram_diag", ndim=1)
             if diag.shape[0] != phi.shape[0]:
-                raise DataError(f"gram_diag has {diag.shape[0]} values but gram_cross has {phi.shape[0]} rows")
+                raise DataError(
+                    f"gram_diag has {diag.shape[0]} values but gram_cross has {phi.shape[0]} rows"
+                )
         if n_rows is not None and phi.shape[0] != n_rows:
             raise DataError(f"X has {n_rows} rows but the true outputs describe {phi.shape[0]}")
         return phi, diag
@@ -162,8 +171,13 @@ class OKEstimator:
         return self._decision(X) @ self.output_space_.phi.T
 
     def predict_index(
-        self, X: Any, candidates: Any = None, top_k: int = 1, *,
-        candidate_gram: Any = None, candidate_diag: Any = None,
+        self,
+        X: Any,
+        candidates: Any = None,
+        top_k: int = 1,
+        *,
+        candidate_gram: Any = None,
+        candidate_diag: Any = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Pre-images (eq. 8): the ``top_k`` candidates closest to F(x) in the feature space.
 
@@ -213,6 +227,8 @@ class OKEstimator:
         check_is_fitted(self)
         e = self.ensemble_
         internal = e.feature >= 0
-        totals = np.bincount(e.feature[internal], weights=e.gain[internal], minlength=self.n_features_in_)
+        totals = np.bincount(
+            e.feature[internal], weights=e.gain[internal], minlength=self.n_features_in_
+        )
         s = totals.sum()
         return totals / s if s > 0 else totals

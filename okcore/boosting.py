@@ -58,11 +58,21 @@ class BoostResult:
 
 
 def boost(
-    X: np.ndarray, phi: np.ndarray, diag: np.ndarray, *, loss: SquaredFeatureLoss,
-    n_estimators: int, learning_rate: float, tree_params: TreeParams, subsample: float,
-    rng: np.random.Generator, eval_data: EvalData | None = None,
-    n_iter_no_change: int | None = None, tol: float = 0.0,
-    callback: Callable[[FitProgress], bool | None] | None = None, n_threads: int = 1,
+    X: np.ndarray,
+    phi: np.ndarray,
+    diag: np.ndarray,
+    *,
+    loss: SquaredFeatureLoss,
+    n_estimators: int,
+    learning_rate: float,
+    tree_params: TreeParams,
+    subsample: float,
+    rng: np.random.Generator,
+    eval_data: EvalData | None = None,
+    n_iter_no_change: int | None = None,
+    tol: float = 0.0,
+    callback: Callable[[FitProgress], bool | None] | None = None,
+    n_threads: int = 1,
 ) -> BoostResult:
     """Algorithm 3 with shrinkage on the factor: F_0 = mean, F_m = F_{m-1} + nu h_m.
 
@@ -91,8 +101,12 @@ def boost(
                 count[rows] = 1
                 sub_order = None if order is None else restrict_presorted(order, rows, n)
                 tree = build_tree(
-                    np.ascontiguousarray(XT[:, rows]), residual[rows], tree_params, rng,
-                    order=sub_order, executor=executor,
+                    np.ascontiguousarray(XT[:, rows]),
+                    residual[rows],
+                    tree_params,
+                    rng,
+                    order=sub_order,
+                    executor=executor,
                 )
             else:
                 tree = build_tree(XT, residual, tree_params, rng, order=order, executor=executor)
@@ -112,8 +126,11 @@ def boost(
             else:
                 best_iteration = m
             progress = FitProgress(
-                done=m + 1, total=n_estimators, elapsed=time.perf_counter() - start,
-                train_loss=train_loss[-1], val_loss=val_loss[-1] if val_loss else None,
+                done=m + 1,
+                total=n_estimators,
+                elapsed=time.perf_counter() - start,
+                train_loss=train_loss[-1],
+                val_loss=val_loss[-1] if val_loss else None,
             )
             if callback is not None and callback(progress):
                 stopped = True
@@ -126,9 +143,14 @@ def boost(
     if n_iter_no_change is None:
         best_iteration = len(trees) - 1
     return BoostResult(
-        trees=trees, train_leaf=np.array(leaves), train_count=np.array(counts), init=init,
-        train_loss=np.array(train_loss), val_loss=np.array(val_loss) if eval_data else None,
-        best_iteration=best_iteration, stopped_by_callback=stopped,
+        trees=trees,
+        train_leaf=np.array(leaves),
+        train_count=np.array(counts),
+        init=init,
+        train_loss=np.array(train_loss),
+        val_loss=np.array(val_loss) if eval_data else None,
+        best_iteration=best_iteration,
+        stopped_by_callback=stopped,
     )
 
 
@@ -176,11 +198,22 @@ class OKBoostRegressor(OKEstimator):
     }
 
     def __init__(
-        self, *, n_estimators: int = 100, learning_rate: float = 0.1, max_splits: int = 10,
-        splitter: str = "best", max_features: Any = None, leaf_order: str = "variance",
-        min_samples_leaf: int = 1, max_depth: int | None = None, subsample: float = 1.0,
-        n_iter_no_change: int | None = None, validation_fraction: float = 0.1, tol: float = 1e-7,
-        n_jobs: int | None = None, random_state: Any = None,
+        self,
+        *,
+        n_estimators: int = 100,
+        learning_rate: float = 0.1,
+        max_splits: int = 10,
+        splitter: str = "best",
+        max_features: Any = None,
+        leaf_order: str = "variance",
+        min_samples_leaf: int = 1,
+        max_depth: int | None = None,
+        subsample: float = 1.0,
+        n_iter_no_change: int | None = None,
+        validation_fraction: float = 0.1,
+        tol: float = 1e-7,
+        n_jobs: int | None = None,
+        random_state: Any = None,
     ) -> None:
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -198,8 +231,14 @@ class OKBoostRegressor(OKEstimator):
         self.random_state = random_state
 
     def fit(
-        self, X: Any, Y: Any = None, *, gram: Any = None, kernel: Any = None,
-        eval_set: tuple | None = None, callback: Callable[[FitProgress], bool | None] | None = None,
+        self,
+        X: Any,
+        Y: Any = None,
+        *,
+        gram: Any = None,
+        kernel: Any = None,
+        eval_set: tuple | None = None,
+        callback: Callable[[FitProgress], bool | None] | None = None,
     ) -> OKBoostRegressor:
         """Fit on X (N, p) with outputs Y + ``kernel`` ("linear" by default), ``gram`` (N, N)
         or a diffusion ``kernel`` over the training vertices.
@@ -220,16 +259,29 @@ class OKBoostRegressor(OKEstimator):
         if eval_data is None and self.n_iter_no_change is not None:
             X, space, rows, eval_data = self._hold_out(X, space, rng)
         result = boost(
-            X, space.phi, space.diag, loss=SquaredFeatureLoss(),
-            n_estimators=self.n_estimators, learning_rate=self.learning_rate,
-            tree_params=self._tree_params(X.shape[1]), subsample=self.subsample, rng=rng,
-            eval_data=eval_data, n_iter_no_change=self.n_iter_no_change, tol=self.tol,
-            callback=callback, n_threads=self._n_threads(),
+            X,
+            space.phi,
+            space.diag,
+            loss=SquaredFeatureLoss(),
+            n_estimators=self.n_estimators,
+            learning_rate=self.learning_rate,
+            tree_params=self._tree_params(X.shape[1]),
+            subsample=self.subsample,
+            rng=rng,
+            eval_data=eval_data,
+            n_iter_no_change=self.n_iter_no_change,
+            tol=self.tol,
+            callback=callback,
+            n_threads=self._n_threads(),
         )
         keep = result.best_iteration + 1
         ensemble = TreeEnsemble.from_trees(
-            result.trees, result.train_leaf, result.train_count, combine="boosting",
-            learning_rate=self.learning_rate, init=result.init,
+            result.trees,
+            result.train_leaf,
+            result.train_count,
+            combine="boosting",
+            learning_rate=self.learning_rate,
+            init=result.init,
         )
         self.ensemble_ = ensemble.truncate(keep) if keep < ensemble.n_trees else ensemble
         self.output_space_ = space
@@ -245,14 +297,14 @@ class OKBoostRegressor(OKEstimator):
 
     def _eval_data(self, eval_set: tuple) -> EvalData:
         if not isinstance(eval_set, tuple | list) or len(eval_set) not in (2, 3):
-            raise DataError(
-                "eval_set must be (X_val, Y_val) or (X_val, K_val_train, k_val_diag)"
-            )
+            raise DataError("eval_set must be (X_val, Y_val) or (X_val, K_val_train, k_val_diag)")
         X_val = check_inputs(eval_set[0], self.n_features_in_, name="eval_set X")
         if len(eval_set) == 2:
             phi, diag = self._target_features(Y=eval_set[1], n_rows=len(X_val))
         else:
-            phi, diag = self._target_features(gram_cross=eval_set[1], gram_diag=eval_set[2], n_rows=len(X_val))
+            phi, diag = self._target_features(
+                gram_cross=eval_set[1], gram_diag=eval_set[2], n_rows=len(X_val)
+            )
         return EvalData(X_val, phi, diag)
 
     def _hold_out(self, X: np.ndarray, space: Any, rng: np.random.Generator):
@@ -268,7 +320,9 @@ class OKBoostRegressor(OKEstimator):
         eval_data = EvalData(X[val], space.phi[val], space.diag[val])
         return X[train], space.subset(train), train, eval_data
 
-    def staged_loss(self, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None) -> np.ndarray:
+    def staged_loss(
+        self, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None
+    ) -> np.ndarray:
         """Err^phi = mean ||phi(y) - F_m(x)||^2 after each round m = 1..M, shape (M,). O(M Q r)."""
         check_is_fitted(self)
         X = check_inputs(X, self.n_features_in_)

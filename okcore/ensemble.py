@@ -55,13 +55,21 @@ class TreeEnsemble:
 
     @classmethod
     def from_trees(
-        cls, trees: list[TreeArrays], train_leaf: np.ndarray, train_count: np.ndarray, *,
-        combine: str, learning_rate: float = 1.0, init: np.ndarray,
+        cls,
+        trees: list[TreeArrays],
+        train_leaf: np.ndarray,
+        train_count: np.ndarray,
+        *,
+        combine: str,
+        learning_rate: float = 1.0,
+        init: np.ndarray,
     ) -> TreeEnsemble:
         """Stack trees (with their training leaves and counts, each (M, N))."""
         nodes = {f: np.concatenate([getattr(t, f) for t in trees]) for f in NODE_FIELDS}
         return cls(
-            combine=combine, learning_rate=float(learning_rate), init=np.asarray(init, float),
+            combine=combine,
+            learning_rate=float(learning_rate),
+            init=np.asarray(init, float),
             value=np.concatenate([t.value for t in trees]),
             node_offset=np.cumsum([0] + [len(t.feature) for t in trees]).astype(np.int64),
             leaf_offset=np.cumsum([0] + [t.n_leaves for t in trees]).astype(np.int64),
@@ -79,16 +87,23 @@ class TreeEnsemble:
         n_nodes, n_leaves = int(self.node_offset[n_trees]), int(self.leaf_offset[n_trees])
         fields = {f: getattr(self, f)[:n_nodes] for f in NODE_FIELDS}
         return TreeEnsemble(
-            combine=self.combine, learning_rate=self.learning_rate, init=self.init,
-            value=self.value[:n_leaves], node_offset=self.node_offset[: n_trees + 1],
-            leaf_offset=self.leaf_offset[: n_trees + 1], train_leaf=self.train_leaf[:n_trees],
-            train_count=self.train_count[:n_trees], **fields,
+            combine=self.combine,
+            learning_rate=self.learning_rate,
+            init=self.init,
+            value=self.value[:n_leaves],
+            node_offset=self.node_offset[: n_trees + 1],
+            leaf_offset=self.leaf_offset[: n_trees + 1],
+            train_leaf=self.train_leaf[:n_trees],
+            train_count=self.train_count[:n_trees],
+            **fields,
         )
 
     # ------------------------------------------------------------------ predictions
     def apply(self, X: np.ndarray) -> np.ndarray:
         """Leaf (local number) of each query in each tree, int32 (M, Q). O(M Q depth)."""
-        return _apply(X, self.feature, self.threshold, self.left, self.right, self.leaf, self.node_offset)
+        return _apply(
+            X, self.feature, self.threshold, self.left, self.right, self.leaf, self.node_offset
+        )
 
     def decision(self, X: np.ndarray) -> np.ndarray:
         """F(x) in factor coordinates, (Q, r): the leaf values summed over trees. O(M Q r)."""
@@ -127,12 +142,17 @@ class TreeEnsemble:
         n_train = self.train_leaf.shape[1]
         n_leaves_max = int(np.diff(self.leaf_offset).max())
         out = np.empty((X.shape[0], n_train))
-        blocks = [slice(s, min(s + WEIGHTS_BLOCK, X.shape[0])) for s in range(0, X.shape[0], WEIGHTS_BLOCK)]
+        blocks = [
+            slice(s, min(s + WEIGHTS_BLOCK, X.shape[0]))
+            for s in range(0, X.shape[0], WEIGHTS_BLOCK)
+        ]
 
         def run(block: slice) -> None:
             q_leaves = np.ascontiguousarray(leaves[:, block])
             if self.combine == "boosting":
-                work = _boosting_weights(q_leaves, self.train_leaf, coefficients, self.learning_rate, n_leaves_max)
+                work = _boosting_weights(
+                    q_leaves, self.train_leaf, coefficients, self.learning_rate, n_leaves_max
+                )
             else:
                 work = _average_weights(q_leaves, self.train_leaf, coefficients)
             out[block] = work.T

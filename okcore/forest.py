@@ -25,8 +25,13 @@ from .exceptions import DataError
 
 
 def _fit_one_tree(
-    X: np.ndarray, XT: np.ndarray, order: np.ndarray | None, phi: np.ndarray,
-    params: TreeParams, seed: int, bootstrap: bool,
+    X: np.ndarray,
+    XT: np.ndarray,
+    order: np.ndarray | None,
+    phi: np.ndarray,
+    params: TreeParams,
+    seed: int,
+    bootstrap: bool,
 ):
     """One tree on a bootstrap sample (or all rows): (tree, leaf of every row, row counts)."""
     rng = np.random.default_rng(seed)
@@ -64,9 +69,17 @@ class OK3ForestRegressor(OKEstimator):
     }
 
     def __init__(
-        self, *, n_estimators: int = 100, bootstrap: bool = True, splitter: str = "best",
-        max_features: Any = None, max_splits: int | None = None, leaf_order: str = "variance",
-        min_samples_leaf: int = 1, max_depth: int | None = None, n_jobs: int | None = None,
+        self,
+        *,
+        n_estimators: int = 100,
+        bootstrap: bool = True,
+        splitter: str = "best",
+        max_features: Any = None,
+        max_splits: int | None = None,
+        leaf_order: str = "variance",
+        min_samples_leaf: int = 1,
+        max_depth: int | None = None,
+        n_jobs: int | None = None,
         random_state: Any = None,
     ) -> None:
         self.n_estimators = n_estimators
@@ -81,7 +94,12 @@ class OK3ForestRegressor(OKEstimator):
         self.random_state = random_state
 
     def fit(
-        self, X: Any, Y: Any = None, *, gram: Any = None, kernel: Any = None,
+        self,
+        X: Any,
+        Y: Any = None,
+        *,
+        gram: Any = None,
+        kernel: Any = None,
         callback: Callable[[FitProgress], bool | None] | None = None,
     ) -> OK3ForestRegressor:
         """Fit ``n_estimators`` trees on X (N, p) and outputs Y + ``kernel``, ``gram`` or a
@@ -112,7 +130,10 @@ class OK3ForestRegressor(OKEstimator):
         trees, leaves, counts = zip(*results, strict=True)
         self.output_space_ = space
         self.ensemble_ = TreeEnsemble.from_trees(
-            list(trees), np.array(leaves), np.array(counts), combine="average",
+            list(trees),
+            np.array(leaves),
+            np.array(counts),
+            combine="average",
             init=np.zeros(space.rank),
         )
         self.n_estimators_ = len(trees)

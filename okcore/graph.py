@@ -41,7 +41,10 @@ def adjacency(edges: Any, n_vertices: int) -> np.ndarray:
 
 
 def edges_from_scores(
-    scores: Any, *, threshold: float | None = None, top_k: int | None = None,
+    scores: Any,
+    *,
+    threshold: float | None = None,
+    top_k: int | None = None,
     symmetric: bool = False,
 ) -> list[tuple[int, int, float]]:
     """Edges (a, b, score) from a score matrix S (rows = new vertices), highest first.

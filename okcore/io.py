@@ -31,8 +31,23 @@ from .tree import OK3Regressor
 FORMAT = "okcore-model"
 FORMAT_VERSION = 1
 ESTIMATORS = {cls.__name__: cls for cls in (OKBoostRegressor, OK3Regressor, OK3ForestRegressor)}
-ENSEMBLE_ARRAYS = (*NODE_FIELDS, "value", "node_offset", "leaf_offset", "train_leaf", "train_count", "init")
-SCALARS = ("n_features_in_", "n_train_", "fit_time_", "output_1d_", "n_estimators_", "stopped_by_callback_")
+ENSEMBLE_ARRAYS = (
+    *NODE_FIELDS,
+    "value",
+    "node_offset",
+    "leaf_offset",
+    "train_leaf",
+    "train_count",
+    "init",
+)
+SCALARS = (
+    "n_features_in_",
+    "n_train_",
+    "fit_time_",
+    "output_1d_",
+    "n_estimators_",
+    "stopped_by_callback_",
+)
 OPTIONAL_ARRAYS = ("train_loss_", "validation_loss_", "train_indices_")
 
 
@@ -81,7 +96,8 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
         "ensemble": {"combine": ens.combine, "learning_rate": ens.learning_rate},
         "attributes": {k: getattr(estimator, k) for k in SCALARS if hasattr(estimator, k)},
         "arrays": {
-            k: {"sha256": _sha256(v), "shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()
+            k: {"sha256": _sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
+            for k, v in arrays.items()
         },
     }
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -136,8 +152,14 @@ def _read_arrays(file: Path, expected: dict) -> dict[str, np.ndarray]:
         raise PersistenceError(f"model arrays at {file} do not match the manifest's list")
     for name, meta in expected.items():
         a = arrays[name]
-        if list(a.shape) != meta["shape"] or a.dtype.str != meta["dtype"] or _sha256(a) != meta["sha256"]:
-            raise PersistenceError(f"model array {name!r} at {file} fails its checksum (corrupted or modified)")
+        if (
+            list(a.shape) != meta["shape"]
+            or a.dtype.str != meta["dtype"]
+            or _sha256(a) != meta["sha256"]
+        ):
+            raise PersistenceError(
+                f"model array {name!r} at {file} fails its checksum (corrupted or modified)"
+            )
     return arrays
 
 
@@ -151,8 +173,11 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
     if spec.get("type") == "diffusion":
         spec["edges"] = arrays["kernel.edges"]
     space = OutputSpace(
-        phi=arrays["space.phi"], diag=arrays["space.diag"], kernel=make_kernel(spec),
-        eigenvalues=arrays.get("space.eigenvalues"), outputs=arrays.get("space.outputs"),
+        phi=arrays["space.phi"],
+        diag=arrays["space.diag"],
+        kernel=make_kernel(spec),
+        eigenvalues=arrays.get("space.eigenvalues"),
+        outputs=arrays.get("space.outputs"),
     )
     ens = TreeEnsemble(
         combine=manifest["ensemble"]["combine"],
@@ -173,6 +198,7 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
 
 def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> None:
     """Every index the compiled predictors follow must be in range (they do not check)."""
+
     def fail(what: str) -> None:
         raise PersistenceError(f"model structure is invalid: {what}")
 

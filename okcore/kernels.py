@@ -68,7 +68,9 @@ class RBFKernel(Kernel):
             raise KernelError("rbf kernel needs exactly one of 'sigma' or 'gamma'")
         value = sigma if sigma is not None else gamma
         if not isinstance(value, int | float) or not np.isfinite(value) or value <= 0:
-            raise KernelError(f"rbf kernel 'sigma'/'gamma' must be a positive number: got {value!r}")
+            raise KernelError(
+                f"rbf kernel 'sigma'/'gamma' must be a positive number: got {value!r}"
+            )
         self.gamma = float(gamma) if gamma is not None else 1.0 / (2.0 * float(sigma) ** 2)
 
     def gram(self, Y: np.ndarray, Y2: np.ndarray | None = None) -> np.ndarray:
@@ -103,7 +105,12 @@ class PolynomialKernel(Kernel):
         return (self.gamma * np.einsum("ij,ij->i", Y, Y) + self.coef0) ** self.degree
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "polynomial", "degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
+        return {
+            "type": "polynomial",
+            "degree": self.degree,
+            "gamma": self.gamma,
+            "coef0": self.coef0,
+        }
 
 
 class DiffusionKernel(Kernel):
@@ -120,11 +127,19 @@ class DiffusionKernel(Kernel):
         if not isinstance(beta, int | float) or not np.isfinite(beta) or beta <= 0:
             raise KernelError(f"diffusion kernel 'beta' must be a positive number: got {beta!r}")
         try:
-            arr = np.asarray(edges, dtype=np.float64).reshape(-1, 2) if len(edges) else np.zeros((0, 2))
+            arr = (
+                np.asarray(edges, dtype=np.float64).reshape(-1, 2)
+                if len(edges)
+                else np.zeros((0, 2))
+            )
         except (TypeError, ValueError):
-            raise KernelError("diffusion kernel 'edges' must be a list of [i, j] vertex pairs") from None
+            raise KernelError(
+                "diffusion kernel 'edges' must be a list of [i, j] vertex pairs"
+            ) from None
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)) or np.any(arr < 0):
-            raise KernelError("diffusion kernel 'edges' must hold non-negative integer vertex indices")
+            raise KernelError(
+                "diffusion kernel 'edges' must hold non-negative integer vertex indices"
+            )
         self.edges = arr.astype(np.int64)
         self.beta = float(beta)
 
@@ -140,10 +155,14 @@ class DiffusionKernel(Kernel):
             )
 
     def gram(self, Y: np.ndarray | None = None, Y2: np.ndarray | None = None) -> np.ndarray:
-        raise KernelError("the diffusion kernel is defined on the training graph only; use OutputSpace")
+        raise KernelError(
+            "the diffusion kernel is defined on the training graph only; use OutputSpace"
+        )
 
     def diag(self, Y: np.ndarray) -> np.ndarray:
-        raise KernelError("the diffusion kernel is defined on the training graph only; use OutputSpace")
+        raise KernelError(
+            "the diffusion kernel is defined on the training graph only; use OutputSpace"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "diffusion", "beta": self.beta, "edges": self.edges.tolist()}
@@ -159,10 +178,14 @@ class PrecomputedKernel(Kernel):
     needs_outputs = False
 
     def gram(self, Y: np.ndarray, Y2: np.ndarray | None = None) -> np.ndarray:
-        raise KernelError("a precomputed kernel has no formula: pass Gram matrices (candidate_gram=...)")
+        raise KernelError(
+            "a precomputed kernel has no formula: pass Gram matrices (candidate_gram=...)"
+        )
 
     def diag(self, Y: np.ndarray) -> np.ndarray:
-        raise KernelError("a precomputed kernel has no formula: pass Gram matrices (candidate_diag=...)")
+        raise KernelError(
+            "a precomputed kernel has no formula: pass Gram matrices (candidate_diag=...)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "precomputed"}

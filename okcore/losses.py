@@ -24,4 +24,6 @@ class SquaredFeatureLoss:
 
     def __call__(self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray) -> float:
         """Mean of k(y, y) - 2 <F, phi(y)> + ||F||^2 over the rows. O(n r)."""
-        return float(np.mean(diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F)))
+        return float(
+            np.mean(diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F))
+        )

@@ -12,7 +12,9 @@ from .exceptions import DataError
 from .losses import SquaredFeatureLoss
 
 
-def err_phi(estimator: Any, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None) -> float:
+def err_phi(
+    estimator: Any, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None
+) -> float:
     """Mean feature-space square loss ||phi(y) - F(x)||^2 over (X, Y).
 
     True outputs are Y (embedded through the kernel) or, for Gram / graph outputs, their
@@ -23,7 +25,9 @@ def err_phi(estimator: Any, X: Any, Y: Any = None, *, gram_cross: Any = None, gr
     return SquaredFeatureLoss()(phi, diag, F)
 
 
-def err_y(estimator: Any, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None) -> float:
+def err_y(
+    estimator: Any, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None
+) -> float:
     """Mean kernel loss of the pre-image: k(y,y) - 2 k(y, y^) + k(y^, y^), with y^ the
     training output closest to F(x) (eq. 8). Same arguments as :func:`err_phi`."""
     X = check_inputs(X, estimator.n_features_in_)

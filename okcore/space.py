@@ -62,7 +62,11 @@ class OutputSpace:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_outputs(
-        cls, Y: Any, kernel: Kernel | str | dict = "linear", *, rank: int | None = None,
+        cls,
+        Y: Any,
+        kernel: Kernel | str | dict = "linear",
+        *,
+        rank: int | None = None,
         tol: float = RANK_TOLERANCE,
     ) -> OutputSpace:
         """Space of outputs Y (N, d) under ``kernel``. O(N^3) eigendecomposition unless linear."""
@@ -76,7 +80,9 @@ class OutputSpace:
         return cls(phi=phi, diag=kern.diag(Y), kernel=kern, eigenvalues=lam, outputs=Y)
 
     @classmethod
-    def from_gram(cls, gram: Any, *, rank: int | None = None, tol: float = RANK_TOLERANCE) -> OutputSpace:
+    def from_gram(
+        cls, gram: Any, *, rank: int | None = None, tol: float = RANK_TOLERANCE
+    ) -> OutputSpace:
         """Space of a precomputed Gram matrix (N, N), validated (square, finite, symmetric, PSD)."""
         K = check_gram(gram)
         phi, lam = factorize_gram(K, rank=rank, tol=tol, name="gram")
@@ -84,7 +90,11 @@ class OutputSpace:
 
     @classmethod
     def from_graph(
-        cls, kernel: DiffusionKernel, n_vertices: int, *, rank: int | None = None,
+        cls,
+        kernel: DiffusionKernel,
+        n_vertices: int,
+        *,
+        rank: int | None = None,
         tol: float = RANK_TOLERANCE,
     ) -> OutputSpace:
         """Diffusion kernel expm(-beta L) over ``n_vertices`` training vertices.
@@ -102,8 +112,14 @@ class OutputSpace:
 
     @classmethod
     def build(
-        cls, n_samples: int, Y: Any = None, *, gram: Any = None, kernel: Any = None,
-        rank: int | None = None, tol: float = RANK_TOLERANCE,
+        cls,
+        n_samples: int,
+        Y: Any = None,
+        *,
+        gram: Any = None,
+        kernel: Any = None,
+        rank: int | None = None,
+        tol: float = RANK_TOLERANCE,
     ) -> OutputSpace:
         """Dispatch of ``fit(X, Y=None, *, gram=None, kernel=None)``; checks N against X."""
         if gram is not None:
@@ -112,7 +128,9 @@ class OutputSpace:
             space = cls.from_gram(gram, rank=rank, tol=tol)
         elif kernel is not None and isinstance(make_kernel(kernel), DiffusionKernel):
             if Y is not None:
-                raise DataError("the diffusion kernel takes no outputs Y: its outputs are the vertices")
+                raise DataError(
+                    "the diffusion kernel takes no outputs Y: its outputs are the vertices"
+                )
             space = cls.from_graph(make_kernel(kernel), n_samples, rank=rank, tol=tol)
         elif Y is not None:
             space = cls.from_outputs(Y, "linear" if kernel is None else kernel, rank=rank, tol=tol)
@@ -132,7 +150,9 @@ class OutputSpace:
     def subset(self, rows: np.ndarray) -> OutputSpace:
         """The same space restricted to training rows ``rows`` (exact: a sub-factor)."""
         return replace(
-            self, phi=self.phi[rows], diag=self.diag[rows],
+            self,
+            phi=self.phi[rows],
+            diag=self.diag[rows],
             outputs=None if self.outputs is None else self.outputs[rows],
         )
 
@@ -146,7 +166,9 @@ class OutputSpace:
         width = self.outputs.shape[1] if self.outputs is not None else None
         Y_new = check_matrix(Y_new, "candidates", allow_1d=width == 1)
         if width is not None and Y_new.shape[1] != width:
-            raise DataError(f"candidates have {Y_new.shape[1]} columns but the outputs have {width}")
+            raise DataError(
+                f"candidates have {Y_new.shape[1]} columns but the outputs have {width}"
+            )
         diag = self.kernel.diag(Y_new)
         if self.eigenvalues is None:  # linear kernel, phi = Y
             return Y_new, diag
@@ -208,7 +230,9 @@ def factorize_gram(
         lam_min = float(lam[0])
     lam_max = float(lam.max())
     if lam_max <= 0:
-        raise KernelError(f"{name} is not positive semi-definite: its largest eigenvalue is {lam_max:.3g}")
+        raise KernelError(
+            f"{name} is not positive semi-definite: its largest eigenvalue is {lam_max:.3g}"
+        )
     if lam_min is not None and lam_min < -PSD_TOLERANCE * lam_max:
         raise KernelError(
             f"{name} is not positive semi-definite: smallest eigenvalue {lam_min:.3g} is "

@@ -38,9 +38,16 @@ class OK3Regressor(OKEstimator):
     _parameter_constraints = dict(TREE_CONSTRAINTS)
 
     def __init__(
-        self, *, splitter: str = "best", max_splits: int | None = None, max_features: Any = None,
-        leaf_order: str = "variance", min_samples_leaf: int = 1, max_depth: int | None = None,
-        n_jobs: int | None = None, random_state: Any = None,
+        self,
+        *,
+        splitter: str = "best",
+        max_splits: int | None = None,
+        max_features: Any = None,
+        leaf_order: str = "variance",
+        min_samples_leaf: int = 1,
+        max_depth: int | None = None,
+        n_jobs: int | None = None,
+        random_state: Any = None,
     ) -> None:
         self.splitter = splitter
         self.max_splits = max_splits
@@ -66,7 +73,10 @@ class OK3Regressor(OKEstimator):
         executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
         try:
             tree = build_tree(
-                np.ascontiguousarray(X.T), space.phi, self._tree_params(X.shape[1]), rng,
+                np.ascontiguousarray(X.T),
+                space.phi,
+                self._tree_params(X.shape[1]),
+                rng,
                 executor=executor,
             )
         finally:
@@ -75,8 +85,11 @@ class OK3Regressor(OKEstimator):
         n = X.shape[0]
         self.output_space_ = space
         self.ensemble_ = TreeEnsemble.from_trees(
-            [tree], tree_leaves(tree, X)[None, :], np.ones((1, n), dtype=np.int32),
-            combine="average", init=np.zeros(space.rank),
+            [tree],
+            tree_leaves(tree, X)[None, :],
+            np.ones((1, n), dtype=np.int32),
+            combine="average",
+            init=np.zeros(space.rank),
         )
         self.fit_time_ = time.perf_counter() - start
         return self
