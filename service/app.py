@@ -1,0 +1,200 @@
+"""The app factory: settings -> FastAPI app with routers, limits and error handlers."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
+from pydantic.json_schema import models_json_schema
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+import okcore
+from service import __version__
+from service.bodies import from_validation_error
+from service.config import Settings
+from service.deps import Services, require_token
+from service.errors import ServiceError, TooLarge, error_body
+from service.jobs import JobManager
+from service.routes import health, jobs, kernel, models, predict, train
+from service.schemas import KernelRequest, PredictRequest, TrainRequest
+from service.store import ModelStore
+
+log = logging.getLogger("okboost.service")
+
+DESCRIPTION = """\
+Gradient boosting in kernelized output spaces (OKBoost / OK3 trees, Geurts,
+Wehenkel & d'Alché-Buc, ICML 2007) as a REST service: train on inputs and an
+output kernel (precomputed Gram, linear / rbf / polynomial on output vectors,
+or a diffusion kernel on a graph), then predict pre-images, W^F weights,
+kernel values and network edges for new inputs.
+
+Every error is answered as
+`{"error": {"status": 422, "code": "invalid_data", "message": "...", "details": [...]}}`.
+Large arrays can be sent as `.npy` or raw float64 parts of a multipart request.
+"""
+
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "model_not_ready",
+    413: "request_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_data",
+}
+
+
+class BodySizeLimit:
+    """Reject bodies over ``max_bytes``: on Content-Length before reading, else while streaming."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def _message(self, size: int | str) -> str:
+        return (
+            f"request body of {size} bytes exceeds the limit of {self.max_bytes} bytes "
+            "(OKBOOST_MAX_REQUEST_BYTES); send fewer rows per request or raise the limit"
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for key, value in scope.get("headers", []):
+            if key == b"content-length":
+                try:
+                    length = int(value)
+                except ValueError:
+                    length = -1
+                if length < 0:
+                    body = error_body(400, "bad_request", "invalid Content-Length header")
+                    await JSONResponse(body, 400)(scope, receive, send)
+                    return
+                if length > self.max_bytes:
+                    err = TooLarge(self._message(length))
+                    await JSONResponse(err.body(), 413, headers={"connection": "close"})(
+                        scope, receive, send
+                    )
+                    return
+        received = 0
+
+        async def limited() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise TooLarge(self._message(f"more than {self.max_bytes}"))
+            return message
+
+        await self.app(scope, limited, send)
+
+
+def _okcore_status(exc: Exception) -> tuple[int, str]:
+    if isinstance(exc, okcore.InvalidParameterError):
+        return 422, "invalid_parameter"
+    if isinstance(exc, okcore.KernelError):
+        return 422, "invalid_kernel"
+    if isinstance(exc, okcore.DataError):
+        return 422, "invalid_data"
+    if isinstance(exc, okcore.NotFittedError):
+        return 409, "model_not_ready"
+    if isinstance(exc, okcore.PersistenceError):
+        return 500, "model_corrupted"
+    return 500, "internal_error"
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    async def service_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ServiceError)
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return JSONResponse(exc.body(), exc.status, headers=headers)
+
+    async def okcore_error(_: Request, exc: Exception) -> JSONResponse:
+        status, code = _okcore_status(exc)
+        if status >= 500:
+            log.error("okcore error: %s", exc, exc_info=exc)
+        return JSONResponse(error_body(status, code, str(exc)), status)
+
+    async def validation_error(_: Request, exc: Exception) -> JSONResponse:
+        err = from_validation_error(exc)
+        return JSONResponse(err.body(), err.status)
+
+    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        return JSONResponse(
+            error_body(exc.status_code, code, str(exc.detail)),
+            exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )
+
+    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled error", exc_info=exc)
+        return JSONResponse(
+            error_body(500, "internal_error", "internal server error; see the server log"), 500
+        )
+
+    app.add_exception_handler(ServiceError, service_error)
+    app.add_exception_handler(okcore.OKCoreError, okcore_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(Exception, unexpected)
+
+
+def _openapi_with_request_models(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema plus the request models, referenced by the hand-written bodies."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(
+        title=app.title, version=app.version, description=app.description, routes=app.routes
+    )
+    _, defs = models_json_schema(
+        [(m, "validation") for m in (TrainRequest, PredictRequest, KernelRequest)],
+        ref_template="#/components/schemas/{model}",
+    )
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for name, definition in defs.get("$defs", {}).items():
+        components.setdefault(name, definition)
+    app.openapi_schema = schema
+    return schema
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the service on ``settings`` (read from ``OKBOOST_*`` variables if omitted)."""
+    settings = settings or Settings()
+    store = ModelStore(settings.model_dir, cache_size=settings.cache_size)
+    job_manager = JobManager(store, settings.max_workers, settings.max_queued_jobs)
+    services = Services(settings=settings, store=store, jobs=job_manager)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        job_manager.shutdown()
+
+    app = FastAPI(
+        title="okboost",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.services = services
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    _install_error_handlers(app)
+
+    auth = [Depends(require_token)]
+    app.include_router(health.health_router)
+    app.include_router(health.version_router, dependencies=auth)
+    for module in (train, predict, kernel, models, jobs):
+        app.include_router(module.router, dependencies=auth)
+    app.openapi = lambda: _openapi_with_request_models(app)  # type: ignore[method-assign]
+    return app

@@ -1,0 +1,261 @@
+"""``okboost`` command line: serve, train from files, predict.
+
+    okboost serve [--host H] [--port P] [--model-dir DIR] [--token T] [--max-workers N]
+    okboost train X.npy --edges E.csv [--beta 1] [--param n_estimators=200 ...]
+    okboost train X.csv --gram K.npy | --outputs Y.csv [--kernel rbf --sigma 7]
+    okboost predict MODEL_ID Xnew.npy [--top-k 3] [--weights dense]
+    okboost kernel MODEL_ID Xnew.npy [--against training] [--threshold 0.5 | --top-k 5]
+
+train/predict/kernel talk to a running service (--url, default
+http://127.0.0.1:8000; token from --token or OKBOOST_TOKEN) and print JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from service.client import OKBoostClient, OKBoostError
+
+
+def load_array(path: str, *, dtype: Any = float) -> np.ndarray:
+    """Read ``.npy`` (no pickle) or ``.csv``/``.txt`` (comma or whitespace; a header
+    line is skipped)."""
+    p = Path(path)
+    if p.suffix == ".npy":
+        return np.load(p, allow_pickle=False).astype(dtype)
+    delimiter = "," if p.suffix == ".csv" else None
+    try:
+        return np.loadtxt(p, delimiter=delimiter, ndmin=2, dtype=dtype)
+    except ValueError:
+        return np.loadtxt(p, delimiter=delimiter, ndmin=2, dtype=dtype, skiprows=1)
+
+
+def _param_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text  # a bare string such as splitter=random
+
+
+def _parse_params(items: list[str]) -> dict[str, Any]:
+    params = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--param expects NAME=VALUE, got {item!r}")
+        params[key.strip()] = _param_value(value.strip())
+    return params
+
+
+def progress_bar(info: dict[str, Any], width: int = 30, stream: Any = None) -> None:
+    """Draw a one-line progress bar of a job on stderr."""
+    stream = stream or sys.stderr
+    prog = info["progress"]
+    filled = int(round(width * prog["fraction"]))
+    eta = info.get("eta")
+    loss = info["train_loss"][-1] if info.get("train_loss") else None
+    line = (
+        f"\r[{'#' * filled}{'-' * (width - filled)}] {prog['done']}/{prog['total']} trees"
+        f"  {info['elapsed']:.1f}s"
+        + (f"  eta {eta:.1f}s" if eta is not None else "")
+        + (f"  loss {loss:.4g}" if loss is not None else "")
+        + f"  {info['state']}   "
+    )
+    stream.write(line)
+    if info["state"] not in ("queued", "running"):
+        stream.write("\n")
+    stream.flush()
+
+
+def _client(args: argparse.Namespace) -> OKBoostClient:
+    return OKBoostClient(args.url, token=args.token or os.environ.get("OKBOOST_TOKEN"))
+
+
+def _output_kernel(args: argparse.Namespace) -> dict[str, Any]:
+    given = [x for x in (args.gram, args.outputs, args.edges) if x]
+    if len(given) != 1:
+        raise SystemExit("give exactly one of --gram, --outputs, --edges")
+    if args.gram:
+        return {"type": "precomputed", "gram": load_array(args.gram)}
+    if args.edges:
+        return {
+            "type": "diffusion",
+            "beta": args.beta,
+            "edges": load_array(args.edges, dtype=np.int64),
+        }
+    spec: dict[str, Any] = {"type": args.kernel, "outputs": load_array(args.outputs)}
+    for name in ("sigma", "gamma", "degree", "coef0"):
+        value = getattr(args, name)
+        if value is not None:
+            spec[name] = value
+    return spec
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        accepted = client.train(
+            load_array(args.inputs),
+            _output_kernel(args),
+            model=args.model,
+            params=_parse_params(args.param),
+            name=args.name,
+        )
+        result: dict[str, Any] = {"model_id": accepted["model_id"], "job_id": accepted["job_id"]}
+        if not args.no_wait:
+            show = None if args.quiet else progress_bar
+            job = client.wait(accepted["job_id"], poll=0.25, on_progress=show)
+            result["state"] = job["state"]
+            result["fit_seconds"] = job["elapsed"]
+    print(json.dumps(result))
+    return 0
+
+
+def _dump(out: dict[str, Any], path: str | None) -> None:
+    if path and path.endswith(".npy"):
+        key = "kernel" if "kernel" in out else "indices"
+        np.save(path, np.asarray(out[key]), allow_pickle=False)
+        return
+    text = json.dumps(out, default=lambda a: np.asarray(a).tolist())
+    if path:
+        Path(path).write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        out = client.predict(
+            args.model_id,
+            load_array(args.inputs),
+            top_k=args.top_k,
+            return_outputs=args.return_outputs,
+            weights=args.weights,
+        )
+    _dump(out, args.output)
+    return 0
+
+
+def cmd_kernel(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        out = client.kernel(
+            args.model_id,
+            load_array(args.inputs),
+            against=args.against,
+            threshold=args.threshold,
+            top_k=args.top_k,
+            known_scores=args.known_scores,
+        )
+    _dump(out, args.output)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from service.app import create_app
+    from service.config import Settings
+
+    overrides = {
+        k: v
+        for k, v in {
+            "host": args.host,
+            "port": args.port,
+            "model_dir": args.model_dir,
+            "token": args.token,
+            "max_workers": args.max_workers,
+        }.items()
+        if v is not None
+    }
+    settings = Settings(**overrides)
+    uvicorn.run(
+        create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="okboost", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the REST service (uvicorn)")
+    serve.add_argument("--host", help="interface to bind (default 127.0.0.1, OKBOOST_HOST)")
+    serve.add_argument("--port", type=int, help="port (default 8000, OKBOOST_PORT)")
+    serve.add_argument("--model-dir", help="model store directory (default ./models)")
+    serve.add_argument("--token", help="require this bearer token (OKBOOST_TOKEN)")
+    serve.add_argument("--max-workers", type=int, help="training jobs run at once")
+    serve.set_defaults(func=cmd_serve)
+
+    def remote(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--url", default=os.environ.get("OKBOOST_URL", "http://127.0.0.1:8000"))
+        p.add_argument("--token", help="bearer token (default: OKBOOST_TOKEN)")
+
+    train = sub.add_parser("train", help="train a model from .npy/.csv files")
+    remote(train)
+    train.add_argument("inputs", help="N x p inputs (.npy or .csv)")
+    train.add_argument("--gram", help="N x N precomputed Gram matrix")
+    train.add_argument("--outputs", help="N x d outputs (with --kernel)")
+    train.add_argument("--edges", help="E x 2 edge list of a graph over the N rows")
+    train.add_argument("--kernel", default="linear", choices=["linear", "rbf", "polynomial"])
+    train.add_argument("--sigma", type=float)
+    train.add_argument("--gamma", type=float)
+    train.add_argument("--degree", type=int)
+    train.add_argument("--coef0", type=float)
+    train.add_argument("--beta", type=float, default=1.0, help="diffusion time (with --edges)")
+    train.add_argument("--model", default="okboost", choices=["okboost", "ok3", "ok3-forest"])
+    train.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="estimator parameter, e.g. n_estimators=200 (repeatable)",
+    )
+    train.add_argument("--name")
+    train.add_argument("--no-wait", action="store_true", help="print the job id and return")
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.set_defaults(func=cmd_train)
+
+    predict = sub.add_parser("predict", help="pre-images (top-k) for new inputs")
+    remote(predict)
+    predict.add_argument("model_id")
+    predict.add_argument("inputs", help="Q x p inputs (.npy or .csv)")
+    predict.add_argument("--top-k", type=int, default=1)
+    predict.add_argument("--return-outputs", action="store_true")
+    predict.add_argument("--weights", default="none", choices=["none", "dense", "sparse"])
+    predict.add_argument("--output", "-o", help="write JSON (or indices as .npy) here")
+    predict.set_defaults(func=cmd_predict)
+
+    kernel = sub.add_parser("kernel", help="predicted kernel and edges for new inputs")
+    remote(kernel)
+    kernel.add_argument("model_id")
+    kernel.add_argument("inputs", help="Q x p inputs (.npy or .csv)")
+    kernel.add_argument("--against", default="predicted", choices=["predicted", "training"])
+    kernel.add_argument("--threshold", type=float)
+    kernel.add_argument("--top-k", type=int)
+    kernel.add_argument("--known-scores", default="predicted", choices=["predicted", "observed"])
+    kernel.add_argument("--output", "-o", help="write JSON (or the kernel as .npy) here")
+    kernel.set_defaults(func=cmd_kernel)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except OKBoostError as exc:
+        print(f"okboost: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"okboost: error: {exc}", file=sys.stderr)
+        return 1
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

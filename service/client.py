@@ -1,0 +1,275 @@
+"""Python client of the okboost service (httpx), taking and returning numpy arrays.
+
+>>> from service.client import OKBoostClient
+>>> c = OKBoostClient("http://127.0.0.1:8000")
+>>> fit = c.train(X, {"type": "diffusion", "beta": 1.0, "edges": E}, params={"n_estimators": 100})
+>>> job = c.wait(fit["job_id"])
+>>> out = c.kernel(fit["model_id"], X_new, threshold=0.5)
+>>> out["kernel"].shape, out["edges"]["new_known"][:3]
+
+Arrays are sent as ``.npy`` parts of a multipart request (``binary=True``, the
+default) or as JSON lists (``binary=False``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import numpy as np
+
+from service.arrays import to_npy_bytes
+
+
+class OKBoostError(Exception):
+    """An error answer of the service, in its one JSON error shape."""
+
+    def __init__(
+        self, status: int, code: str, message: str, details: list[dict[str, Any]] | None = None
+    ) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details or []
+
+
+def _split_arrays(
+    body: dict[str, Any], prefix: str = ""
+) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """Move ndarray values (up to two levels deep) out of ``body`` into .npy parts."""
+    plain: dict[str, Any] = {}
+    parts: dict[str, bytes] = {}
+    for key, value in body.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, np.ndarray):
+            parts[path] = to_npy_bytes(value)
+        elif isinstance(value, dict) and not prefix:
+            inner, inner_parts = _split_arrays(value, prefix=f"{path}.")
+            plain[key] = inner
+            parts.update(inner_parts)
+        else:
+            plain[key] = value
+    return plain, parts
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+class OKBoostClient:
+    """Mirrors the service's endpoints. Errors raise :class:`OKBoostError`."""
+
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8000",
+        *,
+        token: str | None = None,
+        timeout: float = 300.0,
+        binary: bool = True,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.binary = binary
+        self._http = httpx.Client(
+            base_url=base_url, headers=headers, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> OKBoostClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ plumbing
+    def _check(self, response: httpx.Response) -> Any:
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if response.is_success:
+            return data
+        err = (data or {}).get("error", {}) if isinstance(data, dict) else {}
+        raise OKBoostError(
+            response.status_code,
+            err.get("code", "http_error"),
+            err.get("message", response.text[:500]),
+            err.get("details"),
+        )
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        body = {k: v for k, v in body.items() if v is not None}
+        if self.binary:
+            plain, parts = _split_arrays(body)
+            if parts:
+                files = {
+                    name: (f"{name}.npy", data, "application/octet-stream")
+                    for name, data in parts.items()
+                }
+                return self._check(
+                    self._http.post(path, data={"json": json.dumps(_jsonable(plain))}, files=files)
+                )
+        return self._check(self._http.post(path, json=_jsonable(body)))
+
+    # ------------------------------------------------------------ endpoints
+    def train(
+        self,
+        inputs: Any,
+        output_kernel: dict[str, Any],
+        *,
+        model: str = "okboost",
+        params: dict[str, Any] | None = None,
+        name: str | None = None,
+        eval_set: dict[str, Any] | None = None,
+        wait: bool = False,
+    ) -> dict[str, Any]:
+        """POST /train. ``output_kernel`` is the request's dict, arrays as ndarrays or lists,
+        e.g. ``{"type": "precomputed", "gram": K}``."""
+        kernel = {
+            k: (np.asarray(v) if k in ("gram", "outputs", "edges") else v)
+            for k, v in output_kernel.items()
+        }
+        body: dict[str, Any] = {
+            "inputs": np.asarray(inputs, dtype=float),
+            "output_kernel": kernel,
+            "model": model,
+            "params": params or {},
+            "name": name,
+            "wait": wait,
+        }
+        if eval_set is not None:
+            body["eval_set"] = {k: np.asarray(v) for k, v in eval_set.items()}
+        result: dict[str, Any] = self._post("/train", body)
+        return result
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._check(self._http.get(f"/jobs/{job_id}"))
+        return result
+
+    def jobs(self) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._check(self._http.get("/jobs"))["jobs"]
+        return result
+
+    def cancel(self, job_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._check(self._http.delete(f"/jobs/{job_id}"))
+        return result
+
+    def wait(
+        self,
+        job_id: str,
+        *,
+        poll: float = 0.2,
+        timeout: float | None = None,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
+        """Poll GET /jobs/{id} until the job ends; raise OKBoostError unless it is done."""
+        start = time.monotonic()
+        while True:
+            info = self.job(job_id)
+            if on_progress is not None:
+                on_progress(info)
+            if info["state"] == "done":
+                return info
+            if info["state"] in ("failed", "cancelled"):
+                raise OKBoostError(409, f"job_{info['state']}", info.get("error") or "")
+            if timeout is not None and time.monotonic() - start > timeout:
+                raise TimeoutError(f"job {job_id} still {info['state']} after {timeout} s")
+            time.sleep(poll)
+
+    def predict(
+        self,
+        model_id: str,
+        inputs: Any,
+        *,
+        top_k: int = 1,
+        return_outputs: bool = False,
+        weights: str = "none",
+        weights_top_k: int = 10,
+        candidates: Any = None,
+        candidate_gram: Any = None,
+        candidate_diag: Any = None,
+    ) -> dict[str, Any]:
+        """POST /predict; arrays in the answer come back as ndarrays."""
+        body = {
+            "model_id": model_id,
+            "inputs": np.asarray(inputs, dtype=float),
+            "top_k": top_k,
+            "return_outputs": return_outputs,
+            "weights": weights,
+            "weights_top_k": weights_top_k,
+            "candidates": None if candidates is None else np.asarray(candidates, dtype=float),
+            "candidate_gram": None if candidate_gram is None else np.asarray(candidate_gram),
+            "candidate_diag": None if candidate_diag is None else np.asarray(candidate_diag),
+        }
+        out: dict[str, Any] = self._post("/predict", body)
+        out["indices"] = np.asarray(out["indices"], dtype=np.int64)
+        out["scores"] = np.asarray(out["scores"], dtype=float)
+        for key in ("outputs", "weights", "weights_sparse"):
+            if out.get(key) is not None:
+                out[key] = np.asarray(out[key], dtype=float)
+        return out
+
+    def kernel(
+        self,
+        model_id: str,
+        inputs: Any,
+        inputs2: Any = None,
+        *,
+        against: str = "predicted",
+        threshold: float | None = None,
+        top_k: int | None = None,
+        known_scores: str = "predicted",
+        return_kernel: bool = True,
+    ) -> dict[str, Any]:
+        """POST /kernel; ``kernel`` and the edge lists come back as ndarrays
+        (edges of shape (E, 3): [a, b, score])."""
+        body = {
+            "model_id": model_id,
+            "inputs": np.asarray(inputs, dtype=float),
+            "inputs2": None if inputs2 is None else np.asarray(inputs2, dtype=float),
+            "against": against,
+            "threshold": threshold,
+            "top_k": top_k,
+            "known_scores": known_scores,
+            "return_kernel": return_kernel,
+        }
+        out: dict[str, Any] = self._post("/kernel", body)
+        if out.get("kernel") is not None:
+            out["kernel"] = np.asarray(out["kernel"], dtype=float)
+        if out.get("edges") is not None:
+            out["edges"] = {
+                k: np.asarray(v, dtype=float).reshape(-1, 3) for k, v in out["edges"].items()
+            }
+        return out
+
+    def models(self) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._check(self._http.get("/models"))["models"]
+        return result
+
+    def model(self, model_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._check(self._http.get(f"/models/{model_id}"))
+        return result
+
+    def delete_model(self, model_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._check(self._http.delete(f"/models/{model_id}"))
+        return result
+
+    def health(self) -> dict[str, Any]:
+        result: dict[str, Any] = self._check(self._http.get("/health/ready"))
+        return result
+
+    def version(self) -> dict[str, Any]:
+        result: dict[str, Any] = self._check(self._http.get("/version"))
+        return result

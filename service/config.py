@@ -1,0 +1,49 @@
+"""Typed settings of the service, read from ``OKBOOST_*`` environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Service settings.
+
+    Every field can be set by an environment variable ``OKBOOST_<NAME>``
+    (for example ``OKBOOST_MODEL_DIR=/data/models``) or passed to
+    :func:`service.app.create_app` directly. No module-level instance exists:
+    the app factory receives one, so tests build apps on temporary stores.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="OKBOOST_", extra="ignore")
+
+    model_dir: Path = Field(
+        Path("models"), description="Directory of the model store (one folder per model)."
+    )
+    host: str = Field("127.0.0.1", description="Interface `okboost serve` binds to.")
+    port: int = Field(8000, ge=0, le=65535, description="TCP port of `okboost serve`.")
+    token: str | None = Field(
+        None,
+        description="Bearer token; when set, every endpoint but /health/* requires "
+        "`Authorization: Bearer <token>`.",
+    )
+    max_request_bytes: int = Field(
+        512 * 1024 * 1024,
+        ge=1024,
+        description="Largest accepted request body in bytes (checked on Content-Length "
+        "and while streaming, before parsing); larger requests get 413.",
+    )
+    max_workers: int = Field(1, ge=1, description="Training jobs that run at the same time.")
+    max_queued_jobs: int = Field(
+        64, ge=1, description="Training jobs waiting for a worker before new ones get 429."
+    )
+    cache_size: int = Field(8, ge=1, description="Loaded models kept in memory (LRU).")
+    wait_timeout: float = Field(
+        120.0,
+        gt=0,
+        description='Longest time `"wait": true` blocks a /train request before answering '
+        "202 with the job to poll.",
+    )
+    log_level: str = Field("info", description="uvicorn log level.")

@@ -1,0 +1,46 @@
+"""Dependencies shared by the routers: the app's services and the bearer-token check."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from service.config import Settings
+from service.errors import Unauthorized
+from service.jobs import JobManager
+from service.store import ModelStore
+
+
+@dataclass
+class Services:
+    """What the routes need, built once per app by :func:`service.app.create_app`."""
+
+    settings: Settings
+    store: ModelStore
+    jobs: JobManager
+
+
+def get_services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+
+
+def require_token(request: Request) -> None:
+    """401 unless the configured bearer token is presented (no-op when none is set)."""
+    token = get_services(request).settings.token
+    if not token:
+        return
+    header = request.headers.get("authorization", "")
+    scheme, _, given = header.partition(" ")
+    if not header:
+        raise Unauthorized("missing bearer token: send 'Authorization: Bearer <token>'")
+    if scheme.lower() != "bearer" or not secrets.compare_digest(
+        given.strip().encode(), token.encode()
+    ):
+        raise Unauthorized("wrong bearer token")

@@ -1,0 +1,84 @@
+"""Service errors: each carries its HTTP status and a stable code.
+
+Every failure, including request validation and okcore's data errors, is
+answered with one JSON shape::
+
+    {"error": {"status": 422, "code": "invalid_data",
+               "message": "gram must be square: got 300 x 299",
+               "details": [...]}}
+
+``details`` is a list (possibly empty) of objects with ``loc`` (where in the
+request) and ``msg``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ServiceError(Exception):
+    """Base of the service's errors; ``status`` and ``code`` go to the client."""
+
+    status: int = 500
+    code: str = "internal_error"
+
+    def __init__(self, message: str, *, details: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or []
+
+    def body(self) -> dict[str, Any]:
+        return error_body(self.status, self.code, self.message, self.details)
+
+
+class InvalidRequest(ServiceError):
+    """The request is malformed or its data cannot be used (422)."""
+
+    status = 422
+    code = "invalid_data"
+
+
+class Unauthorized(ServiceError):
+    status = 401
+    code = "unauthorized"
+
+
+class NotFound(ServiceError):
+    status = 404
+    code = "not_found"
+
+
+class NotReady(ServiceError):
+    """The model exists but cannot answer yet (training) or ever (failed)."""
+
+    status = 409
+    code = "model_not_ready"
+
+
+class TooLarge(ServiceError):
+    status = 413
+    code = "request_too_large"
+
+
+class UnsupportedMediaType(ServiceError):
+    status = 415
+    code = "unsupported_media_type"
+
+
+class Busy(ServiceError):
+    status = 429
+    code = "too_many_jobs"
+
+
+class StoreCorrupted(ServiceError):
+    """A stored model cannot be read back: a server-side fault, not the client's."""
+
+    status = 500
+    code = "model_corrupted"
+
+
+def error_body(
+    status: int, code: str, message: str, details: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The one JSON error shape of the service."""
+    return {"error": {"status": status, "code": code, "message": message, "details": details or []}}

@@ -1,0 +1,414 @@
+"""Request and response models of the HTTP API (pydantic v2).
+
+Array fields accept nested JSON lists or, in multipart requests, binary parts
+(see :mod:`service.arrays`); they are validated into finite float64 ndarrays
+here so that okcore only ever sees clean arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationInfo,
+    WithJsonSchema,
+    model_validator,
+)
+
+from service.arrays import as_edge_array, as_float_array
+
+_NUM = {"type": "number"}
+_MATRIX_SCHEMA = {"type": "array", "items": {"type": "array", "items": _NUM}}
+
+
+def _matrix(v: Any, info: ValidationInfo) -> np.ndarray:
+    return as_float_array(v, info.field_name or "array", 2)
+
+
+def _outputs(v: Any, info: ValidationInfo) -> np.ndarray:
+    return as_float_array(v, info.field_name or "array", 2, allow_1d_column=True)
+
+
+def _vector(v: Any, info: ValidationInfo) -> np.ndarray:
+    return as_float_array(v, info.field_name or "array", 1)
+
+
+def _edges(v: Any, info: ValidationInfo) -> np.ndarray:
+    return as_edge_array(v, info.field_name or "edges")
+
+
+Matrix = Annotated[np.ndarray, PlainValidator(_matrix), WithJsonSchema(_MATRIX_SCHEMA)]
+"""2-D array of finite numbers (rows x columns)."""
+Outputs = Annotated[
+    np.ndarray,
+    PlainValidator(_outputs),
+    WithJsonSchema({"anyOf": [_MATRIX_SCHEMA, {"type": "array", "items": _NUM}]}),
+]
+"""Output vectors, N x d (a flat list is read as d = 1)."""
+Vector = Annotated[
+    np.ndarray, PlainValidator(_vector), WithJsonSchema({"type": "array", "items": _NUM})
+]
+Edges = Annotated[
+    np.ndarray,
+    PlainValidator(_edges),
+    WithJsonSchema(
+        {
+            "type": "array",
+            "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+        }
+    ),
+]
+"""Undirected edges as [i, j] pairs of 0-based vertex indices."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
+# ---------------------------------------------------------------- output kernels
+class PrecomputedKernelSpec(_Model):
+    type: Literal["precomputed"]
+    gram: Matrix = Field(description="N x N positive semi-definite Gram matrix of the outputs.")
+
+    @model_validator(mode="after")
+    def _square(self) -> PrecomputedKernelSpec:
+        n, m = self.gram.shape
+        if n != m:
+            raise ValueError(f"gram must be square: got {n} x {m}")
+        return self
+
+
+class LinearKernelSpec(_Model):
+    type: Literal["linear"]
+    outputs: Outputs = Field(description="N x d output vectors; k(y, y') = y . y'.")
+
+
+class RBFKernelSpec(_Model):
+    type: Literal["rbf"]
+    outputs: Outputs = Field(description="N x d output vectors.")
+    sigma: float | None = Field(
+        None, gt=0, description="Bandwidth: k = exp(-||y - y'||^2 / (2 sigma^2))."
+    )
+    gamma: float | None = Field(
+        None, gt=0, description="Alternative to sigma: k = exp(-gamma ||y - y'||^2)."
+    )
+
+    @model_validator(mode="after")
+    def _one_width(self) -> RBFKernelSpec:
+        if self.sigma is not None and self.gamma is not None:
+            raise ValueError("give either sigma or gamma for the rbf kernel, not both")
+        return self
+
+
+class PolynomialKernelSpec(_Model):
+    type: Literal["polynomial"]
+    outputs: Outputs = Field(description="N x d output vectors.")
+    degree: int = Field(2, ge=1, le=20, description="k = (gamma y.y' + coef0)^degree.")
+    gamma: float = Field(1.0, gt=0)
+    coef0: float = Field(1.0, ge=0)
+
+
+class DiffusionKernelSpec(_Model):
+    type: Literal["diffusion"]
+    beta: float = Field(1.0, gt=0, description="Diffusion time: K = expm(-beta L), L = D - A.")
+    edges: Edges = Field(
+        description="Undirected edges [i, j] of the graph over the N training vertices "
+        "(0-based row indices of `inputs`)."
+    )
+
+
+OutputKernel = Annotated[
+    PrecomputedKernelSpec
+    | LinearKernelSpec
+    | RBFKernelSpec
+    | PolynomialKernelSpec
+    | DiffusionKernelSpec,
+    Field(discriminator="type"),
+]
+
+
+class EvalSet(_Model):
+    """Validation data for the validation-loss curve (OKBoost only)."""
+
+    inputs: Matrix = Field(description="V x p validation inputs.")
+    outputs: Outputs | None = Field(None, description="V x d outputs (kernels on vectors).")
+    gram_cross: Matrix | None = Field(
+        None, description="V x N kernel between validation and training outputs (precomputed)."
+    )
+    gram_diag: Vector | None = Field(None, description="V kernel values k(y_v, y_v) (precomputed).")
+
+
+ModelName = Literal["okboost", "ok3", "ok3-forest"]
+
+TRAIN_EXAMPLE: dict[str, Any] = {
+    "name": "toy-network",
+    "model": "okboost",
+    "inputs": [[0.0, 1.0], [0.1, 0.9], [1.0, 0.0], [0.9, 0.2]],
+    "output_kernel": {"type": "diffusion", "beta": 1.0, "edges": [[0, 1], [2, 3], [1, 2]]},
+    "params": {"n_estimators": 50, "learning_rate": 0.1, "max_splits": 3, "random_state": 0},
+    "wait": True,
+}
+
+
+class TrainRequest(_Model):
+    model_config = ConfigDict(json_schema_extra={"examples": [TRAIN_EXAMPLE]})
+
+    name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
+    model: ModelName = Field(
+        "okboost",
+        description="okboost (gradient boosting of OK3 trees), "
+        "ok3 (one tree) or ok3-forest (bagging / extra-trees).",
+    )
+    inputs: Matrix = Field(description="N x p input features of the training vertices/samples.")
+    output_kernel: OutputKernel = Field(description="Exactly one description of the outputs.")
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Estimator hyper-parameters named as in okcore (n_estimators, "
+        "learning_rate, max_splits, splitter, max_features, random_state, ...).",
+        examples=[{"n_estimators": 100, "learning_rate": 0.1, "max_splits": 10}],
+    )
+    eval_set: EvalSet | None = Field(None, description="Optional validation data (okboost only).")
+    wait: bool = Field(
+        False, description="Block until training ends (201) instead of answering 202 at once."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TrainRequest:
+        n = self.inputs.shape[0]
+        spec = self.output_kernel
+        if isinstance(spec, PrecomputedKernelSpec) and spec.gram.shape[0] != n:
+            g = spec.gram.shape
+            raise ValueError(f"output_kernel.gram is {g[0]} x {g[1]} but inputs has {n} rows")
+        if isinstance(spec, LinearKernelSpec | RBFKernelSpec | PolynomialKernelSpec):
+            if spec.outputs.shape[0] != n:
+                raise ValueError(
+                    f"output_kernel.outputs has {spec.outputs.shape[0]} rows but inputs has {n}"
+                )
+        if isinstance(spec, DiffusionKernelSpec) and spec.edges.size:
+            too_big = np.argwhere(spec.edges >= n)
+            if too_big.size:
+                k, col = (int(i) for i in too_big[0])
+                raise ValueError(
+                    f"edges[{k}] = {spec.edges[k].tolist()} refers to vertex "
+                    f"{int(spec.edges[k, col])} but there are {n} training vertices"
+                )
+        if self.eval_set is not None and self.model != "okboost":
+            raise ValueError("eval_set is only used by model 'okboost'")
+        return self
+
+
+# ---------------------------------------------------------------- predict / kernel
+PREDICT_EXAMPLE: dict[str, Any] = {
+    "model_id": "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b",
+    "inputs": [[0.05, 0.95]],
+    "top_k": 2,
+    "weights": "sparse",
+    "weights_top_k": 3,
+}
+
+
+class PredictRequest(_Model):
+    model_config = ConfigDict(json_schema_extra={"examples": [PREDICT_EXAMPLE]})
+
+    model_id: str = Field(description="Id returned by POST /train.")
+    inputs: Matrix = Field(description="Q x p inputs to predict for.")
+    top_k: int = Field(1, ge=1, le=10000, description="Pre-images to return per row (best first).")
+    return_outputs: bool = Field(
+        False,
+        description="Also return the pre-image outputs (training outputs or candidates at "
+        "`indices`); needs a kernel on output vectors or `candidates`.",
+    )
+    weights: Literal["none", "dense", "sparse"] = Field(
+        "none",
+        description="W^F weights over the N training outputs: dense Q x N, or the "
+        "`weights_top_k` largest per row as [row, training_index, weight] triples.",
+    )
+    weights_top_k: int = Field(10, ge=1, description="Triples per row for weights = sparse.")
+    candidates: Outputs | None = Field(
+        None, description="C x d candidate outputs to decode against instead of training outputs."
+    )
+    candidate_gram: Matrix | None = Field(
+        None, description="C x N kernel between candidates and training outputs (Gram-only models)."
+    )
+    candidate_diag: Vector | None = Field(None, description="C values k(c, c) with candidate_gram.")
+
+    @model_validator(mode="after")
+    def _candidates(self) -> PredictRequest:
+        if self.candidates is not None and self.candidate_gram is not None:
+            raise ValueError("give either candidates or candidate_gram, not both")
+        if (self.candidate_gram is None) != (self.candidate_diag is None):
+            raise ValueError("candidate_gram and candidate_diag go together")
+        if self.candidate_gram is not None and self.candidate_diag is not None:
+            if self.candidate_diag.shape[0] != self.candidate_gram.shape[0]:
+                raise ValueError(
+                    f"candidate_diag has {self.candidate_diag.shape[0]} values but "
+                    f"candidate_gram has {self.candidate_gram.shape[0]} rows"
+                )
+        return self
+
+
+KERNEL_EXAMPLE: dict[str, Any] = {
+    "model_id": "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b",
+    "inputs": [[0.05, 0.95], [0.95, 0.1]],
+    "against": "predicted",
+    "threshold": 0.2,
+}
+
+
+class KernelRequest(_Model):
+    model_config = ConfigDict(json_schema_extra={"examples": [KERNEL_EXAMPLE]})
+
+    model_id: str = Field(description="Id returned by POST /train.")
+    inputs: Matrix = Field(description="Q x p inputs of the new vertices.")
+    inputs2: Matrix | None = Field(
+        None, description="Optional Q2 x p second input set (against = predicted only)."
+    )
+    against: Literal["predicted", "training"] = Field(
+        "predicted",
+        description="predicted: <F(x), F(x')> (paper eq. 7), Q x Q (or Q x Q2); "
+        "training: <F(x), phi(y_i)>, Q x N.",
+    )
+    threshold: float | None = Field(None, description="Return edges whose score is >= threshold.")
+    top_k: int | None = Field(
+        None, ge=1, description="Return, per new vertex, the top_k highest-scoring edges."
+    )
+    known_scores: Literal["predicted", "observed"] = Field(
+        "predicted",
+        description="How new-known edges are scored: predicted <F(x_v), F(x_u)> with the "
+        "known vertex's input (as the paper) or observed <F(x_v), phi(y_u)>.",
+    )
+    return_kernel: bool = Field(True, description="Set false to receive only the edges.")
+
+    @model_validator(mode="after")
+    def _second_set(self) -> KernelRequest:
+        if self.inputs2 is not None and self.against == "training":
+            raise ValueError("inputs2 is only used with against = 'predicted'")
+        return self
+
+
+# ---------------------------------------------------------------- responses
+class ErrorDetail(BaseModel):
+    loc: list[str | int] = Field(default_factory=list)
+    msg: str
+
+
+class ErrorInfo(BaseModel):
+    status: int
+    code: str
+    message: str
+    details: list[ErrorDetail] = Field(default_factory=list)
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorInfo
+
+
+JobState = Literal["queued", "running", "done", "failed", "cancelled"]
+ModelStatus = Literal["training", "ready", "failed", "cancelled"]
+
+
+class Progress(BaseModel):
+    done: int = Field(description="Trees fitted so far.")
+    total: int = Field(description="Trees to fit (M).")
+    fraction: float
+
+
+class JobInfo(BaseModel):
+    job_id: str
+    model_id: str
+    state: JobState
+    progress: Progress
+    created: float = Field(description="Unix time.")
+    started: float | None = None
+    finished: float | None = None
+    elapsed: float = Field(description="Seconds since the job started (0 while queued).")
+    eta: float | None = Field(None, description="Estimated seconds remaining.")
+    train_loss: list[float] = Field(description="Training loss after each tree so far.")
+    validation_loss: list[float] | None = None
+    error: str | None = Field(None, description="Why the job failed or was cancelled.")
+
+
+class ModelInfo(BaseModel):
+    model_id: str
+    name: str | None = None
+    status: ModelStatus
+    job_id: str | None = None
+    created: float
+    model: ModelName
+    params: dict[str, Any]
+    kernel: dict[str, Any] = Field(description="Output kernel spec (without its data arrays).")
+    n_train: int
+    n_features: int
+    output_dim: int | None = Field(None, description="d when outputs are vectors, else null.")
+    fit_time: float | None = None
+    n_estimators: int | None = None
+    train_loss: list[float] | None = None
+    validation_loss: list[float] | None = None
+    feature_importances: list[float] | None = None
+    error: str | None = None
+
+
+class ModelList(BaseModel):
+    models: list[ModelInfo]
+
+
+class TrainAccepted(BaseModel):
+    model_id: str
+    job_id: str
+    state: JobState
+    job_url: str
+    model_url: str
+    model: ModelInfo | None = Field(None, description="Present when the model is ready (201).")
+
+
+class PredictResponse(BaseModel):
+    model_id: str
+    index_space: Literal["training", "candidates"] = Field(
+        description="What `indices` refer to: rows of the training set or of `candidates`."
+    )
+    indices: list[list[int]] = Field(description="Q x top_k pre-image indices, best first.")
+    scores: list[list[float]] = Field(
+        description="Q x top_k squared feature-space distances ||phi(y) - F(x)||^2 (ascending)."
+    )
+    outputs: list[list[list[float]]] | None = Field(
+        None, description="Q x top_k x d pre-image outputs (when requested and known)."
+    )
+    weights: list[list[float]] | None = Field(None, description="Q x N dense W^F.")
+    weights_sparse: list[list[float]] | None = Field(
+        None, description="[row, training_index, weight] triples, largest weights per row."
+    )
+
+
+class EdgeLists(BaseModel):
+    new_new: list[list[float]] = Field(
+        description="[a, b, score] with a < b: rows a and b of `inputs` (new vertices)."
+    )
+    new_known: list[list[float]] = Field(
+        description="[a, i, score]: row a of `inputs` and training vertex i (row i of the "
+        "training inputs)."
+    )
+
+
+class KernelResponse(BaseModel):
+    model_id: str
+    against: Literal["predicted", "training"]
+    shape: list[int]
+    kernel: list[list[float]] | None = None
+    edges: EdgeLists | None = None
+
+
+class HealthResponse(BaseModel):
+    status: str
+
+
+class VersionResponse(BaseModel):
+    service: str
+    okcore: str
+    api: str
+    python: str
+    numpy: str

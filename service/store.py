@@ -1,0 +1,237 @@
+"""Model store on disk: one folder per model, atomic writes, strict ids, LRU cache.
+
+Layout under ``root`` (``models/`` by default)::
+
+    <id>.json          record: name, created, status, params, kernel, N, p, curves ...
+    <id>/              the model, present only once complete:
+        estimator/     okcore.save() output (JSON manifest + .npz, no pickle)
+        inputs.npy     training inputs (needed for new-known edge scores)
+        outputs.npy    training outputs, when the kernel is on output vectors
+    jobs/<job>.json    training job records (see service.jobs)
+
+A model folder is written under a temporary name in the same directory and
+``os.replace``-d into place, so a crash never leaves a half-written model
+visible. Ids are server-generated 32-hex-digit strings and are checked
+against a regex before any path is built from them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import okcore
+from service.errors import NotFound, NotReady, StoreCorrupted
+
+ID_RE = re.compile(r"^[0-9a-f]{32}$")
+_TMP_PREFIX = ".tmp-"
+
+
+def new_id() -> str:
+    """A fresh server-generated id (uuid4, 32 lowercase hex digits)."""
+    return uuid.uuid4().hex
+
+
+def valid_id(value: str) -> bool:
+    return bool(ID_RE.fullmatch(value))
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON to ``path`` through a temporary file and ``os.replace``."""
+    fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model ready to answer: the estimator and what the service keeps beside it."""
+
+    model_id: str
+    estimator: Any
+    inputs: np.ndarray  # (N, p) training inputs
+    outputs: np.ndarray | None  # (N, d) training outputs, when known
+    record: dict[str, Any]
+
+
+class ModelStore:
+    """Models on disk plus a bounded in-memory cache of loaded ones (thread-safe)."""
+
+    def __init__(self, root: Path, cache_size: int = 8) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, LoadedModel] = OrderedDict()
+        self._lock = threading.Lock()
+        self._load_locks: dict[str, threading.Lock] = {}
+        self._clean_temporaries()
+
+    # ------------------------------------------------------------ paths
+    def _check(self, model_id: str) -> str:
+        if not valid_id(model_id):
+            raise NotFound(f"unknown model '{model_id[:64]}': model ids are 32 hex digits")
+        return model_id
+
+    def record_path(self, model_id: str) -> Path:
+        return self.root / f"{self._check(model_id)}.json"
+
+    def model_path(self, model_id: str) -> Path:
+        return self.root / self._check(model_id)
+
+    def _clean_temporaries(self) -> None:
+        """Remove leftovers of writes interrupted by a crash."""
+        for path in self.root.glob(_TMP_PREFIX + "*"):
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+    # ------------------------------------------------------------ records
+    def create_record(self, record: dict[str, Any]) -> None:
+        write_json_atomic(self.record_path(record["model_id"]), record)
+
+    def read_record(self, model_id: str) -> dict[str, Any]:
+        path = self.record_path(model_id)
+        try:
+            with path.open(encoding="utf-8") as fh:
+                record: dict[str, Any] = json.load(fh)
+        except FileNotFoundError:
+            raise NotFound(f"unknown model '{model_id}'") from None
+        except (OSError, ValueError) as exc:
+            raise StoreCorrupted(f"record of model '{model_id}' cannot be read: {exc}") from exc
+        if record.get("status") == "training" and self.model_path(model_id).is_dir():
+            # Crash between renaming the model into place and updating the record:
+            # the folder is complete (it was renamed whole), so the model is ready.
+            record = self._read_final_record(model_id)
+        return record
+
+    def _read_final_record(self, model_id: str) -> dict[str, Any]:
+        with (self.model_path(model_id) / "record.json").open(encoding="utf-8") as fh:
+            record: dict[str, Any] = json.load(fh)
+        return record
+
+    def update_record(self, model_id: str, **changes: Any) -> dict[str, Any]:
+        with self._lock:
+            record = self.read_record(model_id)
+            record.update(changes)
+            write_json_atomic(self.record_path(model_id), record)
+        return record
+
+    def list_records(self) -> list[dict[str, Any]]:
+        records = []
+        for path in sorted(self.root.glob("*.json")):
+            if not valid_id(path.stem):
+                continue
+            try:
+                records.append(self.read_record(path.stem))
+            except (NotFound, StoreCorrupted):
+                continue  # deleted meanwhile, or unreadable: not listed
+        records.sort(key=lambda r: r.get("created", 0.0))
+        return records
+
+    # ------------------------------------------------------------ models
+    def save_model(
+        self,
+        model_id: str,
+        estimator: Any,
+        inputs: np.ndarray,
+        outputs: np.ndarray | None,
+        record: dict[str, Any],
+    ) -> None:
+        """Write the model folder atomically, then mark the record ready."""
+        final = self.model_path(model_id)
+        tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{model_id}-", dir=self.root))
+        try:
+            okcore.save(estimator, tmp / "estimator")
+            np.save(tmp / "inputs.npy", np.ascontiguousarray(inputs), allow_pickle=False)
+            if outputs is not None:
+                np.save(tmp / "outputs.npy", np.ascontiguousarray(outputs), allow_pickle=False)
+            write_json_atomic(tmp / "record.json", record)
+            os.replace(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        write_json_atomic(self.record_path(model_id), record)
+
+    def load(self, model_id: str) -> LoadedModel:
+        """Return the loaded model (from the cache when possible); 404 / 409 otherwise."""
+        self._check(model_id)
+        with self._lock:
+            hit = self._cache.get(model_id)
+            if hit is not None:
+                self._cache.move_to_end(model_id)
+                return hit
+            load_lock = self._load_locks.setdefault(model_id, threading.Lock())
+        with load_lock:
+            with self._lock:
+                hit = self._cache.get(model_id)
+                if hit is not None:
+                    return hit
+            loaded = self._load_from_disk(model_id)
+            with self._lock:
+                self._cache[model_id] = loaded
+                self._cache.move_to_end(model_id)
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+                self._load_locks.pop(model_id, None)
+            return loaded
+
+    def _load_from_disk(self, model_id: str) -> LoadedModel:
+        record = self.read_record(model_id)
+        status = record.get("status")
+        if status != "ready":
+            reason = f": {record['error']}" if record.get("error") else ""
+            if status == "training":
+                raise NotReady(
+                    f"model '{model_id}' is not ready: it is still training "
+                    f"(poll GET /jobs/{record.get('job_id')})"
+                )
+            raise NotReady(f"model '{model_id}' is not usable: training {status}{reason}")
+        folder = self.model_path(model_id)
+        try:
+            estimator = okcore.load(folder / "estimator")
+            inputs = np.load(folder / "inputs.npy", allow_pickle=False)
+            out_path = folder / "outputs.npy"
+            outputs = np.load(out_path, allow_pickle=False) if out_path.exists() else None
+        except okcore.PersistenceError as exc:
+            raise StoreCorrupted(f"model '{model_id}' cannot be loaded: {exc}") from exc
+        except (OSError, ValueError) as exc:
+            raise StoreCorrupted(f"model '{model_id}' files cannot be read: {exc}") from exc
+        return LoadedModel(model_id, estimator, inputs, outputs, record)
+
+    def cached_ids(self) -> list[str]:
+        with self._lock:
+            return list(self._cache)
+
+    def delete(self, model_id: str) -> None:
+        """Remove a model and its record (the folder is first renamed out of sight)."""
+        record_path = self.record_path(model_id)
+        folder = self.model_path(model_id)
+        if not record_path.exists() and not folder.exists():
+            raise NotFound(f"unknown model '{model_id}'")
+        with self._lock:
+            self._cache.pop(model_id, None)
+        if folder.exists():
+            trash = self.root / f"{_TMP_PREFIX}del-{model_id}-{time.time_ns()}"
+            os.replace(folder, trash)
+            shutil.rmtree(trash, ignore_errors=True)
+        record_path.unlink(missing_ok=True)

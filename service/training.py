@@ -1,0 +1,150 @@
+"""From a validated TrainRequest to an okcore fit and a stored model (no HTTP here)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import okcore
+from service.errors import InvalidRequest
+from service.jobs import ProgressCallback
+from service.schemas import (
+    DiffusionKernelSpec,
+    LinearKernelSpec,
+    PolynomialKernelSpec,
+    PrecomputedKernelSpec,
+    RBFKernelSpec,
+    TrainRequest,
+)
+from service.store import ModelStore
+
+ESTIMATORS: dict[str, Any] = {
+    "okboost": okcore.OKBoostRegressor,
+    "ok3": okcore.OK3Regressor,
+    "ok3-forest": okcore.OK3ForestRegressor,
+}
+
+
+@dataclass
+class TrainPlan:
+    """Everything a worker needs to fit and store one model."""
+
+    model: str
+    estimator: Any
+    inputs: np.ndarray
+    outputs: np.ndarray | None
+    fit_kwargs: dict[str, Any]
+    kernel: dict[str, Any]  # summary for the record (no data arrays)
+    total: int
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def _kernel_call(spec: Any) -> tuple[np.ndarray | None, dict[str, Any], dict[str, Any]]:
+    """Return (Y, fit kwargs, record summary) for one output-kernel description."""
+    if isinstance(spec, PrecomputedKernelSpec):
+        return None, {"gram": spec.gram}, {"type": "precomputed"}
+    if isinstance(spec, LinearKernelSpec):
+        return spec.outputs, {"kernel": {"type": "linear"}}, {"type": "linear"}
+    if isinstance(spec, RBFKernelSpec):
+        kdict: dict[str, Any] = {"type": "rbf"}
+        if spec.sigma is not None:
+            kdict["sigma"] = spec.sigma
+        if spec.gamma is not None:
+            kdict["gamma"] = spec.gamma
+        return spec.outputs, {"kernel": kdict}, dict(kdict)
+    if isinstance(spec, PolynomialKernelSpec):
+        kdict = {
+            "type": "polynomial",
+            "degree": spec.degree,
+            "gamma": spec.gamma,
+            "coef0": spec.coef0,
+        }
+        return spec.outputs, {"kernel": kdict}, dict(kdict)
+    if isinstance(spec, DiffusionKernelSpec):
+        kdict = {"type": "diffusion", "beta": spec.beta, "edges": spec.edges.tolist()}
+        summary = {"type": "diffusion", "beta": spec.beta, "n_edges": int(spec.edges.shape[0])}
+        return None, {"kernel": kdict}, summary
+    raise InvalidRequest(f"unknown output kernel {spec!r}")  # pragma: no cover - schema forbids
+
+
+def _estimator(model: str, params: dict[str, Any]) -> Any:
+    cls = ESTIMATORS[model]
+    valid = cls().get_params()
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise InvalidRequest(
+            f"unknown parameter{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(u) for u in unknown)} for model '{model}'; "
+            f"valid parameters: {', '.join(sorted(valid))}",
+            details=[{"loc": ["params", u], "msg": "unknown parameter"} for u in unknown],
+        )
+    return cls(**params)
+
+
+def plan_training(req: TrainRequest) -> TrainPlan:
+    """Check what can be checked before queueing (names, kernel spec) and build the plan."""
+    est = _estimator(req.model, req.params)
+    # Fail fast (422 now, not a failed job later) on bad parameter values: okcore checks
+    # them in fit; its validator is reachable before fit as _validate_params().
+    validate_params = getattr(est, "_validate_params", None)
+    if callable(validate_params):
+        validate_params()
+    outputs, fit_kwargs, summary = _kernel_call(req.output_kernel)
+    if "kernel" in fit_kwargs:
+        okcore.make_kernel(fit_kwargs["kernel"])  # KernelError -> 422 now, not in the job
+    if outputs is not None and "kernel" in fit_kwargs:
+        fit_kwargs["Y"] = outputs
+    if req.eval_set is not None:
+        ev = req.eval_set
+        if ev.outputs is not None:
+            fit_kwargs["eval_set"] = (ev.inputs, ev.outputs)
+        elif ev.gram_cross is not None and ev.gram_diag is not None:
+            fit_kwargs["eval_set"] = (ev.inputs, ev.gram_cross, ev.gram_diag)
+        else:
+            raise InvalidRequest("eval_set needs outputs, or gram_cross and gram_diag")
+    total = int(est.get_params().get("n_estimators", 1) or 1)
+    record = {
+        "name": req.name,
+        "status": "training",
+        "created": time.time(),
+        "model": req.model,
+        "params": est.get_params(),
+        "kernel": summary,
+        "n_train": int(req.inputs.shape[0]),
+        "n_features": int(req.inputs.shape[1]),
+        "output_dim": None if outputs is None else int(outputs.shape[1]),
+    }
+    return TrainPlan(req.model, est, req.inputs, outputs, fit_kwargs, summary, total, record)
+
+
+def _as_list(value: Any) -> list[float] | None:
+    if value is None:
+        return None
+    return [float(v) for v in np.asarray(value, dtype=float).ravel()]
+
+
+def run_training(
+    plan: TrainPlan, store: ModelStore, model_id: str, progress: ProgressCallback
+) -> str:
+    """Fit, then store the model atomically. Returns "done" or "cancelled"."""
+    est = plan.estimator
+    kwargs = dict(plan.fit_kwargs)
+    y = kwargs.pop("Y", None)
+    est.fit(plan.inputs, y, callback=progress, **kwargs)
+    if getattr(est, "stopped_by_callback_", False):
+        return "cancelled"
+    record = dict(store.read_record(model_id))
+    record.update(
+        status="ready",
+        fit_time=float(getattr(est, "fit_time_", 0.0)),
+        n_estimators=int(getattr(est, "n_estimators_", 1) or 1),
+        train_loss=_as_list(getattr(est, "train_loss_", None)),
+        validation_loss=_as_list(getattr(est, "validation_loss_", None)),
+        feature_importances=_as_list(getattr(est, "feature_importances_", None)),
+        error=None,
+    )
+    store.save_model(model_id, est, plan.inputs, plan.outputs, record)
+    return "done"
