@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,6 +121,20 @@ def plan_training(req: TrainRequest) -> TrainPlan:
     return TrainPlan(req.model, est, req.inputs, outputs, fit_kwargs, summary, total, record)
 
 
+@dataclass
+class _Done:
+    """Progress of an estimator without callbacks (OK3Regressor): all done at once."""
+
+    total: int
+    done: int = 1
+    elapsed: float = 0.0
+    train_loss: float | None = None
+    val_loss: float | None = None
+
+    def __post_init__(self) -> None:
+        self.done = self.total
+
+
 def _as_list(value: Any) -> list[float] | None:
     if value is None:
         return None
@@ -133,7 +148,11 @@ def run_training(
     est = plan.estimator
     kwargs = dict(plan.fit_kwargs)
     y = kwargs.pop("Y", None)
-    est.fit(plan.inputs, y, callback=progress, **kwargs)
+    if "callback" in inspect.signature(est.fit).parameters:
+        kwargs["callback"] = progress
+    est.fit(plan.inputs, y, **kwargs)
+    if "callback" not in kwargs:  # one-tree models report no progress: done in one step
+        progress(_Done(total=1))
     if getattr(est, "stopped_by_callback_", False):
         return "cancelled"
     record = dict(store.read_record(model_id))
