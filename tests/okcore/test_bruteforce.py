@@ -1,0 +1,213 @@
+"""OKBoost and OK3 against a brute-force implementation of the paper's Algorithms 3-4.
+
+The brute force below works only with N x N kernel matrices, exactly as written in the paper
+(Geurts, Wehenkel & d'Alché-Buc, ICML 2007): N*var from sums of K blocks (eq. 11), residual
+kernels K^m = (I - nu W^{m-1})^T K^{m-1} (I - nu W^{m-1}), weights w^F(x) = sum_m p^m(x) O^m
+with O^m = O^{m-1} - nu W^{m-1} O^{m-1}, kernel predictions w^F K w^F'^T (eq. 7) and
+pre-images argmin_j K_jj - 2 (w^F K)_j (eq. 8). It is slow and obvious on purpose.
+"""
+
+import numpy as np
+import pytest
+
+from okcore import OK3Regressor, OKBoostRegressor
+from okcore.kernels import RBFKernel
+
+FEATURE_THRESHOLD = 1e-7  # two values closer than this are not split apart
+CONSTANT = 1e-12  # a node with N*var below this fraction of the root's is a leaf
+
+
+def nvar(K, S):
+    """N*var{phi | S} = sum_i k_ii - (1/|S|) sum_ij k_ij (paper eq. 11)."""
+    return np.trace(K[np.ix_(S, S)]) - K[np.ix_(S, S)].sum() / len(S)
+
+
+def best_split(X, K, S):
+    """Every feature, every midpoint: the split of largest N*var reduction (first on ties)."""
+    best = None
+    for f in range(X.shape[1]):
+        values = np.unique(X[S, f])
+        for a, b in zip(values[:-1], values[1:], strict=True):
+            if b <= a + FEATURE_THRESHOLD:
+                continue
+            thr = a / 2 + b / 2
+            left, right = S[X[S, f] <= thr], S[X[S, f] > thr]
+            gain = nvar(K, S) - nvar(K, left) - nvar(K, right)
+            if best is None or gain > best[0]:
+                best = (gain, f, thr, left, right)
+    return best if best is not None and best[0] > 0 else None
+
+
+def grow_tree(X, K, J, leaf_order):
+    """Best-first OK3 tree with at most J splits; nodes in creation order (left, then right)."""
+    nodes = [{"S": np.arange(len(X)), "feature": -1, "threshold": 0.0, "children": None}]
+    root = nvar(K, nodes[0]["S"])
+    leaves, n_splits = [0], 0
+    while n_splits < J:
+        candidates = []
+        for node in leaves:
+            S = nodes[node]["S"]
+            if len(S) < 2 or nvar(K, S) <= CONSTANT * root:
+                continue
+            if leaf_order == "variance":
+                candidates.append((nvar(K, S), node))
+            else:
+                split = best_split(X, K, S)
+                if split is not None:
+                    candidates.append((split[0], node))
+        chosen = None
+        for key, node in candidates:  # largest key, earliest node on ties
+            if chosen is None or key > chosen[0]:
+                chosen = (key, node)
+        if chosen is None:
+            break
+        node = chosen[1]
+        split = best_split(X, K, nodes[node]["S"])
+        if split is None:  # the leaf of highest variance cannot be split: the next one
+            leaves.remove(node)
+            continue
+        _, f, thr, left, right = split
+        nodes[node].update(feature=f, threshold=thr, children=(len(nodes), len(nodes) + 1))
+        nodes += [
+            {"S": left, "feature": -1, "threshold": 0.0, "children": None},
+            {"S": right, "feature": -1, "threshold": 0.0, "children": None},
+        ]
+        leaves.remove(node)
+        leaves += [len(nodes) - 2, len(nodes) - 1]
+        n_splits += 1
+    return nodes
+
+
+def leaf_of(nodes, x):
+    node = 0
+    while nodes[node]["children"] is not None:
+        left, right = nodes[node]["children"]
+        node = left if x[nodes[node]["feature"]] <= nodes[node]["threshold"] else right
+    return node
+
+
+def tree_weights(nodes, Xq, n_train):
+    """p(x): row q holds w_i(x_q) = 1/|L| for the training points i of x_q's leaf L."""
+    P = np.zeros((len(Xq), n_train))
+    for q, x in enumerate(Xq):
+        S = nodes[leaf_of(nodes, x)]["S"]
+        P[q, S] = 1.0 / len(S)
+    return P
+
+
+def okboost_bruteforce(X, K, M, nu, J, leaf_order):
+    """Algorithm 3 with N x N matrices; returns the trees and a function x -> w^F(x)."""
+    N = len(X)
+    eye = np.eye(N)
+    W0 = np.full((N, N), 1.0 / N)  # F_0 = mean, applied with nu = 1
+    Km = (eye - W0).T @ K @ (eye - W0)
+    Om = eye - W0  # O^1 = O^0 - W^0 O^0
+    trees, operators = [], []
+    for _ in range(M):
+        nodes = grow_tree(X, Km, J, leaf_order)
+        Wm = tree_weights(nodes, X, N).T  # W^m[l, i] = w_l(x_i)
+        trees.append(nodes)
+        operators.append(Om)
+        Km = (eye - nu * Wm).T @ Km @ (eye - nu * Wm)
+        Om = Om - nu * Wm @ Om
+
+    def weights(Xq):
+        w = np.full((len(Xq), N), 1.0 / N)
+        for nodes, operator in zip(trees, operators, strict=True):
+            w += nu * tree_weights(nodes, Xq, N) @ operator
+        return w
+
+    return trees, weights
+
+
+def problem(seed, n=36, p=3):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, p))
+    Y = np.c_[np.sin(4 * X[:, 0]) + X[:, 1], X[:, 2] ** 2 - X[:, 0]] + 0.2 * rng.standard_normal(
+        (n, 2)
+    )
+    Xq = rng.random((9, p))
+    return X, Y, Xq
+
+
+def assert_preimages(index, scores):
+    """index[:, :k] are the k best by eq. 8: the same scores as the brute-force sort (ties
+    between equally distant outputs may pick either)."""
+    k = index.shape[1]
+    np.testing.assert_allclose(
+        np.take_along_axis(scores, index, 1), np.sort(scores, axis=1)[:, :k], atol=1e-9
+    )
+    assert all(len(set(row)) == k for row in index.tolist())
+
+
+def assert_same_tree(ours, arrays_feature, arrays_threshold):
+    features = [node["feature"] for node in ours]
+    thresholds = [node["threshold"] for node in ours]
+    assert list(arrays_feature) == features
+    np.testing.assert_allclose(arrays_threshold, thresholds, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("leaf_order", ["variance", "gain"])
+@pytest.mark.parametrize("learning_rate", [1.0, 0.3])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_okboost_equals_bruteforce_with_rbf_kernel(leaf_order, learning_rate, seed):
+    X, Y, Xq = problem(seed)
+    K = RBFKernel(sigma=1.0).gram(Y)
+    M, J = 6, 4
+    trees, weights = okboost_bruteforce(X, K, M, learning_rate, J, leaf_order)
+    est = OKBoostRegressor(
+        n_estimators=M, learning_rate=learning_rate, max_splits=J, leaf_order=leaf_order
+    ).fit(X, Y, kernel={"type": "rbf", "sigma": 1.0})
+
+    e = est.ensemble_
+    for m, nodes in enumerate(trees):  # same trees
+        lo, hi = e.node_offset[m], e.node_offset[m + 1]
+        assert_same_tree(nodes, e.feature[lo:hi], e.threshold[lo:hi])
+
+    for Q in (Xq, X[:7]):
+        wF = weights(Q)
+        np.testing.assert_allclose(est.predict_weights(Q), wF, atol=1e-8)
+        np.testing.assert_allclose(est.predict_kernel(Q), wF @ K @ wF.T, atol=1e-8)
+        np.testing.assert_allclose(
+            est.predict_kernel(Q, X[:5]), wF @ K @ weights(X[:5]).T, atol=1e-8
+        )
+        np.testing.assert_allclose(est.predict_kernel_train(Q), wF @ K, atol=1e-8)
+        scores = np.diag(K)[None, :] - 2 * wF @ K
+        index, dist = est.predict_index(Q, top_k=3)
+        assert_preimages(index, scores)
+        # the reported score is the squared distance ||phi(y_j) - F(x)||^2
+        norm = np.einsum("ij,jk,ik->i", wF, K, wF)[:, None]
+        np.testing.assert_allclose(dist, np.take_along_axis(scores, index, 1) + norm, atol=1e-8)
+        np.testing.assert_array_equal(est.predict(Q), Y[index[:, 0]])
+
+
+@pytest.mark.parametrize("leaf_order", ["variance", "gain"])
+def test_single_ok3_tree_equals_bruteforce(leaf_order):
+    X, Y, Xq = problem(3, n=30)
+    K = RBFKernel(gamma=0.7).gram(Y)
+    nodes = grow_tree(X, K, 7, leaf_order)
+    est = OK3Regressor(max_splits=7, leaf_order=leaf_order).fit(X, gram=K)
+    assert_same_tree(nodes, est.ensemble_.feature, est.ensemble_.threshold)
+    P = tree_weights(nodes, Xq, len(X))
+    np.testing.assert_allclose(est.predict_weights(Xq), P, atol=1e-10)
+    np.testing.assert_allclose(est.predict_kernel(Xq), P @ K @ P.T, atol=1e-8)
+    # gram input without outputs: predict gives training indices of the pre-images
+    assert_preimages(est.predict(Xq)[:, None], np.diag(K) - 2 * P @ K)
+
+
+def test_variance_and_gain_orders_differ_as_the_note_says():
+    """The two leaf orders are different algorithms (math note s. 1): not silently the same."""
+    differ = 0
+    for seed in range(6):
+        X, Y, _ = problem(seed, n=40)
+        K = RBFKernel(sigma=1.0).gram(Y)
+        a = [n["feature"] for n in grow_tree(X, K, 6, "variance")]
+        b = [n["feature"] for n in grow_tree(X, K, 6, "gain")]
+        ours_a = OK3Regressor(max_splits=6, leaf_order="variance").fit(X, gram=K).ensemble_.feature
+        ours_b = OK3Regressor(max_splits=6, leaf_order="gain").fit(X, gram=K).ensemble_.feature
+        assert list(ours_a) == a and list(ours_b) == b
+        differ += (a != b) or not np.array_equal(
+            [n["threshold"] for n in grow_tree(X, K, 6, "variance")],
+            [n["threshold"] for n in grow_tree(X, K, 6, "gain")],
+        )
+    assert differ > 0

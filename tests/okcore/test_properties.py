@@ -1,0 +1,115 @@
+"""Invariants that hold for every input: W^F rows sum to 1 and reproduce F, the training loss
+never increases, predictions do not depend on the order of the training set, and a saved
+model predicts exactly like the original."""
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import okcore
+from okcore import OK3ForestRegressor, OK3Regressor, OKBoostRegressor
+
+SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+KERNELS = [{"type": "linear"}, {"type": "rbf", "sigma": 1.0}, {"type": "polynomial", "degree": 2}]
+
+
+def problem(seed, n, p=4, d=2):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, p))
+    Y = np.c_[np.sin(3 * X[:, 0]), X[:, 1] * X[:, 2]][:, :d] + 0.3 * rng.standard_normal((n, d))
+    return X, Y, rng.random((11, p))
+
+
+estimators = st.sampled_from(["boost", "boost-sub", "boost-et", "tree", "bagging", "extra"])
+
+
+def make(kind, seed):
+    return {
+        "boost": OKBoostRegressor(n_estimators=12, learning_rate=0.5, max_splits=4),
+        "boost-sub": OKBoostRegressor(
+            n_estimators=12, max_splits=4, subsample=0.6, random_state=seed
+        ),
+        "boost-et": OKBoostRegressor(
+            n_estimators=12, max_splits=4, splitter="random", random_state=seed
+        ),
+        "tree": OK3Regressor(max_splits=6, leaf_order="gain"),
+        "bagging": OK3ForestRegressor(n_estimators=5, random_state=seed),
+        "extra": OK3ForestRegressor(
+            n_estimators=5, splitter="random", bootstrap=False, random_state=seed
+        ),
+    }[kind]
+
+
+@SETTINGS
+@given(
+    kind=estimators,
+    seed=st.integers(0, 10_000),
+    n=st.integers(8, 60),
+    kernel=st.sampled_from(KERNELS),
+)
+def test_weights_sum_to_one_and_reproduce_F(kind, seed, n, kernel):
+    X, Y, Xq = problem(seed, n)
+    est = make(kind, seed).fit(X, Y, kernel=kernel)
+    W = est.predict_weights(Xq)
+    assert W.shape == (len(Xq), n)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-10)
+    phi = est.output_space_.phi
+    np.testing.assert_allclose(W @ phi, est._decision(Xq), atol=1e-9)
+    K = phi @ phi.T
+    np.testing.assert_allclose(est.predict_kernel(Xq), W @ K @ W.T, atol=1e-8)
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 10_000),
+    nu=st.floats(0.01, 1.0),
+    J=st.integers(1, 8),
+    splitter=st.sampled_from(["best", "random"]),
+    order=st.sampled_from(["variance", "gain"]),
+)
+def test_training_loss_is_non_increasing(seed, nu, J, splitter, order):
+    X, Y, _ = problem(seed, 50)
+    est = OKBoostRegressor(
+        n_estimators=25,
+        learning_rate=nu,
+        max_splits=J,
+        splitter=splitter,
+        leaf_order=order,
+        random_state=seed,
+    ).fit(X, Y, kernel={"type": "rbf", "sigma": 0.8})
+    loss = np.r_[
+        np.mean(np.var(est.output_space_.phi, axis=0)) * est.output_space_.rank, est.train_loss_
+    ]
+    assert np.all(np.diff(loss) <= 1e-12 * loss[0])
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), splitter=st.sampled_from(["best", "random"]))
+def test_predictions_invariant_to_training_order(seed, splitter):
+    X, Y, Xq = problem(seed, 40)
+    perm = np.random.default_rng(seed + 1).permutation(len(X))
+    params = dict(n_estimators=10, max_splits=5, splitter=splitter, random_state=7)
+    a = OKBoostRegressor(**params).fit(X, Y, kernel={"type": "rbf", "gamma": 1.0})
+    b = OKBoostRegressor(**params).fit(X[perm], Y[perm], kernel={"type": "rbf", "gamma": 1.0})
+    np.testing.assert_allclose(a.predict_kernel(Xq), b.predict_kernel(Xq), atol=1e-9)
+    np.testing.assert_allclose(a.predict_weights(Xq)[:, perm], b.predict_weights(Xq), atol=1e-9)
+    np.testing.assert_allclose(a.predict(Xq), b.predict(Xq), atol=1e-12)
+
+
+@settings(max_examples=8, deadline=None)
+@given(kind=estimators, seed=st.integers(0, 10_000), kernel=st.sampled_from(KERNELS))
+def test_save_load_round_trip_gives_identical_predictions(tmp_path_factory, kind, seed, kernel):
+    X, Y, Xq = problem(seed, 30)
+    est = make(kind, seed).fit(X, Y, kernel=kernel)
+    path = okcore.save(est, tmp_path_factory.mktemp("model") / "m")
+    again = okcore.load(path)
+    assert type(again) is type(est) and again.get_params() == {
+        k: (v if not hasattr(v, "integers") else None) for k, v in est.get_params().items()
+    }
+    np.testing.assert_array_equal(again.predict_weights(Xq), est.predict_weights(Xq))
+    np.testing.assert_array_equal(again.predict_kernel(Xq), est.predict_kernel(Xq))
+    np.testing.assert_array_equal(
+        again.predict_index(Xq, top_k=2)[0], est.predict_index(Xq, top_k=2)[0]
+    )
+    np.testing.assert_array_equal(again.predict(Xq), est.predict(Xq))
+    np.testing.assert_array_equal(again.feature_importances_, est.feature_importances_)
