@@ -61,6 +61,8 @@ class Options:
         return any(value is v or (isinstance(v, str) and value == v) for v in self.values)
 
     def describe(self) -> str:
+        if len(self.values) == 1:  # "an int in [1, inf) or None", not "or one of None"
+            return repr(self.values[0])
         return "one of " + ", ".join(repr(v) for v in self.values)
 
 
@@ -141,8 +143,12 @@ def check_inputs(X: Any, n_features: int | None = None, name: str = "X") -> np.n
     return arr
 
 
-def check_is_fitted(estimator: Any, attribute: str = "output_space_") -> None:
-    """Raise :class:`NotFittedError` unless ``estimator`` has the fitted attribute."""
+def check_is_fitted(estimator: Any, attribute: str = "ensemble_") -> None:
+    """Raise :class:`NotFittedError` unless ``estimator`` has the fitted attribute.
+
+    ``ensemble_`` is set last by every ``fit``, so a fit that failed half-way (e.g. on its
+    eval set, after ``output_space_`` was set) still counts as not fitted.
+    """
     if not hasattr(estimator, attribute):
         raise NotFittedError(
             f"This {type(estimator).__name__} instance is not fitted yet. "
