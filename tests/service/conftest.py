@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 with warnings.catch_warnings():  # starlette nudges towards httpx2; httpx is what we ship
-    warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
 from svc_data import Graph, clustered_graph
@@ -70,3 +71,8 @@ def trained(client: TestClient, graph: Graph) -> dict[str, Any]:
     assert r.status_code == 201, r.text
     body: dict[str, Any] = r.json()
     return body
+
+
+def post_json(client: TestClient, path: str, body: Any) -> Any:
+    """POST JSON as Python writes it (NaN and Infinity literals allowed, as many clients do)."""
+    return client.post(path, content=json.dumps(body), headers={"content-type": "application/json"})
