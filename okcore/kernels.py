@@ -7,6 +7,7 @@ vertices themselves, so it is factorised directly in :mod:`okcore.space`.
 
 from __future__ import annotations
 
+import numbers
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -67,7 +68,7 @@ class RBFKernel(Kernel):
         if (sigma is None) == (gamma is None):
             raise KernelError("rbf kernel needs exactly one of 'sigma' or 'gamma'")
         value = sigma if sigma is not None else gamma
-        if not isinstance(value, int | float) or not np.isfinite(value) or value <= 0:
+        if not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
             raise KernelError(
                 f"rbf kernel 'sigma'/'gamma' must be a positive number: got {value!r}"
             )
@@ -90,13 +91,13 @@ class PolynomialKernel(Kernel):
     name = "polynomial"
 
     def __init__(self, degree: int = 2, gamma: float = 1.0, coef0: float = 1.0) -> None:
-        if isinstance(degree, bool) or not isinstance(degree, int) or degree < 1:
+        if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
             raise KernelError(f"polynomial kernel 'degree' must be an int >= 1: got {degree!r}")
-        if not isinstance(gamma, int | float) or not np.isfinite(gamma) or gamma <= 0:
+        if not isinstance(gamma, numbers.Real) or not np.isfinite(gamma) or gamma <= 0:
             raise KernelError(f"polynomial kernel 'gamma' must be a positive number: got {gamma!r}")
-        if not isinstance(coef0, int | float) or not np.isfinite(coef0) or coef0 < 0:
+        if not isinstance(coef0, numbers.Real) or not np.isfinite(coef0) or coef0 < 0:
             raise KernelError(f"polynomial kernel 'coef0' must be a number >= 0: got {coef0!r}")
-        self.degree, self.gamma, self.coef0 = degree, float(gamma), float(coef0)
+        self.degree, self.gamma, self.coef0 = int(degree), float(gamma), float(coef0)
 
     def gram(self, Y: np.ndarray, Y2: np.ndarray | None = None) -> np.ndarray:
         return (self.gamma * (Y @ (Y if Y2 is None else Y2).T) + self.coef0) ** self.degree
@@ -124,7 +125,7 @@ class DiffusionKernel(Kernel):
     needs_outputs = False
 
     def __init__(self, edges: Any = (), beta: float = 1.0) -> None:
-        if not isinstance(beta, int | float) or not np.isfinite(beta) or beta <= 0:
+        if not isinstance(beta, numbers.Real) or not np.isfinite(beta) or beta <= 0:
             raise KernelError(f"diffusion kernel 'beta' must be a positive number: got {beta!r}")
         try:
             arr = (
