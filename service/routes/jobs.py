@@ -33,7 +33,7 @@ async def list_jobs(svc: ServicesDep) -> JSONResponse:
     "/jobs/{job_id}",
     summary="State, progress, ETA and loss curve of a training job",
     response_model=None,
-    responses=responses(200, JobInfo, examples.JOB_INFO, 401, 404),
+    responses=responses(200, JobInfo, examples.JOB_INFO, 401, 404, 422),
 )
 async def get_job(job_id: JobId, svc: ServicesDep) -> JSONResponse:
     job = await run_in_threadpool(svc.jobs.get, job_id)
@@ -44,7 +44,7 @@ async def get_job(job_id: JobId, svc: ServicesDep) -> JSONResponse:
     "/jobs/{job_id}",
     summary="Cancel a training job",
     response_model=None,
-    responses=responses(200, JobInfo, dict(examples.JOB_INFO, state="cancelled"), 401, 404),
+    responses=responses(200, JobInfo, dict(examples.JOB_INFO, state="cancelled"), 401, 404, 422),
 )
 async def cancel_job(job_id: JobId, svc: ServicesDep) -> JSONResponse:
     """A queued job is cancelled at once; a running one stops after its current tree

@@ -36,7 +36,7 @@ async def list_models(svc: ServicesDep) -> JSONResponse:
     "/models/{model_id}",
     summary="Describe one model (params, kernel, N, p, loss curves, importances)",
     response_model=None,
-    responses=responses(200, ModelInfo, examples.MODEL_INFO, 401, 404),
+    responses=responses(200, ModelInfo, examples.MODEL_INFO, 401, 404, 422),
 )
 async def get_model(model_id: ModelId, svc: ServicesDep) -> JSONResponse:
     return JSONResponse(await run_in_threadpool(svc.store.read_record, model_id))
@@ -46,7 +46,7 @@ async def get_model(model_id: ModelId, svc: ServicesDep) -> JSONResponse:
     "/models/{model_id}",
     summary="Delete a model (cancels its training job if any)",
     response_model=None,
-    responses=responses(200, None, {"model_id": examples.MODEL_ID, "deleted": True}, 401, 404),
+    responses=responses(200, None, {"model_id": examples.MODEL_ID, "deleted": True}, 401, 404, 422),
 )
 async def delete_model(model_id: ModelId, svc: ServicesDep) -> JSONResponse:
     record = await run_in_threadpool(svc.store.read_record, model_id)

@@ -1,0 +1,122 @@
+"""Model store: atomic folders, strict ids, restart survival, crash leftovers, LRU bound."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import SMALL, TestClient, diffusion_request, make_settings
+from svc_data import Graph
+
+import okcore
+from service.app import create_app
+from service.errors import NotFound, NotReady, StoreCorrupted
+from service.store import ModelStore, new_id, valid_id
+
+
+def _fitted(g: Graph) -> Any:
+    est = okcore.OKBoostRegressor(**SMALL)
+    return est.fit(
+        g.features[g.train], kernel={"type": "diffusion", "edges": g.train_edges().tolist()}
+    )
+
+
+def _record(model_id: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "model_id": model_id,
+        "status": "training",
+        "created": 0.0,
+        "kernel": {"type": "diffusion"},
+        **extra,
+    }
+
+
+def test_ids_are_strict() -> None:
+    assert valid_id(new_id()) and len(new_id()) == 32
+    for bad in ("", "..", "../x", "A" * 32, "g" * 32, "0" * 31, "0" * 33, "0" * 32 + "\n"):
+        assert not valid_id(bad)
+
+
+def test_save_is_atomic_and_loads_back(tmp_path: Path, graph: Graph) -> None:
+    store = ModelStore(tmp_path, cache_size=2)
+    mid = new_id()
+    store.create_record(_record(mid))
+    with pytest.raises(NotReady, match="still training"):
+        store.load(mid)
+    est = _fitted(graph)
+    X = graph.features[graph.train]
+    store.save_model(mid, est, X, None, _record(mid, status="ready"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mid, f"{mid}.json"])
+    assert sorted(p.name for p in (tmp_path / mid).iterdir()) == [
+        "estimator",
+        "inputs.npy",
+        "record.json",
+    ]
+    loaded = ModelStore(tmp_path).load(mid)  # a fresh store: from disk
+    np.testing.assert_array_equal(loaded.inputs, X)
+    X_new = graph.features[graph.test]
+    np.testing.assert_allclose(loaded.estimator.predict_kernel(X_new), est.predict_kernel(X_new))
+
+
+def test_crash_leftovers_are_cleaned_and_renamed_models_win(tmp_path: Path, graph: Graph) -> None:
+    store = ModelStore(tmp_path)
+    mid = new_id()
+    store.create_record(_record(mid))
+    store.save_model(
+        mid, _fitted(graph), graph.features[graph.train], None, _record(mid, status="ready")
+    )
+    # crash after renaming the folder, before the record beside it was updated
+    (tmp_path / f"{mid}.json").write_text(json.dumps(_record(mid)))
+    # crash in the middle of writing another model
+    (tmp_path / f".tmp-{new_id()}-x").mkdir()
+    (tmp_path / ".tmp-abc.json").write_text("{")
+    store = ModelStore(tmp_path)
+    assert not list(tmp_path.glob(".tmp-*"))
+    assert store.read_record(mid)["status"] == "ready"
+    assert store.load(mid).model_id == mid
+
+
+def test_corrupted_model_is_a_server_error_not_a_crash(tmp_path: Path, graph: Graph) -> None:
+    store = ModelStore(tmp_path)
+    mid = new_id()
+    store.create_record(_record(mid))
+    store.save_model(
+        mid, _fitted(graph), graph.features[graph.train], None, _record(mid, status="ready")
+    )
+    (tmp_path / mid / "estimator" / "manifest.json").write_text("{not json")
+    with pytest.raises(StoreCorrupted, match="cannot be loaded"):
+        ModelStore(tmp_path).load(mid)
+
+
+def test_lru_cache_is_bounded(tmp_path: Path, graph: Graph) -> None:
+    store = ModelStore(tmp_path, cache_size=2)
+    est = _fitted(graph)
+    ids = [new_id() for _ in range(3)]
+    for mid in ids:
+        store.create_record(_record(mid))
+        store.save_model(mid, est, graph.features[graph.train], None, _record(mid, status="ready"))
+    for mid in ids:
+        store.load(mid)
+    assert store.cached_ids() == ids[1:]
+    store.load(ids[1])
+    assert store.cached_ids() == [ids[2], ids[1]]
+    store.delete(ids[1])
+    assert store.cached_ids() == [ids[2]]
+    with pytest.raises(NotFound):
+        store.read_record(ids[1])
+    assert not (tmp_path / ids[1]).exists()
+
+
+def test_models_survive_a_restart(tmp_path: Path, graph: Graph) -> None:
+    settings = make_settings(tmp_path)
+    X_new = graph.features[graph.test].tolist()
+    with TestClient(create_app(settings)) as c:
+        mid = c.post("/train", json=diffusion_request(graph)).json()["model_id"]
+        before = c.post("/kernel", json={"model_id": mid, "inputs": X_new}).json()
+    with TestClient(create_app(settings)) as c:
+        assert [m["model_id"] for m in c.get("/models").json()["models"]] == [mid]
+        after = c.post("/kernel", json={"model_id": mid, "inputs": X_new}).json()
+    assert after == before
