@@ -10,6 +10,7 @@ projection of phi(y) on span{phi(y_i)}: inner products with any F in that span a
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -182,10 +183,20 @@ class OutputSpace:
                 f"candidate_gram must have one column per training output ({self.n_samples}): "
                 f"got shape {G.shape}"
             )
-        if self.eigenvalues is None:  # linear factor phi = Y: least-squares coordinates c, Y c = g
+        if self.eigenvalues is None or not self._orthogonal_factor:
+            # phi = Y (linear) or a subset's rows: the minimum-norm c with phi c = g is the
+            # projection on span{phi(y_i)}, as G phi / lam is for the whole factor
             coef, *_ = np.linalg.lstsq(self.phi, G.T, rcond=None)
             return np.ascontiguousarray(coef.T)
         return (G @ self.phi) / self.eigenvalues
+
+    @cached_property
+    def _orthogonal_factor(self) -> bool:
+        """phi^T phi = diag(eigenvalues): true for the factor of a whole Gram matrix, false for
+        :meth:`subset` rows (e.g. OKBoost's early-stopping hold-out), where G phi / lam is not
+        the Nystrom projection. O(N r) once per space."""
+        norms = np.einsum("ij,ij->j", self.phi, self.phi)
+        return bool(np.allclose(norms, self.eigenvalues, rtol=1e-9, atol=0.0))
 
 
 def check_gram(gram: Any, name: str = "gram") -> np.ndarray:
