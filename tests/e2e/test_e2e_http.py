@@ -1,0 +1,136 @@
+"""End to end over real HTTP: network completion, restart, crash recovery, concurrency."""
+
+from __future__ import annotations
+
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+from conftest import Server
+from svc_data import clustered_graph
+
+import okcore
+from service.client import OKBoostClient, OKBoostError
+
+PARAMS = {"n_estimators": 30, "learning_rate": 0.2, "max_splits": 4, "random_state": 0}
+
+
+def _edges_set(rows: np.ndarray) -> set[tuple[int, int]]:
+    return {(int(a), int(b)) for a, b, _ in rows}
+
+
+def test_network_completion_matches_okcore_and_survives_restart(
+    server_factory: type[Server], tmp_path: Path
+) -> None:
+    g = clustered_graph(n=60, n_test=8, seed=3)
+    X_train, X_new = g.features[g.train], g.features[g.test]
+    edges = g.train_edges()
+    kernel_spec = {"type": "diffusion", "beta": 1.0, "edges": edges}
+    server = server_factory(tmp_path / "models").start()
+    with OKBoostClient(server.url) as client:
+        accepted = client.train(X_train, kernel_spec, params=PARAMS, name="net")
+        assert accepted["state"] in ("queued", "running")
+        seen: list[dict[str, Any]] = []
+        job = client.wait(accepted["job_id"], poll=0.02, on_progress=seen.append)
+        assert job["state"] == "done" and job["progress"]["done"] == PARAMS["n_estimators"]
+        assert len(job["train_loss"]) == PARAMS["n_estimators"]
+        mid = accepted["model_id"]
+        first = client.kernel(mid, X_new, top_k=3)
+        thresholded = client.kernel(mid, X_new, threshold=0.05, return_kernel=False)
+        weights = client.predict(mid, X_new, top_k=2, weights="dense")
+        json_client = OKBoostClient(server.url, binary=False)
+        same_by_json = json_client.kernel(mid, X_new, top_k=3)
+        json_client.close()
+
+    # okcore called directly, same data and parameters
+    est = okcore.OKBoostRegressor(**PARAMS).fit(
+        X_train, kernel={"type": "diffusion", "beta": 1.0, "edges": edges.tolist()}
+    )
+    k_nn = est.predict_kernel(X_new)
+    k_nk = est.predict_kernel(X_new, X_train)
+    np.testing.assert_allclose(first["kernel"], k_nn, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(same_by_json["kernel"], first["kernel"], rtol=0, atol=0)
+    want_nk = {(a, int(i)) for a in range(len(X_new)) for i in np.argsort(-k_nk[a])[:3]}
+    assert _edges_set(first["edges"]["new_known"]) == want_nk
+    want_nn = {
+        (a, b) for a in range(len(X_new)) for b in range(a + 1, len(X_new)) if k_nn[a, b] >= 0.05
+    }
+    assert _edges_set(thresholded["edges"]["new_new"]) == want_nn
+    np.testing.assert_allclose(
+        weights["weights"], est.predict_weights(X_new), rtol=1e-9, atol=1e-12
+    )
+    idx, _ = est.predict_index(X_new, top_k=2)
+    np.testing.assert_array_equal(weights["indices"], idx)
+
+    # restart on the same store: identical answers
+    server.stop()
+    again = server_factory(tmp_path / "models").start()
+    with OKBoostClient(again.url) as client:
+        assert [m["model_id"] for m in client.models()] == [mid]
+        after = client.kernel(mid, X_new, top_k=3)
+        after_w = client.predict(mid, X_new, top_k=2, weights="dense")
+    np.testing.assert_array_equal(after["kernel"], first["kernel"])
+    np.testing.assert_array_equal(after["edges"]["new_known"], first["edges"]["new_known"])
+    np.testing.assert_array_equal(after["edges"]["new_new"], first["edges"]["new_new"])
+    np.testing.assert_array_equal(after_w["weights"], weights["weights"])
+
+
+def test_crash_marks_running_job_failed_and_keeps_finished_models(
+    server_factory: type[Server], tmp_path: Path
+) -> None:
+    g = clustered_graph()
+    X = g.features[g.train]
+    spec = {"type": "diffusion", "beta": 1.0, "edges": g.train_edges()}
+    server = server_factory(tmp_path / "models").start()
+    with OKBoostClient(server.url) as client:
+        done = client.train(X, spec, params=PARAMS, wait=True)
+        answer = client.kernel(done["model_id"], X[:3])
+        long = client.train(X, spec, params={**PARAMS, "n_estimators": 1_000_000})
+        for _ in range(400):
+            if client.job(long["job_id"])["progress"]["done"] > 0:
+                break
+            time.sleep(0.02)
+    server.stop(signal.SIGKILL)  # a crash: no shutdown handler runs
+    again = server_factory(tmp_path / "models").start()
+    with OKBoostClient(again.url) as client:
+        job = client.job(long["job_id"])
+        assert job["state"] == "failed" and job["error"] == "interrupted by server restart"
+        try:
+            client.predict(long["model_id"], X[:1])
+            raise AssertionError("expected 409")
+        except OKBoostError as exc:
+            assert exc.status == 409 and "interrupted by server restart" in exc.message
+        np.testing.assert_array_equal(
+            client.kernel(done["model_id"], X[:3])["kernel"], answer["kernel"]
+        )
+
+
+def test_predictions_run_concurrently_while_training(server: Server) -> None:
+    g = clustered_graph()
+    X = g.features[g.train]
+    spec = {"type": "diffusion", "beta": 1.0, "edges": g.train_edges()}
+    with OKBoostClient(server.url) as client:
+        mid = client.train(X, spec, params=PARAMS, wait=True)["model_id"]
+        long = client.train(X, spec, params={**PARAMS, "n_estimators": 1_000_000})
+        body = {"model_id": mid, "inputs": X[:1].tolist(), "top_k": 3}
+
+        http = httpx.Client(
+            base_url=server.url, timeout=30, limits=httpx.Limits(max_connections=16)
+        )
+
+        def call(_: int) -> tuple[int, float]:
+            t0 = time.perf_counter()
+            r = http.post("/kernel", json=body)
+            return r.status_code, time.perf_counter() - t0
+
+        with ThreadPoolExecutor(16) as pool:
+            results = list(pool.map(call, range(160)))
+        http.close()
+        assert all(status == 200 for status, _ in results)
+        assert client.job(long["job_id"])["state"] == "running"
+        assert np.median([t for _, t in results]) < 1.0
+        client.cancel(long["job_id"])
