@@ -58,6 +58,10 @@ def edges_from_scores(
         raise DataError(f"scores must be a 2-d matrix: got shape {S.shape}")
     if threshold is None and top_k is None:
         raise DataError("give a threshold or top_k to turn scores into edges")
+    if top_k is not None and (
+        isinstance(top_k, bool) or not isinstance(top_k, int | np.integer) or top_k < 1
+    ):
+        raise DataError(f"top_k must be an int >= 1: got {top_k!r}")
     keep = np.ones(S.shape, dtype=bool)
     if symmetric:
         if S.shape[0] != S.shape[1]:
