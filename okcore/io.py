@@ -231,5 +231,7 @@ def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> 
         fail("leaf number out of range")
     if np.any(ens.train_leaf < 0) or np.any(ens.train_leaf >= np.diff(ens.leaf_offset)[:, None]):
         fail("training leaf out of range")
+    if np.any(ens.n_samples < 1) or np.any(ens.train_count < 0):  # W^F divides by leaf sizes
+        fail("node sample counts must be positive")
     if not (len(space.diag) == space.n_samples and np.all(np.isfinite(ens.value))):
         fail("output space arrays are inconsistent")
