@@ -1,0 +1,446 @@
+"""save / load: exact round trips, no pickle, and every kind of damaged model refused."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+from okdata import make_regression, rbf_gram, ring_edges
+
+import okcore
+from okcore import (
+    OK3ForestRegressor,
+    OK3Regressor,
+    OKBoostRegressor,
+    PersistenceError,
+    load,
+    save,
+)
+from okcore.ensemble import NODE_FIELDS
+
+N = 25
+ESTIMATORS = {
+    "boost": lambda: OKBoostRegressor(
+        n_estimators=6, learning_rate=0.3, max_splits=3, random_state=1
+    ),
+    "tree": lambda: OK3Regressor(max_splits=8, min_samples_leaf=2),
+    "forest": lambda: OK3ForestRegressor(n_estimators=3, max_features=2, random_state=2),
+}
+KERNELS = ("linear", "rbf", "polynomial", "gram", "diffusion")
+ENSEMBLE_ARRAYS = (
+    *NODE_FIELDS,
+    "value",
+    "node_offset",
+    "leaf_offset",
+    "train_leaf",
+    "train_count",
+    "init",
+)
+
+
+def fit(kind: str, kernel: str, **fit_kwargs):
+    X, Y = make_regression(n=N, p=3, seed=6)
+    est = ESTIMATORS[kind]()
+    if kernel == "linear":
+        return est.fit(X, Y, **fit_kwargs), X, Y
+    if kernel == "rbf":
+        return est.fit(X, Y, kernel={"type": "rbf", "sigma": 1.5}, **fit_kwargs), X, Y
+    if kernel == "polynomial":
+        return est.fit(X, Y, kernel={"type": "polynomial", "degree": 2}, **fit_kwargs), X, Y
+    if kernel == "gram":
+        return est.fit(X, gram=rbf_gram(Y, Y, 0.5), **fit_kwargs), X, None
+    edges = ring_edges(N, chords=10, seed=3)
+    return (
+        est.fit(X, kernel={"type": "diffusion", "beta": 0.7, "edges": edges}, **fit_kwargs),
+        X,
+        None,
+    )
+
+
+def assert_same_model(a, b, X, Y):
+    Xq = np.r_[X[:5], np.random.default_rng(0).random((4, X.shape[1]))]
+    assert type(a) is type(b)
+    assert a.get_params() == b.get_params()
+    for method in ("predict_weights", "predict_kernel", "predict_kernel_train", "predict"):
+        np.testing.assert_array_equal(getattr(b, method)(Xq), getattr(a, method)(Xq))
+    np.testing.assert_array_equal(b.predict_kernel(Xq, X[:3]), a.predict_kernel(Xq, X[:3]))
+    for got, want in zip(b.predict_index(Xq, top_k=3), a.predict_index(Xq, top_k=3), strict=True):
+        np.testing.assert_array_equal(got, want)
+    if Y is not None:
+        got, want = b.predict_index(Xq, Y[::4], top_k=2), a.predict_index(Xq, Y[::4], top_k=2)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(b.feature_importances_, a.feature_importances_)
+    for name in (
+        "n_features_in_",
+        "n_train_",
+        "fit_time_",
+        "output_1d_",
+        "n_estimators_",
+        "stopped_by_callback_",
+    ):
+        assert hasattr(b, name) == hasattr(a, name), name
+        if hasattr(a, name):
+            assert getattr(b, name) == getattr(a, name) and type(getattr(b, name)) is type(
+                getattr(a, name)
+            ), name
+    for name in ("train_loss_", "validation_loss_", "train_indices_"):
+        if getattr(a, name, None) is None:
+            assert getattr(b, name, None) is None, name
+        else:
+            np.testing.assert_array_equal(getattr(b, name), getattr(a, name))
+    sa, sb = a.output_space_, b.output_space_
+    assert sb.kernel.to_dict() == sa.kernel.to_dict() and type(sb.kernel) is type(sa.kernel)
+    for field in ("phi", "diag", "eigenvalues", "outputs"):
+        if getattr(sa, field) is None:
+            assert getattr(sb, field) is None, field
+        else:
+            np.testing.assert_array_equal(getattr(sb, field), getattr(sa, field))
+    ea, eb = a.ensemble_, b.ensemble_
+    assert (eb.combine, eb.learning_rate) == (ea.combine, ea.learning_rate)
+    for field in ENSEMBLE_ARRAYS:
+        np.testing.assert_array_equal(getattr(eb, field), getattr(ea, field))
+        assert getattr(eb, field).dtype == getattr(ea, field).dtype, field
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kind", sorted(ESTIMATORS))
+def test_round_trip(kind, kernel, tmp_path):
+    est, X, Y = fit(kind, kernel)
+    path = save(est, tmp_path / "model")
+    assert path == tmp_path / "model"
+    assert sorted(p.name for p in path.iterdir()) == ["arrays.npz", "manifest.json"]
+    assert_same_model(est, load(path), X, Y)
+    assert_same_model(est, load(str(path)), X, Y)  # str paths too
+
+
+def test_round_trip_of_one_dimensional_outputs(tmp_path):
+    X, Y = make_regression(n=N, p=3, seed=6)
+    est = OKBoostRegressor(n_estimators=4, max_splits=3, random_state=0).fit(X, Y[:, 0])
+    loaded = load(save(est, tmp_path / "m"))
+    assert loaded.predict(X).shape == (N,)
+    np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+
+
+@pytest.mark.parametrize("early", ["eval_set", "hold_out"])
+def test_round_trip_of_early_stopped_boosting(early, tmp_path):
+    X, Y = make_regression(n=40, p=3, seed=6, noise=1.0)
+    est = OKBoostRegressor(
+        n_estimators=30,
+        learning_rate=0.8,
+        max_splits=8,
+        n_iter_no_change=2,
+        tol=0.0,
+        random_state=0,
+    )
+    if early == "eval_set":
+        est.fit(X[:30], Y[:30], eval_set=(X[30:], Y[30:]))
+    else:
+        est.fit(X, Y, kernel={"type": "rbf", "gamma": 0.5})
+    assert est.validation_loss_ is not None
+    assert_same_model(est, load(save(est, tmp_path / "m")), X, Y)
+
+
+def test_stopped_forest_round_trip(tmp_path):
+    X, Y = make_regression(n=N, p=3, seed=6)
+    est = OK3ForestRegressor(n_estimators=5, random_state=0).fit(
+        X, Y, callback=lambda p: p.done == 2
+    )
+    loaded = load(save(est, tmp_path / "m"))
+    assert loaded.n_estimators_ == 2 and loaded.stopped_by_callback_ is True
+    assert_same_model(est, loaded, X, Y)
+
+
+def test_generator_random_state_is_saved_as_none(tmp_path):
+    X, Y = make_regression(n=N, p=3, seed=6)
+    est = OK3Regressor(max_splits=4, random_state=np.random.default_rng(0)).fit(X, Y)
+    loaded = load(save(est, tmp_path / "m"))
+    assert loaded.random_state is None
+    np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+
+
+def test_manifest_contents(tmp_path):
+    est, _, _ = fit("boost", "diffusion")
+    path = save(est, tmp_path / "m")
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert manifest["format"] == "okcore-model"
+    assert manifest["format_version"] == 1
+    assert manifest["okcore_version"] == okcore.__version__
+    assert manifest["estimator"] == "OKBoostRegressor"
+    assert manifest["params"] == est.get_params()
+    assert manifest["kernel"] == {"type": "diffusion", "beta": 0.7}  # edges are an array
+    with np.load(path / "arrays.npz", allow_pickle=False) as npz:
+        assert set(npz.files) == set(manifest["arrays"])
+        np.testing.assert_array_equal(npz["kernel.edges"], est.output_space_.kernel.edges)
+        for name in npz.files:
+            assert manifest["arrays"][name]["sha256"] == sha256(npz[name])
+            assert manifest["arrays"][name]["shape"] == list(npz[name].shape)
+
+
+# ---------------------------------------------------------------------- no pickle
+def test_loading_never_unpickles(tmp_path, monkeypatch):
+    est, X, Y = fit("forest", "rbf")
+    path = save(est, tmp_path / "m")
+    calls = []
+    real_load = np.load
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("allow_pickle"))
+        return real_load(*args, **kwargs)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("load must never unpickle")
+
+    monkeypatch.setattr(np, "load", spy)
+    monkeypatch.setattr(pickle, "loads", forbidden)
+    monkeypatch.setattr(pickle, "load", forbidden)
+    monkeypatch.setattr(pickle, "Unpickler", forbidden)
+    assert_same_model(est, load(path), X, Y)
+    assert calls == [False]
+
+
+def test_a_pickled_object_array_is_refused(tmp_path):
+    est, _, _ = fit("tree", "linear")
+    path = save(est, tmp_path / "m")
+    arrays = read_arrays(path)
+    arrays["space.diag"] = np.array([{"evil": 1}] * N, dtype=object)
+    np.savez(path / "arrays.npz", **arrays)  # an object array is stored pickled
+    with pytest.raises(PersistenceError, match="corrupted"):
+        load(path)
+
+
+# ---------------------------------------------------------------------- damaged models
+def sha256(array: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+
+
+def read_arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path / "arrays.npz", allow_pickle=False) as npz:
+        return {k: npz[k] for k in npz.files}
+
+
+def rewrite(path: Path, arrays: dict[str, np.ndarray], *, rehash: bool) -> None:
+    """Write new arrays; with ``rehash`` also a manifest whose checksums match them."""
+    np.savez(path / "arrays.npz", **arrays)
+    if rehash:
+        manifest = json.loads((path / "manifest.json").read_text())
+        for name, array in arrays.items():
+            manifest["arrays"][name] = {
+                "sha256": sha256(array),
+                "shape": list(array.shape),
+                "dtype": array.dtype.str,
+            }
+        (path / "manifest.json").write_text(json.dumps(manifest))
+
+
+def edit_manifest(path: Path, **changes) -> None:
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest.update(changes)
+    (path / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.fixture
+def saved(tmp_path) -> Path:
+    est, _, _ = fit("boost", "rbf")
+    return save(est, tmp_path / "model")
+
+
+@pytest.mark.parametrize("damage", ["random bytes", "truncated", "empty"])
+def test_corrupted_arrays_file(saved, damage):
+    data = (saved / "arrays.npz").read_bytes()
+    if damage == "random bytes":
+        data = np.random.default_rng(0).bytes(len(data))
+    elif damage == "truncated":
+        data = data[: len(data) // 2]
+    else:
+        data = b""
+    (saved / "arrays.npz").write_bytes(data)
+    with pytest.raises(PersistenceError, match=r"model arrays at .*arrays\.npz are corrupted"):
+        load(saved)
+
+
+def test_flipped_bytes_inside_the_archive(saved):
+    data = bytearray((saved / "arrays.npz").read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 16] = bytes(16)
+    (saved / "arrays.npz").write_bytes(bytes(data))
+    with pytest.raises(PersistenceError):
+        load(saved)
+
+
+@pytest.mark.parametrize(
+    "name", ["ensemble.value", "ensemble.threshold", "space.phi", "ensemble.train_leaf"]
+)
+def test_modified_array_fails_its_checksum(saved, name):
+    arrays = read_arrays(saved)
+    changed = arrays[name].copy()
+    changed.flat[0] = changed.flat[0] + 1
+    arrays[name] = changed
+    rewrite(saved, arrays, rehash=False)
+    with pytest.raises(PersistenceError, match=f"model array '{name}' at .* fails its checksum"):
+        load(saved)
+
+
+def test_changed_dtype_fails_its_checksum(saved):
+    arrays = read_arrays(saved)
+    arrays["ensemble.left"] = arrays["ensemble.left"].astype(np.int64)
+    rewrite(saved, arrays, rehash=False)
+    with pytest.raises(PersistenceError, match="'ensemble.left' .* fails its checksum"):
+        load(saved)
+
+
+def test_missing_or_extra_array(saved):
+    arrays = read_arrays(saved)
+    extra = {**arrays, "surprise": np.zeros(3)}
+    rewrite(saved, extra, rehash=False)
+    with pytest.raises(PersistenceError, match="do not match the manifest's list"):
+        load(saved)
+    del arrays["space.diag"]
+    rewrite(saved, arrays, rehash=False)
+    with pytest.raises(PersistenceError, match="do not match the manifest's list"):
+        load(saved)
+
+
+STRUCTURE_DAMAGE = {
+    "child index out of range": ("ensemble.left", 0, 10_000),
+    "child index out of range ": ("ensemble.right", 0, -5),
+    "split feature out of range": ("ensemble.feature", 0, 3),
+    "leaf number out of range": ("ensemble.leaf", -1, 99),
+    "training leaf out of range": ("ensemble.train_leaf", 0, 50),
+    "tree offsets are not increasing": ("ensemble.node_offset", 1, 0),
+    "node sample counts must be positive": ("ensemble.n_samples", -1, 0),
+    "node sample counts must be positive ": ("ensemble.train_count", 3, -1),
+}
+
+
+@pytest.mark.parametrize("what", sorted(STRUCTURE_DAMAGE))
+def test_valid_checksum_but_invalid_structure(saved, what):
+    name, position, value = STRUCTURE_DAMAGE[what]
+    arrays = read_arrays(saved)
+    changed = arrays[name].copy()
+    changed.flat[position] = value
+    arrays[name] = changed
+    rewrite(saved, arrays, rehash=True)
+    with pytest.raises(PersistenceError, match=f"^model structure is invalid: {what.strip()}"):
+        load(saved)
+
+
+def test_valid_checksum_but_leaf_values_of_the_wrong_width(saved):
+    arrays = read_arrays(saved)
+    arrays["ensemble.value"] = arrays["ensemble.value"][:, :-1].copy()
+    rewrite(saved, arrays, rehash=True)
+    with pytest.raises(
+        PersistenceError, match="^model structure is invalid: leaf values or counts"
+    ):
+        load(saved)
+
+
+def test_valid_checksum_but_non_finite_leaf_value(saved):
+    arrays = read_arrays(saved)
+    arrays["ensemble.value"] = arrays["ensemble.value"].copy()
+    arrays["ensemble.value"][0, 0] = np.nan
+    rewrite(saved, arrays, rehash=True)
+    with pytest.raises(PersistenceError, match="^model structure is invalid"):
+        load(saved)
+
+
+def test_missing_manifest(saved):
+    (saved / "manifest.json").unlink()
+    with pytest.raises(PersistenceError, match=r"^no model at .* \(manifest.json missing\)$"):
+        load(saved)
+    with pytest.raises(PersistenceError, match="manifest.json missing"):
+        load(saved.parent / "never-saved")
+
+
+def test_missing_arrays(saved):
+    (saved / "arrays.npz").unlink()
+    with pytest.raises(PersistenceError, match="^model arrays missing"):
+        load(saved)
+
+
+def test_unreadable_manifest(saved):
+    (saved / "manifest.json").write_text("{not json")
+    with pytest.raises(PersistenceError, match="manifest at .* is unreadable"):
+        load(saved)
+    (saved / "manifest.json").write_text("[1, 2]")
+    with pytest.raises(PersistenceError, match="is not an okcore model"):
+        load(saved)
+
+
+def test_wrong_format(saved):
+    edit_manifest(saved, format="lightgbm")
+    with pytest.raises(PersistenceError, match="is not an okcore model"):
+        load(saved)
+
+
+@pytest.mark.parametrize("version", [0, 2, "1", None])
+def test_wrong_format_version(saved, version):
+    edit_manifest(saved, format_version=version)
+    expected = (
+        f"^model format version {version!r} is not supported \\(this okcore reads version 1\\)$"
+    )
+    with pytest.raises(PersistenceError, match=expected):
+        load(saved)
+
+
+def test_unknown_estimator(saved):
+    edit_manifest(saved, estimator="GradientBoostingRegressor")
+    with pytest.raises(
+        PersistenceError, match="^unknown estimator 'GradientBoostingRegressor' in manifest$"
+    ):
+        load(saved)
+
+
+def test_invalid_parameters_in_manifest(saved):
+    manifest = json.loads((saved / "manifest.json").read_text())
+    edit_manifest(saved, params={**manifest["params"], "max_splits": 0})
+    with pytest.raises(PersistenceError, match="is inconsistent: The 'max_splits' parameter"):
+        load(saved)
+    edit_manifest(saved, params={**manifest["params"], "not_a_param": 1})
+    with pytest.raises(PersistenceError, match="is inconsistent"):
+        load(saved)
+
+
+def test_manifest_missing_a_section(saved):
+    manifest = json.loads((saved / "manifest.json").read_text())
+    del manifest["ensemble"]
+    (saved / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(PersistenceError, match="is inconsistent"):
+        load(saved)
+
+
+# ---------------------------------------------------------------------- saving
+@pytest.mark.parametrize("cls", [OKBoostRegressor, OK3Regressor, OK3ForestRegressor])
+def test_saving_an_unfitted_estimator(cls, tmp_path):
+    with pytest.raises(PersistenceError, match="^only fitted okcore estimators can be saved$"):
+        save(cls(), tmp_path / "m")
+    assert not (tmp_path / "m").exists()
+
+
+def test_saving_something_else(tmp_path):
+    from sklearn.linear_model import LinearRegression
+
+    X, Y = make_regression(n=10)
+    with pytest.raises(PersistenceError, match="only fitted okcore estimators can be saved"):
+        save(LinearRegression().fit(X, Y), tmp_path / "m")
+
+
+def test_save_over_an_existing_model_replaces_it(tmp_path):
+    first, X, Y = fit("tree", "linear")
+    second, _, _ = fit("forest", "rbf")
+    path = save(first, tmp_path / "model")
+    (path / "stray.txt").write_text("left over")
+    save(second, path)
+    assert sorted(p.name for p in path.iterdir()) == ["arrays.npz", "manifest.json"]
+    assert_same_model(second, load(path), X, Y)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # no temporary left behind
+
+
+def test_save_creates_parent_directories(tmp_path):
+    est, X, Y = fit("tree", "gram")
+    path = save(est, tmp_path / "a" / "b" / "model")
+    assert_same_model(est, load(path), X, Y)
