@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Server
+from e2e_server import Server
 from svc_data import clustered_graph
 
 from service.cli import build_parser, load_array, main

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import numpy as np
-from conftest import Server
+from e2e_server import Server
 from svc_data import clustered_graph
 
 import okcore

@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from conftest import Server
+from e2e_server import Server
 
 SCRIPT = Path(__file__).with_name("walkthrough.sh")
 

@@ -1,10 +1,22 @@
-"""Small deterministic graphs with vertex features for service tests (no files needed)."""
+"""Test helpers: small deterministic graphs with vertex features, request builders."""
 
 from __future__ import annotations
 
+import json
+import warnings
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from service.config import Settings
+
+with warnings.catch_warnings():  # starlette nudges towards httpx2; httpx is what we ship
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+__all__ = ["TestClient"]
 
 
 @dataclass
@@ -40,3 +52,37 @@ def clustered_graph(n: int = 40, p: int = 4, n_test: int = 6, seed: int = 0) -> 
         np.sort(order[n_test:]),
         np.sort(order[:n_test]),
     )
+
+
+# ---------------------------------------------------------------- request helpers
+SMALL = {"n_estimators": 15, "learning_rate": 0.2, "max_splits": 3, "random_state": 0}
+
+
+def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    return Settings(model_dir=tmp_path / "models", **overrides)
+
+
+def diffusion_request(g: Graph, **extra: Any) -> dict[str, Any]:
+    body = {
+        "name": "toy",
+        "inputs": g.features[g.train].tolist(),
+        "output_kernel": {"type": "diffusion", "beta": 1.0, "edges": g.train_edges().tolist()},
+        "params": dict(SMALL),
+        "wait": True,
+    }
+    body.update(extra)
+    return body
+
+
+def vector_data(
+    n: int = 30, p: int = 3, d: int = 2, seed: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] * X[:, 2]])[:, :d]
+    return X, Y
+
+
+def post_json(client: TestClient, path: str, body: Any) -> Any:
+    """POST JSON as Python writes it (NaN and Infinity literals allowed, as many clients do)."""
+    return client.post(path, content=json.dumps(body), headers={"content-type": "application/json"})

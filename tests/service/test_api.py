@@ -9,9 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import SMALL, diffusion_request, vector_data
-from fastapi.testclient import TestClient
-from svc_data import Graph
+from svc_data import SMALL, Graph, TestClient, diffusion_request, vector_data
 
 import okcore
 from service.schemas import JobInfo, KernelResponse, ModelInfo, PredictResponse, TrainAccepted

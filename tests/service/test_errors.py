@@ -8,10 +8,17 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import SMALL, TestClient, diffusion_request, make_settings, post_json, vector_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from svc_data import Graph
+from svc_data import (
+    SMALL,
+    Graph,
+    TestClient,
+    diffusion_request,
+    make_settings,
+    post_json,
+    vector_data,
+)
 
 from service.app import create_app
 from service.schemas import ErrorResponse

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import TestClient
+from svc_data import TestClient
 
 openapi_spec_validator = pytest.importorskip("openapi_spec_validator")
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import SMALL, TestClient, diffusion_request, make_settings
-from svc_data import Graph
+from svc_data import SMALL, Graph, TestClient, diffusion_request, make_settings
 
 import okcore
 from service.app import create_app
