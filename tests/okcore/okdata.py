@@ -8,10 +8,14 @@ import numpy as np
 def make_regression(
     n: int = 40, p: int = 4, d: int = 3, seed: int = 0, noise: float = 0.1
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Inputs (n, p) uniform in [0, 1) and outputs (n, d) that depend on the first two inputs."""
+    """Inputs (n, p) uniform in [0, 1) and outputs (n, d) that depend on the first two inputs.
+
+    The function is the same for every ``seed`` (only the sample changes), so two seeds give
+    a training and a test set.
+    """
     rng = np.random.default_rng(seed)
     X = rng.random((n, p))
-    W = rng.normal(size=(2, d))
+    W = np.random.default_rng(12345).normal(size=(2, d))
     Y = np.sin(3.0 * X[:, :2]) @ W + noise * rng.normal(size=(n, d))
     return X, Y
 
@@ -37,3 +41,28 @@ def laplacian_dense(edges: np.ndarray, n: int) -> np.ndarray:
         if a != b:
             A[a, b] = A[b, a] = 1.0
     return np.diag(A.sum(axis=1)) - A
+
+
+def route(ensemble, m: int, x: np.ndarray) -> int:
+    """Local leaf number of x in tree m of a TreeEnsemble, by walking the flat arrays."""
+    base, node = int(ensemble.node_offset[m]), 0
+    while ensemble.left[base + node] >= 0:
+        go_left = x[ensemble.feature[base + node]] <= ensemble.threshold[base + node]
+        node = int(ensemble.left[base + node] if go_left else ensemble.right[base + node])
+    return int(ensemble.leaf[base + node])
+
+
+def tree_nodes(ensemble, m: int) -> dict[str, np.ndarray]:
+    """Node arrays of tree m (local numbering)."""
+    lo, hi = int(ensemble.node_offset[m]), int(ensemble.node_offset[m + 1])
+    fields = ("feature", "threshold", "left", "right", "leaf", "n_samples", "impurity", "gain")
+    return {f: getattr(ensemble, f)[lo:hi] for f in fields}
+
+
+def node_depths(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Depth of every node (root 0) from child arrays."""
+    depth = np.zeros(len(left), dtype=int)
+    for node in range(len(left)):  # children are created after their parent
+        if left[node] >= 0:
+            depth[left[node]] = depth[right[node]] = depth[node] + 1
+    return depth
