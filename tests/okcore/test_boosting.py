@@ -1,0 +1,326 @@
+"""OKBoostRegressor: eval sets, early stopping, callbacks, subsampling, staged losses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from okdata import make_regression, rbf_gram, route
+
+from okcore import DataError, FitProgress, OKBoostRegressor, metrics
+from okcore.boosting import boost
+from okcore.losses import SquaredFeatureLoss
+
+GAMMA = 1.0
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, Y = make_regression(n=60, p=4, seed=10, noise=0.3)
+    Xv, Yv = make_regression(n=20, p=4, seed=11, noise=0.3)
+    return X, Y, Xv, Yv
+
+
+@pytest.fixture(scope="module")
+def noisy():
+    """Few rows, much noise: a fast booster overfits within a few rounds."""
+    X, Y = make_regression(n=50, p=4, seed=12, noise=1.5)
+    Xv, Yv = make_regression(n=30, p=4, seed=13, noise=1.5)
+    return X, Y, Xv, Yv
+
+
+OVERFIT = {"n_estimators": 40, "learning_rate": 1.0, "max_splits": 12, "random_state": 0}
+
+
+# ---------------------------------------------------------------------- eval set and stages
+@pytest.mark.parametrize("kernel", [None, {"type": "rbf", "gamma": GAMMA}])
+def test_validation_loss_is_the_staged_loss_on_the_eval_set(kernel, data):
+    X, Y, Xv, Yv = data
+    est = OKBoostRegressor(n_estimators=12, learning_rate=0.3, max_splits=4, random_state=0)
+    est.fit(X, Y, kernel=kernel, eval_set=(Xv, Yv))
+    assert est.validation_loss_.shape == (12,) and est.n_estimators_ == 12
+    np.testing.assert_allclose(est.validation_loss_, est.staged_loss(Xv, Yv), rtol=1e-12)
+    assert est.staged_loss(Xv, Yv)[-1] == pytest.approx(metrics.err_phi(est, Xv, Yv), rel=1e-12)
+
+
+def test_eval_set_in_gram_form(data):
+    X, Y, Xv, Yv = data
+    est = OKBoostRegressor(n_estimators=10, learning_rate=0.3, max_splits=4, random_state=0)
+    K, Kv = rbf_gram(Y, Y, GAMMA), rbf_gram(Yv, Y, GAMMA)
+    est.fit(X, gram=K, eval_set=(Xv, Kv, np.ones(len(Xv))))
+    staged = est.staged_loss(Xv, gram_cross=Kv, gram_diag=np.ones(len(Xv)))
+    np.testing.assert_allclose(est.validation_loss_, staged, rtol=1e-12)
+    by_outputs = OKBoostRegressor(n_estimators=10, learning_rate=0.3, max_splits=4, random_state=0)
+    by_outputs.fit(X, Y, kernel={"type": "rbf", "gamma": GAMMA}, eval_set=(Xv, Yv))
+    np.testing.assert_allclose(est.validation_loss_, by_outputs.validation_loss_, rtol=1e-8)
+
+
+def test_staged_training_loss_is_the_train_loss(data):
+    X, Y, _, _ = data
+    est = OKBoostRegressor(n_estimators=15, learning_rate=0.2, max_splits=3, random_state=0)
+    est.fit(X, Y, kernel={"type": "rbf", "gamma": GAMMA})
+    assert est.validation_loss_ is None and est.train_loss_.shape == (15,)
+    np.testing.assert_allclose(est.staged_loss(X, Y), est.train_loss_, rtol=1e-12)
+    assert est.train_loss_[-1] == pytest.approx(metrics.err_phi(est, X, Y), rel=1e-12)
+
+
+def test_decision_is_the_initial_mean_plus_shrunk_leaf_values(data):
+    X, Y, Xv, _ = data
+    est = OKBoostRegressor(n_estimators=6, learning_rate=0.25, max_splits=3, random_state=0)
+    est.fit(X, Y)
+    e = est.ensemble_
+    np.testing.assert_allclose(e.init, Y.mean(axis=0), rtol=1e-13)  # F_0 is not shrunk
+    expected = np.array(
+        [
+            Y.mean(axis=0)
+            + 0.25 * sum(e.value[e.leaf_offset[m] + route(e, m, x)] for m in range(6))
+            for x in Xv
+        ]
+    )
+    np.testing.assert_allclose(est.predict(Xv), expected, rtol=1e-12, atol=1e-13)
+    one = OKBoostRegressor(n_estimators=1, learning_rate=1e-9, max_splits=3).fit(X, Y)
+    np.testing.assert_allclose(one.predict(Xv), np.tile(Y.mean(axis=0), (len(Xv), 1)), atol=1e-8)
+
+
+def test_every_tree_has_at_most_max_splits_splits(data):
+    X, Y, _, _ = data
+    est = OKBoostRegressor(n_estimators=5, max_splits=4, random_state=0).fit(X, Y)
+    leaves = np.diff(est.ensemble_.leaf_offset)
+    np.testing.assert_array_equal(leaves, 5)  # J = 4 splits are always possible here
+
+
+# ---------------------------------------------------------------------- early stopping
+def test_early_stopping_on_an_eval_set_keeps_the_best_iteration(noisy):
+    X, Y, Xv, Yv = noisy
+    est = OKBoostRegressor(**OVERFIT, n_iter_no_change=3, tol=0.0)
+    est.fit(X, Y, eval_set=(Xv, Yv))
+    loss = est.validation_loss_
+    best = int(np.argmin(loss))
+    assert len(loss) < 40, "the data should make the booster overfit"
+    assert len(loss) == best + 1 + 3  # stopped after 3 rounds without improvement
+    assert est.n_estimators_ == best + 1 == est.ensemble_.n_trees
+    assert len(est.train_loss_) == len(loss)
+    staged = est.staged_loss(Xv, Yv)
+    np.testing.assert_allclose(staged, loss[: best + 1], rtol=1e-12)
+    assert metrics.err_phi(est, Xv, Yv) == pytest.approx(loss.min(), rel=1e-12)
+    np.testing.assert_allclose(est.predict_weights(Xv) @ Y, est.predict(Xv), atol=1e-12)
+
+
+def test_early_stopping_tolerance(noisy):
+    X, Y, Xv, Yv = noisy
+    strict = OKBoostRegressor(**OVERFIT, n_iter_no_change=2, tol=0.0).fit(X, Y, eval_set=(Xv, Yv))
+    lax = OKBoostRegressor(**OVERFIT, n_iter_no_change=2, tol=1e3).fit(X, Y, eval_set=(Xv, Yv))
+    # with a huge tol no round counts as an improvement after the first
+    assert lax.n_estimators_ == 1 and len(lax.validation_loss_) == 3
+    assert strict.n_estimators_ >= lax.n_estimators_
+
+
+@pytest.mark.parametrize("gamma", [None, 0.1, 0.003])  # 0.003: a truncated factor
+def test_early_stopping_on_a_hold_out(gamma, noisy):
+    X, Y, Xv, Yv = noisy
+    est = OKBoostRegressor(**OVERFIT, n_iter_no_change=3, tol=0.0, validation_fraction=0.2)
+    est.fit(X, Y, kernel=None if gamma is None else {"type": "rbf", "gamma": gamma})
+    rows = est.train_indices_
+    held_out = np.setdiff1d(np.arange(len(X)), rows)
+    assert len(rows) == 40 and len(held_out) == 10 and np.all(np.diff(rows) > 0)
+    assert est.n_train_ == 40 and est.output_space_.n_samples == 40
+    if gamma == 0.003:  # the case that needs a true projection to embed new outputs
+        assert est.output_space_.rank < 40
+    assert est.ensemble_.train_leaf.shape == (est.n_estimators_, 40)
+    assert est.predict_weights(Xv).shape == (len(Xv), 40)
+    np.testing.assert_array_equal(est.output_space_.outputs, Y[rows])
+    loss = est.validation_loss_
+    assert est.n_estimators_ == int(np.argmin(loss)) + 1 and len(loss) < 40
+    # the recorded validation loss is the loss on exactly the held-out rows
+    staged = est.staged_loss(X[held_out], Y[held_out])
+    np.testing.assert_allclose(staged, loss[: est.n_estimators_], rtol=1e-10)
+    # and err_phi on new data agrees with a computation from W^F and the kernel
+    W = est.predict_weights(Xv)
+    if gamma is None:
+        K, cross, diag = Y[rows] @ Y[rows].T, Yv @ Y[rows].T, np.sum(Yv**2, axis=1)
+    else:
+        K, cross, diag = rbf_gram(Y[rows], Y[rows], gamma), rbf_gram(Yv, Y[rows], gamma), 1.0
+    by_hand = np.mean(diag - 2 * np.sum(W * cross, axis=1) + np.einsum("qi,ij,qj->q", W, K, W))
+    assert metrics.err_phi(est, Xv, Yv) == pytest.approx(by_hand, rel=1e-9)
+
+
+def test_without_early_stopping_every_row_is_used(data):
+    X, Y, _, _ = data
+    est = OKBoostRegressor(n_estimators=3, max_splits=2).fit(X, Y)
+    np.testing.assert_array_equal(est.train_indices_, np.arange(len(X)))
+    assert est.n_train_ == len(X)
+
+
+def test_hold_out_too_small(data):
+    X, Y, _, _ = data
+    with pytest.raises(DataError, match="validation_fraction=0.01 of 10 rows leaves no usable"):
+        OKBoostRegressor(n_iter_no_change=2, validation_fraction=0.01).fit(X[:10], Y[:10])
+
+
+# ---------------------------------------------------------------------- callbacks
+def test_callback_receives_progress(data):
+    X, Y, Xv, Yv = data
+    seen: list[FitProgress] = []
+    est = OKBoostRegressor(n_estimators=7, learning_rate=0.3, max_splits=3, random_state=0)
+    est.fit(X, Y, eval_set=(Xv, Yv), callback=seen.append)
+    assert [p.done for p in seen] == list(range(1, 8))
+    assert all(isinstance(p, FitProgress) and p.total == 7 for p in seen)
+    elapsed = [p.elapsed for p in seen]
+    assert elapsed[0] >= 0 and elapsed == sorted(elapsed) and elapsed[-1] <= est.fit_time_
+    np.testing.assert_array_equal([p.train_loss for p in seen], est.train_loss_)
+    np.testing.assert_array_equal([p.val_loss for p in seen], est.validation_loss_)
+    assert est.stopped_by_callback_ is False
+
+
+def test_callback_without_eval_set_has_no_validation_loss(data):
+    X, Y, _, _ = data
+    seen: list[FitProgress] = []
+    OKBoostRegressor(n_estimators=3, max_splits=2).fit(X, Y, callback=seen.append)
+    assert [p.val_loss for p in seen] == [None, None, None]
+    assert all(isinstance(p.train_loss, float) for p in seen)
+
+
+def test_callback_returning_true_stops(data):
+    X, Y, Xv, _ = data
+    est = OKBoostRegressor(n_estimators=20, learning_rate=0.3, max_splits=3, random_state=0)
+    est.fit(X, Y, callback=lambda p: p.done >= 4)
+    assert est.stopped_by_callback_ is True
+    assert est.n_estimators_ == 4 == est.ensemble_.n_trees and len(est.train_loss_) == 4
+    full = OKBoostRegressor(n_estimators=20, learning_rate=0.3, max_splits=3, random_state=0)
+    full.fit(X, Y)
+    np.testing.assert_allclose(est.train_loss_, full.train_loss_[:4], rtol=1e-12)
+    np.testing.assert_allclose(est.predict_weights(Xv).sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_callback_stop_with_early_stopping(noisy):
+    X, Y, Xv, Yv = noisy
+    est = OKBoostRegressor(**OVERFIT, n_iter_no_change=50, tol=0.0)
+    est.fit(X, Y, eval_set=(Xv, Yv), callback=lambda p: p.done == 6)
+    assert est.stopped_by_callback_ is True and len(est.validation_loss_) == 6
+    assert est.n_estimators_ == int(np.argmin(est.validation_loss_)) + 1
+
+
+# ---------------------------------------------------------------------- subsampling
+@pytest.mark.parametrize("subsample", [0.5, 0.8])
+def test_subsample_weights_sum_to_one_and_give_the_decision(subsample, data):
+    X, Y, Xv, _ = data
+    est = OKBoostRegressor(
+        n_estimators=10, learning_rate=0.5, max_splits=4, subsample=subsample, random_state=0
+    )
+    est.fit(X, Y)
+    counts = est.ensemble_.train_count
+    np.testing.assert_array_equal(counts.sum(axis=1), round(subsample * len(X)))
+    assert set(np.unique(counts)) == {0, 1}
+    Xq = np.r_[Xv, X[:5]]
+    W = est.predict_weights(Xq)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(W @ Y, est.predict(Xq), atol=1e-12)
+
+
+def test_subsample_with_a_kernel(data):
+    X, Y, Xv, _ = data
+    est = OKBoostRegressor(n_estimators=8, learning_rate=0.5, max_splits=4, subsample=0.6)
+    est.fit(X, Y, kernel={"type": "rbf", "gamma": GAMMA})
+    W, K = est.predict_weights(Xv), rbf_gram(Y, Y, GAMMA)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(est.predict_kernel_train(Xv), W @ K, atol=1e-10)
+    np.testing.assert_allclose(est.predict_kernel(Xv), W @ K @ W.T, atol=1e-10)
+
+
+# ---------------------------------------------------------------------- randomness
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"subsample": 0.7},
+        {"splitter": "random"},
+        {"max_features": 2},
+        {"n_iter_no_change": 2, "validation_fraction": 0.25},
+    ],
+)
+def test_random_state_reproducibility(params, data):
+    X, Y, Xv, _ = data
+
+    def weights(seed):
+        est = OKBoostRegressor(n_estimators=6, max_splits=3, random_state=seed, **params)
+        return est.fit(X, Y).predict_weights(Xv)
+
+    np.testing.assert_array_equal(weights(3), weights(3))
+    assert not np.array_equal(weights(3), weights(4))
+
+
+def test_random_state_generator_is_used_not_reset(data):
+    X, Y, Xv, _ = data
+    rng = np.random.default_rng(0)
+    est = OKBoostRegressor(n_estimators=4, max_splits=3, subsample=0.5, random_state=rng)
+    first = est.fit(X, Y).predict_weights(Xv)
+    second = est.fit(X, Y).predict_weights(Xv)
+    assert not np.array_equal(first, second)  # the Generator advanced, as in scikit-learn
+
+
+# ---------------------------------------------------------------------- importances, splitters
+def test_feature_importances(data):
+    rng = np.random.default_rng(0)
+    X = rng.random((80, 5))
+    Y = np.c_[np.sin(6 * X[:, 2]), np.cos(4 * X[:, 2])] + 0.01 * rng.normal(size=(80, 2))
+    est = OKBoostRegressor(n_estimators=20, learning_rate=0.3, max_splits=3, random_state=0)
+    importances = est.fit(X, Y).feature_importances_
+    assert importances.shape == (5,) and np.all(importances >= 0)
+    assert importances.sum() == pytest.approx(1.0, rel=1e-12)
+    assert np.argmax(importances) == 2 and importances[2] > 0.8
+    # the total is the recorded split gains, normalized
+    e = est.ensemble_
+    internal = e.left >= 0
+    raw = np.array([e.gain[internal & (e.feature == f)].sum() for f in range(5)])
+    np.testing.assert_allclose(importances, raw / raw.sum(), rtol=1e-12)
+
+
+def test_feature_importances_of_constant_outputs_are_zero():
+    X = np.random.default_rng(0).random((20, 3))
+    est = OKBoostRegressor(n_estimators=3, max_splits=2).fit(X, np.ones((20, 2)))
+    np.testing.assert_array_equal(est.feature_importances_, np.zeros(3))
+
+
+def test_random_splitter(data):
+    X, Y, Xv, Yv = data
+    est = OKBoostRegressor(
+        n_estimators=30, learning_rate=0.3, max_splits=4, splitter="random", random_state=0
+    )
+    est.fit(X, Y, eval_set=(Xv, Yv))
+    loss = est.train_loss_
+    assert np.all(np.diff(loss) <= 1e-12 * loss[0])
+    mean_loss = np.mean(np.sum((Yv - Y.mean(axis=0)) ** 2, axis=1))
+    assert est.validation_loss_[-1] < 0.5 * mean_loss
+    thresholds = est.ensemble_.threshold[est.ensemble_.left >= 0]
+    # random cut points, not midpoints between training values
+    sorted_x = np.sort(X, axis=0)
+    midpoints = (sorted_x[1:] + sorted_x[:-1]) / 2
+    assert not np.all(np.isin(thresholds, midpoints))
+
+
+def test_boost_is_a_plain_function(data):
+    X, Y, _, _ = data
+    from okcore._builder import TreeParams
+
+    params = TreeParams(
+        splitter="best",
+        max_splits=3,
+        max_features=4,
+        leaf_order="variance",
+        min_samples_leaf=1,
+        max_depth=None,
+    )
+    result = boost(
+        X,
+        Y,
+        np.sum(Y**2, axis=1),
+        loss=SquaredFeatureLoss(),
+        n_estimators=5,
+        learning_rate=0.5,
+        tree_params=params,
+        subsample=1.0,
+        rng=np.random.default_rng(0),
+    )
+    assert len(result.trees) == 5 and result.train_leaf.shape == (5, len(X))
+    assert result.best_iteration == 4 and result.val_loss is None
+    np.testing.assert_allclose(result.init, Y.mean(axis=0))
+    est = OKBoostRegressor(n_estimators=5, learning_rate=0.5, max_splits=3).fit(X, Y)
+    np.testing.assert_allclose(result.train_loss, est.train_loss_, rtol=1e-12)
