@@ -23,6 +23,8 @@ from service.arrays import parse_binary
 from service.errors import InvalidRequest, UnsupportedMediaType
 
 M = TypeVar("M", bound=BaseModel)
+INLINE_BYTES = 32 * 1024
+"""JSON bodies up to this size are decoded on the event loop; larger ones in the thread pool."""
 _SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
@@ -118,6 +120,8 @@ async def read_body(request: Request, model_cls: type[M], max_bytes: int) -> M:
     media = ctype.split(";")[0].strip().lower()
     if media in ("", "application/json") or media.endswith("+json"):
         raw = await request.body()
+        if len(raw) <= INLINE_BYTES:  # microseconds of work: a thread hop would cost more
+            return _from_json(raw, model_cls)
         return await run_in_threadpool(_from_json, raw, model_cls)
     if media == "multipart/form-data":
         data = await _from_multipart(request, max_bytes)

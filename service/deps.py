@@ -23,7 +23,12 @@ class Services:
     jobs: JobManager
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
+    # async: a sync dependency would cost a thread-pool round trip on every request
+    return _services(request)
+
+
+def _services(request: Request) -> Services:
     services: Services = request.app.state.services
     return services
 
@@ -31,9 +36,9 @@ def get_services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 
-def require_token(request: Request) -> None:
+async def require_token(request: Request) -> None:
     """401 unless the configured bearer token is presented (no-op when none is set)."""
-    token = get_services(request).settings.token
+    token = _services(request).settings.token
     if not token:
         return
     header = request.headers.get("authorization", "")

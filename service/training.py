@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 import okcore
+from okcore.space import check_gram
 from service.errors import InvalidRequest
 from service.jobs import ProgressCallback
 from service.schemas import (
@@ -94,6 +95,10 @@ def plan_training(req: TrainRequest) -> TrainPlan:
     if callable(validate_params):
         validate_params()
     outputs, fit_kwargs, summary = _kernel_call(req.output_kernel)
+    if "gram" in fit_kwargs:
+        # square, finite, symmetric: O(N^2), so 422 now; PSD needs the O(N^3)
+        # factorisation that fit does anyway, so a non-PSD matrix fails the job instead.
+        check_gram(fit_kwargs["gram"])
     if "kernel" in fit_kwargs:
         okcore.make_kernel(fit_kwargs["kernel"])  # KernelError -> 422 now, not in the job
     if outputs is not None and "kernel" in fit_kwargs:

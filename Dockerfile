@@ -1,0 +1,34 @@
+# okboost REST service. Build and run:
+#   docker build -t okboost .
+#   docker run -p 8000:8000 -v okboost-models:/data/models -e OKBOOST_TOKEN=change-me okboost
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+RUN groupadd --system --gid 10001 okboost \
+ && useradd --system --uid 10001 --gid okboost --home-dir /app --shell /usr/sbin/nologin okboost
+
+# Dependencies first (cached layer), then the code.
+COPY pyproject.toml README.md ./
+COPY okcore ./okcore
+COPY service ./service
+RUN pip install . \
+ && mkdir -p /data/models /tmp/numba-cache \
+ && chown -R okboost:okboost /data /tmp/numba-cache
+
+USER okboost
+# Inside a container the service must listen on all interfaces to be reachable through
+# the published port; set OKBOOST_TOKEN so that only clients with the token get in.
+ENV OKBOOST_HOST=0.0.0.0 \
+    OKBOOST_PORT=8000 \
+    OKBOOST_MODEL_DIR=/data/models \
+    NUMBA_CACHE_DIR=/tmp/numba-cache
+VOLUME ["/data/models"]
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
+  CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/health/ready', timeout=4)"
+ENTRYPOINT ["okboost", "serve"]
