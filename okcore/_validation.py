@@ -58,7 +58,22 @@ class Options:
     values: tuple
 
     def accepts(self, value: Any) -> bool:
-        return any(value is v or (isinstance(v, str) and value == v) for v in self.values)
+        return any(value is v or self._equal(value, v) for v in self.values)
+
+    @staticmethod
+    def _equal(value: Any, v: Any) -> bool:
+        """Equal and of the same kind: np.int64(-1) is -1 and np.True_ is True, but 1 is not True."""
+        if isinstance(v, str):
+            return isinstance(value, str) and value == v
+        if isinstance(v, bool):
+            return isinstance(value, bool | np.bool_) and bool(value) == v
+        if isinstance(v, int):
+            return (
+                isinstance(value, numbers.Integral)
+                and not isinstance(value, bool | np.bool_)
+                and value == v
+            )
+        return False
 
     def describe(self) -> str:
         if len(self.values) == 1:  # "an int in [1, inf) or None", not "or one of None"
