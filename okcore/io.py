@@ -57,6 +57,8 @@ def _sha256(array: np.ndarray) -> str:
 
 def _json_param(value: Any) -> Any:
     """Parameters are JSON scalars; a random Generator is not saved (None)."""
+    if isinstance(value, np.generic):  # numpy scalars (accepted by fit) as plain JSON values
+        value = value.item()
     return value if value is None or isinstance(value, bool | int | float | str) else None
 
 
