@@ -155,6 +155,24 @@ def test_stopped_forest_round_trip(tmp_path):
     assert_same_model(est, loaded, X, Y)
 
 
+def test_numpy_scalar_parameters_round_trip(tmp_path):
+    X, Y = make_regression(n=N, p=3, seed=6)
+    est = OKBoostRegressor(
+        n_estimators=np.int64(4),
+        learning_rate=np.float32(0.5),
+        max_splits=np.int32(3),
+        max_features=np.float64(0.7),
+        random_state=np.int64(4),
+    ).fit(X, Y)
+    path = save(est, tmp_path / "m")
+    params = json.loads((path / "manifest.json").read_text())["params"]
+    assert params["n_estimators"] == 4 and params["random_state"] == 4
+    assert params["learning_rate"] == 0.5 and params["max_splits"] == 3
+    loaded = load(path)
+    assert loaded.get_params() == est.get_params()
+    assert_same_model(est, loaded, X, Y)
+
+
 def test_generator_random_state_is_saved_as_none(tmp_path):
     X, Y = make_regression(n=N, p=3, seed=6)
     est = OK3Regressor(max_splits=4, random_state=np.random.default_rng(0)).fit(X, Y)

@@ -90,6 +90,8 @@ CASES = {
         ("n_estimators", None, INT_GE_1),
         ("bootstrap", 1, "one of True, False"),
         ("bootstrap", "yes", "one of True, False"),
+        ("bootstrap", None, "one of True, False"),
+        ("n_jobs", np.bool_(True), N_JOBS),
     ],
 }
 PARAM_CASES = [
@@ -131,6 +133,14 @@ def test_invalid_parameter_error_is_a_value_error():
         (OK3Regressor, {"max_features": "log2", "max_depth": 2, "n_jobs": 2}),
         (OK3Regressor, {"random_state": np.random.default_rng(0), "splitter": "random"}),
         (OK3ForestRegressor, {"bootstrap": False, "max_features": 2, "random_state": 2**32 - 1}),
+        (
+            OK3ForestRegressor,
+            {"bootstrap": np.True_, "n_jobs": np.int64(-1), "splitter": np.str_("best")},
+        ),
+        (
+            OK3Regressor,
+            {"max_splits": np.int32(3), "max_depth": np.int64(2), "max_features": np.float32(0.5)},
+        ),
     ],
 )
 def test_boundary_values_are_accepted(cls, params):
