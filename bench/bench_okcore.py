@@ -1,0 +1,137 @@
+"""Benchmark of okcore's OKBoost against the do-it-yourself scikit-learn loop (issue 2).
+
+Synthetic data: N rows, p = 50 inputs, r = 50 outputs with a linear output kernel (so the
+factor Phi is the outputs, rank r). OKBoost with M = 500 trees of J = 10 splits, exact
+splitter, nu = 0.1; side by side, the same boosting written as a Python loop of 500
+scikit-learn DecisionTreeRegressor(max_leaf_nodes=11) fits on the residuals. For 1000
+queries: W^F (predict_weights), kernel predictions (predict_kernel, Q x Q) and pre-images
+(predict_index over the N training outputs). Each configuration runs in a fresh process so
+its peak resident memory (ru_maxrss) is its own.
+
+    .venv/bin/python bench/bench_okcore.py                 # full: N = 1000, 4000, 16000, r sweep
+    .venv/bin/python bench/bench_okcore.py --quick         # seconds: small N and M
+    .venv/bin/python bench/bench_okcore.py --sizes 4000 --no-sklearn
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def make_data(n: int, p: int, r: int, seed: int = 0):
+    """Outputs that depend non-linearly on a few inputs, plus noise: trees have work to do."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n + 1000, p))
+    A = rng.standard_normal((8, r))
+    B = np.c_[np.sin(4 * X[:, 0]), X[:, 1] * X[:, 2], (X[:, 3] > 0.5), np.cos(3 * X[:, 4]),
+              X[:, 5] ** 2, np.abs(X[:, 6] - X[:, 7]), X[:, 8], X[:, 9] * X[:, 0]]
+    Y = B @ A + 0.3 * rng.standard_normal((n + 1000, r))
+    return X[:n], Y[:n], X[n:]
+
+
+def run_okboost(n: int, p: int, r: int, m: int, j: int, n_jobs: int) -> dict:
+    from okcore import OKBoostRegressor
+
+    X, Y, Xq = make_data(n, p, r)
+    warm = OKBoostRegressor(n_estimators=2, max_splits=j).fit(X[:200], Y[:200])  # compile
+    warm.predict_weights(Xq[:5])
+    warm.predict_index(Xq[:5])
+    est = OKBoostRegressor(n_estimators=m, learning_rate=0.1, max_splits=j, n_jobs=n_jobs)
+    t = time.perf_counter()
+    est.fit(X, Y)
+    fit = time.perf_counter() - t
+    timings = {}
+    for name, call in (
+        ("weights", lambda: est.predict_weights(Xq)),
+        ("kernel", lambda: est.predict_kernel(Xq)),
+        ("preimage", lambda: est.predict_index(Xq)),
+    ):
+        t = time.perf_counter()
+        call()
+        timings[name] = time.perf_counter() - t
+    return {"fit": fit, **timings, "train_loss": float(est.train_loss_[-1])}
+
+
+def run_sklearn_loop(n: int, p: int, r: int, m: int, j: int) -> dict:
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, Y, _ = make_data(n, p, r)
+    t = time.perf_counter()
+    F = np.tile(Y.mean(axis=0), (n, 1))
+    for _ in range(m):
+        tree = DecisionTreeRegressor(max_leaf_nodes=j + 1).fit(X, Y - F)
+        F += 0.1 * tree.predict(X)
+    return {"fit": time.perf_counter() - t, "train_loss": float(np.mean(np.sum((Y - F) ** 2, axis=1)))}
+
+
+def child(args: argparse.Namespace) -> None:
+    if args.what == "okboost":
+        out = run_okboost(args.n, args.p, args.r, args.m, args.j, args.n_jobs)
+    else:
+        out = run_sklearn_loop(args.n, args.p, args.r, args.m, args.j)
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out))
+
+
+def measure(what: str, n: int, p: int, r: int, m: int, j: int, n_jobs: int = 1) -> dict:
+    cmd = [sys.executable, __file__, "--child", what, "--n", str(n), "--p", str(p), "--r", str(r),
+           "--m", str(m), "--j", str(j), "--n-jobs", str(n_jobs)]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    parser.add_argument("--sizes", type=int, nargs="*", default=None)
+    parser.add_argument("--no-sklearn", action="store_true")
+    parser.add_argument("--child", choices=["okboost", "sklearn"], dest="what")
+    parser.add_argument("--n", type=int)
+    parser.add_argument("--p", type=int, default=50)
+    parser.add_argument("--r", type=int, default=50)
+    parser.add_argument("--m", type=int, default=500)
+    parser.add_argument("--j", type=int, default=10)
+    parser.add_argument("--n-jobs", type=int, default=1)
+    args = parser.parse_args()
+    if args.what:
+        child(args)
+        return
+    sizes = args.sizes or ([500, 1000] if args.quick else [1000, 4000, 16000])
+    m = 50 if args.quick else args.m
+    print(f"# machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"python {platform.python_version()}, numpy {np.__version__}")
+    print(f"# p = {args.p}, r = {args.r}, M = {m}, J = {args.j}, exact splitter, nu = 0.1, 1000 queries")
+    print("| N | OKBoost fit (1 thread) | OKBoost fit (2 threads) | sklearn loop fit | ratio (1 thread) "
+          "| W^F 1000 q | kernel 1000 q | pre-image 1000 q | peak RSS OKBoost | peak RSS sklearn |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for n in sizes:
+        one = measure("okboost", n, args.p, args.r, m, args.j, 1)
+        two = measure("okboost", n, args.p, args.r, m, args.j, 2)
+        sk = None if args.no_sklearn else measure("sklearn", n, args.p, args.r, m, args.j)
+        ratio = f"{sk['fit'] / one['fit']:.1f}x" if sk else "-"
+        sk_fit = f"{sk['fit']:.2f} s" if sk else "-"
+        sk_mem = f"{sk['peak_rss_mb']:.0f} MB" if sk else "-"
+        print(f"| {n} | {one['fit']:.2f} s | {two['fit']:.2f} s | {sk_fit} | {ratio} | {one['weights']:.3f} s "
+              f"| {one['kernel'] * 1e3:.1f} ms | {one['preimage'] * 1e3:.1f} ms | {one['peak_rss_mb']:.0f} MB | {sk_mem} |",
+              flush=True)
+        if sk:
+            print(f"#   train loss OKBoost {one['train_loss']:.4f} vs sklearn loop {sk['train_loss']:.4f}")
+    if not args.quick:
+        print("\n# fit time against the output rank r (N = 4000, 1 thread)")
+        print("| r | OKBoost fit |")
+        print("|---|---|")
+        for r in (10, 50, 200):
+            print(f"| {r} | {measure('okboost', 4000, args.p, r, m, args.j, 1)['fit']:.2f} s |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
