@@ -156,10 +156,11 @@ class OKEstimator:
         """
         check_is_fitted(self)
         X = check_inputs(X, self.n_features_in_)
-        coefficients = self.__dict__.get("_coefficients")
-        if coefficients is None:  # depends only on the fitted trees: computed once
-            coefficients = self._coefficients = self.ensemble_.tree_coefficients()
-        return self.ensemble_.weights(X, coefficients, n_threads=self._n_threads())
+        # depends only on the fitted trees: computed once per ensemble (a refit replaces it)
+        cached = self.__dict__.get("_coefficients")
+        if not (isinstance(cached, tuple) and cached[0] is self.ensemble_):
+            cached = self._coefficients = (self.ensemble_, self.ensemble_.tree_coefficients())
+        return self.ensemble_.weights(X, cached[1], n_threads=self._n_threads())
 
     def predict_kernel(self, X: Any, X2: Any = None) -> np.ndarray:
         """<F(x), F(x')> for x in X, x' in X2 (default X), shape (Q, Q2) (eq. 7). O(Q Q2 r)."""
