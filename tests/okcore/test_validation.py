@@ -471,3 +471,16 @@ def test_repr_shows_changed_parameters_only():
     assert repr(OK3ForestRegressor(bootstrap=False)) == "OK3ForestRegressor(bootstrap=False)"
     # equal values of another type are still a change worth showing
     assert repr(OK3Regressor(max_features=1.0)) == "OK3Regressor(max_features=1.0)"
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_refit_forgets_the_previous_fit(cls):
+    X, Y = make_regression(n=30)
+    X2, Y2 = make_regression(n=25, seed=3)
+    est = cls(**SMALL[cls], random_state=0).fit(X, Y)
+    est.predict_weights(X[:2])  # fills the W^F cache of the first fit
+    est.fit(X2, Y2, kernel={"type": "rbf", "gamma": 0.5})
+    fresh = cls(**SMALL[cls], random_state=0).fit(X2, Y2, kernel={"type": "rbf", "gamma": 0.5})
+    for method in ("predict_weights", "predict_kernel", "predict_kernel_train", "predict"):
+        np.testing.assert_array_equal(getattr(est, method)(X[:4]), getattr(fresh, method)(X[:4]))
+    assert est.n_train_ == 25 and est.predict_weights(X[:4]).shape == (4, 25)
