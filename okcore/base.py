@@ -111,6 +111,9 @@ class OKEstimator:
         self, X: Any, Y: Any, gram: Any, kernel: Any
     ) -> tuple[np.ndarray, OutputSpace]:
         """Validate X and build the output space; record the fitted shapes."""
+        # A refit forgets the previous model first: a fit failing after this point (e.g. on
+        # OKBoost's eval_set) must leave an unfitted estimator, not old trees with new shapes.
+        self.__dict__.pop("ensemble_", None)
         X = check_inputs(X)
         space = OutputSpace.build(X.shape[0], Y, gram=gram, kernel=kernel)
         self.n_features_in_ = X.shape[1]
