@@ -77,7 +77,12 @@ CASES = {
         ("validation_fraction", 1.0, "a float in (0.0, 1.0)"),
         ("tol", -1e-3, "a float in [0.0, inf)"),
         ("tol", float("inf"), "a float in [0.0, inf)"),
-    ],
+    ]
+    + (  # the sketched split search (math note s. 2), where this OKBoost has it
+        [("sketch_dim", 0, INT_GE_1_OR_NONE), ("sketch_dim", 2.5, INT_GE_1_OR_NONE)]
+        if "sketch_dim" in OKBoostRegressor().get_params()
+        else []
+    ),
     OK3Regressor: TREE_CASES
     + [
         ("max_splits", 0, INT_GE_1_OR_NONE),
@@ -484,3 +489,15 @@ def test_refit_forgets_the_previous_fit(cls):
     for method in ("predict_weights", "predict_kernel", "predict_kernel_train", "predict"):
         np.testing.assert_array_equal(getattr(est, method)(X[:4]), getattr(fresh, method)(X[:4]))
     assert est.n_train_ == 25 and est.predict_weights(X[:4]).shape == (4, 25)
+
+
+def test_failed_refit_leaves_an_unfitted_estimator():
+    """Not the old trees with the new data's shapes (predict would read past the inputs)."""
+    X, Y = make_regression(n=30)
+    X2, Y2 = make_regression(n=20, p=3, seed=3)
+    est = OKBoostRegressor(n_estimators=3, max_splits=3).fit(X, Y)
+    with pytest.raises(DataError, match="X has 3 rows but the true outputs describe 2"):
+        est.fit(X2, Y2, eval_set=(X2[:3], Y2[:2]))
+    for data in (X, X2):
+        with pytest.raises(NotFittedError):
+            est.predict(data)
