@@ -9,6 +9,7 @@ projection of phi(y) on span{phi(y_i)}: inner products with any F in that span a
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -103,6 +104,7 @@ class OutputSpace:
         Phi = U exp(-beta Lambda / 2) from the eigenvectors of the Laplacian L (math note s. 3).
         """
         kernel.check_vertices(n_vertices)
+        _check_truncation(rank, tol)
         L = graph.laplacian(kernel.edges, n_vertices).toarray()
         lam_l, U = linalg.eigh(L)
         lam = np.exp(-kernel.beta * lam_l)
@@ -232,6 +234,7 @@ def factorize_gram(
     Returns (phi (N, r), eigenvalues (r,)). Full eigh is O(N^3); with ``rank`` << N the
     Lanczos solver (eigsh) is used, O(N^2 rank).
     """
+    _check_truncation(rank, tol)
     n = K.shape[0]
     if rank is not None and rank < n // 4:
         lam, U = eigsh(K, k=rank, which="LA")
@@ -253,6 +256,16 @@ def factorize_gram(
     keep = _kept(lam, rank, tol)
     lam, U = lam[keep], U[:, keep]
     return np.ascontiguousarray(U * np.sqrt(lam)), lam
+
+
+def _check_truncation(rank: Any, tol: Any) -> None:
+    """rank: None or an int >= 1; tol in [0, 1) (a negative tol would keep negative eigenvalues)."""
+    if rank is not None and (
+        isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or rank < 1
+    ):
+        raise DataError(f"rank must be None or an int >= 1: got {rank!r}")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < 1:
+        raise DataError(f"tol must be a number in [0, 1): got {tol!r}")
 
 
 def _kept(lam: np.ndarray, rank: int | None, tol: float) -> np.ndarray:
