@@ -352,3 +352,25 @@ def test_subset_embedding_is_exact_on_the_subset_span(outputs, kernel):
         )
     # training rows of the subset embed to their own rows
     np.testing.assert_allclose(sub.embed(outputs[rows])[0], sub.phi, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"rank": 0}, "rank must be None or an int >= 1: got 0"),
+        ({"rank": -2}, "rank must be None or an int >= 1: got -2"),
+        ({"rank": 2.5}, "rank must be None or an int >= 1: got 2.5"),
+        ({"tol": -1.0}, "tol must be a number in [0, 1): got -1.0"),
+        ({"tol": 1.0}, "tol must be a number in [0, 1): got 1.0"),
+        ({"tol": float("nan")}, "tol must be a number in [0, 1): got nan"),
+    ],
+)
+def test_truncation_arguments_are_checked(outputs, kwargs, message):
+    K = rbf_gram(outputs, outputs, 0.5)
+    with pytest.raises(DataError, match=f"^{re.escape(message)}$"):
+        OutputSpace.from_gram(K, **kwargs)
+    with pytest.raises(DataError, match=f"^{re.escape(message)}$"):
+        OutputSpace.from_outputs(outputs, RBFKernel(gamma=0.5), **kwargs)
+    with pytest.raises(DataError, match=f"^{re.escape(message)}$"):
+        OutputSpace.from_graph(DiffusionKernel(ring_edges(15)), 15, **kwargs)
+    assert OutputSpace.from_gram(K, rank=np.int64(3)).rank == 3
