@@ -237,3 +237,12 @@ def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> 
         fail("node sample counts must be positive")
     if not (len(space.diag) == space.n_samples and np.all(np.isfinite(ens.value))):
         fail("output space arrays are inconsistent")
+    # arrays the predictions broadcast against: a wrong length would not always raise
+    if ens.init.shape != (space.rank,) or (
+        space.eigenvalues is not None and space.eigenvalues.shape != (space.rank,)
+    ):
+        fail("initial value or eigenvalues do not match the output space's rank")
+    if space.outputs is not None and len(space.outputs) != space.n_samples:
+        fail("training outputs do not match the output space")
+    if not (np.all(np.isfinite(space.phi)) and np.all(np.isfinite(ens.init))):
+        fail("output space arrays are inconsistent")
