@@ -366,6 +366,23 @@ def test_valid_checksum_but_non_finite_leaf_value(saved):
         load(saved)
 
 
+@pytest.mark.parametrize(
+    ("name", "change", "what"),
+    [
+        ("ensemble.init", lambda a: a[:1].copy(), "initial value or eigenvalues"),
+        ("space.eigenvalues", lambda a: a[:1].copy(), "initial value or eigenvalues"),
+        ("space.outputs", lambda a: a[:-1].copy(), "training outputs do not match"),
+        ("space.phi", lambda a: np.where(a == a.flat[0], np.inf, a), "output space arrays"),
+    ],
+)
+def test_valid_checksum_but_inconsistent_output_space(saved, name, change, what):
+    arrays = read_arrays(saved)
+    arrays[name] = change(arrays[name])
+    rewrite(saved, arrays, rehash=True)
+    with pytest.raises(PersistenceError, match=f"^model structure is invalid: {what}"):
+        load(saved)
+
+
 def test_missing_manifest(saved):
     (saved / "manifest.json").unlink()
     with pytest.raises(PersistenceError, match=r"^no model at .* \(manifest.json missing\)$"):
