@@ -73,13 +73,17 @@ def boost(
     tol: float = 0.0,
     callback: Callable[[FitProgress], bool | None] | None = None,
     n_threads: int = 1,
+    sketch_dim: int | None = None,
 ) -> BoostResult:
     """Algorithm 3 with shrinkage on the factor: F_0 = mean, F_m = F_{m-1} + nu h_m.
 
     Subsampling fits each tree on a random fraction of the rows; all residuals are updated.
     With ``n_iter_no_change`` the loop stops once the validation loss has not improved by
     ``tol`` for that many rounds, and ``best_iteration`` is the round of the lowest loss.
-    ``callback`` returning True stops the loop. O(M (N r + search)).
+    ``callback`` returning True stops the loop. ``sketch_dim`` = k searches the splits of
+    each tree on the residuals times a fresh Gaussian r x k matrix (SketchBoost, Iosipoi &
+    Vakhrushev 2022; math note s. 2): leaf values stay exact, only close splits may change.
+    O(M (N r + search)), the search O(p n r) per node (k instead of r with a sketch).
     """
     start = time.perf_counter()
     n, n_fit = X.shape[0], max(1, int(round(subsample * X.shape[0])))
@@ -95,21 +99,20 @@ def boost(
         for m in range(n_estimators):
             residual = loss.negative_gradient(phi, F)
             count = np.ones(n, dtype=np.int32)
+            fit_XT, fit_R, fit_order = XT, residual, order
             if n_fit < n:
                 rows = np.sort(rng.choice(n, n_fit, replace=False))
                 count[:] = 0
                 count[rows] = 1
-                sub_order = None if order is None else restrict_presorted(order, rows, n)
-                tree = build_tree(
-                    np.ascontiguousarray(XT[:, rows]),
-                    residual[rows],
-                    tree_params,
-                    rng,
-                    order=sub_order,
-                    executor=executor,
-                )
-            else:
-                tree = build_tree(XT, residual, tree_params, rng, order=order, executor=executor)
+                fit_XT, fit_R = np.ascontiguousarray(XT[:, rows]), residual[rows]
+                fit_order = None if order is None else restrict_presorted(order, rows, n)
+            sketch = None
+            if sketch_dim is not None and sketch_dim < fit_R.shape[1]:
+                projection = rng.standard_normal((fit_R.shape[1], sketch_dim)) / np.sqrt(sketch_dim)
+                sketch = np.ascontiguousarray(fit_R @ projection)
+            tree = build_tree(
+                fit_XT, fit_R, tree_params, rng, order=fit_order, executor=executor, R_search=sketch
+            )
             leaf = tree_leaves(tree, X)
             F += learning_rate * tree.value[leaf]
             trees.append(tree)
@@ -176,6 +179,11 @@ class OKBoostRegressor(OKEstimator):
         else holds out ``validation_fraction`` of the training rows.
     validation_fraction : float in (0, 1)
     tol : float >= 0
+    sketch_dim : int or None
+        Search each tree's splits on a k-dimensional Gaussian random projection of the
+        residuals (SketchBoost) instead of all r factor columns: the search costs k/r of the
+        exact one; leaf values stay exact, only splits with close scores may change. None
+        (default) searches exactly. Its accuracy cost is measured in docs/PERFORMANCE.md.
     n_jobs : int or None
         Threads for the exact split search and for W^F (None = 1, -1 = all cores).
     random_state : None, int or Generator
@@ -195,6 +203,7 @@ class OKBoostRegressor(OKEstimator):
         "n_iter_no_change": [Interval(int, 1, None, "left"), Options((None,))],
         "validation_fraction": [Interval(float, 0.0, 1.0, "neither")],
         "tol": [Interval(float, 0.0, None, "left")],
+        "sketch_dim": [Interval(int, 1, None, "left"), Options((None,))],
     }
 
     def __init__(
@@ -212,6 +221,7 @@ class OKBoostRegressor(OKEstimator):
         n_iter_no_change: int | None = None,
         validation_fraction: float = 0.1,
         tol: float = 1e-7,
+        sketch_dim: int | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
     ) -> None:
@@ -227,6 +237,7 @@ class OKBoostRegressor(OKEstimator):
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
         self.tol = tol
+        self.sketch_dim = sketch_dim
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -273,6 +284,7 @@ class OKBoostRegressor(OKEstimator):
             tol=self.tol,
             callback=callback,
             n_threads=self._n_threads(),
+            sketch_dim=self.sketch_dim,
         )
         keep = result.best_iteration + 1
         ensemble = TreeEnsemble.from_trees(
