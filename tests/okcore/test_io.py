@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import pickle
@@ -20,7 +21,7 @@ from okcore import (
     load,
     save,
 )
-from okcore.ensemble import NODE_FIELDS
+from okcore.ensemble import TreeEnsemble
 
 N = 25
 ESTIMATORS = {
@@ -31,14 +32,9 @@ ESTIMATORS = {
     "forest": lambda: OK3ForestRegressor(n_estimators=3, max_features=2, random_state=2),
 }
 KERNELS = ("linear", "rbf", "polynomial", "gram", "diffusion")
-ENSEMBLE_ARRAYS = (
-    *NODE_FIELDS,
-    "value",
-    "node_offset",
-    "leaf_offset",
-    "train_leaf",
-    "train_count",
-    "init",
+# every array field of the ensemble (from the dataclass, not from io's own list)
+ENSEMBLE_ARRAYS = tuple(
+    f.name for f in dataclasses.fields(TreeEnsemble) if f.name not in ("combine", "learning_rate")
 )
 
 
@@ -255,6 +251,14 @@ def rewrite(path: Path, arrays: dict[str, np.ndarray], *, rehash: bool) -> None:
         (path / "manifest.json").write_text(json.dumps(manifest))
 
 
+def set_entry(path: Path, name: str, position: int, value, *, rehash: bool) -> None:
+    """Change one entry (flat index) of one saved array."""
+    arrays = read_arrays(path)
+    arrays[name] = arrays[name].copy()
+    arrays[name].flat[position] = value
+    rewrite(path, arrays, rehash=rehash)
+
+
 def edit_manifest(path: Path, **changes) -> None:
     manifest = json.loads((path / "manifest.json").read_text())
     manifest.update(changes)
@@ -294,11 +298,7 @@ def test_flipped_bytes_inside_the_archive(saved):
     "name", ["ensemble.value", "ensemble.threshold", "space.phi", "ensemble.train_leaf"]
 )
 def test_modified_array_fails_its_checksum(saved, name):
-    arrays = read_arrays(saved)
-    changed = arrays[name].copy()
-    changed.flat[0] = changed.flat[0] + 1
-    arrays[name] = changed
-    rewrite(saved, arrays, rehash=False)
+    set_entry(saved, name, 0, read_arrays(saved)[name].flat[0] + 1, rehash=False)
     with pytest.raises(PersistenceError, match=f"model array '{name}' at .* fails its checksum"):
         load(saved)
 
@@ -338,11 +338,7 @@ STRUCTURE_DAMAGE = {
 @pytest.mark.parametrize("what", sorted(STRUCTURE_DAMAGE))
 def test_valid_checksum_but_invalid_structure(saved, what):
     name, position, value = STRUCTURE_DAMAGE[what]
-    arrays = read_arrays(saved)
-    changed = arrays[name].copy()
-    changed.flat[position] = value
-    arrays[name] = changed
-    rewrite(saved, arrays, rehash=True)
+    set_entry(saved, name, position, value, rehash=True)
     with pytest.raises(PersistenceError, match=f"^model structure is invalid: {what.strip()}"):
         load(saved)
 
