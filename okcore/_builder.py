@@ -12,7 +12,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._splitter import best_split_exact, best_split_random, node_statistics, partition, presort
+from ._splitter import (
+    best_split_exact,
+    best_split_random,
+    node_statistics,
+    partition,
+    presort,
+    project,
+)
 
 #: A node whose N*var is below this fraction of the root's is treated as constant (a leaf).
 CONSTANT_NODE_TOLERANCE = 1e-12
@@ -61,9 +68,10 @@ class TreeArrays:
 class _Growth:
     """Mutable state of one tree while it grows."""
 
-    def __init__(self, XT, R, R_search, params: TreeParams, rng, order, executor):
+    def __init__(self, XT, R, projection, params: TreeParams, rng, order, executor):
         self.XT, self.R, self.params, self.rng, self.executor = XT, R, params, rng, executor
-        self.R_search = R if R_search is None else R_search
+        self.projection = projection
+        self.R_search = R if projection is None else project(R, projection)
         n_fit = XT.shape[1]
         if params.splitter == "best":
             self.index = presort(XT) if order is None else order.copy()
@@ -73,13 +81,13 @@ class _Growth:
         self.goes_left = np.empty(n_fit, dtype=np.uint8)
         self.start, self.end, self.depth, self.mean = [], [], [], []
         self.impurity, self.feature, self.threshold, self.gain = [], [], [], []
-        self.search_mean = self.mean if self.R_search is R else []
+        self.search_mean = self.mean if projection is None else []
         self.left, self.right = [], []
 
     def add_node(self, start: int, end: int, depth: int) -> int:
         mu, total = node_statistics(self.index[0], start, end, self.R)
-        if self.R_search is not self.R:  # the search centres its (sketched) rows itself
-            self.search_mean.append(node_statistics(self.index[0], start, end, self.R_search)[0])
+        if self.projection is not None:  # the mean of the sketched rows is the sketched mean
+            self.search_mean.append(mu @ self.projection)
         for column, value in (
             (self.start, start),
             (self.end, end),
@@ -138,7 +146,14 @@ class _Growth:
 
         def search(chunk: np.ndarray):
             return best_split_exact(
-                self.index, start, end, self.XT, self.R_search, mu, chunk, self.params.min_samples_leaf
+                self.index,
+                start,
+                end,
+                self.XT,
+                self.R_search,
+                mu,
+                chunk,
+                self.params.min_samples_leaf,
             )
 
         work = (end - start) * len(features) * self.R_search.shape[1]
@@ -154,7 +169,9 @@ class _Growth:
         partition(self.index, start, end, self.XT, feature, threshold, self.goes_left, self.buffer)
         left = self.add_node(start, start + n_left, self.depth[node] + 1)
         right = self.add_node(start + n_left, end, self.depth[node] + 1)
-        if self.R_search is not self.R:  # a sketched search's gain is approximate: record the true one
+        if (
+            self.projection is not None
+        ):  # a sketched search's gain is approximate: record the true one
             gain = max(self.impurity[node] - self.impurity[left] - self.impurity[right], 0.0)
         self.feature[node], self.threshold[node], self.gain[node] = feature, threshold, gain
         self.left[node], self.right[node] = left, right
@@ -186,7 +203,7 @@ def build_tree(
     rng: np.random.Generator,
     order: np.ndarray | None = None,
     executor: Executor | None = None,
-    R_search: np.ndarray | None = None,
+    projection: np.ndarray | None = None,
 ) -> TreeArrays:
     """Grow one OK3 tree best-first on inputs XT (p, n) and residual factor R (n, r).
 
@@ -194,12 +211,12 @@ def build_tree(
     cannot be split is skipped for the next by N*var. ``"gain"`` splits the leaf whose best
     split reduces N*var most (scikit-learn's BestFirstTreeBuilder). At most ``max_splits``
     splits. ``order`` may pass presorted rows (``presort(XT)``) shared across trees;
-    ``executor`` (threads) parallelises the exact search over features. ``R_search`` (n, k)
-    replaces R in the split search only (a sketch, math note s. 2): leaf values stay the
-    exact means of R. Cost: O(p n log n) presort (unless given) + O(max_features n r) per
+    ``executor`` (threads) parallelises the exact search over features. ``projection``
+    (r, k) makes the split search run on the sketch R @ projection (math note s. 2); leaf
+    values stay the exact means of R. Cost: O(p n log n) presort (unless given) + O(max_features n r) per
     searched node (r -> k with a sketch) + O(p n) per split for the partition.
     """
-    g = _Growth(XT, R, R_search, params, rng, order, executor)
+    g = _Growth(XT, R, projection, params, rng, order, executor)
     heap: list[tuple[float, int, tuple | None]] = []
 
     def push(node: int) -> None:

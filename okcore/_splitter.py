@@ -159,6 +159,18 @@ def node_statistics(samples, start, end, R):  # pragma: no cover - jit
     return mu, total
 
 
+@njit(cache=True, nogil=True, fastmath=True)
+def project(R, G):  # pragma: no cover - jit
+    """R @ G, (n, r) x (r, k), single-threaded: a BLAS call would spin threads for this size."""
+    out = np.zeros((R.shape[0], G.shape[1]))
+    for i in range(R.shape[0]):
+        for c in range(R.shape[1]):
+            v = R[i, c]
+            for j in range(G.shape[1]):
+                out[i, j] += v * G[c, j]
+    return out
+
+
 def presort(XT: np.ndarray) -> np.ndarray:
     """Per-feature argsort of XT (p, n) as int32, shape (p, n). O(p n log n), once per fit."""
     return np.ascontiguousarray(np.argsort(XT, axis=1, kind="stable").astype(np.int32))

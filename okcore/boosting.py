@@ -106,12 +106,17 @@ def boost(
                 count[rows] = 1
                 fit_XT, fit_R = np.ascontiguousarray(XT[:, rows]), residual[rows]
                 fit_order = None if order is None else restrict_presorted(order, rows, n)
-            sketch = None
+            projection = None
             if sketch_dim is not None and sketch_dim < fit_R.shape[1]:
                 projection = rng.standard_normal((fit_R.shape[1], sketch_dim)) / np.sqrt(sketch_dim)
-                sketch = np.ascontiguousarray(fit_R @ projection)
             tree = build_tree(
-                fit_XT, fit_R, tree_params, rng, order=fit_order, executor=executor, R_search=sketch
+                fit_XT,
+                fit_R,
+                tree_params,
+                rng,
+                order=fit_order,
+                executor=executor,
+                projection=projection,
             )
             leaf = tree_leaves(tree, X)
             F += learning_rate * tree.value[leaf]
