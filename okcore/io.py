@@ -191,8 +191,9 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
     for key, value in attributes.items():
         if key in SCALARS:
             setattr(estimator, key, value)
-    for name in OPTIONAL_ARRAYS:
-        setattr(estimator, name, arrays.get(name))
+    for name in OPTIONAL_ARRAYS:  # OKBoost always has them (maybe None); trees and forests never
+        if name in arrays or isinstance(estimator, OKBoostRegressor):
+            setattr(estimator, name, arrays.get(name))
     estimator.output_space_ = space
     estimator.ensemble_ = ens
     return estimator
