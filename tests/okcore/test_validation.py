@@ -501,3 +501,14 @@ def test_failed_refit_leaves_an_unfitted_estimator():
     for data in (X, X2):
         with pytest.raises(NotFittedError):
             est.predict(data)
+
+
+def test_exception_hierarchy():
+    from okcore import OKCoreError, PersistenceError
+
+    for error in (InvalidParameterError, DataError, KernelError, NotFittedError, PersistenceError):
+        assert issubclass(error, OKCoreError) and issubclass(error, Exception)
+    assert issubclass(InvalidParameterError, ValueError) and issubclass(DataError, ValueError)
+    assert issubclass(KernelError, DataError)
+    assert not issubclass(PersistenceError, ValueError)
+    assert not issubclass(NotFittedError, ValueError)
