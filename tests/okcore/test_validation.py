@@ -137,6 +137,7 @@ def test_invalid_parameter_error_is_a_value_error():
         (OKBoostRegressor, {"n_iter_no_change": 2, "tol": 0, "random_state": np.int64(3)}),
         (OK3Regressor, {"max_features": "log2", "max_depth": 2, "n_jobs": 2}),
         (OK3Regressor, {"random_state": np.random.default_rng(0), "splitter": "random"}),
+        (OK3Regressor, {"random_state": np.random.RandomState(0), "max_features": "sqrt"}),
         (OK3ForestRegressor, {"bootstrap": False, "max_features": 2, "random_state": 2**32 - 1}),
         (
             OK3ForestRegressor,
