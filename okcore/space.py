@@ -108,10 +108,12 @@ class OutputSpace:
         L = graph.laplacian(kernel.edges, n_vertices).toarray()
         lam_l, U = linalg.eigh(L)
         lam = np.exp(-kernel.beta * lam_l)
+        # k(v, v) from every eigenpair, as the class promises: truncation never biases diag
+        diag = np.einsum("ij,ij,j->i", U, U, lam)
         keep = _kept(lam, rank, tol)
         lam, U = lam[keep], U[:, keep]
         phi = U * np.sqrt(lam)
-        return cls(phi=phi, diag=np.einsum("ij,ij->i", phi, phi), kernel=kernel, eigenvalues=lam)
+        return cls(phi=phi, diag=diag, kernel=kernel, eigenvalues=lam)
 
     @classmethod
     def build(
