@@ -133,6 +133,9 @@ def test_err_phi_linear_is_the_mean_squared_error(test_data):
     single = OKBoostRegressor(n_estimators=10, max_splits=3, random_state=0).fit(X, Y[:, 0])
     expected = np.mean((Yt[:, 0] - single.predict(Xt)) ** 2)
     assert metrics.err_phi(single, Xt, Yt[:, 0]) == pytest.approx(expected, rel=1e-12)
+    pre_image = Y[single.predict_index(Xt)[0][:, 0], 0]
+    expected = np.mean((Yt[:, 0] - pre_image) ** 2)
+    assert metrics.err_y(single, Xt, Yt[:, 0]) == pytest.approx(expected, rel=1e-12)
 
 
 # ---------------------------------------------------------------------- Err^Y

@@ -276,6 +276,20 @@ def test_diffusion_factor_equals_the_matrix_exponential(beta):
     np.testing.assert_allclose(space.eigenvalues[0], 1.0, rtol=1e-12)  # exp(0): constant vector
 
 
+def test_truncated_diffusion_factor_keeps_the_exact_diagonal():
+    n, beta = 12, 0.5
+    edges = ring_edges(n, chords=4, seed=1)
+    K = expm(-beta * laplacian_dense(edges, n))
+    space = OutputSpace.from_graph(DiffusionKernel(edges, beta=beta), n, rank=3)
+    assert space.rank == 3
+    lam, U = np.linalg.eigh(K)
+    np.testing.assert_allclose(
+        space.phi @ space.phi.T, (U[:, -3:] * lam[-3:]) @ U[:, -3:].T, atol=1e-12
+    )
+    np.testing.assert_allclose(space.diag, np.diag(K), atol=1e-12)  # k(v, v), not ||phi_v||^2
+    assert np.all(space.diag > np.sum(space.phi**2, axis=1) + 1e-3)
+
+
 def test_diffusion_on_a_graph_with_isolated_vertices():
     n = 6
     edges = np.array([[0, 1], [1, 2]])  # vertices 3, 4, 5 isolated
