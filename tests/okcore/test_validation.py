@@ -77,12 +77,9 @@ CASES = {
         ("validation_fraction", 1.0, "a float in (0.0, 1.0)"),
         ("tol", -1e-3, "a float in [0.0, inf)"),
         ("tol", float("inf"), "a float in [0.0, inf)"),
-    ]
-    + (  # the sketched split search (math note s. 2), where this OKBoost has it
-        [("sketch_dim", 0, INT_GE_1_OR_NONE), ("sketch_dim", 2.5, INT_GE_1_OR_NONE)]
-        if "sketch_dim" in OKBoostRegressor().get_params()
-        else []
-    ),
+        ("sketch_dim", 0, INT_GE_1_OR_NONE),
+        ("sketch_dim", 2.5, INT_GE_1_OR_NONE),
+    ],
     OK3Regressor: TREE_CASES
     + [
         ("max_splits", 0, INT_GE_1_OR_NONE),
