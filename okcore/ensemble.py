@@ -21,8 +21,9 @@ from numba import njit
 
 from ._builder import TreeArrays
 
-#: Queries handled together by the W^F kernels (the (N, block) work array stays in cache).
-WEIGHTS_BLOCK = 32
+#: Queries handled together by the W^F kernels (the (N, block) work array stays in cache;
+#: 16 measured fastest of 8/16/32/64 at N = 4000).
+WEIGHTS_BLOCK = 16
 
 NODE_FIELDS = ("feature", "threshold", "left", "right", "leaf", "n_samples", "impurity", "gain")
 
@@ -208,45 +209,54 @@ def _boosting_weights(q_leaves, train_leaf, coef, nu, n_leaves_max):  # pragma: 
     R <- nu P^M; for m = M-1..1: R <- R A_m + nu P^m; w = R A_0 + P^0 (math note section 2),
     where (R A_m)[:, l] = R[:, l] - nu coef_m[l] * (sum of R over the points of l's leaf) and
     P^m[b, l] = coef_m[l] [leaf_m(l) == leaf_m(x_b)]. Tree m = 0 here is the paper's h_1.
+    Both terms depend on l only through its leaf L: a table D[L, b] = hit - leaf sum turns
+    the update into one branch-free FMA pass. (Fusing the next tree's leaf sums into that
+    pass measured 2x slower: the scatter stops vectorisation.)
     """
     n_trees, n_train = train_leaf.shape
     B = q_leaves.shape[1]
     R = np.zeros((n_train, B))
-    sums = np.empty((n_leaves_max, B))
+    sums = np.zeros((n_leaves_max, B))
+    D = np.empty((n_leaves_max, B))
     for m in range(n_trees - 1, -1, -1):
         sums[:, :] = 0.0
         for i in range(n_train):
             L = train_leaf[m, i]
             for b in range(B):
                 sums[L, b] += R[i, b]
+        for L in range(n_leaves_max):
+            for b in range(B):
+                D[L, b] = (1.0 if q_leaves[m, b] == L else 0.0) - sums[L, b]
         for i in range(n_train):
             L = train_leaf[m, i]
             w = nu * coef[m, i]
             for b in range(B):
-                hit = 1.0 if q_leaves[m, b] == L else 0.0
-                R[i, b] += w * (hit - sums[L, b])
+                R[i, b] += w * D[L, b]
     # A_0 = I - (1/N) 1 1^T (F_0 is the unshrunk mean) and P^0 = 1/N.
-    for b in range(B):
-        total = 0.0
-        for i in range(n_train):
-            total += R[i, b]
-        shift = (1.0 - total) / n_train
-        for i in range(n_train):
-            R[i, b] += shift
+    total = np.zeros(B)
+    for i in range(n_train):
+        for b in range(B):
+            total[b] += R[i, b]
+    for i in range(n_train):
+        for b in range(B):
+            R[i, b] += (1.0 - total[b]) / n_train
     return R
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=True)
 def _average_weights(q_leaves, train_leaf, coef):  # pragma: no cover - jit
     """(1/M) sum_m P^m for one block of queries; returns the (N, B) transpose."""
     n_trees, n_train = train_leaf.shape
     B = q_leaves.shape[1]
     R = np.zeros((n_train, B))
+    hit = np.zeros((int(train_leaf.max()) + 1, B))
     for m in range(n_trees):
+        hit[:, :] = 0.0
+        for b in range(B):
+            hit[q_leaves[m, b], b] = 1.0 / n_trees
         for i in range(n_train):
             L = train_leaf[m, i]
-            w = coef[m, i] / n_trees
+            w = coef[m, i]
             for b in range(B):
-                if q_leaves[m, b] == L:
-                    R[i, b] += w
+                R[i, b] += w * hit[L, b]
     return R
