@@ -44,6 +44,31 @@ TREE_CONSTRAINTS: dict[str, list] = {
 CALLBACK_CONSTRAINT = [Callable_(), Options((None,))]
 
 
+def target_features(
+    space: OutputSpace,
+    Y: Any = None,
+    gram_cross: Any = None,
+    gram_diag: Any = None,
+    n_rows: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Factor coordinates and k(y, y) of true outputs in ``space``: Y, or a Gram (Q, N)
+    against the training outputs with its diagonal (Q,). Used by losses and metrics."""
+    if (Y is None) == (gram_cross is None):
+        raise DataError("pass the true outputs Y, or gram_cross (with gram_diag), not both")
+    if Y is not None:
+        phi, diag = space.embed(Y)
+    else:
+        phi = space.embed_gram(gram_cross)
+        diag = check_matrix(gram_diag, "gram_diag", ndim=1)
+        if diag.shape[0] != phi.shape[0]:
+            raise DataError(
+                f"gram_diag has {diag.shape[0]} values but gram_cross has {phi.shape[0]} rows"
+            )
+    if n_rows is not None and phi.shape[0] != n_rows:
+        raise DataError(f"X has {n_rows} rows but the true outputs describe {phi.shape[0]}")
+    return phi, diag
+
+
 class OKEstimator:
     """Base class: get_params/set_params like scikit-learn's BaseEstimator, shared predictions.
 
@@ -128,23 +153,8 @@ class OKEstimator:
         gram_diag: Any = None,
         n_rows: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Factor coordinates and k(y, y) of true outputs: Y, or a Gram (Q, N) against the
-        training outputs with its diagonal (Q,). Used by losses and metrics."""
-        space = self.output_space_
-        if (Y is None) == (gram_cross is None):
-            raise DataError("pass the true outputs Y, or gram_cross (with gram_diag), not both")
-        if Y is not None:
-            phi, diag = space.embed(Y)
-        else:
-            phi = space.embed_gram(gram_cross)
-            diag = check_matrix(gram_diag, "gram_diag", ndim=1)
-            if diag.shape[0] != phi.shape[0]:
-                raise DataError(
-                    f"gram_diag has {diag.shape[0]} values but gram_cross has {phi.shape[0]} rows"
-                )
-        if n_rows is not None and phi.shape[0] != n_rows:
-            raise DataError(f"X has {n_rows} rows but the true outputs describe {phi.shape[0]}")
-        return phi, diag
+        """:func:`target_features` in this estimator's fitted output space."""
+        return target_features(self.output_space_, Y, gram_cross, gram_diag, n_rows)
 
     # ------------------------------------------------------------------ predictions
     def _decision(self, X: Any) -> np.ndarray:

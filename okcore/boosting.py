@@ -19,7 +19,7 @@ import numpy as np
 from ._builder import TreeArrays, TreeParams, build_tree
 from ._splitter import presort, restrict_presorted
 from ._validation import Interval, Options, check_inputs, check_is_fitted, check_random_state
-from .base import CALLBACK_CONSTRAINT, TREE_CONSTRAINTS, OKEstimator
+from .base import CALLBACK_CONSTRAINT, TREE_CONSTRAINTS, OKEstimator, target_features
 from .ensemble import TreeEnsemble, tree_leaves
 from .exceptions import DataError
 from .losses import SquaredFeatureLoss
@@ -269,8 +269,8 @@ class OKBoostRegressor(OKEstimator):
         start = time.perf_counter()
         X, space = self._check_fit_data(X, Y, gram, kernel)
         rng = check_random_state(self.random_state)
-        self.output_space_ = space  # the eval set is embedded in the full training space
-        eval_data = self._eval_data(eval_set) if eval_set is not None else None
+        # the eval set is checked and embedded in the training space before any fitting
+        eval_data = self._eval_data(eval_set, space) if eval_set is not None else None
         rows = np.arange(X.shape[0])
         if eval_data is None and self.n_iter_no_change is not None:
             X, space, rows, eval_data = self._hold_out(X, space, rng)
@@ -312,15 +312,15 @@ class OKBoostRegressor(OKEstimator):
         self.fit_time_ = time.perf_counter() - start
         return self
 
-    def _eval_data(self, eval_set: tuple) -> EvalData:
+    def _eval_data(self, eval_set: tuple, space: Any) -> EvalData:
         if not isinstance(eval_set, tuple | list) or len(eval_set) not in (2, 3):
             raise DataError("eval_set must be (X_val, Y_val) or (X_val, K_val_train, k_val_diag)")
         X_val = check_inputs(eval_set[0], self.n_features_in_, name="eval_set X")
         if len(eval_set) == 2:
-            phi, diag = self._target_features(Y=eval_set[1], n_rows=len(X_val))
+            phi, diag = target_features(space, Y=eval_set[1], n_rows=len(X_val))
         else:
-            phi, diag = self._target_features(
-                gram_cross=eval_set[1], gram_diag=eval_set[2], n_rows=len(X_val)
+            phi, diag = target_features(
+                space, gram_cross=eval_set[1], gram_diag=eval_set[2], n_rows=len(X_val)
             )
         return EvalData(X_val, phi, diag)
 

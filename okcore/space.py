@@ -234,13 +234,14 @@ def factorize_gram(
     """Factor K = Phi Phi^T from its eigendecomposition; reject clearly non-PSD matrices.
 
     Returns (phi (N, r), eigenvalues (r,)). Full eigh is O(N^3); with ``rank`` << N the
-    Lanczos solver (eigsh) is used, O(N^2 rank).
+    Lanczos solver (eigsh) is used, O(N^2 rank), and one more Lanczos run finds the
+    smallest eigenvalue for the PSD check.
     """
     _check_truncation(rank, tol)
     n = K.shape[0]
     if rank is not None and rank < n // 4:
         lam, U = eigsh(K, k=rank, which="LA")
-        lam_min = None
+        lam_min = float(eigsh(K, k=1, which="SA", return_eigenvectors=False)[0])
     else:
         lam, U = linalg.eigh(K)
         lam_min = float(lam[0])
@@ -249,7 +250,7 @@ def factorize_gram(
         raise KernelError(
             f"{name} is not positive semi-definite: its largest eigenvalue is {lam_max:.3g}"
         )
-    if lam_min is not None and lam_min < -PSD_TOLERANCE * lam_max:
+    if lam_min < -PSD_TOLERANCE * lam_max:
         raise KernelError(
             f"{name} is not positive semi-definite: smallest eigenvalue {lam_min:.3g} is "
             f"{-lam_min / lam_max:.2e} of the largest (tolerance {PSD_TOLERANCE:g}); "

@@ -324,3 +324,12 @@ def test_boost_is_a_plain_function(data):
     np.testing.assert_allclose(result.init, Y.mean(axis=0))
     est = OKBoostRegressor(n_estimators=5, learning_rate=0.5, max_splits=3).fit(X, Y)
     np.testing.assert_allclose(result.train_loss, est.train_loss_, rtol=1e-12)
+
+
+def test_a_bad_eval_set_fails_before_anything_is_fitted():
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((30, 3)), rng.random((30, 2))
+    est = OKBoostRegressor(n_estimators=3)
+    with pytest.raises(DataError, match="eval_set X has 4 features"):
+        est.fit(X, Y, eval_set=(rng.random((5, 4)), rng.random((5, 2))))
+    assert not hasattr(est, "output_space_") and not hasattr(est, "ensemble_")

@@ -388,3 +388,13 @@ def test_truncation_arguments_are_checked(outputs, kwargs, message):
     with pytest.raises(DataError, match=f"^{re.escape(message)}$"):
         OutputSpace.from_graph(DiffusionKernel(ring_edges(15)), 15, **kwargs)
     assert OutputSpace.from_gram(K, rank=np.int64(3)).rank == 3
+
+
+def test_truncated_factor_still_rejects_a_clearly_non_psd_gram():
+    """rank << N uses the Lanczos solver; the PSD check must not be skipped there."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((40, 40))
+    K = A @ A.T
+    K -= 5.0 * np.eye(40) * np.abs(np.linalg.eigvalsh(K)).max() / 40  # a clearly negative part
+    with pytest.raises(KernelError, match="not positive semi-definite: smallest eigenvalue"):
+        OutputSpace.from_gram(K, rank=3)
