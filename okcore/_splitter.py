@@ -32,37 +32,66 @@ def best_split_exact(order, start, end, XT, R, mu, features, min_leaf):  # pragm
 
     order : int32 (p, n_fit); per feature, the node's rows sorted by that feature.
     XT : float64 (p, n_fit) inputs, feature-major. R : float64 (n_fit, r). mu : node mean (r,).
-    Returns feature -1 when no valid split exists. O(len(features) * n * r).
+    Returns feature -1 when no valid split exists; ties go to the first feature, then the
+    leftmost cut. O(len(features) * n * r).
+
+    Rows are centred at the node mean, so S_L = -S_R: a feature is scanned from whichever
+    end reaches all its valid cuts (between distinct values) with fewer rows. A sparse
+    binary feature costs O(ones * r) instead of O(n * r).
     """
     n = end - start
     r = R.shape[1]
     best_f, best_pos, best_thr, best_gain = -1, -1, 0.0, -1.0
-    SL = np.empty(r)
+    S = np.empty(r)
     for f in features:
-        SL[:] = 0.0
-        for k in range(n - 1):
-            i = order[f, start + k]
-            acc = 0.0
-            for c in range(r):
-                v = SL[c] + (R[i, c] - mu[c])
-                SL[c] = v
-                acc += v * v
-            n_left = k + 1
-            if n_left < min_leaf or n - n_left < min_leaf:
-                continue
-            x0 = XT[f, i]
-            x1 = XT[f, order[f, start + k + 1]]
-            if x1 <= x0 + FEATURE_THRESHOLD:
-                continue
-            gain = acc * n / (n_left * (n - n_left))
-            if gain > best_gain:
-                best_gain = gain
-                best_f = f
-                best_pos = n_left
-                thr = x0 / 2.0 + x1 / 2.0
-                if thr == x1 or not np.isfinite(thr):
-                    thr = x0
-                best_thr = thr
+        # first and last valid cut positions k (the cut lies between sorted rows k and k + 1)
+        first, last = -1, -1
+        for k in range(min_leaf - 1, n - min_leaf):
+            if XT[f, order[f, start + k + 1]] > XT[f, order[f, start + k]] + FEATURE_THRESHOLD:
+                first = k
+                break
+        if first < 0:
+            continue
+        for k in range(n - min_leaf - 1, first - 1, -1):
+            if XT[f, order[f, start + k + 1]] > XT[f, order[f, start + k]] + FEATURE_THRESHOLD:
+                last = k
+                break
+        f_gain, f_pos = -1.0, -1
+        S[:] = 0.0
+        if last + 1 <= n - 1 - first:  # from the left: S = S_L after adding rows 0..k
+            for k in range(last + 1):
+                i = order[f, start + k]
+                acc = 0.0
+                for c in range(r):
+                    v = S[c] + (R[i, c] - mu[c])
+                    S[c] = v
+                    acc += v * v
+                if k < first or XT[f, order[f, start + k + 1]] <= XT[f, i] + FEATURE_THRESHOLD:
+                    continue
+                gain = acc * n / ((k + 1) * (n - k - 1))
+                if gain > f_gain:
+                    f_gain, f_pos = gain, k
+        else:  # from the right: S = S_R after adding rows n-1..k+1, ||S_L|| = ||S_R||
+            for k in range(n - 2, first - 1, -1):
+                i = order[f, start + k + 1]
+                acc = 0.0
+                for c in range(r):
+                    v = S[c] + (R[i, c] - mu[c])
+                    S[c] = v
+                    acc += v * v
+                if k > last or XT[f, i] <= XT[f, order[f, start + k]] + FEATURE_THRESHOLD:
+                    continue
+                gain = acc * n / ((k + 1) * (n - k - 1))
+                if gain >= f_gain:  # >= : the leftmost of equal cuts, as from the left
+                    f_gain, f_pos = gain, k
+        if f_gain > best_gain:
+            best_gain, best_f, best_pos = f_gain, f, f_pos + 1
+            x0 = XT[f, order[f, start + f_pos]]
+            x1 = XT[f, order[f, start + f_pos + 1]]
+            thr = x0 / 2.0 + x1 / 2.0
+            if thr == x1 or not np.isfinite(thr):
+                thr = x0
+            best_thr = thr
     return best_f, best_pos, best_thr, best_gain
 
 

@@ -22,7 +22,7 @@ def nvar(K, S):
     return np.trace(K[np.ix_(S, S)]) - K[np.ix_(S, S)].sum() / len(S)
 
 
-def best_split(X, K, S):
+def best_split(X, K, S, min_leaf=1):
     """Every feature, every midpoint: the split of largest N*var reduction (first on ties)."""
     best = None
     for f in range(X.shape[1]):
@@ -32,13 +32,15 @@ def best_split(X, K, S):
                 continue
             thr = a / 2 + b / 2
             left, right = S[X[S, f] <= thr], S[X[S, f] > thr]
+            if len(left) < min_leaf or len(right) < min_leaf:
+                continue
             gain = nvar(K, S) - nvar(K, left) - nvar(K, right)
             if best is None or gain > best[0]:
                 best = (gain, f, thr, left, right)
     return best if best is not None and best[0] > 0 else None
 
 
-def grow_tree(X, K, J, leaf_order):
+def grow_tree(X, K, J, leaf_order, min_leaf=1):
     """Best-first OK3 tree with at most J splits; nodes in creation order (left, then right)."""
     nodes = [{"S": np.arange(len(X)), "feature": -1, "threshold": 0.0, "children": None}]
     root = nvar(K, nodes[0]["S"])
@@ -47,12 +49,12 @@ def grow_tree(X, K, J, leaf_order):
         candidates = []
         for node in leaves:
             S = nodes[node]["S"]
-            if len(S) < 2 or nvar(K, S) <= CONSTANT * root:
+            if len(S) < 2 * min_leaf or nvar(K, S) <= CONSTANT * root:
                 continue
             if leaf_order == "variance":
                 candidates.append((nvar(K, S), node))
             else:
-                split = best_split(X, K, S)
+                split = best_split(X, K, S, min_leaf)
                 if split is not None:
                     candidates.append((split[0], node))
         chosen = None
@@ -62,7 +64,7 @@ def grow_tree(X, K, J, leaf_order):
         if chosen is None:
             break
         node = chosen[1]
-        split = best_split(X, K, nodes[node]["S"])
+        split = best_split(X, K, nodes[node]["S"], min_leaf)
         if split is None:  # the leaf of highest variance cannot be split: the next one
             leaves.remove(node)
             continue
@@ -211,3 +213,33 @@ def test_variance_and_gain_orders_differ_as_the_note_says():
             [n["threshold"] for n in grow_tree(X, K, 6, "gain")],
         )
     assert differ > 0
+
+
+@pytest.mark.parametrize("min_leaf", [1, 3])
+@pytest.mark.parametrize("leaf_order", ["variance", "gain"])
+def test_tied_and_sparse_binary_features_equal_bruteforce(min_leaf, leaf_order):
+    """Discrete features with many ties, and sparse binary ones (scanned from the right)."""
+    rng = np.random.default_rng(11)
+    n = 60
+    X = np.c_[
+        rng.integers(0, 3, n),  # three levels
+        rng.random(n) < 0.1,  # sparse binary: few ones
+        rng.random(n) < 0.9,  # dense binary: few zeros
+        rng.integers(0, 2, n) * 2.5,
+        rng.random(n),
+    ].astype(float)
+    Y = np.c_[X[:, 0] + X[:, 1] - X[:, 2], X[:, 3] * X[:, 4]] + 0.1 * rng.standard_normal((n, 2))
+    K = RBFKernel(sigma=1.0).gram(Y)
+    nodes = grow_tree(X, K, 12, leaf_order, min_leaf)
+    est = OK3Regressor(max_splits=12, leaf_order=leaf_order, min_samples_leaf=min_leaf).fit(
+        X, gram=K
+    )
+    assert_same_tree(nodes, est.ensemble_.feature, est.ensemble_.threshold)
+    Xq = np.c_[
+        rng.integers(0, 3, 9),
+        rng.random(9) < 0.5,
+        rng.random(9) < 0.5,
+        rng.integers(0, 2, 9) * 2.5,
+        rng.random(9),
+    ]
+    np.testing.assert_allclose(est.predict_weights(Xq), tree_weights(nodes, Xq, n), atol=1e-10)
