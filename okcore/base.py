@@ -38,6 +38,8 @@ TREE_CONSTRAINTS: dict[str, list] = {
     "leaf_order": [Options(("variance", "gain"))],
     "min_samples_leaf": [Interval(int, 1, None, "left")],
     "max_depth": [Interval(int, 1, None, "left"), Options((None,))],
+    "factor_rank": [Interval(int, 1, None, "left"), Options((None,))],
+    "factor_tol": [Interval(float, 0.0, 1.0, "left")],
     "n_jobs": [Options((None, -1)), Interval(int, 1, None, "left")],
     "random_state": [RandomStateLike()],
 }
@@ -140,7 +142,9 @@ class OKEstimator:
         # OKBoost's eval_set) must leave an unfitted estimator, not old trees with new shapes.
         self.__dict__.pop("ensemble_", None)
         X = check_inputs(X)
-        space = OutputSpace.build(X.shape[0], Y, gram=gram, kernel=kernel)
+        space = OutputSpace.build(
+            X.shape[0], Y, gram=gram, kernel=kernel, rank=self.factor_rank, tol=self.factor_tol
+        )
         self.n_features_in_ = X.shape[1]
         self.n_train_ = X.shape[0]
         self.output_1d_ = Y is not None and np.ndim(Y) == 1

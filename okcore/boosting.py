@@ -23,6 +23,7 @@ from .base import CALLBACK_CONSTRAINT, TREE_CONSTRAINTS, OKEstimator, target_fea
 from .ensemble import TreeEnsemble, tree_leaves
 from .exceptions import DataError
 from .losses import SquaredFeatureLoss
+from .space import RANK_TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,9 @@ class OKBoostRegressor(OKEstimator):
         residuals (SketchBoost) instead of all r factor columns: the search costs k/r of the
         exact one; leaf values stay exact, only splits with close scores may change. None
         (default) searches exactly. Its accuracy cost is measured in docs/PERFORMANCE.md.
+    factor_rank, factor_tol : int or None, float
+        Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
+        eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).
     n_jobs : int or None
         Threads for the exact split search and for W^F (None = 1, -1 = all cores).
     random_state : None, int or Generator
@@ -227,6 +231,8 @@ class OKBoostRegressor(OKEstimator):
         validation_fraction: float = 0.1,
         tol: float = 1e-7,
         sketch_dim: int | None = None,
+        factor_rank: int | None = None,
+        factor_tol: float = RANK_TOLERANCE,
         n_jobs: int | None = None,
         random_state: Any = None,
     ) -> None:
@@ -243,6 +249,8 @@ class OKBoostRegressor(OKEstimator):
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.sketch_dim = sketch_dim
+        self.factor_rank = factor_rank
+        self.factor_tol = factor_tol
         self.n_jobs = n_jobs
         self.random_state = random_state
 

@@ -22,6 +22,7 @@ from .base import CALLBACK_CONSTRAINT, TREE_CONSTRAINTS, OKEstimator
 from .boosting import FitProgress
 from .ensemble import TreeEnsemble, tree_leaves
 from .exceptions import DataError
+from .space import RANK_TOLERANCE
 
 
 def _fit_one_tree(
@@ -57,6 +58,9 @@ class OK3ForestRegressor(OKEstimator):
         Fit each tree on a bootstrap sample (bagging, random forests) or on all rows.
     splitter, max_splits, max_features, leaf_order, min_samples_leaf, max_depth :
         Growth of each tree, see :class:`~okcore.tree.OK3Regressor` (fully grown by default).
+    factor_rank, factor_tol : int or None, float
+        Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
+        eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).
     n_jobs : int or None
         Trees fitted in parallel threads through joblib (None = 1, -1 = all cores).
     random_state : None, int or Generator
@@ -79,6 +83,8 @@ class OK3ForestRegressor(OKEstimator):
         leaf_order: str = "variance",
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
+        factor_rank: int | None = None,
+        factor_tol: float = RANK_TOLERANCE,
         n_jobs: int | None = None,
         random_state: Any = None,
     ) -> None:
@@ -90,6 +96,8 @@ class OK3ForestRegressor(OKEstimator):
         self.leaf_order = leaf_order
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
+        self.factor_rank = factor_rank
+        self.factor_tol = factor_tol
         self.n_jobs = n_jobs
         self.random_state = random_state
 

@@ -12,6 +12,7 @@ from ._builder import build_tree
 from ._validation import check_random_state
 from .base import TREE_CONSTRAINTS, OKEstimator
 from .ensemble import TreeEnsemble, tree_leaves
+from .space import RANK_TOLERANCE
 
 
 class OK3Regressor(OKEstimator):
@@ -30,6 +31,9 @@ class OK3Regressor(OKEstimator):
         Next leaf to split: highest N*var (the paper) or largest improvement (scikit-learn).
     min_samples_leaf : int
     max_depth : int or None
+    factor_rank, factor_tol : int or None, float
+        Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
+        eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).
     n_jobs : int or None
         Threads for the exact split search (None = 1, -1 = all cores).
     random_state : None, int or Generator
@@ -46,6 +50,8 @@ class OK3Regressor(OKEstimator):
         leaf_order: str = "variance",
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
+        factor_rank: int | None = None,
+        factor_tol: float = RANK_TOLERANCE,
         n_jobs: int | None = None,
         random_state: Any = None,
     ) -> None:
@@ -55,6 +61,8 @@ class OK3Regressor(OKEstimator):
         self.leaf_order = leaf_order
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
+        self.factor_rank = factor_rank
+        self.factor_tol = factor_tol
         self.n_jobs = n_jobs
         self.random_state = random_state
 

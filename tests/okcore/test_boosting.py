@@ -333,3 +333,20 @@ def test_a_bad_eval_set_fails_before_anything_is_fitted():
     with pytest.raises(DataError, match="eval_set X has 4 features"):
         est.fit(X, Y, eval_set=(rng.random((5, 4)), rng.random((5, 2))))
     assert not hasattr(est, "output_space_") and not hasattr(est, "ensemble_")
+
+
+def test_factor_truncation_by_rank_and_tolerance():
+    rng = np.random.default_rng(3)
+    X, Y = rng.random((80, 4)), rng.random((80, 3))
+    kernel = {"type": "rbf", "sigma": 0.5}
+    exact = OKBoostRegressor(n_estimators=20).fit(X, Y, kernel=kernel)
+    by_rank = OKBoostRegressor(n_estimators=20, factor_rank=10).fit(X, Y, kernel=kernel)
+    by_tol = OKBoostRegressor(n_estimators=20, factor_tol=1e-3).fit(X, Y, kernel=kernel)
+    lam = np.sort(np.linalg.eigvalsh(rbf_gram(Y, Y, 1 / (2 * 0.5**2))))[::-1]
+    assert by_rank.output_space_.rank == 10
+    assert by_tol.output_space_.rank == int(np.sum(lam > 1e-3 * lam[0]))
+    assert exact.output_space_.rank > by_rank.output_space_.rank
+    for est in (by_rank, by_tol):  # k(y, y) stays exact; W^F still reproduces F
+        np.testing.assert_allclose(est.output_space_.diag, 1.0)
+        W = est.predict_weights(X[:5])
+        np.testing.assert_allclose(W @ est.output_space_.phi, est._decision(X[:5]), atol=1e-10)
