@@ -173,7 +173,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the service on ``settings`` (read from ``OKBOOST_*`` variables if omitted)."""
     settings = settings or Settings()
     store = ModelStore(settings.model_dir, cache_size=settings.cache_size)
-    job_manager = JobManager(store, settings.max_workers, settings.max_queued_jobs)
+    job_manager = JobManager(
+        store, settings.max_workers, settings.max_queued_jobs, isolation=settings.job_isolation
+    )
     services = Services(settings=settings, store=store, jobs=job_manager)
 
     @asynccontextmanager

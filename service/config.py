@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -36,6 +37,11 @@ class Settings(BaseSettings):
         "and while streaming, before parsing); larger requests get 413.",
     )
     max_workers: int = Field(1, ge=1, description="Training jobs that run at the same time.")
+    job_isolation: Literal["process", "thread"] = Field(
+        "process",
+        description="Run each training job in a child process (default; keeps the service "
+        "responsive while scipy factorises a Gram matrix) or in the worker thread.",
+    )
     max_queued_jobs: int = Field(
         64, ge=1, description="Training jobs waiting for a worker before new ones get 429."
     )

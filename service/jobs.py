@@ -1,7 +1,15 @@
 """Training jobs off the event loop: a bounded worker pool, states, progress, records.
 
 A job goes ``queued -> running -> done | failed | cancelled`` (``queued ->
-cancelled`` too). Its record is a small JSON file ``<model_dir>/jobs/<id>.json``
+cancelled`` too). Each of the ``max_workers`` worker threads runs its job in a
+child process (``isolation="process"``, the service's default): okcore's numba
+kernels release the GIL, but scipy's eigendecomposition of the output Gram
+matrix does not, and in a thread it would stall the event loop, and every
+prediction, for as long as it takes (tens of seconds at N = 2000). The child
+reports progress through a pipe and stops after the current tree when asked; a
+child that does not stop within ``CANCEL_GRACE`` seconds is killed (the model
+folder is renamed into place only at the very end, so nothing half-written is
+ever visible). ``isolation="thread"`` runs tasks in the worker thread itself. Its record is a small JSON file ``<model_dir>/jobs/<id>.json``
 written on every state change and at most once a second while running. On
 start-up, records left ``queued`` or ``running`` by a previous process are
 marked ``failed`` ("interrupted by server restart"); finished models are never
@@ -12,23 +20,41 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, Literal, Protocol
 
 from service.errors import Busy, NotFound, ServiceError
 from service.store import ModelStore, new_id, valid_id, write_json_atomic
 
 log = logging.getLogger("okboost.jobs")
 
-ProgressCallback = Callable[[Any], bool]
-"""Called by okcore after each tree with a FitProgress; returns True to stop."""
-TrainTask = Callable[[ProgressCallback], str]
-"""Runs the fit; returns "done" or "cancelled"; raises on failure."""
+
+class Reporter(Protocol):
+    """What a training task reports to: okcore's fit callback plus a 'saving' notice."""
+
+    def __call__(self, progress: Any) -> bool:
+        """Called after each tree with a FitProgress; returns True to stop."""
+        ...
+
+    def saving(self) -> None:
+        """Called once before the model is written (it is no longer killed on cancel)."""
+        ...
+
+
+TrainTask = Callable[[Reporter], str]
+"""Runs the fit; returns "done" or "cancelled"; raises on failure. With process isolation
+it must be picklable (a module-level function or a functools.partial of one)."""
+Isolation = Literal["process", "thread"]
+CANCEL_GRACE = 5.0  # seconds a training process gets to stop by itself before it is killed
 
 ACTIVE = ("queued", "running")
 RESTART_REASON = "interrupted by server restart"
@@ -107,8 +133,16 @@ class Job:
 class JobManager:
     """Runs training tasks on ``max_workers`` threads and keeps their records."""
 
-    def __init__(self, store: ModelStore, max_workers: int = 1, max_queued: int = 64) -> None:
+    def __init__(
+        self,
+        store: ModelStore,
+        max_workers: int = 1,
+        max_queued: int = 64,
+        isolation: Isolation = "thread",
+    ) -> None:
         self.store = store
+        self.isolation = isolation
+        self._ctx = _process_context() if isolation == "process" else None
         self.dir = store.root / "jobs"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.max_queued = max_queued
@@ -223,46 +257,153 @@ class JobManager:
             self._mark_model(job.model_id, state, error)
         job.finished_event.set()
 
+    def _progress(self, job: Job, p: Any, last_write: list[float]) -> None:
+        job.done = int(p.done)
+        job.total = max(int(p.total), 1)
+        if p.train_loss is not None:
+            job.train_loss.append(float(p.train_loss))
+        if p.val_loss is not None:
+            if job.validation_loss is None:
+                job.validation_loss = []
+            job.validation_loss.append(float(p.val_loss))
+        if time.monotonic() - last_write[0] >= _PERSIST_EVERY:
+            last_write[0] = time.monotonic()
+            self._persist(job)
+
     def _run(self, job: Job, task: TrainTask) -> None:
         with self._lock:
             if job.state != "queued":
                 return  # cancelled while queued
             job.state, job.started = "running", time.time()
         self._persist(job)
-        last_write = [time.monotonic()]
-
-        def progress(p: Any) -> bool:
-            job.done = int(p.done)
-            job.total = max(int(p.total), 1)
-            if p.train_loss is not None:
-                job.train_loss.append(float(p.train_loss))
-            if p.val_loss is not None:
-                if job.validation_loss is None:
-                    job.validation_loss = []
-                job.validation_loss.append(float(p.val_loss))
-            if time.monotonic() - last_write[0] >= _PERSIST_EVERY:
-                last_write[0] = time.monotonic()
-                self._persist(job)
-            return job.cancel_event.is_set()
-
         try:
-            outcome = task(progress)
+            if self._ctx is None:
+                outcome = self._run_in_thread(job, task)
+            else:
+                outcome = self._run_in_process(job, task)
         except Exception as exc:  # noqa: BLE001 - any failure becomes the job's reason
             job.exception = exc
-            reason = (
-                str(exc)
-                if isinstance(exc, ValueError | ServiceError)
-                else (f"{type(exc).__name__}: {exc}")
-            )
-            if not isinstance(exc, ValueError | ServiceError):
-                log.exception("training job %s failed", job.job_id)
+            user_error = isinstance(exc, ValueError | ServiceError)
+            reason = str(exc) if user_error else f"{type(exc).__name__}: {exc}"
+            if not user_error:
+                log.error("training job %s failed: %s", job.job_id, reason)
             with self._lock:
                 self._finish(job, "failed", reason)
             return
         with self._lock:
             if outcome == "done":
                 self._finish(job, "done", None)
+                if not self.store.record_path(job.model_id).exists():
+                    self.store.delete_files(job.model_id)  # model deleted while it trained
             elif self._shutting_down:
                 self._finish(job, "failed", SHUTDOWN_REASON)
             else:
                 self._finish(job, "cancelled", "cancelled by request")
+
+    def _run_in_thread(self, job: Job, task: TrainTask) -> str:
+        last_write = [time.monotonic()]
+
+        class _Reporter:
+            def __call__(_, p: Any) -> bool:  # noqa: N805
+                self._progress(job, p, last_write)
+                return job.cancel_event.is_set()
+
+            def saving(_) -> None:  # noqa: N805
+                pass
+
+        return task(_Reporter())
+
+    def _run_in_process(self, job: Job, task: TrainTask) -> str:
+        assert self._ctx is not None
+        receiver, sender = self._ctx.Pipe(duplex=False)
+        stop = self._ctx.Event()
+        proc = self._ctx.Process(
+            target=_child_main, args=(task, sender, stop), name=f"okboost-job-{job.job_id[:8]}"
+        )
+        proc.start()
+        sender.close()
+        last_write = [time.monotonic()]
+        saving, asked_at = False, None
+        try:
+            while True:
+                if receiver.poll(0.1):
+                    try:
+                        message = receiver.recv()
+                    except EOFError:
+                        break  # the child died without a word
+                    kind = message[0]
+                    if kind == "progress":
+                        self._progress(job, SimpleNamespace(**message[1]), last_write)
+                    elif kind == "saving":
+                        saving = True
+                    elif kind == "done":
+                        return str(message[1])
+                    elif kind == "error":
+                        raise message[1]
+                elif not proc.is_alive() and not receiver.poll():
+                    break
+                if job.cancel_event.is_set():
+                    stop.set()
+                    asked_at = asked_at or time.monotonic()
+                    if not saving and time.monotonic() - asked_at > CANCEL_GRACE:
+                        proc.kill()  # e.g. still factorising the Gram matrix
+                        return "cancelled"
+        finally:
+            receiver.close()
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        raise RuntimeError(f"training process exited unexpectedly (exit code {proc.exitcode})")
+
+
+def _process_context() -> Any:
+    """forkserver where available: children fork from a clean, single-threaded server that
+    has already imported okcore (and warmed its numba kernels), so a job starts in
+    milliseconds and no lock of the service's threads is inherited.
+
+    A child re-runs the main module's top level (multiprocessing's rule): ``service.cli``
+    is preloaded so that this costs nothing under ``okboost serve``; a script that builds
+    the app itself needs the usual ``if __name__ == "__main__":`` guard."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["service._preload", "service.cli"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def _child_main(task: TrainTask, conn: Any, stop: Any) -> None:
+    """Entry point of a training process: run ``task``, report through ``conn``."""
+
+    class _Reporter:
+        def __call__(self, p: Any) -> bool:
+            conn.send(
+                (
+                    "progress",
+                    {
+                        "done": int(p.done),
+                        "total": int(p.total),
+                        "train_loss": None if p.train_loss is None else float(p.train_loss),
+                        "val_loss": None if p.val_loss is None else float(p.val_loss),
+                    },
+                )
+            )
+            return bool(stop.is_set())
+
+        def saving(self) -> None:
+            conn.send(("saving",))
+
+    try:
+        conn.send(("done", task(_Reporter())))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
+        try:
+            conn.send(("error", exc))
+        except Exception:  # noqa: BLE001 - an exception that does not pickle
+            conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+    finally:
+        conn.close()
+        # Skip interpreter finalisation (numba / llvmlite tear-down takes ~0.3 s): the
+        # model files are already written and fsynced, and the parent waits on join().
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

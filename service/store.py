@@ -62,6 +62,34 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
         raise
 
 
+def write_model(
+    root: Path,
+    model_id: str,
+    estimator: Any,
+    inputs: np.ndarray,
+    outputs: np.ndarray | None,
+    record: dict[str, Any],
+) -> None:
+    """Write ``root/<model_id>/`` atomically (temp dir + rename), then the record beside it.
+
+    A plain function (no store object) so that a training process can call it.
+    """
+    if not valid_id(model_id):
+        raise NotFound(f"unknown model '{model_id[:64]}'")
+    tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{model_id}-", dir=root))
+    try:
+        okcore.save(estimator, tmp / "estimator")
+        np.save(tmp / "inputs.npy", np.ascontiguousarray(inputs), allow_pickle=False)
+        if outputs is not None:
+            np.save(tmp / "outputs.npy", np.ascontiguousarray(outputs), allow_pickle=False)
+        write_json_atomic(tmp / "record.json", record)
+        os.replace(tmp, root / model_id)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    write_json_atomic(root / f"{model_id}.json", record)
+
+
 @dataclass(frozen=True)
 class LoadedModel:
     """A model ready to answer: the estimator and what the service keeps beside it."""
@@ -158,19 +186,7 @@ class ModelStore:
         record: dict[str, Any],
     ) -> None:
         """Write the model folder atomically, then mark the record ready."""
-        final = self.model_path(model_id)
-        tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{model_id}-", dir=self.root))
-        try:
-            okcore.save(estimator, tmp / "estimator")
-            np.save(tmp / "inputs.npy", np.ascontiguousarray(inputs), allow_pickle=False)
-            if outputs is not None:
-                np.save(tmp / "outputs.npy", np.ascontiguousarray(outputs), allow_pickle=False)
-            write_json_atomic(tmp / "record.json", record)
-            os.replace(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        write_json_atomic(self.record_path(model_id), record)
+        write_model(self.root, self._check(model_id), estimator, inputs, outputs, record)
 
     def load(self, model_id: str) -> LoadedModel:
         """Return the loaded model (from the cache when possible); 404 / 409 otherwise."""
@@ -222,16 +238,21 @@ class ModelStore:
         with self._lock:
             return list(self._cache)
 
-    def delete(self, model_id: str) -> None:
-        """Remove a model and its record (the folder is first renamed out of sight)."""
-        record_path = self.record_path(model_id)
+    def delete_files(self, model_id: str) -> None:
+        """Remove a model folder (renamed out of sight first) and drop it from the cache."""
         folder = self.model_path(model_id)
-        if not record_path.exists() and not folder.exists():
-            raise NotFound(f"unknown model '{model_id}'")
         with self._lock:
             self._cache.pop(model_id, None)
         if folder.exists():
             trash = self.root / f"{_TMP_PREFIX}del-{model_id}-{time.time_ns()}"
             os.replace(folder, trash)
             shutil.rmtree(trash, ignore_errors=True)
+
+    def delete(self, model_id: str) -> None:
+        """Remove a model and its record (the folder is first renamed out of sight)."""
+        record_path = self.record_path(model_id)
+        folder = self.model_path(model_id)
+        if not record_path.exists() and not folder.exists():
+            raise NotFound(f"unknown model '{model_id}'")
+        self.delete_files(model_id)
         record_path.unlink(missing_ok=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 import okcore
 from okcore.space import check_gram
 from service.errors import InvalidRequest
-from service.jobs import ProgressCallback
+from service.jobs import Reporter
 from service.schemas import (
     DiffusionKernelSpec,
     LinearKernelSpec,
@@ -21,7 +22,7 @@ from service.schemas import (
     RBFKernelSpec,
     TrainRequest,
 )
-from service.store import ModelStore
+from service.store import write_model
 
 ESTIMATORS: dict[str, Any] = {
     "okboost": okcore.OKBoostRegressor,
@@ -146,10 +147,12 @@ def _as_list(value: Any) -> list[float] | None:
     return [float(v) for v in np.asarray(value, dtype=float).ravel()]
 
 
-def run_training(
-    plan: TrainPlan, store: ModelStore, model_id: str, progress: ProgressCallback
-) -> str:
-    """Fit, then store the model atomically. Returns "done" or "cancelled"."""
+def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter) -> str:
+    """Fit, then store the model atomically under ``root``. Returns "done" or "cancelled".
+
+    Runs in a training process (see :mod:`service.jobs`): it gets the store's
+    directory, not the store object, and the model's record in ``plan.record``.
+    """
     est = plan.estimator
     kwargs = dict(plan.fit_kwargs)
     y = kwargs.pop("Y", None)
@@ -157,10 +160,11 @@ def run_training(
         kwargs["callback"] = progress
     est.fit(plan.inputs, y, **kwargs)
     if "callback" not in kwargs:  # one-tree models report no progress: done in one step
-        progress(_Done(total=1))
+        if progress(_Done(total=1)):
+            return "cancelled"
     if getattr(est, "stopped_by_callback_", False):
         return "cancelled"
-    record = dict(store.read_record(model_id))
+    record = dict(plan.record)
     record.update(
         status="ready",
         fit_time=float(getattr(est, "fit_time_", 0.0)),
@@ -170,5 +174,6 @@ def run_training(
         feature_importances=_as_list(getattr(est, "feature_importances_", None)),
         error=None,
     )
-    store.save_model(model_id, est, plan.inputs, plan.outputs, record)
+    progress.saving()
+    write_model(root, model_id, est, plan.inputs, plan.outputs, record)
     return "done"

@@ -84,8 +84,9 @@ async def train(request: Request, svc: ServicesDep) -> JSONResponse:
     req = await read_body(request, TrainRequest, svc.settings.max_request_bytes)
     plan = await run_in_threadpool(plan_training, req)
     model_id, job_id = new_id(), new_id()
-    svc.store.create_record({"model_id": model_id, "job_id": job_id, "error": None, **plan.record})
-    task = functools.partial(run_training, plan, svc.store, model_id)
+    plan.record.update(model_id=model_id, job_id=job_id, error=None)
+    svc.store.create_record(plan.record)
+    task = functools.partial(run_training, plan, svc.store.root, model_id)
     job = svc.jobs.submit(model_id, task, plan.total, job_id=job_id)
     if req.wait:
         finished = await anyio.to_thread.run_sync(

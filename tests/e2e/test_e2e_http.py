@@ -134,3 +134,34 @@ def test_predictions_run_concurrently_while_training(server: Server) -> None:
         assert client.job(long["job_id"])["state"] == "running"
         assert np.median([t for _, t in results]) < 1.0
         client.cancel(long["job_id"])
+
+
+def test_service_stays_responsive_while_a_gram_matrix_is_factorised(server: Server) -> None:
+    """scipy's eigh holds the GIL for seconds at this size: training runs in a child
+    process, so liveness checks and predictions keep answering meanwhile."""
+    g = clustered_graph()
+    X = g.features[g.train]
+    with OKBoostClient(server.url) as client:
+        mid = client.train(
+            X, {"type": "diffusion", "edges": g.train_edges()}, params=PARAMS, wait=True
+        )["model_id"]
+        rng = np.random.default_rng(0)
+        n = 1200
+        A = rng.normal(size=(n, n // 2))
+        big = client.train(
+            rng.normal(size=(n, 5)),
+            {"type": "precomputed", "gram": A @ A.T / n},
+            params={"n_estimators": 3, "max_splits": 2},
+        )
+        worst, calls, state = 0.0, 0, "queued"
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            while state in ("queued", "running"):
+                t0 = time.perf_counter()
+                state = http.get(f"/jobs/{big['job_id']}").json()["state"]
+                assert http.get("/health/live").status_code == 200
+                kernel = http.post("/kernel", json={"model_id": mid, "inputs": X[:1].tolist()})
+                assert kernel.status_code == 200
+                worst = max(worst, time.perf_counter() - t0)
+                calls += 1
+        assert state == "done"
+    assert calls >= 3 and worst < 1.0, (calls, worst)

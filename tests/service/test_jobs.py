@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import service.jobs as jobs_module
 from service.errors import Busy, NotFound
 from service.jobs import RESTART_REASON, JobManager
 from service.store import ModelStore, new_id
@@ -125,4 +127,57 @@ def test_restart_marks_interrupted_jobs_failed(tmp_path: Path) -> None:
         assert record["status"] == "failed" and record["error"] == RESTART_REASON
     with pytest.raises(NotFound):
         jobs.get("../../etc")
+    jobs.shutdown()
+
+
+# ------------------------------------------------------------------ process isolation
+def _steps(reporter: Any) -> str:
+    for i in range(1, 4):
+        if reporter(Progress(i, 3, 1.0 / i)):
+            return "cancelled"
+    reporter.saving()
+    return "done"
+
+
+def _refuse(reporter: Any) -> str:
+    raise ValueError("edges[0] = [0, 9] refers to vertex 9 but there are 4 training vertices")
+
+
+def _die(reporter: Any) -> str:
+    os._exit(3)
+
+
+def _stuck(reporter: Any) -> str:
+    time.sleep(60)  # like a long eigendecomposition: no callback to ask
+    return "done"
+
+
+def test_process_jobs_report_progress_errors_and_crashes(tmp_path: Path) -> None:
+    store, jobs = _manager(tmp_path, isolation="process", max_workers=2)
+    ok = jobs.submit(_model(store), _steps, total=3)
+    bad = jobs.submit(_model(store), _refuse, total=1)
+    assert jobs.wait(ok.job_id, 60) and jobs.wait(bad.job_id, 60)
+    assert ok.state == "done" and ok.train_loss == [1.0, 0.5, 1 / 3] and ok.done == 3
+    assert bad.state == "failed" and bad.error is not None and "refers to vertex 9" in bad.error
+    assert isinstance(bad.exception, ValueError)  # the child's exception, for a 422
+    dead = jobs.submit(_model(store), _die, total=1)
+    assert jobs.wait(dead.job_id, 60)
+    assert dead.state == "failed" and "exit code 3" in (dead.error or "")
+    jobs.shutdown()
+
+
+def test_process_job_that_cannot_stop_is_killed_on_cancel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jobs_module, "CANCEL_GRACE", 0.2)
+    store, jobs = _manager(tmp_path, isolation="process")
+    job = jobs.submit(_model(store), _stuck, total=1)
+    for _ in range(200):
+        if job.state == "running":
+            break
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    jobs.cancel(job.job_id)
+    assert jobs.wait(job.job_id, 10)
+    assert job.state == "cancelled" and time.monotonic() - t0 < 5
     jobs.shutdown()
