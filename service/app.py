@@ -171,7 +171,7 @@ def _openapi_with_request_models(app: FastAPI) -> dict[str, Any]:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the service on ``settings`` (read from ``OKBOOST_*`` variables if omitted)."""
-    settings = settings or Settings()
+    settings = settings or Settings.model_validate({})
     store = ModelStore(settings.model_dir, cache_size=settings.cache_size)
     job_manager = JobManager(
         store, settings.max_workers, settings.max_queued_jobs, isolation=settings.job_isolation

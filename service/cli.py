@@ -173,7 +173,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         }.items()
         if v is not None
     }
-    settings = Settings(**overrides)
+    settings = Settings.model_validate(overrides)
     uvicorn.run(
         create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level
     )

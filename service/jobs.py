@@ -41,7 +41,7 @@ log = logging.getLogger("okboost.jobs")
 class Reporter(Protocol):
     """What a training task reports to: okcore's fit callback plus a 'saving' notice."""
 
-    def __call__(self, progress: Any) -> bool:
+    def __call__(self, progress: Any, /) -> bool:
         """Called after each tree with a FitProgress; returns True to stop."""
         ...
 
@@ -213,7 +213,7 @@ class JobManager:
         except FileNotFoundError:
             raise NotFound(f"unknown job '{job_id}'") from None
 
-    def list(self) -> list[Job]:
+    def all_jobs(self) -> list[Job]:
         ids = {p.stem for p in self.dir.glob("*.json") if valid_id(p.stem)}
         with self._lock:
             ids |= set(self._jobs)

@@ -25,7 +25,7 @@ JobId = Annotated[str, Path(description="Job id from POST /train.", examples=[ex
     responses=responses(200, None, {"jobs": [examples.JOB_INFO]}, 401),
 )
 async def list_jobs(svc: ServicesDep) -> JSONResponse:
-    jobs = await run_in_threadpool(svc.jobs.list)
+    jobs = await run_in_threadpool(svc.jobs.all_jobs)
     return JSONResponse({"jobs": [job.info() for job in jobs]})
 
 
