@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import time
 from typing import Any
 
-import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
@@ -89,10 +90,12 @@ async def train(request: Request, svc: ServicesDep) -> JSONResponse:
     task = functools.partial(run_training, plan, svc.store.root, model_id)
     job = svc.jobs.submit(model_id, task, plan.total, job_id=job_id)
     if req.wait:
-        finished = await anyio.to_thread.run_sync(
-            svc.jobs.wait, job.job_id, svc.settings.wait_timeout
-        )
-        if finished:
+        # Poll the job's event from the loop: blocking a pool thread per waiting client
+        # would let a few slow trainings starve the predictions of threads.
+        deadline = time.monotonic() + svc.settings.wait_timeout
+        while not job.finished_event.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        if job.finished_event.is_set():
             if job.state == "done":
                 record = svc.store.read_record(model_id)
                 return JSONResponse(_accepted(model_id, job.job_id, "done", record), 201)

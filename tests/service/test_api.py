@@ -5,13 +5,15 @@ from __future__ import annotations
 import io
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from svc_data import SMALL, Graph, TestClient, diffusion_request, vector_data
+from svc_data import SMALL, Graph, TestClient, diffusion_request, make_settings, vector_data
 
 import okcore
+from service.app import create_app
 from service.schemas import JobInfo, KernelResponse, ModelInfo, PredictResponse, TrainAccepted
 
 
@@ -310,3 +312,11 @@ def test_health_and_version(client: TestClient) -> None:
     assert client.get("/health/ready").json() == {"status": "ready"}
     v = client.get("/version").json()
     assert v["okcore"] == okcore.__version__ and v["api"] == "1"
+
+
+def test_wait_gives_up_after_the_timeout_with_202(tmp_path: Path, graph: Graph) -> None:
+    with TestClient(create_app(make_settings(tmp_path, wait_timeout=0.2))) as c:
+        body = diffusion_request(graph, params={**SMALL, "n_estimators": 100000})
+        r = c.post("/train", json=body)
+        assert r.status_code == 202 and r.json()["state"] in ("queued", "running")
+        assert c.delete(f"/jobs/{r.json()['job_id']}").status_code == 200
