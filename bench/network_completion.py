@@ -1,0 +1,312 @@
+"""Network completion on citation graphs (paper Table 1, network columns; paper section 3).
+
+The paper's yeast enzyme network is not public; we use Cora or CiteSeer (LINQS originals,
+citations symmetrised, vertex inputs = binary word vectors, keeping the words used by at least
+``--min-df`` (default 5) vertices of the sample: an unsupervised filter that makes the exact
+split search 2-3 times cheaper).
+
+Protocol: a vertex set V (a snowball sample of ``--subset`` vertices, default 334 as in the
+paper, or the whole graph with ``--subset 0``); 5-fold CV over V. On each fold the output
+kernel of the learning vertices is the diffusion kernel expm(-beta L), beta = 1, of the graph
+induced on them (test edges are never seen). For test vertices:
+- AUC(TS): the predicted kernel k^(v, v') = <F(x_v), F(x_v')> scores every pair with at least
+  one test vertex (test-test and test-learning, both sides predicted as in the paper), against
+  the true adjacency (``auc``). ``auc_known`` scores test-learning pairs with
+  <F(x_v), phi(y_v')> instead (the learning side observed).
+- Err^phi(TS) = mean ||phi(y_v) - F(x_v)||^2 where phi is the feature map of the diffusion
+  kernel of the whole graph on V (the paper computes the kernel on the whole graph) and
+  F(x_v) = sum_i w_i(x_v) phi(y_i) uses the model's weights over the learning vertices.
+J for OKBoost: inner 5-fold CV over the learning vertices, the inner truth being the graph
+induced on the learning vertices; J maximises the inner AUC (``--select auc``, default) or
+minimises the inner Err^phi (``--select err_phi``); both inner curves are saved. On these
+sparse graphs the diffusion kernel's Err^phi hardly moves with J (the mean predictor is
+already close to the best), so AUC is the informative criterion.
+
+    python -m bench.network_completion --graph cora              # 334-vertex snowball sample
+    python -m bench.network_completion --graph cora --subset 0 --methods ok3_et okboost_et
+    python -m bench.network_completion --quick                   # CI smoke run
+"""
+
+from __future__ import annotations
+
+import gzip
+import sys
+import time
+from collections import deque
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from bench.common import (
+    OKCORE_METHODS,
+    BoostConfig,
+    Report,
+    base_parser,
+    data_dir,
+    learning_folds,
+    log,
+    make_okcore,
+    output_dirs,
+    select_by_inner_cv,
+    weight_errors,
+)
+
+BETA = 1.0
+# Coarser than Friedman1's grid: a 500-tree fit costs ~1-20 s here (see docs/RESULTS.md).
+J_GRID_NETWORK = (1, 3, 10, 30)
+
+
+def load_citation(name: str) -> dict[str, Any]:
+    """Cora or CiteSeer: ``X`` (n, p) uint8 word indicators, ``edges`` (E, 2) undirected
+    (i < j, no self-loops, no duplicates), ``labels`` (n,) class names.
+
+    Cites lines naming an unknown paper id (17 in CiteSeer) and self-loops are dropped
+    (see shared/data/<name>/SOURCE.md).
+    """
+    folder = data_dir() / name
+    ids: list[str] = []
+    rows: list[np.ndarray] = []
+    labels: list[str] = []
+    with gzip.open(folder / f"{name}.content.gz", "rt") as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            ids.append(parts[0])
+            rows.append(np.asarray(parts[1:-1], dtype=np.uint8))
+            labels.append(parts[-1])
+    index = {pid: i for i, pid in enumerate(ids)}
+    pairs = set()
+    with open(folder / f"{name}.cites") as f:
+        for line in f:
+            a, b = line.split()
+            if a in index and b in index and index[a] != index[b]:
+                i, j = index[a], index[b]
+                pairs.add((min(i, j), max(i, j)))
+    edges = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+    return {"X": np.vstack(rows), "edges": edges, "labels": np.array(labels)}
+
+
+def snowball(edges: np.ndarray, n: int, size: int, seed: int) -> np.ndarray:
+    """``size`` vertices reached by a breadth-first walk (neighbours in random order) from a
+    random vertex of the largest connected component; sorted vertex ids.
+
+    A uniform random subset of a few hundred vertices of a sparse citation graph keeps almost
+    no edges (Cora: about 80 for 334 vertices), so it would leave nothing to predict.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    A = coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n, n))
+    A = (A + A.T).tocsr()
+    _, comp = connected_components(A, directed=False)
+    big = np.flatnonzero(comp == np.bincount(comp).argmax())
+    if size >= len(big):
+        return np.sort(big[:size])
+    rng = np.random.default_rng(seed)
+    start = int(rng.choice(big))
+    seen = {start}
+    queue = deque([start])
+    while queue and len(seen) < size:
+        v = queue.popleft()
+        nbrs = A.indices[A.indptr[v] : A.indptr[v + 1]].copy()
+        rng.shuffle(nbrs)
+        for u in nbrs:
+            if u not in seen and len(seen) < size:
+                seen.add(int(u))
+                queue.append(int(u))
+    return np.array(sorted(seen), dtype=np.int64)
+
+
+def induced_edges(edges: np.ndarray, keep: np.ndarray, n: int) -> np.ndarray:
+    """Edges with both ends in ``keep``, renumbered 0..len(keep)-1 in the order of ``keep``."""
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[keep] = np.arange(len(keep))
+    e = pos[edges]
+    return e[(e >= 0).all(axis=1)]
+
+
+class NetworkProblem:
+    """Vertex inputs X (n, p), graph edges over 0..n-1, the whole-graph diffusion kernel."""
+
+    def __init__(self, X: np.ndarray, edges: np.ndarray, beta: float = BETA) -> None:
+        from okcore import graph
+
+        self.X = np.asarray(X, dtype=np.float64)
+        self.edges = edges
+        self.n = len(X)
+        self.beta = beta
+        self.K = graph.diffusion_gram(edges, self.n, beta)
+        self.A = graph.adjacency(edges, self.n)
+
+    def fit(self, est: Any, learn: np.ndarray) -> Any:
+        """Fit on the learning vertices with the diffusion kernel of their induced graph."""
+        kernel = {
+            "type": "diffusion",
+            "beta": self.beta,
+            "edges": induced_edges(self.edges, learn, self.n).tolist(),
+        }
+        return est.fit(self.X[learn], kernel=kernel)
+
+    def err_phi(
+        self, est: Any, learn: np.ndarray, test: np.ndarray, K: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Per-vertex ||phi(y_v) - F(x_v)||^2 with phi of kernel ``K`` (default: whole graph)."""
+        K = self.K if K is None else K
+        W = est.predict_weights(self.X[test])
+        return weight_errors(W, K[np.ix_(learn, learn)], K[np.ix_(test, learn)], np.diag(K)[test])[
+            "err_phi"
+        ]
+
+    def inner_scores(
+        self, est: Any, learn: np.ndarray, test: np.ndarray, *, truth: np.ndarray
+    ) -> dict[str, float]:
+        """Fit on ``learn``, score on ``test`` (inner CV): Err^phi under kernel ``truth``, AUC."""
+        self.fit(est, learn)
+        return {
+            "err_phi": float(self.err_phi(est, learn, test, truth).mean()),
+            "auc": self.auc(est, learn, test)["auc"],
+        }
+
+    def auc(self, est: Any, learn: np.ndarray, test: np.ndarray) -> dict[str, float]:
+        """AUC over pairs with at least one test vertex (both sides predicted / learning side
+        observed)."""
+        from okcore import metrics
+
+        Xt = self.X[test]
+        k_nn = est.predict_kernel(Xt)
+        a_nn, a_nk = self.A[np.ix_(test, test)], self.A[np.ix_(test, learn)]
+        return {
+            "auc": metrics.network_auc(k_nn, est.predict_kernel(Xt, self.X[learn]), a_nn, a_nk),
+            "auc_known": metrics.network_auc(k_nn, est.predict_kernel_train(Xt), a_nn, a_nk),
+        }
+
+
+def build_problem(
+    graph_name: str, subset: int, seed: int, min_df: int
+) -> tuple[NetworkProblem, dict[str, Any]]:
+    """The vertex set (snowball sample or whole graph), inputs with rare words dropped."""
+    data = load_citation(graph_name)
+    n_all = len(data["X"])
+    keep = snowball(data["edges"], n_all, subset, seed) if subset else np.arange(n_all)
+    X = data["X"][keep]
+    X = X[:, X.sum(axis=0) >= max(min_df, 1)]
+    edges = induced_edges(data["edges"], keep, n_all)
+    info = {
+        "graph": graph_name,
+        "n_vertices": len(keep),
+        "n_edges": len(edges),
+        "n_features": X.shape[1],
+        "density": 2 * len(edges) / (len(keep) * (len(keep) - 1)),
+    }
+    return NetworkProblem(X, edges), info
+
+
+def run(argv: Sequence[str] | None = None) -> Report:
+    parser = base_parser(__doc__.split("\n\n")[0])
+    parser.add_argument("--graph", choices=("cora", "citeseer"), default="cora")
+    parser.add_argument(
+        "--subset", type=int, default=334, help="snowball sample size (0 = whole graph)"
+    )
+    parser.add_argument(
+        "--min-df",
+        type=int,
+        default=5,
+        help="keep words present in at least this many vertices of the sample",
+    )
+    parser.add_argument(
+        "--select",
+        choices=("auc", "err_phi"),
+        default="auc",
+        help="inner-CV criterion for J (both are recorded)",
+    )
+    parser.add_argument("--methods", nargs="+", choices=OKCORE_METHODS, default=OKCORE_METHODS)
+    parser.add_argument("--n-trees", type=int, default=100)
+    args = parser.parse_args(argv)
+    if args.quick:
+        cfg = BoostConfig(
+            n_estimators=10, learning_rate=0.1, j_grid=(2, 5), n_trees=4, inner_folds=2
+        )
+        subset, n_folds = 60, 2
+    else:
+        cfg = BoostConfig(n_trees=args.n_trees, j_grid=tuple(args.j_grid or J_GRID_NETWORK))
+        subset, n_folds = args.subset, 5
+    problem, info = build_problem(args.graph, subset, args.seed, args.min_df)
+    tag = f"{args.graph}_{subset or 'all'}"
+    report = Report(
+        "network_" + tag + ("_quick" if args.quick else ""),
+        ["bench.network_completion", *(argv if argv is not None else sys.argv[1:])],
+        {
+            **info,
+            "beta": BETA,
+            "n_folds": n_folds,
+            "min_df": args.min_df,
+            "n_estimators": cfg.n_estimators,
+            "learning_rate": cfg.learning_rate,
+            "j_grid": cfg.j_grid,
+            "inner_folds": cfg.inner_folds,
+            "n_trees": cfg.n_trees,
+            "select": args.select,
+            "methods": list(args.methods),
+            "seed": args.seed,
+        },
+    )
+    report.extra.update(selected_J={}, inner_cv={})
+    log(f"{tag}: {info}")
+
+    for fold, (learn, test) in enumerate(
+        learning_folds(problem.n, n_folds, args.seed, small_learning_set=False)
+    ):
+        # Inner truth: the graph induced on the learning vertices only.
+        from okcore import graph
+
+        K_learn_graph = np.zeros_like(problem.K)
+        K_learn_graph[np.ix_(learn, learn)] = graph.diffusion_gram(
+            induced_edges(problem.edges, learn, problem.n), len(learn), BETA
+        )
+        for method in args.methods:
+            J = None
+            if method in ("okboost", "okboost_et"):
+                J, curve = select_by_inner_cv(
+                    partial(make_okcore, method, seed=args.seed + fold, cfg=cfg),
+                    cfg.j_grid,
+                    partial(problem.inner_scores, truth=K_learn_graph),
+                    learn,
+                    n_splits=cfg.inner_folds,
+                    seed=args.seed + fold,
+                    criterion=args.select,
+                    maximize=args.select == "auc",
+                )
+                report.extra["selected_J"].setdefault(method, []).append(J)
+                report.extra["inner_cv"].setdefault(method, []).append(curve)
+            est = make_okcore(method, J, seed=args.seed + fold, cfg=cfg)
+            t0 = time.perf_counter()
+            problem.fit(est, learn)
+            elapsed = time.perf_counter() - t0
+            err = float(problem.err_phi(est, learn, test).mean())
+            aucs = problem.auc(est, learn, test)
+            report.add(method, err_phi=err, fit_time=elapsed, **aucs)
+            log(
+                f"fold {fold}: {method:12s} J={J} Err^phi={err:.4f} AUC={aucs['auc']:.4f} "
+                f"AUC(known)={aucs['auc_known']:.4f} ({elapsed:.1f}s)"
+            )
+
+    out_dir, _ = output_dirs(args)
+    path = report.save(out_dir)
+    print(
+        f"## Network completion, {args.graph}: {info['n_vertices']} vertices, "
+        f"{info['n_edges']} edges, {info['n_features']} input features, {n_folds}-fold CV\n"
+    )
+    print("### AUC(TS), test-learning pairs scored with both sides predicted (paper)\n")
+    print(report.table("auc", "network_auc"))
+    print("\n### AUC(TS), test-learning pairs scored with the learning side observed\n")
+    print(report.table("auc_known", None))
+    print("\n### Err^phi(TS), truth = diffusion kernel of the whole graph on the sample\n")
+    print(report.table("err_phi", "network_err_phi"))
+    print(f"\nselected J: {report.extra['selected_J']}")
+    print(f"\n{report.timing()}; results in {path}")
+    return report
+
+
+if __name__ == "__main__":
+    run()
