@@ -169,9 +169,8 @@ class _Growth:
         partition(self.index, start, end, self.XT, feature, threshold, self.goes_left, self.buffer)
         left = self.add_node(start, start + n_left, self.depth[node] + 1)
         right = self.add_node(start + n_left, end, self.depth[node] + 1)
-        if (
-            self.projection is not None
-        ):  # a sketched search's gain is approximate: record the true one
+        if self.projection is not None:
+            # a sketched search's gain is approximate: record the true reduction of N*var
             gain = max(self.impurity[node] - self.impurity[left] - self.impurity[right], 0.0)
         self.feature[node], self.threshold[node], self.gain[node] = feature, threshold, gain
         self.left[node], self.right[node] = left, right
