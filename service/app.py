@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from threadpoolctl import threadpool_limits
 
 import okcore
 from service import __version__
@@ -180,8 +181,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
-        job_manager.shutdown()
+        limiter = (
+            threadpool_limits(settings.blas_threads, user_api="blas")
+            if settings.blas_threads
+            else None
+        )
+        try:
+            yield
+        finally:
+            job_manager.shutdown()
+            if limiter is not None:
+                limiter.restore_original_limits()
 
     app = FastAPI(
         title="okboost",

@@ -52,4 +52,11 @@ class Settings(BaseSettings):
         description='Longest time `"wait": true` blocks a /train request before answering '
         "202 with the job to poll.",
     )
+    blas_threads: int = Field(
+        1,
+        ge=0,
+        description="BLAS threads in the server process (0: the library's default). Requests "
+        "already run in parallel threads; a multi-threaded BLAS under them made a one-vertex "
+        "prediction 4x slower on 2 cores. Training processes are not limited.",
+    )
     log_level: str = Field("info", description="uvicorn log level.")

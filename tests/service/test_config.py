@@ -29,3 +29,15 @@ def test_bad_setting_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OKBOOST_MAX_WORKERS", "0")
     with pytest.raises(ValueError, match="max_workers"):
         Settings()
+
+
+def test_blas_threads_limited_while_serving_then_restored(tmp_path: Path) -> None:
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    with TestClient(create_app(Settings(model_dir=tmp_path, blas_threads=1))):
+        assert all(n == 1 for n in blas_threads())
+    assert blas_threads() == before
