@@ -12,6 +12,7 @@ Usage (starts its own `okboost serve` on a free localhost port):
 
     .venv/bin/python bench/bench_service.py                      # N=2000, M=500, 1000 calls, 16 clients
     .venv/bin/python bench/bench_service.py --n 300 --m 50 --calls 200   # quick look
+    .venv/bin/python bench/bench_service.py --model-dir DIR --model-id ID  # reuse a trained model
 
 Results are printed and written as JSON to bench/out/bench_service.json.
 """
@@ -65,9 +66,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(model_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(model_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     env = {**os.environ, "OKBOOST_LOG_LEVEL": "warning"}
+    log.parent.mkdir(parents=True, exist_ok=True)
+    out = log.open("wb")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -81,6 +84,8 @@ def start_server(model_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
         ],
         cwd=ROOT,
         env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
@@ -163,6 +168,7 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=1000, help="sequential calls per endpoint")
     ap.add_argument("--clients", type=int, default=16, help="concurrent clients")
     ap.add_argument("--model-dir", type=Path, help="store to use (default: a temporary one)")
+    ap.add_argument("--model-id", help="measure this model of --model-dir instead of training one")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "bench_service.json")
     args = ap.parse_args()
 
@@ -171,27 +177,32 @@ def main() -> None:
     train_edges = edges[(edges < args.n).all(axis=1)]
     X_new = X[args.n :]
     model_dir = args.model_dir or Path(tempfile.mkdtemp(prefix="okboost-bench-")) / "models"
-    proc, url = start_server(model_dir)
+    proc, url = start_server(model_dir, args.out.with_suffix(".server.log"))
     try:
         with OKBoostClient(url, timeout=3600) as client:
             t0 = time.perf_counter()
-            accepted = client.train(
-                X_train,
-                {"type": "diffusion", "beta": 1.0, "edges": train_edges},
-                params={
-                    "n_estimators": args.m,
-                    "learning_rate": 0.1,
-                    "max_splits": args.max_splits,
-                    "random_state": 0,
-                },
-                name="bench",
-            )
-            job = client.wait(accepted["job_id"], poll=0.5)
-            train_s = time.perf_counter() - t0
-            info = client.model(accepted["model_id"])
-        mid = accepted["model_id"]
+            if args.model_id:  # reuse a model trained by an earlier run
+                info = client.model(args.model_id)
+                mid, train_s, job = args.model_id, float("nan"), {"state": info["status"]}
+                args.n, args.m = info["n_train"], info["n_estimators"]
+            else:
+                accepted = client.train(
+                    X_train,
+                    {"type": "diffusion", "beta": 1.0, "edges": train_edges},
+                    params={
+                        "n_estimators": args.m,
+                        "learning_rate": 0.1,
+                        "max_splits": args.max_splits,
+                        "random_state": 0,
+                    },
+                    name="bench",
+                )
+                job = client.wait(accepted["job_id"], poll=0.5)
+                train_s = time.perf_counter() - t0
+                mid = accepted["model_id"]
+                info = client.model(mid)
         print(
-            f"trained N={args.n} M={args.m} in {train_s:.1f} s "
+            f"model N={args.n} M={args.m}: trained through the service in {train_s:.1f} s "
             f"(fit {info['fit_time']:.1f} s, {len(train_edges)} edges)",
             flush=True,
         )
