@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
@@ -181,6 +183,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        services.cpu_limiter = anyio.CapacityLimiter(
+            settings.predict_threads or max(os.cpu_count() or 1, 1)
+        )
         limiter = (
             threadpool_limits(settings.blas_threads, user_api="blas")
             if settings.blas_threads

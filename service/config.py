@@ -52,6 +52,12 @@ class Settings(BaseSettings):
         description='Longest time `"wait": true` blocks a /train request before answering '
         "202 with the job to poll.",
     )
+    predict_threads: int = Field(
+        0,
+        ge=0,
+        description="Predictions computed at the same time (0: the number of CPU cores); "
+        "further requests wait in line.",
+    )
     blas_threads: int = Field(
         1,
         ge=0,

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
+import anyio
 from fastapi import Depends, Request
 
 from service.config import Settings
 from service.errors import Unauthorized
 from service.jobs import JobManager
 from service.store import ModelStore
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -21,6 +25,13 @@ class Services:
     settings: Settings
     store: ModelStore
     jobs: JobManager
+    cpu_limiter: anyio.CapacityLimiter | None = None
+
+    async def run_cpu(self, func: Callable[..., T], *args: Any) -> T:
+        """Run CPU-bound ``func(*args)`` in a worker thread, at most ``predict_threads`` at
+        once (first come, first served): memory stays bounded under a flood of requests,
+        and the event loop keeps threads for everything else."""
+        return await anyio.to_thread.run_sync(func, *args, limiter=self.cpu_limiter)
 
 
 async def get_services(request: Request) -> Services:

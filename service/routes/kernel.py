@@ -6,7 +6,6 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
 
 from service import inference
 from service.bodies import read_body
@@ -45,4 +44,4 @@ async def kernel(request: Request, svc: ServicesDep) -> JSONResponse:
     `inputs`, training vertex i).
     """
     req = await read_body(request, KernelRequest, svc.settings.max_request_bytes)
-    return JSONResponse(await run_in_threadpool(_kernel, svc.store, req))
+    return JSONResponse(await svc.run_cpu(_kernel, svc.store, req))

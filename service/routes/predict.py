@@ -6,7 +6,6 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
 
 from service import inference
 from service.bodies import read_body
@@ -41,4 +40,4 @@ async def predict(request: Request, svc: ServicesDep) -> JSONResponse:
     """Decode F(x) for each row of `inputs`: the `top_k` nearest training outputs (or
     `candidates`) in feature space, with squared distances as scores (paper eq. 8)."""
     req = await read_body(request, PredictRequest, svc.settings.max_request_bytes)
-    return JSONResponse(await run_in_threadpool(_predict, svc.store, req))
+    return JSONResponse(await svc.run_cpu(_predict, svc.store, req))
