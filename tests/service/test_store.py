@@ -33,6 +33,14 @@ def _record(model_id: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+def _store_with_model(root: Path, g: Graph) -> tuple[ModelStore, str]:
+    store = ModelStore(root)
+    mid = new_id()
+    store.create_record(_record(mid))
+    store.save_model(mid, _fitted(g), g.features[g.train], None, _record(mid, status="ready"))
+    return store, mid
+
+
 def test_ids_are_strict() -> None:
     assert valid_id(new_id()) and len(new_id()) == 32
     for bad in ("", "..", "../x", "A" * 32, "g" * 32, "0" * 31, "0" * 33, "0" * 32 + "\n"):
@@ -61,12 +69,7 @@ def test_save_is_atomic_and_loads_back(tmp_path: Path, graph: Graph) -> None:
 
 
 def test_crash_leftovers_are_cleaned_and_renamed_models_win(tmp_path: Path, graph: Graph) -> None:
-    store = ModelStore(tmp_path)
-    mid = new_id()
-    store.create_record(_record(mid))
-    store.save_model(
-        mid, _fitted(graph), graph.features[graph.train], None, _record(mid, status="ready")
-    )
+    store, mid = _store_with_model(tmp_path, graph)
     # crash after renaming the folder, before the record beside it was updated
     (tmp_path / f"{mid}.json").write_text(json.dumps(_record(mid)))
     # crash in the middle of writing another model
@@ -79,12 +82,7 @@ def test_crash_leftovers_are_cleaned_and_renamed_models_win(tmp_path: Path, grap
 
 
 def test_corrupted_model_is_a_server_error_not_a_crash(tmp_path: Path, graph: Graph) -> None:
-    store = ModelStore(tmp_path)
-    mid = new_id()
-    store.create_record(_record(mid))
-    store.save_model(
-        mid, _fitted(graph), graph.features[graph.train], None, _record(mid, status="ready")
-    )
+    store, mid = _store_with_model(tmp_path, graph)
     (tmp_path / mid / "estimator" / "manifest.json").write_text("{not json")
     with pytest.raises(StoreCorrupted, match="cannot be loaded"):
         ModelStore(tmp_path).load(mid)
