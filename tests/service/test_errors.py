@@ -391,6 +391,7 @@ _json = st.recursive(
 
 @settings(
     max_examples=40,
+    database=None,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
