@@ -95,7 +95,12 @@ class Job:
     )
 
     def to_record(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self._PERSISTED}
+        record = {name: getattr(self, name) for name in self._PERSISTED}
+        # copies: the worker thread keeps appending while the record is serialised
+        record["train_loss"] = list(self.train_loss)
+        if self.validation_loss is not None:
+            record["validation_loss"] = list(self.validation_loss)
+        return record
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Job:
