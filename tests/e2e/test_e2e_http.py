@@ -132,7 +132,7 @@ def test_predictions_run_concurrently_while_training(server: Server) -> None:
         http.close()
         assert all(status == 200 for status, _ in results)
         assert client.job(long["job_id"])["state"] == "running"
-        assert np.median([t for _, t in results]) < 1.0
+        assert np.median([t for _, t in results]) < 2.0
         client.cancel(long["job_id"])
 
 
@@ -164,4 +164,4 @@ def test_service_stays_responsive_while_a_gram_matrix_is_factorised(server: Serv
                 worst = max(worst, time.perf_counter() - t0)
                 calls += 1
         assert state == "done"
-    assert calls >= 3 and worst < 1.0, (calls, worst)
+    assert calls >= 3 and worst < 1.5, (calls, worst)
