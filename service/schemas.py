@@ -7,6 +7,7 @@ here so that okcore only ever sees clean arrays.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -20,7 +21,9 @@ from pydantic import (
     model_validator,
 )
 
+from service import examples as ex
 from service.arrays import as_edge_array, as_float_array
+from service.examples import FIELD_EXAMPLES
 
 _NUM = {"type": "number"}
 _MATRIX_SCHEMA = {"type": "array", "items": {"type": "array", "items": _NUM}}
@@ -66,12 +69,30 @@ Edges = Annotated[
 """Undirected edges as [i, j] pairs of 0-based vertex indices."""
 
 
+def documented(example: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    """``json_schema_extra`` giving the model an example and every field an example: the
+    field's value in the model example, or ``FIELD_EXAMPLES`` where that value is null."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        schema["examples"] = [example]
+        for name, prop in schema.get("properties", {}).items():
+            value = example.get(name)
+            if value is None:
+                value = FIELD_EXAMPLES.get(name)
+            if value is not None and "examples" not in prop:
+                prop["examples"] = [value]
+
+    return extra
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
 
 # ---------------------------------------------------------------- output kernels
 class PrecomputedKernelSpec(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["precomputed"]))
+
     type: Literal["precomputed"]
     gram: Matrix = Field(description="N x N positive semi-definite Gram matrix of the outputs.")
 
@@ -84,11 +105,15 @@ class PrecomputedKernelSpec(_Model):
 
 
 class LinearKernelSpec(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["linear"]))
+
     type: Literal["linear"]
     outputs: Outputs = Field(description="N x d output vectors; k(y, y') = y . y'.")
 
 
 class RBFKernelSpec(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["rbf"]))
+
     type: Literal["rbf"]
     outputs: Outputs = Field(description="N x d output vectors.")
     sigma: float | None = Field(
@@ -106,6 +131,8 @@ class RBFKernelSpec(_Model):
 
 
 class PolynomialKernelSpec(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["polynomial"]))
+
     type: Literal["polynomial"]
     outputs: Outputs = Field(description="N x d output vectors.")
     degree: int = Field(2, ge=1, le=20, description="k = (gamma y.y' + coef0)^degree.")
@@ -114,6 +141,8 @@ class PolynomialKernelSpec(_Model):
 
 
 class DiffusionKernelSpec(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["diffusion"]))
+
     type: Literal["diffusion"]
     beta: float = Field(1.0, gt=0, description="Diffusion time: K = expm(-beta L), L = D - A.")
     edges: Edges = Field(
@@ -135,6 +164,8 @@ OutputKernel = Annotated[
 class EvalSet(_Model):
     """Validation data for the validation-loss curve (OKBoost only)."""
 
+    model_config = ConfigDict(json_schema_extra=documented(ex.EVAL_SET))
+
     inputs: Matrix = Field(description="V x p validation inputs.")
     outputs: Outputs | None = Field(None, description="V x d outputs (kernels on vectors).")
     gram_cross: Matrix | None = Field(
@@ -145,18 +176,11 @@ class EvalSet(_Model):
 
 ModelName = Literal["okboost", "ok3", "ok3-forest"]
 
-TRAIN_EXAMPLE: dict[str, Any] = {
-    "name": "toy-network",
-    "model": "okboost",
-    "inputs": [[0.0, 1.0], [0.1, 0.9], [1.0, 0.0], [0.9, 0.2]],
-    "output_kernel": {"type": "diffusion", "beta": 1.0, "edges": [[0, 1], [2, 3], [1, 2]]},
-    "params": {"n_estimators": 50, "learning_rate": 0.1, "max_splits": 3, "random_state": 0},
-    "wait": True,
-}
+TRAIN_EXAMPLE = ex.TRAIN
 
 
 class TrainRequest(_Model):
-    model_config = ConfigDict(json_schema_extra={"examples": [TRAIN_EXAMPLE]})
+    model_config = ConfigDict(json_schema_extra=documented(TRAIN_EXAMPLE))
 
     name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
     model: ModelName = Field(
@@ -203,17 +227,11 @@ class TrainRequest(_Model):
 
 
 # ---------------------------------------------------------------- predict / kernel
-PREDICT_EXAMPLE: dict[str, Any] = {
-    "model_id": "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b",
-    "inputs": [[0.05, 0.95]],
-    "top_k": 2,
-    "weights": "sparse",
-    "weights_top_k": 3,
-}
+PREDICT_EXAMPLE = ex.PREDICT
 
 
 class PredictRequest(_Model):
-    model_config = ConfigDict(json_schema_extra={"examples": [PREDICT_EXAMPLE]})
+    model_config = ConfigDict(json_schema_extra=documented(PREDICT_EXAMPLE))
 
     model_id: str = Field(description="Id returned by POST /train.")
     inputs: Matrix = Field(description="Q x p inputs to predict for.")
@@ -252,16 +270,11 @@ class PredictRequest(_Model):
         return self
 
 
-KERNEL_EXAMPLE: dict[str, Any] = {
-    "model_id": "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b",
-    "inputs": [[0.05, 0.95], [0.95, 0.1]],
-    "against": "predicted",
-    "threshold": 0.2,
-}
+KERNEL_EXAMPLE = ex.KERNEL
 
 
 class KernelRequest(_Model):
-    model_config = ConfigDict(json_schema_extra={"examples": [KERNEL_EXAMPLE]})
+    model_config = ConfigDict(json_schema_extra=documented(KERNEL_EXAMPLE))
 
     model_id: str = Field(description="Id returned by POST /train.")
     inputs: Matrix = Field(description="Q x p inputs of the new vertices.")
@@ -293,11 +306,15 @@ class KernelRequest(_Model):
 
 # ---------------------------------------------------------------- responses
 class ErrorDetail(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.ERROR["error"]["details"][0]))
+
     loc: list[str | int] = Field(default_factory=list)
     msg: str
 
 
 class ErrorInfo(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.ERROR["error"]))
+
     status: int
     code: str
     message: str
@@ -305,6 +322,8 @@ class ErrorInfo(BaseModel):
 
 
 class ErrorResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.ERROR))
+
     error: ErrorInfo
 
 
@@ -313,12 +332,16 @@ ModelStatus = Literal["training", "ready", "failed", "cancelled"]
 
 
 class Progress(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.JOB_INFO["progress"]))
+
     done: int = Field(description="Trees fitted so far.")
     total: int = Field(description="Trees to fit (M).")
     fraction: float
 
 
 class JobInfo(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.JOB_INFO))
+
     job_id: str
     model_id: str
     state: JobState
@@ -334,6 +357,8 @@ class JobInfo(BaseModel):
 
 
 class ModelInfo(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.MODEL_INFO))
+
     model_id: str
     name: str | None = None
     status: ModelStatus
@@ -354,10 +379,14 @@ class ModelInfo(BaseModel):
 
 
 class ModelList(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented({"models": [ex.MODEL_INFO]}))
+
     models: list[ModelInfo]
 
 
 class TrainAccepted(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.TRAIN_ACCEPTED))
+
     model_id: str
     job_id: str
     state: JobState
@@ -367,6 +396,8 @@ class TrainAccepted(BaseModel):
 
 
 class PredictResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.PREDICT_RESPONSE))
+
     model_id: str
     index_space: Literal["training", "candidates"] = Field(
         description="What `indices` refer to: rows of the training set or of `candidates`."
@@ -385,6 +416,8 @@ class PredictResponse(BaseModel):
 
 
 class EdgeLists(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNEL_RESPONSE["edges"]))
+
     new_new: list[list[float]] = Field(
         description="[a, b, score] with a < b: rows a and b of `inputs` (new vertices)."
     )
@@ -395,6 +428,8 @@ class EdgeLists(BaseModel):
 
 
 class KernelResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNEL_RESPONSE))
+
     model_id: str
     against: Literal["predicted", "training"]
     shape: list[int]
@@ -403,10 +438,14 @@ class KernelResponse(BaseModel):
 
 
 class HealthResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented({"status": "ready"}))
+
     status: str
 
 
 class VersionResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.VERSION))
+
     service: str
     okcore: str
     api: str

@@ -97,7 +97,7 @@ def request_body(
             "content": {
                 "application/json": {
                     "schema": {"$ref": f"#/components/schemas/{model.__name__}"},
-                    "example": example,
+                    "example": {k: v for k, v in example.items() if v is not None},
                 },
                 "multipart/form-data": {
                     "schema": {"type": "object", "properties": props, "required": ["json"]},

@@ -8,9 +8,9 @@ from fastapi import APIRouter, Path
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from service import examples
 from service.deps import ServicesDep
 from service.errors import ServiceError
-from service.routes import examples
 from service.routes._docs import responses
 from service.schemas import ModelInfo, ModelList
 

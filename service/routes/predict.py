@@ -7,10 +7,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from service import inference
+from service import examples, inference
 from service.bodies import read_body
 from service.deps import ServicesDep
-from service.routes import examples
 from service.routes._docs import request_body, responses
 from service.schemas import PREDICT_EXAMPLE, PredictRequest, PredictResponse
 from service.store import ModelStore

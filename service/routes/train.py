@@ -11,10 +11,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from service import examples
 from service.bodies import read_body
 from service.deps import ServicesDep
 from service.errors import NotReady, ServiceError
-from service.routes import examples
 from service.routes._docs import request_body, responses
 from service.schemas import TRAIN_EXAMPLE, TrainAccepted, TrainRequest
 from service.store import new_id

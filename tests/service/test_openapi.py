@@ -7,6 +7,9 @@ from typing import Any
 import pytest
 from svc_data import TestClient
 
+from service import examples as ex
+from service import schemas
+
 openapi_spec_validator = pytest.importorskip("openapi_spec_validator")
 
 ENDPOINTS = {
@@ -75,6 +78,25 @@ def test_request_models_document_every_field(spec: dict[str, Any]) -> None:
         "PolynomialKernelSpec",
         "DiffusionKernelSpec",
     }
+
+
+def test_every_schema_field_has_an_example(spec: dict[str, Any]) -> None:
+    for name, schema in spec["components"]["schemas"].items():
+        if name in ("HTTPValidationError", "ValidationError"):
+            continue
+        assert schema.get("examples"), name
+        for field, prop in schema.get("properties", {}).items():
+            assert prop.get("examples"), (name, field)
+
+
+def test_request_examples_are_valid_requests(spec: dict[str, Any]) -> None:
+    for name in ("TrainRequest", "PredictRequest", "KernelRequest"):
+        model = getattr(schemas, name)
+        model.model_validate(spec["components"]["schemas"][name]["examples"][0])
+    for kernel in ex.KERNELS.values():
+        schemas.TrainRequest.model_validate(
+            {"inputs": ex.X4[: len(kernel.get("gram", ex.X4))], "output_kernel": kernel}
+        )
 
 
 def test_error_responses_use_the_one_shape(spec: dict[str, Any]) -> None:
