@@ -320,3 +320,25 @@ def test_wait_gives_up_after_the_timeout_with_202(tmp_path: Path, graph: Graph) 
         r = c.post("/train", json=body)
         assert r.status_code == 202 and r.json()["state"] in ("queued", "running")
         assert c.delete(f"/jobs/{r.json()['job_id']}").status_code == 200
+
+
+def test_large_json_body_is_decoded_off_the_event_loop(
+    client: TestClient, trained: dict[str, Any], graph: Graph
+) -> None:
+    from service.bodies import INLINE_BYTES
+
+    X_new = np.repeat(graph.features[graph.test], 400, axis=0)  # 2400 rows, > INLINE_BYTES
+    body = json.dumps(
+        {
+            "model_id": trained["model_id"],
+            "inputs": X_new.tolist(),
+            "against": "training",
+            "return_kernel": False,
+            "top_k": 1,
+        }
+    )
+    assert len(body) > INLINE_BYTES
+    r = client.post("/kernel", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 200, r.text
+    assert r.json()["shape"] == [len(X_new), len(graph.train)]
+    assert len(r.json()["edges"]["new_known"]) == len(X_new)
