@@ -342,3 +342,21 @@ def test_large_json_body_is_decoded_off_the_event_loop(
     assert r.status_code == 200, r.text
     assert r.json()["shape"] == [len(X_new), len(graph.train)]
     assert len(r.json()["edges"]["new_known"]) == len(X_new)
+
+
+def test_delete_a_model_while_it_trains(client: TestClient, graph: Graph, settings: Any) -> None:
+    body = diffusion_request(graph, wait=False, params={**SMALL, "n_estimators": 100000})
+    started = client.post("/train", json=body).json()
+    for _ in range(400):
+        if client.get(f"/jobs/{started['job_id']}").json()["progress"]["done"] > 0:
+            break
+        time.sleep(0.025)
+    assert client.delete(f"/models/{started['model_id']}").status_code == 200
+    for _ in range(400):
+        job = client.get(f"/jobs/{started['job_id']}").json()
+        if job["state"] not in ("queued", "running"):
+            break
+        time.sleep(0.025)
+    assert job["state"] == "cancelled"
+    assert client.get(f"/models/{started['model_id']}").status_code == 404
+    assert not (settings.model_dir / started["model_id"]).exists()
