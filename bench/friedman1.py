@@ -28,8 +28,10 @@ from sklearn.ensemble import (
 from sklearn.tree import DecisionTreeRegressor
 
 from bench.common import (
+    BOOSTED,
     J_GRID,
     OKCORE_METHODS,
+    VARIANT_LABELS,
     BoostConfig,
     Report,
     base_parser,
@@ -94,7 +96,10 @@ def _inner_mse(est: Any, a: np.ndarray, b: np.ndarray, *, X: np.ndarray, y: np.n
 def run(argv: Sequence[str] | None = None) -> Report:
     parser = base_parser(__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--methods", nargs="+", choices=(*OKCORE_METHODS, *SKLEARN_LABELS), default=DEFAULT_METHODS
+        "--methods",
+        nargs="+",
+        choices=(*OKCORE_METHODS, *VARIANT_LABELS, *SKLEARN_LABELS),
+        default=DEFAULT_METHODS,
     )
     args = parser.parse_args(argv)
     if args.quick:
@@ -105,12 +110,13 @@ def run(argv: Sequence[str] | None = None) -> Report:
     else:
         cfg = BoostConfig(j_grid=tuple(args.j_grid or J_GRID))
         n_samples, n_learn, n_test = 10, 300, 1000
-    methods = [m for m in (*OKCORE_METHODS, *SKLEARN_LABELS) if m in args.methods]
+    okcore_methods = (*OKCORE_METHODS, *VARIANT_LABELS)
+    methods = [m for m in (*okcore_methods, *SKLEARN_LABELS) if m in args.methods]
     if "sk_gbr" in methods and "okboost" not in methods:
         parser.error("sk_gbr takes the J selected for okboost: run okboost too")
-    boosted = {"okboost", "okboost_et", "sk_gbr_cv"} & set(methods)
+    boosted = {*BOOSTED, "sk_gbr_cv"} & set(methods)
     report = Report(
-        "friedman1" + ("_quick" if args.quick else ""),
+        (args.name or "friedman1") + ("_quick" if args.quick else ""),
         ["bench.friedman1", *(argv if argv is not None else sys.argv[1:])],
         {
             "n_samples": n_samples,
@@ -134,7 +140,7 @@ def run(argv: Sequence[str] | None = None) -> Report:
     for s in range(n_samples):
         X, y = make_friedman1(n_learn, noise=1.0, random_state=args.seed + 1 + s)
         for method in methods:
-            maker = make_okcore if method in OKCORE_METHODS else make_sklearn
+            maker = make_okcore if method in okcore_methods else make_sklearn
             J = report.extra["selected_J"]["okboost"][-1] if method == "sk_gbr" else None
             if method in boosted:
                 J, curve = select_by_inner_cv(

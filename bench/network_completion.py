@@ -199,7 +199,10 @@ def build_problem(
         "n_features": X.shape[1],
         "density": 2 * len(edges) / (len(keep) * (len(keep) - 1)),
     }
-    return NetworkProblem(X, edges), info
+    problem = NetworkProblem(X, edges)
+    # Err^phi of predicting phi = 0 (its scale): mean k(v, v) of the whole-graph kernel.
+    info["mean_k_vv"] = float(np.diag(problem.K).mean())
+    return problem, info
 
 
 def run(argv: Sequence[str] | None = None) -> Report:
