@@ -5,7 +5,8 @@ numpy / scipy / numba only; never imports the web stack.
 """
 
 from . import graph, metrics
-from .boosting import FitProgress, OKBoostRegressor
+from .base import FitProgress
+from .boosting import OKBoostRegressor
 from .exceptions import (
     DataError,
     InvalidParameterError,

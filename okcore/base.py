@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,23 @@ TREE_CONSTRAINTS: dict[str, list] = {
     "random_state": [RandomStateLike()],
 }
 CALLBACK_CONSTRAINT = [Callable_(), Options((None,))]
+
+
+@dataclass(frozen=True)
+class FitProgress:
+    """What a fit callback receives after each tree (losses are OKBoost's only)."""
+
+    done: int
+    total: int
+    elapsed: float
+    train_loss: float | None = None
+    val_loss: float | None = None
+
+
+def check_callback(callback: Any) -> None:
+    """A fit callback is None or callable."""
+    if not any(c.accepts(callback) for c in CALLBACK_CONSTRAINT):
+        raise DataError(f"callback must be callable: got {callback!r}")
 
 
 def target_features(

@@ -19,22 +19,17 @@ import numpy as np
 from ._builder import TreeArrays, TreeParams, build_tree
 from ._splitter import presort, restrict_presorted
 from ._validation import Interval, Options, check_inputs, check_is_fitted, check_random_state
-from .base import CALLBACK_CONSTRAINT, TREE_CONSTRAINTS, OKEstimator, target_features
+from .base import (
+    TREE_CONSTRAINTS,
+    FitProgress,
+    OKEstimator,
+    check_callback,
+    target_features,
+)
 from .ensemble import TreeEnsemble, tree_leaves
 from .exceptions import DataError
 from .losses import SquaredFeatureLoss
 from .space import RANK_TOLERANCE
-
-
-@dataclass(frozen=True)
-class FitProgress:
-    """What a fit callback receives after each tree."""
-
-    done: int
-    total: int
-    elapsed: float
-    train_loss: float | None = None
-    val_loss: float | None = None
 
 
 @dataclass
@@ -272,8 +267,7 @@ class OKBoostRegressor(OKEstimator):
         called after each tree; returning True stops training.
         """
         self._validate_params()
-        if callback is not None and not CALLBACK_CONSTRAINT[0].accepts(callback):
-            raise DataError(f"callback must be callable: got {callback!r}")
+        check_callback(callback)
         start = time.perf_counter()
         X, space = self._check_fit_data(X, Y, gram, kernel)
         rng = check_random_state(self.random_state)

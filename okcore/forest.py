@@ -18,10 +18,8 @@ from joblib import Parallel, delayed
 from ._builder import TreeParams, build_tree
 from ._splitter import presort
 from ._validation import Interval, Options, check_random_state
-from .base import CALLBACK_CONSTRAINT, TREE_CONSTRAINTS, OKEstimator
-from .boosting import FitProgress
+from .base import TREE_CONSTRAINTS, FitProgress, OKEstimator, check_callback
 from .ensemble import TreeEnsemble, tree_leaves
-from .exceptions import DataError
 from .space import RANK_TOLERANCE
 
 
@@ -113,8 +111,7 @@ class OK3ForestRegressor(OKEstimator):
         """Fit ``n_estimators`` trees on X (N, p) and outputs Y + ``kernel``, ``gram`` or a
         diffusion ``kernel``. ``callback(FitProgress)`` after each tree; True stops."""
         self._validate_params()
-        if callback is not None and not CALLBACK_CONSTRAINT[0].accepts(callback):
-            raise DataError(f"callback must be callable: got {callback!r}")
+        check_callback(callback)
         start = time.perf_counter()
         X, space = self._check_fit_data(X, Y, gram, kernel)
         rng = check_random_state(self.random_state)

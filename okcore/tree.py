@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from ._builder import build_tree
 from ._validation import check_random_state
-from .base import TREE_CONSTRAINTS, OKEstimator
+from .base import TREE_CONSTRAINTS, FitProgress, OKEstimator, check_callback
 from .ensemble import TreeEnsemble, tree_leaves
 from .space import RANK_TOLERANCE
 
@@ -66,14 +67,24 @@ class OK3Regressor(OKEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def fit(self, X: Any, Y: Any = None, *, gram: Any = None, kernel: Any = None) -> OK3Regressor:
+    def fit(
+        self,
+        X: Any,
+        Y: Any = None,
+        *,
+        gram: Any = None,
+        kernel: Any = None,
+        callback: Callable[[FitProgress], bool | None] | None = None,
+    ) -> OK3Regressor:
         """Fit on inputs X (N, p) and outputs Y with ``kernel`` ("linear" by default), a Gram
         matrix ``gram`` (N, N), or a diffusion ``kernel`` over the N training vertices.
 
-        Cost: O(N^3) for the factor of a non-linear kernel, then O(p N log N) presort and
-        O(max_features n r) per split node of n rows.
+        ``callback(FitProgress)`` is called once, when the tree is grown (the same hook as
+        the ensembles'). Cost: O(N^3) for the factor of a non-linear kernel, then
+        O(p N log N) presort and O(max_features n r) per split node of n rows.
         """
         self._validate_params()
+        check_callback(callback)
         start = time.perf_counter()
         X, space = self._check_fit_data(X, Y, gram, kernel)
         rng = check_random_state(self.random_state)
@@ -100,4 +111,6 @@ class OK3Regressor(OKEstimator):
             init=np.zeros(space.rank),
         )
         self.fit_time_ = time.perf_counter() - start
+        if callback is not None:
+            callback(FitProgress(done=1, total=1, elapsed=self.fit_time_))
         return self

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from okdata import make_regression, node_depths, rbf_gram, ring_edges, tree_nodes
 
-from okcore import OK3Regressor, metrics
+from okcore import DataError, OK3Regressor, metrics
 
 GAMMA = 1.0
 CONSTANT = 1e-12  # a node with N*var below this fraction of the root's is a leaf
@@ -298,3 +298,13 @@ def test_threads_give_the_same_tree():
     for field in ("feature", "threshold", "left", "right", "n_samples"):
         np.testing.assert_array_equal(nodes(one)[field], nodes(two)[field])
     np.testing.assert_array_equal(one.predict(X[:5]), two.predict(X[:5]))
+
+
+def test_fit_callback_is_called_once_with_the_finished_tree():
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((30, 3)), rng.random((30, 2))
+    seen = []
+    OK3Regressor(max_splits=3).fit(X, Y, callback=seen.append)
+    assert len(seen) == 1 and seen[0].done == seen[0].total == 1 and seen[0].elapsed >= 0
+    with pytest.raises(DataError, match="callback must be callable"):
+        OK3Regressor().fit(X, Y, callback="print")
