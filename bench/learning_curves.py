@@ -31,7 +31,7 @@ NU_GRID = (0.01, 0.05, 0.2, 1.0)
 J_FIXED = 10
 J_GRID = (1, 3, 10, 30)
 NU_FIXED = 0.05
-CHECKPOINTS = (10, 50, 100, 250, 500)
+CHECKPOINTS = (10, 25, 50, 100, 200, 300, 400, 500)
 
 
 class UspsCurves:
