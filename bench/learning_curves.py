@@ -201,6 +201,14 @@ def run(argv: Sequence[str] | None = None) -> Report:
                 f"| {c['nu']} | {c['J']} | {m} | {c['train'][int(m) - 1]:.4f} | "
                 f"{v['err_phi']:.4f} | {v[task.second_metric]:.4f} |"
             )
+    if task.staged_test:
+        print("\nminimum of the staged Err^phi(TS) over M:\n")
+        for c in curves:
+            test = np.asarray(c["test"])
+            print(
+                f"- nu = {c['nu']}, J = {c['J']}: {test.min():.4f} at M = {test.argmin() + 1} "
+                f"(M = {len(test)}: {test[-1]:.4f})"
+            )
     print(f"\n{report.timing()}; results in {path}; figure {fig}")
     return report
 

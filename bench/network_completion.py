@@ -182,6 +182,18 @@ class NetworkProblem:
         }
 
 
+def learning_graph_kernel(problem: NetworkProblem, learn: np.ndarray) -> np.ndarray:
+    """(n, n) matrix holding, on the learning block, the diffusion kernel of the graph induced
+    on the learning vertices (zeros elsewhere): the truth for the inner CV."""
+    from okcore import graph
+
+    K = np.zeros_like(problem.K)
+    K[np.ix_(learn, learn)] = graph.diffusion_gram(
+        induced_edges(problem.edges, learn, problem.n), len(learn), BETA
+    )
+    return K
+
+
 def build_problem(
     graph_name: str, subset: int, seed: int, min_df: int
 ) -> tuple[NetworkProblem, dict[str, Any]]:
@@ -225,6 +237,13 @@ def run(argv: Sequence[str] | None = None) -> Report:
     )
     parser.add_argument("--methods", nargs="+", choices=OKCORE_METHODS, default=OKCORE_METHODS)
     parser.add_argument("--n-trees", type=int, default=100)
+    parser.add_argument("--n-estimators", type=int, default=500, help="M for OKBoost (paper: 500)")
+    parser.add_argument(
+        "--learning-rate", type=float, default=0.01, help="nu for OKBoost (paper: 0.01)"
+    )
+    parser.add_argument(
+        "--fixed-j", type=int, default=None, help="use this J instead of the inner CV (cheaper)"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         cfg = BoostConfig(
@@ -232,12 +251,17 @@ def run(argv: Sequence[str] | None = None) -> Report:
         )
         subset, n_folds = 60, 2
     else:
-        cfg = BoostConfig(n_trees=args.n_trees, j_grid=tuple(args.j_grid or J_GRID_NETWORK))
+        cfg = BoostConfig(
+            n_estimators=args.n_estimators,
+            learning_rate=args.learning_rate,
+            n_trees=args.n_trees,
+            j_grid=tuple(args.j_grid or J_GRID_NETWORK),
+        )
         subset, n_folds = args.subset, 5
     problem, info = build_problem(args.graph, subset, args.seed, args.min_df)
     tag = f"{args.graph}_{subset or 'all'}"
     report = Report(
-        "network_" + tag + ("_quick" if args.quick else ""),
+        (args.name or "network_" + tag) + ("_quick" if args.quick else ""),
         ["bench.network_completion", *(argv if argv is not None else sys.argv[1:])],
         {
             **info,
@@ -250,6 +274,7 @@ def run(argv: Sequence[str] | None = None) -> Report:
             "inner_folds": cfg.inner_folds,
             "n_trees": cfg.n_trees,
             "select": args.select,
+            "fixed_J": args.fixed_j,
             "methods": list(args.methods),
             "seed": args.seed,
         },
@@ -260,16 +285,12 @@ def run(argv: Sequence[str] | None = None) -> Report:
     for fold, (learn, test) in enumerate(
         learning_folds(problem.n, n_folds, args.seed, small_learning_set=False)
     ):
-        # Inner truth: the graph induced on the learning vertices only.
-        from okcore import graph
-
-        K_learn_graph = np.zeros_like(problem.K)
-        K_learn_graph[np.ix_(learn, learn)] = graph.diffusion_gram(
-            induced_edges(problem.edges, learn, problem.n), len(learn), BETA
-        )
+        K_learn_graph = None
         for method in args.methods:
-            J = None
-            if method in ("okboost", "okboost_et"):
+            J = args.fixed_j if method in ("okboost", "okboost_et") else None
+            if method in ("okboost", "okboost_et") and J is None:
+                if K_learn_graph is None:  # inner truth: the graph induced on the learning set
+                    K_learn_graph = learning_graph_kernel(problem, learn)
                 J, curve = select_by_inner_cv(
                     partial(make_okcore, method, seed=args.seed + fold, cfg=cfg),
                     cfg.j_grid,
