@@ -12,7 +12,8 @@ WORKDIR /app
 RUN groupadd --system --gid 10001 okboost \
  && useradd --system --uid 10001 --gid okboost --home-dir /app --shell /usr/sbin/nologin okboost
 
-# Dependencies first (cached layer), then the code.
+# The package and its runtime dependencies (from PyPI); numba caches compiled kernels in
+# NUMBA_CACHE_DIR because site-packages is not writable by the service user.
 COPY pyproject.toml README.md ./
 COPY okcore ./okcore
 COPY service ./service
