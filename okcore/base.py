@@ -250,8 +250,9 @@ class OKEstimator:
         training output, (Q, d). Gram or graph outputs: the index of the closest training
         output, (Q,).
         """
-        space = self.output_space_ if hasattr(self, "output_space_") else None
-        if space is not None and space.kernel.name == "linear" and space.eigenvalues is None:
+        check_is_fitted(self)
+        space = self.output_space_
+        if space.kernel.name == "linear" and space.eigenvalues is None:
             F = self._decision(X)
             return F.ravel() if self.output_1d_ else F
         index = self.predict_index(X)[0][:, 0]

@@ -127,8 +127,6 @@ def boost(
                     best_loss, best_iteration, stale = val_loss[-1], m, 0
                 else:
                     stale += 1
-            else:
-                best_iteration = m
             progress = FitProgress(
                 done=m + 1,
                 total=n_estimators,
