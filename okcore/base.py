@@ -49,13 +49,21 @@ CALLBACK_CONSTRAINT = [Callable_(), Options((None,))]
 
 @dataclass(frozen=True)
 class FitProgress:
-    """What a fit callback receives after each tree (losses are OKBoost's only)."""
+    """What a fit callback receives: at the start of each set-up phase, then after each tree.
+
+    ``phase`` is "output_space" (factorising the output kernel), "binning" (histogram bins
+    of the inputs) or "trees"; set-up phases report ``done=0`` and, when one can be given,
+    ``phase_eta``, an estimate in seconds of how long the phase will take (its cost model is
+    stated where it is computed). Losses are OKBoost's only.
+    """
 
     done: int
     total: int
     elapsed: float
     train_loss: float | None = None
     val_loss: float | None = None
+    phase: str = "trees"
+    phase_eta: float | None = None
 
 
 def check_callback(callback: Any) -> None:
@@ -179,8 +187,12 @@ class OKEstimator:
         return target_features(self.output_space_, Y, gram_cross, gram_diag, n_rows)
 
     # ------------------------------------------------------------------ predictions
-    def _decision(self, X: Any) -> np.ndarray:
-        """F(x) in the factor coordinates of the output space, shape (Q, r)."""
+    def predict_features(self, X: Any) -> np.ndarray:
+        """F(x) in the factor coordinates of the output space, shape (Q, r). O(M Q r).
+
+        <F(x), F(x')> is the predicted kernel (eq. 7) and <F(x), phi(y_i)> the score against
+        training output i, so callers that score many pairs can compute F once and reuse it.
+        """
         check_is_fitted(self)
         return self.ensemble_.decision(check_inputs(X, self.n_features_in_))
 
@@ -199,12 +211,12 @@ class OKEstimator:
 
     def predict_kernel(self, X: Any, X2: Any = None) -> np.ndarray:
         """<F(x), F(x')> for x in X, x' in X2 (default X), shape (Q, Q2) (eq. 7). O(Q Q2 r)."""
-        F = self._decision(X)
-        return F @ (F if X2 is None else self._decision(X2)).T
+        F = self.predict_features(X)
+        return F @ (F if X2 is None else self.predict_features(X2)).T
 
     def predict_kernel_train(self, X: Any) -> np.ndarray:
         """<F(x), phi(y_i)> against every training output, shape (Q, N). O(Q N r)."""
-        return self._decision(X) @ self.output_space_.phi.T
+        return self.predict_features(X) @ self.output_space_.phi.T
 
     def predict_index(
         self,
@@ -224,7 +236,7 @@ class OKEstimator:
         """
         if isinstance(top_k, bool) or not isinstance(top_k, int | np.integer) or top_k < 1:
             raise DataError(f"top_k must be an int >= 1: got {top_k!r}")
-        F = self._decision(X)
+        F = self.predict_features(X)
         space = self.output_space_
         if candidates is not None and candidate_gram is not None:
             raise DataError("pass candidates or candidate_gram, not both")
@@ -253,7 +265,7 @@ class OKEstimator:
         check_is_fitted(self)
         space = self.output_space_
         if space.kernel.name == "linear" and space.eigenvalues is None:
-            F = self._decision(X)
+            F = self.predict_features(X)
             return F.ravel() if self.output_1d_ else F
         index = self.predict_index(X)[0][:, 0]
         return index if space.outputs is None else space.outputs[index]

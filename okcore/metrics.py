@@ -20,7 +20,7 @@ def err_phi(
     True outputs are Y (embedded through the kernel) or, for Gram / graph outputs, their
     kernel ``gram_cross`` (Q, N) against the training outputs and ``gram_diag`` (Q,) = k(y, y).
     """
-    F = estimator._decision(X)
+    F = estimator.predict_features(X)
     phi, diag = estimator._target_features(Y, gram_cross, gram_diag, n_rows=F.shape[0])
     return SquaredFeatureLoss()(phi, diag, F)
 

@@ -54,7 +54,7 @@ def test_weights_sum_to_one_and_reproduce_F(kind, seed, n, kernel):
     assert W.shape == (len(Xq), n)
     np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-10)
     phi = est.output_space_.phi
-    np.testing.assert_allclose(W @ phi, est._decision(Xq), atol=1e-9)
+    np.testing.assert_allclose(W @ phi, est.predict_features(Xq), atol=1e-9)
     K = phi @ phi.T
     np.testing.assert_allclose(est.predict_kernel(Xq), W @ K @ W.T, atol=1e-8)
 
