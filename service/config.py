@@ -65,4 +65,12 @@ class Settings(BaseSettings):
         "already run in parallel threads; a multi-threaded BLAS under them made a one-vertex "
         "prediction 4x slower on 2 cores. Training processes are not limited.",
     )
+    max_dense_values: int = Field(
+        20_000_000,
+        ge=1,
+        description="Largest dense matrix an answer may hold, in values (Q x N for "
+        "/predict weights = dense and /kernel against = training, Q x Q or Q x Q2 for the "
+        "predicted kernel) and the most edges one /kernel answer may list; larger asks get "
+        "422 naming the sparse alternative (weights = sparse, top_k edges, fewer rows).",
+    )
     log_level: str = Field("info", description="uvicorn log level.")

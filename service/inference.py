@@ -4,6 +4,14 @@ Implements the network-completion read-out of the paper (section 3): the
 predicted kernel k^(x, x') = <F(x), F(x')> (eq. 7) between new vertices, and
 between new and known vertices either predicted on both sides or observed on
 the known side, <F(x), phi(y_i)>; thresholding or top-k gives edges.
+
+What depends only on the model is computed once per loaded model (see
+:class:`service.store.LoadedModel`): F(x_i) of the N training vertices in factor
+form, and the training factor phi(y_i). Scores against the N training vertices are
+then F(x) @ F(x_i).T (or phi), computed a block of query rows at a time, so asking
+for the edges of one new vertex costs O(N r) and no Q x N matrix is ever held whole
+unless the client asks for it (``return_kernel`` against the training vertices,
+``weights = "dense"``), which is bounded by ``max_dense_values``.
 """
 
 from __future__ import annotations
@@ -16,8 +24,20 @@ from service.errors import InvalidRequest
 from service.schemas import KernelRequest, PredictRequest
 from service.store import LoadedModel
 
+BLOCK_ROWS = 256
+"""Query rows scored at once against the training vertices."""
+BLOCK_VALUES = 1 << 22
+"""...and at most this many scores per block (32 MiB of float64), whatever N is."""
+DEFAULT_MAX_DENSE = 20_000_000
+"""Settings.max_dense_values when a caller gives none."""
 
-def _check_features(m: LoadedModel, arr: np.ndarray, name: str) -> None:
+
+def block_rows(n_cols: int) -> int:
+    """Rows per block so that a (rows, n_cols) block of scores stays within BLOCK_VALUES."""
+    return max(1, min(BLOCK_ROWS, BLOCK_VALUES // max(n_cols, 1)))
+
+
+def _check_features(m: LoadedModel, arr: Any, name: str) -> None:
     p = m.inputs.shape[1]
     if arr.shape[1] != p:
         raise InvalidRequest(
@@ -26,11 +46,31 @@ def _check_features(m: LoadedModel, arr: np.ndarray, name: str) -> None:
         )
 
 
-def predict(m: LoadedModel, req: PredictRequest) -> dict[str, Any]:
+def _check_dense(rows: int, cols: int, limit: int, what: str, instead: str) -> None:
+    """422 before computing a dense (rows, cols) answer larger than ``limit`` values."""
+    if rows * cols > limit:
+        raise InvalidRequest(
+            f"{what} would hold {rows} x {cols} = {rows * cols} values, over the limit of "
+            f"{limit} (OKBOOST_MAX_DENSE_VALUES): {instead}"
+        )
+
+
+def predict(
+    m: LoadedModel, req: PredictRequest, *, max_dense: int = DEFAULT_MAX_DENSE
+) -> dict[str, Any]:
     """Pre-image indices and scores, optional outputs and W^F weights."""
     _check_features(m, req.inputs, "inputs")
     est = m.estimator
     n_train = m.inputs.shape[0]
+    n_query = req.inputs.shape[0]
+    if req.weights == "dense":
+        _check_dense(
+            n_query,
+            n_train,
+            max_dense,
+            "weights = 'dense' (Q x N W^F)",
+            "ask for weights = 'sparse' with weights_top_k, the largest weights of each row",
+        )
     index_space = "training"
     pool: np.ndarray | None = m.outputs  # what indices refer to, when known
     kwargs: dict[str, Any] = {}
@@ -85,23 +125,27 @@ def predict(m: LoadedModel, req: PredictRequest) -> dict[str, Any]:
                 )
             )
         out["outputs"] = pool[np.asarray(indices)].tolist()
-    if req.weights != "none":
-        w = np.asarray(est.predict_weights(req.inputs), dtype=float)
-        if req.weights == "dense":
-            out["weights"] = w.tolist()
-        else:
-            out["weights_sparse"] = sparse_top_k(w, req.weights_top_k)
+    if req.weights == "dense":
+        out["weights"] = np.asarray(est.predict_weights(req.inputs), dtype=float).tolist()
+    elif req.weights == "sparse":
+        # a block of query rows at a time: the dense Q x N W^F is never held whole
+        triples: list[list[float]] = []
+        step = block_rows(n_train)
+        for start in range(0, n_query, step):
+            w = np.asarray(est.predict_weights(req.inputs[start : start + step]), dtype=float)
+            triples.extend(sparse_top_k(w, req.weights_top_k, row_offset=start))
+        out["weights_sparse"] = triples
     return out
 
 
-def sparse_top_k(w: np.ndarray, k: int) -> list[list[float]]:
+def sparse_top_k(w: np.ndarray, k: int, row_offset: int = 0) -> list[list[float]]:
     """[row, column, value] triples of the k largest values of each row, largest first."""
     k = min(k, w.shape[1])
     cols = np.argpartition(-w, k - 1, axis=1)[:, :k]
     triples: list[list[float]] = []
     for row in range(w.shape[0]):
         order = cols[row][np.argsort(-w[row, cols[row]], kind="stable")]
-        triples.extend([row, int(c), float(w[row, c])] for c in order)
+        triples.extend([row + row_offset, int(c), float(w[row, c])] for c in order)
     return triples
 
 
@@ -136,40 +180,117 @@ def select_edges(
     return [[int(a), int(b), float(s[a, b])] for a, b in zip(rows, cols, strict=True)]
 
 
-def kernel(m: LoadedModel, req: KernelRequest) -> dict[str, Any]:
+def _block_edges(
+    s: np.ndarray, row_offset: int, *, threshold: float | None, top_k: int | None
+) -> list[list[float]]:
+    """Edges [a, i, score] of one block of a rectangular score matrix, sorted by (a, i);
+    what :func:`select_edges` (``square=False``) gives for these rows."""
+    if top_k is not None and s.shape[1] > 0:
+        k = min(top_k, s.shape[1])
+        best = np.sort(np.argpartition(-s, k - 1, axis=1)[:, :k], axis=1)
+        values = np.take_along_axis(s, best, axis=1)
+        keep = np.isfinite(values)
+        if threshold is not None:
+            keep &= values >= threshold
+        rows, pos = np.nonzero(keep)
+        cols, vals = best[rows, pos], values[rows, pos]
+    else:
+        keep = np.isfinite(s)
+        if threshold is not None:
+            keep &= s >= threshold
+        rows, cols = np.nonzero(keep)
+        vals = s[rows, cols]
+    return [
+        [int(a) + row_offset, int(b), float(v)]
+        for a, b, v in zip(rows.tolist(), cols.tolist(), vals.tolist(), strict=True)
+    ]
+
+
+def edges_against(
+    F: np.ndarray,
+    G: np.ndarray,
+    *,
+    threshold: float | None,
+    top_k: int | None,
+    max_edges: int = DEFAULT_MAX_DENSE,
+) -> list[list[float]]:
+    """Edges between the rows of F (new vertices) and of G (known ones) scored by F @ G.T.
+
+    The same answer as ``select_edges(F @ G.T, square=False)``, computed ``block_rows``
+    query rows at a time: O(Q N r) time, O(block N) memory. More than ``max_edges`` edges
+    (a low threshold without top_k) is a 422.
+    """
+    edges: list[list[float]] = []
+    step = block_rows(G.shape[0])
+    Gt = G.T
+    for start in range(0, F.shape[0], step):
+        block = F[start : start + step] @ Gt
+        edges.extend(_block_edges(block, start, threshold=threshold, top_k=top_k))
+        if len(edges) > max_edges:
+            raise InvalidRequest(
+                f"threshold {threshold} selects more than {max_edges} new-known edges "
+                "(OKBOOST_MAX_DENSE_VALUES): raise the threshold or ask for top_k edges "
+                "per new vertex"
+            )
+    return edges
+
+
+def kernel(
+    m: LoadedModel, req: KernelRequest, *, max_dense: int = DEFAULT_MAX_DENSE
+) -> dict[str, Any]:
     """Predicted kernel (Q x Q / Q x Q2 / Q x N) and optional edges."""
     _check_features(m, req.inputs, "inputs")
     est = m.estimator
     if req.inputs2 is not None:
         _check_features(m, req.inputs2, "inputs2")
+    n_query = req.inputs.shape[0]
     if req.against == "predicted":
-        mat = np.asarray(est.predict_kernel(req.inputs, req.inputs2), dtype=float)
+        shape = [n_query, n_query if req.inputs2 is None else req.inputs2.shape[0]]
     else:
-        mat = np.asarray(est.predict_kernel_train(req.inputs), dtype=float)
+        shape = [n_query, m.inputs.shape[0]]
+    want_edges = req.threshold is not None or req.top_k is not None
+    if req.return_kernel:
+        _check_dense(
+            shape[0],
+            shape[1],
+            max_dense,
+            f"the {'Q x N' if req.against == 'training' else 'Q x Q'} kernel",
+            "set return_kernel false and ask for edges with top_k or threshold, or send "
+            "fewer rows per request",
+        )
+    if want_edges:
+        _check_dense(
+            n_query,
+            n_query,
+            max_dense,
+            "new-new edges (scores of all Q x Q pairs of new vertices)",
+            "send fewer new vertices per request",
+        )
+    F = np.asarray(est.predict_features(req.inputs), dtype=float)
+    mat: np.ndarray | None = None
+    if req.return_kernel:
+        if req.against == "training":
+            mat = F @ m.train_factor().T
+        elif req.inputs2 is None:
+            mat = F @ F.T
+        else:
+            mat = F @ np.asarray(est.predict_features(req.inputs2), dtype=float).T
     out: dict[str, Any] = {
         "model_id": m.model_id,
         "against": req.against,
-        "shape": list(mat.shape),
-        "kernel": mat.tolist() if req.return_kernel else None,
+        "shape": shape,
+        "kernel": None if mat is None else mat.tolist(),
         "edges": None,
     }
-    if req.threshold is not None or req.top_k is not None:
-        if req.against == "predicted" and req.inputs2 is None:
-            k_new = mat
-        else:
-            k_new = np.asarray(est.predict_kernel(req.inputs), dtype=float)
-        if req.known_scores == "observed":
-            k_known = (
-                mat
-                if req.against == "training"
-                else np.asarray(est.predict_kernel_train(req.inputs), dtype=float)
-            )
-        else:
-            k_known = np.asarray(est.predict_kernel(req.inputs, m.inputs), dtype=float)
+    if want_edges:
+        k_new = mat if req.against == "predicted" and req.inputs2 is None else None
+        if k_new is None:
+            k_new = F @ F.T
+        known = m.train_factor() if req.known_scores == "observed" else m.train_features()
         out["edges"] = {
             "new_new": select_edges(k_new, threshold=req.threshold, top_k=req.top_k, square=True),
-            "new_known": select_edges(
-                k_known, threshold=req.threshold, top_k=req.top_k, square=False
+            "new_known": edges_against(
+                F, known, threshold=req.threshold, top_k=req.top_k, max_edges=max_dense
             ),
         }
     return out

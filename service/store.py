@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -92,13 +92,40 @@ def write_model(
 
 @dataclass(frozen=True)
 class LoadedModel:
-    """A model ready to answer: the estimator and what the service keeps beside it."""
+    """A model ready to answer: the estimator and what the service keeps beside it.
+
+    It also carries what every prediction against the training vertices needs and that
+    depends only on the model: F(x_i) of the N training vertices in factor form (N, r),
+    computed once on first use (thread-safe) and dropped with the model when the store's
+    LRU cache evicts it. With it, the new-known scores of one new vertex cost O(N r)
+    instead of re-predicting all N training vertices (O(M N r)) on every call.
+    """
 
     model_id: str
     estimator: Any
-    inputs: np.ndarray  # (N, p) training inputs
+    inputs: Any  # (N, p) training inputs: ndarray, or scipy.sparse CSR matrix
     outputs: np.ndarray | None  # (N, d) training outputs, when known
     record: dict[str, Any]
+    _derived: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    _derived_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def train_features(self) -> np.ndarray:
+        """F(x_i) of the training vertices, shape (N, r), read-only; computed on first use."""
+        cached = self._derived.get("train_features")
+        if cached is not None:
+            return cached
+        with self._derived_lock:
+            cached = self._derived.get("train_features")
+            if cached is None:
+                cached = np.ascontiguousarray(self.estimator.predict_features(self.inputs))
+                cached.setflags(write=False)
+                self._derived["train_features"] = cached
+            return cached
+
+    def train_factor(self) -> np.ndarray:
+        """phi(y_i) of the training outputs, shape (N, r) (observed new-known scores)."""
+        phi: np.ndarray = self.estimator.output_space_.phi
+        return phi
 
 
 class ModelStore:

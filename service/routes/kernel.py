@@ -17,8 +17,8 @@ from service.store import ModelStore
 router = APIRouter(tags=["prediction"])
 
 
-def _kernel(store: ModelStore, req: KernelRequest) -> dict[str, Any]:
-    return inference.kernel(store.load(req.model_id), req)
+def _kernel(store: ModelStore, req: KernelRequest, max_dense: int) -> dict[str, Any]:
+    return inference.kernel(store.load(req.model_id), req, max_dense=max_dense)
 
 
 @router.post(
@@ -43,4 +43,4 @@ async def kernel(request: Request, svc: ServicesDep) -> JSONResponse:
     `inputs`, training vertex i).
     """
     req = await read_body(request, KernelRequest, svc.settings.max_request_bytes)
-    return JSONResponse(await svc.run_cpu(_kernel, svc.store, req))
+    return JSONResponse(await svc.run_cpu(_kernel, svc.store, req, svc.settings.max_dense_values))

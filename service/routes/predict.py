@@ -17,8 +17,8 @@ from service.store import ModelStore
 router = APIRouter(tags=["prediction"])
 
 
-def _predict(store: ModelStore, req: PredictRequest) -> dict[str, Any]:
-    return inference.predict(store.load(req.model_id), req)
+def _predict(store: ModelStore, req: PredictRequest, max_dense: int) -> dict[str, Any]:
+    return inference.predict(store.load(req.model_id), req, max_dense=max_dense)
 
 
 @router.post(
@@ -39,4 +39,4 @@ async def predict(request: Request, svc: ServicesDep) -> JSONResponse:
     """Decode F(x) for each row of `inputs`: the `top_k` nearest training outputs (or
     `candidates`) in feature space, with squared distances as scores (paper eq. 8)."""
     req = await read_body(request, PredictRequest, svc.settings.max_request_bytes)
-    return JSONResponse(await svc.run_cpu(_predict, svc.store, req))
+    return JSONResponse(await svc.run_cpu(_predict, svc.store, req, svc.settings.max_dense_values))
