@@ -12,6 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._histogram import best_split as best_split_histogram
+from ._histogram import best_split_random as best_split_random_binned
+from ._histogram import build_dense, build_sparse, gather_rows
+from ._histogram import partition as histogram_partition
 from ._splitter import (
     best_split_exact,
     best_split_random,
@@ -20,6 +24,7 @@ from ._splitter import (
     presort,
     project,
 )
+from .binning import BinnedInputs
 
 #: A node whose N*var is below this fraction of the root's is treated as constant (a leaf).
 CONSTANT_NODE_TOLERANCE = 1e-12
@@ -37,6 +42,7 @@ class TreeParams:
     leaf_order: str  # "variance" (paper) or "gain" (scikit-learn's best-first)
     min_samples_leaf: int
     max_depth: int | None
+    n_threads: int = 1  # threads of the executor the search may use
 
 
 @dataclass(frozen=True)
@@ -65,13 +71,11 @@ class TreeArrays:
         return int(self.value.shape[0])
 
 
-class _Growth:
-    """Mutable state of one tree while it grows."""
+class _ExactSearch:
+    """Split search on presorted float inputs (exact "best") or a plain row list ("random")."""
 
-    def __init__(self, XT, R, projection, params: TreeParams, rng, order, executor):
-        self.XT, self.R, self.params, self.rng, self.executor = XT, R, params, rng, executor
-        self.projection = projection
-        self.R_search = R if projection is None else project(R, projection)
+    def __init__(self, XT, R_search, params: TreeParams, order, executor):
+        self.XT, self.R_search, self.params, self.executor = XT, R_search, params, executor
         n_fit = XT.shape[1]
         if params.splitter == "best":
             self.index = presort(XT) if order is None else order.copy()
@@ -79,13 +83,218 @@ class _Growth:
             self.index = np.arange(n_fit, dtype=np.int32)[None, :]
         self.buffer = np.empty(n_fit, dtype=np.int32)
         self.goes_left = np.empty(n_fit, dtype=np.uint8)
+
+    @property
+    def samples(self) -> np.ndarray:
+        return self.index[0]
+
+    def find(self, node: int, start: int, end: int, mu: np.ndarray, rng) -> tuple | None:
+        p, n_features = self.params, self.XT.shape[0]
+        if p.splitter == "best":
+            features = _best_features(p, n_features, rng)
+            return self._search_exact(start, end, mu, features)
+        features = rng.permutation(n_features).astype(np.int32)
+        uniforms = rng.random(n_features)
+        return best_split_random(
+            self.index[0],
+            start,
+            end,
+            self.XT,
+            self.R_search,
+            mu,
+            features,
+            uniforms,
+            p.max_features,
+            p.min_samples_leaf,
+        )
+
+    def _search_exact(self, start: int, end: int, mu: np.ndarray, features: np.ndarray):
+        """Exact search, over feature chunks on the executor's threads when the node is large.
+
+        Chunks keep the feature order and ties go to the earliest chunk, so the result is the
+        same as a single-threaded search.
+        """
+
+        def search(chunk: np.ndarray):
+            return best_split_exact(
+                self.index,
+                start,
+                end,
+                self.XT,
+                self.R_search,
+                mu,
+                chunk,
+                self.params.min_samples_leaf,
+            )
+
+        work = (end - start) * len(features) * self.R_search.shape[1]
+        if self.executor is None or work < PARALLEL_SEARCH_MIN_WORK or len(features) < 2:
+            return search(features)
+        n_chunks = min(len(features), self.params.n_threads)
+        results = list(self.executor.map(search, np.array_split(features, n_chunks)))
+        return max(results, key=lambda split: split[3])  # max keeps the first on ties
+
+    def split(self, node: int, start: int, end: int, split: tuple) -> None:
+        partition(self.index, start, end, self.XT, split[0], split[2], self.goes_left, self.buffer)
+
+    def children(self, node: int, left: tuple, right: tuple) -> None:
+        """Nothing to carry from a parent to its children."""
+
+
+class _HistogramSearch:
+    """Split search on binned inputs: per-node histograms, the larger child by subtraction.
+
+    A histogram (counts and sums of the search residuals per bin) is made when its node is
+    searched; a parent's is kept until its children's exist, so memory is O(open leaves x
+    B k). In the paper's variance order most final leaves are never searched and cost
+    nothing; in the gain order every child is searched when created.
+    """
+
+    def __init__(self, binned: BinnedInputs, R_search, params: TreeParams, rows, executor):
+        self.binned, self.R_search, self.params, self.executor = binned, R_search, params, executor
+        n = binned.n_samples
+        self._samples = (
+            np.arange(n, dtype=np.int32)
+            if rows is None
+            else np.ascontiguousarray(rows, dtype=np.int32)
+        )
+        self.buffer = np.empty(len(self._samples), dtype=np.int32)
+        empty_codes = np.zeros((0, 0), dtype=np.uint8)
+        if binned.is_sparse:
+            self.codes2d, self.codes1d = empty_codes, binned.codes
+            self.indptr, self.indices = binned.indptr, binned.indices
+        else:
+            self.codes2d, self.codes1d = binned.codes, np.zeros(0, dtype=np.uint8)
+            self.indptr = np.zeros(0, dtype=np.int64)
+            self.indices = np.zeros(0, dtype=np.int32)
+        self.hists: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # child -> (parent, sibling, sibling's row range, sibling may be searched)
+        self.family: dict[int, tuple[int, int, tuple[int, int], bool]] = {}
+
+    @property
+    def samples(self) -> np.ndarray:
+        return self._samples
+
+    def _new_histogram(self) -> tuple[np.ndarray, np.ndarray]:
+        n_bins = self.binned.n_bins_total
+        return np.empty((n_bins, self.R_search.shape[1])), np.empty(n_bins, dtype=np.int64)
+
+    def _build(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """Histogram of the rows samples[start:end]; dense codes over feature chunks on the
+        executor's threads when the node is large (each thread owns a feature range)."""
+        hist, counts = self._new_histogram()
+        b = self.binned
+        if b.is_sparse:
+            build_sparse(
+                b.codes, b.indptr, b.indices, b.zero_code, self._samples, start, end,
+                self.R_search, b.bin_offset, hist, counts,
+            )  # fmt: skip
+            return hist, counts
+        p = b.n_features
+        rows = gather_rows(self._samples, start, end, self.R_search)
+        work = (end - start) * p * self.R_search.shape[1]
+        n_chunks = (
+            1
+            if self.executor is None or work < PARALLEL_SEARCH_MIN_WORK
+            else min(p, self.params.n_threads)
+        )
+        bounds = np.linspace(0, p, n_chunks + 1).astype(int)
+
+        def run(chunk: int) -> None:
+            build_dense(
+                b.codes, self._samples, start, end, rows, b.bin_offset,
+                bounds[chunk], bounds[chunk + 1], hist, counts,
+            )  # fmt: skip
+
+        if n_chunks == 1:
+            run(0)
+        else:
+            list(self.executor.map(run, range(n_chunks)))
+        return hist, counts
+
+    def find(self, node: int, start: int, end: int, mu: np.ndarray, rng) -> tuple | None:
+        p, b = self.params, self.binned
+        if p.splitter == "random":
+            features = rng.permutation(b.n_features).astype(np.int32)
+            uniforms = rng.random(b.n_features)
+            return best_split_random_binned(
+                self._samples, start, end, self.codes2d, self.codes1d, self.indptr,
+                self.indices, b.zero_code, b.bin_offset, b.bin_min, b.bin_max, b.edges,
+                self.R_search, mu, features, uniforms, p.max_features, p.min_samples_leaf,
+            )  # fmt: skip
+        hist, counts = self._histogram(node, start, end)
+        features = _best_features(p, b.n_features, rng)
+        return best_split_histogram(
+            hist, counts, b.bin_offset, b.bin_min, b.bin_max, features, end - start, mu,
+            p.min_samples_leaf,
+        )  # fmt: skip
+
+    def _histogram(self, node: int, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """The node's histogram, made when the node is first searched (never for leaves that
+        are not): the parent's minus the sibling's when the parent's is kept, building only
+        the smaller of the two siblings from its rows."""
+        if node in self.hists:
+            return self.hists[node]
+        parent, sibling, sibling_range, sibling_open = self.family.pop(
+            node, (-1, -1, (0, 0), False)
+        )
+        if parent not in self.hists:
+            self.hists[node] = self._build(start, end)
+            return self.hists[node]
+        if sibling not in self.hists:
+            if end - start <= sibling_range[1] - sibling_range[0]:
+                self.hists[node] = self._build(start, end)
+                if not sibling_open:  # nobody will subtract it from the parent
+                    del self.hists[parent]
+                return self.hists[node]
+            self.hists[sibling] = self._build(*sibling_range)
+        hist, counts = self.hists.pop(parent)  # reused in place: no longer needed
+        hist -= self.hists[sibling][0]
+        counts -= self.hists[sibling][1]
+        if not sibling_open:
+            del self.hists[sibling]
+        self.hists[node] = (hist, counts)
+        return hist, counts
+
+    def split(self, node: int, start: int, end: int, split: tuple) -> None:
+        b = self.binned
+        histogram_partition(
+            self._samples, start, end, self.codes2d, self.codes1d, self.indptr, self.indices,
+            b.zero_code, split[0], split[4], self.buffer,
+        )  # fmt: skip
+
+    def children(self, node: int, left: tuple, right: tuple) -> None:
+        """Remember each child's parent and sibling; the parent's histogram is kept only if a
+        child may still be searched."""
+        (left_id, left_start, left_end, left_open) = left
+        (right_id, right_start, right_end, right_open) = right
+        if not (left_open or right_open):
+            self.hists.pop(node, None)
+            return
+        self.family[left_id] = (node, right_id, (right_start, right_end), right_open)
+        self.family[right_id] = (node, left_id, (left_start, left_end), left_open)
+
+
+def _best_features(params: TreeParams, n_features: int, rng) -> np.ndarray:
+    """Candidate features of the "best" splitter: all, or a sorted random subset."""
+    if params.max_features < n_features:
+        return np.sort(rng.choice(n_features, params.max_features, replace=False)).astype(np.int32)
+    return np.arange(n_features, dtype=np.int32)
+
+
+class _Growth:
+    """Mutable state of one tree while it grows: node arrays plus one split search."""
+
+    def __init__(self, R, projection, params: TreeParams, rng, search):
+        self.R, self.params, self.rng, self.search = R, params, rng, search
+        self.projection = projection
         self.start, self.end, self.depth, self.mean = [], [], [], []
         self.impurity, self.feature, self.threshold, self.gain = [], [], [], []
         self.search_mean = self.mean if projection is None else []
         self.left, self.right = [], []
 
     def add_node(self, start: int, end: int, depth: int) -> int:
-        mu, total = node_statistics(self.index[0], start, end, self.R)
+        mu, total = node_statistics(self.search.samples, start, end, self.R)
         if self.projection is not None:  # the mean of the sketched rows is the sketched mean
             self.search_mean.append(mu @ self.projection)
         for column, value in (
@@ -111,64 +320,23 @@ class _Growth:
             and self.impurity[node] > CONSTANT_NODE_TOLERANCE * self.impurity[0]
         )
 
-    def find_split(self, node: int) -> tuple[int, int, float, float] | None:
-        p, n_features = self.params, self.XT.shape[0]
-        start, end, mu = self.start[node], self.end[node], self.search_mean[node]
-        if p.splitter == "best":
-            if p.max_features < n_features:
-                features = np.sort(self.rng.choice(n_features, p.max_features, replace=False))
-            else:
-                features = np.arange(n_features)
-            split = self._search_exact(start, end, mu, features.astype(np.int32))
-        else:
-            features = self.rng.permutation(n_features).astype(np.int32)
-            uniforms = self.rng.random(n_features)
-            split = best_split_random(
-                self.index[0],
-                start,
-                end,
-                self.XT,
-                self.R_search,
-                mu,
-                features,
-                uniforms,
-                p.max_features,
-                p.min_samples_leaf,
-            )
+    def find_split(self, node: int) -> tuple | None:
+        split = self.search.find(
+            node, self.start[node], self.end[node], self.search_mean[node], self.rng
+        )
         return split if split[0] >= 0 and split[3] > 0 else None
 
-    def _search_exact(self, start: int, end: int, mu: np.ndarray, features: np.ndarray):
-        """Exact search, over feature chunks on the executor's threads when the node is large.
-
-        Chunks keep the feature order and ties go to the earliest chunk, so the result is the
-        same as a single-threaded search.
-        """
-
-        def search(chunk: np.ndarray):
-            return best_split_exact(
-                self.index,
-                start,
-                end,
-                self.XT,
-                self.R_search,
-                mu,
-                chunk,
-                self.params.min_samples_leaf,
-            )
-
-        work = (end - start) * len(features) * self.R_search.shape[1]
-        if self.executor is None or work < PARALLEL_SEARCH_MIN_WORK or len(features) < 2:
-            return search(features)
-        n_chunks = min(len(features), getattr(self.executor, "_max_workers", 2))
-        results = list(self.executor.map(search, np.array_split(features, n_chunks)))
-        return max(results, key=lambda split: split[3])  # max keeps the first on ties
-
-    def apply_split(self, node: int, split: tuple[int, int, float, float]) -> tuple[int, int]:
-        feature, n_left, threshold, gain = split
+    def apply_split(self, node: int, split: tuple) -> tuple[int, int]:
+        feature, n_left, threshold, gain = split[:4]
         start, end = self.start[node], self.end[node]
-        partition(self.index, start, end, self.XT, feature, threshold, self.goes_left, self.buffer)
+        self.search.split(node, start, end, split)
         left = self.add_node(start, start + n_left, self.depth[node] + 1)
         right = self.add_node(start + n_left, end, self.depth[node] + 1)
+        self.search.children(
+            node,
+            (left, start, start + n_left, self.splittable(left)),
+            (right, start + n_left, end, self.splittable(right)),
+        )
         if self.projection is not None:
             # a sketched search's gain is approximate: record the true reduction of N*var
             gain = max(self.impurity[node] - self.impurity[left] - self.impurity[right], 0.0)
@@ -196,26 +364,41 @@ class _Growth:
 
 
 def build_tree(
-    XT: np.ndarray,
+    XT: np.ndarray | None,
     R: np.ndarray,
     params: TreeParams,
     rng: np.random.Generator,
     order: np.ndarray | None = None,
     executor: Executor | None = None,
     projection: np.ndarray | None = None,
+    binned: BinnedInputs | None = None,
+    rows: np.ndarray | None = None,
 ) -> TreeArrays:
-    """Grow one OK3 tree best-first on inputs XT (p, n) and residual factor R (n, r).
+    """Grow one OK3 tree best-first on residual rows R (n, r) and inputs XT (p, n) or ``binned``.
 
     ``leaf_order="variance"`` splits the leaf of highest N*var next (the paper); a leaf that
     cannot be split is skipped for the next by N*var. ``"gain"`` splits the leaf whose best
     split reduces N*var most (scikit-learn's BestFirstTreeBuilder). At most ``max_splits``
-    splits. ``order`` may pass presorted rows (``presort(XT)``) shared across trees;
-    ``executor`` (threads) parallelises the exact search over features. ``projection``
+    splits. ``executor`` (threads) parallelises the search over features. ``projection``
     (r, k) makes the split search run on the sketch R @ projection (math note s. 2); leaf
-    values stay the exact means of R. Cost: O(p n log n) presort (unless given) + O(max_features n r) per
+    values stay the exact means of R.
+
+    Exact search (``binned`` None): ``order`` may pass presorted rows (``presort(XT)``)
+    shared across trees. Cost: O(p n log n) presort (unless given) + O(max_features n r) per
     searched node (r -> k with a sketch) + O(p n) per split for the partition.
+
+    Histogram search (``binned`` from :func:`okcore.binning.bin_inputs` on all N rows; XT
+    unused): the tree is fitted on ``rows`` (indices into the N rows, repeats allowed for a
+    bootstrap; default all) and R holds all N rows. Cost: O(n p k) histogram builds for the
+    root and each split's smaller child, O(B k) per scan and subtraction, O(n) partitions.
     """
-    g = _Growth(XT, R, projection, params, rng, order, executor)
+    R_search = R if projection is None else project(R, projection)
+    search: _ExactSearch | _HistogramSearch
+    if binned is None:
+        search = _ExactSearch(XT, R_search, params, order, executor)
+    else:
+        search = _HistogramSearch(binned, R_search, params, rows, executor)
+    g = _Growth(R, projection, params, rng, search)
     heap: list[tuple[float, int, tuple | None]] = []
 
     def push(node: int) -> None:
@@ -228,7 +411,7 @@ def build_tree(
         else:
             heapq.heappush(heap, (-g.impurity[node], node, None))
 
-    push(g.add_node(0, XT.shape[1], 0))
+    push(g.add_node(0, len(search.samples), 0))
     n_splits = 0
     while heap and (params.max_splits is None or n_splits < params.max_splits):
         _, node, split = heapq.heappop(heap)

@@ -190,13 +190,17 @@ def node_statistics(samples, start, end, R):  # pragma: no cover - jit
 
 @njit(cache=True, nogil=True, fastmath=True)
 def project(R, G):  # pragma: no cover - jit
-    """R @ G, (n, r) x (r, k), single-threaded: a BLAS call would spin threads for this size."""
-    out = np.zeros((R.shape[0], G.shape[1]))
-    for i in range(R.shape[0]):
-        for c in range(R.shape[1]):
-            v = R[i, c]
-            for j in range(G.shape[1]):
-                out[i, j] += v * G[c, j]
+    """R @ G, (n, r) x (r, k), single-threaded (a BLAS call would spin threads for this
+    size): k dot products of contiguous length-r rows per row of R. O(n r k)."""
+    GT = np.ascontiguousarray(G.T)
+    n, k = R.shape[0], G.shape[1]
+    out = np.empty((n, k))
+    for i in range(n):
+        for j in range(k):
+            acc = 0.0
+            for c in range(R.shape[1]):
+                acc += R[i, c] * GT[j, c]
+            out[i, j] = acc
     return out
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from .exceptions import DataError, InvalidParameterError, NotFittedError
 
@@ -148,14 +149,64 @@ def check_matrix(
     return np.ascontiguousarray(arr)
 
 
-def check_inputs(X: Any, n_features: int | None = None, name: str = "X") -> np.ndarray:
-    """Validate an input matrix (n_samples, n_features), optionally against the fitted width."""
-    arr = check_matrix(X, name)
+#: Input dtypes kept as they are (compact inputs); any other is converted to float64.
+COMPACT_DTYPES = (np.dtype(np.float32), np.dtype(np.uint8))
+
+
+def check_inputs(X: Any, n_features: int | None = None, name: str = "X") -> Any:
+    """Validate an input matrix (n_samples, n_features), optionally against the fitted width.
+
+    Returns a C-contiguous ndarray, float64 unless it is float32 or uint8 (kept: compact
+    inputs), or, for any scipy sparse matrix, a canonical CSR matrix with float64 values
+    (duplicates summed, indices sorted; a copy, the caller's matrix is not modified).
+    """
+    if sparse.issparse(X):
+        arr = _check_sparse(X, name)
+    elif isinstance(X, np.ndarray) and X.dtype in COMPACT_DTYPES:
+        if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+            raise DataError(
+                f"{name} must be a 2-d array with at least one row and column: got shape {X.shape}"
+            )
+        if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
+            bad = np.argwhere(~np.isfinite(X))[0]
+            raise DataError(
+                f"{name} contains NaN or infinity (first at index {tuple(int(i) for i in bad)}); "
+                "remove or impute those values"
+            )
+        arr = np.ascontiguousarray(X)
+    else:
+        arr = check_matrix(X, name)
     if n_features is not None and arr.shape[1] != n_features:
         raise DataError(
             f"{name} has {arr.shape[1]} features but the model was fitted with {n_features}"
         )
     return arr
+
+
+def _check_sparse(X: Any, name: str) -> sparse.csr_matrix:
+    """A canonical float64 CSR copy of a sparse matrix with finite values and >= 1 row/column."""
+    try:
+        csr = sparse.csr_matrix(X, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{name} must be a numeric sparse matrix: {exc}") from None
+    if csr.shape[0] < 1 or csr.shape[1] < 1:
+        raise DataError(f"{name} must have at least one row and one column: got shape {csr.shape}")
+    csr.sum_duplicates()  # canonical: sorted indices, no duplicates
+    if not np.all(np.isfinite(csr.data)):
+        row = (
+            int(np.searchsorted(csr.indptr, np.flatnonzero(~np.isfinite(csr.data))[0], "right")) - 1
+        )
+        raise DataError(
+            f"{name} contains NaN or infinity (first in row {row}); remove or impute those values"
+        )
+    return csr
+
+
+def dense_float64(X: Any) -> np.ndarray:
+    """Checked inputs as a dense float64 array (the exact search's form). O(n p) memory."""
+    if sparse.issparse(X):
+        return np.ascontiguousarray(X.toarray(), dtype=np.float64)
+    return np.ascontiguousarray(X, dtype=np.float64)
 
 
 def check_is_fitted(estimator: Any, attribute: str = "ensemble_") -> None:

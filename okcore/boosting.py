@@ -26,6 +26,7 @@ from .base import (
     check_callback,
     target_features,
 )
+from .binning import BinnedInputs
 from .ensemble import TreeEnsemble, tree_leaves
 from .exceptions import DataError
 from .losses import SquaredFeatureLoss
@@ -54,7 +55,7 @@ class BoostResult:
 
 
 def boost(
-    X: np.ndarray,
+    X: Any,
     phi: np.ndarray,
     diag: np.ndarray,
     *,
@@ -70,6 +71,8 @@ def boost(
     callback: Callable[[FitProgress], bool | None] | None = None,
     n_threads: int = 1,
     sketch_dim: int | None = None,
+    XT: np.ndarray | None = None,
+    binned: BinnedInputs | None = None,
 ) -> BoostResult:
     """Algorithm 3 with shrinkage on the factor: F_0 = mean, F_m = F_{m-1} + nu h_m.
 
@@ -79,12 +82,13 @@ def boost(
     ``callback`` returning True stops the loop. ``sketch_dim`` = k searches the splits of
     each tree on the residuals times a fresh Gaussian r x k matrix (SketchBoost, Iosipoi &
     Vakhrushev 2022; math note s. 2): leaf values stay exact, only close splits may change.
-    O(M (N r + search)), the search O(p n r) per node (k instead of r with a sketch).
+    The split search reads ``XT`` (p, N) float64 (exact) or ``binned`` (histograms), one of
+    them given. O(M (N r + search)), the search O(p n r) per node (k instead of r with a
+    sketch) when exact, O(p n k) histogram builds per split plus O(B k) scans with bins.
     """
     start = time.perf_counter()
     n, n_fit = X.shape[0], max(1, int(round(subsample * X.shape[0])))
-    XT = np.ascontiguousarray(X.T)
-    order = presort(XT) if tree_params.splitter == "best" else None
+    order = presort(XT) if binned is None and tree_params.splitter == "best" else None
     init = loss.init_estimate(phi)
     F = np.tile(init, (n, 1))
     F_val = None if eval_data is None else np.tile(init, (len(eval_data.X), 1))
@@ -95,13 +99,16 @@ def boost(
         for m in range(n_estimators):
             residual = loss.negative_gradient(phi, F)
             count = np.ones(n, dtype=np.int32)
-            fit_XT, fit_R, fit_order = XT, residual, order
+            fit_XT, fit_R, fit_order, fit_rows = XT, residual, order, None
             if n_fit < n:
                 rows = np.sort(rng.choice(n, n_fit, replace=False))
                 count[:] = 0
                 count[rows] = 1
-                fit_XT, fit_R = np.ascontiguousarray(XT[:, rows]), residual[rows]
-                fit_order = None if order is None else restrict_presorted(order, rows, n)
+                if binned is not None:  # histograms index the rows; R keeps all N
+                    fit_rows = rows
+                else:
+                    fit_XT, fit_R = np.ascontiguousarray(XT[:, rows]), residual[rows]
+                    fit_order = None if order is None else restrict_presorted(order, rows, n)
             projection = None
             if sketch_dim is not None and sketch_dim < fit_R.shape[1]:
                 projection = rng.standard_normal((fit_R.shape[1], sketch_dim)) / np.sqrt(sketch_dim)
@@ -113,6 +120,8 @@ def boost(
                 order=fit_order,
                 executor=executor,
                 projection=projection,
+                binned=binned,
+                rows=fit_rows,
             )
             leaf = tree_leaves(tree, X)
             F += learning_rate * tree.value[leaf]
@@ -183,6 +192,12 @@ class OKBoostRegressor(OKEstimator):
         residuals (SketchBoost) instead of all r factor columns: the search costs k/r of the
         exact one; leaf values stay exact, only splits with close scores may change. None
         (default) searches exactly. Its accuracy cost is measured in docs/PERFORMANCE.md.
+        With an orthogonal projection and k >= r the gains, and so the trees, are exact.
+    max_bins : int in [2, 255] or None
+        Histogram split search: inputs binned once per fit into at most ``max_bins``
+        quantile bins, per-node histograms of the (sketched) residuals, the larger child's
+        by subtraction. Exactly the exact search's trees when no feature has more distinct
+        values than ``max_bins``. None (default): exact presorted search.
     factor_rank, factor_tol : int or None, float
         Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
         eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).
@@ -224,6 +239,7 @@ class OKBoostRegressor(OKEstimator):
         validation_fraction: float = 0.1,
         tol: float = 1e-7,
         sketch_dim: int | None = None,
+        max_bins: int | None = None,
         factor_rank: int | None = None,
         factor_tol: float = RANK_TOLERANCE,
         n_jobs: int | None = None,
@@ -242,6 +258,7 @@ class OKBoostRegressor(OKEstimator):
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.sketch_dim = sketch_dim
+        self.max_bins = max_bins
         self.factor_rank = factor_rank
         self.factor_tol = factor_tol
         self.n_jobs = n_jobs
@@ -267,13 +284,16 @@ class OKBoostRegressor(OKEstimator):
         self._validate_params()
         check_callback(callback)
         start = time.perf_counter()
-        X, space = self._check_fit_data(X, Y, gram, kernel)
+        X, space = self._check_fit_data(X, Y, gram, kernel, callback, self.n_estimators)
         rng = check_random_state(self.random_state)
         # the eval set is checked and embedded in the training space before any fitting
         eval_data = self._eval_data(eval_set, space) if eval_set is not None else None
         rows = np.arange(X.shape[0])
         if eval_data is None and self.n_iter_no_change is not None:
             X, space, rows, eval_data = self._hold_out(X, space, rng)
+        XT, binned = self._search_inputs(
+            X, callback, self.n_estimators, time.perf_counter() - start
+        )
         result = boost(
             X,
             space.phi,
@@ -290,6 +310,8 @@ class OKBoostRegressor(OKEstimator):
             callback=callback,
             n_threads=self._n_threads(),
             sketch_dim=self.sketch_dim,
+            XT=XT,
+            binned=binned,
         )
         keep = result.best_iteration + 1
         ensemble = TreeEnsemble.from_trees(

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+from scipy import sparse
 
 from ._builder import TreeArrays
 
@@ -101,9 +102,10 @@ class TreeEnsemble:
         )
 
     # ------------------------------------------------------------------ predictions
-    def apply(self, X: np.ndarray) -> np.ndarray:
-        """Leaf (local number) of each query in each tree, int32 (M, Q). O(M Q depth)."""
-        return _apply(
+    def apply(self, X: np.ndarray | sparse.csr_matrix) -> np.ndarray:
+        """Leaf (local number) of each query in each tree, int32 (M, Q). O(M Q depth)
+        (times log of the row's non-zeros for a CSR matrix)."""
+        return apply_trees(
             X, self.feature, self.threshold, self.left, self.right, self.leaf, self.node_offset
         )
 
@@ -168,10 +170,21 @@ class TreeEnsemble:
         return out
 
 
-def tree_leaves(tree: TreeArrays, X: np.ndarray) -> np.ndarray:
+def tree_leaves(tree: TreeArrays, X: np.ndarray | sparse.csr_matrix) -> np.ndarray:
     """Leaf number of each row of X in one tree, int32 (Q,). O(Q depth)."""
     offsets = np.array([0, len(tree.feature)], dtype=np.int64)
-    return _apply(X, tree.feature, tree.threshold, tree.left, tree.right, tree.leaf, offsets)[0]
+    return apply_trees(X, tree.feature, tree.threshold, tree.left, tree.right, tree.leaf, offsets)[
+        0
+    ]
+
+
+def apply_trees(X, feature, threshold, left, right, leaf, node_offset) -> np.ndarray:
+    """Leaves of the rows of X (dense array of any real dtype, or canonical CSR) in each tree."""
+    if sparse.issparse(X):
+        return _apply_sparse(
+            X.data, X.indices, X.indptr, feature, threshold, left, right, leaf, node_offset
+        )
+    return _apply(X, feature, threshold, left, right, leaf, node_offset)
 
 
 @njit(cache=True, nogil=True)
@@ -184,6 +197,36 @@ def _apply(X, feature, threshold, left, right, leaf, node_offset):  # pragma: no
             node = 0
             while left[base + node] >= 0:
                 if X[q, feature[base + node]] <= threshold[base + node]:
+                    node = left[base + node]
+                else:
+                    node = right[base + node]
+            out[m, q] = leaf[base + node]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _apply_sparse(
+    data, indices, indptr, feature, threshold, left, right, leaf, node_offset
+):  # pragma: no cover - jit
+    """_apply on CSR rows (sorted indices): a feature's value by binary search, 0 if absent."""
+    n_trees = node_offset.shape[0] - 1
+    n_queries = indptr.shape[0] - 1
+    out = np.empty((n_trees, n_queries), dtype=np.int32)
+    for m in range(n_trees):
+        base = node_offset[m]
+        for q in range(n_queries):
+            node = 0
+            while left[base + node] >= 0:
+                f = feature[base + node]
+                lo, hi = indptr[q], indptr[q + 1]
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if indices[mid] < f:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                x = data[lo] if lo < indptr[q + 1] and indices[lo] == f else 0.0
+                if x <= threshold[base + node]:
                     node = left[base + node]
                 else:
                     node = right[base + node]

@@ -19,29 +19,39 @@ from ._builder import TreeParams, build_tree
 from ._splitter import presort
 from ._validation import Interval, Options, check_random_state
 from .base import TREE_CONSTRAINTS, FitProgress, OKEstimator, check_callback
+from .binning import BinnedInputs
 from .ensemble import TreeEnsemble, tree_leaves
 from .space import RANK_TOLERANCE
 
 
 def _fit_one_tree(
-    X: np.ndarray,
-    XT: np.ndarray,
+    X: Any,
+    XT: np.ndarray | None,
+    binned: BinnedInputs | None,
     order: np.ndarray | None,
     phi: np.ndarray,
     params: TreeParams,
     seed: int,
     bootstrap: bool,
 ):
-    """One tree on a bootstrap sample (or all rows): (tree, leaf of every row, row counts)."""
+    """One tree on a bootstrap sample (or all rows): (tree, leaf of every row, row counts).
+
+    Exact search on XT (p, N), or histogram search on ``binned`` when XT is None."""
     rng = np.random.default_rng(seed)
     n = X.shape[0]
-    if bootstrap:
-        rows = rng.integers(0, n, n)
+    rows = rng.integers(0, n, n) if bootstrap else None
+    if binned is not None:
+        fit_rows = None if rows is None else np.sort(rows)
+        tree = build_tree(None, phi, params, rng, binned=binned, rows=fit_rows)
+    elif rows is not None:
         tree = build_tree(np.ascontiguousarray(XT[:, rows]), phi[rows], params, rng)
-        count = np.bincount(rows, minlength=n).astype(np.int32)
     else:
         tree = build_tree(XT, phi, params, rng, order=order)
-        count = np.ones(n, dtype=np.int32)
+    count = (
+        np.ones(n, dtype=np.int32)
+        if rows is None
+        else np.bincount(rows, minlength=n).astype(np.int32)
+    )
     return tree, tree_leaves(tree, X), count
 
 
@@ -54,7 +64,7 @@ class OK3ForestRegressor(OKEstimator):
         Number of trees.
     bootstrap : bool
         Fit each tree on a bootstrap sample (bagging, random forests) or on all rows.
-    splitter, max_splits, max_features, leaf_order, min_samples_leaf, max_depth :
+    splitter, max_splits, max_features, leaf_order, min_samples_leaf, max_depth, max_bins :
         Growth of each tree, see :class:`~okcore.tree.OK3Regressor` (fully grown by default).
     factor_rank, factor_tol : int or None, float
         Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
@@ -81,6 +91,7 @@ class OK3ForestRegressor(OKEstimator):
         leaf_order: str = "variance",
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
+        max_bins: int | None = None,
         factor_rank: int | None = None,
         factor_tol: float = RANK_TOLERANCE,
         n_jobs: int | None = None,
@@ -94,6 +105,7 @@ class OK3ForestRegressor(OKEstimator):
         self.leaf_order = leaf_order
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
+        self.max_bins = max_bins
         self.factor_rank = factor_rank
         self.factor_tol = factor_tol
         self.n_jobs = n_jobs
@@ -113,15 +125,18 @@ class OK3ForestRegressor(OKEstimator):
         self._validate_params()
         check_callback(callback)
         start = time.perf_counter()
-        X, space = self._check_fit_data(X, Y, gram, kernel)
+        X, space = self._check_fit_data(X, Y, gram, kernel, callback, self.n_estimators)
         rng = check_random_state(self.random_state)
         seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
-        XT = np.ascontiguousarray(X.T)
-        order = presort(XT) if self.splitter == "best" and not self.bootstrap else None
+        XT, binned = self._search_inputs(
+            X, callback, self.n_estimators, time.perf_counter() - start
+        )
+        presorted = XT is not None and self.splitter == "best" and not self.bootstrap
+        order = presort(XT) if presorted else None
         params = self._tree_params(X.shape[1])
         results, stopped = [], False
         jobs = Parallel(n_jobs=self._n_threads(), prefer="threads", return_as="generator")(
-            delayed(_fit_one_tree)(X, XT, order, space.phi, params, int(s), self.bootstrap)
+            delayed(_fit_one_tree)(X, XT, binned, order, space.phi, params, int(s), self.bootstrap)
             for s in seeds
         )
         for result in jobs:

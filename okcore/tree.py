@@ -32,6 +32,10 @@ class OK3Regressor(OKEstimator):
         Next leaf to split: highest N*var (the paper) or largest improvement (scikit-learn).
     min_samples_leaf : int
     max_depth : int or None
+    max_bins : int in [2, 255] or None
+        Histogram split search on inputs binned once per fit into at most ``max_bins``
+        quantile bins (scikit-learn HGB, LightGBM); exactly the exact search's tree when no
+        feature has more distinct values. None (default): the exact presorted search.
     factor_rank, factor_tol : int or None, float
         Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
         eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).
@@ -51,6 +55,7 @@ class OK3Regressor(OKEstimator):
         leaf_order: str = "variance",
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
+        max_bins: int | None = None,
         factor_rank: int | None = None,
         factor_tol: float = RANK_TOLERANCE,
         n_jobs: int | None = None,
@@ -62,6 +67,7 @@ class OK3Regressor(OKEstimator):
         self.leaf_order = leaf_order
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
+        self.max_bins = max_bins
         self.factor_rank = factor_rank
         self.factor_tol = factor_tol
         self.n_jobs = n_jobs
@@ -81,22 +87,25 @@ class OK3Regressor(OKEstimator):
 
         ``callback(FitProgress)`` is called once, when the tree is grown (the same hook as
         the ensembles'). Cost: O(N^3) for the factor of a non-linear kernel, then
-        O(p N log N) presort and O(max_features n r) per split node of n rows.
+        O(p N log N) presort and O(max_features n r) per split node of n rows (exact), or
+        O(p N log N) binning and O(p n r) histograms per split (``max_bins``).
         """
         self._validate_params()
         check_callback(callback)
         start = time.perf_counter()
-        X, space = self._check_fit_data(X, Y, gram, kernel)
+        X, space = self._check_fit_data(X, Y, gram, kernel, callback)
         rng = check_random_state(self.random_state)
+        XT, binned = self._search_inputs(X, callback, 1, time.perf_counter() - start)
         n_threads = self._n_threads()
         executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
         try:
             tree = build_tree(
-                np.ascontiguousarray(X.T),
+                XT,
                 space.phi,
                 self._tree_params(X.shape[1]),
                 rng,
                 executor=executor,
+                binned=binned,
             )
         finally:
             if executor is not None:

@@ -162,7 +162,10 @@ def test_callback_receives_progress(data):
     seen: list[FitProgress] = []
     est = OKBoostRegressor(n_estimators=7, learning_rate=0.3, max_splits=3, random_state=0)
     est.fit(X, Y, eval_set=(Xv, Yv), callback=seen.append)
-    assert [p.done for p in seen] == list(range(1, 8))
+    # the set-up phase is announced first (done=0), then one call per tree
+    assert [(p.phase, p.done) for p in seen[:1]] == [("output_space", 0)]
+    seen = seen[1:]
+    assert [p.done for p in seen] == list(range(1, 8)) and {p.phase for p in seen} == {"trees"}
     assert all(isinstance(p, FitProgress) and p.total == 7 for p in seen)
     elapsed = [p.elapsed for p in seen]
     assert elapsed[0] >= 0 and elapsed == sorted(elapsed) and elapsed[-1] <= est.fit_time_
@@ -175,8 +178,9 @@ def test_callback_without_eval_set_has_no_validation_loss(data):
     X, Y, _, _ = data
     seen: list[FitProgress] = []
     OKBoostRegressor(n_estimators=3, max_splits=2).fit(X, Y, callback=seen.append)
-    assert [p.val_loss for p in seen] == [None, None, None]
-    assert all(isinstance(p.train_loss, float) for p in seen)
+    trees = [p for p in seen if p.phase == "trees"]
+    assert [p.val_loss for p in trees] == [None, None, None]
+    assert all(isinstance(p.train_loss, float) for p in trees)
 
 
 def test_callback_returning_true_stops(data):
@@ -312,6 +316,7 @@ def test_boost_is_a_plain_function(data):
         X,
         Y,
         np.sum(Y**2, axis=1),
+        XT=np.ascontiguousarray(X.T),
         loss=SquaredFeatureLoss(),
         n_estimators=5,
         learning_rate=0.5,

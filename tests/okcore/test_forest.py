@@ -147,7 +147,9 @@ def test_callback_stops_after_k_trees(data):
         return progress.done == 3
 
     est = OK3ForestRegressor(n_estimators=8, random_state=0).fit(X, Y, callback=callback)
-    assert [p.done for p in seen] == [1, 2, 3]
+    assert [(p.phase, p.done) for p in seen] == [("output_space", 0)] + [
+        ("trees", k) for k in (1, 2, 3)
+    ]
     assert all(p.total == 8 and p.train_loss is None and p.val_loss is None for p in seen)
     elapsed = [p.elapsed for p in seen]
     assert elapsed == sorted(elapsed) and elapsed[0] >= 0
@@ -165,7 +167,8 @@ def test_callback_returning_none_never_stops(data):
     calls = []
     est = OK3ForestRegressor(n_estimators=4, random_state=0)
     est.fit(X, Y, callback=calls.append)
-    assert len(calls) == 4 and est.n_estimators_ == 4 and est.stopped_by_callback_ is False
+    assert [p.phase for p in calls] == ["output_space"] + ["trees"] * 4
+    assert est.n_estimators_ == 4 and est.stopped_by_callback_ is False
 
 
 def test_forest_on_a_graph_predicts_vertices(data):

@@ -305,6 +305,7 @@ def test_fit_callback_is_called_once_with_the_finished_tree():
     X, Y = rng.random((30, 3)), rng.random((30, 2))
     seen = []
     OK3Regressor(max_splits=3).fit(X, Y, callback=seen.append)
-    assert len(seen) == 1 and seen[0].done == seen[0].total == 1 and seen[0].elapsed >= 0
+    assert [(p.phase, p.done, p.total) for p in seen] == [("output_space", 0, 1), ("trees", 1, 1)]
+    assert seen[-1].elapsed >= 0
     with pytest.raises(DataError, match="callback must be callable"):
         OK3Regressor().fit(X, Y, callback="print")

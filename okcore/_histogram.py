@@ -1,0 +1,258 @@
+"""Histogram split search for OK3 trees on binned inputs (math note s. 2, "Histograms").
+
+A node's histogram holds, for every bin of every feature (the flat bin axis of
+:class:`~okcore.binning.BinnedInputs`), the count of the node's rows in the bin and the sum
+of their (sketched) residual rows. The best cut of a feature is a scan over its bins, the
+gain of a cut being the exact search's ||S_L||^2 n / (n_L n_R) with S_L centred at the node
+mean (see :mod:`okcore._splitter`); the larger child's histogram is the parent's minus the
+smaller child's (LightGBM, scikit-learn HGB). Costs, for a node of n rows, p features,
+k residual columns and B bins in all: O(n p k) to build a dense histogram (O(nnz k + B k)
+for CSR inputs), O(B k) to scan or subtract it — instead of O(p n r) for the exact search.
+
+Kernels are compiled with numba (``nogil``: threads build disjoint feature ranges).
+Thresholds are real values placed in the gap between the values present in the node, like
+the exact search's midpoints, so prediction needs no binning.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def gather_rows(samples, start, end, R):  # pragma: no cover - jit
+    """R[samples[start:end]] as a contiguous (n, k) array: the builds then read it in order."""
+    k = R.shape[1]
+    out = np.empty((end - start, k))
+    for t in range(start, end):
+        i = samples[t]
+        for c in range(k):
+            out[t - start, c] = R[i, c]
+    return out
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def build_dense(
+    codes, samples, start, end, rows, bin_offset, f_lo, f_hi, hist, counts
+):  # pragma: no cover
+    """Histogram of rows samples[start:end] for features f_lo..f_hi-1 (feature-major codes
+    (p, n); ``rows`` = gather_rows(samples, start, end, R)).
+
+    One feature at a time, so its (bins, k) block of ``hist`` stays in L1 cache (LightGBM's
+    ordered-gradient layout). Overwrites those features' bins of ``hist`` (B, k) and
+    ``counts`` (B,). O(n (f_hi - f_lo) k).
+    """
+    k = rows.shape[1]
+    b_lo, b_hi = bin_offset[f_lo], bin_offset[f_hi]
+    hist[b_lo:b_hi, :] = 0.0
+    counts[b_lo:b_hi] = 0
+    for f in range(f_lo, f_hi):
+        base = bin_offset[f]
+        codes_f = codes[f]
+        for t in range(start, end):
+            b = base + codes_f[samples[t]]
+            counts[b] += 1
+            row = t - start
+            for c in range(k):
+                hist[b, c] += rows[row, c]
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def build_sparse(
+    codes, indptr, indices, zero_code, samples, start, end, R, bin_offset, hist, counts
+):  # pragma: no cover
+    """Histogram of rows samples[start:end], all features, from CSR codes (stored entries).
+
+    Stored entries are added to their bins; each feature's implicit zeros go to its zero bin
+    as (node total) - (sum of the feature's bins). O(nnz_node k + B k).
+    """
+    k = R.shape[1]
+    n_features = bin_offset.shape[0] - 1
+    hist[:, :] = 0.0
+    counts[:] = 0
+    total = np.zeros(k)
+    for t in range(start, end):
+        i = samples[t]
+        for c in range(k):
+            total[c] += R[i, c]
+        for e in range(indptr[i], indptr[i + 1]):
+            b = bin_offset[indices[e]] + codes[e]
+            counts[b] += 1
+            for c in range(k):
+                hist[b, c] += R[i, c]
+    n = end - start
+    rest = np.empty(k)
+    for f in range(n_features):
+        n_stored = 0
+        rest[:] = total
+        for b in range(bin_offset[f], bin_offset[f + 1]):
+            n_stored += counts[b]
+            for c in range(k):
+                rest[c] -= hist[b, c]
+        z = bin_offset[f] + zero_code[f]
+        counts[z] += n - n_stored
+        for c in range(k):
+            hist[z, c] += rest[c]
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def best_split(
+    hist, counts, bin_offset, bin_min, bin_max, features, n, mu, min_leaf
+):  # pragma: no cover
+    """Best (feature, n_left, threshold, gain, last left bin of the feature) from a histogram.
+
+    A cut after a non-empty bin b of feature f sends the bins <= b left; its threshold is the
+    midpoint between the largest value of bin b and the smallest of the next non-empty bin
+    (the exact search's midpoint when bins hold one distinct value each). Ties go to the
+    first feature, then the leftmost cut. Feature -1 when no valid cut. O(len(features) bins k).
+    """
+    k = hist.shape[1]
+    best_f, best_left, best_bin, best_gain = -1, -1, -1, -1.0
+    S = np.empty(k)
+    for f in features:
+        S[:] = 0.0
+        n_left = 0
+        for b in range(bin_offset[f], bin_offset[f + 1] - 1):
+            if counts[b] == 0:
+                continue
+            n_left += counts[b]
+            for c in range(k):
+                S[c] += hist[b, c]
+            n_right = n - n_left
+            if n_right == 0:
+                break
+            if n_left < min_leaf or n_right < min_leaf:
+                continue
+            acc = 0.0
+            for c in range(k):
+                d = S[c] - n_left * mu[c]
+                acc += d * d
+            gain = acc * n / (n_left * n_right)
+            if gain > best_gain:
+                best_f, best_left, best_bin, best_gain = f, n_left, b, gain
+    threshold = 0.0
+    if best_f >= 0:
+        nxt = best_bin + 1
+        while counts[nxt] == 0:
+            nxt += 1
+        x0, x1 = bin_max[best_bin], bin_min[nxt]
+        threshold = x0 / 2.0 + x1 / 2.0
+        if threshold == x1 or not np.isfinite(threshold):
+            threshold = x0
+        best_bin -= bin_offset[best_f]  # the feature's own bin number, as codes are
+    return best_f, best_left, threshold, best_gain, best_bin
+
+
+@njit(cache=True, nogil=True)
+def code_at(codes2d, codes1d, indptr, indices, zero_code, i, f):  # pragma: no cover - jit
+    """Bin of row i, feature f: dense codes (p, n), or a binary search in CSR row i's entries."""
+    if indptr.shape[0] == 0:
+        return codes2d[f, i]
+    lo, hi = indptr[i], indptr[i + 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if indices[mid] < f:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < indptr[i + 1] and indices[lo] == f:
+        return codes1d[lo]
+    return zero_code[f]
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def best_split_random(
+    samples,
+    start,
+    end,
+    codes2d,
+    codes1d,
+    indptr,
+    indices,
+    zero_code,
+    bin_offset,
+    bin_min,
+    bin_max,
+    edges,
+    R,
+    mu,
+    features,
+    uniforms,
+    max_features,
+    min_leaf,
+):  # pragma: no cover - jit
+    """OK3-et on bins: one uniform cut in the node's value range per feature, best of
+    ``max_features`` non-constant features (consumes the draws as the exact version does).
+
+    The cut c = lo + u (hi - lo) between the node's smallest and largest values (bin minima
+    and maxima) sends the bins wholly <= c left, with threshold c: with one distinct value
+    per bin this is the exact OK3-et split. A bin straddling c goes left (right if it is the
+    node's last bin) with the bin edge as threshold. Returns (feature, n_left, threshold,
+    gain, last left bin); O(n k) per feature tried.
+    """
+    n = end - start
+    k = R.shape[1]
+    best_f, best_left, best_thr, best_gain, best_bin = -1, -1, 0.0, -1.0, -1
+    SL = np.empty(k)
+    tried = 0
+    for t in range(features.shape[0]):
+        f = features[t]
+        lo_b, hi_b = 255, -1
+        for s in range(start, end):
+            b = code_at(codes2d, codes1d, indptr, indices, zero_code, samples[s], f)
+            lo_b = min(lo_b, b)
+            hi_b = max(hi_b, b)
+        if hi_b <= lo_b:
+            continue
+        tried += 1
+        base = bin_offset[f]
+        lo, hi = bin_min[base + lo_b], bin_max[base + hi_b]
+        cut = lo + uniforms[t] * (hi - lo)
+        last = lo_b  # last bin with its minimum <= cut
+        while last + 1 <= hi_b and bin_min[base + last + 1] <= cut:
+            last += 1
+        threshold = cut
+        if bin_max[base + last] > cut:  # the cut falls inside bin `last`
+            if last == hi_b:
+                last -= 1
+            threshold = edges[base - f + last]
+        SL[:] = 0.0
+        n_left = 0
+        for s in range(start, end):
+            i = samples[s]
+            if code_at(codes2d, codes1d, indptr, indices, zero_code, i, f) <= last:
+                n_left += 1
+                for c in range(k):
+                    SL[c] += R[i, c] - mu[c]
+        if n_left >= min_leaf and n - n_left >= min_leaf:
+            acc = 0.0
+            for c in range(k):
+                acc += SL[c] * SL[c]
+            gain = acc * n / (n_left * (n - n_left))
+            if gain > best_gain:
+                best_f, best_left, best_thr, best_gain, best_bin = f, n_left, threshold, gain, last
+        if tried == max_features:
+            break
+    return best_f, best_left, best_thr, best_gain, best_bin
+
+
+@njit(cache=True, nogil=True)
+def partition(
+    samples, start, end, codes2d, codes1d, indptr, indices, zero_code, feature, last_bin, buffer
+):  # pragma: no cover - jit
+    """Stable partition of samples[start:end]: rows whose bin of ``feature`` is <= last_bin
+    first. Returns the number of left rows. O(n) (O(n log nnz_row) for CSR)."""
+    n_left = 0
+    n_right = 0
+    for t in range(start, end):
+        i = samples[t]
+        if code_at(codes2d, codes1d, indptr, indices, zero_code, i, feature) <= last_bin:
+            samples[start + n_left] = i
+            n_left += 1
+        else:
+            buffer[n_right] = i
+            n_right += 1
+    for t in range(n_right):
+        samples[start + n_left + t] = buffer[t]
+    return n_left

@@ -1,0 +1,177 @@
+"""Binning of the inputs for the histogram split search (math note s. 2, "Histograms").
+
+Every input feature is mapped once per fit to at most ``max_bins`` bins (codes 0..254 in a
+uint8), as scikit-learn's HistGradientBoosting and LightGBM do. Bins are built from the
+*distinct* values of a feature, after merging values closer than ``FEATURE_THRESHOLD``
+(the exact search does not cut between them either):
+
+- at most ``max_bins`` distinct values: one bin per value, and the bin edges are the exact
+  search's thresholds (midpoints between consecutive values), so the histogram search grows
+  exactly the trees of the exact search;
+- more: ``max_bins`` bins of about equal counts (quantiles), with edges at midpoints between
+  distinct values.
+
+A value x falls in bin b iff edge[b - 1] < x <= edge[b], so "x <= threshold" at a bin edge
+is "code <= b". Each bin also records the smallest and largest training value it holds:
+the split thresholds are placed in the gap between the values present in a node (as the
+exact search does), and the randomized splitter draws its cut in the node's value range.
+
+Dense inputs give a feature-major (p, n) code matrix (each feature's codes contiguous); a scipy CSR matrix gives codes of its
+stored entries only, with the code of 0 per feature (its implicit entries), so memory and
+histogram work stay proportional to the non-zeros.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from ._splitter import FEATURE_THRESHOLD
+
+#: Largest number of bins per feature: codes fit in a uint8.
+MAX_BINS = 255
+
+
+@dataclass(frozen=True)
+class BinnedInputs:
+    """Inputs of one fit mapped to bins.
+
+    Attributes
+    ----------
+    codes : uint8 ndarray of shape (p, n) (dense inputs, feature-major) or (nnz,) (CSR)
+        Bin of each value; for CSR, of each stored entry, aligned with ``indices``.
+    indptr, indices : int64 / int32 ndarrays or None
+        CSR row pointers (n + 1,) and feature of each stored entry (nnz,); None when dense.
+    zero_code : uint8 ndarray of shape (p,)
+        Bin of the value 0 (the implicit entries of a CSR matrix).
+    bin_offset : int64 ndarray of shape (p + 1,)
+        Feature f owns the bins bin_offset[f] .. bin_offset[f + 1] - 1 of the flat bin axis.
+    edges : float64 ndarray of shape (n_bins_total - p,)
+        Upper edge of each bin but the last of every feature; feature f's edges are
+        edges[bin_offset[f] - f : bin_offset[f + 1] - f - 1].
+    bin_min, bin_max : float64 ndarrays of shape (n_bins_total,)
+        Smallest and largest training value in each bin.
+    """
+
+    codes: np.ndarray
+    indptr: np.ndarray | None
+    indices: np.ndarray | None
+    zero_code: np.ndarray
+    bin_offset: np.ndarray
+    edges: np.ndarray
+    bin_min: np.ndarray
+    bin_max: np.ndarray
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.codes.shape[1] if self.indptr is None else len(self.indptr) - 1)
+
+    @property
+    def n_features(self) -> int:
+        return int(len(self.bin_offset) - 1)
+
+    @property
+    def is_sparse(self) -> bool:
+        return self.indptr is not None
+
+    @property
+    def n_bins_total(self) -> int:
+        return int(self.bin_offset[-1])
+
+
+def _feature_bins(
+    values: np.ndarray, counts: np.ndarray, max_bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Edges, bin minima and maxima of one feature from its sorted distinct values and counts.
+
+    Values closer than FEATURE_THRESHOLD to their predecessor join its group (no cut between
+    them, as in the exact search). Groups are then merged into at most ``max_bins`` bins of
+    roughly equal counts. O(d) for d distinct values.
+    """
+    new_group = np.r_[True, np.diff(values) > FEATURE_THRESHOLD]
+    starts = np.flatnonzero(new_group)  # first distinct value of each group
+    ends = np.r_[starts[1:], len(values)] - 1  # last distinct value of each group
+    if len(starts) > max_bins:
+        group_counts = np.add.reduceat(counts, starts)
+        cumulative = np.cumsum(group_counts)
+        targets = cumulative[-1] * np.arange(1, max_bins) / max_bins
+        # a bin ends after the group where the cumulative count reaches each quantile
+        last_groups = np.unique(np.searchsorted(cumulative, targets, side="left"))
+        last_groups = last_groups[last_groups < len(starts) - 1]
+        first_groups = np.r_[0, last_groups + 1]
+        last_groups = np.r_[last_groups, len(starts) - 1]
+        starts, ends = starts[first_groups], ends[last_groups]
+    low, high = values[starts], values[ends]
+    x0, x1 = high[:-1], low[1:]
+    edges = x0 / 2.0 + x1 / 2.0  # the exact search's threshold formula, same fallback
+    bad = (edges == x1) | ~np.isfinite(edges)
+    edges[bad] = x0[bad]
+    return edges, low, high
+
+
+def bin_inputs(X: np.ndarray | sparse.csr_matrix, max_bins: int) -> BinnedInputs:
+    """Bin every feature of X (n, p), dense array of any real dtype or CSR matrix.
+
+    O(p n log n) for the per-feature sorts (O(nnz log nnz) for CSR), O(n p) (O(nnz)) for the
+    codes. ``max_bins`` in [2, 255].
+    """
+    if not 2 <= max_bins <= MAX_BINS:
+        raise ValueError(f"max_bins must be in [2, {MAX_BINS}]: got {max_bins}")
+    is_sparse = sparse.issparse(X)
+    n, p = X.shape
+    columns = X.tocsc(copy=True) if is_sparse else None  # its data is overwritten by codes
+    all_edges, all_min, all_max, n_bins = [], [], [], np.empty(p, dtype=np.int64)
+    zero_code = np.zeros(p, dtype=np.uint8)
+    for f in range(p):
+        if is_sparse:
+            stored = columns.data[columns.indptr[f] : columns.indptr[f + 1]]
+            values, counts = np.unique(stored, return_counts=True)
+            n_zeros = n - len(stored)
+            if n_zeros:
+                at = np.searchsorted(values, 0.0)
+                if at < len(values) and values[at] == 0.0:
+                    counts[at] += n_zeros
+                else:
+                    values, counts = np.insert(values, at, 0.0), np.insert(counts, at, n_zeros)
+        else:
+            values, counts = np.unique(np.asarray(X[:, f], dtype=np.float64), return_counts=True)
+        edges, low, high = _feature_bins(values, counts, max_bins)
+        zero_code[f] = np.searchsorted(edges, 0.0, side="left")
+        all_edges.append(edges)
+        all_min.append(low)
+        all_max.append(high)
+        n_bins[f] = len(low)
+    bin_offset = np.r_[0, np.cumsum(n_bins)].astype(np.int64)
+    if is_sparse:
+        for f in range(p):  # codes of each column's entries, scattered back to CSR order
+            lo, hi = columns.indptr[f], columns.indptr[f + 1]
+            columns.data[lo:hi] = np.searchsorted(all_edges[f], columns.data[lo:hi], side="left")
+        coded = sparse.csc_matrix(
+            (columns.data + 1.0, columns.indices, columns.indptr), shape=(n, p)
+        ).tocsr()
+        coded.sort_indices()
+        return BinnedInputs(
+            codes=(coded.data - 1.0).astype(np.uint8),  # +1 kept code-0 entries stored
+            indptr=coded.indptr.astype(np.int64),
+            indices=coded.indices.astype(np.int32),
+            zero_code=zero_code,
+            bin_offset=bin_offset,
+            edges=np.concatenate(all_edges),
+            bin_min=np.concatenate(all_min),
+            bin_max=np.concatenate(all_max),
+        )
+    codes = np.empty((p, n), dtype=np.uint8)
+    for f in range(p):
+        codes[f] = np.searchsorted(all_edges[f], X[:, f], side="left")
+    return BinnedInputs(
+        codes=codes,
+        indptr=None,
+        indices=None,
+        zero_code=zero_code,
+        bin_offset=bin_offset,
+        edges=np.concatenate(all_edges),
+        bin_min=np.concatenate(all_min),
+        bin_max=np.concatenate(all_max),
+    )
