@@ -140,6 +140,15 @@ class _ExactSearch:
     def children(self, node: int, left: tuple, right: tuple) -> None:
         """Nothing to carry from a parent to its children."""
 
+    def child_statistics(self, growth: _Growth, node: int, cut: int) -> tuple:
+        """(mean, N*var) of both children, each from its own rows (the paper's reference
+        path: no derived quantities, so ties resolve as in the brute-force tests)."""
+        start, end = growth.start[node], growth.end[node]
+        return (
+            node_statistics(self.samples, start, cut, growth.R),
+            node_statistics(self.samples, cut, end, growth.R),
+        )
+
 
 class _HistogramSearch:
     """Split search on binned inputs: per-node histograms, the larger child by subtraction.
@@ -256,6 +265,25 @@ class _HistogramSearch:
         self.hists[node] = (hist, counts)
         return hist, counts
 
+    def child_statistics(self, growth: _Growth, node: int, cut: int) -> tuple:
+        """(mean, N*var) of both children, scanning only the smaller one's rows: the larger's
+        mean from the parent's sum, its N*var by Chan et al.'s parallel formula
+        N*var_P = N*var_L + N*var_S + (n_L n_S / n_P) ||mu_L - mu_S||^2. O(n_small r)
+        instead of O(n r): at large N these r-wide row scans cost as much as the histograms.
+        """
+        start, end = growth.start[node], growth.end[node]
+        n, n_left = end - start, cut - start
+        small_left = n_left <= n - n_left
+        lo, hi = (start, cut) if small_left else (cut, end)
+        mu_s, var_s = node_statistics(self._samples, lo, hi, growth.R)
+        n_s = hi - lo
+        n_l = n - n_s
+        mu_l = (n * growth.mean[node] - n_s * mu_s) / n_l
+        d = mu_l - mu_s
+        var_l = max(growth.impurity[node] - var_s - n_l * n_s / n * float(d @ d), 0.0)
+        small, large = (mu_s, var_s), (mu_l, var_l)
+        return (small, large) if small_left else (large, small)
+
     def split(self, node: int, start: int, end: int, split: tuple) -> None:
         b = self.binned
         histogram_partition(
@@ -293,8 +321,11 @@ class _Growth:
         self.search_mean = self.mean if projection is None else []
         self.left, self.right = [], []
 
-    def add_node(self, start: int, end: int, depth: int) -> int:
-        mu, total = node_statistics(self.search.samples, start, end, self.R)
+    def add_node(self, start: int, end: int, depth: int, stats: tuple | None = None) -> int:
+        """Append a node over samples[start:end]; ``stats`` = (mean, N*var) when known."""
+        if stats is None:
+            stats = node_statistics(self.search.samples, start, end, self.R)
+        mu, total = stats
         if self.projection is not None:  # the mean of the sketched rows is the sketched mean
             self.search_mean.append(mu @ self.projection)
         for column, value in (
@@ -330,8 +361,9 @@ class _Growth:
         feature, n_left, threshold, gain = split[:4]
         start, end = self.start[node], self.end[node]
         self.search.split(node, start, end, split)
-        left = self.add_node(start, start + n_left, self.depth[node] + 1)
-        right = self.add_node(start + n_left, end, self.depth[node] + 1)
+        left_stats, right_stats = self.search.child_statistics(self, node, start + n_left)
+        left = self.add_node(start, start + n_left, self.depth[node] + 1, left_stats)
+        right = self.add_node(start + n_left, end, self.depth[node] + 1, right_stats)
         self.search.children(
             node,
             (left, start, start + n_left, self.splittable(left)),
@@ -343,6 +375,14 @@ class _Growth:
         self.feature[node], self.threshold[node], self.gain[node] = feature, threshold, gain
         self.left[node], self.right[node] = left, right
         return left, right
+
+    def leaf_of_rows(self, out: np.ndarray) -> None:
+        """Write the leaf number of every fitted row into ``out`` (indexed by row id)."""
+        number = 0
+        for node in range(len(self.start)):
+            if self.left[node] < 0:
+                out[self.search.samples[self.start[node] : self.end[node]]] = number
+                number += 1
 
     def to_arrays(self) -> TreeArrays:
         internal = np.array(self.left) >= 0
@@ -373,6 +413,7 @@ def build_tree(
     projection: np.ndarray | None = None,
     binned: BinnedInputs | None = None,
     rows: np.ndarray | None = None,
+    row_leaf: np.ndarray | None = None,
 ) -> TreeArrays:
     """Grow one OK3 tree best-first on residual rows R (n, r) and inputs XT (p, n) or ``binned``.
 
@@ -391,6 +432,9 @@ def build_tree(
     unused): the tree is fitted on ``rows`` (indices into the N rows, repeats allowed for a
     bootstrap; default all) and R holds all N rows. Cost: O(n p k) histogram builds for the
     root and each split's smaller child, O(B k) per scan and subtraction, O(n) partitions.
+
+    ``row_leaf`` (int32, one entry per row of R), if given, receives the leaf number of
+    every fitted row, so callers need not re-apply the tree to them.
     """
     R_search = R if projection is None else project(R, projection)
     search: _ExactSearch | _HistogramSearch
@@ -422,4 +466,6 @@ def build_tree(
         n_splits += 1
         push(left)
         push(right)
+    if row_leaf is not None:
+        g.leaf_of_rows(row_leaf)
     return g.to_arrays()

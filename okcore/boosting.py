@@ -95,9 +95,10 @@ def boost(
     trees, leaves, counts, train_loss, val_loss = [], [], [], [], []
     best_loss, best_iteration, stale, stopped = np.inf, 0, 0, False
     executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
+    residual = loss.negative_gradient(phi, F)
+    row_leaf = np.empty(n, dtype=np.int32)
     try:
         for m in range(n_estimators):
-            residual = loss.negative_gradient(phi, F)
             count = np.ones(n, dtype=np.int32)
             fit_XT, fit_R, fit_order, fit_rows = XT, residual, order, None
             if n_fit < n:
@@ -122,13 +123,15 @@ def boost(
                 projection=projection,
                 binned=binned,
                 rows=fit_rows,
+                row_leaf=row_leaf,
             )
-            leaf = tree_leaves(tree, X)
-            F += learning_rate * tree.value[leaf]
+            # the growth knows the leaf of every fitted row: apply the tree to the others only
+            leaf = row_leaf.copy() if n_fit == n and binned is not None else tree_leaves(tree, X)
             trees.append(tree)
             leaves.append(leaf)
             counts.append(count)
-            train_loss.append(loss(phi, diag, F))
+            # F += nu h_m, the next residuals and the training loss in one pass
+            train_loss.append(loss.step(phi, diag, F, tree.value, leaf, learning_rate, residual))
             if eval_data is not None:
                 F_val += learning_rate * tree.value[tree_leaves(tree, eval_data.X)]
                 val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))
