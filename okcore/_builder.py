@@ -140,6 +140,9 @@ class _ExactSearch:
     def children(self, node: int, left: tuple, right: tuple) -> None:
         """Nothing to carry from a parent to its children."""
 
+    def forget(self, node: int) -> None:
+        """Nothing is kept per node."""
+
     def child_statistics(self, growth: _Growth, node: int, cut: int) -> tuple:
         """(mean, N*var) of both children, each from its own rows (the paper's reference
         path: no derived quantities, so ties resolve as in the brute-force tests)."""
@@ -265,6 +268,10 @@ class _HistogramSearch:
         self.hists[node] = (hist, counts)
         return hist, counts
 
+    def forget(self, node: int) -> None:
+        """Release the histogram of a node that will not be split."""
+        self.hists.pop(node, None)
+
     def child_statistics(self, growth: _Growth, node: int, cut: int) -> tuple:
         """(mean, N*var) of both children, scanning only the smaller one's rows: the larger's
         mean from the parent's sum, its N*var by Chan et al.'s parallel formula
@@ -296,7 +303,11 @@ class _HistogramSearch:
         child may still be searched."""
         (left_id, left_start, left_end, left_open) = left
         (right_id, right_start, right_end, right_open) = right
-        if not (left_open or right_open):
+        larger = max(left_end - left_start, right_end - right_start)
+        # subtraction saves building the larger child, O(n_large p k), for O(B k): not worth
+        # keeping the parent's histogram (memory) for small children, which build directly
+        worth = larger * self.binned.n_features > self.binned.n_bins_total
+        if not (left_open or right_open) or not worth:
             self.hists.pop(node, None)
             return
         self.family[left_id] = (node, right_id, (right_start, right_end), right_open)
@@ -355,7 +366,10 @@ class _Growth:
         split = self.search.find(
             node, self.start[node], self.end[node], self.search_mean[node], self.rng
         )
-        return split if split[0] >= 0 and split[3] > 0 else None
+        if split[0] >= 0 and split[3] > 0:
+            return split
+        self.search.forget(node)  # a final leaf: nothing of its search is needed again
+        return None
 
     def apply_split(self, node: int, split: tuple) -> tuple[int, int]:
         feature, n_left, threshold, gain = split[:4]
