@@ -173,15 +173,20 @@ class OKEstimator:
         )
 
     def _search_inputs(
-        self, X: Any, callback: Any = None, total: int = 1, elapsed: float = 0.0
+        self,
+        X: Any,
+        max_bins: int | None,
+        callback: Any = None,
+        total: int = 1,
+        elapsed: float = 0.0,
     ) -> tuple[np.ndarray | None, BinnedInputs | None]:
         """What the split search reads: (XT float64 (p, n), None) for the exact search
-        (``max_bins=None``), or (None, bins of X) for the histogram search, announced to
+        (``max_bins`` None), or (None, bins of X) for the histogram search, announced to
         ``callback`` as the "binning" phase. O(p n log n)."""
-        if self.max_bins is None:
+        if max_bins is None:
             return np.ascontiguousarray(dense_float64(X).T), None
         report_phase(callback, "binning", total, elapsed, binning_seconds(*X.shape))
-        return None, bin_inputs(X, self.max_bins)
+        return None, bin_inputs(X, max_bins)
 
     def _n_threads(self) -> int:
         n_jobs = getattr(self, "n_jobs", None)

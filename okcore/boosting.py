@@ -32,6 +32,27 @@ from .exceptions import DataError
 from .losses import SquaredFeatureLoss
 from .space import RANK_TOLERANCE
 
+#: Default ("auto") split search: the paper's exact search below this much work per tree
+#: (training rows x factor columns), histograms + a sketch above it. Chosen from held-out
+#: accuracy per second (docs/PERFORMANCE.md, "Fast defaults").
+AUTO_FAST_MIN_WORK = 1_000_000
+AUTO_MAX_BINS = 255
+AUTO_SKETCH_DIM = 8
+
+
+def resolve_search(
+    max_bins: int | str | None, sketch_dim: int | str | None, n_samples: int, rank: int
+) -> tuple[int | None, int | None]:
+    """(max_bins, sketch_dim) to use: "auto" becomes (AUTO_MAX_BINS, AUTO_SKETCH_DIM) when
+    n_samples x rank >= AUTO_FAST_MIN_WORK, else None (exact); a sketch only when it is
+    narrower than the factor."""
+    fast = n_samples * rank >= AUTO_FAST_MIN_WORK
+    if max_bins == "auto":
+        max_bins = AUTO_MAX_BINS if fast else None
+    if sketch_dim == "auto":
+        sketch_dim = AUTO_SKETCH_DIM if fast and rank > AUTO_SKETCH_DIM else None
+    return max_bins, sketch_dim  # type: ignore[return-value]
+
 
 @dataclass
 class EvalData:
@@ -190,17 +211,20 @@ class OKBoostRegressor(OKEstimator):
         else holds out ``validation_fraction`` of the training rows.
     validation_fraction : float in (0, 1)
     tol : float >= 0
-    sketch_dim : int or None
+    sketch_dim : int, "auto" or None
         Search each tree's splits on a k-dimensional Gaussian random projection of the
         residuals (SketchBoost) instead of all r factor columns: the search costs k/r of the
         exact one; leaf values stay exact, only splits with close scores may change. None
-        (default) searches exactly. Its accuracy cost is measured in docs/PERFORMANCE.md.
-        With an orthogonal projection and k >= r the gains, and so the trees, are exact.
-    max_bins : int in [2, 255] or None
+        searches exactly. Its accuracy cost is measured in docs/PERFORMANCE.md. With an
+        orthogonal projection and k >= r the gains, and so the trees, are exact. "auto"
+        (default): 8 when the fast search is on (see ``max_bins``) and r > 8, else None.
+    max_bins : int in [2, 255], "auto" or None
         Histogram split search: inputs binned once per fit into at most ``max_bins``
         quantile bins, per-node histograms of the (sketched) residuals, the larger child's
         by subtraction. Exactly the exact search's trees when no feature has more distinct
-        values than ``max_bins``. None (default): exact presorted search.
+        values than ``max_bins``. None: exact presorted search. "auto" (default): 255 when
+        N x r >= AUTO_FAST_MIN_WORK (1e6), else None. ``max_bins=None, sketch_dim=None`` is
+        the paper's algorithm at any size.
     factor_rank, factor_tol : int or None, float
         Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
         eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).
@@ -211,7 +235,8 @@ class OKBoostRegressor(OKEstimator):
     Fitted attributes: ``output_space_``, ``ensemble_``, ``train_loss_`` (M,),
     ``validation_loss_`` (M,) or None, ``n_estimators_`` (trees kept),
     ``train_indices_`` (rows of the given data used as training outputs),
-    ``stopped_by_callback_``, ``fit_time_``, ``feature_importances_``.
+    ``stopped_by_callback_``, ``fit_time_``, ``feature_importances_``, ``max_bins_`` and
+    ``sketch_dim_`` (the search used, "auto" resolved).
     """
 
     _parameter_constraints = {
@@ -223,7 +248,8 @@ class OKBoostRegressor(OKEstimator):
         "n_iter_no_change": [Interval(int, 1, None, "left"), Options((None,))],
         "validation_fraction": [Interval(float, 0.0, 1.0, "neither")],
         "tol": [Interval(float, 0.0, None, "left")],
-        "sketch_dim": [Interval(int, 1, None, "left"), Options((None,))],
+        "sketch_dim": [Interval(int, 1, None, "left"), Options(("auto", None))],
+        "max_bins": [Interval(int, 2, 255, "both"), Options(("auto", None))],
     }
 
     def __init__(
@@ -241,8 +267,8 @@ class OKBoostRegressor(OKEstimator):
         n_iter_no_change: int | None = None,
         validation_fraction: float = 0.1,
         tol: float = 1e-7,
-        sketch_dim: int | None = None,
-        max_bins: int | None = None,
+        sketch_dim: int | str | None = "auto",
+        max_bins: int | str | None = "auto",
         factor_rank: int | None = None,
         factor_tol: float = RANK_TOLERANCE,
         n_jobs: int | None = None,
@@ -294,8 +320,11 @@ class OKBoostRegressor(OKEstimator):
         rows = np.arange(X.shape[0])
         if eval_data is None and self.n_iter_no_change is not None:
             X, space, rows, eval_data = self._hold_out(X, space, rng)
+        max_bins, sketch_dim = resolve_search(
+            self.max_bins, self.sketch_dim, X.shape[0], space.rank
+        )
         XT, binned = self._search_inputs(
-            X, callback, self.n_estimators, time.perf_counter() - start
+            X, max_bins, callback, self.n_estimators, time.perf_counter() - start
         )
         result = boost(
             X,
@@ -312,7 +341,7 @@ class OKBoostRegressor(OKEstimator):
             tol=self.tol,
             callback=callback,
             n_threads=self._n_threads(),
-            sketch_dim=self.sketch_dim,
+            sketch_dim=sketch_dim,
             XT=XT,
             binned=binned,
         )
@@ -332,6 +361,7 @@ class OKBoostRegressor(OKEstimator):
         self.train_loss_ = result.train_loss
         self.validation_loss_ = result.val_loss
         self.n_estimators_ = keep
+        self.max_bins_, self.sketch_dim_ = max_bins, sketch_dim
         self.stopped_by_callback_ = result.stopped_by_callback
         self.__dict__.pop("_coefficients", None)
         self.fit_time_ = time.perf_counter() - start

@@ -129,7 +129,7 @@ class OK3ForestRegressor(OKEstimator):
         rng = check_random_state(self.random_state)
         seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
         XT, binned = self._search_inputs(
-            X, callback, self.n_estimators, time.perf_counter() - start
+            X, self.max_bins, callback, self.n_estimators, time.perf_counter() - start
         )
         presorted = XT is not None and self.splitter == "best" and not self.bootstrap
         order = presort(XT) if presorted else None

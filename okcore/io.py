@@ -47,6 +47,8 @@ SCALARS = (
     "output_1d_",
     "n_estimators_",
     "stopped_by_callback_",
+    "max_bins_",
+    "sketch_dim_",
 )
 OPTIONAL_ARRAYS = ("train_loss_", "validation_loss_", "train_indices_")
 

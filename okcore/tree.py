@@ -95,7 +95,7 @@ class OK3Regressor(OKEstimator):
         start = time.perf_counter()
         X, space = self._check_fit_data(X, Y, gram, kernel, callback)
         rng = check_random_state(self.random_state)
-        XT, binned = self._search_inputs(X, callback, 1, time.perf_counter() - start)
+        XT, binned = self._search_inputs(X, self.max_bins, callback, 1, time.perf_counter() - start)
         n_threads = self._n_threads()
         executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
         try:

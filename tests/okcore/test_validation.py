@@ -50,9 +50,6 @@ TREE_CASES = [
     ("min_samples_leaf", True, INT_GE_1),
     ("max_depth", 0, INT_GE_1_OR_NONE),
     ("max_depth", 2.5, INT_GE_1_OR_NONE),
-    ("max_bins", 1, "an int in [2, 255] or None"),
-    ("max_bins", 256, "an int in [2, 255] or None"),
-    ("max_bins", 16.0, "an int in [2, 255] or None"),
     ("factor_rank", 0, INT_GE_1_OR_NONE),
     ("factor_rank", 2.5, INT_GE_1_OR_NONE),
     ("factor_tol", -1e-3, "a float in [0.0, 1.0)"),
@@ -63,6 +60,12 @@ TREE_CASES = [
     ("random_state", 2**32, RANDOM_STATE),
     ("random_state", "seed", RANDOM_STATE),
     ("random_state", 1.5, RANDOM_STATE),
+]
+MAX_BINS_CASES = [
+    ("max_bins", 1, "an int in [2, 255] or None"),
+    ("max_bins", 256, "an int in [2, 255] or None"),
+    ("max_bins", 16.0, "an int in [2, 255] or None"),
+    ("max_bins", "auto", "an int in [2, 255] or None"),
 ]
 CASES = {
     OKBoostRegressor: TREE_CASES
@@ -84,15 +87,21 @@ CASES = {
         ("validation_fraction", 1.0, "a float in (0.0, 1.0)"),
         ("tol", -1e-3, "a float in [0.0, inf)"),
         ("tol", float("inf"), "a float in [0.0, inf)"),
-        ("sketch_dim", 0, INT_GE_1_OR_NONE),
-        ("sketch_dim", 2.5, INT_GE_1_OR_NONE),
+        ("sketch_dim", 0, "an int in [1, inf) or one of 'auto', None"),
+        ("sketch_dim", 2.5, "an int in [1, inf) or one of 'auto', None"),
+        ("sketch_dim", "fast", "an int in [1, inf) or one of 'auto', None"),
+        ("max_bins", 1, "an int in [2, 255] or one of 'auto', None"),
+        ("max_bins", 256, "an int in [2, 255] or one of 'auto', None"),
+        ("max_bins", "exact", "an int in [2, 255] or one of 'auto', None"),
     ],
     OK3Regressor: TREE_CASES
+    + MAX_BINS_CASES
     + [
         ("max_splits", 0, INT_GE_1_OR_NONE),
         ("max_splits", -3, INT_GE_1_OR_NONE),
     ],
     OK3ForestRegressor: TREE_CASES
+    + MAX_BINS_CASES
     + [
         ("max_splits", 0, INT_GE_1_OR_NONE),
         ("n_estimators", 0, INT_GE_1),
