@@ -196,7 +196,7 @@ def test_auto_search_is_exact_below_the_threshold_and_fast_above(monkeypatch):
 
     assert boosting.resolve_search("auto", "auto", 1000, 50) == (None, None)
     assert boosting.resolve_search("auto", "auto", 40_000, 50) == (255, 8)
-    assert boosting.resolve_search("auto", "auto", 40_000, 4) == (255, None)  # r <= k: no sketch
+    assert boosting.resolve_search("auto", "auto", 400_000, 4) == (255, None)  # r <= k: no sketch
     assert boosting.resolve_search(None, "auto", 40_000, 50) == (None, 8)
     X, Y, Xq = _data()
     default = OKBoostRegressor(n_estimators=5, random_state=0).fit(X, Y)
