@@ -354,4 +354,6 @@ def test_factor_truncation_by_rank_and_tolerance():
     for est in (by_rank, by_tol):  # k(y, y) stays exact; W^F still reproduces F
         np.testing.assert_allclose(est.output_space_.diag, 1.0)
         W = est.predict_weights(X[:5])
-        np.testing.assert_allclose(W @ est.output_space_.phi, est.predict_features(X[:5]), atol=1e-10)
+        np.testing.assert_allclose(
+            W @ est.output_space_.phi, est.predict_features(X[:5]), atol=1e-10
+        )
