@@ -1,23 +1,49 @@
-"""Array helpers: JSON lists and binary parts (``.npy`` or raw float64) to ndarrays.
+"""Array helpers: JSON lists and binary parts to ndarrays and CSR matrices.
 
 Binary parts are what a client in any language can produce without numpy:
 
-- a ``.npy`` file (any version numpy writes; loaded with ``allow_pickle=False``);
-- raw little-endian IEEE-754 float64 values in row-major (C) order, together
-  with a text field ``<name>.shape`` such as ``300,300``.
+- a ``.npy`` file (format version 1 or 2, little-endian bool / integer / float; read
+  with ``allow_pickle=False`` after its header is checked against its size);
+- raw little-endian values in row-major (C) order, together with a text field
+  ``<name>.shape`` such as ``300,5`` and optionally ``<name>.dtype``: ``<f8`` (the
+  default), ``<f4``, ``|u1``, ``<i4`` or ``<i8``;
+- for inputs, a scipy sparse matrix saved by ``scipy.sparse.save_npz`` (csr, csc or coo;
+  read member by member without pickle, sizes checked before anything is allocated).
+
+Inputs may also be a CSR matrix given as its three arrays ``data``, ``indices``,
+``indptr`` and its ``shape`` (JSON object, or parts ``inputs.data`` ... plus the text
+field ``inputs.shape``); :func:`as_csr` checks its structure.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import zipfile
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
-from service.errors import InvalidRequest
+from service.errors import InvalidRequest, TooLarge
 
 NPY_MAGIC = b"\x93NUMPY"
+ZIP_MAGIC = b"PK\x03\x04"
+RAW_DTYPES: dict[str, np.dtype[Any]] = {
+    "<f8": np.dtype("<f8"),
+    "<f4": np.dtype("<f4"),
+    "|u1": np.dtype("u1"),
+    "u1": np.dtype("u1"),
+    "<i4": np.dtype("<i4"),
+    "<i8": np.dtype("<i8"),
+}
+"""dtypes a raw part may declare in ``<name>.dtype`` (numpy's array-protocol strings)."""
+INPUT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.uint8))
+"""Input dtypes kept as sent (okcore accepts them); others become float64."""
+MAX_SPARSE_COLUMNS = 1_000_000
+"""Most columns a sparse input may declare (its shape is not bounded by its bytes)."""
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+CSR_MEMBERS = ("data", "indices", "indptr")
 
 
 def parse_shape(text: str, name: str) -> tuple[int, ...]:
@@ -35,37 +61,202 @@ def parse_shape(text: str, name: str) -> tuple[int, ...]:
     return shape
 
 
-def parse_binary(data: bytes, name: str, shape_text: str | None) -> np.ndarray:
-    """Decode one binary part: ``.npy`` when it starts with the npy magic, else raw float64."""
-    if data.startswith(NPY_MAGIC):
-        try:
-            arr = np.load(io.BytesIO(data), allow_pickle=False)
-        except (ValueError, OSError, EOFError) as exc:
-            raise InvalidRequest(f"part '{name}' is not a readable .npy file: {exc}") from exc
-        if not isinstance(arr, np.ndarray):
-            raise InvalidRequest(f"part '{name}' must hold one array, not an archive")
-        if arr.dtype.kind not in "biuf":
+def _npy_header(data: bytes, name: str) -> tuple[np.dtype[Any], tuple[int, ...], bool, int]:
+    """(dtype, shape, fortran_order, data offset) of a .npy file, checked against its size."""
+    fp = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(fp)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+        else:
             raise InvalidRequest(
-                f"part '{name}' has dtype {arr.dtype}; send bool, integer or float numbers"
+                f"part '{name}' is a .npy file of format version {version[0]}.{version[1]}; "
+                "send version 1.0 or 2.0 (what np.save writes for numeric arrays)"
+            )
+    except (ValueError, OSError, EOFError, SyntaxError) as exc:
+        raise InvalidRequest(f"part '{name}' is not a readable .npy file: {exc}") from None
+    if dtype.hasobject:
+        raise InvalidRequest(
+            f"part '{name}' is not a readable .npy file: it holds Python objects (dtype "
+            f"{dtype}), which would need pickle; send bool, integer or float numbers"
+        )
+    if dtype.byteorder == ">":
+        raise InvalidRequest(
+            f"part '{name}' is big-endian ({dtype.str}); send little-endian "
+            f"({dtype.newbyteorder('<').str}), e.g. np.save(f, a.astype(a.dtype.newbyteorder('<')))"
+        )
+    needed = math.prod(shape) * dtype.itemsize
+    held = len(data) - fp.tell()
+    if held != needed:
+        raise InvalidRequest(
+            f"part '{name}' declares shape {list(shape)} of {dtype.str} ({needed} bytes) but "
+            f"holds {held} bytes of data"
+        )
+    return dtype, tuple(shape), bool(fortran), fp.tell()
+
+
+def _parse_npy(data: bytes, name: str, *, allow_text: bool = False) -> np.ndarray:
+    dtype, shape, fortran, offset = _npy_header(data, name)
+    if allow_text and dtype.kind in "SU" and math.prod(shape) <= 16:
+        return np.load(io.BytesIO(data), allow_pickle=False)
+    if dtype.hasobject or dtype.kind not in "biuf":
+        raise InvalidRequest(
+            f"part '{name}' has dtype {dtype}; send bool, integer or float numbers"
+        )
+    arr = np.frombuffer(data, dtype=dtype, count=math.prod(shape), offset=offset)
+    return arr.reshape(shape, order="F" if fortran else "C")
+
+
+def _parse_sparse_npz(data: bytes, name: str, max_bytes: int) -> sp.csr_matrix:
+    try:
+        return _read_sparse_npz(data, name, max_bytes)
+    except ValueError as exc:
+        raise InvalidRequest(f"part '{name}': {exc}") from None
+
+
+def _read_sparse_npz(data: bytes, name: str, max_bytes: int) -> sp.csr_matrix:
+    """A scipy.sparse.save_npz file (csr, csc or coo) as a checked CSR matrix, no pickle.
+
+    Every member's uncompressed size is read from the zip directory and bounded before
+    anything is decompressed (a zip reader never returns more than that size)."""
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+        infos = {info.filename: info for info in zf.infolist()}
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise InvalidRequest(
+            f"part '{name}' is not a readable .npz file (scipy.sparse.save_npz): {exc}"
+        ) from None
+    expanded = sum(info.file_size for info in infos.values())
+    if expanded > max_bytes:
+        raise TooLarge(
+            f"part '{name}' expands to {expanded} bytes, over the limit of {max_bytes} bytes "
+            "(OKBOOST_MAX_REQUEST_BYTES)"
+        )
+
+    def member(key: str, *, allow_text: bool = False) -> np.ndarray:
+        info = infos.get(f"{key}.npy")
+        if info is None:
+            raise InvalidRequest(
+                f"part '{name}' is an .npz file without '{key}': send a sparse matrix saved "
+                "by scipy.sparse.save_npz"
+            )
+        try:
+            raw = zf.read(info)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            raise InvalidRequest(f"part '{name}': member '{key}' cannot be read: {exc}") from None
+        return _parse_npy(raw, f"{name}[{key}]", allow_text=allow_text)
+
+    fmt_arr = member("format", allow_text=True)
+    fmt = fmt_arr.item() if fmt_arr.size == 1 else None
+    fmt = fmt.decode("ascii", "replace") if isinstance(fmt, bytes) else fmt
+    shape = member("shape")
+    if fmt in ("csr", "csc"):
+        arrays = {k: member(k) for k in CSR_MEMBERS}
+        if fmt == "csr":
+            return as_csr({**arrays, "shape": shape}, name)
+        # a CSC matrix is the CSR matrix of the transpose: check it so, then convert
+        shape_t = np.asarray(shape)[::-1] if np.ndim(shape) == 1 else shape
+        csr_t = as_csr({**arrays, "shape": shape_t}, name, max_columns=None)
+        return as_csr(csr_t.T.tocsr(), name)
+    if fmt == "coo":
+        if "coords.npy" in infos:
+            coords = member("coords")
+            if coords.ndim != 2 or coords.shape[0] != 2:
+                raise InvalidRequest(f"part '{name}': coo coords must have shape (2, nnz)")
+            row, col = coords[0], coords[1]
+        else:
+            row, col = member("row"), member("col")
+        values = member("data")
+        coo_shape = _csr_shape(shape, name)
+        for label, idx, bound in (("row", row, coo_shape[0]), ("col", col, coo_shape[1])):
+            idx = _integer_vector(idx, f"{name}.{label}")
+            if idx.shape[0] != values.shape[0] or (
+                idx.size and (idx.min() < 0 or idx.max() >= bound)
+            ):
+                raise InvalidRequest(
+                    f"part '{name}': coo {label} indices must be {values.shape[0]} values in "
+                    f"[0, {bound})"
+                )
+            if label == "row":
+                row = idx
+            else:
+                col = idx
+        coo = sp.coo_matrix((_sparse_values(values, name), (row, col)), shape=coo_shape)
+        return as_csr(coo.tocsr(), name)
+    raise InvalidRequest(
+        f"part '{name}' holds a sparse matrix of format {fmt!r}; send csr (or csc / coo)"
+    )
+
+
+def parse_binary(
+    data: bytes,
+    name: str,
+    shape_text: str | None,
+    dtype_text: str | None = None,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    vector: bool = False,
+) -> Any:
+    """Decode one binary part: ``.npy``, scipy ``.npz`` (sparse), or raw values.
+
+    ``vector``: a raw part without a shape field is read as a 1-D array (the parts of a
+    CSR matrix). Sizes are checked against the bytes received before any array is made.
+    """
+    if data.startswith(NPY_MAGIC):
+        arr = _parse_npy(data, name)
+        if dtype_text is not None and _raw_dtype(dtype_text, name) != arr.dtype:
+            raise InvalidRequest(
+                f"part '{name}' is a .npy file of dtype {arr.dtype.str} but {name}.dtype says "
+                f"{dtype_text}"
             )
         if shape_text is not None and tuple(arr.shape) != parse_shape(shape_text, name):
             raise InvalidRequest(
                 f"part '{name}' has shape {list(arr.shape)} but {name}.shape says {shape_text}"
             )
         return arr
+    if data.startswith(ZIP_MAGIC):
+        return _parse_sparse_npz(data, name, max_bytes)
+    dtype = _raw_dtype(dtype_text or "<f8", name)
     if shape_text is None:
-        raise InvalidRequest(
-            f"part '{name}' is not a .npy file; raw little-endian float64 parts need a "
-            f"shape field '{name}.shape' such as '300,5'"
-        )
-    shape = parse_shape(shape_text, name)
-    expected = math.prod(shape) * 8
+        if not vector:
+            raise InvalidRequest(
+                f"part '{name}' is not a .npy file; raw little-endian parts need a "
+                f"shape field '{name}.shape' such as '300,5' (and '{name}.dtype' unless "
+                "float64)"
+            )
+        if len(data) % dtype.itemsize:
+            raise InvalidRequest(
+                f"part '{name}' has {len(data)} bytes, not a whole number of {dtype.name} "
+                f"values ({dtype.itemsize} bytes each)"
+            )
+        shape: tuple[int, ...] = (len(data) // dtype.itemsize,)
+    else:
+        shape = parse_shape(shape_text, name)
+    expected = math.prod(shape) * dtype.itemsize
     if len(data) != expected:
         raise InvalidRequest(
-            f"part '{name}' has {len(data)} bytes but shape {list(shape)} of float64 "
+            f"part '{name}' has {len(data)} bytes but shape {list(shape)} of {dtype.name} "
             f"needs {expected} bytes"
         )
-    return np.frombuffer(data, dtype="<f8").reshape(shape)
+    return np.frombuffer(data, dtype=dtype).reshape(shape)
+
+
+def _raw_dtype(text: str, name: str) -> np.dtype[Any]:
+    key = text.strip()
+    if key in RAW_DTYPES:
+        return RAW_DTYPES[key]
+    accepted = "'<f8' (default), '<f4', '|u1', '<i4' or '<i8'"
+    if key.startswith(">"):
+        raise InvalidRequest(
+            f"part '{name}' declares big-endian dtype {key!r}; send little-endian values "
+            f"and declare one of {accepted} in '{name}.dtype'"
+        )
+    raise InvalidRequest(
+        f"part '{name}' declares dtype {key!r}, which raw parts do not take: declare one of "
+        f"{accepted} in '{name}.dtype', or send a .npy file"
+    )
 
 
 def to_npy_bytes(arr: Any) -> bytes:
@@ -110,7 +301,28 @@ def as_float_array(
 
 
 def as_edge_array(value: Any, name: str = "edges") -> np.ndarray:
-    """Convert ``[[i, j], ...]`` to an int64 array of shape (E, 2) of non-negative indices."""
+    """Convert ``[[i, j], ...]`` to an int64 array of shape (E, 2) of non-negative indices.
+
+    Integer arrays are taken as they are; floats must hold integer values; bool is refused.
+    """
+    if isinstance(value, np.ndarray) and value.dtype.kind == "b":
+        raise ValueError(f"{name} must hold integer vertex indices: got dtype bool")
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
+        ints = value.astype(np.int64)
+        if ints.size == 0:
+            return np.zeros((0, 2), dtype=np.int64)
+        if ints.ndim != 2 or ints.shape[1] != 2:
+            raise ValueError(
+                f"{name} must be a list of [i, j] pairs of vertex indices: got shape "
+                f"{list(ints.shape)}"
+            )
+        if (ints < 0).any():
+            k = int(np.argwhere(ints < 0)[0][0])
+            raise ValueError(
+                f"{name}[{k}] = {ints[k].tolist()} is not a pair of non-negative integer "
+                "vertex indices"
+            )
+        return ints
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (ValueError, TypeError):
@@ -128,3 +340,134 @@ def as_edge_array(value: Any, name: str = "edges") -> np.ndarray:
             f"{name}[{k}] = {arr[k].tolist()} is not a pair of non-negative integer vertex indices"
         )
     return arr.astype(np.int64)
+
+
+# ---------------------------------------------------------------- inputs: dense or CSR
+def _integer_vector(value: Any, name: str) -> np.ndarray:
+    """A 1-D array of integers (integer-valued floats accepted) as int64."""
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array: got shape {list(arr.shape)}")
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64, copy=False)
+    if arr.dtype.kind == "f" or (arr.dtype == object and arr.size == 0):
+        arr = arr.astype(np.float64)
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if not bad.any():
+            return arr.astype(np.int64)
+        k = int(np.argmax(bad))
+        raise ValueError(f"{name} must hold integers: {name}[{k}] = {arr[k]}")
+    raise ValueError(f"{name} must hold integers: got dtype {arr.dtype}")
+
+
+def _sparse_values(value: Any, name: str) -> np.ndarray:
+    """The stored values of a sparse input: 1-D, finite; float32 / uint8 kept."""
+    arr = np.asarray(value)
+    if arr.dtype not in INPUT_DTYPES:
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (ValueError, TypeError):
+            raise ValueError(f"{name}.data must be numbers") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name}.data must be a 1-D array: got shape {list(arr.shape)}")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        k = int(np.argmax(~np.isfinite(arr)))
+        raise ValueError(f"{name}.data contains NaN, infinite or null values (first at [{k}])")
+    return arr
+
+
+def _csr_shape(
+    value: Any, name: str, max_columns: int | None = MAX_SPARSE_COLUMNS
+) -> tuple[int, int]:
+    if isinstance(value, str):
+        shape: Any = parse_shape(value, name)
+    else:
+        shape = np.asarray(value).ravel().tolist() if value is not None else []
+    ok = len(shape) == 2 and all(
+        isinstance(v, int | np.integer) or (isinstance(v, float) and v.is_integer()) for v in shape
+    )
+    if not ok:
+        raise ValueError(f"{name}.shape must be two integers [rows, columns]: got {value!r}")
+    n, p = int(shape[0]), int(shape[1])
+    if n < 1 or p < 1:
+        raise ValueError(f"{name} must not be empty: got shape [{n}, {p}]")
+    if max_columns is not None and p > max_columns:
+        raise ValueError(f"{name} declares {p} columns; at most {max_columns} are accepted")
+    return n, p
+
+
+def as_csr(value: Any, name: str, *, max_columns: int | None = MAX_SPARSE_COLUMNS) -> sp.csr_matrix:
+    """A checked CSR matrix from a scipy sparse matrix or ``{data, indices, indptr, shape}``.
+
+    indptr has N + 1 entries, starts at 0, never decreases and ends at nnz (the length of
+    data and indices); indices are in [0, p); data is finite. Duplicate or unsorted column
+    indices within a row are summed and sorted (the same matrix). Raises ``ValueError``.
+    """
+    if sp.issparse(value):
+        m = value.tocsr() if value.format != "csr" else value
+        parts: dict[str, Any] = {
+            "data": m.data,
+            "indices": m.indices,
+            "indptr": m.indptr,
+            "shape": list(m.shape),
+        }
+    elif isinstance(value, dict):
+        missing = [k for k in (*CSR_MEMBERS, "shape") if k not in value]
+        extra = sorted(set(value) - {*CSR_MEMBERS, "shape"})
+        if missing or extra:
+            raise ValueError(
+                f"{name} as a sparse matrix is an object with data, indices, indptr and "
+                f"shape ([rows, columns]) in CSR layout"
+                + (f"; missing {', '.join(missing)}" if missing else "")
+                + (f"; unknown {', '.join(extra)}" if extra else "")
+            )
+        parts = value
+    else:
+        raise ValueError(f"{name} must be a matrix or a CSR object")
+    n, p = _csr_shape(parts["shape"], name, max_columns)
+    data = _sparse_values(parts["data"], name)
+    indices = _integer_vector(parts["indices"], f"{name}.indices")
+    indptr = _integer_vector(parts["indptr"], f"{name}.indptr")
+    nnz = data.shape[0]
+    if indptr.shape[0] != n + 1:
+        raise ValueError(
+            f"{name}.indptr must have rows + 1 = {n + 1} entries: got {indptr.shape[0]}"
+        )
+    if indptr[0] != 0 or indptr[-1] != nnz or (np.diff(indptr) < 0).any():
+        raise ValueError(
+            f"{name}.indptr must start at 0, never decrease and end at nnz = {nnz} (the "
+            f"length of data): got {indptr[0]} ... {indptr[-1]}"
+        )
+    if indices.shape[0] != nnz:
+        raise ValueError(
+            f"{name}.indices has {indices.shape[0]} entries but data has {nnz}: one column "
+            "index per stored value"
+        )
+    if nnz and (indices.min() < 0 or indices.max() >= p):
+        k = int(np.argmax((indices < 0) | (indices >= p)))
+        raise ValueError(f"{name}.indices[{k}] = {indices[k]} is not a column index in [0, {p})")
+    index_dtype = np.int32 if max(nnz, p) < np.iinfo(np.int32).max else np.int64
+    m = sp.csr_matrix((data, indices.astype(index_dtype), indptr.astype(index_dtype)), shape=(n, p))
+    if not m.has_canonical_format:
+        m.sum_duplicates()
+    return m
+
+
+def as_input_matrix(value: Any, name: str) -> Any:
+    """Inputs: a dense 2-D finite array (float64, float32 and uint8 kept as sent, anything
+    else as float64), or a CSR matrix (scipy sparse, or ``{data, indices, indptr, shape}``)."""
+    if sp.issparse(value) or isinstance(value, dict):
+        return as_csr(value, name)
+    if isinstance(value, np.ndarray) and value.dtype in INPUT_DTYPES:
+        if value.ndim != 2:
+            hint = " (wrap a single row as [[...]])" if value.ndim == 1 else ""
+            raise ValueError(f"{name} must be a 2-D array: got {value.ndim}-D{hint}")
+        if value.size == 0:
+            raise ValueError(f"{name} must not be empty: got shape {list(value.shape)}")
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            raise ValueError(
+                f"{name} contains NaN, infinite or null values (first at "
+                f"{_describe_position(value)})"
+            )
+        return value
+    return as_float_array(value, name, 2)

@@ -3,14 +3,18 @@
 A multipart request has one part ``json`` holding the JSON request (big arrays
 left out) and one part per array, named by its path in the JSON request
 (``inputs``, ``output_kernel.gram``, ``output_kernel.edges``, ``candidates``
-...). A file part is a ``.npy`` file or raw little-endian float64 with a text
-part ``<path>.shape`` (for example ``300,300``); a text part is a JSON array.
+...). A file part is a ``.npy`` file, a scipy sparse ``.npz`` file (inputs), or raw
+little-endian values with a text part ``<path>.shape`` (for example ``300,300``) and
+optionally ``<path>.dtype`` (``<f8`` by default); a text part is a JSON array. A CSR
+input comes as parts ``<path>.data``, ``<path>.indices``, ``<path>.indptr`` (raw parts
+of these need no shape) plus the text part ``<path>.shape`` (``N,p``).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from functools import partial
 from typing import Any, TypeVar
 
 from fastapi import Request
@@ -19,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from service.arrays import parse_binary
+from service.arrays import CSR_MEMBERS, parse_binary, parse_shape
 from service.errors import InvalidRequest, UnsupportedMediaType
 
 M = TypeVar("M", bound=BaseModel)
@@ -94,13 +98,38 @@ async def _from_multipart(request: Request, max_bytes: int) -> dict[str, Any]:
                 raise InvalidRequest(f"part 'json' is not valid JSON: {exc}") from None
             if not isinstance(data, dict):
                 raise InvalidRequest("part 'json' must be a JSON object")
+        csr_groups = {
+            name.rsplit(".", 1)[0] for name in form if name.endswith(".indptr") and "." in name
+        }
         for name, value in form.multi_items():
-            if name == "json" or name.endswith(".shape"):
+            if name == "json" or name.endswith(".dtype"):
+                continue
+            if name.endswith(".shape"):
+                prefix = name.rsplit(".", 1)[0]
+                if prefix in csr_groups:  # the shape of a CSR matrix, not of a raw part
+                    text = value if isinstance(value, str) else (await value.read()).decode()
+                    _set_path(data, name, list(parse_shape(text, prefix)))
                 continue
             if isinstance(value, UploadFile):
                 shape = form.get(f"{name}.shape")
-                shape_text = shape if isinstance(shape, str) else None
-                array: Any = parse_binary(await value.read(), name, shape_text)
+                dtype = form.get(f"{name}.dtype")
+                is_csr_part = "." in name and (
+                    name.rsplit(".", 1)[0] in csr_groups and name.rsplit(".", 1)[1] in CSR_MEMBERS
+                )
+                raw_part = await value.read()
+                decode = partial(
+                    parse_binary,
+                    raw_part,
+                    name,
+                    shape if isinstance(shape, str) else None,
+                    dtype if isinstance(dtype, str) else None,
+                    max_bytes=max_bytes,
+                    vector=is_csr_part,
+                )
+                if len(raw_part) <= INLINE_BYTES:
+                    array: Any = decode()
+                else:  # header checks, checksums, decompression: off the event loop
+                    array = await run_in_threadpool(decode)
             else:
                 try:
                     array = json.loads(value)

@@ -8,7 +8,11 @@
 >>> out["kernel"].shape, out["edges"]["new_known"][:3]
 
 Arrays are sent as ``.npy`` parts of a multipart request (``binary=True``, the
-default) or as JSON lists (``binary=False``).
+default) or as JSON lists (``binary=False``). Inputs keep their dtype when it is
+float64, float32 or uint8 (others are sent as float64), and may be scipy sparse
+matrices: sent in CSR layout as parts ``inputs.data``, ``inputs.indices``,
+``inputs.indptr`` and the text field ``inputs.shape`` (or as a JSON object
+``{data, indices, indptr, shape}`` with ``binary=False``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+import scipy.sparse as sp
 
 from service.arrays import to_npy_bytes
 
@@ -37,26 +42,53 @@ class OKBoostError(Exception):
         self.details = details or []
 
 
+def as_inputs(value: Any) -> Any:
+    """Inputs as the client sends them: a CSR matrix for any scipy sparse matrix, an
+    ndarray kept in float64 / float32 / uint8, anything else as float64."""
+    if sp.issparse(value):
+        return sp.csr_matrix(value)
+    arr = np.asarray(value)
+    if arr.dtype in (np.float64, np.float32, np.uint8):
+        return arr
+    return np.asarray(value, dtype=float)
+
+
 def _split_arrays(
     body: dict[str, Any], prefix: str = ""
-) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """Move ndarray values (up to two levels deep) out of ``body`` into .npy parts."""
+) -> tuple[dict[str, Any], dict[str, bytes], dict[str, str]]:
+    """Move ndarray and sparse values (up to two levels deep) out of ``body`` into .npy
+    parts; returns (JSON rest, binary parts, text fields)."""
     plain: dict[str, Any] = {}
     parts: dict[str, bytes] = {}
+    texts: dict[str, str] = {}
     for key, value in body.items():
         path = f"{prefix}{key}"
-        if isinstance(value, np.ndarray):
+        if sp.issparse(value):
+            csr = sp.csr_matrix(value)
+            for member in ("data", "indices", "indptr"):
+                parts[f"{path}.{member}"] = to_npy_bytes(getattr(csr, member))
+            texts[f"{path}.shape"] = f"{csr.shape[0]},{csr.shape[1]}"
+        elif isinstance(value, np.ndarray):
             parts[path] = to_npy_bytes(value)
         elif isinstance(value, dict) and not prefix:
-            inner, inner_parts = _split_arrays(value, prefix=f"{path}.")
+            inner, inner_parts, inner_texts = _split_arrays(value, prefix=f"{path}.")
             plain[key] = inner
             parts.update(inner_parts)
+            texts.update(inner_texts)
         else:
             plain[key] = value
-    return plain, parts
+    return plain, parts, texts
 
 
 def _jsonable(value: Any) -> Any:
+    if sp.issparse(value):
+        csr = sp.csr_matrix(value)
+        return {
+            "data": csr.data.tolist(),
+            "indices": csr.indices.tolist(),
+            "indptr": csr.indptr.tolist(),
+            "shape": list(csr.shape),
+        }
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, dict):
@@ -112,15 +144,14 @@ class OKBoostClient:
     def _post(self, path: str, body: dict[str, Any]) -> Any:
         body = {k: v for k, v in body.items() if v is not None}
         if self.binary:
-            plain, parts = _split_arrays(body)
+            plain, parts, texts = _split_arrays(body)
             if parts:
                 files = {
                     name: (f"{name}.npy", data, "application/octet-stream")
                     for name, data in parts.items()
                 }
-                return self._check(
-                    self._http.post(path, data={"json": json.dumps(_jsonable(plain))}, files=files)
-                )
+                fields = {"json": json.dumps(_jsonable(plain)), **texts}
+                return self._check(self._http.post(path, data=fields, files=files))
         return self._check(self._http.post(path, json=_jsonable(body)))
 
     # ------------------------------------------------------------ endpoints
@@ -135,14 +166,15 @@ class OKBoostClient:
         eval_set: dict[str, Any] | None = None,
         wait: bool = False,
     ) -> dict[str, Any]:
-        """POST /train. ``output_kernel`` is the request's dict, arrays as ndarrays or lists,
-        e.g. ``{"type": "precomputed", "gram": K}``."""
+        """POST /train. ``inputs``: array (float64, float32 and uint8 sent as they are) or
+        scipy sparse matrix (sent as CSR). ``output_kernel`` is the request's dict, arrays as
+        ndarrays or lists, e.g. ``{"type": "precomputed", "gram": K}``."""
         kernel = {
             k: (np.asarray(v) if k in ("gram", "outputs", "edges") else v)
             for k, v in output_kernel.items()
         }
         body: dict[str, Any] = {
-            "inputs": np.asarray(inputs, dtype=float),
+            "inputs": as_inputs(inputs),
             "output_kernel": kernel,
             "model": model,
             "params": params or {},
@@ -150,7 +182,9 @@ class OKBoostClient:
             "wait": wait,
         }
         if eval_set is not None:
-            body["eval_set"] = {k: np.asarray(v) for k, v in eval_set.items()}
+            body["eval_set"] = {
+                k: as_inputs(v) if k == "inputs" else np.asarray(v) for k, v in eval_set.items()
+            }
         result: dict[str, Any] = self._post("/train", body)
         return result
 
@@ -204,7 +238,7 @@ class OKBoostClient:
         """POST /predict; arrays in the answer come back as ndarrays."""
         body = {
             "model_id": model_id,
-            "inputs": np.asarray(inputs, dtype=float),
+            "inputs": as_inputs(inputs),
             "top_k": top_k,
             "return_outputs": return_outputs,
             "weights": weights,
@@ -237,8 +271,8 @@ class OKBoostClient:
         (edges of shape (E, 3): [a, b, score])."""
         body = {
             "model_id": model_id,
-            "inputs": np.asarray(inputs, dtype=float),
-            "inputs2": None if inputs2 is None else np.asarray(inputs2, dtype=float),
+            "inputs": as_inputs(inputs),
+            "inputs2": None if inputs2 is None else as_inputs(inputs2),
             "against": against,
             "threshold": threshold,
             "top_k": top_k,

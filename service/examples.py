@@ -24,6 +24,7 @@ MODEL_INFO: dict[str, Any] = {
     "train_loss": [0.61, 0.55, 0.5],
     "validation_loss": None,
     "feature_importances": [0.4, 0.6],
+    "output_space": {"rank": 4, "trace_fraction": 1.0, "diag_exact": True},
     "error": None,
 }
 
@@ -36,6 +37,7 @@ JOB_INFO: dict[str, Any] = {
     "started": 1763700000.1,
     "finished": None,
     "elapsed": 2.0,
+    "phase": "trees",
     "eta": 3.0,
     "train_loss": [0.61, 0.55, 0.5],
     "validation_loss": None,

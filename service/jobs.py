@@ -57,6 +57,8 @@ Isolation = Literal["process", "thread"]
 CANCEL_GRACE = 5.0  # seconds a training process gets to stop by itself before it is killed
 
 ACTIVE = ("queued", "running")
+SETUP_PHASES = ("output_space", "binning")
+"""okcore fit phases before the first tree (FitProgress.phase); then "trees"."""
 RESTART_REASON = "interrupted by server restart"
 SHUTDOWN_REASON = "interrupted by server shutdown"
 _PERSIST_EVERY = 1.0  # seconds between progress writes while running
@@ -75,7 +77,14 @@ class Job:
     train_loss: list[float] = field(default_factory=list)
     validation_loss: list[float] | None = None
     error: str | None = None
-    # in-memory only
+    phase: str | None = None  # okcore's FitProgress.phase: output_space, binning, trees
+    phase_started: float | None = None  # unix time the current phase was first reported
+    phase_eta: float | None = None  # okcore's estimate of the set-up phase's duration (s)
+    # in-memory only: per-tree timing for the ETA of the trees phase
+    tree_anchor: float | None = field(default=None, repr=False)  # trees phase start (estimate)
+    tree_anchor_exact: bool = field(default=False, repr=False)  # reported with done = 0
+    tree_first: tuple[float, int] | None = field(default=None, repr=False)  # (time, done)
+    tree_last: tuple[float, int] | None = field(default=None, repr=False)
     exception: BaseException | None = field(default=None, repr=False)
     cancel_event: threading.Event = field(default_factory=threading.Event, repr=False)
     finished_event: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -92,6 +101,9 @@ class Job:
         "train_loss",
         "validation_loss",
         "error",
+        "phase",
+        "phase_started",
+        "phase_eta",
     )
 
     def to_record(self) -> dict[str, Any]:
@@ -109,6 +121,49 @@ class Job:
             job.finished_event.set()
         return job
 
+    def _running_eta(self, now: float) -> float | None:
+        """Seconds left. In a set-up phase (output_space, binning): okcore's estimate of the
+        phase minus the time spent in it, never negative; the trees, not timed yet, add
+        nothing. In the trees phase: the per-tree rate times the trees left, the rate
+        measured between tree reports (so set-up time does not inflate it)."""
+        if self.phase in SETUP_PHASES:
+            if self.phase_eta is None or self.phase_started is None:
+                return None
+            return max(self.phase_eta - (now - self.phase_started), 0.0)
+        left = max(self.total - self.done, 0)
+        last, first = self.tree_last, self.tree_first
+        if last is None or last[1] <= 0:
+            return None
+        if not self.tree_anchor_exact and first is not None and last[1] > first[1]:
+            per_tree = (last[0] - first[0]) / (last[1] - first[1])
+        else:
+            anchor = self.tree_anchor if self.tree_anchor is not None else self.started
+            per_tree = (last[0] - (anchor if anchor is not None else last[0])) / last[1]
+        return per_tree * left
+
+    def report(self, p: Any, now: float | None = None) -> None:
+        """Take one FitProgress (or anything with its fields; ``phase`` defaults to trees)."""
+        now = time.time() if now is None else now
+        phase = getattr(p, "phase", None) or "trees"
+        self.total = max(int(p.total), 1)
+        self.done = int(p.done)
+        if phase != "trees":
+            if phase != self.phase:
+                self.phase, self.phase_started = phase, now
+            eta = getattr(p, "phase_eta", None)
+            self.phase_eta = None if eta is None else float(eta)
+            return
+        if self.phase != "trees":  # first report of the trees phase
+            if self.done == 0:  # an explicit start of the trees phase
+                self.tree_anchor, self.tree_anchor_exact = now, True
+            else:  # the first tree is done: it started at the latest set-up phase, or the job
+                self.tree_anchor = self.phase_started if self.phase else self.started
+            self.phase, self.phase_started, self.phase_eta = "trees", now, None
+        if self.done > 0:
+            if self.tree_first is None:
+                self.tree_first = (now, self.done)
+            self.tree_last = (now, self.done)
+
     def info(self) -> dict[str, Any]:
         """The public view: record plus progress, elapsed and ETA."""
         now = time.time()
@@ -117,12 +172,12 @@ class Job:
         else:
             elapsed = (self.finished or now) - self.started
         eta: float | None = None
-        if self.state == "running" and self.done > 0:
-            eta = elapsed / self.done * max(self.total - self.done, 0)
+        if self.state == "running":
+            eta = self._running_eta(now)
         elif self.state == "done":
             eta = 0.0
         info = self.to_record()
-        del info["total"], info["done"]
+        del info["total"], info["done"], info["phase_started"], info["phase_eta"]
         info.update(
             progress={
                 "done": self.done,
@@ -263,8 +318,13 @@ class JobManager:
         job.finished_event.set()
 
     def _progress(self, job: Job, p: Any, last_write: list[float]) -> None:
-        job.done = int(p.done)
-        job.total = max(int(p.total), 1)
+        phase_before = job.phase
+        job.report(p)
+        if job.phase != "trees":
+            if job.phase != phase_before:  # a new phase is worth a write at once
+                last_write[0] = time.monotonic()
+                self._persist(job)
+            return
         if p.train_loss is not None:
             job.train_loss.append(float(p.train_loss))
         if p.val_loss is not None:
@@ -390,6 +450,10 @@ def _child_main(task: TrainTask, conn: Any, stop: Any) -> None:
                         "total": int(p.total),
                         "train_loss": None if p.train_loss is None else float(p.train_loss),
                         "val_loss": None if p.val_loss is None else float(p.val_loss),
+                        "phase": str(getattr(p, "phase", None) or "trees"),
+                        "phase_eta": (
+                            None if getattr(p, "phase_eta", None) is None else float(p.phase_eta)
+                        ),
                     },
                 )
             )

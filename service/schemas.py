@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from service import examples as ex
-from service.arrays import as_edge_array, as_float_array
+from service.arrays import as_edge_array, as_float_array, as_input_matrix
 from service.examples import FIELD_EXAMPLES
 
 _NUM = {"type": "number"}
@@ -31,6 +31,10 @@ _MATRIX_SCHEMA = {"type": "array", "items": {"type": "array", "items": _NUM}}
 
 def _matrix(v: Any, info: ValidationInfo) -> np.ndarray:
     return as_float_array(v, info.field_name or "array", 2)
+
+
+def _inputs(v: Any, info: ValidationInfo) -> Any:
+    return as_input_matrix(v, info.field_name or "inputs")
 
 
 def _outputs(v: Any, info: ValidationInfo) -> np.ndarray:
@@ -47,6 +51,29 @@ def _edges(v: Any, info: ValidationInfo) -> np.ndarray:
 
 Matrix = Annotated[np.ndarray, PlainValidator(_matrix), WithJsonSchema(_MATRIX_SCHEMA)]
 """2-D array of finite numbers (rows x columns)."""
+_CSR_SCHEMA = {
+    "type": "object",
+    "description": "A sparse matrix in CSR layout: the column indices of row i are "
+    "indices[indptr[i]:indptr[i+1]], their values data[indptr[i]:indptr[i+1]].",
+    "properties": {
+        "data": {"type": "array", "items": _NUM},
+        "indices": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "indptr": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "shape": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 1},
+            "minItems": 2,
+            "maxItems": 2,
+        },
+    },
+    "required": ["data", "indices", "indptr", "shape"],
+    "additionalProperties": False,
+}
+Inputs = Annotated[
+    Any, PlainValidator(_inputs), WithJsonSchema({"anyOf": [_MATRIX_SCHEMA, _CSR_SCHEMA]})
+]
+"""Input features: a dense 2-D array (float32 / uint8 parts kept in their dtype) or a sparse
+CSR matrix ({data, indices, indptr, shape}, CSR parts, or a scipy .npz part)."""
 Outputs = Annotated[
     np.ndarray,
     PlainValidator(_outputs),
@@ -166,7 +193,7 @@ class EvalSet(_Model):
 
     model_config = ConfigDict(json_schema_extra=documented(ex.EVAL_SET))
 
-    inputs: Matrix = Field(description="V x p validation inputs.")
+    inputs: Inputs = Field(description="V x p validation inputs (dense or CSR).")
     outputs: Outputs | None = Field(None, description="V x d outputs (kernels on vectors).")
     gram_cross: Matrix | None = Field(
         None, description="V x N kernel between validation and training outputs (precomputed)."
@@ -188,7 +215,10 @@ class TrainRequest(_Model):
         description="okboost (gradient boosting of OK3 trees), "
         "ok3 (one tree) or ok3-forest (bagging / extra-trees).",
     )
-    inputs: Matrix = Field(description="N x p input features of the training vertices/samples.")
+    inputs: Inputs = Field(
+        description="N x p input features of the training vertices/samples: a matrix, or a "
+        "sparse CSR object {data, indices, indptr, shape}."
+    )
     output_kernel: OutputKernel = Field(description="Exactly one description of the outputs.")
     params: dict[str, Any] = Field(
         default_factory=dict,
@@ -234,7 +264,7 @@ class PredictRequest(_Model):
     model_config = ConfigDict(json_schema_extra=documented(PREDICT_EXAMPLE))
 
     model_id: str = Field(description="Id returned by POST /train.")
-    inputs: Matrix = Field(description="Q x p inputs to predict for.")
+    inputs: Inputs = Field(description="Q x p inputs to predict for (dense or CSR).")
     top_k: int = Field(1, ge=1, le=10000, description="Pre-images to return per row (best first).")
     return_outputs: bool = Field(
         False,
@@ -277,8 +307,8 @@ class KernelRequest(_Model):
     model_config = ConfigDict(json_schema_extra=documented(KERNEL_EXAMPLE))
 
     model_id: str = Field(description="Id returned by POST /train.")
-    inputs: Matrix = Field(description="Q x p inputs of the new vertices.")
-    inputs2: Matrix | None = Field(
+    inputs: Inputs = Field(description="Q x p inputs of the new vertices (dense or CSR).")
+    inputs2: Inputs | None = Field(
         None, description="Optional Q2 x p second input set (against = predicted only)."
     )
     against: Literal["predicted", "training"] = Field(
@@ -350,10 +380,38 @@ class JobInfo(BaseModel):
     started: float | None = None
     finished: float | None = None
     elapsed: float = Field(description="Seconds since the job started (0 while queued).")
-    eta: float | None = Field(None, description="Estimated seconds remaining.")
+    phase: Literal["output_space", "binning", "trees"] | None = Field(
+        None,
+        description="What the fit is doing: output_space (factorising the output kernel), "
+        "binning (histogram bins of the inputs), trees (growing the trees); null before the "
+        "fit reports.",
+    )
+    eta: float | None = Field(
+        None,
+        description="Estimated seconds remaining. During output_space / binning: okcore's "
+        "estimate for the current phase minus the time already spent in it (never negative), "
+        "the trees not included (not timed yet); during trees: seconds per tree, measured "
+        "between tree reports, times the trees left. null when nothing is known yet.",
+    )
     train_loss: list[float] = Field(description="Training loss after each tree so far.")
     validation_loss: list[float] | None = None
     error: str | None = Field(None, description="Why the job failed or was cancelled.")
+
+
+class OutputSpaceInfo(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.MODEL_INFO["output_space"]))
+
+    rank: int = Field(description="Columns r of the training factor phi (N x r), K ~ phi phi^T.")
+    trace_fraction: float | None = Field(
+        None,
+        description="Share of trace(K) the factor keeps (okcore's "
+        "OutputSpace.trace_fraction; 1 when no eigenvalue was dropped).",
+    )
+    diag_exact: bool | None = Field(
+        None,
+        description="Whether k(y_i, y_i) are the kernel's exact values (okcore's "
+        "OutputSpace.diag_exact) rather than estimates from a sketch.",
+    )
 
 
 class ModelInfo(BaseModel):
@@ -375,6 +433,11 @@ class ModelInfo(BaseModel):
     train_loss: list[float] | None = None
     validation_loss: list[float] | None = None
     feature_importances: list[float] | None = None
+    output_space: OutputSpaceInfo | None = Field(
+        None,
+        description="The output kernel's factor form (max_bins / sketch_dim are in params); "
+        "null for models stored before this field existed and until training ends.",
+    )
     error: str | None = None
 
 

@@ -5,7 +5,8 @@ Layout under ``root`` (``models/`` by default)::
     <id>.json          record: name, created, status, params, kernel, N, p, curves ...
     <id>/              the model, present only once complete:
         estimator/     okcore.save() output (JSON manifest + .npz, no pickle)
-        inputs.npy     training inputs (needed for new-known edge scores)
+        inputs.npy     training inputs (needed for new-known edge scores), or
+        inputs.npz     sparse (CSR) training inputs, scipy.sparse.save_npz (no pickle)
         outputs.npy    training outputs, when the kernel is on output vectors
     jobs/<job>.json    training job records (see service.jobs)
 
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 import okcore
 from service.errors import NotFound, NotReady, StoreCorrupted
@@ -66,7 +68,7 @@ def write_model(
     root: Path,
     model_id: str,
     estimator: Any,
-    inputs: np.ndarray,
+    inputs: Any,
     outputs: np.ndarray | None,
     record: dict[str, Any],
 ) -> None:
@@ -79,7 +81,10 @@ def write_model(
     tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{model_id}-", dir=root))
     try:
         okcore.save(estimator, tmp / "estimator")
-        np.save(tmp / "inputs.npy", np.ascontiguousarray(inputs), allow_pickle=False)
+        if sp.issparse(inputs):  # CSR arrays in an .npz (scipy's format, no pickle)
+            sp.save_npz(tmp / "inputs.npz", sp.csr_matrix(inputs), compressed=False)
+        else:
+            np.save(tmp / "inputs.npy", np.ascontiguousarray(inputs), allow_pickle=False)
         if outputs is not None:
             np.save(tmp / "outputs.npy", np.ascontiguousarray(outputs), allow_pickle=False)
         write_json_atomic(tmp / "record.json", record)
@@ -88,6 +93,15 @@ def write_model(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     write_json_atomic(root / f"{model_id}.json", record)
+
+
+def _load_inputs(folder: Path) -> Any:
+    """Training inputs: inputs.npy (dense), or inputs.npz (sparse CSR; scipy's load_npz
+    reads it with allow_pickle=False)."""
+    sparse_path = folder / "inputs.npz"
+    if sparse_path.exists():
+        return sp.load_npz(sparse_path).tocsr()
+    return np.load(folder / "inputs.npy", allow_pickle=False)
 
 
 @dataclass(frozen=True)
@@ -208,7 +222,7 @@ class ModelStore:
         self,
         model_id: str,
         estimator: Any,
-        inputs: np.ndarray,
+        inputs: Any,
         outputs: np.ndarray | None,
         record: dict[str, Any],
     ) -> None:
@@ -252,7 +266,7 @@ class ModelStore:
         folder = self.model_path(model_id)
         try:
             estimator = okcore.load(folder / "estimator")
-            inputs = np.load(folder / "inputs.npy", allow_pickle=False)
+            inputs = _load_inputs(folder)
             out_path = folder / "outputs.npy"
             outputs = np.load(out_path, allow_pickle=False) if out_path.exists() else None
         except okcore.PersistenceError as exc:

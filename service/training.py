@@ -37,7 +37,7 @@ class TrainPlan:
 
     model: str
     estimator: Any
-    inputs: np.ndarray
+    inputs: Any  # (N, p) ndarray or scipy.sparse CSR matrix
     outputs: np.ndarray | None
     fit_kwargs: dict[str, Any]
     kernel: dict[str, Any]  # summary for the record (no data arrays)

@@ -87,8 +87,15 @@ def request_body(
         props[part] = {
             "type": "string",
             "format": "binary",
-            "description": f"{part} as a .npy file, or raw little-endian float64 with a text "
-            f"part '{part}.shape' such as '300,5'.",
+            "description": f"{part} as a .npy file, or raw little-endian values with a text "
+            f"part '{part}.shape' such as '300,5' and optionally '{part}.dtype' (<f8 default, "
+            "<f4, |u1, <i4, <i8)"
+            + (
+                f"; or a scipy.sparse.save_npz file, or CSR parts '{part}.data', "
+                f"'{part}.indices', '{part}.indptr' with '{part}.shape'."
+                if part.split(".")[-1].startswith("inputs")
+                else "."
+            ),
         }
     multipart_example = {"json": json.dumps(multipart_json), "inputs": "<inputs.npy bytes>"}
     return {

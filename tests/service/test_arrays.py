@@ -1,12 +1,25 @@
-"""Binary array parts: .npy (no pickle) and raw little-endian float64 with a shape."""
+"""Binary array parts: .npy (no pickle), raw little-endian values with a shape and dtype,
+scipy sparse .npz, CSR structure checks."""
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from service.arrays import as_edge_array, as_float_array, parse_binary, parse_shape, to_npy_bytes
-from service.errors import InvalidRequest
+from service.arrays import (
+    as_csr,
+    as_edge_array,
+    as_float_array,
+    as_input_matrix,
+    parse_binary,
+    parse_shape,
+    to_npy_bytes,
+)
+from service.errors import InvalidRequest, TooLarge
 
 
 def test_npy_round_trip_any_numeric_dtype() -> None:
@@ -49,3 +62,141 @@ def test_float_and_edge_validation_messages() -> None:
     np.testing.assert_array_equal(as_edge_array(np.array([[0.0, 1.0]])), [[0, 1]])
     with pytest.raises(ValueError, match=r"edges\[1\] = \[2.0, -1.0\]"):
         as_edge_array([[0, 1], [2, -1]])
+
+
+# ------------------------------------------------------------------ dtypes, byte order, sizes
+def _npy_with_header(header: str, payload: bytes) -> bytes:
+    head = header.encode("latin1")
+    pad = 64 - (10 + len(head) + 1) % 64
+    head += b" " * pad + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(head).to_bytes(2, "little") + head + payload
+
+
+@pytest.mark.parametrize(
+    ("dtype", "declared"),
+    [("<f8", None), ("<f8", "<f8"), ("<f4", "<f4"), ("u1", "|u1"), ("u1", "u1"), ("<i4", "<i4")],
+)
+def test_raw_parts_take_a_declared_dtype(dtype: str, declared: str | None) -> None:
+    arr = np.arange(6).reshape(2, 3).astype(dtype)
+    out = parse_binary(arr.tobytes(), "inputs", "2,3", declared)
+    assert out.dtype == np.dtype(dtype) and out.shape == (2, 3)
+    np.testing.assert_array_equal(out, arr)
+    assert parse_binary(np.arange(4, dtype="<i8").tobytes(), "e", "2,2", "<i8").dtype == np.int64
+
+
+def test_raw_dtype_errors_name_the_part_and_what_to_send() -> None:
+    raw = np.zeros(6, dtype="<f4").tobytes()
+    with pytest.raises(InvalidRequest, match=r"'inputs' declares big-endian dtype '>f8'.*'<f8'"):
+        parse_binary(np.zeros(3).tobytes(), "inputs", "1,3", ">f8")
+    with pytest.raises(InvalidRequest, match=r"'inputs' declares dtype 'float16'.*inputs.dtype"):
+        parse_binary(raw, "inputs", "2,3", "float16")
+    with pytest.raises(
+        InvalidRequest, match=r"has 24 bytes but shape \[2, 3\] of float64 needs 48"
+    ):
+        parse_binary(raw, "inputs", "2,3")
+    with pytest.raises(InvalidRequest, match="is a .npy file of dtype <f4 but inputs.dtype says"):
+        parse_binary(to_npy_bytes(np.zeros((2, 2), np.float32)), "inputs", None, "<f8")
+
+
+def test_npy_headers_are_checked_before_allocating() -> None:
+    big_endian = to_npy_bytes(np.arange(4.0).astype(">f8"))
+    with pytest.raises(InvalidRequest, match=r"'inputs' is big-endian \(>f8\); send little-endian"):
+        parse_binary(big_endian, "inputs", None)
+    # a header declaring 10^12 rows on 16 bytes of data: refused, never allocated
+    huge = _npy_with_header(
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 2), }", b"\0" * 16
+    )
+    with pytest.raises(InvalidRequest, match="declares shape .* but holds 16 bytes"):
+        parse_binary(huge, "inputs", None)
+    complex_ = to_npy_bytes(np.zeros(2, dtype=np.complex128))
+    with pytest.raises(InvalidRequest, match="send bool, integer or float"):
+        parse_binary(complex_, "inputs", None)
+    with pytest.raises(InvalidRequest, match="not a whole number of int64"):
+        parse_binary(b"\0" * 12, "inputs.indices", None, "<i8", vector=True)
+    np.testing.assert_array_equal(
+        parse_binary(np.arange(3, dtype="<i4").tobytes(), "x.indptr", None, "<i4", vector=True),
+        [0, 1, 2],
+    )
+
+
+def test_edges_parts_must_be_integers() -> None:
+    np.testing.assert_array_equal(as_edge_array(np.array([[0, 1]], dtype=np.int32)), [[0, 1]])
+    with pytest.raises(ValueError, match=r"edges\[0\] = \[0.0, 1.5\] is not a pair"):
+        as_edge_array(np.array([[0.0, 1.5]]))
+    with pytest.raises(ValueError, match="integer vertex indices: got dtype bool"):
+        as_edge_array(np.array([[True, False]]))
+    with pytest.raises(ValueError, match=r"edges\[0\] = \[0, -2\]"):
+        as_edge_array(np.array([[0, -2]], dtype=np.int64))
+
+
+# ------------------------------------------------------------------ sparse inputs
+def _npz(matrix: sp.spmatrix, compressed: bool = True) -> bytes:
+    buf = io.BytesIO()
+    sp.save_npz(buf, matrix, compressed=compressed)
+    return buf.getvalue()
+
+
+def test_sparse_npz_parts_in_every_layout() -> None:
+    dense = np.array([[0, 1.5, 0], [0, 0, 0], [2.0, 0, -3.0]])
+    for matrix in (sp.csr_matrix(dense), sp.csc_matrix(dense), sp.coo_matrix(dense)):
+        for compressed in (True, False):
+            out = parse_binary(_npz(matrix, compressed), "inputs", None)
+            assert sp.isspmatrix_csr(out)
+            np.testing.assert_array_equal(out.toarray(), dense)
+    f32 = parse_binary(_npz(sp.csr_matrix(dense.astype(np.float32))), "inputs", None)
+    assert f32.dtype == np.float32
+    assert parse_binary(_npz(sp.csr_array(dense)), "inputs", None).shape == (3, 3)
+
+
+def test_sparse_npz_is_read_without_pickle_and_bounded() -> None:
+    buf = io.BytesIO()
+    np.savez(buf, format=np.array(["csr"], dtype=object), shape=np.array([1, 1]))
+    with pytest.raises(InvalidRequest, match="Python objects"):
+        parse_binary(buf.getvalue(), "inputs", None)
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("data.npy", b"\0" * 5_000_000)
+    with pytest.raises(TooLarge, match="expands to 5000000 bytes"):
+        parse_binary(bomb.getvalue(), "inputs", None, max_bytes=1_000_000)
+    with pytest.raises(InvalidRequest, match="not a readable .npz"):
+        parse_binary(b"PK\x03\x04garbage", "inputs", None)
+    with pytest.raises(InvalidRequest, match="without 'format'"):
+        parse_binary(bomb.getvalue(), "inputs", None)
+
+
+def test_csr_structure_is_checked() -> None:
+    ok = {"data": [1.0, 2.0], "indices": [0, 2], "indptr": [0, 1, 2], "shape": [2, 3]}
+    np.testing.assert_array_equal(as_csr(ok, "inputs").toarray(), [[1, 0, 0], [0, 0, 2]])
+    assert as_csr({**ok, "indices": [0.0, 2.0]}, "inputs").nnz == 2
+    bad = [
+        ({"indptr": [1, 1, 2]}, "indptr must start at 0"),
+        ({"indptr": [0, 2, 1]}, "never decrease"),
+        ({"indptr": [0, 1, 3]}, "end at nnz = 2"),
+        ({"indptr": [0, 2]}, r"rows \+ 1 = 3 entries"),
+        ({"indices": [0, 3]}, r"inputs.indices\[1\] = 3 is not a column index in \[0, 3\)"),
+        ({"indices": [0, -1]}, "not a column index"),
+        ({"indices": [0, 1.5]}, "inputs.indices must hold integers"),
+        ({"indices": [0]}, "indices has 1 entries but data has 2"),
+        ({"data": [1.0, float("nan")]}, r"NaN, infinite or null values \(first at \[1\]\)"),
+        ({"shape": [2]}, "shape must be two integers"),
+        ({"shape": [0, 3]}, "must not be empty"),
+        ({"shape": [2, 10**9]}, "at most 1000000 are accepted"),
+    ]
+    for change, message in bad:
+        with pytest.raises(ValueError, match=message):
+            as_csr({**ok, **change}, "inputs")
+    with pytest.raises(ValueError, match="missing indptr"):
+        as_csr({"data": [], "indices": [], "shape": [1, 1]}, "inputs")
+    dup = as_csr({"data": [1.0, 2.0], "indices": [1, 1], "indptr": [0, 2], "shape": [1, 2]}, "x")
+    np.testing.assert_array_equal(dup.toarray(), [[0, 3.0]])
+
+
+def test_input_matrices_keep_compact_dtypes() -> None:
+    for dtype in (np.float32, np.uint8, np.float64):
+        assert as_input_matrix(np.ones((2, 2), dtype=dtype), "inputs").dtype == dtype
+    assert as_input_matrix(np.ones((2, 2), dtype=np.int32), "inputs").dtype == np.float64
+    assert as_input_matrix([[1, 2]], "inputs").dtype == np.float64
+    with pytest.raises(ValueError, match=r"NaN, infinite or null values \(first at \[0, 1\]\)"):
+        as_input_matrix(np.array([[1, np.inf]], dtype=np.float32), "inputs")
+    with pytest.raises(ValueError, match="must be a 2-D array"):
+        as_input_matrix(np.ones(3, dtype=np.float32), "inputs")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -9,11 +10,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+import okcore
 import service.jobs as jobs_module
 from service.errors import Busy, NotFound
-from service.jobs import RESTART_REASON, JobManager
+from service.jobs import RESTART_REASON, Job, JobManager
 from service.store import ModelStore, new_id
 
 
@@ -180,4 +183,114 @@ def test_process_job_that_cannot_stop_is_killed_on_cancel(
     jobs.cancel(job.job_id)
     assert jobs.wait(job.job_id, 10)
     assert job.state == "cancelled" and time.monotonic() - t0 < 5
+    jobs.shutdown()
+
+
+# ------------------------------------------------------------------ phases and ETA
+def _phase(phase: str, total: int, phase_eta: float | None, done: int = 0) -> Any:
+    return okcore.FitProgress(done=done, total=total, elapsed=0.0, phase=phase, phase_eta=phase_eta)
+
+
+def test_eta_covers_set_up_phases_then_uses_the_per_tree_rate() -> None:
+    job = Job(job_id=new_id(), model_id=new_id(), total=50, state="running", started=100.0)
+    assert job._running_eta(100.0) is None
+    job.report(_phase("output_space", 50, 30.0), now=100.0)
+    assert job.phase == "output_space" and job.done == 0
+    assert job._running_eta(110.0) == 20.0  # 30 s estimated, 10 s spent
+    assert job._running_eta(145.0) == 0.0  # over the estimate: never negative
+    job.report(_phase("binning", 50, None), now=137.0)
+    assert job.phase == "binning" and job._running_eta(140.0) is None  # no estimate given
+    job.report(_phase("binning", 50, 4.0), now=137.5)  # a later estimate for the same phase
+    assert job.phase_started == 137.0 and job._running_eta(139.0) == 2.0
+    # first tree at 141: the trees started at the latest after binning began (137)
+    job.report(Progress(1, 50, 0.5), now=141.0)
+    assert job.phase == "trees" and job._running_eta(141.0) == pytest.approx(4.0 * 49)
+    # from the second tree on: the time between tree reports, set-up excluded
+    job.report(Progress(3, 50, 0.4), now=142.0)
+    assert job._running_eta(150.0) == pytest.approx(0.5 * 47)
+    info = job.info()
+    assert info["phase"] == "trees" and info["progress"]["done"] == 3
+    assert "phase_started" not in info and "phase_eta" not in info
+
+
+def test_trees_phase_reported_at_its_start_gives_an_exact_rate() -> None:
+    job = Job(job_id=new_id(), model_id=new_id(), total=10, state="running", started=0.0)
+    job.report(_phase("output_space", 10, 5.0), now=0.0)
+    job.report(_phase("trees", 10, None), now=8.0)
+    job.report(Progress(2, 10, 0.1), now=9.0)
+    assert job._running_eta(9.0) == pytest.approx(0.5 * 8)
+
+
+def test_without_phases_the_rate_runs_from_the_job_start() -> None:
+    job = Job(job_id=new_id(), model_id=new_id(), total=4, state="running", started=10.0)
+    job.report(Progress(1, 4, 0.3), now=12.0)
+    assert job.phase == "trees" and job._running_eta(12.0) == pytest.approx(6.0)
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_jobs_show_the_phase_while_it_runs(tmp_path: Path, isolation: str) -> None:
+    store, jobs = _manager(tmp_path, isolation=isolation)
+    gate = tmp_path / "gate"
+    job = jobs.submit(_model(store), functools.partial(_phased_task, str(gate)), total=5)
+    seen = []
+    for _ in range(600):
+        info = jobs.get(job.job_id).info()
+        seen.append(info["phase"])
+        if info["phase"] == "binning":
+            assert info["progress"]["done"] == 0 and info["eta"] is not None
+            assert 0.0 <= info["eta"] <= 1000.0
+            record = tmp_path / "jobs" / f"{job.job_id}.json"
+            for _ in range(200):  # a new phase is written at once (just after it is shown)
+                if json.loads(record.read_text()).get("phase") == "binning":
+                    break
+                time.sleep(0.01)
+            assert json.loads(record.read_text())["phase"] == "binning"
+            gate.touch()
+            break
+        time.sleep(0.02)
+    assert "binning" in seen
+    assert jobs.wait(job.job_id, 60)
+    info = jobs.get(job.job_id).info()
+    assert info["state"] == "done" and info["phase"] == "trees" and info["eta"] == 0.0
+    assert info["progress"]["done"] == 5 and len(info["train_loss"]) == 5
+    jobs.shutdown()
+
+
+def _phased_task(gate: str, reporter: Any) -> str:
+    reporter(_phase("output_space", 5, 2.0))
+    reporter(_phase("binning", 5, 1000.0))
+    for _ in range(3000):  # until the test has seen the binning phase
+        if os.path.exists(gate):
+            break
+        time.sleep(0.01)
+    for i in range(1, 6):
+        reporter(Progress(i, 5, 1.0 / i))
+    return "done"
+
+
+def test_a_real_fit_reports_its_phases(tmp_path: Path) -> None:
+    """A small okcore fit through the job manager: every report has a known phase, set-up
+    phases (when okcore reports them) come first with done = 0, and the job ends in trees."""
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(60, 3)), rng.normal(size=(60, 2))
+    reports: list[tuple[str, int]] = []
+
+    def task(reporter: Any) -> str:
+        def spy(p: Any) -> bool:
+            reports.append((p.phase, p.done))
+            return reporter(p)
+
+        okcore.OKBoostRegressor(n_estimators=4, max_splits=3, random_state=0).fit(
+            X, Y, callback=spy
+        )
+        return "done"
+
+    store, jobs = _manager(tmp_path)
+    job = jobs.submit(_model(store), task, total=4)
+    assert jobs.wait(job.job_id, 60) and job.state == "done", job.error
+    phases = [phase for phase, _ in reports]
+    assert set(phases) <= {"output_space", "binning", "trees"} and phases[-1] == "trees"
+    first_tree = phases.index("trees")
+    assert all(done == 0 for _, done in reports[:first_tree])
+    assert job.info()["phase"] == "trees" and job.done == 4
     jobs.shutdown()
