@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ._builder import TreeArrays, TreeParams, build_tree
+from ._builder import HistogramPool, TreeArrays, TreeParams, build_tree
 from ._splitter import presort, restrict_presorted
 from ._validation import Interval, Options, check_inputs, check_is_fitted, check_random_state
 from .base import (
@@ -118,6 +118,10 @@ def boost(
     executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
     residual = loss.negative_gradient(phi, F)
     row_leaf = np.empty(n, dtype=np.int32)
+    pool = None
+    if binned is not None:
+        width = phi.shape[1] if sketch_dim is None else min(sketch_dim, phi.shape[1])
+        pool = HistogramPool(binned.n_bins_total, width)
     try:
         for m in range(n_estimators):
             count = np.ones(n, dtype=np.int32)
@@ -145,6 +149,7 @@ def boost(
                 binned=binned,
                 rows=fit_rows,
                 row_leaf=row_leaf,
+                histogram_pool=pool,
             )
             # the growth knows the leaf of every fitted row: apply the tree to the others only
             leaf = row_leaf.copy() if n_fit == n and binned is not None else tree_leaves(tree, X)

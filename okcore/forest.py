@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed
 
-from ._builder import TreeParams, build_tree
+from ._builder import HistogramPool, TreeParams, build_tree
 from ._splitter import presort
 from ._validation import Interval, Options, check_random_state
 from .base import TREE_CONSTRAINTS, FitProgress, OKEstimator, check_callback
@@ -33,6 +33,7 @@ def _fit_one_tree(
     params: TreeParams,
     seed: int,
     bootstrap: bool,
+    pool: HistogramPool | None = None,
 ):
     """One tree on a bootstrap sample (or all rows): (tree, leaf of every row, row counts).
 
@@ -42,7 +43,7 @@ def _fit_one_tree(
     rows = rng.integers(0, n, n) if bootstrap else None
     if binned is not None:
         fit_rows = None if rows is None else np.sort(rows)
-        tree = build_tree(None, phi, params, rng, binned=binned, rows=fit_rows)
+        tree = build_tree(None, phi, params, rng, binned=binned, rows=fit_rows, histogram_pool=pool)
     elif rows is not None:
         tree = build_tree(np.ascontiguousarray(XT[:, rows]), phi[rows], params, rng)
     else:
@@ -133,6 +134,7 @@ class OK3ForestRegressor(OKEstimator):
         )
         presorted = XT is not None and self.splitter == "best" and not self.bootstrap
         order = presort(XT) if presorted else None
+        pool = None if binned is None else HistogramPool(binned.n_bins_total, space.rank)
         params = self._tree_params(X.shape[1])
         results, stopped = [], False
         jobs = Parallel(n_jobs=self._n_threads(), prefer="threads", return_as="generator")(
