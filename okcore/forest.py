@@ -138,7 +138,9 @@ class OK3ForestRegressor(OKEstimator):
         params = self._tree_params(X.shape[1])
         results, stopped = [], False
         jobs = Parallel(n_jobs=self._n_threads(), prefer="threads", return_as="generator")(
-            delayed(_fit_one_tree)(X, XT, binned, order, space.phi, params, int(s), self.bootstrap)
+            delayed(_fit_one_tree)(
+                X, XT, binned, order, space.phi, params, int(s), self.bootstrap, pool
+            )
             for s in seeds
         )
         for result in jobs:
