@@ -248,7 +248,7 @@ class _HistogramSearch:
             if self.executor is None or work < PARALLEL_SEARCH_MIN_WORK
             else min(p, self.params.n_threads)
         )
-        bounds = np.linspace(0, p, n_chunks + 1).astype(int)
+        bounds = [p * chunk // n_chunks for chunk in range(n_chunks + 1)]
 
         def run(chunk: int) -> None:
             build_dense(

@@ -243,6 +243,8 @@ def partition(
 ):  # pragma: no cover - jit
     """Stable partition of samples[start:end]: rows whose bin of ``feature`` is <= last_bin
     first. Returns the number of left rows. O(n) (O(n log nnz_row) for CSR)."""
+    if indptr.shape[0] == 0:  # dense codes: one contiguous row of the (p, n) matrix
+        return _partition_dense(samples, start, end, codes2d[feature], last_bin, buffer)
     n_left = 0
     n_right = 0
     for t in range(start, end):
@@ -253,6 +255,23 @@ def partition(
         else:
             buffer[n_right] = i
             n_right += 1
+    for t in range(n_right):
+        samples[start + n_left + t] = buffer[t]
+    return n_left
+
+
+@njit(cache=True, nogil=True)
+def _partition_dense(samples, start, end, codes_f, last_bin, buffer):  # pragma: no cover
+    """:func:`partition` for one feature's dense codes (branch-free)."""
+    n_left = 0
+    n_right = 0
+    for t in range(start, end):
+        i = samples[t]
+        go_left = codes_f[i] <= last_bin
+        samples[start + n_left] = i
+        buffer[n_right] = i
+        n_left += go_left
+        n_right += 1 - go_left
     for t in range(n_right):
         samples[start + n_left + t] = buffer[t]
     return n_left
