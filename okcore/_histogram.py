@@ -193,6 +193,7 @@ def best_split_random(
     """
     n = end - start
     k = R.shape[1]
+    dense = indptr.shape[0] == 0
     best_f, best_left, best_thr, best_gain, best_bin = -1, -1, 0.0, -1.0, -1
     SL = np.empty(k)
     tried = 0
@@ -200,7 +201,12 @@ def best_split_random(
         f = features[t]
         lo_b, hi_b = 255, -1
         for s in range(start, end):
-            b = code_at(codes2d, codes1d, indptr, indices, zero_code, samples[s], f)
+            i = samples[s]
+            b = (
+                codes2d[f, i]
+                if dense
+                else code_at(codes2d, codes1d, indptr, indices, zero_code, i, f)
+            )
             lo_b = min(lo_b, b)
             hi_b = max(hi_b, b)
         if hi_b <= lo_b:
@@ -221,7 +227,12 @@ def best_split_random(
         n_left = 0
         for s in range(start, end):
             i = samples[s]
-            if code_at(codes2d, codes1d, indptr, indices, zero_code, i, f) <= last:
+            b = (
+                codes2d[f, i]
+                if dense
+                else code_at(codes2d, codes1d, indptr, indices, zero_code, i, f)
+            )
+            if b <= last:
                 n_left += 1
                 for c in range(k):
                     SL[c] += R[i, c] - mu[c]
