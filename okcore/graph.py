@@ -6,8 +6,17 @@ from typing import Any
 
 import numpy as np
 from scipy import linalg, sparse
+from scipy.sparse.csgraph import connected_components
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh, expm_multiply
 
-from .exceptions import DataError
+from .exceptions import DataError, KernelError
+
+#: Seed of the Lanczos start vector and of the diagonal probes: factors are deterministic.
+LANCZOS_SEED = 0
+#: Relative accuracy asked of ARPACK for the Laplacian eigenpairs (of the shifted operator).
+LANCZOS_TOL = 1e-10
+#: Rademacher probes of the stochastic diagonal estimate (error ~ 1 / sqrt(probes)).
+DIAG_PROBES = 32
 
 
 def laplacian(edges: Any, n_vertices: int) -> sparse.csr_matrix:
@@ -32,6 +41,93 @@ def diffusion_gram(edges: Any, n_vertices: int, beta: float = 1.0) -> np.ndarray
     """Diffusion kernel K = expm(-beta L) (Kondor & Lafferty 2002), shape (n, n). O(n^3)."""
     lam, U = linalg.eigh(laplacian(edges, n_vertices).toarray())
     return (U * np.exp(-beta * lam)) @ U.T
+
+
+def smallest_eigenpairs(L: sparse.spmatrix, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` smallest eigenpairs of a graph Laplacian L (sparse, n x n), ascending.
+
+    The null space of L is known exactly: one normalised indicator vector per connected
+    component (isolated vertices included), eigenvalue 0. Those come first, largest components
+    first (when k is smaller than the number of components, the k largest are kept: every
+    one has eigenvalue 0, so any choice is a best rank-k approximation). The remaining
+    eigenpairs are the largest of the operator P (c I - L) P, c = 2 max degree >= lambda_max
+    (Gershgorin), P the projector off the component indicators, found by implicitly
+    restarted Lanczos (ARPACK eigsh, which="LA") from a seeded start vector: only sparse
+    mat-vecs, O(nnz(L) + n k) per iteration and O(n k) memory; L is never densified.
+    Deflating the null space exactly keeps Lanczos away from the 0 eigenvalue of
+    multiplicity "number of components", on which it would otherwise return too few copies
+    (math note section 2, "Low-rank diffusion factors without N x N"; shift-invert is not
+    used: its sparse LU fills in).
+    """
+    n = L.shape[0]
+    n_comp, comp = connected_components(L, directed=False)
+    sizes = np.bincount(comp, minlength=n_comp)
+    by_size = np.argsort(-sizes, kind="stable")
+    Z = np.zeros((n, min(k, n_comp)))
+    for j, c in enumerate(by_size[: Z.shape[1]]):
+        members = comp == c
+        Z[members, j] = 1.0 / np.sqrt(sizes[c])
+    n_more = k - Z.shape[1]
+    if n_more <= 0:
+        return np.zeros(k), Z
+
+    def project(v: np.ndarray) -> np.ndarray:
+        """Off every component indicator (not only the kept ones): subtract component means."""
+        return v - (np.bincount(comp, weights=v, minlength=n_comp) / sizes)[comp]
+
+    shift = 2.0 * float(L.diagonal().max())
+
+    def matvec(v: np.ndarray) -> np.ndarray:
+        v = project(np.ravel(v))
+        return project(shift * v - L @ v)
+
+    op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
+    v0 = project(np.random.default_rng(LANCZOS_SEED).standard_normal(n))
+    try:
+        mu, U = eigsh(op, k=n_more, which="LA", v0=v0, tol=LANCZOS_TOL)
+    except ArpackNoConvergence:
+        raise KernelError(
+            f"Lanczos did not converge for {k} Laplacian eigenpairs of a {n}-vertex graph; "
+            "ask for a smaller rank, or rank >= n for the exact (dense) factor"
+        ) from None
+    order = np.argsort(-mu)
+    lam = np.maximum(shift - mu[order], 0.0)
+    return np.r_[np.zeros(Z.shape[1]), lam], np.hstack([Z, U[:, order]])
+
+
+def diffusion_diagonal(
+    L: sparse.spmatrix,
+    beta: float,
+    lam: np.ndarray,
+    U: np.ndarray,
+    n_probes: int = DIAG_PROBES,
+) -> np.ndarray:
+    """Estimate of diag(expm(-beta L)) from its k smallest Laplacian eigenpairs (lam, U).
+
+    diag = sum_{j<=k} exp(-beta lam_j) U_vj^2 (exact) + r_v, the remainder r = diag(R),
+    R = expm(-beta L) - U exp(-beta lam) U^T, estimated with Rademacher probes z_s as
+    mean_s z_s * (R z_s) (Bekas, Kokiopoulou & Saad 2007; deflated as in Diag++, Baston &
+    Nakatsukasa 2022): R z = expm_multiply(-beta L, z) - U (exp(-beta lam) * U^T z). Each
+    estimate is then clipped to its exact bounds w_v exp(-beta lam_max) <= r_v <=
+    w_v exp(-beta lam_{k+1}), with w_v = 1 - ||U_v||^2, lam_{k+1} >= lam_k and lam_max <=
+    2 max degree, so the estimate is never further off than those bounds allow.
+    Cost O(n_probes * (matvecs of expm_multiply) * nnz(L) + n k n_probes); memory
+    O(n (k + n_probes)). The error is measured in bench/lowrank_factors.py (docs/PERFORMANCE.md).
+    """
+    n = L.shape[0]
+    kept = np.exp(-beta * lam)
+    truncated = np.einsum("ij,ij,j->i", U, U, kept)
+    w = np.clip(1.0 - np.einsum("ij,ij->i", U, U), 0.0, 1.0)
+    upper = w * np.exp(-beta * float(lam.max()))
+    lower = w * np.exp(-beta * 2.0 * float(L.diagonal().max()))
+    if not np.any(upper > lower):  # nothing left out (all eigenpairs kept)
+        return truncated + upper
+    rng = np.random.default_rng(LANCZOS_SEED)
+    Z = rng.choice(np.array([-1.0, 1.0]), size=(n, n_probes))
+    RZ = expm_multiply(-beta * sparse.csr_matrix(L, dtype=np.float64), Z)
+    RZ -= U @ (kept[:, None] * (U.T @ Z))
+    remainder = np.mean(Z * RZ, axis=1)
+    return truncated + np.clip(remainder, lower, upper)
 
 
 def adjacency(edges: Any, n_vertices: int) -> np.ndarray:
