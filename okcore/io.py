@@ -29,7 +29,12 @@ from .space import OutputSpace
 from .tree import OK3Regressor
 
 FORMAT = "okcore-model"
-FORMAT_VERSION = 1
+#: Version written for models with a Nystrom output space (landmarks and feature map, which
+#: a version-1 reader would ignore and so mis-embed new outputs); every other model is still
+#: written as version 1, which this okcore reads too.
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
+NYSTROM_ARRAYS = ("landmarks", "feature_map", "landmark_index")
 ESTIMATORS = {cls.__name__: cls for cls in (OKBoostRegressor, OK3Regressor, OK3ForestRegressor)}
 ENSEMBLE_ARRAYS = (
     *NODE_FIELDS,
@@ -82,6 +87,9 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
         arrays["space.eigenvalues"] = space.eigenvalues
     if space.outputs is not None:
         arrays["space.outputs"] = space.outputs
+    for name in NYSTROM_ARRAYS:
+        if getattr(space, name) is not None:
+            arrays[f"space.{name}"] = getattr(space, name)
     kernel = space.kernel.to_dict()
     if isinstance(space.kernel, DiffusionKernel):
         arrays["kernel.edges"] = space.kernel.edges
@@ -92,12 +100,13 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
             arrays[name] = np.asarray(value)
     manifest = {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": FORMAT_VERSION if space.feature_map is not None else 1,
         "okcore_version": __version__,
         "estimator": type(estimator).__name__,
         "params": {k: _json_param(v) for k, v in estimator.get_params().items()},
         "kernel": kernel,
         "ensemble": {"combine": ens.combine, "learning_rate": ens.learning_rate},
+        "space": {"trace_fraction": space.trace_fraction, "diag_exact": space.diag_exact},
         "attributes": {k: getattr(estimator, k) for k in SCALARS if hasattr(estimator, k)},
         "arrays": {
             k: {"sha256": _sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
@@ -130,10 +139,10 @@ def load(path: str | os.PathLike) -> Any:
         raise PersistenceError(f"model manifest at {path} is unreadable: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise PersistenceError(f"{path} is not an okcore model (format field missing or wrong)")
-    if manifest.get("format_version") != FORMAT_VERSION:
+    if manifest.get("format_version") not in READ_VERSIONS:
         raise PersistenceError(
             f"model format version {manifest.get('format_version')!r} is not supported "
-            f"(this okcore reads version {FORMAT_VERSION})"
+            f"(this okcore reads versions {', '.join(map(str, READ_VERSIONS))})"
         )
     try:
         arrays = _read_arrays(path / "arrays.npz", manifest["arrays"])
@@ -176,12 +185,24 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
     spec = dict(manifest["kernel"])
     if spec.get("type") == "diffusion":
         spec["edges"] = arrays["kernel.edges"]
+    eigenvalues, diag = arrays.get("space.eigenvalues"), arrays["space.diag"]
+    # models written before the field existed: the fraction from the eigenvalues kept
+    saved = manifest.get("space", {})
+    trace = float(np.sum(diag))
+    fraction = (
+        min(1.0, float(np.sum(eigenvalues)) / trace)
+        if eigenvalues is not None and trace > 0
+        else 1.0
+    )
     space = OutputSpace(
         phi=arrays["space.phi"],
-        diag=arrays["space.diag"],
+        diag=diag,
         kernel=make_kernel(spec),
-        eigenvalues=arrays.get("space.eigenvalues"),
+        eigenvalues=eigenvalues,
         outputs=arrays.get("space.outputs"),
+        trace_fraction=float(saved.get("trace_fraction", fraction)),
+        diag_exact=bool(saved.get("diag_exact", True)),
+        **{name: arrays.get(f"space.{name}") for name in NYSTROM_ARRAYS},
     )
     ens = TreeEnsemble(
         combine=manifest["ensemble"]["combine"],
@@ -249,3 +270,18 @@ def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> 
         fail("training outputs do not match the output space")
     if not (np.all(np.isfinite(space.phi)) and np.all(np.isfinite(ens.init))):
         fail("output space arrays are inconsistent")
+    if space.feature_map is not None or space.landmarks is not None:
+        fmap, marks, index = space.feature_map, space.landmarks, space.landmark_index
+        if (
+            fmap is None
+            or marks is None
+            or space.outputs is None
+            or fmap.shape != (len(marks), space.rank)
+            or marks.shape[1:] != space.outputs.shape[1:]
+            or not (np.all(np.isfinite(fmap)) and np.all(np.isfinite(marks)))
+        ):
+            fail("Nystrom landmarks or feature map do not match the output space")
+        if index is not None and (
+            index.shape != (len(marks),) or np.any(index < 0) or np.any(index >= space.n_samples)
+        ):
+            fail("Nystrom landmark rows out of range")

@@ -400,11 +400,11 @@ def test_wrong_format(saved):
         load(saved)
 
 
-@pytest.mark.parametrize("version", [0, 2, "1", None])
+@pytest.mark.parametrize("version", [0, 3, "1", "2", None])
 def test_wrong_format_version(saved, version):
     edit_manifest(saved, format_version=version)
     expected = (
-        f"^model format version {version!r} is not supported \\(this okcore reads version 1\\)$"
+        f"^model format version {version!r} is not supported \\(this okcore reads versions 1, 2\\)$"
     )
     with pytest.raises(PersistenceError, match=expected):
         load(saved)
