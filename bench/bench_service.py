@@ -4,15 +4,20 @@ Trains an OKBoost model (N training vertices, M trees) through the service, on a
 diffusion kernel over a random clustered graph (the network-completion use case),
 then measures:
 
-- one-vertex POST /predict and POST /kernel: median and p99 over sequential calls;
+- one-vertex POST /predict and POST /kernel (by default the top_k = 10 edges of the new
+  vertex, `return_kernel` false): median and p99 over sequential calls;
 - throughput of POST /kernel and /predict with C concurrent clients (asyncio + httpx),
-  with the error count.
+  with the error count;
+- the machine's load average before and after.
 
 Usage (starts its own `okboost serve` on a free localhost port):
 
     .venv/bin/python bench/bench_service.py                      # N=2000, M=500, 1000 calls, 16 clients
     .venv/bin/python bench/bench_service.py --n 300 --m 50 --calls 200   # quick look
     .venv/bin/python bench/bench_service.py --model-dir DIR --model-id ID  # reuse a trained model
+    # the same measurements against the service code of another source tree (before/after):
+    git worktree add /tmp/okb-old <commit>
+    .venv/bin/python bench/bench_service.py --model-dir DIR --model-id ID --server-root /tmp/okb-old
 
 Results are printed and written as JSON to bench/out/bench_service.json.
 """
@@ -66,9 +71,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(model_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    model_dir: Path, log: Path, server_root: Path = ROOT
+) -> tuple[subprocess.Popen[bytes], str]:
+    """`okboost serve` of the source tree ``server_root`` (this one by default)."""
     port = free_port()
-    env = {**os.environ, "OKBOOST_LOG_LEVEL": "warning"}
+    env = {**os.environ, "OKBOOST_LOG_LEVEL": "warning", "PYTHONPATH": str(server_root)}
     log.parent.mkdir(parents=True, exist_ok=True)
     out = log.open("wb")
     proc = subprocess.Popen(
@@ -82,7 +90,7 @@ def start_server(model_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], s
             "--model-dir",
             str(model_dir),
         ],
-        cwd=ROOT,
+        cwd=server_root,
         env=env,
         stdout=out,
         stderr=subprocess.STDOUT,
@@ -169,6 +177,19 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=16, help="concurrent clients")
     ap.add_argument("--model-dir", type=Path, help="store to use (default: a temporary one)")
     ap.add_argument("--model-id", help="measure this model of --model-dir instead of training one")
+    ap.add_argument(
+        "--kernel-top-k",
+        type=int,
+        default=10,
+        help="/kernel asks the top_k edges of the new vertex, return_kernel false "
+        "(0: the 1 x 1 predicted kernel only)",
+    )
+    ap.add_argument(
+        "--server-root",
+        type=Path,
+        default=ROOT,
+        help="source tree whose service to run (e.g. a git worktree of an older commit)",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "bench_service.json")
     args = ap.parse_args()
 
@@ -177,13 +198,16 @@ def main() -> None:
     train_edges = edges[(edges < args.n).all(axis=1)]
     X_new = X[args.n :]
     model_dir = args.model_dir or Path(tempfile.mkdtemp(prefix="okboost-bench-")) / "models"
-    proc, url = start_server(model_dir, args.out.with_suffix(".server.log"))
+    load_before = os.getloadavg()
+    proc, url = start_server(
+        model_dir, args.out.with_suffix(".server.log"), args.server_root.resolve()
+    )
     try:
         with OKBoostClient(url, timeout=3600) as client:
             t0 = time.perf_counter()
             if args.model_id:  # reuse a model trained by an earlier run
                 info = client.model(args.model_id)
-                mid, train_s, job = args.model_id, float("nan"), {"state": info["status"]}
+                mid, train_s, job = args.model_id, None, {"state": info["status"]}
                 args.n, args.m = info["n_train"], info["n_estimators"]
             else:
                 accepted = client.train(
@@ -202,19 +226,27 @@ def main() -> None:
                 mid = accepted["model_id"]
                 info = client.model(mid)
         print(
-            f"model N={args.n} M={args.m}: trained through the service in {train_s:.1f} s "
+            f"model N={args.n} M={args.m}: "
+            + ("reused" if train_s is None else f"trained through the service in {train_s:.1f} s")
+            + " "
             f"(fit {info['fit_time']:.1f} s, {len(train_edges)} edges)",
             flush=True,
         )
         rows = [X_new[i % len(X_new) : i % len(X_new) + 1].tolist() for i in range(args.calls)]
         predict_bodies = [{"model_id": mid, "inputs": r, "top_k": 5} for r in rows]
-        kernel_bodies = [{"model_id": mid, "inputs": r} for r in rows]
+        kernel_extra: dict[str, Any] = (
+            {"top_k": args.kernel_top_k, "return_kernel": False} if args.kernel_top_k else {}
+        )
+        kernel_bodies = [{"model_id": mid, "inputs": r, **kernel_extra} for r in rows]
         results: dict[str, Any] = {
             "machine": {
                 "cpus": os.cpu_count(),
                 "python": platform.python_version(),
                 "platform": platform.platform(),
+                "load_average_before": list(load_before),
             },
+            "server_root": str(args.server_root.resolve()),
+            "kernel_request": kernel_extra or "predicted 1 x 1 kernel",
             "model": {
                 "n_train": args.n,
                 "n_estimators": args.m,
@@ -240,6 +272,8 @@ def main() -> None:
             concurrent(url, "/predict", predict_bodies, args.clients)
         )
         print("predict  concurrent", results["predict_concurrent"], flush=True)
+        results["machine"]["load_average_after"] = list(os.getloadavg())
+        print("load average before", load_before, "after", os.getloadavg(), flush=True)
     finally:
         proc.terminate()
         proc.wait(timeout=60)

@@ -147,6 +147,14 @@ def _as_list(value: Any) -> list[float] | None:
     return [float(v) for v in np.asarray(value, dtype=float).ravel()]
 
 
+def output_space_summary(space: okcore.OutputSpace) -> dict[str, Any]:
+    """The model record's ``output_space``: the factor's rank (its columns r).
+
+    trace_fraction and diag_exact are to come from okcore.OutputSpace once it has them
+    (not read yet: they do not exist in okcore at this commit)."""
+    return {"rank": int(space.rank)}
+
+
 def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter) -> str:
     """Fit, then store the model atomically under ``root``. Returns "done" or "cancelled".
 
@@ -172,6 +180,7 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
         train_loss=_as_list(getattr(est, "train_loss_", None)),
         validation_loss=_as_list(getattr(est, "validation_loss_", None)),
         feature_importances=_as_list(getattr(est, "feature_importances_", None)),
+        output_space=output_space_summary(est.output_space_),
         error=None,
     )
     progress.saving()

@@ -360,3 +360,11 @@ def test_delete_a_model_while_it_trains(client: TestClient, graph: Graph, settin
     assert job["state"] == "cancelled"
     assert client.get(f"/models/{started['model_id']}").status_code == 404
     assert not (settings.model_dir / started["model_id"]).exists()
+
+
+def test_model_record_describes_the_output_space(
+    client: TestClient, trained: dict[str, Any], graph: Graph
+) -> None:
+    info = client.get(f"/models/{trained['model_id']}").json()
+    ModelInfo.model_validate(info)
+    assert info["output_space"]["rank"] == _direct(graph).output_space_.rank
