@@ -402,15 +402,13 @@ class OutputSpaceInfo(BaseModel):
     model_config = ConfigDict(json_schema_extra=documented(ex.MODEL_INFO["output_space"]))
 
     rank: int = Field(description="Columns r of the training factor phi (N x r), K ~ phi phi^T.")
-    trace_fraction: float | None = Field(
-        None,
-        description="Share of trace(K) the factor keeps (okcore's "
-        "OutputSpace.trace_fraction; 1 when no eigenvalue was dropped).",
+    trace_fraction: float = Field(
+        description="Sum of the kept eigenvalues over trace(K): the share of the kernel's "
+        "trace the factor keeps (1.0 for an exact factor and for phi = Y)."
     )
-    diag_exact: bool | None = Field(
-        None,
-        description="Whether k(y_i, y_i) are the kernel's exact values (okcore's "
-        "OutputSpace.diag_exact) rather than estimates from a sketch.",
+    diag_exact: bool = Field(
+        description="False when k(y_i, y_i) are estimates (the low-rank diffusion kernel), "
+        "true when computed exactly."
     )
 
 

@@ -148,11 +148,14 @@ def _as_list(value: Any) -> list[float] | None:
 
 
 def output_space_summary(space: okcore.OutputSpace) -> dict[str, Any]:
-    """The model record's ``output_space``: the factor's rank (its columns r).
-
-    trace_fraction and diag_exact are to come from okcore.OutputSpace once it has them
-    (not read yet: they do not exist in okcore at this commit)."""
-    return {"rank": int(space.rank)}
+    """The model record's ``output_space``: the factor's rank (its columns r), the share of
+    trace(K) it keeps, and whether k(y_i, y_i) are exact (False for the low-rank diffusion
+    kernel's estimated diagonal)."""
+    return {
+        "rank": int(space.rank),
+        "trace_fraction": float(space.trace_fraction),
+        "diag_exact": bool(space.diag_exact),
+    }
 
 
 def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter) -> str:

@@ -367,4 +367,10 @@ def test_model_record_describes_the_output_space(
 ) -> None:
     info = client.get(f"/models/{trained['model_id']}").json()
     ModelInfo.model_validate(info)
-    assert info["output_space"]["rank"] == _direct(graph).output_space_.rank
+    space = _direct(graph).output_space_
+    assert info["output_space"] == {
+        "rank": space.rank,
+        "trace_fraction": space.trace_fraction,
+        "diag_exact": space.diag_exact,
+    }
+    assert 0.0 < info["output_space"]["trace_fraction"] <= 1.0
