@@ -21,13 +21,15 @@ from ._validation import (
     check_inputs,
     check_is_fitted,
     check_matrix,
+    check_random_state,
     dense_float64,
     resolve_max_features,
     validate_params,
 )
 from .binning import MAX_BINS, BinnedInputs, bin_inputs
-from .exceptions import DataError
-from .space import OutputSpace
+from .exceptions import DataError, OKCoreError
+from .kernels import DiffusionKernel, make_kernel
+from .space import OutputSpace, estimate_factor_seconds
 
 #: Constraints shared by every estimator that grows OK3 trees.
 TREE_CONSTRAINTS: dict[str, list] = {
@@ -44,6 +46,7 @@ TREE_CONSTRAINTS: dict[str, list] = {
     "max_bins": [Interval(int, 2, MAX_BINS, "both"), Options((None,))],
     "factor_rank": [Interval(int, 1, None, "left"), Options((None,))],
     "factor_tol": [Interval(float, 0.0, 1.0, "left")],
+    "n_landmarks": [Interval(int, 1, None, "left"), Options((None,))],
     "n_jobs": [Options((None, -1)), Interval(int, 1, None, "left")],
     "random_state": [RandomStateLike()],
 }
@@ -212,14 +215,33 @@ class OKEstimator:
         # OKBoost's eval_set) must leave an unfitted estimator, not old trees with new shapes.
         self.__dict__.pop("ensemble_", None)
         X = check_inputs(X)
-        report_phase(callback, "output_space", total)
+        report_phase(
+            callback, "output_space", total, eta=self._factor_eta(X.shape[0], gram, kernel)
+        )
         space = OutputSpace.build(
-            X.shape[0], Y, gram=gram, kernel=kernel, rank=self.factor_rank, tol=self.factor_tol
+            X.shape[0],
+            Y,
+            gram=gram,
+            kernel=kernel,
+            rank=self.factor_rank,
+            tol=self.factor_tol,
+            n_landmarks=self.n_landmarks,
+            random_state=check_random_state(self.random_state),
         )
         self.n_features_in_ = X.shape[1]
         self.n_train_ = X.shape[0]
         self.output_1d_ = Y is not None and np.ndim(Y) == 1
         return X, space
+
+    def _factor_eta(self, n_samples: int, gram: Any, kernel: Any) -> float | None:
+        """The "output_space" phase ETA from :func:`okcore.space.estimate_factor_seconds`;
+        None when the kernel spec is invalid (``build`` then raises the clear error)."""
+        try:
+            kern = make_kernel("precomputed" if gram is not None else kernel or "linear")
+        except OKCoreError:
+            return None
+        n_edges = len(kern.edges) if isinstance(kern, DiffusionKernel) else None
+        return estimate_factor_seconds(n_samples, kern, self.factor_rank, self.n_landmarks, n_edges)
 
     def _target_features(
         self,

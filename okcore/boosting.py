@@ -233,6 +233,9 @@ class OKBoostRegressor(OKEstimator):
     factor_rank, factor_tol : int or None, float
         Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
         eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).
+    n_landmarks : int or None
+        Nystrom factor of an RBF / polynomial output kernel on that many landmark outputs
+        (random training outputs, seeded by ``random_state``): O(N m) memory, no N x N.
     n_jobs : int or None
         Threads for the exact split search and for W^F (None = 1, -1 = all cores).
     random_state : None, int or Generator
@@ -276,6 +279,7 @@ class OKBoostRegressor(OKEstimator):
         max_bins: int | str | None = "auto",
         factor_rank: int | None = None,
         factor_tol: float = RANK_TOLERANCE,
+        n_landmarks: int | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
     ) -> None:
@@ -295,6 +299,7 @@ class OKBoostRegressor(OKEstimator):
         self.max_bins = max_bins
         self.factor_rank = factor_rank
         self.factor_tol = factor_tol
+        self.n_landmarks = n_landmarks
         self.n_jobs = n_jobs
         self.random_state = random_state
 

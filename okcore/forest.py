@@ -70,6 +70,9 @@ class OK3ForestRegressor(OKEstimator):
     factor_rank, factor_tol : int or None, float
         Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
         eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).
+    n_landmarks : int or None
+        Nystrom factor of an RBF / polynomial output kernel on that many landmark outputs
+        (random training outputs, seeded by ``random_state``): O(N m) memory, no N x N.
     n_jobs : int or None
         Trees fitted in parallel threads through joblib (None = 1, -1 = all cores).
     random_state : None, int or Generator
@@ -95,6 +98,7 @@ class OK3ForestRegressor(OKEstimator):
         max_bins: int | None = None,
         factor_rank: int | None = None,
         factor_tol: float = RANK_TOLERANCE,
+        n_landmarks: int | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
     ) -> None:
@@ -109,6 +113,7 @@ class OK3ForestRegressor(OKEstimator):
         self.max_bins = max_bins
         self.factor_rank = factor_rank
         self.factor_tol = factor_tol
+        self.n_landmarks = n_landmarks
         self.n_jobs = n_jobs
         self.random_state = random_state
 

@@ -357,3 +357,13 @@ def test_factor_truncation_by_rank_and_tolerance():
         np.testing.assert_allclose(
             W @ est.output_space_.phi, est.predict_features(X[:5]), atol=1e-10
         )
+
+
+def test_set_up_phases_report_an_eta(data):
+    X, Y, _, _ = data
+    seen: list[FitProgress] = []
+    OKBoostRegressor(n_estimators=2, max_bins=32).fit(
+        X, Y, kernel={"type": "rbf", "sigma": 1.0}, callback=seen.append
+    )
+    assert [p.phase for p in seen] == ["output_space", "binning", "trees", "trees"]
+    assert all(p.done == 0 and p.phase_eta is not None and p.phase_eta >= 0 for p in seen[:2])

@@ -467,3 +467,21 @@ def test_save_creates_parent_directories(tmp_path):
     est, X, Y = fit("tree", "gram")
     path = save(est, tmp_path / "a" / "b" / "model")
     assert_same_model(est, load(path), X, Y)
+
+
+def test_round_trip_of_a_nystrom_model(tmp_path):
+    """n_landmarks on the estimator: the Nystrom space (landmarks, feature map) persists."""
+    rng = np.random.default_rng(11)
+    X, Y = rng.random((80, 4)), rng.random((80, 3))
+    est = OKBoostRegressor(n_estimators=6, max_splits=3, n_landmarks=30, random_state=2)
+    est.fit(X, Y, kernel={"type": "rbf", "sigma": 0.5})
+    assert (
+        est.output_space_.landmarks.shape == (30, 3) and 0 < est.output_space_.trace_fraction <= 1
+    )
+    back = load(save(est, tmp_path / "m"))
+    Xq, cand = rng.random((7, 4)), rng.random((9, 3))
+    np.testing.assert_array_equal(back.predict_kernel(Xq), est.predict_kernel(Xq))
+    for a, b in zip(
+        back.predict_index(Xq, cand, top_k=3), est.predict_index(Xq, cand, top_k=3), strict=True
+    ):
+        np.testing.assert_array_equal(a, b)

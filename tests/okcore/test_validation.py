@@ -56,6 +56,8 @@ TREE_CASES = [
     ("factor_tol", 1.0, "a float in [0.0, 1.0)"),
     ("n_jobs", 0, N_JOBS),
     ("n_jobs", -2, N_JOBS),
+    ("n_landmarks", 0, INT_GE_1_OR_NONE),
+    ("n_landmarks", 2.5, INT_GE_1_OR_NONE),
     ("random_state", -1, RANDOM_STATE),
     ("random_state", 2**32, RANDOM_STATE),
     ("random_state", "seed", RANDOM_STATE),
