@@ -70,7 +70,8 @@ class Settings(BaseSettings):
         ge=1,
         description="Largest dense matrix an answer may hold, in values (Q x N for "
         "/predict weights = dense and /kernel against = training, Q x Q or Q x Q2 for the "
-        "predicted kernel) and the most edges one /kernel answer may list; larger asks get "
+        "predicted kernel), the most edges one /kernel answer and the most triples one "
+        "sparse W^F answer may list; larger asks get "
         "422 naming the sparse alternative (weights = sparse, top_k edges, fewer rows).",
     )
     log_level: str = Field("info", description="uvicorn log level.")

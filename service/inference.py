@@ -71,6 +71,14 @@ def predict(
             "weights = 'dense' (Q x N W^F)",
             "ask for weights = 'sparse' with weights_top_k, the largest weights of each row",
         )
+    elif req.weights == "sparse":
+        _check_dense(
+            n_query,
+            min(req.weights_top_k, n_train),
+            max_dense,
+            "weights = 'sparse' (Q x weights_top_k triples)",
+            "ask for a smaller weights_top_k or send fewer rows per request",
+        )
     index_space = "training"
     pool: np.ndarray | None = m.outputs  # what indices refer to, when known
     kwargs: dict[str, Any] = {}
@@ -181,10 +189,10 @@ def select_edges(
 
 
 def _block_edges(
-    s: np.ndarray, row_offset: int, *, threshold: float | None, top_k: int | None
-) -> list[list[float]]:
-    """Edges [a, i, score] of one block of a rectangular score matrix, sorted by (a, i);
-    what :func:`select_edges` (``square=False``) gives for these rows."""
+    s: np.ndarray, *, threshold: float | None, top_k: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows, columns and scores of the edges of one block of a rectangular score matrix,
+    sorted by (row, column): what :func:`select_edges` (``square=False``) keeps."""
     if top_k is not None and s.shape[1] > 0:
         k = min(top_k, s.shape[1])
         best = np.sort(np.argpartition(-s, k - 1, axis=1)[:, :k], axis=1)
@@ -200,10 +208,7 @@ def _block_edges(
             keep &= s >= threshold
         rows, cols = np.nonzero(keep)
         vals = s[rows, cols]
-    return [
-        [int(a) + row_offset, int(b), float(v)]
-        for a, b, v in zip(rows.tolist(), cols.tolist(), vals.tolist(), strict=True)
-    ]
+    return rows, cols, vals
 
 
 def edges_against(
@@ -225,13 +230,17 @@ def edges_against(
     Gt = G.T
     for start in range(0, F.shape[0], step):
         block = F[start : start + step] @ Gt
-        edges.extend(_block_edges(block, start, threshold=threshold, top_k=top_k))
-        if len(edges) > max_edges:
+        rows, cols, vals = _block_edges(block, threshold=threshold, top_k=top_k)
+        if len(edges) + len(rows) > max_edges:  # checked before any list is built
             raise InvalidRequest(
                 f"threshold {threshold} selects more than {max_edges} new-known edges "
                 "(OKBOOST_MAX_DENSE_VALUES): raise the threshold or ask for top_k edges "
                 "per new vertex"
             )
+        edges.extend(
+            [a + start, b, v]
+            for a, b, v in zip(rows.tolist(), cols.tolist(), vals.tolist(), strict=True)
+        )
     return edges
 
 

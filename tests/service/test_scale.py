@@ -114,6 +114,9 @@ def test_dense_answers_over_the_bound_are_refused(model: LoadedModel, big_graph:
         inference.predict(model, req, max_dense=1000)
     assert "17 x 73" in exc.value.message and "OKBOOST_MAX_DENSE_VALUES" in exc.value.message
     assert inference.predict(model, req, max_dense=1241)["weights"] is not None
+    sparse = req.model_copy(update={"weights": "sparse", "weights_top_k": 10**9})
+    with pytest.raises(InvalidRequest, match="smaller weights_top_k"):  # 17 x min(10^9, 73)
+        inference.predict(model, sparse, max_dense=1000)
     req_k = KernelRequest(model_id=model.model_id, inputs=X_new, against="training")
     with pytest.raises(InvalidRequest, match="return_kernel false"):
         inference.kernel(model, req_k, max_dense=1000)
