@@ -15,6 +15,7 @@ Usage (starts its own `okboost serve` on a free localhost port):
     .venv/bin/python bench/bench_service.py                      # N=2000, M=500, 1000 calls, 16 clients
     .venv/bin/python bench/bench_service.py --n 300 --m 50 --calls 200   # quick look
     .venv/bin/python bench/bench_service.py --model-dir DIR --model-id ID  # reuse a trained model
+    .venv/bin/python bench/bench_service.py --synthetic 100000,200   # service side at large N
     # the same measurements against the service code of another source tree (before/after):
     git worktree add /tmp/okb-old <commit>
     .venv/bin/python bench/bench_service.py --model-dir DIR --model-id ID --server-root /tmp/okb-old
@@ -167,6 +168,51 @@ async def concurrent(
     }
 
 
+def synthetic_scale(n: int, r: int, p: int = 20, queries: tuple[int, ...] = (1, 1000)) -> None:
+    """Service-side cost of /kernel top_k = 10 edges at large N, in-process, without HTTP
+    and without training: a stand-in estimator whose F(x) is a fixed linear map to r
+    columns (the service only sees F and phi). Prints time per request and peak memory."""
+    import tracemalloc
+
+    from service import inference
+    from service.schemas import KernelRequest
+    from service.store import LoadedModel
+
+    rng = np.random.default_rng(0)
+
+    class StandIn:
+        def __init__(self) -> None:
+            self.W = rng.normal(size=(p, r)) / p
+            self.output_space_ = type("Space", (), {"phi": rng.normal(size=(n, r))})()
+
+        def predict_features(self, X: Any) -> np.ndarray:
+            return np.asarray(X @ self.W)
+
+    X = rng.normal(size=(n, p))
+    m = LoadedModel("0" * 32, StandIn(), X, None, {})
+    t0 = time.perf_counter()
+    m.train_features()
+    print(f"N={n} r={r}: F(x_i) cached in {time.perf_counter() - t0:.2f} s", flush=True)
+    for q in queries:
+        req = KernelRequest.model_validate(
+            {"model_id": m.model_id, "inputs": X[:q] + 0.1, "top_k": 10, "return_kernel": False}
+        )
+        inference.kernel(m, req)
+        calls = 20 if q == 1 else 2
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            inference.kernel(m, req)
+        per_call = (time.perf_counter() - t0) / calls
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(
+            f"  Q={q}: {per_call * 1e3:.1f} ms per request, peak {peak / 2**20:.0f} MiB held "
+            f"(blocks of {inference.block_rows(n)} rows)",
+            flush=True,
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=2000, help="training vertices N")
@@ -191,7 +237,17 @@ def main() -> None:
         help="source tree whose service to run (e.g. a git worktree of an older commit)",
     )
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "bench_service.json")
+    ap.add_argument(
+        "--synthetic",
+        metavar="N,R",
+        help="only measure the service side of /kernel at N training vertices and factor "
+        "rank R in-process with a stand-in estimator (e.g. 100000,200), then exit",
+    )
     args = ap.parse_args()
+    if args.synthetic:
+        n, r = (int(v) for v in args.synthetic.split(","))
+        synthetic_scale(n, r)
+        return
 
     X, edges = clustered_graph(args.n + 1000, args.p)
     X_train = X[: args.n]
