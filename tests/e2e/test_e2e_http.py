@@ -164,4 +164,7 @@ def test_service_stays_responsive_while_a_gram_matrix_is_factorised(server: Serv
                 worst = max(worst, time.perf_counter() - t0)
                 calls += 1
         assert state == "done"
-    assert calls >= 3 and worst < 1.5, (calls, worst)
+        job_seconds = client.job(big["job_id"])["elapsed"]
+    # A factorisation holding the server's GIL would block a call for the whole job; compared
+    # with the job's own duration (not a wall-clock bound), so a loaded machine slows both.
+    assert calls >= 3 and worst < 0.5 * job_seconds, (calls, worst, job_seconds)
