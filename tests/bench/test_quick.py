@@ -17,7 +17,13 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench import friedman1, learning_curves, network_completion, usps_completion  # noqa: E402
+from bench import (  # noqa: E402
+    bench_scale,
+    friedman1,
+    learning_curves,
+    network_completion,
+    usps_completion,
+)
 from bench.common import weight_errors  # noqa: E402
 
 SCRIPTS = {
@@ -40,6 +46,24 @@ def test_quick_mode(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str
     for fig in figures:
         assert (tmp_path / fig).stat().st_size > 1000
     assert "wall time" in capsys.readouterr().out
+
+
+def test_scale_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """bench_scale --quick: every method in its own process, peers extrapolated at N = 600."""
+    payload = bench_scale.run(["--quick", "--out", str(tmp_path), "--peer-trees", "600=10"])
+    out = capsys.readouterr().out
+    for method, why in payload["settings"]["skipped"].items():  # a peer not installed
+        assert method in bench_scale.PEERS and f"# skipped {method}: {why}" in out
+    assert set(bench_scale.OKCORE) <= set(payload["settings"]["methods"])
+    saved = json.loads((tmp_path / "scale_quick.json").read_text())["results"]
+    for n, rows in saved.items():
+        assert set(rows) == set(payload["settings"]["methods"])
+        for method, row in rows.items():
+            assert all(math.isfinite(row[k]) for k in ("wall", "cpu", "peak_rss_mb", "mse"))
+            assert row["extrapolated"] == (method in bench_scale.PEERS and n == "600")
+    assert not payload["failed"]
+    assert "extrapolated from 10" in out and "Growth exponents" in out
+    assert (tmp_path / "scale_quick.txt").read_text().count("### N =") == 2
 
 
 def test_weight_errors_match_definitions() -> None:
