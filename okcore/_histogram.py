@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._sparse import csr_find
+
 
 @njit(cache=True, nogil=True)
 def gather_rows(samples, start, end, R):  # pragma: no cover - jit
@@ -149,16 +151,8 @@ def code_at(codes2d, codes1d, indptr, indices, zero_code, i, f):  # pragma: no c
     """Bin of row i, feature f: dense codes (p, n), or a binary search in CSR row i's entries."""
     if indptr.shape[0] == 0:
         return codes2d[f, i]
-    lo, hi = indptr[i], indptr[i + 1]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if indices[mid] < f:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < indptr[i + 1] and indices[lo] == f:
-        return codes1d[lo]
-    return zero_code[f]
+    at = csr_find(indptr, indices, i, f)
+    return codes1d[at] if at >= 0 else zero_code[f]
 
 
 @njit(cache=True, nogil=True, fastmath=True)
@@ -193,7 +187,6 @@ def best_split_random(
     """
     n = end - start
     k = R.shape[1]
-    dense = indptr.shape[0] == 0
     best_f, best_left, best_thr, best_gain, best_bin = -1, -1, 0.0, -1.0, -1
     SL = np.empty(k)
     tried = 0
@@ -202,11 +195,7 @@ def best_split_random(
         lo_b, hi_b = 255, -1
         for s in range(start, end):
             i = samples[s]
-            b = (
-                codes2d[f, i]
-                if dense
-                else code_at(codes2d, codes1d, indptr, indices, zero_code, i, f)
-            )
+            b = code_at(codes2d, codes1d, indptr, indices, zero_code, i, f)
             lo_b = min(lo_b, b)
             hi_b = max(hi_b, b)
         if hi_b <= lo_b:
@@ -227,11 +216,7 @@ def best_split_random(
         n_left = 0
         for s in range(start, end):
             i = samples[s]
-            b = (
-                codes2d[f, i]
-                if dense
-                else code_at(codes2d, codes1d, indptr, indices, zero_code, i, f)
-            )
+            b = code_at(codes2d, codes1d, indptr, indices, zero_code, i, f)
             if b <= last:
                 n_left += 1
                 for c in range(k):

@@ -21,6 +21,7 @@ from numba import njit
 from scipy import sparse
 
 from ._builder import TreeArrays
+from ._sparse import csr_find
 
 #: Queries handled together by the W^F kernels (the (N, block) work array stays in cache).
 #: Measured on a quiet machine, M = 500, N = 4000, per 1000 queries on one thread: blocks of
@@ -217,15 +218,8 @@ def _apply_sparse(
         for q in range(n_queries):
             node = 0
             while left[base + node] >= 0:
-                f = feature[base + node]
-                lo, hi = indptr[q], indptr[q + 1]
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if indices[mid] < f:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                x = data[lo] if lo < indptr[q + 1] and indices[lo] == f else 0.0
+                at = csr_find(indptr, indices, q, feature[base + node])
+                x = data[at] if at >= 0 else 0.0
                 if x <= threshold[base + node]:
                     node = left[base + node]
                 else:
