@@ -21,6 +21,11 @@ from numba import njit
 
 from ._sparse import csr_find
 
+#: Gains within this relative margin are ties, kept by the first candidate (feature order,
+#: then the leftmost cut): dense and CSR inputs sum in different orders, and a genuine tie
+#: (two features inducing the same partition) must not be broken by rounding.
+TIE_TOLERANCE = 1e-9
+
 
 @njit(cache=True, nogil=True)
 def gather_rows(samples, start, end, R):  # pragma: no cover - jit
@@ -131,7 +136,7 @@ def best_split(
                 d = S[c] - n_left * mu[c]
                 acc += d * d
             gain = acc * n / (n_left * n_right)
-            if gain > best_gain:
+            if gain > best_gain * (1.0 + TIE_TOLERANCE):
                 best_f, best_left, best_bin, best_gain = f, n_left, b, gain
     threshold = 0.0
     if best_f >= 0:
@@ -190,14 +195,21 @@ def best_split_random(
     best_f, best_left, best_thr, best_gain, best_bin = -1, -1, 0.0, -1.0, -1
     SL = np.empty(k)
     tried = 0
+    sparse = indptr.shape[0] > 0
+    if sparse:  # the node's entries by feature, and every feature's bin range
+        col_offset, col_rows, col_codes, lo_codes, hi_codes = _node_columns(
+            samples, start, end, codes1d, indptr, indices, zero_code
+        )
     for t in range(features.shape[0]):
         f = features[t]
-        lo_b, hi_b = 255, -1
-        for s in range(start, end):
-            i = samples[s]
-            b = code_at(codes2d, codes1d, indptr, indices, zero_code, i, f)
-            lo_b = min(lo_b, b)
-            hi_b = max(hi_b, b)
+        if sparse:
+            lo_b, hi_b = lo_codes[f], hi_codes[f]
+        else:
+            lo_b, hi_b = 255, -1
+            for s in range(start, end):
+                b = codes2d[f, samples[s]]
+                lo_b = min(lo_b, b)
+                hi_b = max(hi_b, b)
         if hi_b <= lo_b:
             continue
         tried += 1
@@ -214,23 +226,71 @@ def best_split_random(
             threshold = edges[base - f + last]
         SL[:] = 0.0
         n_left = 0
-        for s in range(start, end):
-            i = samples[s]
-            b = code_at(codes2d, codes1d, indptr, indices, zero_code, i, f)
-            if b <= last:
-                n_left += 1
-                for c in range(k):
-                    SL[c] += R[i, c] - mu[c]
+        if sparse:
+            # centred rows sum to 0 over the node: when the implicit zeros go left, S_L is
+            # minus the sum over the stored entries that go right
+            zeros_left = zero_code[f] <= last
+            n_left = n if zeros_left else 0
+            for e in range(col_offset[f], col_offset[f + 1]):
+                if (col_codes[e] <= last) != zeros_left:
+                    i = col_rows[e]
+                    sign = 1.0 if not zeros_left else -1.0
+                    n_left += 1 if not zeros_left else -1
+                    for c in range(k):
+                        SL[c] += sign * (R[i, c] - mu[c])
+        else:
+            for s in range(start, end):
+                i = samples[s]
+                if codes2d[f, i] <= last:
+                    n_left += 1
+                    for c in range(k):
+                        SL[c] += R[i, c] - mu[c]
         if n_left >= min_leaf and n - n_left >= min_leaf:
             acc = 0.0
             for c in range(k):
                 acc += SL[c] * SL[c]
             gain = acc * n / (n_left * (n - n_left))
-            if gain > best_gain:
+            if gain > best_gain * (1.0 + TIE_TOLERANCE):
                 best_f, best_left, best_thr, best_gain, best_bin = f, n_left, threshold, gain, last
         if tried == max_features:
             break
     return best_f, best_left, best_thr, best_gain, best_bin
+
+
+@njit(cache=True, nogil=True)
+def _node_columns(samples, start, end, codes1d, indptr, indices, zero_code):  # pragma: no cover
+    """The stored entries of rows samples[start:end] grouped by feature (a counting sort):
+    (offset (p + 1,), row (nnz,), code (nnz,)) plus every feature's smallest and largest bin
+    over the node, the implicit zeros included. O(nnz_node + p): a word feature absent from
+    the node is found constant, and a tried one costs its own entries, not the node's rows."""
+    p = zero_code.shape[0]
+    offset = np.zeros(p + 1, dtype=np.int64)
+    for s in range(start, end):
+        i = samples[s]
+        for e in range(indptr[i], indptr[i + 1]):
+            offset[indices[e] + 1] += 1
+    for f in range(p):
+        offset[f + 1] += offset[f]
+    fill = offset[:-1].copy()
+    rows = np.empty(offset[p], dtype=np.int64)
+    codes = np.empty(offset[p], dtype=np.int64)
+    lo = np.full(p, 255, dtype=np.int64)
+    hi = np.full(p, -1, dtype=np.int64)
+    for s in range(start, end):
+        i = samples[s]
+        for e in range(indptr[i], indptr[i + 1]):
+            f = indices[e]
+            rows[fill[f]] = i
+            codes[fill[f]] = codes1d[e]
+            fill[f] += 1
+            lo[f] = min(lo[f], codes1d[e])
+            hi[f] = max(hi[f], codes1d[e])
+    n = end - start
+    for f in range(p):
+        if offset[f + 1] - offset[f] < n:  # some rows hold the implicit 0
+            lo[f] = min(lo[f], zero_code[f])
+            hi[f] = max(hi[f], zero_code[f])
+    return offset, rows, codes, lo, hi
 
 
 @njit(cache=True, nogil=True)
