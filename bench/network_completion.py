@@ -25,11 +25,23 @@ already close to the best), so AUC is the informative criterion.
     python -m bench.network_completion --graph cora              # 334-vertex snowball sample
     python -m bench.network_completion --graph cora --subset 0 --methods ok3_et okboost_et
     python -m bench.network_completion --quick                   # CI smoke run
+
+Whole graphs at the paper's budget (issue 7): ``--factor-rank R`` truncates every okcore
+model's output factor to R eigenpairs (okcore ``factor_rank``; several values compare the
+ranks, each as its own row), ``--csr`` passes the word vectors as a scipy CSR matrix,
+``--max-folds K`` stops after K outer folds (a rank sweep on one fold), and the per-fold fit
+wall / CPU times and load averages are printed against ``--fold-target`` seconds:
+
+    python -m bench.network_completion --graph cora --subset 0 --min-df 1 --csr \
+        --methods okboost_et --fixed-j 30 --factor-rank 512 --name network_cora_all_scale
+    python -m bench.network_completion --graph cora --subset 0 --min-df 1 --csr --max-folds 1 \
+        --methods okboost_et --fixed-j 30 --factor-rank 64 128 256 512 1024 --name ...
 """
 
 from __future__ import annotations
 
 import gzip
+import os
 import sys
 import time
 from collections import deque
@@ -129,10 +141,17 @@ def induced_edges(edges: np.ndarray, keep: np.ndarray, n: int) -> np.ndarray:
 class NetworkProblem:
     """Vertex inputs X (n, p), graph edges over 0..n-1, the whole-graph diffusion kernel."""
 
-    def __init__(self, X: np.ndarray, edges: np.ndarray, beta: float = BETA) -> None:
+    def __init__(
+        self, X: np.ndarray, edges: np.ndarray, beta: float = BETA, csr: bool = False
+    ) -> None:
         from okcore import graph
 
-        self.X = np.asarray(X, dtype=np.float64)
+        if csr:  # sparse word indicators, as okcore takes them (fit and predict)
+            from scipy.sparse import csr_matrix
+
+            self.X = csr_matrix(np.asarray(X, dtype=np.float64))
+        else:
+            self.X = np.asarray(X, dtype=np.float64)
         self.edges = edges
         self.n = len(X)
         self.beta = beta
@@ -195,7 +214,7 @@ def learning_graph_kernel(problem: NetworkProblem, learn: np.ndarray) -> np.ndar
 
 
 def build_problem(
-    graph_name: str, subset: int, seed: int, min_df: int
+    graph_name: str, subset: int, seed: int, min_df: int, csr: bool = False
 ) -> tuple[NetworkProblem, dict[str, Any]]:
     """The vertex set (snowball sample or whole graph), inputs with rare words dropped."""
     data = load_citation(graph_name)
@@ -211,7 +230,7 @@ def build_problem(
         "n_features": X.shape[1],
         "density": 2 * len(edges) / (len(keep) * (len(keep) - 1)),
     }
-    problem = NetworkProblem(X, edges)
+    problem = NetworkProblem(X, edges, csr=csr)
     # Err^phi of predicting phi = 0 (its scale): mean k(v, v) of the whole-graph kernel.
     info["mean_k_vv"] = float(np.diag(problem.K).mean())
     return problem, info
@@ -244,6 +263,24 @@ def run(argv: Sequence[str] | None = None) -> Report:
     parser.add_argument(
         "--fixed-j", type=int, default=None, help="use this J instead of the inner CV (cheaper)"
     )
+    parser.add_argument(
+        "--factor-rank",
+        type=int,
+        nargs="+",
+        default=None,
+        help="okcore factor_rank of every model's output factor (several: one row per rank; "
+        "0 = no truncation)",
+    )
+    parser.add_argument("--csr", action="store_true", help="inputs as a scipy CSR matrix")
+    parser.add_argument(
+        "--max-folds", type=int, default=None, help="stop after this many outer folds"
+    )
+    parser.add_argument(
+        "--fold-target",
+        type=float,
+        default=60.0,
+        help="per-fold fit time target (s) the timing table is checked against",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         cfg = BoostConfig(
@@ -258,7 +295,7 @@ def run(argv: Sequence[str] | None = None) -> Report:
             j_grid=tuple(args.j_grid or J_GRID_NETWORK),
         )
         subset, n_folds = args.subset, 5
-    problem, info = build_problem(args.graph, subset, args.seed, args.min_df)
+    problem, info = build_problem(args.graph, subset, args.seed, args.min_df, csr=args.csr)
     tag = f"{args.graph}_{subset or 'all'}"
     report = Report(
         (args.name or "network_" + tag) + ("_quick" if args.quick else ""),
@@ -277,22 +314,42 @@ def run(argv: Sequence[str] | None = None) -> Report:
             "fixed_J": args.fixed_j,
             "methods": list(args.methods),
             "seed": args.seed,
+            "factor_rank": args.factor_rank,
+            "csr_inputs": args.csr,
+            "max_folds": args.max_folds,
+            "blas_threads": {
+                k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+            },
         },
     )
-    report.extra.update(selected_J={}, inner_cv={})
+    report.extra.update(selected_J={}, inner_cv={}, fold_timing=[], factor={})
+    ranks: list[int | None] = list(args.factor_rank) if args.factor_rank else [None]
+    runs = [(m, r) for m in args.methods for r in ranks]
+
+    def row_name(method: str, rank: int | None) -> str:
+        if rank is None or len(ranks) == 1:
+            return method
+        key = f"{method}@r{rank}"
+        report.labels[key] = (
+            f"{report.labels.get(method, method)}, factor_rank {rank or 'None (full)'}"
+        )
+        return key
+
     log(f"{tag}: {info}")
 
     for fold, (learn, test) in enumerate(
         learning_folds(problem.n, n_folds, args.seed, small_learning_set=False)
     ):
+        if args.max_folds is not None and fold >= args.max_folds:
+            break
         K_learn_graph = None
-        for method in args.methods:
+        for method, rank in runs:
             J = args.fixed_j if method in ("okboost", "okboost_et") else None
             if method in ("okboost", "okboost_et") and J is None:
                 if K_learn_graph is None:  # inner truth: the graph induced on the learning set
                     K_learn_graph = learning_graph_kernel(problem, learn)
                 J, curve = select_by_inner_cv(
-                    partial(make_okcore, method, seed=args.seed + fold, cfg=cfg),
+                    partial(_make, method, rank=rank, seed=args.seed + fold, cfg=cfg),
                     cfg.j_grid,
                     partial(problem.inner_scores, truth=K_learn_graph),
                     learn,
@@ -303,23 +360,49 @@ def run(argv: Sequence[str] | None = None) -> Report:
                 )
                 report.extra["selected_J"].setdefault(method, []).append(J)
                 report.extra["inner_cv"].setdefault(method, []).append(curve)
-            est = make_okcore(method, J, seed=args.seed + fold, cfg=cfg)
-            t0 = time.perf_counter()
+            est = _make(method, J, rank=rank, seed=args.seed + fold, cfg=cfg)
+            load_before = [round(x, 2) for x in os.getloadavg()]
+            t0, c0 = time.perf_counter(), time.process_time()
             problem.fit(est, learn)
-            elapsed = time.perf_counter() - t0
+            elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+            load_after = [round(x, 2) for x in os.getloadavg()]
             err = float(problem.err_phi(est, learn, test).mean())
             aucs = problem.auc(est, learn, test)
-            report.add(method, err_phi=err, fit_time=elapsed, **aucs)
+            name = row_name(method, rank)
+            report.add(name, err_phi=err, fit_time=elapsed, fit_cpu=cpu, **aucs)
+            space = est.output_space_ if hasattr(est, "output_space_") else None
+            if space is not None:
+                report.extra["factor"].setdefault(name, []).append(
+                    {
+                        "rank": int(space.rank),
+                        "trace_fraction": getattr(space, "trace_fraction", None),
+                        "max_bins": getattr(est, "max_bins_", None),
+                        "sketch_dim": getattr(est, "sketch_dim_", None),
+                    }
+                )
+            report.extra["fold_timing"].append(
+                {
+                    "fold": fold,
+                    "method": name,
+                    "fit_wall_s": round(elapsed, 2),
+                    "fit_cpu_s": round(cpu, 2),
+                    "load_before": load_before,
+                    "load_after": load_after,
+                }
+            )
             log(
-                f"fold {fold}: {method:12s} J={J} Err^phi={err:.4f} AUC={aucs['auc']:.4f} "
-                f"AUC(known)={aucs['auc_known']:.4f} ({elapsed:.1f}s)"
+                f"fold {fold}: {name:12s} J={J} Err^phi={err:.4f} AUC={aucs['auc']:.4f} "
+                f"AUC(known)={aucs['auc_known']:.4f} ({elapsed:.1f}s wall, {cpu:.1f}s CPU, "
+                f"load {load_before[0]} -> {load_after[0]})"
             )
 
     out_dir, _ = output_dirs(args)
     path = report.save(out_dir)
     print(
         f"## Network completion, {args.graph}: {info['n_vertices']} vertices, "
-        f"{info['n_edges']} edges, {info['n_features']} input features, {n_folds}-fold CV\n"
+        f"{info['n_edges']} edges, {info['n_features']} input features, {n_folds}-fold CV"
+        + (f" (first {args.max_folds} fold(s) only)" if args.max_folds else "")
+        + "\n"
     )
     print("### AUC(TS), test-learning pairs scored with both sides predicted (paper)\n")
     print(report.table("auc", "network_auc"))
@@ -328,8 +411,46 @@ def run(argv: Sequence[str] | None = None) -> Report:
     print("\n### Err^phi(TS), truth = diffusion kernel of the whole graph on the sample\n")
     print(report.table("err_phi", "network_err_phi"))
     print(f"\nselected J: {report.extra['selected_J']}")
+    if args.factor_rank or args.csr or args.max_folds:
+        print(
+            f"\n### Fit time per fold (target < {args.fold_target:.0f} s; wall and CPU of the "
+            "fit, output factor included; load average before -> after)\n"
+        )
+        print(
+            "| fold | method | fit wall (s) | fit CPU (s) | load | factor rank | trace fraction |"
+        )
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        seen: dict[str, int] = {}
+        for t in report.extra["fold_timing"]:
+            f = report.extra["factor"].get(t["method"], [])
+            i = seen.get(t["method"], 0)
+            seen[t["method"]] = i + 1
+            fr = f[i] if i < len(f) else {}
+            tf = fr.get("trace_fraction")
+            print(
+                f"| {t['fold']} | {report.labels.get(t['method'], t['method'])} | "
+                f"{t['fit_wall_s']:.1f} | {t['fit_cpu_s']:.1f} | {t['load_before'][0]} -> "
+                f"{t['load_after'][0]} | {fr.get('rank', '—')} | "
+                f"{'—' if tf is None else f'{tf:.3f}'} |"
+            )
+        walls = [t["fit_wall_s"] for t in report.extra["fold_timing"]]
+        over = sum(w >= args.fold_target for w in walls)
+        print(
+            f"\nfolds under {args.fold_target:.0f} s: {len(walls) - over} of {len(walls)} "
+            f"(max {max(walls):.1f} s wall)"
+        )
     print(f"\n{report.timing()}; results in {path}")
     return report
+
+
+def _make(
+    method: str, max_splits: int | None = None, *, rank: int | None, seed: int, cfg: BoostConfig
+) -> Any:
+    """make_okcore plus an optional factor_rank (okcore's truncation of the output factor)."""
+    est = make_okcore(method, max_splits, seed=seed, cfg=cfg)
+    if rank:  # 0 / None: the exact factor
+        est.set_params(factor_rank=rank)
+    return est
 
 
 if __name__ == "__main__":
