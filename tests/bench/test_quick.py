@@ -78,3 +78,58 @@ def test_weight_errors_match_definitions() -> None:
     pre = np.argmin(((F[:, None, :] - Y[None]) ** 2).sum(2), axis=1)
     np.testing.assert_array_equal(res["preimage"], pre)
     np.testing.assert_allclose(res["err_y"], ((Yq - Y[pre]) ** 2).sum(1))
+
+
+def _have_data() -> bool:
+    try:
+        from bench.common import data_dir
+
+        return (data_dir() / "cora").is_dir()
+    except FileNotFoundError:
+        return False
+
+
+def test_usps_full_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """usps_full --quick: synthetic 16 x 16 stand-ins, low-rank factor, OKBoost + KDE rows."""
+    from bench import usps_full
+
+    flags = "--tune-j 2 5 --tune-nu 0.1 0.2 --n-landmarks 1000"
+    rec = usps_full.run(["--quick", "--out", str(tmp_path), *flags.split()])
+    ok = rec["okboost"]
+    assert all(math.isfinite(ok[k]) for k in ("err_phi", "err_y", "fit_wall_s", "fit_cpu_s"))
+    assert 0 < ok["space"]["trace_fraction"] <= 1 and ok["space"]["rank"] <= 50
+    assert rec["tune_j"]["chosen"] in (2, 5) and rec["tune_j"]["chosen_nu"] in (0.1, 0.2)
+    assert len(rec["tune_j"]["curve"]) == 4 and math.isfinite(rec["kde"]["err_y"])
+    assert ok["space"]["nystrom_landmarks"] == 100
+    saved = json.loads((tmp_path / "usps_full_quick.json").read_text())
+    assert saved["okboost"]["err_phi"] == ok["err_phi"] and saved["load_average_end"]
+    out = capsys.readouterr().out
+    assert "fit target < 120 s" in out and (tmp_path / "usps_full_quick.txt").read_text() == out
+
+
+def test_sbm_service_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """sbm_service --quick: a real `okboost serve`, binary upload, phases, peak RSS, /kernel."""
+    from bench import sbm_service
+
+    rec = sbm_service.run(["--quick", "--out", str(tmp_path)])
+    tr, k = rec["training"], rec["kernel"]
+    assert tr["training_process"] is not None and tr["training_process"]["VmHWM"] > 0
+    assert "trees" in [ph["phase"] for ph in tr["phases"]]
+    assert tr["phases"][-1]["state"] == "done"
+    assert k["errors"] == 0 and k["calls"] == 20 and math.isfinite(k["median_ms"])
+    assert 0 <= k["precision_at_k"] <= k["block_precision_at_k"] <= 1
+    assert "p50 < 10 ms" in capsys.readouterr().out
+    assert (tmp_path / "sbm_service_quick.json").exists()
+
+
+@pytest.mark.skipif(not _have_data(), reason="shared data folder not found (set OKBOOST_DATA)")
+def test_network_scale_flags_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """network_completion's whole-graph flags: CSR inputs, a factor_rank sweep, one fold."""
+    flags = "--graph cora --csr --max-folds 1 --methods okboost_et --fixed-j 3 --factor-rank 8 0"
+    report = network_completion.run(["--quick", "--out", str(tmp_path), *flags.split()])
+    assert set(report.rows) == {"okboost_et@r8", "okboost_et@r0"}
+    assert all(len(m["auc"]) == 1 and math.isfinite(m["auc"][0]) for m in report.rows.values())
+    ranks = [f[0]["rank"] for f in report.extra["factor"].values()]
+    assert ranks[0] == 8 and ranks[1] > 8
+    out = capsys.readouterr().out
+    assert "Fit time per fold (target < 60 s" in out and "factor_rank None (full)" in out
