@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -171,6 +172,9 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--top-k", type=int, default=10)
     p.add_argument("--calls", type=int, default=200, help="sequential one-vertex /kernel calls")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--keep-models", action="store_true", help="keep the temporary model dir (printed)"
+    )
     p.add_argument("--name", default=None)
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
@@ -370,6 +374,8 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
             proc.wait(timeout=60)
         except Exception:  # noqa: BLE001
             proc.kill()
+        if not args.keep_models:  # the 10^5-vertex model folder is ~240 MB
+            shutil.rmtree(tmp, ignore_errors=True)
     import resource
 
     rec["training"]["children_ru_maxrss_mb"] = (
