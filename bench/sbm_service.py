@@ -415,7 +415,8 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     say(
         f"| peak RSS of the training process (VmHWM) | "
         f"{'n/a' if hwm is None else f'{hwm:.0f} MiB'} (pid name {tp.get('name')}, CPU "
-        f"{tp.get('cpu_s') or 0:.1f} s) | < 8 GiB: {'met' if ok_m else 'MISSED'} |"
+        f"{tp.get('cpu_s') or 0:.1f} s) | < 8 GiB: "
+        f"{'met' if ok_m else 'not observed (ended between polls)' if hwm is None else 'MISSED'} |"
     )
     say(f"| peak RSS of the server process | {tr['server_peak_rss_mb'] or 0:.0f} MiB | |")
     tgt = 50.0 if args.n > 10_000 else 10.0

@@ -113,7 +113,8 @@ def test_sbm_service_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
     rec = sbm_service.run(["--quick", "--out", str(tmp_path)])
     tr, k = rec["training"], rec["kernel"]
-    assert tr["training_process"] is not None and tr["training_process"]["VmHWM"] > 0
+    assert tr["server_peak_rss_mb"] > 0  # a tiny job may end between two polls: no child peak
+    assert tr["training_process"] is None or tr["training_process"]["VmHWM"] > 0
     assert "trees" in [ph["phase"] for ph in tr["phases"]]
     assert tr["phases"][-1]["state"] == "done"
     assert k["errors"] == 0 and k["calls"] == 20 and math.isfinite(k["median_ms"])
