@@ -62,6 +62,7 @@ if str(REPO_ROOT) not in sys.path:  # also runnable as ``python bench/bench_scal
     sys.path.insert(0, str(REPO_ROOT))
 
 from bench.bench_okcore import make_data  # noqa: E402  (numpy only: keeps the children lean)
+from bench.common import cpu_model  # noqa: E402
 
 OKCORE = ("okcore_exact", "okcore_hist", "okcore_sketch")
 PEERS = ("sklearn_loop", "xgboost", "lightgbm")
@@ -382,17 +383,9 @@ def rounds_for(spec: dict[tuple[str | None, int | None], int], method: str, n: i
 
 
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     info: dict[str, Any] = {
         "platform": platform.platform(),
-        "cpu": cpu,
+        "cpu": cpu_model(),
         "nproc": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": np.__version__,

@@ -313,18 +313,21 @@ def _json_default(o: Any) -> Any:
     raise TypeError(type(o))
 
 
-def machine_info() -> dict[str, Any]:
-    """CPU model, core count and library versions, for the results page."""
-    cpu = platform.processor() or "unknown"
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (platform.processor() elsewhere)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    return platform.processor() or "unknown"
+
+
+def machine_info() -> dict[str, Any]:
+    """CPU model, core count and library versions, for the results page."""
     info: dict[str, Any] = {
-        "cpu": cpu,
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": np.__version__,
