@@ -111,67 +111,76 @@ def _feature_bins(
     return edges, low, high
 
 
-def bin_inputs(X: np.ndarray | sparse.csr_matrix, max_bins: int) -> BinnedInputs:
-    """Bin every feature of X (n, p), dense array of any real dtype or CSR matrix.
+def bin_inputs(X: np.ndarray | sparse.spmatrix, max_bins: int) -> BinnedInputs:
+    """Bin every feature of X (n, p), dense array of any real dtype or sparse matrix.
 
     O(p n log n) for the per-feature sorts (O(nnz log nnz) for CSR), O(n p) (O(nnz)) for the
     codes. ``max_bins`` in [2, 255].
     """
     if not 2 <= max_bins <= MAX_BINS:
         raise ValueError(f"max_bins must be in [2, {MAX_BINS}]: got {max_bins}")
-    is_sparse = sparse.issparse(X)
+    if sparse.issparse(X):
+        return _bin_sparse(sparse.csc_matrix(X, dtype=np.float64, copy=True), max_bins)
+    return _bin_dense(np.asarray(X), max_bins)
+
+
+def _bins_of(
+    distinct: list[tuple[np.ndarray, np.ndarray]], max_bins: int
+) -> tuple[list[np.ndarray], np.ndarray, dict[str, np.ndarray]]:
+    """Edges per feature, the zero codes and the flat bin arrays from each feature's sorted
+    distinct values and counts."""
+    edges, low, high = zip(*(_feature_bins(v, c, max_bins) for v, c in distinct), strict=True)
+    zero_code = np.array([np.searchsorted(e, 0.0, side="left") for e in edges], dtype=np.uint8)
+    flat = {
+        "bin_offset": np.r_[0, np.cumsum([len(lo) for lo in low])].astype(np.int64),
+        "edges": np.concatenate(edges),
+        "bin_min": np.concatenate(low),
+        "bin_max": np.concatenate(high),
+    }
+    return list(edges), zero_code, flat
+
+
+def _bin_dense(X: np.ndarray, max_bins: int) -> BinnedInputs:
+    """Feature-major codes (p, n) of a dense array."""
     n, p = X.shape
-    columns = X.tocsc(copy=True) if is_sparse else None  # its data is overwritten by codes
-    all_edges, all_min, all_max, n_bins = [], [], [], np.empty(p, dtype=np.int64)
-    zero_code = np.zeros(p, dtype=np.uint8)
-    for f in range(p):
-        if is_sparse:
-            stored = columns.data[columns.indptr[f] : columns.indptr[f + 1]]
-            values, counts = np.unique(stored, return_counts=True)
-            n_zeros = n - len(stored)
-            if n_zeros:
-                at = np.searchsorted(values, 0.0)
-                if at < len(values) and values[at] == 0.0:
-                    counts[at] += n_zeros
-                else:
-                    values, counts = np.insert(values, at, 0.0), np.insert(counts, at, n_zeros)
-        else:
-            values, counts = np.unique(np.asarray(X[:, f], dtype=np.float64), return_counts=True)
-        edges, low, high = _feature_bins(values, counts, max_bins)
-        zero_code[f] = np.searchsorted(edges, 0.0, side="left")
-        all_edges.append(edges)
-        all_min.append(low)
-        all_max.append(high)
-        n_bins[f] = len(low)
-    bin_offset = np.r_[0, np.cumsum(n_bins)].astype(np.int64)
-    if is_sparse:
-        for f in range(p):  # codes of each column's entries, scattered back to CSR order
-            lo, hi = columns.indptr[f], columns.indptr[f + 1]
-            columns.data[lo:hi] = np.searchsorted(all_edges[f], columns.data[lo:hi], side="left")
-        coded = sparse.csc_matrix(
-            (columns.data + 1.0, columns.indices, columns.indptr), shape=(n, p)
-        ).tocsr()
-        coded.sort_indices()
-        return BinnedInputs(
-            codes=(coded.data - 1.0).astype(np.uint8),  # +1 kept code-0 entries stored
-            indptr=coded.indptr.astype(np.int64),
-            indices=coded.indices.astype(np.int32),
-            zero_code=zero_code,
-            bin_offset=bin_offset,
-            edges=np.concatenate(all_edges),
-            bin_min=np.concatenate(all_min),
-            bin_max=np.concatenate(all_max),
-        )
+    distinct = [
+        np.unique(np.asarray(X[:, f], dtype=np.float64), return_counts=True) for f in range(p)
+    ]
+    edges, zero_code, flat = _bins_of(distinct, max_bins)
     codes = np.empty((p, n), dtype=np.uint8)
     for f in range(p):
-        codes[f] = np.searchsorted(all_edges[f], X[:, f], side="left")
+        codes[f] = np.searchsorted(edges[f], X[:, f], side="left")
+    return BinnedInputs(codes=codes, indptr=None, indices=None, zero_code=zero_code, **flat)
+
+
+def _bin_sparse(columns: sparse.csc_matrix, max_bins: int) -> BinnedInputs:
+    """Codes of the stored entries of a sparse matrix (CSC copy, overwritten), in CSR order;
+    each column's implicit zeros join the count of the value 0."""
+    n, p = columns.shape
+    distinct = []
+    for f in range(p):
+        stored = columns.data[columns.indptr[f] : columns.indptr[f + 1]]
+        values, counts = np.unique(stored, return_counts=True)
+        n_zeros = n - len(stored)
+        if n_zeros:
+            at = int(np.searchsorted(values, 0.0))
+            if at < len(values) and values[at] == 0.0:
+                counts[at] += n_zeros
+            else:
+                values, counts = np.insert(values, at, 0.0), np.insert(counts, at, n_zeros)
+        distinct.append((values, counts))
+    edges, zero_code, flat = _bins_of(distinct, max_bins)
+    for f in range(p):  # codes of each column's entries, scattered back to CSR order
+        lo, hi = columns.indptr[f], columns.indptr[f + 1]
+        columns.data[lo:hi] = np.searchsorted(edges[f], columns.data[lo:hi], side="left")
+    coded = sparse.csc_matrix(
+        (columns.data + 1.0, columns.indices, columns.indptr), shape=(n, p)
+    ).tocsr()
+    coded.sort_indices()
     return BinnedInputs(
-        codes=codes,
-        indptr=None,
-        indices=None,
+        codes=(coded.data - 1.0).astype(np.uint8),  # +1 kept code-0 entries stored
+        indptr=coded.indptr.astype(np.int64),
+        indices=coded.indices.astype(np.int32),
         zero_code=zero_code,
-        bin_offset=bin_offset,
-        edges=np.concatenate(all_edges),
-        bin_min=np.concatenate(all_min),
-        bin_max=np.concatenate(all_max),
+        **flat,
     )
