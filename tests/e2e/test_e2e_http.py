@@ -165,6 +165,6 @@ def test_service_stays_responsive_while_a_gram_matrix_is_factorised(server: Serv
                 calls += 1
         assert state == "done"
         job_seconds = client.job(big["job_id"])["elapsed"]
-    # A factorisation holding the server's GIL would block a call for the whole job; compared
-    # with the job's own duration (not a wall-clock bound), so a loaded machine slows both.
-    assert calls >= 3 and worst < 0.5 * job_seconds, (calls, worst, job_seconds)
+    # A factorisation holding the server's GIL would block a call for the whole job. The bound
+    # is 1.5 s, or half the job when a loaded machine stretches the job (and every call) too.
+    assert calls >= 3 and worst < max(1.5, 0.5 * job_seconds), (calls, worst, job_seconds)
