@@ -35,7 +35,31 @@ SCRIPTS = {
 }
 
 
-@pytest.mark.parametrize("name", list(SCRIPTS))
+def _have_data() -> bool:
+    try:
+        from bench.common import data_dir
+
+        return (data_dir() / "cora").is_dir()
+    except FileNotFoundError:
+        return False
+
+
+NEEDS_DATA = {"usps", "network", "curves_usps", "curves_cora"}  # read ../shared/data
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            name,
+            marks=pytest.mark.skipif(
+                name in NEEDS_DATA and not _have_data(),
+                reason="shared data folder not found (set OKBOOST_DATA)",
+            ),
+        )
+        for name in SCRIPTS
+    ],
+)
 def test_quick_mode(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run, extra, figures = SCRIPTS[name]
     report = run(["--quick", "--out", str(tmp_path), "--fig-dir", str(tmp_path), *extra])
@@ -78,15 +102,6 @@ def test_weight_errors_match_definitions() -> None:
     pre = np.argmin(((F[:, None, :] - Y[None]) ** 2).sum(2), axis=1)
     np.testing.assert_array_equal(res["preimage"], pre)
     np.testing.assert_allclose(res["err_y"], ((Yq - Y[pre]) ** 2).sum(1))
-
-
-def _have_data() -> bool:
-    try:
-        from bench.common import data_dir
-
-        return (data_dir() / "cora").is_dir()
-    except FileNotFoundError:
-        return False
 
 
 def test_usps_full_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
