@@ -15,8 +15,7 @@ import numpy as np
 
 from ._histogram import best_split as best_split_histogram
 from ._histogram import best_split_random as best_split_random_binned
-from ._histogram import build_dense, build_sparse, gather_rows
-from ._histogram import partition as histogram_partition
+from ._histogram import build_dense, build_sparse, gather_rows, partition_sparse
 from ._splitter import (
     best_split_exact,
     best_split_random,
@@ -158,21 +157,21 @@ class HistogramPool:
     """Reusable histogram buffers (B x k floats + B counts) for all the trees of one fit:
     fresh ~1 MB arrays per node cost page faults on first touch (~0.1 ms each)."""
 
-    def __init__(self, n_bins: int, width: int) -> None:
-        self.n_bins, self.width = n_bins, width
+    def __init__(self, n_bins: int) -> None:
+        self.n_bins = n_bins
         self._free: list[tuple[np.ndarray, np.ndarray]] = []
         self._lock = threading.Lock()  # forests grow trees on several threads
 
-    def take(self) -> tuple[np.ndarray, np.ndarray]:
+    def take(self, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """A (B, width) sum buffer and a (B,) count buffer, contents undefined."""
         with self._lock:
-            if self._free:
+            if self._free and self._free[-1][0].shape[1] == width:
                 return self._free.pop()
-        return np.empty((self.n_bins, self.width)), np.empty(self.n_bins, dtype=np.int64)
+        return np.empty((self.n_bins, width)), np.empty(self.n_bins, dtype=np.int64)
 
     def give(self, buffers: tuple[np.ndarray, np.ndarray]) -> None:
-        if buffers[0].shape == (self.n_bins, self.width):
-            with self._lock:
-                self._free.append(buffers)
+        with self._lock:
+            self._free.append(buffers)
 
 
 class _HistogramSearch:
@@ -188,7 +187,7 @@ class _HistogramSearch:
         self, binned: BinnedInputs, R_search, params: TreeParams, rows, executor, pool=None
     ):
         self.binned, self.R_search, self.params, self.executor = binned, R_search, params, executor
-        self.pool = pool
+        self.pool = HistogramPool(binned.n_bins_total) if pool is None else pool
         n = binned.n_samples
         self._samples = (
             np.arange(n, dtype=np.int32)
@@ -196,6 +195,7 @@ class _HistogramSearch:
             else np.ascontiguousarray(rows, dtype=np.int32)
         )
         self.buffer = np.empty(len(self._samples), dtype=np.int32)
+        self.goes_left = np.empty(n, dtype=np.uint8)
         empty_codes = np.zeros((0, 0), dtype=np.uint8)
         if binned.is_sparse:
             self.codes2d, self.codes1d = empty_codes, binned.codes
@@ -212,16 +212,10 @@ class _HistogramSearch:
     def samples(self) -> np.ndarray:
         return self._samples
 
-    def _new_histogram(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.pool is not None:
-            return self.pool.take()
-        n_bins = self.binned.n_bins_total
-        return np.empty((n_bins, self.R_search.shape[1])), np.empty(n_bins, dtype=np.int64)
-
     def _drop(self, node: int) -> None:
         """Forget a node's histogram, returning its buffers to the pool."""
         buffers = self.hists.pop(node, None)
-        if buffers is not None and self.pool is not None:
+        if buffers is not None:
             self.pool.give(buffers)
 
     def release_all(self) -> None:
@@ -232,7 +226,7 @@ class _HistogramSearch:
     def _build(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         """Histogram of the rows samples[start:end]; dense codes over feature chunks on the
         executor's threads when the node is large (each thread owns a feature range)."""
-        hist, counts = self._new_histogram()
+        hist, counts = self.pool.take(self.R_search.shape[1])
         b = self.binned
         if b.is_sparse:
             build_sparse(
@@ -330,11 +324,18 @@ class _HistogramSearch:
         return (small, large) if small_left else (large, small)
 
     def split(self, node: int, start: int, end: int, split: tuple) -> None:
-        b = self.binned
-        histogram_partition(
-            self._samples, start, end, self.codes2d, self.codes1d, self.indptr, self.indices,
-            b.zero_code, split[0], split[4], self.buffer,
-        )  # fmt: skip
+        """Rows whose bin of the split feature is <= its last left bin go left."""
+        feature, last_bin = split[0], split[4]
+        if self.binned.is_sparse:
+            partition_sparse(
+                self._samples, start, end, self.codes1d, self.indptr, self.indices,
+                self.binned.zero_code, feature, last_bin, self.buffer,
+            )  # fmt: skip
+        else:  # codes as the (p, n) "inputs" of the exact search's partition
+            partition(
+                self._samples[None, :], start, end, self.codes2d, feature, last_bin,
+                self.goes_left, self.buffer,
+            )  # fmt: skip
 
     def children(self, node: int, left: tuple, right: tuple) -> None:
         """Remember each child's parent and sibling; the parent's histogram is kept only if a

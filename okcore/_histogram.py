@@ -165,15 +165,6 @@ def best_split(
     return best_f, best_left, threshold, best_gain, best_bin
 
 
-@njit(cache=True, nogil=True)
-def code_at(codes2d, codes1d, indptr, indices, zero_code, i, f):  # pragma: no cover - jit
-    """Bin of row i, feature f: dense codes (p, n), or a binary search in CSR row i's entries."""
-    if indptr.shape[0] == 0:
-        return codes2d[f, i]
-    at = csr_find(indptr, indices, i, f)
-    return codes1d[at] if at >= 0 else zero_code[f]
-
-
 @njit(cache=True, nogil=True, fastmath=True)
 def best_split_random(
     samples,
@@ -245,11 +236,11 @@ def best_split_random(
             # minus the sum over the stored entries that go right
             zeros_left = zero_code[f] <= last
             n_left = n if zeros_left else 0
+            sign = -1 if zeros_left else 1  # entries that do not follow the zeros' side
             for e in range(col_offset[f], col_offset[f + 1]):
                 if (col_codes[e] <= last) != zeros_left:
                     i = col_rows[e]
-                    sign = 1.0 if not zeros_left else -1.0
-                    n_left += 1 if not zeros_left else -1
+                    n_left += sign
                     for c in range(k):
                         SL[c] += sign * (R[i, c] - mu[c])
         else:
@@ -308,40 +299,23 @@ def _node_columns(samples, start, end, codes1d, indptr, indices, zero_code):  # 
 
 
 @njit(cache=True, nogil=True)
-def partition(
-    samples, start, end, codes2d, codes1d, indptr, indices, zero_code, feature, last_bin, buffer
+def partition_sparse(
+    samples, start, end, codes, indptr, indices, zero_code, feature, last_bin, buffer
 ):  # pragma: no cover - jit
-    """Stable partition of samples[start:end]: rows whose bin of ``feature`` is <= last_bin
-    first. Returns the number of left rows. O(n) (O(n log nnz_row) for CSR)."""
-    if indptr.shape[0] == 0:  # dense codes: one contiguous row of the (p, n) matrix
-        return _partition_dense(samples, start, end, codes2d[feature], last_bin, buffer)
+    """Stable partition of samples[start:end] on CSR codes: rows whose bin of ``feature`` is
+    <= last_bin first (dense codes use :func:`okcore._splitter.partition`). Returns the number
+    of left rows. O(n log nnz_row)."""
     n_left = 0
     n_right = 0
     for t in range(start, end):
         i = samples[t]
-        if code_at(codes2d, codes1d, indptr, indices, zero_code, i, feature) <= last_bin:
+        at = csr_find(indptr, indices, i, feature)
+        if (codes[at] if at >= 0 else zero_code[feature]) <= last_bin:
             samples[start + n_left] = i
             n_left += 1
         else:
             buffer[n_right] = i
             n_right += 1
-    for t in range(n_right):
-        samples[start + n_left + t] = buffer[t]
-    return n_left
-
-
-@njit(cache=True, nogil=True)
-def _partition_dense(samples, start, end, codes_f, last_bin, buffer):  # pragma: no cover
-    """:func:`partition` for one feature's dense codes (branch-free)."""
-    n_left = 0
-    n_right = 0
-    for t in range(start, end):
-        i = samples[t]
-        go_left = codes_f[i] <= last_bin
-        samples[start + n_left] = i
-        buffer[n_right] = i
-        n_left += go_left
-        n_right += 1 - go_left
     for t in range(n_right):
         samples[start + n_left + t] = buffer[t]
     return n_left

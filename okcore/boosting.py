@@ -119,10 +119,7 @@ def boost(
     executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
     residual = loss.negative_gradient(phi, F)
     row_leaf = np.empty(n, dtype=np.int32)
-    pool = None
-    if binned is not None:
-        width = phi.shape[1] if sketch_dim is None else min(sketch_dim, phi.shape[1])
-        pool = HistogramPool(binned.n_bins_total, width)
+    pool = None if binned is None else HistogramPool(binned.n_bins_total)
     try:
         for m in range(n_estimators):
             count = np.ones(n, dtype=np.int32)

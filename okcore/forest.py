@@ -139,7 +139,7 @@ class OK3ForestRegressor(OKEstimator):
         )
         presorted = XT is not None and self.splitter == "best" and not self.bootstrap
         order = presort(XT) if presorted else None
-        pool = None if binned is None else HistogramPool(binned.n_bins_total, space.rank)
+        pool = None if binned is None else HistogramPool(binned.n_bins_total)
         params = self._tree_params(X.shape[1])
         results, stopped = [], False
         jobs = Parallel(n_jobs=self._n_threads(), prefer="threads", return_as="generator")(
