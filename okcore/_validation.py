@@ -120,16 +120,24 @@ def validate_params(estimator: Any, constraints: dict[str, list]) -> None:
 
 
 def check_matrix(
-    array: Any, name: str, *, ndim: int = 2, min_rows: int = 1, allow_1d: bool = False
+    array: Any,
+    name: str,
+    *,
+    ndim: int = 2,
+    min_rows: int = 1,
+    allow_1d: bool = False,
+    keep_dtypes: tuple[np.dtype, ...] = (),
 ) -> np.ndarray:
     """Convert to a finite float64 array of the given ndim; raise :class:`DataError` otherwise.
 
-    ``allow_1d`` turns a vector of length n into an (n, 1) matrix (a single output).
+    ``allow_1d`` turns a vector of length n into an (n, 1) matrix (a single output); an
+    ndarray whose dtype is in ``keep_dtypes`` is checked without conversion.
     """
     if array is None:
         raise DataError(f"{name} is required")
     try:
-        arr = np.asarray(array, dtype=np.float64)
+        keep = isinstance(array, np.ndarray) and array.dtype in keep_dtypes
+        arr = array if keep else np.asarray(array, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise DataError(f"{name} must be a numeric array: {exc}") from None
     if allow_1d and arr.ndim == 1:
@@ -162,20 +170,8 @@ def check_inputs(X: Any, n_features: int | None = None, name: str = "X") -> Any:
     """
     if sparse.issparse(X):
         arr = _check_sparse(X, name)
-    elif isinstance(X, np.ndarray) and X.dtype in COMPACT_DTYPES:
-        if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
-            raise DataError(
-                f"{name} must be a 2-d array with at least one row and column: got shape {X.shape}"
-            )
-        if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
-            bad = np.argwhere(~np.isfinite(X))[0]
-            raise DataError(
-                f"{name} contains NaN or infinity (first at index {tuple(int(i) for i in bad)}); "
-                "remove or impute those values"
-            )
-        arr = np.ascontiguousarray(X)
     else:
-        arr = check_matrix(X, name)
+        arr = check_matrix(X, name, keep_dtypes=COMPACT_DTYPES)
     if n_features is not None and arr.shape[1] != n_features:
         raise DataError(
             f"{name} has {arr.shape[1]} features but the model was fitted with {n_features}"
