@@ -44,7 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from service.client import OKBoostClient  # noqa: E402
+from okboost_client import OKBoostClient  # noqa: E402
 
 
 def clustered_graph(n: int, p: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -12,7 +12,7 @@ the graph induced on the others.
 Steps, against a real ``okboost serve`` on a free loopback port with a temporary model dir:
 
 1. POST /train (multipart: ``inputs`` float32 and ``output_kernel.edges`` int64 as .npy
-   parts, service.client.OKBoostClient), OKBoost with a rank-``--rank`` diffusion factor
+   parts, okboost_client.OKBoostClient), OKBoost with a rank-``--rank`` diffusion factor
    (beta = 1, okcore's Lanczos path above 4000 vertices), M = ``--m``, nu, J;
 2. poll GET /jobs/{id} every 0.25 s: the phases it reports (output_space, binning, trees)
    with their first-seen time, ETA and progress; meanwhile the peak RSS (VmHWM) of every
@@ -227,7 +227,7 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     log(f"SBM {rec['graph']}")
 
     from bench.bench_service import start_server, summarize
-    from service.client import OKBoostClient
+    from okboost_client import OKBoostClient
 
     tmp = Path(tempfile.mkdtemp(prefix="okboost-sbm-"))
     load_before = load_avg()

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from service.client import OKBoostClient, OKBoostError
+from okboost_client import OKBoostClient, OKBoostError
 
 
 def load_array(path: str, *, dtype: Any = float) -> np.ndarray:

@@ -14,7 +14,7 @@ from e2e_server import Server
 from svc_data import clustered_graph
 
 import okcore
-from service.client import OKBoostClient, OKBoostError
+from okboost_client import OKBoostClient, OKBoostError
 
 PARAMS = {"n_estimators": 30, "learning_rate": 0.2, "max_splits": 4, "random_state": 0}
 

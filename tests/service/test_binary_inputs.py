@@ -14,9 +14,10 @@ import scipy.sparse as sp
 from svc_data import SMALL, Graph, TestClient, diffusion_request, make_settings
 
 import okcore
+from okboost_client import OKBoostClient
+from okboost_client.encoding import split_arrays
 from service.app import create_app
 from service.arrays import to_npy_bytes
-from service.client import OKBoostClient, _split_arrays
 from service.schemas import ErrorResponse
 
 
@@ -175,7 +176,7 @@ def test_csr_inputs_are_validated(client: TestClient, trained: dict[str, Any]) -
 
 def test_client_sends_csr_and_float32_as_parts() -> None:
     X = sp.random(5, 3, density=0.5, format="csr", random_state=1, dtype=np.float32)
-    plain, parts, texts = _split_arrays(
+    plain, parts, texts = split_arrays(
         {"inputs": X, "model_id": "m", "inputs2": np.ones((1, 3), np.float32)}
     )
     assert plain == {"model_id": "m"} and texts == {"inputs.shape": "5,3"}

@@ -1,6 +1,6 @@
-"""Python client of the okboost service (httpx), taking and returning numpy arrays.
+"""Python client of the okboost service (httpx + numpy), taking and returning numpy arrays.
 
->>> from service.client import OKBoostClient
+>>> from okboost_client import OKBoostClient
 >>> c = OKBoostClient("http://127.0.0.1:8000")
 >>> fit = c.train(X, {"type": "diffusion", "beta": 1.0, "edges": E}, params={"n_estimators": 100})
 >>> job = c.wait(fit["job_id"])
@@ -24,9 +24,8 @@ from typing import Any
 
 import httpx
 import numpy as np
-import scipy.sparse as sp
 
-from service.arrays import to_npy_bytes
+from okboost_client.encoding import as_inputs, jsonable, split_arrays
 
 
 class OKBoostError(Exception):
@@ -40,62 +39,6 @@ class OKBoostError(Exception):
         self.code = code
         self.message = message
         self.details = details or []
-
-
-def as_inputs(value: Any) -> Any:
-    """Inputs as the client sends them: a CSR matrix for any scipy sparse matrix, an
-    ndarray kept in float64 / float32 / uint8, anything else as float64."""
-    if sp.issparse(value):
-        return sp.csr_matrix(value)
-    arr = np.asarray(value)
-    if arr.dtype in (np.float64, np.float32, np.uint8):
-        return arr
-    return np.asarray(value, dtype=float)
-
-
-def _split_arrays(
-    body: dict[str, Any], prefix: str = ""
-) -> tuple[dict[str, Any], dict[str, bytes], dict[str, str]]:
-    """Move ndarray and sparse values (up to two levels deep) out of ``body`` into .npy
-    parts; returns (JSON rest, binary parts, text fields)."""
-    plain: dict[str, Any] = {}
-    parts: dict[str, bytes] = {}
-    texts: dict[str, str] = {}
-    for key, value in body.items():
-        path = f"{prefix}{key}"
-        if sp.issparse(value):
-            csr = sp.csr_matrix(value)
-            for member in ("data", "indices", "indptr"):
-                parts[f"{path}.{member}"] = to_npy_bytes(getattr(csr, member))
-            texts[f"{path}.shape"] = f"{csr.shape[0]},{csr.shape[1]}"
-        elif isinstance(value, np.ndarray):
-            parts[path] = to_npy_bytes(value)
-        elif isinstance(value, dict) and not prefix:
-            inner, inner_parts, inner_texts = _split_arrays(value, prefix=f"{path}.")
-            plain[key] = inner
-            parts.update(inner_parts)
-            texts.update(inner_texts)
-        else:
-            plain[key] = value
-    return plain, parts, texts
-
-
-def _jsonable(value: Any) -> Any:
-    if sp.issparse(value):
-        csr = sp.csr_matrix(value)
-        return {
-            "data": csr.data.tolist(),
-            "indices": csr.indices.tolist(),
-            "indptr": csr.indptr.tolist(),
-            "shape": list(csr.shape),
-        }
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 class OKBoostClient:
@@ -144,15 +87,15 @@ class OKBoostClient:
     def _post(self, path: str, body: dict[str, Any]) -> Any:
         body = {k: v for k, v in body.items() if v is not None}
         if self.binary:
-            plain, parts, texts = _split_arrays(body)
+            plain, parts, texts = split_arrays(body)
             if parts:
                 files = {
                     name: (f"{name}.npy", data, "application/octet-stream")
                     for name, data in parts.items()
                 }
-                fields = {"json": json.dumps(_jsonable(plain)), **texts}
+                fields = {"json": json.dumps(jsonable(plain)), **texts}
                 return self._check(self._http.post(path, data=fields, files=files))
-        return self._check(self._http.post(path, json=_jsonable(body)))
+        return self._check(self._http.post(path, json=jsonable(body)))
 
     # ------------------------------------------------------------ endpoints
     def train(
