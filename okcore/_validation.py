@@ -157,6 +157,20 @@ def check_matrix(
     return np.ascontiguousarray(arr)
 
 
+def check_kernel_diag(diag: Any, name: str) -> np.ndarray:
+    """Kernel values k(c, c) (squared norms in feature space): a finite vector, none clearly
+    negative (below -1e-8 x the largest magnitude, rounding of a zero norm)."""
+    arr = check_matrix(diag, name, ndim=1)
+    scale = max(float(np.abs(arr).max()), np.finfo(float).tiny)
+    if (arr < -1e-8 * scale).any():
+        i = int(np.argmax(arr < -1e-8 * scale))
+        raise DataError(
+            f"{name}[{i}] = {arr[i]:.6g} is negative: k(c, c) is a squared norm in the "
+            "feature space and cannot be"
+        )
+    return arr
+
+
 #: Input dtypes kept as they are (compact inputs); any other is converted to float64.
 COMPACT_DTYPES = (np.dtype(np.float32), np.dtype(np.uint8))
 

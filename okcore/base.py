@@ -20,7 +20,7 @@ from ._validation import (
     RandomStateLike,
     check_inputs,
     check_is_fitted,
-    check_matrix,
+    check_kernel_diag,
     check_random_state,
     dense_float64,
     resolve_max_features,
@@ -108,7 +108,7 @@ def target_features(
         phi, diag = space.embed(Y)
     else:
         phi = space.embed_gram(gram_cross)
-        diag = check_matrix(gram_diag, "gram_diag", ndim=1)
+        diag = check_kernel_diag(gram_diag, "gram_diag")
         if diag.shape[0] != phi.shape[0]:
             raise DataError(
                 f"gram_diag has {diag.shape[0]} values but gram_cross has {phi.shape[0]} rows"
@@ -311,7 +311,7 @@ class OKEstimator:
             cand_phi, cand_diag = space.embed(candidates)
         elif candidate_gram is not None:
             cand_phi = space.embed_gram(candidate_gram)
-            cand_diag = check_matrix(candidate_diag, "candidate_diag", ndim=1)
+            cand_diag = check_kernel_diag(candidate_diag, "candidate_diag")
             if cand_diag.shape[0] != cand_phi.shape[0]:
                 raise DataError(
                     f"candidate_diag has {cand_diag.shape[0]} values but candidate_gram has "

@@ -16,6 +16,19 @@ from scipy.spatial.distance import cdist
 
 from .exceptions import KernelError
 
+#: Accepted rbf widths: every gamma = 1 / (2 sigma^2) they give is a normal float64 (sigma =
+#: 1e-300 would make gamma infinite, sigma = 1e300 make it 0). The outputs can be rescaled
+#: instead of going beyond.
+SIGMA_RANGE = (1e-150, 1e150)
+GAMMA_RANGE = (1e-300, 1e300)
+#: Accepted diffusion times: beyond BETA_MAX, exp(-beta lambda) of the Laplacian's zero
+#: eigenvalues (computed to ~1e-15) is no longer 1 and the kernel vanishes numerically.
+BETA_MAX = 1e6
+#: Accepted polynomial kernel parameters (k = (gamma y.y' + coef0)^degree).
+POLYNOMIAL_MAX_DEGREE = 20
+POLYNOMIAL_GAMMA_RANGE = (1e-300, 1e300)
+POLYNOMIAL_MAX_COEF0 = 1e300
+
 
 class Kernel(ABC):
     """Base class: a positive semi-definite kernel on output vectors."""
@@ -72,7 +85,13 @@ class RBFKernel(Kernel):
             raise KernelError(
                 f"rbf kernel 'sigma'/'gamma' must be a positive number: got {value!r}"
             )
-        self.gamma = float(gamma) if gamma is not None else 1.0 / (2.0 * float(sigma) ** 2)
+        name, (low, high) = ("sigma", SIGMA_RANGE) if sigma is not None else ("gamma", GAMMA_RANGE)
+        if not low <= float(value) <= high:
+            raise KernelError(
+                f"rbf kernel {name!r} must be in [{low:g}, {high:g}] (gamma = 1 / (2 sigma^2) "
+                f"must stay a normal floating-point number): got {value!r}"
+            )
+        self.gamma = float(gamma) if gamma is not None else 0.5 / float(sigma) / float(sigma)
 
     def gram(self, Y: np.ndarray, Y2: np.ndarray | None = None) -> np.ndarray:
         d2 = cdist(Y, Y if Y2 is None else Y2, "sqeuclidean")
@@ -91,12 +110,31 @@ class PolynomialKernel(Kernel):
     name = "polynomial"
 
     def __init__(self, degree: int = 2, gamma: float = 1.0, coef0: float = 1.0) -> None:
-        if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
-            raise KernelError(f"polynomial kernel 'degree' must be an int >= 1: got {degree!r}")
+        if (
+            isinstance(degree, bool)
+            or not isinstance(degree, numbers.Integral)
+            or not 1 <= degree <= POLYNOMIAL_MAX_DEGREE
+        ):
+            raise KernelError(
+                f"polynomial kernel 'degree' must be an int in [1, {POLYNOMIAL_MAX_DEGREE}]: "
+                f"got {degree!r}"
+            )
+        low, high = POLYNOMIAL_GAMMA_RANGE
         if not isinstance(gamma, numbers.Real) or not np.isfinite(gamma) or gamma <= 0:
             raise KernelError(f"polynomial kernel 'gamma' must be a positive number: got {gamma!r}")
-        if not isinstance(coef0, numbers.Real) or not np.isfinite(coef0) or coef0 < 0:
-            raise KernelError(f"polynomial kernel 'coef0' must be a number >= 0: got {coef0!r}")
+        if not low <= float(gamma) <= high:
+            raise KernelError(
+                f"polynomial kernel 'gamma' must be in [{low:g}, {high:g}]: got {gamma!r}"
+            )
+        if (
+            not isinstance(coef0, numbers.Real)
+            or not np.isfinite(coef0)
+            or not 0 <= float(coef0) <= POLYNOMIAL_MAX_COEF0
+        ):
+            raise KernelError(
+                f"polynomial kernel 'coef0' must be a number in [0, {POLYNOMIAL_MAX_COEF0:g}]: "
+                f"got {coef0!r}"
+            )
         self.degree, self.gamma, self.coef0 = int(degree), float(gamma), float(coef0)
 
     def gram(self, Y: np.ndarray, Y2: np.ndarray | None = None) -> np.ndarray:
@@ -127,6 +165,11 @@ class DiffusionKernel(Kernel):
     def __init__(self, edges: Any = (), beta: float = 1.0) -> None:
         if not isinstance(beta, numbers.Real) or not np.isfinite(beta) or beta <= 0:
             raise KernelError(f"diffusion kernel 'beta' must be a positive number: got {beta!r}")
+        if beta > BETA_MAX:
+            raise KernelError(
+                f"diffusion kernel 'beta' must be at most {BETA_MAX:g} (beyond, expm(-beta L) "
+                f"vanishes to machine precision): got {beta!r}"
+            )
         try:
             arr = (
                 np.asarray(edges, dtype=np.float64).reshape(-1, 2)

@@ -135,7 +135,7 @@ class OutputSpace:
             # the default above the threshold: Nystrom, never the N x N Gram matrix
             n_landmarks = min(n, max(AUTO_LANDMARKS, rank or 0))
             rank = AUTO_RANK if rank is None else rank
-        diag = kern.diag(Y)
+        diag = _kernel_diag(kern, Y, "Y")
         if n_landmarks is not None:
             rng = np.random.default_rng(random_state)
             index = np.sort(rng.choice(n, size=n_landmarks, replace=False))
@@ -316,7 +316,7 @@ class OutputSpace:
             raise DataError(
                 f"candidates have {Y_new.shape[1]} columns but the outputs have {width}"
             )
-        diag = self.kernel.diag(Y_new)
+        diag = _kernel_diag(self.kernel, Y_new, "candidates")
         if self.eigenvalues is None:  # linear kernel, phi = Y
             return Y_new, diag
         if self.feature_map is not None:  # Nystrom: the training feature map, O(C m (d + r))
@@ -503,6 +503,20 @@ def _linear_factor(Y: np.ndarray, *, rank: int | None, tol: float) -> tuple[np.n
         )
     keep = _kept(lam, rank, tol)
     return np.ascontiguousarray(U[:, keep] * S[keep]), lam[keep]
+
+
+def _kernel_diag(kernel: Kernel, Y: np.ndarray, name: str) -> np.ndarray:
+    """k(y_i, y_i) of the rows of Y, finite: every |k(y, y')| is at most the larger of two
+    such values (Cauchy-Schwarz), so a finite diagonal means no kernel value overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        diag = kernel.diag(Y)
+    if not np.all(np.isfinite(diag)):
+        i = int(np.flatnonzero(~np.isfinite(diag))[0])
+        raise KernelError(
+            f"the {kernel.name} kernel overflows on {name}: k(y, y) of row {i} is not a finite "
+            f"float64 ({kernel.describe()}); scale the outputs down or lower gamma / degree"
+        )
+    return np.asarray(diag, dtype=np.float64)
 
 
 def _fraction(eigenvalues: np.ndarray, diag: np.ndarray) -> float:

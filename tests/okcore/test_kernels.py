@@ -168,14 +168,17 @@ BAD_PARAMS = [
     ),
     ({"type": "rbf", "gamma": 1.0, "width": 2}, "invalid parameters for the 'rbf' kernel"),
     ({"type": "linear", "gamma": 1.0}, "invalid parameters for the 'linear' kernel"),
-    ({"type": "polynomial", "degree": 0}, "polynomial kernel 'degree' must be an int >= 1: got 0"),
+    (
+        {"type": "polynomial", "degree": 0},
+        "polynomial kernel 'degree' must be an int in [1, 20]: got 0",
+    ),
     (
         {"type": "polynomial", "degree": 2.0},
-        "polynomial kernel 'degree' must be an int >= 1: got 2.0",
+        "polynomial kernel 'degree' must be an int in [1, 20]: got 2.0",
     ),
     (
         {"type": "polynomial", "degree": True},
-        "polynomial kernel 'degree' must be an int >= 1: got True",
+        "polynomial kernel 'degree' must be an int in [1, 20]: got True",
     ),
     (
         {"type": "polynomial", "gamma": 0},
@@ -183,11 +186,38 @@ BAD_PARAMS = [
     ),
     (
         {"type": "polynomial", "coef0": -1.0},
-        "polynomial kernel 'coef0' must be a number >= 0: got -1.0",
+        "polynomial kernel 'coef0' must be a number in [0, 1e+300]: got -1.0",
     ),
     (
         {"type": "polynomial", "coef0": float("nan")},
-        "polynomial kernel 'coef0' must be a number >= 0: got nan",
+        "polynomial kernel 'coef0' must be a number in [0, 1e+300]: got nan",
+    ),
+    (
+        {"type": "polynomial", "degree": 21},
+        "polynomial kernel 'degree' must be an int in [1, 20]: got 21",
+    ),
+    (
+        {"type": "polynomial", "gamma": 1e301},
+        "polynomial kernel 'gamma' must be in [1e-300, 1e+300]: got 1e+301",
+    ),
+    # widths whose gamma = 1 / (2 sigma^2) is not a normal float64 (issue 10: a 500 before)
+    *(
+        (
+            {"type": "rbf", "sigma": sigma},
+            f"rbf kernel 'sigma' must be in [1e-150, 1e+150] (gamma = 1 / (2 sigma^2) must stay "
+            f"a normal floating-point number): got {sigma!r}",
+        )
+        for sigma in (1e-300, 5e-324, 1e300)
+    ),
+    (
+        {"type": "rbf", "gamma": 1e-310},
+        "rbf kernel 'gamma' must be in [1e-300, 1e+300] (gamma = 1 / (2 sigma^2) must stay a "
+        "normal floating-point number): got 1e-310",
+    ),
+    (
+        {"type": "diffusion", "beta": 1e300},
+        "diffusion kernel 'beta' must be at most 1e+06 (beyond, expm(-beta L) vanishes to "
+        "machine precision): got 1e+300",
     ),
     ({"type": "diffusion", "beta": 0}, "diffusion kernel 'beta' must be a positive number: got 0"),
     (

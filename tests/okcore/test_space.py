@@ -398,3 +398,21 @@ def test_truncated_factor_still_rejects_a_clearly_non_psd_gram():
     K -= 5.0 * np.eye(40) * np.abs(np.linalg.eigvalsh(K)).max() / 40  # a clearly negative part
     with pytest.raises(KernelError, match="not positive semi-definite: smallest eigenvalue"):
         OutputSpace.from_gram(K, rank=3)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "scale"),
+    [
+        (PolynomialKernel(degree=20, gamma=1e300), 1.0),
+        (PolynomialKernel(degree=2), 1e200),
+        (LinearKernel(), 1e160),
+    ],
+)
+def test_kernel_overflow_on_the_outputs_is_a_kernel_error(outputs, kernel, scale):
+    """k(y, y) beyond float64 (issue 10: the Gram's eigendecomposition then failed with a
+    bare ValueError, a 500 in the service): named, with what to change."""
+    with pytest.raises(KernelError, match=f"the {kernel.name} kernel overflows on Y: k\\(y, y\\)"):
+        OutputSpace.from_outputs(outputs * scale, kernel)
+    space = OutputSpace.from_outputs(outputs, kernel if kernel.name == "linear" else "linear")
+    with pytest.raises(KernelError, match="overflows on candidates"):
+        space.embed(outputs * 1e160)

@@ -434,6 +434,14 @@ def test_candidate_arguments_are_checked(data):
         est.predict_index(X[:2], candidate_gram=K[:, :39], candidate_diag=np.ones(4))
     with pytest.raises(DataError, match="^candidates have 2 columns but the outputs have 3$"):
         est.predict_index(X[:2], Y[:4, :2])
+    # k(c, c) is a squared norm (issue 10: a negative one was decoded into negative distances)
+    with pytest.raises(
+        DataError,
+        match=re.escape("candidate_diag[2] = -1 is negative: k(c, c) is a squared norm"),
+    ):
+        est.predict_index(X[:2], candidate_gram=K, candidate_diag=np.array([1, 1, -1.0, 1]))
+    rounding = np.array([1.0, 1.0, -1e-17, 1.0])  # a zero norm computed with rounding error
+    assert est.predict_index(X[:2], candidate_gram=K, candidate_diag=rounding)[0].shape == (2, 1)
 
 
 def test_gram_only_space_cannot_embed_output_vectors(data):
