@@ -23,6 +23,7 @@ from service import __version__
 from service.bodies import from_validation_error
 from service.config import Settings
 from service.deps import Services, require_token
+from service.docs_pages import create_offline_docs_app
 from service.errors import ServiceError, TooLarge, error_body
 from service.jobs import JobManager
 from service.routes import health, jobs, kernel, models, predict, train
@@ -198,7 +199,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if limiter is not None:
                 limiter.restore_original_limits()
 
-    app = FastAPI(
+    app = create_offline_docs_app(
         title="okboost",
         version=__version__,
         description=DESCRIPTION,
