@@ -25,6 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service.arrays import CSR_MEMBERS, parse_binary, parse_shape
 from service.errors import InvalidRequest, UnsupportedMediaType
+from service.ids import is_text_part, text_part
 
 M = TypeVar("M", bound=BaseModel)
 INLINE_BYTES = 32 * 1024
@@ -109,6 +110,9 @@ async def _from_multipart(request: Request, max_bytes: int) -> dict[str, Any]:
                 if prefix in csr_groups:  # the shape of a CSR matrix, not of a raw part
                     text = value if isinstance(value, str) else (await value.read()).decode()
                     _set_path(data, name, list(parse_shape(text, prefix)))
+                continue
+            if isinstance(value, UploadFile) and is_text_part(name, value.content_type):
+                _set_path(data, name, text_part(name, await value.read()))
                 continue
             if isinstance(value, UploadFile):
                 shape = form.get(f"{name}.shape")

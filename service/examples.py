@@ -24,6 +24,7 @@ MODEL_INFO: dict[str, Any] = {
     "train_loss": [0.61, 0.55, 0.5],
     "validation_loss": None,
     "feature_importances": [0.4, 0.6],
+    "has_ids": True,
     "output_space": {"rank": 4, "trace_fraction": 1.0, "diag_exact": True},
     "error": None,
 }
@@ -61,6 +62,8 @@ PREDICT_RESPONSE: dict[str, Any] = {
     "outputs": None,
     "weights": None,
     "weights_sparse": [[0, 0, 0.46], [0, 1, 0.41], [0, 3, 0.08]],
+    "index_ids": [["p0", "p1"]],
+    "weights_sparse_ids": [["q0", "p0"], ["q0", "p1"], ["q0", "p3"]],
 }
 
 KERNEL_RESPONSE: dict[str, Any] = {
@@ -71,6 +74,8 @@ KERNEL_RESPONSE: dict[str, Any] = {
     "edges": {
         "new_new": [],
         "new_known": [[0, 0, 0.33], [0, 1, 0.35], [1, 2, 0.31], [1, 3, 0.3]],
+        "new_new_ids": [],
+        "new_known_ids": [["q0", "p0"], ["q0", "p1"], ["q1", "p2"], ["q1", "p3"]],
     },
 }
 
@@ -81,7 +86,12 @@ TRAIN: dict[str, Any] = {
     "name": "toy-network",
     "model": "okboost",
     "inputs": X4,
-    "output_kernel": {"type": "diffusion", "beta": 1.0, "edges": [[0, 1], [2, 3], [1, 2]]},
+    "ids": ["p0", "p1", "p2", "p3"],
+    "output_kernel": {
+        "type": "diffusion",
+        "beta": 1.0,
+        "edges": [["p0", "p1"], ["p2", "p3"], ["p1", "p2"]],
+    },
     "params": {"n_estimators": 50, "learning_rate": 0.1, "max_splits": 3, "random_state": 0},
     "eval_set": None,
     "wait": True,
@@ -90,6 +100,7 @@ TRAIN: dict[str, Any] = {
 PREDICT: dict[str, Any] = {
     "model_id": MODEL_ID,
     "inputs": [[0.05, 0.95]],
+    "ids": ["q0"],
     "top_k": 2,
     "return_outputs": False,
     "weights": "sparse",
@@ -102,6 +113,7 @@ PREDICT: dict[str, Any] = {
 KERNEL: dict[str, Any] = {
     "model_id": MODEL_ID,
     "inputs": [[0.05, 0.95], [0.95, 0.1]],
+    "ids": ["q0", "q1"],
     "inputs2": None,
     "against": "predicted",
     "threshold": 0.2,

@@ -12,6 +12,11 @@ then F(x) @ F(x_i).T (or phi), computed a block of query rows at a time, so aski
 for the edges of one new vertex costs O(N r) and no Q x N matrix is ever held whole
 unless the client asks for it (``return_kernel`` against the training vertices,
 ``weights = "dense"``), which is bounded by ``max_dense_values``.
+
+Answers are dicts of ndarrays and :class:`service.answers.Triples` (edges, sparse
+weights), encoded as JSON, ``.npy`` or ``.npz`` by :mod:`service.answers`. When the model
+has vertex ids or the request names its new vertices (``ids``), edges and pre-images are
+also answered by id (``*_ids`` fields, aligned with the row-index fields).
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from service.answers import Triples
 from service.errors import InvalidRequest
+from service.ids import row_names
 from service.schemas import KernelRequest, PredictRequest
 from service.store import LoadedModel
 
@@ -46,6 +53,29 @@ def _check_features(m: LoadedModel, arr: Any, name: str) -> None:
         )
 
 
+def _names(m: LoadedModel, new_ids: np.ndarray | None, n_new: int) -> tuple[Any, Any] | None:
+    """(names of the new vertices, names of the training vertices) when ids are in play
+    (the model has ids or the request gave some), else None. Rows without ids are named by
+    their row number as a decimal string."""
+    if m.ids is None and new_ids is None:
+        return None
+    known = m.ids.values if m.ids is not None else row_names(m.inputs.shape[0])
+    return (new_ids if new_ids is not None else row_names(n_new)), known
+
+
+def _pair_names(t: Triples, a_names: np.ndarray, b_names: np.ndarray) -> np.ndarray:
+    """(E, 2) object array of [name of a, name of b] for each triple."""
+    out = np.empty((len(t), 2), dtype=object)
+    out[:, 0] = a_names[t.a]
+    out[:, 1] = b_names[t.b]
+    return out
+
+
+def _check_ids(ids: np.ndarray | None, n_rows: int) -> None:
+    if ids is not None and ids.shape[0] != n_rows:
+        raise InvalidRequest(f"ids has {ids.shape[0]} entries but inputs has {n_rows} rows")
+
+
 def _check_dense(rows: int, cols: int, limit: int, what: str, instead: str) -> None:
     """422 before computing a dense (rows, cols) answer larger than ``limit`` values."""
     if rows * cols > limit:
@@ -58,8 +88,9 @@ def _check_dense(rows: int, cols: int, limit: int, what: str, instead: str) -> N
 def predict(
     m: LoadedModel, req: PredictRequest, *, max_dense: int = DEFAULT_MAX_DENSE
 ) -> dict[str, Any]:
-    """Pre-image indices and scores, optional outputs and W^F weights."""
+    """Pre-image indices and scores, optional outputs and W^F weights (and their ids)."""
     _check_features(m, req.inputs, "inputs")
+    _check_ids(req.ids, req.inputs.shape[0])
     est = m.estimator
     n_train = m.inputs.shape[0]
     n_query = req.inputs.shape[0]
@@ -112,15 +143,18 @@ def predict(
     )
     top_k = min(req.top_k, n_pool)
     indices, scores = est.predict_index(req.inputs, top_k=top_k, **kwargs)
+    indices = np.asarray(indices, dtype=np.int64)
     out: dict[str, Any] = {
         "model_id": m.model_id,
         "index_space": index_space,
-        "indices": np.asarray(indices).tolist(),
-        "scores": np.asarray(scores, dtype=float).tolist(),
+        "indices": indices,
+        "scores": np.asarray(scores, dtype=float),
         "outputs": None,
         "weights": None,
         "weights_sparse": None,
     }
+    if m.ids is not None and index_space == "training":
+        out["index_ids"] = m.ids.names(indices)
     if req.return_outputs:
         if pool is None:
             raise InvalidRequest(
@@ -132,34 +166,37 @@ def predict(
                     else ""
                 )
             )
-        out["outputs"] = pool[np.asarray(indices)].tolist()
+        out["outputs"] = pool[indices]
     if req.weights == "dense":
-        out["weights"] = np.asarray(est.predict_weights(req.inputs), dtype=float).tolist()
+        out["weights"] = np.asarray(est.predict_weights(req.inputs), dtype=float)
     elif req.weights == "sparse":
         # a block of query rows at a time: the dense Q x N W^F is never held whole
-        triples: list[list[float]] = []
+        blocks: list[Triples] = []
         step = block_rows(n_train)
         for start in range(0, n_query, step):
             w = np.asarray(est.predict_weights(req.inputs[start : start + step]), dtype=float)
-            triples.extend(sparse_top_k(w, req.weights_top_k, row_offset=start))
-        out["weights_sparse"] = triples
+            blocks.append(sparse_top_k(w, req.weights_top_k, row_offset=start))
+        out["weights_sparse"] = Triples.concat(blocks)
+        names = _names(m, req.ids, n_query)
+        if names is not None:
+            out["weights_sparse_ids"] = _pair_names(out["weights_sparse"], *names)
     return out
 
 
-def sparse_top_k(w: np.ndarray, k: int, row_offset: int = 0) -> list[list[float]]:
+def sparse_top_k(w: np.ndarray, k: int, row_offset: int = 0) -> Triples:
     """[row, column, value] triples of the k largest values of each row, largest first."""
     k = min(k, w.shape[1])
     cols = np.argpartition(-w, k - 1, axis=1)[:, :k]
-    triples: list[list[float]] = []
-    for row in range(w.shape[0]):
-        order = cols[row][np.argsort(-w[row, cols[row]], kind="stable")]
-        triples.extend([row + row_offset, int(c), float(w[row, c])] for c in order)
-    return triples
+    vals = np.take_along_axis(w, cols, axis=1)
+    order = np.argsort(-vals, axis=1, kind="stable")
+    cols = np.take_along_axis(cols, order, axis=1)
+    rows = np.repeat(np.arange(w.shape[0], dtype=np.int64) + row_offset, k)
+    return Triples(rows, cols.ravel().astype(np.int64), np.take_along_axis(vals, order, 1).ravel())
 
 
 def select_edges(
     scores: np.ndarray, *, threshold: float | None, top_k: int | None, square: bool
-) -> list[list[float]]:
+) -> Triples:
     """Edges [a, b, score] from a score matrix, sorted by (a, b).
 
     ``square``: scores among the same new vertices; the diagonal is ignored, a
@@ -185,7 +222,7 @@ def select_edges(
     if square:
         keep &= np.triu(np.ones_like(keep), k=1)
     rows, cols = np.nonzero(keep)
-    return [[int(a), int(b), float(s[a, b])] for a, b in zip(rows, cols, strict=True)]
+    return Triples(rows.astype(np.int64), cols.astype(np.int64), s[rows, cols])
 
 
 def _block_edges(
@@ -218,37 +255,37 @@ def edges_against(
     threshold: float | None,
     top_k: int | None,
     max_edges: int = DEFAULT_MAX_DENSE,
-) -> list[list[float]]:
+) -> Triples:
     """Edges between the rows of F (new vertices) and of G (known ones) scored by F @ G.T.
 
     The same answer as ``select_edges(F @ G.T, square=False)``, computed ``block_rows``
     query rows at a time: O(Q N r) time, O(block N) memory. More than ``max_edges`` edges
     (a low threshold without top_k) is a 422.
     """
-    edges: list[list[float]] = []
+    blocks: list[Triples] = []
+    held = 0
     step = block_rows(G.shape[0])
     Gt = G.T
     for start in range(0, F.shape[0], step):
         block = F[start : start + step] @ Gt
         rows, cols, vals = _block_edges(block, threshold=threshold, top_k=top_k)
-        if len(edges) + len(rows) > max_edges:  # checked before any list is built
+        held += len(rows)
+        if held > max_edges:  # checked before the answer grows further
             raise InvalidRequest(
                 f"threshold {threshold} selects more than {max_edges} new-known edges "
                 "(OKBOOST_MAX_DENSE_VALUES): raise the threshold or ask for top_k edges "
                 "per new vertex"
             )
-        edges.extend(
-            [a + start, b, v]
-            for a, b, v in zip(rows.tolist(), cols.tolist(), vals.tolist(), strict=True)
-        )
-    return edges
+        blocks.append(Triples(rows + start, cols, vals))
+    return Triples.concat(blocks)
 
 
 def kernel(
     m: LoadedModel, req: KernelRequest, *, max_dense: int = DEFAULT_MAX_DENSE
 ) -> dict[str, Any]:
-    """Predicted kernel (Q x Q / Q x Q2 / Q x N) and optional edges."""
+    """Predicted kernel (Q x Q / Q x Q2 / Q x N) and optional edges (and their ids)."""
     _check_features(m, req.inputs, "inputs")
+    _check_ids(req.ids, req.inputs.shape[0])
     est = m.estimator
     if req.inputs2 is not None:
         _check_features(m, req.inputs2, "inputs2")
@@ -288,7 +325,7 @@ def kernel(
         "model_id": m.model_id,
         "against": req.against,
         "shape": shape,
-        "kernel": None if mat is None else mat.tolist(),
+        "kernel": mat,
         "edges": None,
     }
     if want_edges:
@@ -296,10 +333,16 @@ def kernel(
         if k_new is None:
             k_new = F @ F.T
         known = m.train_factor() if req.known_scores == "observed" else m.train_features()
-        out["edges"] = {
+        edges: dict[str, Any] = {
             "new_new": select_edges(k_new, threshold=req.threshold, top_k=req.top_k, square=True),
             "new_known": edges_against(
                 F, known, threshold=req.threshold, top_k=req.top_k, max_edges=max_dense
             ),
         }
+        names = _names(m, req.ids, n_query)
+        if names is not None:
+            new_names, known_names = names
+            edges["new_new_ids"] = _pair_names(edges["new_new"], new_names, new_names)
+            edges["new_known_ids"] = _pair_names(edges["new_known"], new_names, known_names)
+        out["edges"] = edges
     return out

@@ -24,6 +24,7 @@ from pydantic import (
 from service import examples as ex
 from service.arrays import as_edge_array, as_float_array, as_input_matrix
 from service.examples import FIELD_EXAMPLES
+from service.ids import VertexIds, as_id_array, as_id_edges, is_id_edges
 
 _NUM = {"type": "number"}
 _MATRIX_SCHEMA = {"type": "array", "items": {"type": "array", "items": _NUM}}
@@ -46,7 +47,13 @@ def _vector(v: Any, info: ValidationInfo) -> np.ndarray:
 
 
 def _edges(v: Any, info: ValidationInfo) -> np.ndarray:
+    if is_id_edges(v):  # resolved to rows by TrainRequest, which knows the ids
+        return as_id_edges(v, info.field_name or "edges")
     return as_edge_array(v, info.field_name or "edges")
+
+
+def _ids(v: Any, info: ValidationInfo) -> np.ndarray:
+    return as_id_array(v, info.field_name or "ids")
 
 
 Matrix = Annotated[np.ndarray, PlainValidator(_matrix), WithJsonSchema(_MATRIX_SCHEMA)]
@@ -83,17 +90,29 @@ Outputs = Annotated[
 Vector = Annotated[
     np.ndarray, PlainValidator(_vector), WithJsonSchema({"type": "array", "items": _NUM})
 ]
+_ID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 256}
 Edges = Annotated[
     np.ndarray,
     PlainValidator(_edges),
     WithJsonSchema(
         {
             "type": "array",
-            "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+            "items": {
+                "type": "array",
+                "items": {"anyOf": [{"type": "integer", "minimum": 0}, _ID_SCHEMA]},
+                "minItems": 2,
+                "maxItems": 2,
+            },
         }
     ),
 ]
-"""Undirected edges as [i, j] pairs of 0-based vertex indices."""
+"""Undirected edges as [i, j] pairs of 0-based row indices, or [a, b] pairs of vertex ids."""
+Ids = Annotated[
+    np.ndarray,
+    PlainValidator(_ids),
+    WithJsonSchema({"type": "array", "items": _ID_SCHEMA}),
+]
+"""Vertex ids: unique strings (1-256 characters, no control characters), one per row."""
 
 
 def documented(example: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
@@ -173,8 +192,9 @@ class DiffusionKernelSpec(_Model):
     type: Literal["diffusion"]
     beta: float = Field(1.0, gt=0, description="Diffusion time: K = expm(-beta L), L = D - A.")
     edges: Edges = Field(
-        description="Undirected edges [i, j] of the graph over the N training vertices "
-        "(0-based row indices of `inputs`)."
+        description="Undirected edges of the graph over the N training vertices: [i, j] "
+        "pairs of 0-based row indices of `inputs` (integers), or [a, b] pairs of vertex "
+        "ids (strings, the request's `ids`)."
     )
 
 
@@ -219,6 +239,11 @@ class TrainRequest(_Model):
         description="N x p input features of the training vertices/samples: a matrix, or a "
         "sparse CSR object {data, indices, indptr, shape}."
     )
+    ids: Ids | None = Field(
+        None,
+        description="Optional vertex ids: one unique string per row of `inputs`. Edges may "
+        "then name vertices by id, and /kernel and /predict answer with ids too.",
+    )
     output_kernel: OutputKernel = Field(description="Exactly one description of the outputs.")
     params: dict[str, Any] = Field(
         default_factory=dict,
@@ -243,6 +268,15 @@ class TrainRequest(_Model):
                 raise ValueError(
                     f"output_kernel.outputs has {spec.outputs.shape[0]} rows but inputs has {n}"
                 )
+        if self.ids is not None and self.ids.shape[0] != n:
+            raise ValueError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows")
+        if isinstance(spec, DiffusionKernelSpec) and spec.edges.dtype == object:
+            if self.ids is None:
+                raise ValueError(
+                    "output_kernel.edges name vertices by id but the request has no ids: "
+                    "add ids (one string per row of inputs) or give edges as row indices"
+                )
+            spec.edges = VertexIds(self.ids).rows_of(spec.edges, "output_kernel.edges")
         if isinstance(spec, DiffusionKernelSpec) and spec.edges.size:
             too_big = np.argwhere(spec.edges >= n)
             if too_big.size:
@@ -265,6 +299,11 @@ class PredictRequest(_Model):
 
     model_id: str = Field(description="Id returned by POST /train.")
     inputs: Inputs = Field(description="Q x p inputs to predict for (dense or CSR).")
+    ids: Ids | None = Field(
+        None,
+        description="Optional ids of the Q new vertices (unique strings), used in "
+        "`weights_sparse_ids`.",
+    )
     top_k: int = Field(1, ge=1, le=10000, description="Pre-images to return per row (best first).")
     return_outputs: bool = Field(
         False,
@@ -308,6 +347,11 @@ class KernelRequest(_Model):
 
     model_id: str = Field(description="Id returned by POST /train.")
     inputs: Inputs = Field(description="Q x p inputs of the new vertices (dense or CSR).")
+    ids: Ids | None = Field(
+        None,
+        description="Optional ids of the Q new vertices (unique strings): edges are then "
+        "also answered by id (`edges.new_new_ids`, `edges.new_known_ids`).",
+    )
     inputs2: Inputs | None = Field(
         None, description="Optional Q2 x p second input set (against = predicted only)."
     )
@@ -431,6 +475,9 @@ class ModelInfo(BaseModel):
     train_loss: list[float] | None = None
     validation_loss: list[float] | None = None
     feature_importances: list[float] | None = None
+    has_ids: bool = Field(
+        False, description="True when the training vertices have ids (POST /train `ids`)."
+    )
     output_space: OutputSpaceInfo | None = Field(
         None,
         description="The output kernel's factor form (max_bins / sketch_dim are in params); "
@@ -474,6 +521,17 @@ class PredictResponse(BaseModel):
     weights_sparse: list[list[float]] | None = Field(
         None, description="[row, training_index, weight] triples, largest weights per row."
     )
+    index_ids: list[list[str]] | None = Field(
+        None,
+        description="Q x top_k ids of the pre-images: present when the model has ids and "
+        "`index_space` is training.",
+    )
+    weights_sparse_ids: list[list[str]] | None = Field(
+        None,
+        description="[new vertex, training vertex] ids of each `weights_sparse` triple, same "
+        "order; present when the model or the request has ids (a vertex without an id is "
+        "named by its row number as a string).",
+    )
 
 
 class EdgeLists(BaseModel):
@@ -485,6 +543,18 @@ class EdgeLists(BaseModel):
     new_known: list[list[float]] = Field(
         description="[a, i, score]: row a of `inputs` and training vertex i (row i of the "
         "training inputs)."
+    )
+    new_new_ids: list[list[str]] | None = Field(
+        None,
+        description="[id of a, id of b] of each `new_new` edge, same order; present when the "
+        "model or the request has ids (a new vertex without an id is named by its row "
+        "number as a string).",
+    )
+    new_known_ids: list[list[str]] | None = Field(
+        None,
+        description="[id of a, id of i] of each `new_known` edge, same order; present when the "
+        "model or the request has ids (a vertex without an id is named by its row number "
+        "as a string).",
     )
 
 

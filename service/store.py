@@ -8,6 +8,8 @@ Layout under ``root`` (``models/`` by default)::
         inputs.npy     training inputs (needed for new-known edge scores), or
         inputs.npz     sparse (CSR) training inputs, scipy.sparse.save_npz (no pickle)
         outputs.npy    training outputs, when the kernel is on output vectors
+        ids.json       the training vertices' ids (a JSON list of strings), when given
+        record.json    the record as it was when the model was written
     jobs/<job>.json    training job records (see service.jobs)
 
 A model folder is written under a temporary name in the same directory and
@@ -36,9 +38,11 @@ import scipy.sparse as sp
 
 import okcore
 from service.errors import NotFound, NotReady, StoreCorrupted
+from service.ids import VertexIds, as_id_array
 
 ID_RE = re.compile(r"^[0-9a-f]{32}$")
 _TMP_PREFIX = ".tmp-"
+IDS_FILE = "ids.json"
 
 
 def new_id() -> str:
@@ -71,6 +75,7 @@ def write_model(
     inputs: Any,
     outputs: np.ndarray | None,
     record: dict[str, Any],
+    ids: np.ndarray | None = None,
 ) -> None:
     """Write ``root/<model_id>/`` atomically (temp dir + rename), then the record beside it.
 
@@ -87,6 +92,9 @@ def write_model(
             np.save(tmp / "inputs.npy", np.ascontiguousarray(inputs), allow_pickle=False)
         if outputs is not None:
             np.save(tmp / "outputs.npy", np.ascontiguousarray(outputs), allow_pickle=False)
+        if ids is not None:
+            with (tmp / IDS_FILE).open("w", encoding="utf-8") as fh:
+                json.dump(ids.tolist(), fh, ensure_ascii=False)
         write_json_atomic(tmp / "record.json", record)
         os.replace(tmp, root / model_id)
     except BaseException:
@@ -102,6 +110,15 @@ def _load_inputs(folder: Path) -> Any:
     if sparse_path.exists():
         return sp.load_npz(sparse_path).tocsr()
     return np.load(folder / "inputs.npy", allow_pickle=False)
+
+
+def load_ids(folder: Path) -> VertexIds | None:
+    """The training vertices' ids of a model folder (checked as on upload), or None."""
+    path = folder / IDS_FILE
+    if not path.exists():
+        return None
+    with path.open(encoding="utf-8") as fh:
+        return VertexIds(as_id_array(json.load(fh), IDS_FILE))
 
 
 @dataclass(frozen=True)
@@ -120,6 +137,7 @@ class LoadedModel:
     inputs: Any  # (N, p) training inputs: ndarray, or scipy.sparse CSR matrix
     outputs: np.ndarray | None  # (N, d) training outputs, when known
     record: dict[str, Any]
+    ids: VertexIds | None = None  # names of the N training vertices, when given
     _derived: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     _derived_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -152,6 +170,8 @@ class ModelStore:
         self._cache: OrderedDict[str, LoadedModel] = OrderedDict()
         self._lock = threading.Lock()
         self._load_locks: dict[str, threading.Lock] = {}
+        self.cache_hits = 0  # load() answered from memory (for /metrics)
+        self.cache_misses = 0  # load() read the model from disk
         self._clean_temporaries()
 
     # ------------------------------------------------------------ paths
@@ -225,9 +245,10 @@ class ModelStore:
         inputs: Any,
         outputs: np.ndarray | None,
         record: dict[str, Any],
+        ids: np.ndarray | None = None,
     ) -> None:
         """Write the model folder atomically, then mark the record ready."""
-        write_model(self.root, self._check(model_id), estimator, inputs, outputs, record)
+        write_model(self.root, self._check(model_id), estimator, inputs, outputs, record, ids)
 
     def load(self, model_id: str) -> LoadedModel:
         """Return the loaded model (from the cache when possible); 404 / 409 otherwise."""
@@ -236,13 +257,16 @@ class ModelStore:
             hit = self._cache.get(model_id)
             if hit is not None:
                 self._cache.move_to_end(model_id)
+                self.cache_hits += 1
                 return hit
             load_lock = self._load_locks.setdefault(model_id, threading.Lock())
         with load_lock:
             with self._lock:
                 hit = self._cache.get(model_id)
                 if hit is not None:
+                    self.cache_hits += 1
                     return hit
+                self.cache_misses += 1
             loaded = self._load_from_disk(model_id)
             with self._lock:
                 self._cache[model_id] = loaded
@@ -269,11 +293,12 @@ class ModelStore:
             inputs = _load_inputs(folder)
             out_path = folder / "outputs.npy"
             outputs = np.load(out_path, allow_pickle=False) if out_path.exists() else None
+            ids = load_ids(folder)
         except okcore.PersistenceError as exc:
             raise StoreCorrupted(f"model '{model_id}' cannot be loaded: {exc}") from exc
         except (OSError, ValueError) as exc:
             raise StoreCorrupted(f"model '{model_id}' files cannot be read: {exc}") from exc
-        return LoadedModel(model_id, estimator, inputs, outputs, record)
+        return LoadedModel(model_id, estimator, inputs, outputs, record, ids)
 
     def cached_ids(self) -> list[str]:
         with self._lock:

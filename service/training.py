@@ -43,6 +43,7 @@ class TrainPlan:
     kernel: dict[str, Any]  # summary for the record (no data arrays)
     total: int
     record: dict[str, Any] = field(default_factory=dict)
+    ids: np.ndarray | None = None  # names of the training vertices, when given
 
 
 def _kernel_call(spec: Any) -> tuple[np.ndarray | None, dict[str, Any], dict[str, Any]]:
@@ -123,8 +124,11 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         "n_train": int(req.inputs.shape[0]),
         "n_features": int(req.inputs.shape[1]),
         "output_dim": None if outputs is None else int(outputs.shape[1]),
+        "has_ids": req.ids is not None,
     }
-    return TrainPlan(req.model, est, req.inputs, outputs, fit_kwargs, summary, total, record)
+    return TrainPlan(
+        req.model, est, req.inputs, outputs, fit_kwargs, summary, total, record, req.ids
+    )
 
 
 @dataclass
@@ -187,5 +191,5 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
         error=None,
     )
     progress.saving()
-    write_model(root, model_id, est, plan.inputs, plan.outputs, record)
+    write_model(root, model_id, est, plan.inputs, plan.outputs, record, plan.ids)
     return "done"

@@ -34,6 +34,12 @@ ERROR_EXAMPLES: dict[int, tuple[str, str, str]] = {
         "output_kernel.precomputed: gram must be square: got 300 x 299",
         "Invalid data",
     ),
+    406: (
+        "not_acceptable",
+        "application/x-npy holds one array, but this answer has edges; ask for "
+        "application/x-npz (every array of the answer, by name) or application/json",
+        "Not acceptable",
+    ),
     429: (
         "too_many_jobs",
         "64 training jobs are already waiting; retry when some finish",
@@ -48,13 +54,20 @@ def responses(
     ok_example: Any,
     *errors: int,
     ok_description: str = "Success",
+    binary: dict[str, str] | None = None,
 ) -> dict[int | str, dict[str, Any]]:
-    """The ``responses=`` argument of a route: the success body and the error bodies."""
+    """The ``responses=`` argument of a route: the success body and the error bodies.
+
+    ``binary`` maps the other media types of the success answer (``application/x-npz``
+    ...) to their description."""
     out: dict[int | str, dict[str, Any]] = {}
-    ok: dict[str, Any] = {
-        "description": ok_description,
-        "content": {"application/json": {"example": ok_example}},
-    }
+    content: dict[str, Any] = {"application/json": {"example": ok_example}}
+    for media, description in (binary or {}).items():
+        content[media] = {
+            "schema": {"type": "string", "format": "binary", "description": description},
+            "example": f"<{media.rsplit('-', 1)[-1]} file bytes>",
+        }
+    ok: dict[str, Any] = {"description": ok_description, "content": content}
     if ok_model is not None:
         ok["model"] = ok_model
     out[ok_status] = ok

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 
-from service import examples, inference
+from service import answers, examples, inference
 from service.bodies import read_body
 from service.deps import ServicesDep
 from service.routes._docs import request_body, responses
@@ -16,9 +14,22 @@ from service.store import ModelStore
 
 router = APIRouter(tags=["prediction"])
 
+NPZ_DESCRIPTION = (
+    "Accept: application/x-npz. An uncompressed .npz (np.load(f, allow_pickle=False)) with "
+    "one member per non-null field of the JSON answer, named by its path: `kernel` (float64), "
+    "`edges.new_new` and `edges.new_known` ((E, 3) float64 [a, b, score]), "
+    "`edges.new_new_ids` and `edges.new_known_ids` ((E, 2) unicode), `shape` (int64), "
+    "`model_id` and `against` (0-d unicode)."
+)
+NPY_DESCRIPTION = (
+    "Accept: application/x-npy. The kernel matrix alone as a float64 .npy; only for answers "
+    "without edges (no threshold or top_k) and with return_kernel true (else 406)."
+)
 
-def _kernel(store: ModelStore, req: KernelRequest, max_dense: int) -> dict[str, Any]:
-    return inference.kernel(store.load(req.model_id), req, max_dense=max_dense)
+
+def _kernel(store: ModelStore, req: KernelRequest, max_dense: int, fmt: answers.Format) -> Response:
+    answer = inference.kernel(store.load(req.model_id), req, max_dense=max_dense)
+    return answers.render(answer, fmt, name="kernel", npy_field="kernel")
 
 
 @router.post(
@@ -26,7 +37,17 @@ def _kernel(store: ModelStore, req: KernelRequest, max_dense: int) -> dict[str, 
     summary="Predicted kernel <F(x), F(x')> or <F(x), phi(y_i)>, and edges",
     response_model=None,
     responses=responses(
-        200, KernelResponse, examples.KERNEL_RESPONSE, 401, 404, 409, 413, 415, 422
+        200,
+        KernelResponse,
+        examples.KERNEL_RESPONSE,
+        401,
+        404,
+        406,
+        409,
+        413,
+        415,
+        422,
+        binary={"application/x-npz": NPZ_DESCRIPTION, "application/x-npy": NPY_DESCRIPTION},
     ),
     openapi_extra=request_body(
         KernelRequest,
@@ -35,12 +56,21 @@ def _kernel(store: ModelStore, req: KernelRequest, max_dense: int) -> dict[str, 
         {"model_id": examples.MODEL_ID, "against": "predicted", "top_k": 5},
     ),
 )
-async def kernel(request: Request, svc: ServicesDep) -> JSONResponse:
+async def kernel(request: Request, svc: ServicesDep) -> Response:
     """Kernel between new vertices (paper eq. 7) or against the training vertices.
 
     With `threshold` and/or `top_k`, `edges.new_new` lists [a, b, score] (a < b,
     rows of `inputs`) and `edges.new_known` lists [a, i, score] (row a of
-    `inputs`, training vertex i).
+    `inputs`, training vertex i); with vertex ids (the model's or the request's
+    `ids`), `edges.new_new_ids` / `edges.new_known_ids` name the same edges by id.
+    `Accept: application/x-npz` (or `application/x-npy` for the kernel alone) answers
+    in numpy's binary formats.
     """
+    fmt = answers.negotiate(request)
     req = await read_body(request, KernelRequest, svc.settings.max_request_bytes)
-    return JSONResponse(await svc.run_cpu(_kernel, svc.store, req, svc.settings.max_dense_values))
+    if fmt == "npy":
+        if req.threshold is not None or req.top_k is not None:
+            raise answers.refuse_npy("this answer has edges (threshold or top_k)")
+        if not req.return_kernel:
+            raise answers.refuse_npy("return_kernel is false: there is no kernel matrix")
+    return await svc.run_cpu(_kernel, svc.store, req, svc.settings.max_dense_values, fmt)

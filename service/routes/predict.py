@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 
-from service import examples, inference
+from service import answers, examples, inference
 from service.bodies import read_body
 from service.deps import ServicesDep
 from service.routes._docs import request_body, responses
@@ -16,9 +14,20 @@ from service.store import ModelStore
 
 router = APIRouter(tags=["prediction"])
 
+NPZ_DESCRIPTION = (
+    "Accept: application/x-npz. An uncompressed .npz (np.load(f, allow_pickle=False)) with "
+    "one member per non-null field of the JSON answer: `indices` (int64 Q x top_k), `scores` "
+    "(float64), `outputs` (float64 Q x top_k x d), `weights` (float64 Q x N), "
+    "`weights_sparse` ((T, 3) float64 [row, index, weight]), `index_ids` and "
+    "`weights_sparse_ids` (unicode), `model_id` and `index_space` (0-d unicode)."
+)
 
-def _predict(store: ModelStore, req: PredictRequest, max_dense: int) -> dict[str, Any]:
-    return inference.predict(store.load(req.model_id), req, max_dense=max_dense)
+
+def _predict(
+    store: ModelStore, req: PredictRequest, max_dense: int, fmt: answers.Format
+) -> Response:
+    answer = inference.predict(store.load(req.model_id), req, max_dense=max_dense)
+    return answers.render(answer, fmt, name="predict")
 
 
 @router.post(
@@ -26,7 +35,17 @@ def _predict(store: ModelStore, req: PredictRequest, max_dense: int) -> dict[str
     summary="Predict pre-images (and W^F weights) for new inputs",
     response_model=None,
     responses=responses(
-        200, PredictResponse, examples.PREDICT_RESPONSE, 401, 404, 409, 413, 415, 422
+        200,
+        PredictResponse,
+        examples.PREDICT_RESPONSE,
+        401,
+        404,
+        406,
+        409,
+        413,
+        415,
+        422,
+        binary={"application/x-npz": NPZ_DESCRIPTION},
     ),
     openapi_extra=request_body(
         PredictRequest,
@@ -35,8 +54,13 @@ def _predict(store: ModelStore, req: PredictRequest, max_dense: int) -> dict[str
         {"model_id": examples.MODEL_ID, "top_k": 3},
     ),
 )
-async def predict(request: Request, svc: ServicesDep) -> JSONResponse:
+async def predict(request: Request, svc: ServicesDep) -> Response:
     """Decode F(x) for each row of `inputs`: the `top_k` nearest training outputs (or
-    `candidates`) in feature space, with squared distances as scores (paper eq. 8)."""
+    `candidates`) in feature space, with squared distances as scores (paper eq. 8).
+    With a model trained with `ids`, `index_ids` names the pre-images.
+    `Accept: application/x-npz` answers in numpy's binary format."""
+    fmt = answers.negotiate(request)
+    if fmt == "npy":
+        raise answers.refuse_npy("a /predict answer has several arrays (indices, scores ...)")
     req = await read_body(request, PredictRequest, svc.settings.max_request_bytes)
-    return JSONResponse(await svc.run_cpu(_predict, svc.store, req, svc.settings.max_dense_values))
+    return await svc.run_cpu(_predict, svc.store, req, svc.settings.max_dense_values, fmt)
