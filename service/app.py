@@ -15,7 +15,6 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from threadpoolctl import threadpool_limits
 
 import okcore
@@ -24,7 +23,8 @@ from service.bodies import from_validation_error
 from service.config import Settings
 from service.deps import Services, require_token
 from service.docs_pages import create_offline_docs_app
-from service.errors import ServiceError, TooLarge, error_body
+from service.errors import ServiceError, error_body
+from service.guards import BodyLimits, HostAllowList, LastResort
 from service.jobs import JobManager
 from service.routes import health, jobs, kernel, models, predict, train
 from service.schemas import KernelRequest, PredictRequest, TrainRequest
@@ -56,53 +56,6 @@ _HTTP_CODES = {
 }
 
 
-class BodySizeLimit:
-    """Reject bodies over ``max_bytes``: on Content-Length before reading, else while streaming."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    def _message(self, size: int | str) -> str:
-        return (
-            f"request body of {size} bytes exceeds the limit of {self.max_bytes} bytes "
-            "(OKBOOST_MAX_REQUEST_BYTES); send fewer rows per request or raise the limit"
-        )
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        for key, value in scope.get("headers", []):
-            if key == b"content-length":
-                try:
-                    length = int(value)
-                except ValueError:
-                    length = -1
-                if length < 0:
-                    body = error_body(400, "bad_request", "invalid Content-Length header")
-                    await JSONResponse(body, 400)(scope, receive, send)
-                    return
-                if length > self.max_bytes:
-                    err = TooLarge(self._message(length))
-                    await JSONResponse(err.body(), 413, headers={"connection": "close"})(
-                        scope, receive, send
-                    )
-                    return
-        received = 0
-
-        async def limited() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise TooLarge(self._message(f"more than {self.max_bytes}"))
-            return message
-
-        await self.app(scope, limited, send)
-
-
 def _okcore_status(exc: Exception) -> tuple[int, str]:
     if isinstance(exc, okcore.InvalidParameterError):
         return 422, "invalid_parameter"
@@ -120,8 +73,7 @@ def _okcore_status(exc: Exception) -> tuple[int, str]:
 def _install_error_handlers(app: FastAPI) -> None:
     async def service_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ServiceError)
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return JSONResponse(exc.body(), exc.status, headers=headers)
+        return JSONResponse(exc.body(), exc.status, headers=exc.headers or None)
 
     async def okcore_error(_: Request, exc: Exception) -> JSONResponse:
         status, code = _okcore_status(exc)
@@ -142,17 +94,10 @@ def _install_error_handlers(app: FastAPI) -> None:
             headers=getattr(exc, "headers", None),
         )
 
-    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
-        log.error("unhandled error", exc_info=exc)
-        return JSONResponse(
-            error_body(500, "internal_error", "internal server error; see the server log"), 500
-        )
-
     app.add_exception_handler(ServiceError, service_error)
     app.add_exception_handler(okcore.OKCoreError, okcore_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
-    app.add_exception_handler(Exception, unexpected)
 
 
 def _openapi_with_request_models(app: FastAPI) -> dict[str, Any]:
@@ -206,7 +151,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.services = services
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    # the last added runs first: Host check, then body caps, then the last-resort 500
+    app.add_middleware(LastResort)
+    app.add_middleware(
+        BodyLimits,
+        max_bytes=settings.max_request_bytes,
+        max_json_bytes=settings.max_json_bytes,
+        read_timeout=settings.body_read_timeout,
+    )
+    app.add_middleware(HostAllowList, allowed_hosts=settings.allowed_host_list())
     _install_error_handlers(app)
 
     auth = [Depends(require_token)]

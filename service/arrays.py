@@ -42,6 +42,9 @@ INPUT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.uint8))
 """Input dtypes kept as sent (okcore accepts them); others become float64."""
 MAX_SPARSE_COLUMNS = 1_000_000
 """Most columns a sparse input may declare (its shape is not bounded by its bytes)."""
+MAX_SPARSE_ROWS = 10_000_000
+"""Most rows a sparse input may declare: a COO or CSC matrix with few entries can declare
+any number of rows, and its CSR form holds rows + 1 row pointers (80 MB at this bound)."""
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 CSR_MEMBERS = ("data", "indices", "indptr")
 
@@ -157,6 +160,7 @@ def _read_sparse_npz(data: bytes, name: str, max_bytes: int) -> sp.csr_matrix:
         if fmt == "csr":
             return as_csr({**arrays, "shape": shape}, name)
         # a CSC matrix is the CSR matrix of the transpose: check it so, then convert
+        _csr_shape(shape, name)  # the rows and columns it declares, before any conversion
         shape_t = np.asarray(shape)[::-1] if np.ndim(shape) == 1 else shape
         csr_t = as_csr({**arrays, "shape": shape_t}, name, max_columns=None)
         return as_csr(csr_t.T.tocsr(), name)
@@ -393,6 +397,8 @@ def _csr_shape(
         raise ValueError(f"{name} must not be empty: got shape [{n}, {p}]")
     if max_columns is not None and p > max_columns:
         raise ValueError(f"{name} declares {p} columns; at most {max_columns} are accepted")
+    if n > MAX_SPARSE_ROWS:
+        raise ValueError(f"{name} declares {n} rows; at most {MAX_SPARSE_ROWS} are accepted")
     return n, p
 
 

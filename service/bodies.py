@@ -12,7 +12,6 @@ of these need no shape) plus the text part ``<path>.shape`` (``N,p``).
 
 from __future__ import annotations
 
-import json
 import re
 from functools import partial
 from typing import Any, TypeVar
@@ -25,7 +24,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service.arrays import CSR_MEMBERS, parse_binary, parse_shape
 from service.errors import InvalidRequest, UnsupportedMediaType
+from service.guards import is_json_media
 from service.ids import is_text_part, text_part
+from service.jsontext import loads
 
 M = TypeVar("M", bound=BaseModel)
 INLINE_BYTES = 32 * 1024
@@ -58,16 +59,10 @@ def validate(model_cls: type[M], data: Any) -> M:
         raise from_validation_error(exc) from None
 
 
-def _from_json(raw: bytes, model_cls: type[M]) -> M:
+def _from_json(raw: bytes, model_cls: type[M], max_depth: int) -> M:
     if not raw.strip():
         raise InvalidRequest("request body is empty: send a JSON object")
-    try:
-        data = json.loads(raw)
-    except UnicodeDecodeError:
-        raise InvalidRequest("request body is not UTF-8 JSON") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidRequest(f"request body is not valid JSON: {exc}") from None
-    return validate(model_cls, data)
+    return validate(model_cls, loads(raw, "request body", max_depth))
 
 
 def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
@@ -83,7 +78,7 @@ def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
-async def _from_multipart(request: Request, max_bytes: int) -> dict[str, Any]:
+async def _from_multipart(request: Request, max_bytes: int, max_depth: int) -> dict[str, Any]:
     try:
         form = await request.form(max_files=256, max_fields=256, max_part_size=max_bytes)
     except StarletteHTTPException as exc:
@@ -92,11 +87,8 @@ async def _from_multipart(request: Request, max_bytes: int) -> dict[str, Any]:
         data: dict[str, Any] = {}
         if "json" in form:
             raw = form["json"]
-            text = (await raw.read()).decode() if isinstance(raw, UploadFile) else raw
-            try:
-                data = json.loads(text) if text.strip() else {}
-            except json.JSONDecodeError as exc:
-                raise InvalidRequest(f"part 'json' is not valid JSON: {exc}") from None
+            text = await raw.read() if isinstance(raw, UploadFile) else raw
+            data = loads(text, "part 'json'", max_depth) if text.strip() else {}
             if not isinstance(data, dict):
                 raise InvalidRequest("part 'json' must be a JSON object")
         csr_groups = {
@@ -135,12 +127,9 @@ async def _from_multipart(request: Request, max_bytes: int) -> dict[str, Any]:
                 else:  # header checks, checksums, decompression: off the event loop
                     array = await run_in_threadpool(decode)
             else:
-                try:
-                    array = json.loads(value)
-                except json.JSONDecodeError:
-                    raise InvalidRequest(
-                        f"text part '{name}' must be a JSON array (or send it as a file)"
-                    ) from None
+                array = loads(
+                    value, f"text part '{name}' (a JSON array, or send a file)", max_depth
+                )
             _set_path(data, name, array)
         return data
     finally:
@@ -151,13 +140,14 @@ async def read_body(request: Request, model_cls: type[M], max_bytes: int) -> M:
     """Parse and validate the body; CPU-heavy decoding runs in the thread pool."""
     ctype = request.headers.get("content-type", "application/json")
     media = ctype.split(";")[0].strip().lower()
-    if media in ("", "application/json") or media.endswith("+json"):
+    max_depth = request.app.state.services.settings.max_json_depth
+    if is_json_media(ctype):
         raw = await request.body()
         if len(raw) <= INLINE_BYTES:  # microseconds of work: a thread hop would cost more
-            return _from_json(raw, model_cls)
-        return await run_in_threadpool(_from_json, raw, model_cls)
+            return _from_json(raw, model_cls, max_depth)
+        return await run_in_threadpool(_from_json, raw, model_cls, max_depth)
     if media == "multipart/form-data":
-        data = await _from_multipart(request, max_bytes)
+        data = await _from_multipart(request, max_bytes, max_depth)
         return await run_in_threadpool(validate, model_cls, data)
     raise UnsupportedMediaType(
         f"content type '{media}' is not supported: send application/json or "

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from service.guards import LOCAL_HOSTS, default_allowed_hosts
 
 
 class Settings(BaseSettings):
@@ -30,11 +32,49 @@ class Settings(BaseSettings):
         description="Bearer token; when set, every endpoint but /health/* requires "
         "`Authorization: Bearer <token>`.",
     )
+    token_file: Path | None = Field(
+        None,
+        description="File holding the bearer token (its first line; kept out of the "
+        "process list, unlike a command-line argument). Used when `token` is not set.",
+    )
+    allowed_hosts: str | None = Field(
+        None,
+        description="Comma-separated Host header values the server answers to ('*': any). "
+        "Default: localhost, 127.0.0.1, [::1] and the bound host when it is a specific "
+        "interface; any host when a token is set (the token then keeps other sites out).",
+    )
+    allow_remote_without_token: bool = Field(
+        False,
+        description="Let `okboost serve` listen on a non-loopback interface (such as "
+        "0.0.0.0 in a container) without a token. Off by default: anyone who can reach the "
+        "port could then train and delete models.",
+    )
     max_request_bytes: int = Field(
         512 * 1024 * 1024,
         ge=1024,
         description="Largest accepted request body in bytes (checked on Content-Length "
-        "and while streaming, before parsing); larger requests get 413.",
+        "and while streaming, before parsing); larger requests get 413. JSON bodies have "
+        "their own, lower cap (max_json_bytes).",
+    )
+    max_json_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        description="Largest accepted JSON request body in bytes (413 beyond). Parsed JSON "
+        "numbers take about 2.5 times their text in memory, binary parts their size: large "
+        "arrays go as multipart parts (up to max_request_bytes).",
+    )
+    max_json_depth: int = Field(
+        32,
+        ge=4,
+        le=500,  # deeper is Python's own recursion limit (1000 frames) in sight
+        description="Deepest nesting of arrays and objects a JSON body (or the json part of "
+        "a multipart request) may have; checked before parsing (422 beyond).",
+    )
+    body_read_timeout: float = Field(
+        30.0,
+        gt=0,
+        description="Longest wait, in seconds, for the next part of a request body; a client "
+        "that stops sending gets 408 and its connection is closed.",
     )
     max_workers: int = Field(1, ge=1, description="Training jobs that run at the same time.")
     job_isolation: Literal["process", "thread"] = Field(
@@ -75,3 +115,36 @@ class Settings(BaseSettings):
         "422 naming the sparse alternative (weights = sparse, top_k edges, fewer rows).",
     )
     log_level: str = Field("info", description="uvicorn log level.")
+
+    @model_validator(mode="after")
+    def _token_from_file(self) -> Settings:
+        if self.token is None and self.token_file is not None:
+            try:
+                lines = self.token_file.read_text(encoding="utf-8").splitlines()
+            except OSError as exc:
+                raise ValueError(f"token_file {self.token_file} cannot be read: {exc}") from None
+            token = lines[0].strip() if lines else ""
+            if not token:
+                raise ValueError(f"token_file {self.token_file} is empty")
+            self.token = token
+        return self
+
+    def allowed_host_list(self) -> list[str]:
+        """The Host header values answered (see ``allowed_hosts``)."""
+        if self.allowed_hosts is not None:
+            return [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
+        return ["*"] if self.token else default_allowed_hosts(self.host)
+
+    def exposure_problem(self) -> str | None:
+        """Why `okboost serve` must not start with these settings: a non-loopback interface
+        without a token (unless allow_remote_without_token), else None."""
+        if self.token or self.allow_remote_without_token:
+            return None
+        if self.host.strip().lower() in (*LOCAL_HOSTS, "::1") or self.host.startswith("127."):
+            return None
+        return (
+            f"refusing to listen on {self.host} without a token: anyone who can reach the "
+            "port could train and delete models. Set OKBOOST_TOKEN or OKBOOST_TOKEN_FILE "
+            "(or --token-file), or bind 127.0.0.1, or set OKBOOST_ALLOW_REMOTE_WITHOUT_TOKEN=1 "
+            "if the network is trusted"
+        )

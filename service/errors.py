@@ -21,6 +21,7 @@ class ServiceError(Exception):
 
     status: int = 500
     code: str = "internal_error"
+    headers: dict[str, str] = {}  # per class, read-only
 
     def __init__(self, message: str, *, details: list[dict[str, Any]] | None = None) -> None:
         super().__init__(message)
@@ -41,6 +42,7 @@ class InvalidRequest(ServiceError):
 class Unauthorized(ServiceError):
     status = 401
     code = "unauthorized"
+    headers = {"WWW-Authenticate": "Bearer"}
 
 
 class NotFound(ServiceError):
@@ -56,8 +58,28 @@ class NotReady(ServiceError):
 
 
 class TooLarge(ServiceError):
+    """The request body is over its cap; the rest of it is not read, so the connection
+    is closed after the answer."""
+
     status = 413
     code = "request_too_large"
+    headers = {"connection": "close"}
+
+
+class BodyTimeout(ServiceError):
+    """The client stopped sending its request body; the connection is closed."""
+
+    status = 408
+    code = "request_timeout"
+    headers = {"connection": "close"}
+
+
+class WorkTooLarge(ServiceError):
+    """The training job asked for would need more memory, time or size than the limits
+    allow; the answer names the estimate and the limit."""
+
+    status = 422
+    code = "job_too_large"
 
 
 class UnsupportedMediaType(ServiceError):
@@ -68,6 +90,13 @@ class UnsupportedMediaType(ServiceError):
 class Busy(ServiceError):
     status = 429
     code = "too_many_jobs"
+
+
+class StorageFull(ServiceError):
+    """The model store's disk is full (ENOSPC / EDQUOT); nothing half-written is kept."""
+
+    status = 507
+    code = "insufficient_storage"
 
 
 class StoreCorrupted(ServiceError):

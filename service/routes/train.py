@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+import okcore
 from service import examples
 from service.bodies import read_body
 from service.deps import ServicesDep
@@ -100,7 +101,7 @@ async def train(request: Request, svc: ServicesDep) -> JSONResponse:
                 record = svc.store.read_record(model_id)
                 return JSONResponse(_accepted(model_id, job.job_id, "done", record), 201)
             if job.state == "failed":
-                if isinstance(job.exception, ValueError | ServiceError):
+                if isinstance(job.exception, okcore.OKCoreError | ServiceError):
                     raise job.exception  # okcore data errors -> 422 with okcore's message
                 raise TrainingFailed(f"training failed: {job.error}")
             raise NotReady(f"training job '{job.job_id}' was {job.state}: {job.error}")

@@ -14,9 +14,20 @@ from service.config import Settings
 
 with warnings.catch_warnings():  # starlette nudges towards httpx2; httpx is what we ship
     warnings.simplefilter("ignore")
-    from fastapi.testclient import TestClient
+    from fastapi.testclient import TestClient as _TestClient
 
 __all__ = ["TestClient"]
+
+
+class TestClient(_TestClient):
+    """fastapi's TestClient addressed as http://localhost: a name the service answers to by
+    default (its Host allow-list refuses fastapi's default 'testserver')."""
+
+    __test__ = False  # not a test class for pytest
+
+    def __init__(self, app: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("base_url", "http://localhost")
+        super().__init__(app, **kwargs)
 
 
 @dataclass

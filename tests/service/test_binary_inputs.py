@@ -194,7 +194,7 @@ def test_csr_end_to_end_and_after_a_restart(tmp_path: Path, graph: Graph, binary
     spec = {"type": "diffusion", "beta": 1.0, "edges": graph.train_edges()}
     settings = make_settings(tmp_path)
     with TestClient(create_app(settings)) as http:
-        c = OKBoostClient("http://testserver", transport=http._transport, binary=binary)
+        c = OKBoostClient("http://localhost", transport=http._transport, binary=binary)
         mid = c.train(X, spec, params=SMALL, wait=True)["model_id"]
         first = c.kernel(mid, X_new, top_k=3)
         pre = c.predict(mid, X_new, top_k=2, weights="sparse")
@@ -212,7 +212,7 @@ def test_csr_end_to_end_and_after_a_restart(tmp_path: Path, graph: Graph, binary
     )
     np.testing.assert_allclose(first["kernel"], est.predict_kernel(X_new), rtol=1e-9, atol=1e-12)
     with TestClient(create_app(settings)) as http:  # a new process would read the same files
-        c = OKBoostClient("http://testserver", transport=http._transport, binary=binary)
+        c = OKBoostClient("http://localhost", transport=http._transport, binary=binary)
         again = c.kernel(mid, X_new, top_k=3)
         np.testing.assert_array_equal(again["kernel"], first["kernel"])
         np.testing.assert_array_equal(again["edges"]["new_known"], first["edges"]["new_known"])
@@ -222,7 +222,7 @@ def test_csr_end_to_end_and_after_a_restart(tmp_path: Path, graph: Graph, binary
 
 
 def test_float32_through_the_client(client: TestClient, graph: Graph) -> None:
-    c = OKBoostClient("http://testserver", transport=client._transport)
+    c = OKBoostClient("http://localhost", transport=client._transport)
     body = diffusion_request(graph)
     X32 = np.asarray(body["inputs"], dtype=np.float32)
     mid = c.train(X32, {**body["output_kernel"]}, params=SMALL, wait=True)["model_id"]

@@ -143,14 +143,26 @@ def test_failed_job_reports_reason_and_model_is_409(client: TestClient) -> None:
 
 # ------------------------------------------------------------------ 413
 def test_too_large_by_content_length_and_by_stream(tmp_path: Path) -> None:
-    with TestClient(create_app(make_settings(tmp_path, max_request_bytes=2048))) as c:
+    settings = make_settings(tmp_path, max_request_bytes=8192, max_json_bytes=2048)
+    with TestClient(create_app(settings)) as c:
         body = b'{"inputs": [' + b"1.0, " * 1000 + b"1.0]}"
         r = c.post("/train", content=body, headers={"content-type": "application/json"})
         assert_error(
             r,
             413,
             "request_too_large",
-            "exceeds the limit of 2048 bytes",
+            "exceeds the limit of 2048 bytes for JSON",
+            "OKBOOST_MAX_JSON_BYTES",
+            "multipart",
+        )
+        assert r.headers["connection"] == "close"
+        # binary uploads have their own, higher cap
+        r = c.post("/train", files={"json": (None, "{}"), "inputs": ("x.npy", b"\0" * 9000)})
+        assert_error(
+            r,
+            413,
+            "request_too_large",
+            "exceeds the limit of 8192 bytes",
             "OKBOOST_MAX_REQUEST_BYTES",
         )
 

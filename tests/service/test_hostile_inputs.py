@@ -1,0 +1,161 @@
+"""Issue 10's hostile and absurd inputs, one regression test each: a clear 4xx, never a 500."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from svc_data import TestClient, clustered_graph, diffusion_request, post_json, vector_data
+from test_errors import assert_error
+
+JSON = {"content-type": "application/json"}
+
+
+def _vector_train(kernel: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    X, Y = vector_data()
+    body = {
+        "inputs": X.tolist(),
+        "output_kernel": {"outputs": Y.tolist(), **kernel},
+        "params": {"n_estimators": 3},
+        "wait": True,
+    }
+    body.update(extra)
+    return body
+
+
+# ------------------------------------------------------------------ JSON nesting
+DEEP = 100_000
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * DEEP + "]" * DEEP,  # a bare deep array
+        '{"a":' * DEEP + "1" + "}" * DEEP,  # a deep object
+        '{"inputs": ' + "[" * DEEP + "]" * DEEP + "}",  # deep inside a field
+        '{"params": {"n_estimators": ' + "[" * 40 + "]" * 40 + "}}",  # just over the limit
+    ],
+    ids=["array", "object", "in-a-field", "just-over"],
+)
+def test_deeply_nested_json_is_a_422_before_parsing(client: TestClient, body: str) -> None:
+    r = client.post("/train", content=body, headers=JSON)
+    assert_error(r, 422, "invalid_data", "levels deep", "OKBOOST_MAX_JSON_DEPTH")
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting(client: TestClient) -> None:
+    body = diffusion_request(clustered_graph(), name='"[{[\\"{' * 25, wait=False)
+    assert client.post("/train", json=body).status_code == 202
+
+
+def test_deeply_nested_json_part_and_text_part_are_a_422(client: TestClient) -> None:
+    deep = "[" * DEEP + "]" * DEEP
+    r = client.post("/train", files={"json": (None, deep)})
+    assert_error(r, 422, "invalid_data", "part 'json' nests", "levels deep")
+    r = client.post("/train", files={"json": (None, "{}"), "inputs": (None, deep)})
+    assert_error(r, 422, "invalid_data", "text part 'inputs'", "levels deep")
+
+
+def test_json_part_that_is_not_utf8_is_a_422(client: TestClient) -> None:
+    r = client.post("/train", files={"json": ("request.json", b'{"name": "\xff\xfe"}')})
+    assert_error(r, 422, "invalid_data", "part 'json' is not UTF-8", "position 10")
+    r = client.post("/train", content=b'{"name": "\xc3"}', headers=JSON)
+    assert_error(r, 422, "invalid_data", "request body is not UTF-8")
+
+
+# ------------------------------------------------------------------ array headers
+def _npy_header_only(shape: tuple[int, ...]) -> bytes:
+    header = f"{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}"
+    header = header + " " * (117 - len(header)) + "\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode()
+
+
+def test_npy_part_declaring_a_huge_shape_is_a_422(client: TestClient) -> None:
+    _, Y = vector_data()
+    spec = {"output_kernel": {"type": "linear", "outputs": Y.tolist()}}
+    files = {"json": (None, json.dumps(spec)), "inputs": ("x.npy", _npy_header_only((10**8,) * 2))}
+    r = client.post("/train", files=files)
+    assert_error(r, 422, "invalid_data", "declares shape [100000000, 100000000]", "holds 0 bytes")
+
+
+@pytest.mark.parametrize("fmt", ["coo", "csc"])
+def test_sparse_part_declaring_a_huge_shape_is_a_422(client: TestClient, fmt: str) -> None:
+    """A COO / CSC matrix with no entries may declare 10^12 rows; its CSR form would need
+    10^12 row pointers (a MemoryError before)."""
+    import io
+    import zipfile
+
+    members: dict[str, np.ndarray] = {"format": np.array(fmt), "shape": np.array([10**12, 3])}
+    if fmt == "coo":
+        members.update(row=np.zeros(0, int), col=np.zeros(0, int), data=np.zeros(0))
+    else:
+        members.update(indices=np.zeros(0, int), indptr=np.zeros(4, int), data=np.zeros(0))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for key, value in members.items():
+            part = io.BytesIO()
+            np.save(part, value)
+            zf.writestr(f"{key}.npy", part.getvalue())
+    _, Y = vector_data()
+    spec = {"output_kernel": {"type": "linear", "outputs": Y.tolist()}}
+    r = client.post(
+        "/train", files={"json": (None, json.dumps(spec)), "inputs": ("x.npz", buf.getvalue())}
+    )
+    assert_error(r, 422, "invalid_data", "declares 1000000000000 rows", "at most 10000000")
+
+
+# ------------------------------------------------------------------ kernel parameters
+@pytest.mark.parametrize("sigma", [1e-300, 5e-324, 1e300])
+def test_rbf_width_out_of_float_range_is_a_422(client: TestClient, sigma: float) -> None:
+    r = client.post("/train", json=_vector_train({"type": "rbf", "sigma": sigma}))
+    assert_error(r, 422, "invalid_kernel", "rbf kernel 'sigma' must be in [1e-150, 1e+150]")
+
+
+def test_diffusion_beta_1e300_is_a_422(client: TestClient) -> None:
+    g = clustered_graph()
+    body = diffusion_request(g)
+    body["output_kernel"]["beta"] = 1e300
+    r = client.post("/train", json=body)
+    assert_error(r, 422, "invalid_kernel", "'beta' must be at most 1e+06")
+
+
+@pytest.mark.parametrize(
+    ("kernel", "scale"),
+    [({"type": "polynomial", "degree": 20, "gamma": 1e300}, 1.0), ({"type": "polynomial"}, 1e200)],
+)
+def test_polynomial_overflow_with_wait_is_a_422(
+    client: TestClient, kernel: dict[str, Any], scale: float
+) -> None:
+    """The overflow shows only when the kernel meets the outputs, inside the job: with
+    "wait": true it is answered as the 422 it is (a 500 before)."""
+    body = _vector_train(kernel)
+    body["output_kernel"]["outputs"] = (
+        np.asarray(body["output_kernel"]["outputs"]) * scale
+    ).tolist()
+    r = client.post("/train", json=body)
+    assert_error(r, 422, "invalid_kernel", "the polynomial kernel overflows on Y")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_non_finite_numbers_in_fields_are_a_422(
+    client: TestClient, trained: dict[str, Any], value: float
+) -> None:
+    g = clustered_graph()
+    body = {"model_id": trained["model_id"], "inputs": g.features[:2].tolist(), "threshold": value}
+    assert_error(post_json(client, "/kernel", body), 422, "invalid_data", "threshold")
+    width = _vector_train({"type": "rbf", "sigma": value})
+    assert_error(post_json(client, "/train", width), 422, "invalid_data", "sigma")
+
+
+def test_negative_candidate_diag_is_a_422(client: TestClient, trained: dict[str, Any]) -> None:
+    g = clustered_graph()
+    n_train = trained["model"]["n_train"]
+    body = {
+        "model_id": trained["model_id"],
+        "inputs": g.features[:2].tolist(),
+        "candidate_gram": [[0.1] * n_train],
+        "candidate_diag": [-1.0],
+    }
+    r = client.post("/predict", json=body)
+    assert_error(r, 422, "invalid_data", "candidate_diag[0] = -1 is negative")
