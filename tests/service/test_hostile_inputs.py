@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import pytest
+import uvicorn
 from svc_data import TestClient, clustered_graph, diffusion_request, post_json, vector_data
 from test_errors import assert_error
+
+from service.app import create_app
+from service.config import Settings
 
 JSON = {"content-type": "application/json"}
 
@@ -159,3 +167,79 @@ def test_negative_candidate_diag_is_a_422(client: TestClient, trained: dict[str,
     }
     r = client.post("/predict", json=body)
     assert_error(r, 422, "invalid_data", "candidate_diag[0] = -1 is negative")
+
+
+# ------------------------------------------------------------------ over a real socket
+@contextmanager
+def _live(app: Any) -> Iterator[int]:
+    """uvicorn serving ``app`` on a free localhost port, in a thread of this process."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="critical", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        threading.Event().wait(0.01)
+    port: int = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join()
+
+
+def _read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/1.1 response with a Content-Length body from ``sock``."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"connection closed after {data!r}")
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines)}
+    while len(body) < int(headers.get("content-length", 0)):
+        body += sock.recv(65536)
+    return int(status_line.split()[1]), headers, body
+
+
+def _get(path: str) -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+
+
+def test_a_500_keeps_the_connection_usable(settings: Settings) -> None:
+    """An unexpected error is answered as the JSON 500 and the same connection then serves
+    the next request (uvicorn used to drop it after Starlette re-raised the error)."""
+    app = create_app(settings.model_copy(update={"job_isolation": "thread"}))
+
+    async def broken() -> None:
+        raise RuntimeError("a bug")
+
+    app.add_api_route("/broken", broken)
+    with _live(app) as port, socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(_get("/broken"))
+        status, headers, body = _read_response(sock)
+        assert status == 500 and json.loads(body)["error"]["code"] == "internal_error"
+        assert headers.get("connection") != "close"
+        sock.sendall(_get("/health/live"))  # the same socket
+        status, _, body = _read_response(sock)
+        assert status == 200 and json.loads(body) == {"status": "live"}
+
+
+def test_a_client_that_stops_sending_its_body_gets_408_and_is_disconnected(
+    settings: Settings,
+) -> None:
+    """2 of 10 promised bytes, then silence: the server answers 408 once
+    OKBOOST_BODY_READ_TIMEOUT passes and closes the connection (slowloris)."""
+    app = create_app(settings.model_copy(update={"body_read_timeout": 0.5}))
+    with _live(app) as port, socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(
+            b"POST /train HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 10\r\n\r\n{}"
+        )
+        status, headers, body = _read_response(sock)
+        assert status == 408 and headers["connection"] == "close"
+        assert "no part of the request body arrived for 0.5 s (2 bytes received)" in body.decode()
+        assert sock.recv(1) == b""  # closed by the server
