@@ -31,9 +31,15 @@ CHROMIUM_FLAGS = [
 ]
 
 
-def chromium(url: str, workdir: Path, *action: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture
+def browser() -> str:
+    return require_tool("chromium", "chromium-browser", install="apt-get install chromium")
+
+
+def chromium(
+    browser: str, url: str, workdir: Path, *action: str
+) -> subprocess.CompletedProcess[str]:
     """Run the browser once on ``url`` with a fresh profile and a network log in ``workdir``."""
-    browser = require_tool("chromium", "chromium-browser", install="apt-get install chromium")
     workdir.mkdir(parents=True, exist_ok=True)
     return subprocess.run(
         [
@@ -74,14 +80,14 @@ def operations(server: Server) -> list[tuple[str, str, str]]:
 
 @pytest.mark.parametrize("page", ["docs", "redoc"])
 def test_docs_page_renders_every_operation_offline(
-    server: Server, tmp_path: Path, page: str
+    browser: str, server: Server, tmp_path: Path, page: str
 ) -> None:
     html = httpx.get(f"{server.url}/{page}")
     assert html.status_code == 200
     assert "default-src 'self'" in html.headers["content-security-policy"]
     assert not re.search(r"(src|href)=\"?https?:", html.text), "an asset from another host"
 
-    dom = chromium(f"{server.url}/{page}", tmp_path, "--dump-dom").stdout
+    dom = chromium(browser, f"{server.url}/{page}", tmp_path, "--dump-dom").stdout
     ops = operations(server)
     assert len(ops) >= 10
     if page == "docs":  # Swagger UI: one block per operation, its path in data-path
@@ -98,9 +104,9 @@ def test_docs_page_renders_every_operation_offline(
     assert all(url.startswith(server.url + "/") for url in requested), requested
 
 
-def test_docs_screenshot_shows_the_operations(server: Server, tmp_path: Path) -> None:
+def test_docs_screenshot_shows_the_operations(browser: str, server: Server, tmp_path: Path) -> None:
     shot = tmp_path / "docs.png"
-    chromium(f"{server.url}/docs", tmp_path, f"--screenshot={shot}")
+    chromium(browser, f"{server.url}/docs", tmp_path, f"--screenshot={shot}")
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")

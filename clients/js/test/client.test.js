@@ -1,0 +1,100 @@
+// Tests of the JavaScript client against a live okboost server at OKBOOST_URL
+// (the Python test suite starts one: tests/e2e/test_clients.py). Run: node --test
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { Matrix, OKBoostClient, OKBoostError } from "../okboost.js";
+
+const URL = process.env.OKBOOST_URL;
+const skip = URL ? false : "OKBOOST_URL is not set: start a server (okboost serve) and point to it";
+
+// The README walk-through: two communities of 4 vertices, A near (0, 1), B near (1, 0), one bridge.
+const X = [
+  [0.0, 1.0], [0.1, 0.9], [0.2, 1.0], [0.0, 0.8],
+  [1.0, 0.0], [0.9, 0.1], [1.0, 0.2], [0.8, 0.0],
+];
+const EDGES = [
+  [0, 1], [0, 2], [1, 2], [1, 3], [2, 3],
+  [4, 5], [4, 6], [5, 6], [5, 7], [6, 7], [3, 7],
+];
+const NEW = [[0.05, 0.95], [0.95, 0.05]];
+const PARAMS = { n_estimators: 50, learning_rate: 0.1, max_splits: 2, random_state: 0 };
+const COMMUNITY_A = new Set([0, 1, 2, 3]);
+const COMMUNITY_B = new Set([4, 5, 6, 7]);
+
+async function trainWalkthrough(client, inputs, edges) {
+  const accepted = await client.train(inputs, { type: "diffusion", beta: 1.0, edges }, {
+    params: PARAMS,
+    name: "js-client",
+  });
+  assert.ok(["queued", "running", "done"].includes(accepted.state), accepted.state);
+  const seen = [];
+  const job = await client.wait(accepted.job_id, { pollMs: 50, onProgress: (j) => seen.push(j) });
+  assert.equal(job.state, "done");
+  assert.equal(job.progress.done, PARAMS.n_estimators);
+  assert.ok(seen.length >= 1);
+  return accepted.model_id;
+}
+
+test("train with JSON arrays, poll the job, ask /kernel for the edges of new vertices", { skip }, async () => {
+  const client = new OKBoostClient(URL);
+  const modelId = await trainWalkthrough(client, X, EDGES);
+
+  const out = await client.kernel(modelId, NEW, { against: "predicted", topK: 2 });
+  assert.deepEqual(out.shape, [2, 2]);
+  assert.equal(out.kernel[0][1], out.kernel[1][0]);
+  const knownOf = (row) => out.edges.new_known.filter(([a]) => a === row).map(([, b]) => b);
+  assert.equal(knownOf(0).length, 2);
+  assert.ok(knownOf(0).every((b) => COMMUNITY_A.has(b)), `${knownOf(0)}`);
+  assert.ok(knownOf(1).every((b) => COMMUNITY_B.has(b)), `${knownOf(1)}`);
+  for (const [a, b, score] of out.edges.new_new) {
+    assert.ok(a < b && score === out.kernel[a][b]);
+  }
+
+  const edgesOnly = await client.kernel(modelId, NEW, { threshold: 0.1, returnKernel: false });
+  assert.equal(edgesOnly.kernel, null);
+  assert.ok(edgesOnly.edges.new_known.every(([, , s]) => s >= 0.1));
+
+  const pre = await client.predict(modelId, NEW, { topK: 1 });
+  assert.ok(COMMUNITY_A.has(pre.indices[0][0]) && COMMUNITY_B.has(pre.indices[1][0]));
+
+  assert.ok((await client.models()).some((m) => m.model_id === modelId));
+  assert.equal((await client.model(modelId)).model_id, modelId);
+  await client.deleteModel(modelId);
+  await assert.rejects(client.model(modelId), (e) => e instanceof OKBoostError && e.status === 404);
+});
+
+test("binary parts (typed arrays) give the same model and answers as JSON", { skip }, async () => {
+  const client = new OKBoostClient(URL);
+  const fromJson = await trainWalkthrough(client, X, EDGES);
+  const fromBinary = await trainWalkthrough(
+    client,
+    Matrix.fromRows(X),
+    Matrix.fromRows(EDGES, Int32Array),
+  );
+  const a = await client.kernel(fromJson, NEW, { topK: 2 });
+  const b = await client.kernel(fromBinary, Matrix.fromRows(NEW), { topK: 2 });
+  assert.deepEqual(b.kernel, a.kernel);
+  assert.deepEqual(b.edges, a.edges);
+
+  const f32 = await client.kernel(fromBinary, Matrix.fromRows(NEW, Float32Array), { topK: 2 });
+  assert.deepEqual(f32.shape, [2, 2]);
+  await client.deleteModel(fromJson);
+  await client.deleteModel(fromBinary);
+});
+
+test("errors arrive as OKBoostError with the service's status, code and message", { skip }, async () => {
+  const client = new OKBoostClient(URL);
+  await assert.rejects(client.kernel("0".repeat(32), NEW), (e) => {
+    assert.ok(e instanceof OKBoostError);
+    assert.equal(e.status, 404);
+    assert.equal(e.code, "not_found");
+    return true;
+  });
+  await assert.rejects(
+    client.train(X, { type: "diffusion", beta: 1.0, edges: [[0, 99]] }, { params: PARAMS }),
+    (e) => e instanceof OKBoostError && e.status === 422 && /99/.test(e.message),
+  );
+  assert.throws(() => new Matrix(new Float64Array(3), [2, 2]), RangeError);
+  assert.equal((await client.health()).status, "ready");
+});

@@ -1,0 +1,289 @@
+# Client of the okboost REST service (httr2 + jsonlite).
+#
+#   cl  <- okboost_client("http://127.0.0.1:8000")
+#   fit <- ok_train(cl, X, list(type = "diffusion", beta = 1, edges = E),
+#                   params = list(n_estimators = 100))
+#   ok_wait(cl, fit$job_id)
+#   out <- ok_kernel(cl, fit$model_id, X_new, top_k = 5)
+#   out$edges$new_known   # data.frame(a, b, score)
+#
+# Rows and vertices are numbered from 1, as R indexes: training edges are pairs of rows of
+# the training inputs (1..N), and the edges and pre-image indices in the answers are 1-based
+# rows too (the service itself counts from 0; the client converts both ways).
+# Numeric matrices travel as raw little-endian binary parts of a multipart request
+# (binary = FALSE sends JSON instead); integer matrices (edges) as 32-bit integers.
+
+#' A connection to an okboost service.
+#'
+#' @param url base URL of the service.
+#' @param token bearer token, if the service requires one.
+#' @param timeout seconds before a request is abandoned.
+#' @param binary send matrices as binary parts (TRUE) or as JSON (FALSE).
+#' @export
+okboost_client <- function(url = Sys.getenv("OKBOOST_URL", "http://127.0.0.1:8000"),
+                           token = Sys.getenv("OKBOOST_TOKEN"), timeout = 300,
+                           binary = TRUE) {
+  structure(
+    list(
+      url = sub("/+$", "", url),
+      token = if (is.null(token) || !nzchar(token)) NULL else token,
+      timeout = timeout,
+      binary = binary
+    ),
+    class = "okboost_client"
+  )
+}
+
+#' @export
+print.okboost_client <- function(x, ...) {
+  cat("<okboost_client ", x$url, if (!is.null(x$token)) " (token)", ">\n", sep = "")
+  invisible(x)
+}
+
+okboost_error <- function(status, code, message, details = list()) {
+  structure(
+    class = c("okboost_error", "error", "condition"),
+    list(
+      message = sprintf("%d %s: %s", status, code, message),
+      call = NULL, status = status, code = code, details = details
+    )
+  )
+}
+
+drop_null <- function(x) x[!vapply(x, is.null, logical(1))]
+
+# Numeric (or integer) matrices of `body`, up to two levels deep, as binary parts named by
+# their path ("inputs", "output_kernel.edges"); returns the JSON rest and the parts.
+split_matrices <- function(body, prefix = "") {
+  plain <- list()
+  parts <- list()
+  for (key in names(body)) {
+    value <- body[[key]]
+    path <- paste0(prefix, key)
+    if (is.matrix(value) && (is.numeric(value) || is.integer(value))) {
+      parts[[path]] <- value
+    } else if (prefix == "" && is.list(value) && !is.null(names(value))) {
+      inner <- split_matrices(value, paste0(path, "."))
+      # a list whose members all became parts is still a JSON object, not []
+      plain[[key]] <- if (length(inner$plain)) inner$plain else setNames(list(), character())
+      parts <- c(parts, inner$parts)
+    } else {
+      plain[[key]] <- value
+    }
+  }
+  list(plain = plain, parts = parts)
+}
+
+to_json <- function(x) {
+  jsonlite::toJSON(x, auto_unbox = TRUE, digits = NA, null = "null", matrix = "rowmajor")
+}
+
+multipart_fields <- function(plain, parts, dir) {
+  fields <- list(json = as.character(to_json(plain)))
+  for (path in names(parts)) {
+    m <- parts[[path]]
+    file <- file.path(dir, paste0(path, ".bin"))
+    con <- file(file, "wb")
+    if (is.integer(m)) {
+      writeBin(as.integer(t(m)), con, size = 4, endian = "little")
+      dtype <- "<i4"
+    } else {
+      writeBin(as.double(t(m)), con, size = 8, endian = "little")
+      dtype <- "<f8"
+    }
+    close(con)
+    fields[[path]] <- curl::form_file(file, type = "application/octet-stream")
+    fields[[paste0(path, ".shape")]] <- paste(dim(m), collapse = ",")
+    fields[[paste0(path, ".dtype")]] <- dtype
+  }
+  fields
+}
+
+ok_request <- function(client, method, path, body = NULL) {
+  req <- httr2::request(paste0(client$url, path))
+  req <- httr2::req_method(req, method)
+  req <- httr2::req_timeout(req, client$timeout)
+  req <- httr2::req_error(req, is_error = function(resp) FALSE)
+  if (!is.null(client$token)) req <- httr2::req_auth_bearer_token(req, client$token)
+  if (!is.null(body)) {
+    split <- split_matrices(drop_null(body))
+    if (client$binary && length(split$parts) > 0) {
+      dir <- tempfile("okboost-")
+      dir.create(dir)
+      on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+      fields <- multipart_fields(split$plain, split$parts, dir)
+      req <- do.call(httr2::req_body_multipart, c(list(req), fields))
+    } else {
+      req <- httr2::req_body_raw(req, as.character(to_json(drop_null(body))), "application/json")
+    }
+  }
+  resp <- httr2::req_perform(req)
+  status <- httr2::resp_status(resp)
+  text <- httr2::resp_body_string(resp)
+  data <- if (nzchar(text)) {
+    tryCatch(jsonlite::fromJSON(text, simplifyVector = TRUE), error = function(e) NULL)
+  }
+  if (status < 400) {
+    return(data)
+  }
+  err <- if (is.list(data)) data$error else NULL
+  stop(okboost_error(
+    status,
+    if (is.null(err$code)) "http_error" else err$code,
+    if (is.null(err$message)) substr(text, 1, 500) else err$message,
+    if (is.null(err$details)) list() else err$details
+  ))
+}
+
+# [a, b, score] rows (0-based) as a data.frame with 1-based a and b; [a, b] id pairs as is.
+as_edges <- function(rows, ids = FALSE) {
+  if (ids) {
+    if (length(rows) == 0) {
+      return(data.frame(a = character(), b = character()))
+    }
+    rows <- matrix(rows, ncol = 2)
+    return(data.frame(a = rows[, 1], b = rows[, 2]))
+  }
+  if (length(rows) == 0) {
+    return(data.frame(a = integer(), b = integer(), score = numeric()))
+  }
+  rows <- matrix(rows, ncol = 3)
+  data.frame(a = as.integer(rows[, 1]) + 1L, b = as.integer(rows[, 2]) + 1L, score = rows[, 3])
+}
+
+as_inputs <- function(x) {
+  if (is.data.frame(x)) x <- as.matrix(x)
+  if (is.null(dim(x))) x <- matrix(x, nrow = 1)
+  storage.mode(x) <- "double"
+  x
+}
+
+#' Train a model (POST /train); answers at once with `model_id` and `job_id`.
+#'
+#' @param inputs N x p numeric matrix (or data.frame).
+#' @param output_kernel a list such as `list(type = "diffusion", beta = 1, edges = E)` with
+#'   `E` a two-column matrix of 1-based rows of `inputs`, `list(type = "precomputed",
+#'   gram = K)`, or `list(type = "rbf", outputs = Y, sigma = 1)`.
+#' @param params estimator parameters, e.g. `list(n_estimators = 200, max_splits = 8)`.
+#' @param ... further fields of the request (e.g. `ids`, `eval_set`).
+#' @export
+ok_train <- function(client, inputs, output_kernel, model = "okboost", params = list(),
+                     name = NULL, wait = FALSE, ...) {
+  if (!is.null(output_kernel$edges)) {
+    edges <- as.matrix(output_kernel$edges)
+    if (is.numeric(edges) && all(edges == round(edges))) storage.mode(edges) <- "integer"
+    output_kernel$edges <- edges - 1L
+  }
+  body <- list(
+    inputs = as_inputs(inputs), output_kernel = output_kernel, model = model,
+    params = if (length(params)) params, name = name, wait = wait, ...
+  )
+  ok_request(client, "POST", "/train", body)
+}
+
+#' State of a training job (GET /jobs/{id}).
+#' @export
+ok_job <- function(client, job_id) ok_request(client, "GET", paste0("/jobs/", job_id))
+
+#' All training jobs (GET /jobs).
+#' @export
+ok_jobs <- function(client) ok_request(client, "GET", "/jobs")$jobs
+
+#' Cancel a training job (DELETE /jobs/{id}).
+#' @export
+ok_cancel <- function(client, job_id) ok_request(client, "DELETE", paste0("/jobs/", job_id))
+
+#' Poll a job until it ends; returns it when done, raises an `okboost_error` otherwise.
+#'
+#' @param on_progress called with the job after each poll, e.g. `function(j) print(j$progress)`.
+#' @export
+ok_wait <- function(client, job_id, poll = 0.2, timeout = Inf, on_progress = NULL) {
+  start <- Sys.time()
+  repeat {
+    info <- ok_job(client, job_id)
+    if (!is.null(on_progress)) on_progress(info)
+    if (info$state == "done") {
+      return(info)
+    }
+    if (info$state %in% c("failed", "cancelled")) {
+      stop(okboost_error(409, paste0("job_", info$state), paste(info$error, collapse = "")))
+    }
+    if (as.numeric(difftime(Sys.time(), start, units = "secs")) > timeout) {
+      stop(sprintf("job %s still %s after %s s", job_id, info$state, timeout))
+    }
+    Sys.sleep(poll)
+  }
+}
+
+#' Predicted kernel and edges of new vertices (POST /kernel).
+#'
+#' @return a list with `kernel` (matrix, unless `return_kernel = FALSE`) and `edges`:
+#'   `new_new` and `new_known`, data.frames (a, b, score) of 1-based rows (`new_new`: rows of
+#'   `inputs`; `new_known`: a row of `inputs` and a training row).
+#' @export
+ok_kernel <- function(client, model_id, inputs, inputs2 = NULL, against = "predicted",
+                      threshold = NULL, top_k = NULL, known_scores = "predicted",
+                      return_kernel = TRUE, ...) {
+  body <- list(
+    model_id = model_id, inputs = as_inputs(inputs),
+    inputs2 = if (!is.null(inputs2)) as_inputs(inputs2), against = against,
+    threshold = threshold, top_k = top_k, known_scores = known_scores,
+    return_kernel = return_kernel, ...
+  )
+  out <- ok_request(client, "POST", "/kernel", body)
+  if (!is.null(out$kernel)) out$kernel <- matrix(out$kernel, nrow = out$shape[1])
+  if (!is.null(out$edges)) {
+    out$edges <- sapply(names(out$edges), function(key) {
+      as_edges(out$edges[[key]], ids = endsWith(key, "_ids"))
+    }, simplify = FALSE)
+  }
+  out
+}
+
+#' Pre-images (and W^F weights) of new inputs (POST /predict).
+#'
+#' @return a list with `indices` (Q x top_k matrix of 1-based training rows) and `scores`
+#'   (squared feature-space distances), `weights` (Q x N) with `weights = "dense"`, and
+#'   `weights_sparse` (data.frame row, index, weight; 1-based) with `weights = "sparse"`.
+#' @export
+ok_predict <- function(client, model_id, inputs, top_k = 1, return_outputs = FALSE,
+                       weights = "none", weights_top_k = 10, ...) {
+  body <- list(
+    model_id = model_id, inputs = as_inputs(inputs), top_k = top_k,
+    return_outputs = return_outputs, weights = weights, weights_top_k = weights_top_k, ...
+  )
+  out <- ok_request(client, "POST", "/predict", body)
+  q <- nrow(as_inputs(inputs))
+  out$indices <- matrix(as.integer(out$indices), nrow = q) + 1L
+  out$scores <- matrix(out$scores, nrow = q)
+  if (!is.null(out$weights)) out$weights <- matrix(out$weights, nrow = q)
+  if (!is.null(out$weights_sparse)) {
+    w <- matrix(out$weights_sparse, ncol = 3)
+    out$weights_sparse <- data.frame(
+      row = as.integer(w[, 1]) + 1L, index = as.integer(w[, 2]) + 1L, weight = w[, 3]
+    )
+  }
+  out
+}
+
+#' The stored models (GET /models).
+#' @export
+ok_models <- function(client) ok_request(client, "GET", "/models")$models
+
+#' One model's description (GET /models/{id}).
+#' @export
+ok_model <- function(client, model_id) ok_request(client, "GET", paste0("/models/", model_id))
+
+#' Delete a model (DELETE /models/{id}).
+#' @export
+ok_delete_model <- function(client, model_id) {
+  ok_request(client, "DELETE", paste0("/models/", model_id))
+}
+
+#' Readiness of the service (GET /health/ready).
+#' @export
+ok_health <- function(client) ok_request(client, "GET", "/health/ready")
+
+#' Versions of the service, okcore and the API (GET /version).
+#' @export
+ok_version <- function(client) ok_request(client, "GET", "/version")

@@ -1,0 +1,4 @@
+library(testthat)
+library(okboost)
+
+test_check("okboost")

@@ -1,0 +1,93 @@
+# Tests of the R client against a live okboost server at OKBOOST_URL (the Python test suite
+# starts one: tests/e2e/test_clients.py).
+
+url <- Sys.getenv("OKBOOST_URL")
+
+# The README walk-through: two communities of 4 vertices, A near (0, 1), B near (1, 0), one
+# bridge; rows and edges numbered from 1 as in R.
+X <- matrix(c(
+  0.0, 1.0, 0.1, 0.9, 0.2, 1.0, 0.0, 0.8,
+  1.0, 0.0, 0.9, 0.1, 1.0, 0.2, 0.8, 0.0
+), ncol = 2, byrow = TRUE)
+E <- matrix(c(
+  1, 2, 1, 3, 2, 3, 2, 4, 3, 4,
+  5, 6, 5, 7, 6, 7, 6, 8, 7, 8, 4, 8
+), ncol = 2, byrow = TRUE)
+X_new <- matrix(c(0.05, 0.95, 0.95, 0.05), ncol = 2, byrow = TRUE)
+params <- list(n_estimators = 50, learning_rate = 0.1, max_splits = 2, random_state = 0)
+
+train_walkthrough <- function(cl) {
+  fit <- ok_train(cl, X, list(type = "diffusion", beta = 1, edges = E),
+    params = params, name = "r-client"
+  )
+  expect_true(fit$state %in% c("queued", "running", "done"))
+  polls <- 0
+  job <- ok_wait(cl, fit$job_id, poll = 0.05, on_progress = function(j) polls <<- polls + 1)
+  expect_equal(job$state, "done")
+  expect_equal(job$progress$done, params$n_estimators)
+  expect_length(job$train_loss, params$n_estimators)
+  expect_gte(polls, 1)
+  fit$model_id
+}
+
+test_that("train, poll the job and ask /kernel for the edges of new vertices", {
+  skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
+  cl <- okboost_client(url)
+  model_id <- train_walkthrough(cl)
+
+  out <- ok_kernel(cl, model_id, X_new, against = "predicted", top_k = 2)
+  expect_equal(dim(out$kernel), c(2, 2))
+  expect_equal(out$kernel[1, 2], out$kernel[2, 1])
+  nk <- out$edges$new_known
+  expect_s3_class(nk, "data.frame")
+  expect_setequal(names(nk), c("a", "b", "score"))
+  expect_equal(sum(nk$a == 1), 2)
+  expect_true(all(nk$b[nk$a == 1] %in% 1:4)) # the vertex near A links into A
+  expect_true(all(nk$b[nk$a == 2] %in% 5:8)) # the one near B into B
+  for (i in seq_len(nrow(out$edges$new_new))) {
+    e <- out$edges$new_new[i, ]
+    expect_equal(e$score, out$kernel[e$a, e$b])
+  }
+
+  only <- ok_kernel(cl, model_id, X_new, threshold = 0.1, return_kernel = FALSE)
+  expect_null(only$kernel)
+  expect_true(all(only$edges$new_known$score >= 0.1))
+
+  pre <- ok_predict(cl, model_id, X_new, top_k = 1)
+  expect_true(pre$indices[1, 1] %in% 1:4 && pre$indices[2, 1] %in% 5:8)
+
+  expect_true(model_id %in% ok_models(cl)$model_id)
+  expect_equal(ok_model(cl, model_id)$model_id, model_id)
+  ok_delete_model(cl, model_id)
+  err <- tryCatch(ok_model(cl, model_id), okboost_error = function(e) e)
+  expect_s3_class(err, "okboost_error")
+  expect_equal(err$status, 404)
+})
+
+test_that("binary parts and JSON give the same model and answers", {
+  skip_if(url == "", "OKBOOST_URL is not set")
+  binary <- okboost_client(url)
+  json <- okboost_client(url, binary = FALSE)
+  a <- train_walkthrough(binary)
+  b <- train_walkthrough(json)
+  ka <- ok_kernel(binary, a, X_new, top_k = 2)
+  kb <- ok_kernel(json, b, X_new, top_k = 2)
+  expect_equal(ka$kernel, kb$kernel, tolerance = 1e-12)
+  expect_equal(ka$edges$new_known[, c("a", "b")], kb$edges$new_known[, c("a", "b")])
+  ok_delete_model(binary, a)
+  ok_delete_model(binary, b)
+})
+
+test_that("errors are okboost_error conditions with the service's status and code", {
+  skip_if(url == "", "OKBOOST_URL is not set")
+  cl <- okboost_client(url)
+  err <- tryCatch(
+    ok_train(cl, X, list(type = "diffusion", beta = 1, edges = rbind(c(1, 99))), params = params),
+    okboost_error = function(e) e
+  )
+  expect_s3_class(err, "okboost_error")
+  expect_equal(err$status, 422)
+  expect_match(conditionMessage(err), "98") # the service counts from 0
+  expect_error(ok_kernel(cl, strrep("0", 32), X_new), class = "okboost_error")
+  expect_equal(ok_health(cl)$status, "ready")
+})

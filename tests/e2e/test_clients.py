@@ -1,0 +1,73 @@
+"""The JavaScript and R clients (clients/js, clients/r) run their own test suites against a
+live server: train, poll the job, ask /kernel for edges. Skipped with the reason when node or
+Rscript (with httr2, jsonlite, testthat) is missing; failing instead under CI=true."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from e2e_server import ROOT, Server
+from external_tools import in_ci, require_tool
+
+CLIENTS = ROOT / "clients"
+R_PACKAGES = ("httr2", "jsonlite", "testthat", "curl")
+R_INSTALL = "apt-get install r-base-core r-cran-httr2 r-cran-jsonlite r-cran-testthat"
+
+
+def run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args,
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_javascript_client_against_a_live_server(
+    server_factory: type[Server], tmp_path: Path
+) -> None:
+    node = require_tool("node", "nodejs", install="apt-get install nodejs")
+    major = int(run([node, "--version"], CLIENTS).stdout.strip().lstrip("v").split(".")[0])
+    if major < 18:
+        reason = f"node {major} is too old for the client (needs >= 18: global fetch)"
+        pytest.fail(reason) if in_ci() else pytest.skip(reason)
+    tests = sorted(str(p) for p in (CLIENTS / "js" / "test").glob("*.test.js"))
+    server = server_factory(tmp_path / "models").start()
+    out = run([node, "--test", *tests], CLIENTS / "js", OKBOOST_URL=server.url)
+    report = out.stdout + out.stderr
+    assert out.returncode == 0, report
+    passed = int(re.search(r"^# pass (\d+)$", out.stdout, re.M).group(1))  # type: ignore[union-attr]
+    assert passed >= 3 and re.search(r"^# skipped 0$", out.stdout, re.M), report
+
+
+def test_r_client_against_a_live_server(server_factory: type[Server], tmp_path: Path) -> None:
+    rscript = require_tool("Rscript", install=R_INSTALL)
+    r = require_tool("R", install=R_INSTALL)
+    check = "for (p in commandArgs(TRUE)) if (!requireNamespace(p, quietly = TRUE)) cat(p, '')"
+    missing = run([rscript, "-e", check, *R_PACKAGES], CLIENTS).stdout.split()
+    if missing:
+        reason = f"R packages {', '.join(missing)} are not installed ({R_INSTALL})"
+        pytest.fail(reason) if in_ci() else pytest.skip(reason)
+    library = tmp_path / "Rlib"
+    library.mkdir()
+    installed = run([r, "CMD", "INSTALL", "--no-test-load", f"--library={library}", "r"], CLIENTS)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    server = server_factory(tmp_path / "models").start()
+    out = run(
+        [rscript, "testthat.R"],
+        CLIENTS / "r" / "tests",
+        R_LIBS=str(library),
+        OKBOOST_URL=server.url,
+    )
+    report = out.stdout + out.stderr
+    assert out.returncode == 0, report
+    summary = re.search(r"\[ FAIL (\d+) \| WARN (\d+) \| SKIP (\d+) \| PASS (\d+) \]", report)
+    assert summary is not None, report
+    fail, warn, skip, passed = map(int, summary.groups())
+    assert (fail, warn, skip) == (0, 0, 0) and passed >= 20, report
