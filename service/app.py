@@ -26,7 +26,8 @@ from service.docs_pages import create_offline_docs_app
 from service.errors import ServiceError, error_body
 from service.guards import BodyLimits, HostAllowList, LastResort
 from service.jobs import JobManager
-from service.routes import health, jobs, kernel, models, predict, train
+from service.metrics import Metrics, MetricsMiddleware
+from service.routes import health, jobs, kernel, metrics, models, predict, train
 from service.schemas import KernelRequest, PredictRequest, TrainRequest
 from service.store import ModelStore
 
@@ -125,7 +126,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     job_manager = JobManager(
         store, settings.max_workers, settings.max_queued_jobs, isolation=settings.job_isolation
     )
-    services = Services(settings=settings, store=store, jobs=job_manager)
+    services = Services(
+        settings=settings, store=store, jobs=job_manager, metrics=Metrics(store, job_manager)
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -160,12 +163,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         read_timeout=settings.body_read_timeout,
     )
     app.add_middleware(HostAllowList, allowed_hosts=settings.allowed_host_list())
+    # added last, so it runs first: every request is counted, refused ones included
+    app.add_middleware(
+        MetricsMiddleware, metrics=services.metrics, templates=lambda: app.openapi()["paths"]
+    )
     _install_error_handlers(app)
 
     auth = [Depends(require_token)]
     app.include_router(health.health_router)
     app.include_router(health.version_router, dependencies=auth)
-    for module in (train, predict, kernel, models, jobs):
+    for module in (train, predict, kernel, models, jobs, metrics):
         app.include_router(module.router, dependencies=auth)
     app.openapi = lambda: _openapi_with_request_models(app)  # type: ignore[method-assign]
     return app

@@ -13,6 +13,7 @@ from fastapi import Depends, Request
 from service.config import Settings
 from service.errors import Unauthorized
 from service.jobs import JobManager
+from service.metrics import Metrics
 from service.store import ModelStore
 
 T = TypeVar("T")
@@ -25,6 +26,7 @@ class Services:
     settings: Settings
     store: ModelStore
     jobs: JobManager
+    metrics: Metrics
     cpu_limiter: anyio.CapacityLimiter | None = None
 
     async def run_cpu(self, func: Callable[..., T], *args: Any) -> T:

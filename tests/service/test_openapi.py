@@ -25,6 +25,7 @@ ENDPOINTS = {
     ("get", "/health/live"),
     ("get", "/health/ready"),
     ("get", "/version"),
+    ("get", "/metrics"),
 }
 
 
