@@ -27,7 +27,7 @@ from service.errors import ServiceError, error_body
 from service.guards import BodyLimits, HostAllowList, LastResort
 from service.jobs import JobManager
 from service.metrics import Metrics, MetricsMiddleware
-from service.routes import health, jobs, kernel, metrics, models, predict, train
+from service.routes import archives, health, jobs, kernel, metrics, models, predict, train
 from service.schemas import KernelRequest, PredictRequest, TrainRequest
 from service.store import ModelStore
 
@@ -172,7 +172,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     auth = [Depends(require_token)]
     app.include_router(health.health_router)
     app.include_router(health.version_router, dependencies=auth)
-    for module in (train, predict, kernel, models, jobs, metrics):
+    for module in (train, predict, kernel, archives, models, jobs, metrics):
         app.include_router(module.router, dependencies=auth)
     app.openapi = lambda: _openapi_with_request_models(app)  # type: ignore[method-assign]
     return app

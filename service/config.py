@@ -76,6 +76,13 @@ class Settings(BaseSettings):
         description="Longest wait, in seconds, for the next part of a request body; a client "
         "that stops sending gets 408 and its connection is closed.",
     )
+    max_archive_bytes: int = Field(
+        4 * 1024 * 1024 * 1024,
+        ge=1024,
+        description="Largest total size, in bytes, of the files in a model archive uploaded "
+        "to POST /models/import, counted while it is decompressed; larger archives get 413. "
+        "The upload itself is bounded by max_request_bytes.",
+    )
     max_workers: int = Field(1, ge=1, description="Training jobs that run at the same time.")
     job_isolation: Literal["process", "thread"] = Field(
         "process",

@@ -45,6 +45,10 @@ _TMP_PREFIX = ".tmp-"
 IDS_FILE = "ids.json"
 
 
+class IdTaken(Exception):
+    """A model id is already used in this store (see :meth:`ModelStore.adopt`)."""
+
+
 def new_id() -> str:
     """A fresh server-generated id (uuid4, 32 lowercase hex digits)."""
     return uuid.uuid4().hex
@@ -110,6 +114,16 @@ def _load_inputs(folder: Path) -> Any:
     if sparse_path.exists():
         return sp.load_npz(sparse_path).tocsr()
     return np.load(folder / "inputs.npy", allow_pickle=False)
+
+
+def read_model_folder(folder: Path, model_id: str, record: dict[str, Any]) -> LoadedModel:
+    """Everything a model folder holds, read without pickle and checked as okcore.load
+    checks its arrays; raises okcore.PersistenceError, OSError or ValueError."""
+    estimator = okcore.load(folder / "estimator")
+    inputs = _load_inputs(folder)
+    out_path = folder / "outputs.npy"
+    outputs = np.load(out_path, allow_pickle=False) if out_path.exists() else None
+    return LoadedModel(model_id, estimator, inputs, outputs, record, load_ids(folder))
 
 
 def load_ids(folder: Path) -> VertexIds | None:
@@ -287,18 +301,29 @@ class ModelStore:
                     f"(poll GET /jobs/{record.get('job_id')})"
                 )
             raise NotReady(f"model '{model_id}' is not usable: training {status}{reason}")
-        folder = self.model_path(model_id)
         try:
-            estimator = okcore.load(folder / "estimator")
-            inputs = _load_inputs(folder)
-            out_path = folder / "outputs.npy"
-            outputs = np.load(out_path, allow_pickle=False) if out_path.exists() else None
-            ids = load_ids(folder)
+            return read_model_folder(self.model_path(model_id), model_id, record)
         except okcore.PersistenceError as exc:
             raise StoreCorrupted(f"model '{model_id}' cannot be loaded: {exc}") from exc
         except (OSError, ValueError) as exc:
             raise StoreCorrupted(f"model '{model_id}' files cannot be read: {exc}") from exc
-        return LoadedModel(model_id, estimator, inputs, outputs, record, ids)
+
+    def adopt(self, folder: Path, record: dict[str, Any], *, model_id: str, rename: bool) -> str:
+        """Move a complete model ``folder`` (written under ``root`` with the temporary
+        prefix) into place as ``model_id``, or under a new id when that one is taken and
+        ``rename``; the folder's ``record.json`` and the record beside it get the final id.
+        Raises :class:`IdTaken` when the id is taken and not ``rename``. Returns the id."""
+        self._check(model_id)
+        with self._lock:
+            if self.record_path(model_id).exists() or self.model_path(model_id).exists():
+                if not rename:
+                    raise IdTaken(model_id)
+                model_id = new_id()
+            record = dict(record, model_id=model_id)
+            write_json_atomic(folder / "record.json", record)
+            os.rename(folder, self.model_path(model_id))
+            write_json_atomic(self.record_path(model_id), record)
+        return model_id
 
     def cached_ids(self) -> list[str]:
         with self._lock:

@@ -26,6 +26,8 @@ ENDPOINTS = {
     ("get", "/health/ready"),
     ("get", "/version"),
     ("get", "/metrics"),
+    ("get", "/models/{model_id}/export"),
+    ("post", "/models/import"),
 }
 
 

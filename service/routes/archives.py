@@ -1,0 +1,155 @@
+"""GET /models/{id}/export and POST /models/import: move a model between servers."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import FileResponse, JSONResponse
+from starlette.background import BackgroundTask
+from starlette.concurrency import run_in_threadpool
+
+from service import examples
+from service.archive import export_model, import_model
+from service.deps import ServicesDep
+from service.errors import InvalidRequest, UnsupportedMediaType, error_body
+from service.routes._docs import responses
+from service.routes.models import ModelId
+from service.schemas import ErrorResponse, ModelInfo
+from service.store import ModelStore
+
+router = APIRouter(tags=["models"])
+
+ARCHIVE_MEDIA = "application/gzip"
+_CHUNK = 1 << 20
+
+EXPORT_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **responses(200, None, None, 401, 404, 409, 422),
+    200: {
+        "description": "The model's archive: a folder okboost-model/ with export.json (the "
+        "SHA-256 and size of every file) and the model's files (JSON and .npy / .npz, no "
+        "pickle).",
+        "content": {
+            ARCHIVE_MEDIA: {
+                "schema": {"type": "string", "format": "binary"},
+                "example": "<okboost-model-ID.tar.gz bytes>",
+            }
+        },
+    },
+}
+IMPORT_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **responses(
+        201, ModelInfo, examples.MODEL_INFO, 401, 413, 415, 422, ok_description="Model imported"
+    ),
+    409: {
+        "description": "The model's id is already used on this server",
+        "model": ErrorResponse,
+        "content": {
+            "application/json": {
+                "example": error_body(
+                    409,
+                    "model_exists",
+                    f"model '{examples.MODEL_ID}' already exists on this server: import with "
+                    "?on_conflict=rename to give the imported model a new id, or delete the "
+                    "existing model first",
+                )
+            }
+        },
+    },
+}
+
+
+def _export(store: ModelStore, model_id: str) -> Path:
+    fd, name = tempfile.mkstemp(prefix=".tmp-export-", suffix=".tar.gz", dir=store.root)
+    os.close(fd)
+    path = Path(name)
+    try:
+        export_model(store, model_id, path)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+@router.get(
+    "/models/{model_id}/export",
+    summary="Download a model as one archive (.tar.gz), for POST /models/import elsewhere",
+    response_class=FileResponse,
+    responses=EXPORT_RESPONSES,
+)
+async def export(model_id: ModelId, svc: ServicesDep) -> FileResponse:
+    """The archive of a ready model (409 while it trains or if its training failed)."""
+    path = await run_in_threadpool(_export, svc.store, model_id)
+    return FileResponse(
+        path,
+        media_type=ARCHIVE_MEDIA,
+        filename=f"okboost-model-{model_id}.tar.gz",
+        background=BackgroundTask(path.unlink, missing_ok=True),
+    )
+
+
+def _import(store: ModelStore, upload: Path, rename: bool, max_bytes: int) -> dict[str, Any]:
+    with upload.open("rb") as fh:
+        return import_model(store, fh, rename=rename, max_bytes=max_bytes)
+
+
+@router.post(
+    "/models/import",
+    status_code=201,
+    summary="Upload a model archive from GET /models/{id}/export",
+    response_model=None,
+    responses=IMPORT_RESPONSES,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                ARCHIVE_MEDIA: {
+                    "schema": {"type": "string", "format": "binary"},
+                    "example": "<okboost-model-ID.tar.gz bytes>",
+                }
+            },
+        }
+    },
+)
+async def import_archive(
+    request: Request,
+    svc: ServicesDep,
+    on_conflict: Annotated[
+        Literal["error", "rename"],
+        Query(
+            description="When the model's id is already used here: `error` (409) or `rename` "
+            "(the imported model gets a new id).",
+            examples=["rename"],
+        ),
+    ] = "error",
+) -> JSONResponse:
+    """The archive is the request body (`curl --data-binary @model.tar.gz`). It is checked
+    as a load before anything is visible: paths stay inside the archive's folder (no
+    absolute paths, `..`, links or device files), every file matches the SHA-256 in
+    `export.json`, the model loads without pickle; at most `OKBOOST_MAX_ARCHIVE_BYTES`
+    once decompressed. Answers the imported model's record, as GET /models/{id}."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media.startswith("multipart/") or media == "application/x-www-form-urlencoded":
+        raise UnsupportedMediaType(
+            "send the archive itself as the request body (curl --data-binary @model.tar.gz "
+            "-H 'Content-Type: application/gzip'), not as a form"
+        )
+    fd, name = tempfile.mkstemp(prefix=".tmp-upload-", dir=svc.store.root)
+    upload = Path(name)
+    try:
+        size = 0
+        with os.fdopen(fd, "wb") as fh:
+            async for chunk in request.stream():
+                size += len(chunk)
+                await run_in_threadpool(fh.write, chunk)
+        if size == 0:
+            raise InvalidRequest("the request body is empty: send the archive's bytes")
+        record = await run_in_threadpool(
+            _import, svc.store, upload, on_conflict == "rename", svc.settings.max_archive_bytes
+        )
+    finally:
+        upload.unlink(missing_ok=True)
+    return JSONResponse(record, 201, headers={"Location": f"/models/{record['model_id']}"})
