@@ -16,6 +16,7 @@ the exact search's midpoints, so prediction needs no binning.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit
 
@@ -39,7 +40,32 @@ def gather_rows(samples, start, end, R):  # pragma: no cover - jit
     return out
 
 
-@njit(cache=True, nogil=True, fastmath=True)
+def _compiled_with_slp(signature):
+    """numba.njit(signature) compiled now with LLVM's SLP vectorizer on.
+
+    numba leaves the SLP (straight-line) vectorizer off by default since 0.57 after
+    miscompilations in other code (numba PR #8852); without it the 8 adds of a histogram row
+    stay scalar. The flag is numba's own config value, set only while this kernel compiles
+    (at import, under the import lock; the cached machine code is the vectorized one). The
+    kernel is plain float adds and is checked against a direct build in
+    tests/okcore/test_histogram.py.
+    """
+
+    def compile_now(function):
+        previous = numba.config.SLP_VECTORIZE
+        numba.config.SLP_VECTORIZE = 1
+        try:
+            return njit(signature, cache=True, nogil=True, fastmath=True)(function)
+        finally:
+            numba.config.SLP_VECTORIZE = previous
+
+    return compile_now
+
+
+@_compiled_with_slp(
+    "void(uint8[:, ::1], int32[::1], int64, int64, float64[:, ::1], int64[::1], int64, int64,"
+    " float64[:, ::1], int64[::1])"
+)
 def build_dense(
     codes, samples, start, end, rows, bin_offset, f_lo, f_hi, hist, counts
 ):  # pragma: no cover
@@ -49,34 +75,36 @@ def build_dense(
     One feature at a time, so its (bins, k) block of ``hist`` stays in L1 cache (LightGBM's
     ordered-gradient layout). Overwrites those features' bins of ``hist`` (B, k) and
     ``counts`` (B,). O(n (f_hi - f_lo) k).
+
+    The residual columns go four at a time, all four loads before the four stores, with
+    unsigned indices (no negative-index wraparound branch): the SLP vectorizer then makes
+    each group one 256-bit load-add-store, about twice the speed of scalar adds.
     """
-    k = rows.shape[1]
+    k = np.uint64(rows.shape[1])
+    k_groups = k - k % np.uint64(4)
+    one, two, three, four = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
     b_lo, b_hi = bin_offset[f_lo], bin_offset[f_hi]
     hist[b_lo:b_hi, :] = 0.0
     counts[b_lo:b_hi] = 0
     for f in range(f_lo, f_hi):
-        base = bin_offset[f]
+        base = np.uint64(bin_offset[f])
         codes_f = codes[f]
-        if k == 8:  # the default sketch width, unrolled: ~20% fewer cycles per add
-            for t in range(start, end):
-                b = base + codes_f[samples[t]]
-                counts[b] += 1
-                r = t - start
-                hist[b, 0] += rows[r, 0]
-                hist[b, 1] += rows[r, 1]
-                hist[b, 2] += rows[r, 2]
-                hist[b, 3] += rows[r, 3]
-                hist[b, 4] += rows[r, 4]
-                hist[b, 5] += rows[r, 5]
-                hist[b, 6] += rows[r, 6]
-                hist[b, 7] += rows[r, 7]
-            continue
         for t in range(start, end):
-            b = base + codes_f[samples[t]]
+            b = base + np.uint64(codes_f[np.uint64(samples[t])])
+            r = np.uint64(t - start)
             counts[b] += 1
-            row = t - start
-            for c in range(k):
-                hist[b, c] += rows[row, c]
+            c = np.uint64(0)
+            while c < k_groups:
+                a0, a1, a2, a3 = rows[r, c], rows[r, c + one], rows[r, c + two], rows[r, c + three]
+                h0, h1, h2, h3 = hist[b, c], hist[b, c + one], hist[b, c + two], hist[b, c + three]
+                hist[b, c] = h0 + a0
+                hist[b, c + one] = h1 + a1
+                hist[b, c + two] = h2 + a2
+                hist[b, c + three] = h3 + a3
+                c += four
+            while c < k:
+                hist[b, c] += rows[r, c]
+                c += one
 
 
 @njit(cache=True, nogil=True, fastmath=True)
@@ -117,7 +145,10 @@ def build_sparse(
             hist[z, c] += rest[c]
 
 
-@njit(cache=True, nogil=True, fastmath=True)
+@_compiled_with_slp(
+    "Tuple((int64, int64, float64, float64, int64))(float64[:, ::1], int64[::1], int64[::1],"
+    " float64[::1], float64[::1], int32[::1], int64, float64[::1], int64)"
+)
 def best_split(
     hist, counts, bin_offset, bin_min, bin_max, features, n, mu, min_leaf
 ):  # pragma: no cover
@@ -127,10 +158,13 @@ def best_split(
     midpoint between the largest value of bin b and the smallest of the next non-empty bin
     (the exact search's midpoint when bins hold one distinct value each). Ties go to the
     first feature, then the leftmost cut. Feature -1 when no valid cut. O(len(features) bins k).
+    Columns go four at a time with unsigned indices, as in :func:`build_dense`.
     """
-    k = hist.shape[1]
+    k = np.uint64(hist.shape[1])
+    k_groups = k - k % np.uint64(4)
+    one, two, three, four = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
     best_f, best_left, best_bin, best_gain = -1, -1, -1, -1.0
-    S = np.empty(k)
+    S = np.empty(hist.shape[1])
     for f in features:
         S[:] = 0.0
         n_left = 0
@@ -138,17 +172,30 @@ def best_split(
             if counts[b] == 0:
                 continue
             n_left += counts[b]
-            for c in range(k):
-                S[c] += hist[b, c]
             n_right = n - n_left
             if n_right == 0:
                 break
+            ub = np.uint64(b)
+            acc = 0.0
+            c = np.uint64(0)
+            while c < k_groups:
+                s0 = S[c] + hist[ub, c]
+                s1 = S[c + one] + hist[ub, c + one]
+                s2 = S[c + two] + hist[ub, c + two]
+                s3 = S[c + three] + hist[ub, c + three]
+                S[c], S[c + one], S[c + two], S[c + three] = s0, s1, s2, s3
+                d0, d1 = s0 - n_left * mu[c], s1 - n_left * mu[c + one]
+                d2, d3 = s2 - n_left * mu[c + two], s3 - n_left * mu[c + three]
+                acc += (d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3)
+                c += four
+            while c < k:
+                s0 = S[c] + hist[ub, c]
+                S[c] = s0
+                d0 = s0 - n_left * mu[c]
+                acc += d0 * d0
+                c += one
             if n_left < min_leaf or n_right < min_leaf:
                 continue
-            acc = 0.0
-            for c in range(k):
-                d = S[c] - n_left * mu[c]
-                acc += d * d
             gain = acc * n / (n_left * n_right)
             if gain > best_gain * (1.0 + TIE_TOLERANCE):
                 best_f, best_left, best_bin, best_gain = f, n_left, b, gain
