@@ -153,7 +153,9 @@ def _members(answer: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, np
 
 def _npy_bytes(arr: np.ndarray) -> bytes:
     buf = io.BytesIO()
-    np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
+    # C order (a Fortran-ordered member would need its reader to transpose); reshape keeps
+    # 0-d members (model_id, against) 0-d, which ascontiguousarray makes 1-d
+    np.lib.format.write_array(buf, np.ascontiguousarray(arr).reshape(arr.shape), allow_pickle=False)
     return buf.getvalue()
 
 

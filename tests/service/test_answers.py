@@ -47,6 +47,7 @@ def test_kernel_npz_holds_the_json_answer(
         "edges.new_new_ids",
         "edges.new_known_ids",
     }
+    assert got["model_id"].ndim == 0 and got["against"].ndim == 0  # as documented
     assert got["model_id"].item() == trained["model_id"] and got["against"].item() == "predicted"
     assert got["shape"].dtype == np.int64 and got["shape"].tolist() == js["shape"]
     np.testing.assert_array_equal(got["kernel"], js["kernel"])  # float64 bits, both ways
