@@ -12,7 +12,10 @@ default) or as JSON lists (``binary=False``). Inputs keep their dtype when it is
 float64, float32 or uint8 (others are sent as float64), and may be scipy sparse
 matrices: sent in CSR layout as parts ``inputs.data``, ``inputs.indices``,
 ``inputs.indptr`` and the text field ``inputs.shape`` (or as a JSON object
-``{data, indices, indptr, shape}`` with ``binary=False``).
+``{data, indices, indptr, shape}`` with ``binary=False``). Vertex ids (``ids=``, and
+edges given as pairs of ids) travel as text parts. With ``binary=True`` the answers of
+/kernel and /predict also come back binary (``Accept: application/x-npz``), read with
+``allow_pickle=False``; either way their arrays are returned as ndarrays.
 """
 
 from __future__ import annotations
@@ -25,7 +28,14 @@ from typing import Any
 import httpx
 import numpy as np
 
-from okboost_client.encoding import as_inputs, jsonable, split_arrays
+from okboost_client.encoding import as_inputs, from_npz, id_array, jsonable, split_arrays
+
+NPZ = "application/x-npz"
+# fields a binary answer leaves out when they are null (the JSON answer has them as null)
+KERNEL_FIELDS: dict[str, Any] = {"kernel": None, "edges": None}
+PREDICT_FIELDS: dict[str, Any] = dict.fromkeys(
+    ("outputs", "weights", "weights_sparse", "index_ids", "weights_sparse_ids")
+)
 
 
 class OKBoostError(Exception):
@@ -70,6 +80,8 @@ class OKBoostClient:
 
     # ------------------------------------------------------------ plumbing
     def _check(self, response: httpx.Response) -> Any:
+        if response.is_success and response.headers.get("content-type") == NPZ:
+            return from_npz(response.content)
         try:
             data = response.json()
         except ValueError:
@@ -84,18 +96,15 @@ class OKBoostClient:
             err.get("details"),
         )
 
-    def _post(self, path: str, body: dict[str, Any]) -> Any:
+    def _post(self, path: str, body: dict[str, Any], *, binary_answer: bool = False) -> Any:
         body = {k: v for k, v in body.items() if v is not None}
+        headers = {"Accept": NPZ} if self.binary and binary_answer else None
         if self.binary:
             plain, parts, texts = split_arrays(body)
             if parts:
-                files = {
-                    name: (f"{name}.npy", data, "application/octet-stream")
-                    for name, data in parts.items()
-                }
                 fields = {"json": json.dumps(jsonable(plain)), **texts}
-                return self._check(self._http.post(path, data=fields, files=files))
-        return self._check(self._http.post(path, json=jsonable(body)))
+                return self._check(self._http.post(path, data=fields, files=parts, headers=headers))
+        return self._check(self._http.post(path, json=jsonable(body), headers=headers))
 
     # ------------------------------------------------------------ endpoints
     def train(
@@ -107,11 +116,13 @@ class OKBoostClient:
         params: dict[str, Any] | None = None,
         name: str | None = None,
         eval_set: dict[str, Any] | None = None,
+        ids: Any = None,
         wait: bool = False,
     ) -> dict[str, Any]:
         """POST /train. ``inputs``: array (float64, float32 and uint8 sent as they are) or
         scipy sparse matrix (sent as CSR). ``output_kernel`` is the request's dict, arrays as
-        ndarrays or lists, e.g. ``{"type": "precomputed", "gram": K}``."""
+        ndarrays or lists, e.g. ``{"type": "precomputed", "gram": K}``; with ``ids`` (one
+        string per row) the diffusion kernel's ``edges`` may be pairs of ids."""
         kernel = {
             k: (np.asarray(v) if k in ("gram", "outputs", "edges") else v)
             for k, v in output_kernel.items()
@@ -122,6 +133,7 @@ class OKBoostClient:
             "model": model,
             "params": params or {},
             "name": name,
+            "ids": None if ids is None else id_array(ids),
             "wait": wait,
         }
         if eval_set is not None:
@@ -177,11 +189,14 @@ class OKBoostClient:
         candidates: Any = None,
         candidate_gram: Any = None,
         candidate_diag: Any = None,
+        ids: Any = None,
     ) -> dict[str, Any]:
-        """POST /predict; arrays in the answer come back as ndarrays."""
+        """POST /predict; arrays in the answer come back as ndarrays (``index_ids`` and
+        ``weights_sparse_ids`` as string arrays when the model or ``ids`` names vertices)."""
         body = {
             "model_id": model_id,
             "inputs": as_inputs(inputs),
+            "ids": None if ids is None else id_array(ids),
             "top_k": top_k,
             "return_outputs": return_outputs,
             "weights": weights,
@@ -190,12 +205,15 @@ class OKBoostClient:
             "candidate_gram": None if candidate_gram is None else np.asarray(candidate_gram),
             "candidate_diag": None if candidate_diag is None else np.asarray(candidate_diag),
         }
-        out: dict[str, Any] = self._post("/predict", body)
+        out: dict[str, Any] = {**PREDICT_FIELDS, **self._post("/predict", body, binary_answer=True)}
         out["indices"] = np.asarray(out["indices"], dtype=np.int64)
         out["scores"] = np.asarray(out["scores"], dtype=float)
         for key in ("outputs", "weights", "weights_sparse"):
-            if out.get(key) is not None:
+            if out[key] is not None:
                 out[key] = np.asarray(out[key], dtype=float)
+        for key in ("index_ids", "weights_sparse_ids"):
+            if out[key] is not None:
+                out[key] = np.asarray(out[key], dtype=str)
         return out
 
     def kernel(
@@ -209,12 +227,15 @@ class OKBoostClient:
         top_k: int | None = None,
         known_scores: str = "predicted",
         return_kernel: bool = True,
+        ids: Any = None,
     ) -> dict[str, Any]:
-        """POST /kernel; ``kernel`` and the edge lists come back as ndarrays
-        (edges of shape (E, 3): [a, b, score])."""
+        """POST /kernel; ``kernel`` and the edge lists come back as ndarrays (edges of shape
+        (E, 3): [a, b, score]; ``edges["new_new_ids"]`` / ``["new_known_ids"]`` (E, 2)
+        strings when the model or ``ids`` names vertices)."""
         body = {
             "model_id": model_id,
             "inputs": as_inputs(inputs),
+            "ids": None if ids is None else id_array(ids),
             "inputs2": None if inputs2 is None else as_inputs(inputs2),
             "against": against,
             "threshold": threshold,
@@ -222,12 +243,17 @@ class OKBoostClient:
             "known_scores": known_scores,
             "return_kernel": return_kernel,
         }
-        out: dict[str, Any] = self._post("/kernel", body)
-        if out.get("kernel") is not None:
+        out: dict[str, Any] = {**KERNEL_FIELDS, **self._post("/kernel", body, binary_answer=True)}
+        out["shape"] = [int(n) for n in out["shape"]]
+        if out["kernel"] is not None:
             out["kernel"] = np.asarray(out["kernel"], dtype=float)
-        if out.get("edges") is not None:
+        if out["edges"] is not None:
             out["edges"] = {
-                k: np.asarray(v, dtype=float).reshape(-1, 3) for k, v in out["edges"].items()
+                k: np.asarray(v, dtype=str).reshape(-1, 2)
+                if k.endswith("_ids")
+                else np.asarray(v, dtype=float).reshape(-1, 3)
+                for k, v in out["edges"].items()
+                if v is not None
             }
         return out
 

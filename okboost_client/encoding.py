@@ -1,9 +1,11 @@
-"""Request bodies of the okboost service from Python values, with numpy only.
+"""Request bodies of the okboost service from Python values, and its binary answers, with
+numpy only.
 
 Arrays become ``.npy`` parts of a multipart request (or JSON lists); scipy sparse
 matrices are recognised without importing scipy (a caller that has one has scipy) and
 travel in CSR layout: parts ``<name>.data``, ``<name>.indices``, ``<name>.indptr`` and the
-text field ``<name>.shape``.
+text field ``<name>.shape``. Arrays of strings (vertex ids, edges by id) become text parts:
+one id per line, or two ids per line separated by a tab.
 """
 
 from __future__ import annotations
@@ -40,23 +42,52 @@ def npy_bytes(arr: Any) -> bytes:
     return buf.getvalue()
 
 
+Part = tuple[str, bytes, str]
+"""A file part as httpx takes it: (file name, content, content type)."""
+
+
+def id_array(values: Any, name: str = "ids") -> np.ndarray:
+    """Vertex ids (or pairs of ids) as a string array; numbers are refused, as the service
+    refuses them (a number is a row index, a string an id)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind != "U":
+        raise TypeError(f"{name} must be strings (numbers are row indices): got {arr.dtype}")
+    return arr
+
+
+def text_lines(arr: np.ndarray) -> bytes:
+    """Ids one per line (1-D), or pairs of ids separated by a tab (2-D), as UTF-8."""
+    rows = arr.reshape(len(arr), -1).tolist()
+    bad = next((v for row in rows for v in row if any(c in v for c in "\t\n\r")), None)
+    if bad is not None:
+        raise ValueError(f"id {bad[:80]!r} contains a tab or a line break; ids cannot")
+    return "".join("\t".join(row) + "\n" for row in rows).encode("utf-8")
+
+
+def npy_part(path: str, arr: Any) -> Part:
+    return (f"{path}.npy", npy_bytes(arr), "application/octet-stream")
+
+
 def split_arrays(
     body: dict[str, Any], prefix: str = ""
-) -> tuple[dict[str, Any], dict[str, bytes], dict[str, str]]:
-    """Move ndarray and sparse values (up to two levels deep) out of ``body`` into .npy
-    parts named by their path; returns (JSON rest, binary parts, text fields)."""
+) -> tuple[dict[str, Any], dict[str, Part], dict[str, str]]:
+    """Move ndarray and sparse values (up to two levels deep) out of ``body`` into file
+    parts named by their path: ``.npy`` for numbers, text for strings (ids, edges by id);
+    returns (JSON rest, file parts, text fields)."""
     plain: dict[str, Any] = {}
-    parts: dict[str, bytes] = {}
+    parts: dict[str, Part] = {}
     texts: dict[str, str] = {}
     for key, value in body.items():
         path = f"{prefix}{key}"
         if is_sparse(value):
             csr = value.tocsr()
             for member in ("data", "indices", "indptr"):
-                parts[f"{path}.{member}"] = npy_bytes(getattr(csr, member))
+                parts[f"{path}.{member}"] = npy_part(f"{path}.{member}", getattr(csr, member))
             texts[f"{path}.shape"] = f"{csr.shape[0]},{csr.shape[1]}"
+        elif isinstance(value, np.ndarray) and value.dtype.kind == "U":
+            parts[path] = (f"{path}.tsv", text_lines(value), "text/tab-separated-values")
         elif isinstance(value, np.ndarray):
-            parts[path] = npy_bytes(value)
+            parts[path] = npy_part(path, value)
         elif isinstance(value, dict) and not prefix:
             inner, inner_parts, inner_texts = split_arrays(value, prefix=f"{path}.")
             plain[key] = inner
@@ -84,3 +115,19 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def from_npz(content: bytes) -> dict[str, Any]:
+    """A binary answer (``.npz``, members named by their dotted path in the JSON answer) as
+    the nested dict the JSON answer would give, with ndarrays for arrays and Python values
+    for 0-d members."""
+    out: dict[str, Any] = {}
+    with np.load(io.BytesIO(content), allow_pickle=False) as npz:
+        for name in npz.files:
+            arr = npz[name]
+            *parents, leaf = name.split(".")
+            node = out
+            for parent in parents:
+                node = node.setdefault(parent, {})
+            node[leaf] = arr.item() if arr.ndim == 0 else arr
+    return out

@@ -181,8 +181,8 @@ def test_client_sends_csr_and_float32_as_parts() -> None:
     )
     assert plain == {"model_id": "m"} and texts == {"inputs.shape": "5,3"}
     assert set(parts) == {"inputs.data", "inputs.indices", "inputs.indptr", "inputs2"}
-    assert np.load(io.BytesIO(parts["inputs.data"])).dtype == np.float32
-    assert np.load(io.BytesIO(parts["inputs2"])).dtype == np.float32
+    assert np.load(io.BytesIO(parts["inputs.data"][1])).dtype == np.float32
+    assert np.load(io.BytesIO(parts["inputs2"][1])).dtype == np.float32
 
 
 @pytest.mark.parametrize("binary", [True, False])

@@ -98,3 +98,57 @@ test("errors arrive as OKBoostError with the service's status, code and message"
   assert.throws(() => new Matrix(new Float64Array(3), [2, 2]), RangeError);
   assert.equal((await client.health()).status, "ready");
 });
+
+test("vertex ids: edges by id in, edges and pre-images by id out", { skip }, async () => {
+  const client = new OKBoostClient(URL);
+  const ids = X.map((_, i) => `paper-${i}`);
+  const byId = EDGES.map(([a, b]) => [ids[a], ids[b]]);
+  const accepted = await client.train(X, { type: "diffusion", beta: 1.0, edges: byId }, {
+    params: PARAMS,
+    ids,
+  });
+  await client.wait(accepted.job_id, { pollMs: 50 });
+  const modelId = accepted.model_id;
+  const out = await client.kernel(modelId, NEW, { topK: 2, ids: ["new-A", "new-B"] });
+  const named = out.edges.new_known_ids;
+  assert.equal(named.length, out.edges.new_known.length);
+  out.edges.new_known.forEach(([a, b], i) => {
+    assert.deepEqual(named[i], [["new-A", "new-B"][a], ids[b]]);
+  });
+  const pre = await client.predict(modelId, NEW, { topK: 1 });
+  assert.deepEqual(pre.index_ids, pre.indices.map((row) => row.map((i) => ids[i])));
+  await client.deleteModel(modelId);
+});
+
+test("binary answers (.npz) hold the same numbers as JSON answers", { skip }, async () => {
+  const client = new OKBoostClient(URL);
+  const ids = X.map((_, i) => `v${i}`);
+  const accepted = await client.train(Matrix.fromRows(X), {
+    type: "diffusion", beta: 1.0, edges: Matrix.fromRows(EDGES, Int32Array),
+  }, { params: PARAMS, ids });
+  await client.wait(accepted.job_id, { pollMs: 50 });
+  const modelId = accepted.model_id;
+
+  const ask = { topK: 2, ids: ["n0", "n1"] };
+  const json = await client.kernel(modelId, NEW, ask);
+  const npz = await client.kernel(modelId, NEW, { ...ask, format: "npz" });
+  assert.equal(npz.model_id, modelId);
+  assert.ok(npz.kernel instanceof Matrix && npz.kernel.data instanceof Float64Array);
+  assert.deepEqual(npz.kernel.shape, [2, 2]);
+  assert.deepEqual(npz.kernel.toRows(), json.kernel);
+  assert.deepEqual(Array.from(npz.shape.data), json.shape);
+  assert.deepEqual(npz.edges.new_known.shape, [json.edges.new_known.length, 3]);
+  assert.deepEqual(npz.edges.new_known.toRows(), json.edges.new_known);
+  assert.deepEqual(npz.edges.new_known_ids, json.edges.new_known_ids);
+
+  const preJson = await client.predict(modelId, NEW, { topK: 2, weights: "sparse" });
+  const preNpz = await client.predict(modelId, NEW, { topK: 2, weights: "sparse", format: "npz" });
+  assert.deepEqual(preNpz.indices.toRows(), preJson.indices);
+  assert.deepEqual(preNpz.scores.toRows(), preJson.scores);
+  assert.deepEqual(preNpz.weights_sparse.toRows(), preJson.weights_sparse);
+  assert.deepEqual(preNpz.index_ids, preJson.index_ids);
+  assert.equal(preNpz.weights, undefined); // null in JSON, absent from the archive
+
+  await assert.rejects(client.kernel(modelId, NEW, { format: "npz", inputs2: [[1]] }), OKBoostError);
+  await client.deleteModel(modelId);
+});
