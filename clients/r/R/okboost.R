@@ -12,6 +12,9 @@
 # rows too (the service itself counts from 0; the client converts both ways).
 # Numeric matrices travel as raw little-endian binary parts of a multipart request
 # (binary = FALSE sends JSON instead); integer matrices (edges) as 32-bit integers.
+# Vertex ids: ok_train(cl, X, list(type = "diffusion", edges = E_by_id), ids = ids) with
+# E_by_id a two-column character matrix of ids; the answers then name vertices by id too
+# (edges$new_known_ids, index_ids).
 
 #' A connection to an okboost service.
 #'
@@ -151,6 +154,9 @@ as_edges <- function(rows, ids = FALSE) {
   data.frame(a = as.integer(rows[, 1]) + 1L, b = as.integer(rows[, 2]) + 1L, score = rows[, 3])
 }
 
+# ids stay a JSON array even when there is one (jsonlite unboxes length-1 vectors)
+as_ids <- function(ids) if (!is.null(ids)) I(as.character(ids))
+
 as_inputs <- function(x) {
   if (is.data.frame(x)) x <- as.matrix(x)
   if (is.null(dim(x))) x <- matrix(x, nrow = 1)
@@ -164,19 +170,21 @@ as_inputs <- function(x) {
 #' @param output_kernel a list such as `list(type = "diffusion", beta = 1, edges = E)` with
 #'   `E` a two-column matrix of 1-based rows of `inputs`, `list(type = "precomputed",
 #'   gram = K)`, or `list(type = "rbf", outputs = Y, sigma = 1)`.
+#'   With `ids`, `edges` may be a two-column character matrix of ids.
 #' @param params estimator parameters, e.g. `list(n_estimators = 200, max_splits = 8)`.
-#' @param ... further fields of the request (e.g. `ids`, `eval_set`).
+#' @param ids optional vertex ids: one unique string per row of `inputs`.
+#' @param ... further fields of the request (e.g. `eval_set`).
 #' @export
 ok_train <- function(client, inputs, output_kernel, model = "okboost", params = list(),
-                     name = NULL, wait = FALSE, ...) {
-  if (!is.null(output_kernel$edges)) {
+                     name = NULL, ids = NULL, wait = FALSE, ...) {
+  if (is.numeric(output_kernel$edges)) {
     edges <- as.matrix(output_kernel$edges)
-    if (is.numeric(edges) && all(edges == round(edges))) storage.mode(edges) <- "integer"
+    if (all(edges == round(edges))) storage.mode(edges) <- "integer"
     output_kernel$edges <- edges - 1L
   }
   body <- list(
     inputs = as_inputs(inputs), output_kernel = output_kernel, model = model,
-    params = if (length(params)) params, name = name, wait = wait, ...
+    params = if (length(params)) params, name = name, ids = as_ids(ids), wait = wait, ...
   )
   ok_request(client, "POST", "/train", body)
 }
@@ -219,13 +227,14 @@ ok_wait <- function(client, job_id, poll = 0.2, timeout = Inf, on_progress = NUL
 #'
 #' @return a list with `kernel` (matrix, unless `return_kernel = FALSE`) and `edges`:
 #'   `new_new` and `new_known`, data.frames (a, b, score) of 1-based rows (`new_new`: rows of
-#'   `inputs`; `new_known`: a row of `inputs` and a training row).
+#'   `inputs`; `new_known`: a row of `inputs` and a training row), and `new_new_ids`,
+#'   `new_known_ids` (data.frames a, b of ids) when the model or `ids` names vertices.
 #' @export
 ok_kernel <- function(client, model_id, inputs, inputs2 = NULL, against = "predicted",
                       threshold = NULL, top_k = NULL, known_scores = "predicted",
-                      return_kernel = TRUE, ...) {
+                      return_kernel = TRUE, ids = NULL, ...) {
   body <- list(
-    model_id = model_id, inputs = as_inputs(inputs),
+    model_id = model_id, inputs = as_inputs(inputs), ids = as_ids(ids),
     inputs2 = if (!is.null(inputs2)) as_inputs(inputs2), against = against,
     threshold = threshold, top_k = top_k, known_scores = known_scores,
     return_kernel = return_kernel, ...
@@ -244,18 +253,20 @@ ok_kernel <- function(client, model_id, inputs, inputs2 = NULL, against = "predi
 #'
 #' @return a list with `indices` (Q x top_k matrix of 1-based training rows) and `scores`
 #'   (squared feature-space distances), `weights` (Q x N) with `weights = "dense"`, and
-#'   `weights_sparse` (data.frame row, index, weight; 1-based) with `weights = "sparse"`.
+#'   `weights_sparse` (data.frame row, index, weight; 1-based) with `weights = "sparse"`;
+#'   `index_ids` (Q x top_k ids) when the model has vertex ids.
 #' @export
 ok_predict <- function(client, model_id, inputs, top_k = 1, return_outputs = FALSE,
-                       weights = "none", weights_top_k = 10, ...) {
+                       weights = "none", weights_top_k = 10, ids = NULL, ...) {
   body <- list(
-    model_id = model_id, inputs = as_inputs(inputs), top_k = top_k,
+    model_id = model_id, inputs = as_inputs(inputs), ids = as_ids(ids), top_k = top_k,
     return_outputs = return_outputs, weights = weights, weights_top_k = weights_top_k, ...
   )
   out <- ok_request(client, "POST", "/predict", body)
   q <- nrow(as_inputs(inputs))
   out$indices <- matrix(as.integer(out$indices), nrow = q) + 1L
   out$scores <- matrix(out$scores, nrow = q)
+  if (!is.null(out$index_ids)) out$index_ids <- matrix(out$index_ids, nrow = q)
   if (!is.null(out$weights)) out$weights <- matrix(out$weights, nrow = q)
   if (!is.null(out$weights_sparse)) {
     w <- matrix(out$weights_sparse, ncol = 3)

@@ -91,3 +91,25 @@ test_that("errors are okboost_error conditions with the service's status and cod
   expect_error(ok_kernel(cl, strrep("0", 32), X_new), class = "okboost_error")
   expect_equal(ok_health(cl)$status, "ready")
 })
+
+test_that("vertex ids: edges by id in, edges and pre-images by id out", {
+  skip_if(url == "", "OKBOOST_URL is not set")
+  cl <- okboost_client(url)
+  ids <- sprintf("paper-%d", seq_len(nrow(X)))
+  by_id <- matrix(ids[E], ncol = 2)
+  fit <- ok_train(cl, X, list(type = "diffusion", beta = 1, edges = by_id),
+    ids = ids, params = params
+  )
+  ok_wait(cl, fit$job_id, poll = 0.05)
+  out <- ok_kernel(cl, fit$model_id, X_new, top_k = 2, ids = c("new-A", "new-B"))
+  nk <- out$edges$new_known
+  named <- out$edges$new_known_ids
+  expect_equal(nrow(named), nrow(nk))
+  expect_equal(named$a, c("new-A", "new-B")[nk$a])
+  expect_equal(named$b, ids[nk$b])
+  one <- ok_kernel(cl, fit$model_id, X_new[1, , drop = FALSE], top_k = 1, ids = "solo")
+  expect_equal(unique(one$edges$new_known_ids$a), "solo") # one id is still a list of ids
+  pre <- ok_predict(cl, fit$model_id, X_new, top_k = 1)
+  expect_equal(pre$index_ids[, 1], ids[pre$indices[, 1]])
+  ok_delete_model(cl, fit$model_id)
+})
