@@ -10,8 +10,9 @@
 # Rows and vertices are numbered from 1, as R indexes: training edges are pairs of rows of
 # the training inputs (1..N), and the edges and pre-image indices in the answers are 1-based
 # rows too (the service itself counts from 0; the client converts both ways).
-# Numeric matrices travel as raw little-endian binary parts of a multipart request
-# (binary = FALSE sends JSON instead); integer matrices (edges) as 32-bit integers.
+# Numeric matrices travel as raw little-endian binary parts of a multipart request, and the
+# answers of /kernel and /predict come back as .npz archives (binary = FALSE: JSON both
+# ways; the results are the same); integer matrices (edges) go as 32-bit integers.
 # Vertex ids: ok_train(cl, X, list(type = "diffusion", edges = E_by_id), ids = ids) with
 # E_by_id a two-column character matrix of ids; the answers then name vertices by id too
 # (edges$new_known_ids, index_ids).
@@ -21,7 +22,8 @@
 #' @param url base URL of the service.
 #' @param token bearer token, if the service requires one.
 #' @param timeout seconds before a request is abandoned.
-#' @param binary send matrices as binary parts (TRUE) or as JSON (FALSE).
+#' @param binary send matrices as binary parts and read /kernel and /predict answers as
+#'   .npz (TRUE), or use JSON both ways (FALSE).
 #' @export
 okboost_client <- function(url = Sys.getenv("OKBOOST_URL", "http://127.0.0.1:8000"),
                            token = Sys.getenv("OKBOOST_TOKEN"), timeout = 300,
@@ -102,18 +104,19 @@ multipart_fields <- function(plain, parts, dir) {
   fields
 }
 
-ok_request <- function(client, method, path, body = NULL) {
+ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE) {
   req <- httr2::request(paste0(client$url, path))
   req <- httr2::req_method(req, method)
   req <- httr2::req_timeout(req, client$timeout)
   req <- httr2::req_error(req, is_error = function(resp) FALSE)
+  dir <- tempfile("okboost-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
   if (!is.null(client$token)) req <- httr2::req_auth_bearer_token(req, client$token)
+  if (client$binary && npz_answer) req <- httr2::req_headers(req, Accept = NPZ)
   if (!is.null(body)) {
     split <- split_matrices(drop_null(body))
     if (client$binary && length(split$parts) > 0) {
-      dir <- tempfile("okboost-")
-      dir.create(dir)
-      on.exit(unlink(dir, recursive = TRUE), add = TRUE)
       fields <- multipart_fields(split$plain, split$parts, dir)
       req <- do.call(httr2::req_body_multipart, c(list(req), fields))
     } else {
@@ -122,6 +125,9 @@ ok_request <- function(client, method, path, body = NULL) {
   }
   resp <- httr2::req_perform(req)
   status <- httr2::resp_status(resp)
+  if (status < 400 && identical(httr2::resp_content_type(resp), NPZ)) {
+    return(read_npz(httr2::resp_body_raw(resp), dir))
+  }
   text <- httr2::resp_body_string(resp)
   data <- if (nzchar(text)) {
     tryCatch(jsonlite::fromJSON(text, simplifyVector = TRUE), error = function(e) NULL)
@@ -136,6 +142,58 @@ ok_request <- function(client, method, path, body = NULL) {
     if (is.null(err$message)) substr(text, 1, 500) else err$message,
     if (is.null(err$details)) list() else err$details
   ))
+}
+
+NPZ <- "application/x-npz"
+
+# One .npy file (format 1, 2 or 3, little-endian float64, int64, bool or unicode, C order):
+# a scalar, a vector or a matrix (row-major on disk).
+read_npy <- function(path) {
+  con <- file(path, "rb")
+  on.exit(close(con))
+  magic <- readBin(con, "raw", 8)
+  if (!identical(magic[2:6], charToRaw("NUMPY"))) stop(path, " is not a .npy file")
+  header_length <- readBin(con, "integer", 1, size = if (magic[7] == 1) 2 else 4,
+                           signed = magic[7] != 1, endian = "little")
+  header <- rawToChar(readBin(con, "raw", header_length))
+  descr <- sub(".*'descr': *'([^']+)'.*", "\\1", header)
+  dims <- sub(".*'shape': *\\(([^)]*)\\).*", "\\1", header)
+  shape <- as.integer(Filter(nzchar, trimws(strsplit(dims, ",")[[1]])))
+  if (grepl("'fortran_order': *True", header)) stop(path, ": Fortran order")
+  n <- prod(shape)
+  values <- switch(substr(descr, 1, 2),
+    "<f" = readBin(con, "double", n, size = 8, endian = "little"),
+    "<i" = readBin(con, "integer", n, size = 8, endian = "little"),
+    "|b" = as.logical(readBin(con, "integer", n, size = 1)),
+    "<U" = {
+      width <- as.integer(substring(descr, 3))
+      points <- matrix(readBin(con, "integer", n * width, size = 4, endian = "little"), width)
+      apply(points, 2, function(cp) intToUtf8(cp[cp > 0]))
+    },
+    stop(path, ": unsupported dtype ", descr)
+  )
+  if (length(shape) == 2) matrix(values, nrow = shape[1], ncol = shape[2], byrow = TRUE) else values
+}
+
+# A binary answer: members named by their dotted path in the JSON answer, nested as
+# fromJSON would nest them.
+read_npz <- function(content, dir) {
+  archive <- file.path(dir, "answer.npz")
+  writeBin(content, archive)
+  members <- utils::unzip(archive, list = TRUE)$Name
+  utils::unzip(archive, exdir = file.path(dir, "answer"))
+  out <- list()
+  for (member in members) {
+    value <- read_npy(file.path(dir, "answer", member))
+    path <- strsplit(sub("[.]npy$", "", member), ".", fixed = TRUE)[[1]]
+    if (length(path) == 1) {
+      out[[path]] <- value
+    } else {
+      if (is.null(out[[path[1]]])) out[[path[1]]] <- list()
+      out[[path[1]]][[path[2]]] <- value
+    }
+  }
+  out
 }
 
 # [a, b, score] rows (0-based) as a data.frame with 1-based a and b; [a, b] id pairs as is.
@@ -239,7 +297,7 @@ ok_kernel <- function(client, model_id, inputs, inputs2 = NULL, against = "predi
     threshold = threshold, top_k = top_k, known_scores = known_scores,
     return_kernel = return_kernel, ...
   )
-  out <- ok_request(client, "POST", "/kernel", body)
+  out <- ok_request(client, "POST", "/kernel", body, npz_answer = TRUE)
   if (!is.null(out$kernel)) out$kernel <- matrix(out$kernel, nrow = out$shape[1])
   if (!is.null(out$edges)) {
     out$edges <- sapply(names(out$edges), function(key) {
@@ -262,7 +320,7 @@ ok_predict <- function(client, model_id, inputs, top_k = 1, return_outputs = FAL
     model_id = model_id, inputs = as_inputs(inputs), ids = as_ids(ids), top_k = top_k,
     return_outputs = return_outputs, weights = weights, weights_top_k = weights_top_k, ...
   )
-  out <- ok_request(client, "POST", "/predict", body)
+  out <- ok_request(client, "POST", "/predict", body, npz_answer = TRUE)
   q <- nrow(as_inputs(inputs))
   out$indices <- matrix(as.integer(out$indices), nrow = q) + 1L
   out$scores <- matrix(out$scores, nrow = q)

@@ -113,3 +113,35 @@ test_that("vertex ids: edges by id in, edges and pre-images by id out", {
   expect_equal(pre$index_ids[, 1], ids[pre$indices[, 1]])
   ok_delete_model(cl, fit$model_id)
 })
+
+test_that("binary answers (.npz) give the same R values as JSON answers", {
+  skip_if(url == "", "OKBOOST_URL is not set")
+  binary <- okboost_client(url)
+  json <- okboost_client(url, binary = FALSE)
+  ids <- sprintf("v%d", seq_len(nrow(X)))
+  fit <- ok_train(binary, X, list(type = "diffusion", beta = 1, edges = E),
+    ids = ids, params = params
+  )
+  ok_wait(binary, fit$job_id, poll = 0.05)
+  for (ask in list(
+    list(top_k = 2, ids = c("n1", "n2")),
+    list(threshold = 0.05, return_kernel = FALSE),
+    list(against = "training")
+  )) {
+    a <- do.call(ok_kernel, c(list(binary, fit$model_id, X_new), ask))
+    b <- do.call(ok_kernel, c(list(json, fit$model_id, X_new), ask))
+    expect_equal(a$model_id, b$model_id)
+    expect_equal(as.integer(a$shape), as.integer(b$shape))
+    expect_equal(a$kernel, b$kernel)
+    expect_equal(a$edges, b$edges)
+  }
+  for (weights in c("none", "sparse", "dense")) {
+    a <- ok_predict(binary, fit$model_id, X_new, top_k = 2, weights = weights)
+    b <- ok_predict(json, fit$model_id, X_new, top_k = 2, weights = weights)
+    for (key in c("indices", "scores", "index_ids", "weights", "weights_sparse")) {
+      expect_equal(a[[key]], b[[key]], info = paste(weights, key))
+    }
+  }
+  expect_equal(httr2::resp_content_type(httr2::last_response()), "application/json")
+  ok_delete_model(binary, fit$model_id)
+})
