@@ -17,6 +17,8 @@ RUN groupadd --system --gid 10001 okboost \
 COPY pyproject.toml README.md ./
 COPY okcore ./okcore
 COPY service ./service
+# the CLI (okboost serve is one of its commands) imports the Python client
+COPY okboost_client ./okboost_client
 RUN pip install . \
  && mkdir -p /data/models /tmp/numba-cache \
  && chown -R okboost:okboost /data /tmp/numba-cache
