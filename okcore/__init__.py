@@ -4,7 +4,7 @@ Geurts, Wehenkel & d'Alché-Buc, "Gradient boosting for kernelized output spaces
 numpy / scipy / numba only; never imports the web stack.
 """
 
-from . import graph, metrics
+from . import graph, metrics, model_selection
 from .base import FitProgress
 from .boosting import OKBoostRegressor
 from .exceptions import (
@@ -54,5 +54,6 @@ __all__ = [
     "load",
     "make_kernel",
     "metrics",
+    "model_selection",
     "save",
 ]

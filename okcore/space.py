@@ -50,6 +50,9 @@ _NYSTROM_BLOCK = 4096
 FLOP_RATE = 2e10
 SPARSE_FLOP_RATE = 1e9
 LANCZOS_RESTARTS = 4
+#: N x N float64 arrays alive at once in the dense eigendecomposition (the Gram matrix or the
+#: Laplacian, eigh's copy of it, the eigenvectors), for :func:`estimate_factor_cost`.
+DENSE_EIGH_COPIES = 3
 
 
 @dataclass(frozen=True)
@@ -451,28 +454,58 @@ def estimate_factor_seconds(
     n_landmarks: int | None,
     n_edges: int | None = None,
 ) -> float:
-    """Seconds :meth:`OutputSpace.build` should take, for the ETA of the "output_space" phase.
+    """Seconds :meth:`OutputSpace.build` should take, for the ETA of the "output_space" phase
+    (:func:`estimate_factor_cost`)."""
+    return estimate_factor_cost(n_samples, kernel, rank, n_landmarks, n_edges).seconds
 
-    A stated flop count divided by a rate measured on the project machine
-    (bench/lowrank_factors.py, docs/PERFORMANCE.md "Low-rank output spaces"); it follows the
-    same dispatch as ``build`` (N = n_samples, k = rank, m = n_landmarks, E = n_edges):
 
-    - linear kernel, no rank or landmarks: 0 (phi = Y); linear with rank: 4 N d^2 is unknown
-      without d, so counted as a Nystrom of m = k;
+@dataclass(frozen=True)
+class FactorCost:
+    """What :meth:`OutputSpace.build` should cost (see :func:`estimate_factor_cost`)."""
+
+    seconds: float
+    peak_bytes: float  # arrays built beyond the given data (Y, gram, edges), at the peak
+    rank: int  # an upper bound on the factor's columns r
+
+
+def estimate_factor_cost(
+    n_samples: int,
+    kernel: Any,
+    rank: int | None,
+    n_landmarks: int | None,
+    n_edges: int | None = None,
+    n_outputs: int | None = None,
+) -> FactorCost:
+    """Time, memory and factor width of :meth:`OutputSpace.build`, for the "output_space"
+    phase ETA and for refusing absurd work before it starts.
+
+    Time is a stated flop count divided by a rate measured on the project machine
+    (bench/lowrank_factors.py, docs/PERFORMANCE.md "Low-rank output spaces"); memory counts
+    the float64 arrays built (8 bytes a value). It follows the same dispatch as ``build``
+    (N = n_samples, k = rank, m = n_landmarks, E = n_edges, d = n_outputs, default 1):
+
+    - linear kernel, no rank or landmarks: 0 s (phi = Y), 8 N d bytes, r = d; linear with
+      rank: the time of a Nystrom of m = k (4 N d^2 is unknown without d), a thin SVD's
+      3 x 8 N d bytes, r = min(k, d);
     - Nystrom (m landmarks): flops = 4 N m^2 + 2 N m k + 10 m^3 + 30 N m  (K_nm and its
-      products; the kernel values are counted at 30 flops each);
+      products; the kernel values are counted at 30 flops each); bytes = 8 (2 m^2 + 2 N m
+      + 4096 m + N k) (K_mm and its eigenvectors, phi0, one block of K_nm, phi); r = k;
     - Lanczos on a graph (low-rank diffusion): flops = LANCZOS_RESTARTS x (2k) x (4 (2E + N)
       + 8 N k)  (2k Lanczos vectors per restart: a sparse mat-vec plus re-orthogonalisation)
-      plus the diagonal estimate, DIAG_PROBES x 100 mat-vecs of 4 (2E + N) flops;
+      plus the diagonal estimate, DIAG_PROBES x 100 mat-vecs of 4 (2E + N) flops; bytes =
+      8 N (ncv + k + 5 DIAG_PROBES) + 24 (2E + N), ncv = max(2k + 1, 20) Lanczos vectors;
     - Lanczos on a dense Gram (rank k < N / 4): flops = LANCZOS_RESTARTS x 2k x 2 N^2;
-    - otherwise the dense eigendecomposition: flops = 10 N^3 (+ 2 N^2 for the Gram).
+      bytes = 8 (2 N^2 + N ncv) (the symmetrised Gram and its transient sum);
+    - otherwise the dense eigendecomposition: flops = 10 N^3 (+ 2 N^2 for the Gram); bytes =
+      DENSE_EIGH_COPIES x 8 N^2 (the Gram or Laplacian, eigh's copy of it, the
+      eigenvectors); r = min(k, N).
 
     seconds = flops / FLOP_RATE (dense BLAS-3 work) or / SPARSE_FLOP_RATE (mat-vecs).
     """
     kern = make_kernel(kernel) if kernel is not None else LinearKernel()
-    n = int(n_samples)
+    n, d = int(n_samples), int(n_outputs or 1)
     if kern.name == "linear" and rank is None and n_landmarks is None:
-        return 0.0
+        return FactorCost(0.0, 8.0 * n * d, d)
     graph_kernel = isinstance(kern, DiffusionKernel)
     if rank is None and _auto_low_rank(n, rank) and kern.name != "linear":
         rank = AUTO_RANK
@@ -482,14 +515,22 @@ def estimate_factor_seconds(
         m = n_landmarks if n_landmarks is not None else min(n, rank or n)
         k = min(m, rank or m)
         flops = 4.0 * n * m * m + 2.0 * n * m * k + 10.0 * m**3 + 30.0 * n * m
-        return flops / FLOP_RATE
+        if n_landmarks is None:  # linear kernel with a rank: thin SVD of Y
+            return FactorCost(flops / FLOP_RATE, 3 * 8.0 * n * d, min(k, d))
+        peak = 8.0 * (2 * m * m + 2 * n * m + _NYSTROM_BLOCK * m + n * k)
+        return FactorCost(flops / FLOP_RATE, peak, k)
     if rank is not None and 4 * rank < n and (not graph_kernel or _auto_low_rank(n, rank)):
+        ncv = max(2 * rank + 1, 20)
         if graph_kernel:
             nnz = 2.0 * (n_edges if n_edges is not None else len(kern.edges)) + n
             lanczos = LANCZOS_RESTARTS * 2 * rank * (4 * nnz + 8.0 * n * rank)
-            return (lanczos + graph.DIAG_PROBES * 100 * 4 * nnz) / SPARSE_FLOP_RATE
-        return LANCZOS_RESTARTS * 2 * rank * 2.0 * n * n / SPARSE_FLOP_RATE
-    return (10.0 * n**3 + 2.0 * n * n) / FLOP_RATE
+            seconds = (lanczos + graph.DIAG_PROBES * 100 * 4 * nnz) / SPARSE_FLOP_RATE
+            peak = 8.0 * n * (ncv + rank + 5 * graph.DIAG_PROBES) + 24.0 * nnz
+            return FactorCost(seconds, peak, rank)
+        seconds = LANCZOS_RESTARTS * 2 * rank * 2.0 * n * n / SPARSE_FLOP_RATE
+        return FactorCost(seconds, 8.0 * (2.0 * n * n + n * ncv), rank)
+    seconds = (10.0 * n**3 + 2.0 * n * n) / FLOP_RATE
+    return FactorCost(seconds, DENSE_EIGH_COPIES * 8.0 * n * n, min(rank or n, n))
 
 
 def _linear_factor(Y: np.ndarray, *, rank: int | None, tol: float) -> tuple[np.ndarray, np.ndarray]:
