@@ -124,7 +124,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings.model_validate({})
     store = ModelStore(settings.model_dir, cache_size=settings.cache_size)
     job_manager = JobManager(
-        store, settings.max_workers, settings.max_queued_jobs, isolation=settings.job_isolation
+        store,
+        settings.max_workers,
+        settings.max_queued_jobs,
+        isolation=settings.job_isolation,
+        memory_budget=settings.job_memory_budget(),
     )
     services = Services(
         settings=settings, store=store, jobs=job_manager, metrics=Metrics(store, job_manager)

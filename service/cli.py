@@ -60,7 +60,7 @@ def progress_bar(info: dict[str, Any], width: int = 30, stream: Any = None) -> N
     prog = info["progress"]
     filled = int(round(width * prog["fraction"]))
     eta = info.get("eta")
-    loss = info["train_loss"][-1] if info.get("train_loss") else None
+    loss = info.get("last_train_loss")
     line = (
         f"\r[{'#' * filled}{'-' * (width - filled)}] {prog['done']}/{prog['total']} trees"
         f"  {info['elapsed']:.1f}s"

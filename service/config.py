@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -9,6 +10,14 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from service.guards import LOCAL_HOSTS, default_allowed_hosts
+
+
+def physical_memory() -> int:
+    """Bytes of RAM of this machine (0 when the platform does not say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 0
 
 
 class Settings(BaseSettings):
@@ -84,6 +93,28 @@ class Settings(BaseSettings):
         "The upload itself is bounded by max_request_bytes.",
     )
     max_workers: int = Field(1, ge=1, description="Training jobs that run at the same time.")
+    max_train_rows: int = Field(
+        200_000, ge=1, description="Largest N (training rows) a /train request may have."
+    )
+    max_features: int = Field(
+        1_000_000, ge=1, description="Largest p (input features) a /train request may have."
+    )
+    max_estimators: int = Field(
+        50_000, ge=1, description="Most trees (n_estimators) a training job may grow."
+    )
+    max_job_memory: int | None = Field(
+        None,
+        ge=64 * 1024 * 1024,
+        description="Memory budget of one training job in bytes (default: half the machine's "
+        "memory divided by max_workers). /train refuses (422) a job whose estimated memory "
+        "is over it, and a training process that allocates more than it beyond its start "
+        "is stopped (the job fails with a clear reason).",
+    )
+    max_job_seconds: float = Field(
+        86_400.0,
+        gt=0,
+        description="Longest estimated training time, in seconds, /train accepts (422 beyond).",
+    )
     job_isolation: Literal["process", "thread"] = Field(
         "process",
         description="Run each training job in a child process (default; keeps the service "
@@ -135,6 +166,12 @@ class Settings(BaseSettings):
                 raise ValueError(f"token_file {self.token_file} is empty")
             self.token = token
         return self
+
+    def job_memory_budget(self) -> int:
+        """``max_job_memory``, or half the machine's memory over ``max_workers``."""
+        if self.max_job_memory is not None:
+            return self.max_job_memory
+        return max(physical_memory() // (2 * self.max_workers), 64 * 1024 * 1024)
 
     def allowed_host_list(self) -> list[str]:
         """The Host header values answered (see ``allowed_hosts``)."""

@@ -40,8 +40,8 @@ JOB_INFO: dict[str, Any] = {
     "elapsed": 2.0,
     "phase": "trees",
     "eta": 3.0,
-    "train_loss": [0.61, 0.55, 0.5],
-    "validation_loss": None,
+    "last_train_loss": 0.5,
+    "last_validation_loss": None,
     "error": None,
 }
 
@@ -153,6 +153,11 @@ FIELD_EXAMPLES: dict[str, Any] = {
     "finished": 1763700004.2,
     "eta": 3.0,
     "validation_loss": [0.7, 0.66, 0.62],
+    "train_loss": [0.61, 0.55, 0.5],
+    "last_train_loss": 0.5,
+    "last_validation_loss": 0.62,
+    "curve_step": 1,
+    "next_cursor": f"1763700000.0_{MODEL_ID}",
     "error": "gram is not positive semi-definite: smallest eigenvalue -1 is 1.00e+00 of the "
     "largest (tolerance 1e-08)",
     "output_dim": 2,

@@ -2,191 +2,150 @@
 
 A job goes ``queued -> running -> done | failed | cancelled`` (``queued ->
 cancelled`` too). Each of the ``max_workers`` worker threads runs its job in a
-child process (``isolation="process"``, the service's default): okcore's numba
-kernels release the GIL, but scipy's eigendecomposition of the output Gram
-matrix does not, and in a thread it would stall the event loop, and every
-prediction, for as long as it takes (tens of seconds at N = 2000). The child
-reports progress through a pipe and stops after the current tree when asked; a
-child that does not stop within ``CANCEL_GRACE`` seconds is killed (the model
-folder is renamed into place only at the very end, so nothing half-written is
-ever visible). ``isolation="thread"`` runs tasks in the worker thread itself. Its record is a small JSON file ``<model_dir>/jobs/<id>.json``
-written on every state change and at most once a second while running. On
-start-up, records left ``queued`` or ``running`` by a previous process are
-marked ``failed`` ("interrupted by server restart"); finished models are never
-touched.
+child process (``isolation="process"``, the service's default; see service.worker):
+okcore's numba kernels release the GIL, but scipy's eigendecomposition of the output
+Gram matrix does not, and in a thread it would stall the event loop, and every
+prediction, for as long as it takes (tens of seconds at N = 2000). The child reports
+progress through a pipe and stops after the current tree when asked; a child that does
+not stop within ``CANCEL_GRACE`` seconds is killed (the model folder is renamed into
+place only at the very end, so nothing half-written is ever visible); a child that
+allocates past the job's memory budget fails the job. ``isolation="thread"`` runs tasks
+in the worker thread itself (no memory budget there).
+
+Its record is a small JSON file ``<model_dir>/jobs/<id>.json`` (loss curves downsampled
+to at most service.progress.CURVE_POINTS points: a few KB at any number of trees),
+written on every state or phase change and at most once a second while trees grow. What
+the API reports is the last record written, so a record on disk never lags what a client
+was told. On start-up, records left ``queued`` or ``running`` by a previous process are
+marked ``failed`` ("interrupted by server restart"); finished models are never touched.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
-import os
-import sys
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
+from service import pages
 from service.errors import Busy, NotFound, ServiceError
+from service.progress import PhasePlan, Progress
 from service.store import ModelStore, new_id, valid_id, write_json_atomic
+from service.worker import Reporter, TrainTask, child_main, process_context
 
 log = logging.getLogger("okboost.jobs")
 
+__all__ = ["Job", "JobManager", "Reporter", "TrainTask"]
 
-class Reporter(Protocol):
-    """What a training task reports to: okcore's fit callback plus a 'saving' notice."""
-
-    def __call__(self, progress: Any, /) -> bool:
-        """Called after each tree with a FitProgress; returns True to stop."""
-        ...
-
-    def saving(self) -> None:
-        """Called once before the model is written (it is no longer killed on cancel)."""
-        ...
-
-
-TrainTask = Callable[[Reporter], str]
-"""Runs the fit; returns "done" or "cancelled"; raises on failure. With process isolation
-it must be picklable (a module-level function or a functools.partial of one)."""
 Isolation = Literal["process", "thread"]
 CANCEL_GRACE = 5.0  # seconds a training process gets to stop by itself before it is killed
-
 ACTIVE = ("queued", "running")
-SETUP_PHASES = ("output_space", "binning")
-"""okcore fit phases before the first tree (FitProgress.phase); then "trees"."""
 RESTART_REASON = "interrupted by server restart"
 SHUTDOWN_REASON = "interrupted by server shutdown"
-_PERSIST_EVERY = 1.0  # seconds between progress writes while running
+PERSIST_EVERY = 1.0  # seconds between progress writes while trees grow
 
 
 @dataclass
 class Job:
+    """One training job: its state, its live progress, and its last written record."""
+
     job_id: str
     model_id: str
-    total: int
+    progress: Progress
     state: str = "queued"
     created: float = field(default_factory=time.time)
     started: float | None = None
     finished: float | None = None
-    done: int = 0
-    train_loss: list[float] = field(default_factory=list)
-    validation_loss: list[float] | None = None
     error: str | None = None
-    phase: str | None = None  # okcore's FitProgress.phase: output_space, binning, trees
-    phase_started: float | None = None  # unix time the current phase was first reported
-    phase_eta: float | None = None  # okcore's estimate of the set-up phase's duration (s)
-    # in-memory only: per-tree timing for the ETA of the trees phase
-    tree_anchor: float | None = field(default=None, repr=False)  # trees phase start (estimate)
-    tree_anchor_exact: bool = field(default=False, repr=False)  # reported with done = 0
-    tree_first: tuple[float, int] | None = field(default=None, repr=False)  # (time, done)
-    tree_last: tuple[float, int] | None = field(default=None, repr=False)
+    record: dict[str, Any] = field(default_factory=dict)  # as last written to disk
+    live: bool = True  # False for a job read back from its record (no full curves)
     exception: BaseException | None = field(default=None, repr=False)
     cancel_event: threading.Event = field(default_factory=threading.Event, repr=False)
     finished_event: threading.Event = field(default_factory=threading.Event, repr=False)
 
-    _PERSISTED = (
-        "job_id",
-        "model_id",
-        "total",
-        "state",
-        "created",
-        "started",
-        "finished",
-        "done",
-        "train_loss",
-        "validation_loss",
-        "error",
-        "phase",
-        "phase_started",
-        "phase_eta",
-    )
+    @property
+    def done(self) -> int:
+        """Trees done, as last written (and reported)."""
+        return int(self.record.get("done", 0))
 
-    def to_record(self) -> dict[str, Any]:
-        record = {name: getattr(self, name) for name in self._PERSISTED}
-        # copies: the worker thread keeps appending while the record is serialised
-        record["train_loss"] = list(self.train_loss)
-        if self.validation_loss is not None:
-            record["validation_loss"] = list(self.validation_loss)
-        return record
+    def snapshot(self, now: float) -> dict[str, Any]:
+        """The record to write now: state, times, progress, downsampled curves, the ETA."""
+        eta = self.progress.eta(now, self.started) if self.state == "running" else None
+        return {
+            "job_id": self.job_id,
+            "model_id": self.model_id,
+            "state": self.state,
+            "created": self.created,
+            "started": self.started,
+            "finished": self.finished,
+            "error": self.error,
+            "updated": now,
+            "eta": 0.0 if self.state == "done" else eta,
+            **self.progress.record(),
+        }
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Job:
-        job = cls(**{k: record[k] for k in cls._PERSISTED if k in record})
+        total = max(int(record.get("total", 1)), 1)
+        job = cls(
+            job_id=record["job_id"],
+            model_id=record["model_id"],
+            progress=Progress(total=total, done=int(record.get("done", 0))),
+            state=record["state"],
+            created=float(record.get("created", 0.0)),
+            started=record.get("started"),
+            finished=record.get("finished"),
+            error=record.get("error"),
+            record=dict(record),
+            live=False,
+        )
+        job.record.setdefault("curve_step", 1)  # records written before curves were sampled
         if job.state not in ACTIVE:
             job.finished_event.set()
         return job
 
-    def _running_eta(self, now: float) -> float | None:
-        """Seconds left. In a set-up phase (output_space, binning): okcore's estimate of the
-        phase minus the time spent in it, never negative; the trees, not timed yet, add
-        nothing. In the trees phase: the per-tree rate times the trees left, the rate
-        measured between tree reports (so set-up time does not inflate it)."""
-        if self.phase in SETUP_PHASES:
-            if self.phase_eta is None or self.phase_started is None:
-                return None
-            return max(self.phase_eta - (now - self.phase_started), 0.0)
-        left = max(self.total - self.done, 0)
-        last, first = self.tree_last, self.tree_first
-        if last is None or last[1] <= 0:
-            return None
-        if not self.tree_anchor_exact and first is not None and last[1] > first[1]:
-            per_tree = (last[0] - first[0]) / (last[1] - first[1])
-        else:
-            anchor = self.tree_anchor if self.tree_anchor is not None else self.started
-            per_tree = (last[0] - (anchor if anchor is not None else last[0])) / last[1]
-        return per_tree * left
-
-    def report(self, p: Any, now: float | None = None) -> None:
-        """Take one FitProgress (or anything with its fields; ``phase`` defaults to trees)."""
-        now = time.time() if now is None else now
-        phase = getattr(p, "phase", None) or "trees"
-        self.total = max(int(p.total), 1)
-        self.done = int(p.done)
-        if phase != "trees":
-            if phase != self.phase:
-                self.phase, self.phase_started = phase, now
-            eta = getattr(p, "phase_eta", None)
-            self.phase_eta = None if eta is None else float(eta)
-            return
-        if self.phase != "trees":  # first report of the trees phase
-            if self.done == 0:  # an explicit start of the trees phase
-                self.tree_anchor, self.tree_anchor_exact = now, True
-            else:  # the first tree is done: it started at the latest set-up phase, or the job
-                self.tree_anchor = self.phase_started if self.phase else self.started
-            self.phase, self.phase_started, self.phase_eta = "trees", now, None
-        if self.done > 0:
-            if self.tree_first is None:
-                self.tree_first = (now, self.done)
-            self.tree_last = (now, self.done)
-
-    def info(self) -> dict[str, Any]:
-        """The public view: record plus progress, elapsed and ETA."""
+    def info(self, curves: bool = False) -> dict[str, Any]:
+        """The public view of the last written record, with elapsed time and the ETA counted
+        down since it was written; the loss curves only when asked for."""
         now = time.time()
+        rec = self.record
+        eta = rec.get("eta")
+        if self.state == "running" and eta is not None:
+            eta = max(eta - (now - float(rec.get("updated", now))), 0.0)
         if self.started is None:
             elapsed = 0.0
         else:
             elapsed = (self.finished or now) - self.started
-        eta: float | None = None
-        if self.state == "running":
-            eta = self._running_eta(now)
-        elif self.state == "done":
-            eta = 0.0
-        info = self.to_record()
-        del info["total"], info["done"], info["phase_started"], info["phase_eta"]
-        info.update(
-            progress={
-                "done": self.done,
-                "total": self.total,
-                "fraction": (self.done / self.total) if self.total else 0.0,
-            },
-            elapsed=elapsed,
-            eta=eta,
-        )
+        done, total = int(rec.get("done", 0)), max(int(rec.get("total", 1)), 1)
+        info: dict[str, Any] = {
+            "job_id": self.job_id,
+            "model_id": self.model_id,
+            "state": self.state,
+            "phase": rec.get("phase"),
+            "progress": {"done": done, "total": total, "fraction": done / total},
+            "created": self.created,
+            "started": self.started,
+            "finished": self.finished,
+            "elapsed": elapsed,
+            "eta": eta,
+            "last_train_loss": rec.get("last_train_loss"),
+            "last_validation_loss": rec.get("last_validation_loss"),
+            "error": self.error,
+        }
+        if curves:
+            if self.live:
+                info.update(self.progress.curves(done))
+            else:
+                info.update(
+                    train_loss=rec.get("train_loss") or [],
+                    validation_loss=rec.get("validation_loss"),
+                    curve_step=int(rec.get("curve_step", 1)),
+                )
         return info
 
 
@@ -199,14 +158,17 @@ class JobManager:
         max_workers: int = 1,
         max_queued: int = 64,
         isolation: Isolation = "thread",
+        memory_budget: int | None = None,
     ) -> None:
         self.store = store
         self.isolation = isolation
-        self._ctx = _process_context() if isolation == "process" else None
+        self.memory_budget = memory_budget
+        self._ctx = process_context() if isolation == "process" else None
         self.dir = store.root / "jobs"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.max_queued = max_queued
         self._jobs: dict[str, Job] = {}
+        self._created: dict[str, float] = {}  # every job on record: creation times never change
         self._lock = threading.Lock()
         self._shutting_down = False
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="okboost-train")
@@ -219,7 +181,14 @@ class JobManager:
         return self.dir / f"{job_id}.json"
 
     def _persist(self, job: Job) -> None:
-        write_json_atomic(self._path(job.job_id), job.to_record())
+        record = job.snapshot(time.time())
+        write_json_atomic(self._path(job.job_id), record)
+        job.record = record
+
+    def _read(self, path: Path) -> Job:
+        job = Job.from_record(json.loads(path.read_text(encoding="utf-8")))
+        self._created[job.job_id] = job.created
+        return job
 
     def recover(self) -> list[str]:
         """Mark jobs left active by a previous process as failed; return their ids."""
@@ -228,8 +197,8 @@ class JobManager:
             if not valid_id(path.stem):
                 continue
             try:
-                job = Job.from_record(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError, TypeError) as exc:
+                job = self._read(path)
+            except (OSError, ValueError, TypeError, KeyError) as exc:
                 log.warning("skipping unreadable job record %s: %s", path, exc)
                 continue
             if job.state in ACTIVE:
@@ -248,7 +217,15 @@ class JobManager:
             self.store.update_record(model_id, status=status, error=error)
 
     # ------------------------------------------------------------ public
-    def submit(self, model_id: str, task: TrainTask, total: int, job_id: str | None = None) -> Job:
+    def submit(
+        self,
+        model_id: str,
+        task: TrainTask,
+        total: int,
+        job_id: str | None = None,
+        plan: PhasePlan | None = None,
+    ) -> Job:
+        """Queue ``task`` (``total`` trees; ``plan``: the estimated phases, for the ETA)."""
         with self._lock:
             queued = sum(1 for j in self._jobs.values() if j.state == "queued")
             if queued >= self.max_queued:
@@ -256,9 +233,12 @@ class JobManager:
                     f"{queued} training jobs are already waiting; retry when some finish "
                     "(or raise OKBOOST_MAX_QUEUED_JOBS)"
                 )
-            job = Job(job_id=job_id or new_id(), model_id=model_id, total=max(int(total), 1))
+            progress = Progress(total=max(int(total), 1), plan=plan)
+            job = Job(job_id=job_id or new_id(), model_id=model_id, progress=progress)
+        self._persist(job)  # first: a job that cannot be written is not queued
+        with self._lock:
             self._jobs[job.job_id] = job
-        self._persist(job)
+            self._created[job.job_id] = job.created
         self._executor.submit(self._run, job, task)
         return job
 
@@ -269,21 +249,33 @@ class JobManager:
         if job is not None:
             return job
         try:
-            return Job.from_record(json.loads(path.read_text(encoding="utf-8")))
+            return self._read(path)
         except FileNotFoundError:
             raise NotFound(f"unknown job '{job_id}'") from None
 
     def all_jobs(self) -> list[Job]:
-        ids = {p.stem for p in self.dir.glob("*.json") if valid_id(p.stem)}
+        jobs, _ = self.page(None, None)
+        return jobs
+
+    def page(self, limit: int | None, cursor: str | None) -> tuple[list[Job], str | None]:
+        """Jobs oldest first, ``limit`` of them after ``cursor`` (service.pages); only the
+        records of the page are read (creation times are kept once read)."""
+        on_disk = {p.stem for p in self.dir.glob("*.json") if valid_id(p.stem)}
+        for job_id in on_disk - set(self._created):
+            try:
+                self._read(self._path(job_id))
+            except (OSError, ValueError, TypeError, KeyError):
+                continue
         with self._lock:
-            ids |= set(self._jobs)
+            keys = [(c, i) for i, c in self._created.items() if i in on_disk or i in self._jobs]
+        keys, next_cursor = pages.select(keys, limit or len(keys), cursor)
         jobs = []
-        for job_id in ids:
+        for _, job_id in keys:
             try:
                 jobs.append(self.get(job_id))
-            except (NotFound, OSError, ValueError):
+            except (NotFound, OSError, ValueError, TypeError, KeyError):
                 continue
-        return sorted(jobs, key=lambda j: j.created)
+        return jobs, next_cursor
 
     def cancel(self, job_id: str) -> Job:
         """Cancel a queued job at once, or ask a running one to stop after its current tree."""
@@ -312,26 +304,19 @@ class JobManager:
     # ------------------------------------------------------------ worker side
     def _finish(self, job: Job, state: str, error: str | None) -> None:
         job.state, job.error, job.finished = state, error, time.time()
-        self._persist(job)
+        try:
+            self._persist(job)
+        except ServiceError as exc:  # e.g. a full disk: the state is still answered
+            log.error("job %s: its final record cannot be written: %s", job.job_id, exc)
+            job.record = job.snapshot(time.time())
         if state != "done":
             self._mark_model(job.model_id, state, error)
         job.finished_event.set()
 
     def _progress(self, job: Job, p: Any, last_write: list[float]) -> None:
-        phase_before = job.phase
-        job.report(p)
-        if job.phase != "trees":
-            if job.phase != phase_before:  # a new phase is worth a write at once
-                last_write[0] = time.monotonic()
-                self._persist(job)
-            return
-        if p.train_loss is not None:
-            job.train_loss.append(float(p.train_loss))
-        if p.val_loss is not None:
-            if job.validation_loss is None:
-                job.validation_loss = []
-            job.validation_loss.append(float(p.val_loss))
-        if time.monotonic() - last_write[0] >= _PERSIST_EVERY:
+        new_phase = job.progress.report(p, time.time())
+        # a new phase is written at once; trees at most every PERSIST_EVERY seconds
+        if new_phase or time.monotonic() - last_write[0] >= PERSIST_EVERY:
             last_write[0] = time.monotonic()
             self._persist(job)
 
@@ -340,8 +325,8 @@ class JobManager:
             if job.state != "queued":
                 return  # cancelled while queued
             job.state, job.started = "running", time.time()
-        self._persist(job)
         try:
+            self._persist(job)
             if self._ctx is None:
                 outcome = self._run_in_thread(job, task)
             else:
@@ -383,7 +368,9 @@ class JobManager:
         receiver, sender = self._ctx.Pipe(duplex=False)
         stop = self._ctx.Event()
         proc = self._ctx.Process(
-            target=_child_main, args=(task, sender, stop), name=f"okboost-job-{job.job_id[:8]}"
+            target=child_main,
+            args=(task, sender, stop, self.memory_budget),
+            name=f"okboost-job-{job.job_id[:8]}",
         )
         proc.start()
         sender.close()
@@ -420,59 +407,3 @@ class JobManager:
                 proc.kill()
                 proc.join()
         raise RuntimeError(f"training process exited unexpectedly (exit code {proc.exitcode})")
-
-
-def _process_context() -> Any:
-    """forkserver where available: children fork from a clean, single-threaded server that
-    has already imported okcore (and warmed its numba kernels), so a job starts in
-    milliseconds and no lock of the service's threads is inherited.
-
-    A child re-runs the main module's top level (multiprocessing's rule): ``service.cli``
-    is preloaded so that this costs nothing under ``okboost serve``; a script that builds
-    the app itself needs the usual ``if __name__ == "__main__":`` guard."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["service._preload", "service.cli"])
-        return ctx
-    return multiprocessing.get_context("spawn")
-
-
-def _child_main(task: TrainTask, conn: Any, stop: Any) -> None:
-    """Entry point of a training process: run ``task``, report through ``conn``."""
-
-    class _Reporter:
-        def __call__(self, p: Any) -> bool:
-            conn.send(
-                (
-                    "progress",
-                    {
-                        "done": int(p.done),
-                        "total": int(p.total),
-                        "train_loss": None if p.train_loss is None else float(p.train_loss),
-                        "val_loss": None if p.val_loss is None else float(p.val_loss),
-                        "phase": str(getattr(p, "phase", None) or "trees"),
-                        "phase_eta": (
-                            None if getattr(p, "phase_eta", None) is None else float(p.phase_eta)
-                        ),
-                    },
-                )
-            )
-            return bool(stop.is_set())
-
-        def saving(self) -> None:
-            conn.send(("saving",))
-
-    try:
-        conn.send(("done", task(_Reporter())))
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
-        try:
-            conn.send(("error", exc))
-        except Exception:  # noqa: BLE001 - an exception that does not pickle
-            conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
-    finally:
-        conn.close()
-        # Skip interpreter finalisation (numba / llvmlite tear-down takes ~0.3 s): the
-        # model files are already written and fsynced, and the parent waits on join().
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)

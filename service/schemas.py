@@ -433,14 +433,34 @@ class JobInfo(BaseModel):
     )
     eta: float | None = Field(
         None,
-        description="Estimated seconds remaining. During output_space / binning: okcore's "
-        "estimate for the current phase minus the time already spent in it (never negative), "
-        "the trees not included (not timed yet); during trees: seconds per tree, measured "
-        "between tree reports, times the trees left. null when nothing is known yet.",
+        description="Estimated seconds remaining, every phase included: the current set-up "
+        "phase's estimate minus the time spent in it, the phases to come as estimated before "
+        "the job started, and the trees left times the time of one tree (the estimate, "
+        "weighted as 2 trees, with the median of the measured ones). 0 when done; null when "
+        "nothing is known.",
     )
-    train_loss: list[float] = Field(description="Training loss after each tree so far.")
-    validation_loss: list[float] | None = None
+    last_train_loss: float | None = Field(None, description="Training loss after the last tree.")
+    last_validation_loss: float | None = None
+    train_loss: list[float] | None = Field(
+        None,
+        description="With ?curves=true: the training loss after trees curve_step, "
+        "2 curve_step, ... (every tree while the job's server runs; a job read back from its "
+        "record keeps at most 200 evenly spaced points).",
+    )
+    validation_loss: list[float] | None = Field(None, description="As train_loss (eval_set).")
+    curve_step: int | None = Field(None, description="Trees between two curve points.")
     error: str | None = Field(None, description="Why the job failed or was cancelled.")
+
+
+class JobList(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra=documented({"jobs": [ex.JOB_INFO], "next_cursor": None})
+    )
+
+    jobs: list[JobInfo]
+    next_cursor: str | None = Field(
+        description="Pass as ?cursor= for the next page; null on the last page."
+    )
 
 
 class OutputSpaceInfo(BaseModel):
@@ -473,9 +493,17 @@ class ModelInfo(BaseModel):
     output_dim: int | None = Field(None, description="d when outputs are vectors, else null.")
     fit_time: float | None = None
     n_estimators: int | None = None
-    train_loss: list[float] | None = None
-    validation_loss: list[float] | None = None
-    feature_importances: list[float] | None = None
+    last_train_loss: float | None = Field(None, description="Training loss of the model.")
+    last_validation_loss: float | None = None
+    train_loss: list[float] | None = Field(
+        None, description="With ?curves=true: the training loss after each tree."
+    )
+    validation_loss: list[float] | None = Field(
+        None, description="With ?curves=true: the validation loss after each tree (eval_set)."
+    )
+    feature_importances: list[float] | None = Field(
+        None, description="With ?importances=true: one value per input feature, summing to 1."
+    )
     has_ids: bool = Field(
         False, description="True when the training vertices have ids (POST /train `ids`)."
     )
@@ -488,9 +516,14 @@ class ModelInfo(BaseModel):
 
 
 class ModelList(BaseModel):
-    model_config = ConfigDict(json_schema_extra=documented({"models": [ex.MODEL_INFO]}))
+    model_config = ConfigDict(
+        json_schema_extra=documented({"models": [ex.MODEL_INFO], "next_cursor": None})
+    )
 
     models: list[ModelInfo]
+    next_cursor: str | None = Field(
+        description="Pass as ?cursor= for the next page; null on the last page."
+    )
 
 
 class TrainAccepted(BaseModel):

@@ -20,6 +20,7 @@ against a regex before any path is built from them.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -29,6 +30,8 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import okcore
-from service.errors import NotFound, NotReady, StoreCorrupted
+from service.errors import NotFound, NotReady, StorageFull, StoreCorrupted
 from service.ids import VertexIds, as_id_array
 
 ID_RE = re.compile(r"^[0-9a-f]{32}$")
@@ -58,18 +61,33 @@ def valid_id(value: str) -> bool:
     return bool(ID_RE.fullmatch(value))
 
 
+@contextmanager
+def disk_full_is_507(what: str) -> Iterator[None]:
+    """Raise StorageFull (507) instead of the OSError of a full disk or quota."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise StorageFull(
+            f"the model store has no space left ({exc.strerror}) while writing {what}; nothing "
+            "half-written was kept: free disk space (or delete models), then retry"
+        ) from exc
+
+
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     """Write JSON to ``path`` through a temporary file and ``os.replace``."""
-    fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with disk_full_is_507(path.name):
+        fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".json", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 def write_model(
@@ -87,6 +105,20 @@ def write_model(
     """
     if not valid_id(model_id):
         raise NotFound(f"unknown model '{model_id[:64]}'")
+    with disk_full_is_507(f"model {model_id}"):
+        _write_model_folder(root, model_id, estimator, inputs, outputs, record, ids)
+    write_json_atomic(root / f"{model_id}.json", record)
+
+
+def _write_model_folder(
+    root: Path,
+    model_id: str,
+    estimator: Any,
+    inputs: Any,
+    outputs: np.ndarray | None,
+    record: dict[str, Any],
+    ids: np.ndarray | None,
+) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{model_id}-", dir=root))
     try:
         okcore.save(estimator, tmp / "estimator")
@@ -104,7 +136,6 @@ def write_model(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    write_json_atomic(root / f"{model_id}.json", record)
 
 
 def _load_inputs(folder: Path) -> Any:
@@ -186,6 +217,7 @@ class ModelStore:
         self._load_locks: dict[str, threading.Lock] = {}
         self.cache_hits = 0  # load() answered from memory (for /metrics)
         self.cache_misses = 0  # load() read the model from disk
+        self._created: dict[str, float] = {}  # creation times of records once read (fixed)
         self._clean_temporaries()
 
     # ------------------------------------------------------------ paths
@@ -239,17 +271,39 @@ class ModelStore:
             write_json_atomic(self.record_path(model_id), record)
         return record
 
-    def list_records(self) -> list[dict[str, Any]]:
-        records = []
-        for path in sorted(self.root.glob("*.json")):
-            if not valid_id(path.stem):
-                continue
+    def list_keys(self) -> list[tuple[float, str]]:
+        """(created, id) of every stored model. A record is read once for its creation
+        time, which never changes, so listing a page reads only that page's records."""
+        on_disk = {p.stem for p in self.root.glob("*.json") if valid_id(p.stem)}
+        for model_id in on_disk - set(self._created):
             try:
-                records.append(self.read_record(path.stem))
+                self._created[model_id] = float(self.read_record(model_id).get("created", 0.0))
             except (NotFound, StoreCorrupted):
                 continue  # deleted meanwhile, or unreadable: not listed
-        records.sort(key=lambda r: r.get("created", 0.0))
+        return [(c, i) for i, c in self._created.items() if i in on_disk]
+
+    def list_records(self) -> list[dict[str, Any]]:
+        records = []
+        for _, model_id in sorted(self.list_keys()):
+            try:
+                records.append(self.read_record(model_id))
+            except (NotFound, StoreCorrupted):
+                continue
         return records
+
+    def check_writable(self) -> str | None:
+        """Why the store cannot take a new model now (not a writable directory, or a probe
+        record cannot be written: a full disk), or None."""
+        if not (self.root.is_dir() and os.access(self.root, os.W_OK | os.X_OK)):
+            return f"model store {self.root} is not writable"
+        probe = self.root / ".ready-probe.json"
+        try:
+            write_json_atomic(probe, {"probe": time.time()})
+        except (StorageFull, OSError) as exc:
+            return f"model store {self.root} cannot be written: {exc}"
+        finally:
+            probe.unlink(missing_ok=True)
+        return None
 
     # ------------------------------------------------------------ models
     def save_model(

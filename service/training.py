@@ -12,6 +12,7 @@ import numpy as np
 
 import okcore
 from okcore.space import check_gram
+from service.budget import JobEstimate, array_bytes, estimate_job
 from service.errors import InvalidRequest
 from service.jobs import Reporter
 from service.schemas import (
@@ -42,6 +43,7 @@ class TrainPlan:
     fit_kwargs: dict[str, Any]
     kernel: dict[str, Any]  # summary for the record (no data arrays)
     total: int
+    estimate: JobEstimate  # its cost (service.budget), checked against the limits
     record: dict[str, Any] = field(default_factory=dict)
     ids: np.ndarray | None = None  # names of the training vertices, when given
 
@@ -68,7 +70,8 @@ def _kernel_call(spec: Any) -> tuple[np.ndarray | None, dict[str, Any], dict[str
         }
         return spec.outputs, {"kernel": kdict}, dict(kdict)
     if isinstance(spec, DiffusionKernelSpec):
-        kdict = {"type": "diffusion", "beta": spec.beta, "edges": spec.edges.tolist()}
+        # the (E, 2) int64 array as it is: a list of E Python pairs would take ~10x the memory
+        kdict = {"type": "diffusion", "beta": spec.beta, "edges": spec.edges}
         summary = {"type": "diffusion", "beta": spec.beta, "n_edges": int(spec.edges.shape[0])}
         return None, {"kernel": kdict}, summary
     raise InvalidRequest(f"unknown output kernel {spec!r}")  # pragma: no cover - schema forbids
@@ -126,8 +129,28 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         "output_dim": None if outputs is None else int(outputs.shape[1]),
         "has_ids": req.ids is not None,
     }
+    sent = [req.inputs, outputs, fit_kwargs.get("gram"), *fit_kwargs.get("eval_set", ())]
+    if isinstance(req.output_kernel, DiffusionKernelSpec):
+        sent.append(req.output_kernel.edges)
+    estimate = estimate_job(
+        req.model,
+        est.get_params(),
+        req.inputs,
+        fit_kwargs.get("kernel"),
+        None if outputs is None else int(outputs.shape[1]),
+        sum(array_bytes(a) for a in sent),
+    )
     return TrainPlan(
-        req.model, est, req.inputs, outputs, fit_kwargs, summary, total, record, req.ids
+        req.model,
+        est,
+        req.inputs,
+        outputs,
+        fit_kwargs,
+        summary,
+        total,
+        estimate,
+        record,
+        req.ids,
     )
 
 

@@ -45,6 +45,12 @@ ERROR_EXAMPLES: dict[int, tuple[str, str, str]] = {
         "64 training jobs are already waiting; retry when some finish",
         "Too many jobs",
     ),
+    507: (
+        "insufficient_storage",
+        "the model store has 0.12 GB free but this model needs an estimated 0.31 GB of disk: "
+        "free disk space (or delete models), or train a smaller model",
+        "Model store full",
+    ),
 }
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import platform
 
 import numpy as np
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 import okcore
 from service import __version__
@@ -51,11 +51,11 @@ async def live() -> JSONResponse:
     },
 )
 async def ready(svc: ServicesDep) -> JSONResponse:
-    root = svc.store.root
-    if not (root.is_dir() and os.access(root, os.W_OK | os.X_OK)):
-        return JSONResponse(
-            error_body(503, "not_ready", f"model store {root} is not writable"), 503
-        )
+    """Ready when a record can be written to the model store now (a probe file is written,
+    fsynced and removed: a full disk is not ready even if the directory is writable)."""
+    problem = await run_in_threadpool(svc.store.check_writable)
+    if problem is not None:
+        return JSONResponse(error_body(503, "not_ready", problem), 503)
     return JSONResponse({"status": "ready"})
 
 

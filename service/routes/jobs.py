@@ -4,40 +4,55 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from service import examples
+from service import examples, pages
 from service.deps import ServicesDep
 from service.routes._docs import responses
-from service.schemas import JobInfo
+from service.routes.models import Cursor, Limit
+from service.schemas import JobInfo, JobList
 
 router = APIRouter(tags=["jobs"])
 
 JobId = Annotated[str, Path(description="Job id from POST /train.", examples=[examples.JOB_ID])]
+Curves = Annotated[
+    bool,
+    Query(
+        description="Include the loss curves so far (train_loss, validation_loss, curve_step).",
+        examples=[True],
+    ),
+]
 
 
 @router.get(
     "/jobs",
-    summary="List training jobs",
+    summary="List training jobs, a page at a time",
     response_model=None,
-    responses=responses(200, None, {"jobs": [examples.JOB_INFO]}, 401),
+    responses=responses(200, JobList, {"jobs": [examples.JOB_INFO], "next_cursor": None}, 401, 422),
 )
-async def list_jobs(svc: ServicesDep) -> JSONResponse:
-    jobs = await run_in_threadpool(svc.jobs.all_jobs)
-    return JSONResponse({"jobs": [job.info() for job in jobs]})
+async def list_jobs(
+    svc: ServicesDep,
+    limit: Limit = pages.DEFAULT_LIMIT,
+    cursor: Cursor = None,
+    curves: Curves = False,
+) -> JSONResponse:
+    """Jobs oldest first, `limit` per page; `next_cursor` (null on the last page) asks for
+    the next."""
+    jobs, next_cursor = await run_in_threadpool(svc.jobs.page, limit, cursor)
+    return JSONResponse({"jobs": [job.info(curves) for job in jobs], "next_cursor": next_cursor})
 
 
 @router.get(
     "/jobs/{job_id}",
-    summary="State, progress, ETA and loss curve of a training job",
+    summary="State, phase, progress and ETA of a training job (loss curves on request)",
     response_model=None,
     responses=responses(200, JobInfo, examples.JOB_INFO, 401, 404, 422),
 )
-async def get_job(job_id: JobId, svc: ServicesDep) -> JSONResponse:
+async def get_job(job_id: JobId, svc: ServicesDep, curves: Curves = False) -> JSONResponse:
     job = await run_in_threadpool(svc.jobs.get, job_id)
-    return JSONResponse(job.info())
+    return JSONResponse(job.info(curves))
 
 
 @router.delete(

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from service import examples
+from service import examples, pages
 from service.deps import ServicesDep
 from service.errors import ServiceError
 from service.routes._docs import responses
 from service.schemas import ModelInfo, ModelList
+from service.store import ModelStore
 
 router = APIRouter(tags=["models"])
 
@@ -21,25 +22,93 @@ ModelId = Annotated[
 ]
 
 
+Limit = Annotated[
+    int,
+    Query(ge=1, le=pages.MAX_LIMIT, description="Items per page (oldest first).", examples=[50]),
+]
+Cursor = Annotated[
+    str | None,
+    Query(
+        max_length=200,
+        description="`next_cursor` of the previous page; none for the first.",
+        examples=[examples.FIELD_EXAMPLES["next_cursor"]],
+    ),
+]
+Curves = Annotated[
+    bool,
+    Query(description="Include the loss curves (train_loss, validation_loss).", examples=[True]),
+]
+Importances = Annotated[
+    bool, Query(description="Include feature_importances (p values).", examples=[True])
+]
+CURVE_FIELDS = ("train_loss", "validation_loss")
+
+
+def model_view(
+    record: dict[str, Any], curves: bool = False, importances: bool = False
+) -> dict[str, Any]:
+    """A model record as answered: the last losses always, the whole curves and the
+    feature importances (sizes M and p) only when asked for."""
+    view = dict(record)
+    for name in CURVE_FIELDS:
+        curve = record.get(name)
+        view[f"last_{name}"] = curve[-1] if curve else None
+        if not curves:
+            view.pop(name, None)
+    if not importances:
+        view.pop("feature_importances", None)
+    return view
+
+
+def _page(
+    store: ModelStore, limit: int, cursor: str | None
+) -> tuple[list[dict[str, Any]], str | None]:
+    keys, next_cursor = pages.select(store.list_keys(), limit, cursor)
+    records = []
+    for _, model_id in keys:
+        try:
+            records.append(store.read_record(model_id))
+        except ServiceError:
+            continue  # deleted meanwhile, or unreadable: not listed
+    return records, next_cursor
+
+
 @router.get(
     "/models",
-    summary="List the stored models",
+    summary="List the stored models, a page at a time",
     response_model=None,
-    responses=responses(200, ModelList, {"models": [examples.MODEL_INFO]}, 401),
+    responses=responses(
+        200, ModelList, {"models": [model_view(examples.MODEL_INFO)], "next_cursor": None}, 401, 422
+    ),
 )
-async def list_models(svc: ServicesDep) -> JSONResponse:
-    records = await run_in_threadpool(svc.store.list_records)
-    return JSONResponse({"models": records})
+async def list_models(
+    svc: ServicesDep,
+    limit: Limit = pages.DEFAULT_LIMIT,
+    cursor: Cursor = None,
+    curves: Curves = False,
+    importances: Importances = False,
+) -> JSONResponse:
+    """Models oldest first, `limit` per page; `next_cursor` (null on the last page) asks for
+    the next. Loss curves and feature importances only with `curves` / `importances`."""
+    records, next_cursor = await run_in_threadpool(_page, svc.store, limit, cursor)
+    views = [model_view(r, curves, importances) for r in records]
+    return JSONResponse({"models": views, "next_cursor": next_cursor})
 
 
 @router.get(
     "/models/{model_id}",
-    summary="Describe one model (params, kernel, N, p, loss curves, importances)",
+    summary="Describe one model (params, kernel, N, p; loss curves and importances on request)",
     response_model=None,
-    responses=responses(200, ModelInfo, examples.MODEL_INFO, 401, 404, 422),
+    responses=responses(200, ModelInfo, model_view(examples.MODEL_INFO), 401, 404, 422),
 )
-async def get_model(model_id: ModelId, svc: ServicesDep) -> JSONResponse:
-    return JSONResponse(await run_in_threadpool(svc.store.read_record, model_id))
+async def get_model(
+    model_id: ModelId,
+    svc: ServicesDep,
+    curves: Curves = False,
+    importances: Importances = False,
+) -> JSONResponse:
+    record = await run_in_threadpool(svc.store.read_record, model_id)
+    return JSONResponse(model_view(record, curves, importances))
 
 
 @router.delete(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import shutil
 import time
 from typing import Any
 
@@ -14,9 +15,11 @@ from starlette.concurrency import run_in_threadpool
 import okcore
 from service import examples
 from service.bodies import read_body
+from service.budget import check_disk, check_limits
 from service.deps import ServicesDep
 from service.errors import NotReady, ServiceError
 from service.routes._docs import request_body, responses
+from service.routes.models import model_view
 from service.schemas import TRAIN_EXAMPLE, TrainAccepted, TrainRequest
 from service.store import new_id
 from service.training import plan_training, run_training
@@ -57,6 +60,7 @@ def _accepted(model_id: str, job_id: str, state: str, model: Any = None) -> dict
             415,
             422,
             429,
+            507,
             ok_description="Job queued; poll job_url",
         ),
         201: {
@@ -85,11 +89,19 @@ async def train(request: Request, svc: ServicesDep) -> JSONResponse:
     """
     req = await read_body(request, TrainRequest, svc.settings.max_request_bytes)
     plan = await run_in_threadpool(plan_training, req)
+    check_limits(plan.estimate, svc.settings)  # 422 naming the estimate and the limit
+    check_disk(plan.estimate, shutil.disk_usage(svc.store.root).free)  # 507
     model_id, job_id = new_id(), new_id()
     plan.record.update(model_id=model_id, job_id=job_id, error=None)
-    svc.store.create_record(plan.record)
+    svc.store.create_record(plan.record)  # a full disk: 507, nothing written
     task = functools.partial(run_training, plan, svc.store.root, model_id)
-    job = svc.jobs.submit(model_id, task, plan.total, job_id=job_id)
+    try:
+        job = svc.jobs.submit(
+            model_id, task, plan.total, job_id=job_id, plan=plan.estimate.phases()
+        )
+    except ServiceError:  # not queued (full queue, full disk): no model either
+        svc.store.record_path(model_id).unlink(missing_ok=True)
+        raise
     if req.wait:
         # Poll the job's event from the loop: blocking a pool thread per waiting client
         # would let a few slow trainings starve the predictions of threads.
@@ -98,7 +110,7 @@ async def train(request: Request, svc: ServicesDep) -> JSONResponse:
             await asyncio.sleep(0.02)
         if job.finished_event.is_set():
             if job.state == "done":
-                record = svc.store.read_record(model_id)
+                record = model_view(svc.store.read_record(model_id))
                 return JSONResponse(_accepted(model_id, job.job_id, "done", record), 201)
             if job.state == "failed":
                 if isinstance(job.exception, okcore.OKCoreError | ServiceError):

@@ -89,7 +89,7 @@ def test_crash_marks_running_job_failed_and_keeps_finished_models(
     with OKBoostClient(server.url) as client:
         done = client.train(X, spec, params=PARAMS, wait=True)
         answer = client.kernel(done["model_id"], X[:3])
-        long = client.train(X, spec, params={**PARAMS, "n_estimators": 1_000_000})
+        long = client.train(X, spec, params={**PARAMS, "n_estimators": 20_000})
         for _ in range(400):
             if client.job(long["job_id"])["progress"]["done"] > 0:
                 break
@@ -115,7 +115,7 @@ def test_predictions_run_concurrently_while_training(server: Server) -> None:
     spec = {"type": "diffusion", "beta": 1.0, "edges": g.train_edges()}
     with OKBoostClient(server.url) as client:
         mid = client.train(X, spec, params=PARAMS, wait=True)["model_id"]
-        long = client.train(X, spec, params={**PARAMS, "n_estimators": 1_000_000})
+        long = client.train(X, spec, params={**PARAMS, "n_estimators": 20_000})
         body = {"model_id": mid, "inputs": X[:1].tolist(), "top_k": 3}
 
         http = httpx.Client(

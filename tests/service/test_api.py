@@ -26,15 +26,23 @@ def _direct(g: Graph) -> Any:
     return est
 
 
-def test_train_wait_returns_201_and_a_ready_model(trained: dict[str, Any], graph: Graph) -> None:
+def test_train_wait_returns_201_and_a_ready_model(
+    client: TestClient, trained: dict[str, Any], graph: Graph
+) -> None:
     TrainAccepted.model_validate(trained)
     info = ModelInfo.model_validate(trained["model"])
     assert info.status == "ready" and trained["state"] == "done"
     assert info.n_train == len(graph.train) and info.n_features == graph.features.shape[1]
     assert info.kernel == {"type": "diffusion", "beta": 1.0, "n_edges": len(graph.train_edges())}
-    assert info.train_loss is not None and len(info.train_loss) == SMALL["n_estimators"]
-    assert info.feature_importances is not None
-    assert abs(sum(info.feature_importances) - 1) < 1e-9
+    # curves (M values) and importances (p values) only when asked for; the last loss always
+    assert info.train_loss is None and info.feature_importances is None
+    full = ModelInfo.model_validate(
+        client.get(f"/models/{info.model_id}?curves=true&importances=true").json()
+    )
+    assert full.train_loss is not None and len(full.train_loss) == SMALL["n_estimators"]
+    assert info.last_train_loss == full.train_loss[-1]
+    assert full.feature_importances is not None
+    assert abs(sum(full.feature_importances) - 1) < 1e-9
 
 
 def test_train_async_then_poll_job(client: TestClient, graph: Graph) -> None:
@@ -46,10 +54,13 @@ def test_train_async_then_poll_job(client: TestClient, graph: Graph) -> None:
         if job["state"] not in ("queued", "running"):
             break
         time.sleep(0.05)
-    info = JobInfo.model_validate(job)
+    assert "train_loss" not in job  # the curve only on request
+    info = JobInfo.model_validate(client.get(f"/jobs/{job_id}?curves=true").json())
     assert info.state == "done" and info.error is None
     assert info.progress.done == info.progress.total == SMALL["n_estimators"]
+    assert info.train_loss is not None and info.curve_step == 1
     assert len(info.train_loss) == SMALL["n_estimators"] and info.eta == 0.0
+    assert info.last_train_loss == info.train_loss[-1] == job["last_train_loss"]
     assert all(
         b <= a + 1e-12 for a, b in zip(info.train_loss[:-1], info.train_loss[1:], strict=True)
     )
@@ -257,7 +268,10 @@ def test_eval_set_gives_validation_curve(client: TestClient) -> None:
         },
     )
     assert r.status_code == 201, r.text
-    assert len(r.json()["model"]["validation_loss"]) == SMALL["n_estimators"]
+    assert r.json()["model"]["last_validation_loss"] is not None
+    model = client.get(f"/models/{r.json()['model_id']}?curves=true").json()
+    assert len(model["validation_loss"]) == SMALL["n_estimators"]
+    assert model["validation_loss"][-1] == r.json()["model"]["last_validation_loss"]
 
 
 def test_models_list_get_delete(client: TestClient, trained: dict[str, Any]) -> None:
@@ -316,7 +330,7 @@ def test_health_and_version(client: TestClient) -> None:
 
 def test_wait_gives_up_after_the_timeout_with_202(tmp_path: Path, graph: Graph) -> None:
     with TestClient(create_app(make_settings(tmp_path, wait_timeout=0.2))) as c:
-        body = diffusion_request(graph, params={**SMALL, "n_estimators": 100000})
+        body = diffusion_request(graph, params={**SMALL, "n_estimators": 20_000})
         r = c.post("/train", json=body)
         assert r.status_code == 202 and r.json()["state"] in ("queued", "running")
         assert c.delete(f"/jobs/{r.json()['job_id']}").status_code == 200
@@ -345,7 +359,7 @@ def test_large_json_body_is_decoded_off_the_event_loop(
 
 
 def test_delete_a_model_while_it_trains(client: TestClient, graph: Graph, settings: Any) -> None:
-    body = diffusion_request(graph, wait=False, params={**SMALL, "n_estimators": 100000})
+    body = diffusion_request(graph, wait=False, params={**SMALL, "n_estimators": 20_000})
     started = client.post("/train", json=body).json()
     for _ in range(400):
         if client.get(f"/jobs/{started['job_id']}").json()["progress"]["done"] > 0:
@@ -374,3 +388,35 @@ def test_model_record_describes_the_output_space(
         "diag_exact": space.diag_exact,
     }
     assert 0.0 < info["output_space"]["trace_fraction"] <= 1.0
+
+
+def test_models_and_jobs_are_listed_a_page_at_a_time(client: TestClient, graph: Graph) -> None:
+    body = diffusion_request(graph, params={**SMALL, "n_estimators": 2})
+    made = [client.post("/train", json=body).json() for _ in range(5)]
+    for path, key, id_key in (("/models", "models", "model_id"), ("/jobs", "jobs", "job_id")):
+        seen, cursor, pages = [], None, 0
+        while True:
+            params: dict[str, Any] = {"limit": 2}
+            if cursor is not None:
+                params["cursor"] = cursor
+            page = client.get(path, params=params).json()
+            assert len(page[key]) <= 2
+            seen += [item[id_key] for item in page[key]]
+            pages += 1
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert seen == [m[id_key] for m in made] and pages == 3  # oldest first, 2 + 2 + 1
+        listed = client.get(path).json()[key]  # the default page holds them all
+        assert [item[id_key] for item in listed] == seen
+        assert all("train_loss" not in item for item in listed)
+    assert all(
+        len(m["train_loss"]) == 2 and len(m["feature_importances"]) == graph.features.shape[1]
+        for m in client.get("/models?curves=true&importances=true").json()["models"]
+    )
+    r = client.get("/models", params={"cursor": "yesterday"})
+    assert (
+        r.status_code == 422 and "next_cursor of the previous page" in r.json()["error"]["message"]
+    )
+    assert client.get("/jobs", params={"limit": 0}).status_code == 422
+    assert client.get("/jobs", params={"limit": 1001}).status_code == 422

@@ -99,7 +99,7 @@ def _wait_state(client: TestClient, job_id: str, states: tuple[str, ...]) -> dic
 
 
 def test_model_not_ready_then_cancelled(client: TestClient, graph: Graph) -> None:
-    long = diffusion_request(graph, wait=False, params={**SMALL, "n_estimators": 100000})
+    long = diffusion_request(graph, wait=False, params={**SMALL, "n_estimators": 20_000})
     running = client.post("/train", json=long).json()
     for _ in range(400):  # running and at least one tree done, so an ETA exists
         job = client.get(f"/jobs/{running['job_id']}").json()
@@ -112,12 +112,12 @@ def test_model_not_ready_then_cancelled(client: TestClient, graph: Graph) -> Non
         r = client.post("/predict", json={"model_id": mid, "inputs": [[0, 0, 0, 0]]})
         assert_error(r, 409, "model_not_ready", "still training", "GET /jobs/")
     job = client.get(f"/jobs/{running['job_id']}").json()
-    assert job["progress"]["total"] == 100000 and job["eta"] is not None
+    assert job["progress"]["total"] == 20_000 and job["eta"] is not None
     # cancel the queued one at once, the running one after its current tree
     assert client.delete(f"/jobs/{queued['job_id']}").json()["state"] == "cancelled"
     client.delete(f"/jobs/{running['job_id']}")
     job = _wait_state(client, running["job_id"], ("cancelled",))
-    assert job["error"] == "cancelled by request" and 0 < job["progress"]["done"] < 100000
+    assert job["error"] == "cancelled by request" and 0 < job["progress"]["done"] < 20_000
     r = client.post("/kernel", json={"model_id": running["model_id"], "inputs": [[0, 0, 0, 0]]})
     assert_error(r, 409, "model_not_ready", "cancelled")
     assert client.get(f"/models/{queued['model_id']}").json()["status"] == "cancelled"

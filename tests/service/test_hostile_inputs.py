@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import shutil
 import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import uvicorn
-from svc_data import TestClient, clustered_graph, diffusion_request, post_json, vector_data
+from svc_data import (
+    TestClient,
+    clustered_graph,
+    diffusion_request,
+    make_settings,
+    post_json,
+    vector_data,
+)
 from test_errors import assert_error
 
 from service.app import create_app
@@ -243,3 +254,76 @@ def test_a_client_that_stops_sending_its_body_gets_408_and_is_disconnected(
         assert status == 408 and headers["connection"] == "close"
         assert "no part of the request body arrived for 0.5 s (2 bytes received)" in body.decode()
         assert sock.recv(1) == b""  # closed by the server
+
+
+# ------------------------------------------------------------------ absurd work
+def test_absurd_tree_count_is_refused_before_it_starts(client: TestClient) -> None:
+    """n_estimators = 10**30 held the only worker for 10 minutes (issue 10)."""
+    body = diffusion_request(clustered_graph(), wait=False)
+    body["params"]["n_estimators"] = 10**30
+    r = client.post("/train", json=body)
+    err = assert_error(r, 422, "job_too_large", "n_estimators", "OKBOOST_MAX_ESTIMATORS")
+    assert "Estimate: N = 34" in err["message"] and client.get("/jobs").json()["jobs"] == []
+
+
+def test_a_job_whose_memory_estimate_is_over_the_budget_is_refused(tmp_path: Path) -> None:
+    """The 20,000-vertex graph of issue 10 reached 9.5 GB: with an exact factor (rank = N)
+    the estimate says so before anything is queued."""
+    n = 20_000
+    edges = np.c_[np.arange(n - 1), np.arange(1, n)]
+    body = {
+        "inputs": np.zeros((n, 2)).tolist(),
+        "output_kernel": {"type": "diffusion", "edges": edges.tolist()},
+        "params": {"factor_rank": n, "n_estimators": 10},
+    }
+    budget = 2 * 1024**3
+    with TestClient(create_app(make_settings(tmp_path, max_job_memory=budget))) as c:
+        r = c.post("/train", json=body)
+        err = assert_error(r, 422, "job_too_large", "bytes of memory", "OKBOOST_MAX_JOB_MEMORY")
+        details = {tuple(d["loc"]): float(d["msg"]) for d in err["details"]}
+        assert details[("limit", "memory_bytes")] == budget
+        assert details[("estimate", "memory_bytes")] > 3 * 8 * n * n  # three N x N float64
+        assert details[("estimate", "rank")] == n
+
+
+def test_limits_on_rows_and_features(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, max_train_rows=30, max_features=3)
+    g = clustered_graph()
+    with TestClient(create_app(settings)) as c:
+        r = c.post("/train", json=diffusion_request(g))
+        assert_error(r, 422, "job_too_large", f"{len(g.train)} training rows", "MAX_TRAIN_ROWS")
+        small = clustered_graph(n=20, p=4, n_test=2)
+        r = c.post("/train", json=diffusion_request(small))
+        assert_error(r, 422, "job_too_large", "4 features", "OKBOOST_MAX_FEATURES")
+
+
+# ------------------------------------------------------------------ full disk
+def _full_disk(*_: Any) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_full_disk_is_507_and_not_ready(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails with ENOSPC (as fsync does on a full disk): /train answers 507
+    and leaves nothing behind, /health/ready says not ready; both recover with the disk."""
+    settings = make_settings(tmp_path, job_isolation="thread")
+    with TestClient(create_app(settings)) as c:
+        assert c.get("/health/ready").status_code == 200
+        with monkeypatch.context() as m:
+            m.setattr(os, "fsync", _full_disk)
+            r = c.post("/train", json=diffusion_request(clustered_graph()))
+            assert_error(r, 507, "insufficient_storage", "no space left", "nothing half-written")
+            ready = c.get("/health/ready")
+            assert_error(ready, 503, "not_ready", "No space left on device")
+        assert c.get("/models").json()["models"] == [] and c.get("/jobs").json()["jobs"] == []
+        assert not [p for p in settings.model_dir.iterdir() if p.name != "jobs"]
+        assert c.get("/health/ready").status_code == 200
+        assert c.post("/train", json=diffusion_request(clustered_graph())).status_code == 201
+
+
+def test_a_model_too_big_for_the_free_disk_is_507(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    usage = shutil.disk_usage("/")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage._replace(free=1000))
+    r = client.post("/train", json=diffusion_request(clustered_graph()))
+    assert_error(r, 507, "insufficient_storage", "has 1e-06 GB free", "needs an estimated")
