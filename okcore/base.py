@@ -161,6 +161,19 @@ class OKEstimator:
         ]
         return f"{type(self).__name__}({', '.join(changed)})"
 
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's estimator tags (scikit-learn >= 1.6 asks for them in ``clone``,
+        ``cross_val_score`` and ``GridSearchCV``): a multi-output regressor taking dense or
+        sparse inputs. Imported here: okcore itself does not depend on scikit-learn."""
+        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="regressor",
+            target_tags=TargetTags(required=False, multi_output=True, single_output=True),
+            regressor_tags=RegressorTags(),
+            input_tags=InputTags(sparse=True),
+        )
+
     def _validate_params(self) -> None:
         validate_params(self, self._parameter_constraints)
 
@@ -336,6 +349,32 @@ class OKEstimator:
             return F.ravel() if self.output_1d_ else F
         index = self.predict_index(X)[0][:, 0]
         return index if space.outputs is None else space.outputs[index]
+
+    def score(self, X: Any, Y: Any) -> float:
+        """Kernelized R^2 on (X, Y): 1 - Err^phi / Var^phi, with Err^phi = sum_q
+        ||phi(y_q) - F(x_q)||^2 (eq. 7) and Var^phi = sum_q ||phi(y_q) - mean_q' phi(y_q')||^2
+        the spread of the given outputs around their own mean, as in scikit-learn's r2_score:
+        with the linear kernel it is ``r2_score(Y, predict(X), multioutput="variance_weighted")``,
+        so scikit-learn's ``cross_val_score`` and ``GridSearchCV`` work. 1 is perfect, 0 is
+        the outputs' mean. Needs output vectors; for Gram or graph outputs use
+        :func:`okcore.model_selection.cross_validate`. O(Q^2 d) kernel evaluations, in blocks.
+        """
+        check_is_fitted(self)
+        kernel = self.output_space_.kernel
+        if not kernel.needs_outputs:
+            raise DataError(
+                "score needs output vectors Y; this model was fitted on a Gram matrix or a graph "
+                "(use okcore.model_selection.cross_validate with gram= or a diffusion kernel)"
+            )
+        F = self.predict_features(X)
+        phi, diag = self._target_features(Y, n_rows=F.shape[0])
+        err = float(np.sum(diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F)))
+        Y = np.asarray(Y, dtype=np.float64).reshape(len(diag), -1)
+        total = sum(float(kernel.gram(Y[s : s + 512], Y).sum()) for s in range(0, len(Y), 512))
+        spread = float(diag.sum()) - total / len(Y)
+        if spread <= 0.0:
+            raise DataError("R^2 is undefined: the given outputs are all the same")
+        return 1.0 - err / spread
 
     @property
     def feature_importances_(self) -> np.ndarray:

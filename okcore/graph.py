@@ -132,8 +132,15 @@ def diffusion_diagonal(
 
 def adjacency(edges: Any, n_vertices: int) -> np.ndarray:
     """Dense symmetric 0/1 adjacency matrix (no self-loops), shape (n, n)."""
+    return sparse_adjacency(edges, n_vertices).toarray()
+
+
+def sparse_adjacency(edges: Any, n_vertices: int) -> sparse.csr_matrix:
+    """Symmetric 0/1 adjacency matrix (no self-loops) as int8 CSR, O(E) memory."""
     L = laplacian(edges, n_vertices)
-    return (np.diag(L.diagonal()) - L.toarray()).astype(np.int8)
+    A = sparse.diags(L.diagonal()) - L
+    A.eliminate_zeros()
+    return sparse.csr_matrix(A, dtype=np.int8)
 
 
 def edges_from_scores(

@@ -161,6 +161,8 @@ class DiffusionKernel(Kernel):
 
     name = "diffusion"
     needs_outputs = False
+    edges: np.ndarray
+    beta: float
 
     def __init__(self, edges: Any = (), beta: float = 1.0) -> None:
         if not isinstance(beta, numbers.Real) or not np.isfinite(beta) or beta <= 0:
