@@ -368,7 +368,9 @@ class OKEstimator:
             )
         F = self.predict_features(X)
         phi, diag = self._target_features(Y, n_rows=F.shape[0])
-        err = float(np.sum(diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F)))
+        err = float(
+            np.sum(diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F))
+        )
         Y = np.asarray(Y, dtype=np.float64).reshape(len(diag), -1)
         total = sum(float(kernel.gram(Y[s : s + 512], Y).sum()) for s in range(0, len(Y), 512))
         spread = float(diag.sum()) - total / len(Y)
