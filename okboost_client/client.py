@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -267,6 +268,32 @@ class OKBoostClient:
 
     def delete_model(self, model_id: str) -> dict[str, Any]:
         result: dict[str, Any] = self._check(self._http.delete(f"/models/{model_id}"))
+        return result
+
+    def export_model(self, model_id: str, path: str | Path) -> Path:
+        """GET /models/{id}/export: save the model's archive (.tar.gz) at ``path``."""
+        path = Path(path)
+        with self._http.stream("GET", f"/models/{model_id}/export") as response:
+            if not response.is_success:
+                response.read()
+                self._check(response)
+            with path.open("wb") as fh:
+                for chunk in response.iter_bytes():
+                    fh.write(chunk)
+        return path
+
+    def import_model(self, path: str | Path, *, on_conflict: str = "error") -> dict[str, Any]:
+        """POST /models/import: upload an archive made by :meth:`export_model` (here or on
+        another server); ``on_conflict="rename"`` gives it a new id when its id is taken.
+        Answers the imported model's record."""
+        with Path(path).open("rb") as fh:
+            response = self._http.post(
+                "/models/import",
+                params={"on_conflict": on_conflict},
+                content=fh,
+                headers={"Content-Type": "application/gzip"},
+            )
+        result: dict[str, Any] = self._check(response)
         return result
 
     def health(self) -> dict[str, Any]:

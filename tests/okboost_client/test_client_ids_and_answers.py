@@ -123,3 +123,34 @@ def test_binary_answers_equal_json_answers(http: TestClient, graph: Graph) -> No
     with pytest.raises(OKBoostError) as err:
         binary.kernel("0" * 32, X_new)
     assert err.value.status == 404 and err.value.code == "not_found"  # errors stay JSON
+
+
+def test_export_and_import_between_two_servers(
+    http: TestClient, graph: Graph, tmp_path: Path
+) -> None:
+    c = OKBoostClient("http://localhost", transport=http._transport)
+    mid = c.train(
+        graph.features[graph.train],
+        {"type": "diffusion", "beta": 1.0, "edges": graph.train_edges()},
+        ids=names(graph.train),
+        params=SMALL,
+        wait=True,
+    )["model_id"]
+    X_new = graph.features[graph.test]
+    before = c.kernel(mid, X_new, top_k=3)
+    archive = c.export_model(mid, tmp_path / "model.tar.gz")
+    assert archive.stat().st_size > 0
+    with pytest.raises(OKBoostError) as taken:
+        c.import_model(archive)
+    assert taken.value.status == 409
+    with TestClient(create_app(make_settings(tmp_path / "other"))) as other_http:
+        other = OKBoostClient("http://localhost", transport=other_http._transport)
+        assert other.import_model(archive)["model_id"] == mid
+        after = other.kernel(mid, X_new, top_k=3)
+    np.testing.assert_array_equal(after["kernel"], before["kernel"])
+    np.testing.assert_array_equal(after["edges"]["new_known_ids"], before["edges"]["new_known_ids"])
+    renamed = c.import_model(archive, on_conflict="rename")["model_id"]
+    assert renamed != mid
+    with pytest.raises(OKBoostError) as missing:
+        c.export_model("0" * 32, tmp_path / "none.tar.gz")
+    assert missing.value.status == 404
