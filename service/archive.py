@@ -41,7 +41,7 @@ from typing import IO, Any
 
 import okcore
 from service import __version__
-from service.errors import InvalidRequest, ServiceError, TooLarge
+from service.errors import InvalidRequest, NotFound, ServiceError, TooLarge
 from service.store import IdTaken, ModelStore, read_model_folder, valid_id
 
 ROOT = "okboost-model"
@@ -87,7 +87,14 @@ def _tar_info(name: str, size: int, mtime: float) -> tarfile.TarInfo:
 def export_model(store: ModelStore, model_id: str, dest: Path) -> None:
     """Write the archive of the ready model ``model_id`` to ``dest`` (404 / 409 as a load)."""
     store.load(model_id)  # a model that loads (ready, checksums fine) is worth exporting
-    folder = store.model_path(model_id)
+    try:
+        _write_archive(store.model_path(model_id), model_id, dest)
+    except FileNotFoundError:
+        raise NotFound(f"model '{model_id}' was deleted while it was exported") from None
+
+
+def _write_archive(folder: Path, model_id: str, dest: Path) -> None:
+    """``export.json`` then every file of ``folder``, under ``okboost-model/``."""
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     sizes = {p.relative_to(folder).as_posix(): p.stat().st_size for p in files}
     listing = {

@@ -124,11 +124,6 @@ class VertexIds:
         return self.values[rows]
 
 
-def row_names(n: int) -> np.ndarray:
-    """The names of rows without ids: their row numbers as decimal strings."""
-    return _object_array([str(i) for i in range(n)])
-
-
 # ---------------------------------------------------------------- text parts (multipart)
 def _lines(data: bytes, part: str) -> list[str]:
     try:

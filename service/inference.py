@@ -21,13 +21,13 @@ also answered by id (``*_ids`` fields, aligned with the row-index fields).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from service.answers import Triples
 from service.errors import InvalidRequest
-from service.ids import row_names
 from service.schemas import KernelRequest, PredictRequest
 from service.store import LoadedModel
 
@@ -53,21 +53,29 @@ def _check_features(m: LoadedModel, arr: Any, name: str) -> None:
         )
 
 
-def _names(m: LoadedModel, new_ids: np.ndarray | None, n_new: int) -> tuple[Any, Any] | None:
-    """(names of the new vertices, names of the training vertices) when ids are in play
-    (the model has ids or the request gave some), else None. Rows without ids are named by
-    their row number as a decimal string."""
+Namer = Callable[[np.ndarray], np.ndarray]
+
+
+def _namer(ids: np.ndarray | None) -> Namer:
+    """Names of rows: their ids, or (no ids) their row numbers as decimal strings."""
+    if ids is None:
+        return lambda rows: np.asarray(rows).astype(str).astype(object)
+    return lambda rows: ids[rows]
+
+
+def _namers(m: LoadedModel, new_ids: np.ndarray | None) -> tuple[Namer, Namer] | None:
+    """(names of new vertices, names of training vertices) when ids are in play (the model
+    has ids or the request gave some), else None."""
     if m.ids is None and new_ids is None:
         return None
-    known = m.ids.values if m.ids is not None else row_names(m.inputs.shape[0])
-    return (new_ids if new_ids is not None else row_names(n_new)), known
+    return _namer(new_ids), _namer(None if m.ids is None else m.ids.values)
 
 
-def _pair_names(t: Triples, a_names: np.ndarray, b_names: np.ndarray) -> np.ndarray:
+def _pair_names(t: Triples, name_a: Namer, name_b: Namer) -> np.ndarray:
     """(E, 2) object array of [name of a, name of b] for each triple."""
     out = np.empty((len(t), 2), dtype=object)
-    out[:, 0] = a_names[t.a]
-    out[:, 1] = b_names[t.b]
+    out[:, 0] = name_a(t.a)
+    out[:, 1] = name_b(t.b)
     return out
 
 
@@ -177,9 +185,9 @@ def predict(
             w = np.asarray(est.predict_weights(req.inputs[start : start + step]), dtype=float)
             blocks.append(sparse_top_k(w, req.weights_top_k, row_offset=start))
         out["weights_sparse"] = Triples.concat(blocks)
-        names = _names(m, req.ids, n_query)
-        if names is not None:
-            out["weights_sparse_ids"] = _pair_names(out["weights_sparse"], *names)
+        namers = _namers(m, req.ids)
+        if namers is not None:
+            out["weights_sparse_ids"] = _pair_names(out["weights_sparse"], *namers)
     return out
 
 
@@ -339,10 +347,10 @@ def kernel(
                 F, known, threshold=req.threshold, top_k=req.top_k, max_edges=max_dense
             ),
         }
-        names = _names(m, req.ids, n_query)
-        if names is not None:
-            new_names, known_names = names
-            edges["new_new_ids"] = _pair_names(edges["new_new"], new_names, new_names)
-            edges["new_known_ids"] = _pair_names(edges["new_known"], new_names, known_names)
+        namers = _namers(m, req.ids)
+        if namers is not None:
+            name_new, name_known = namers
+            edges["new_new_ids"] = _pair_names(edges["new_new"], name_new, name_new)
+            edges["new_known_ids"] = _pair_names(edges["new_known"], name_new, name_known)
         out["edges"] = edges
     return out
