@@ -149,3 +149,35 @@ def test_network_scale_flags_quick(tmp_path: Path, capsys: pytest.CaptureFixture
     assert ranks[0] == 8 and ranks[1] > 8
     out = capsys.readouterr().out
     assert "Fit time per fold (target < 60 s" in out and "factor_rank None (full)" in out
+
+
+def test_load_service_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """load_service --quick: a real `okboost serve`, a model trained with ids and edges by id,
+    concurrent /kernel and /predict clients and a /metrics scraper for a few seconds."""
+    from bench import load_service
+
+    rec = load_service.run(["--quick", "--out", str(tmp_path)])
+    routes = rec["load"]["routes"]
+    assert rec["errors_total"] == 0 and not rec["load"]["error_samples"]
+    for route in ("/kernel", "/predict"):
+        assert routes[route]["calls"] > 0 and math.isfinite(routes[route]["p99_ms"])
+        # the server counted exactly the clients' requests, all answered 200
+        assert rec["server_counts"][route] == {"200": routes[route]["calls"]}
+    assert rec["server_rss_mb_before"] > 0 and rec["server_rss_mb_after"] > 0
+    assert "load average" in rec["uptime_before"] and "load average" in rec["uptime_after"]
+    assert "Errors in total: 0" in capsys.readouterr().out
+    assert (tmp_path / "load_service_quick.json").exists()
+
+
+def test_answer_formats_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """answer_formats --quick: JSON, .npz and .npy answers of the same requests, sized."""
+    from bench import answer_formats
+
+    rec = answer_formats.run(["--quick", "--out", str(tmp_path)])
+    for by_fmt in rec["results"].values():
+        assert set(by_fmt) >= {"json", "npz"}
+        assert all(r["bytes"] > 0 and math.isfinite(r["median_s"]) for r in by_fmt.values())
+    # a matrix of float64: 8 bytes a value in .npy / .npz, about 19 characters in JSON
+    kernel = next(v for k, v in rec["results"].items() if "against training" in k)
+    assert kernel["npy"]["bytes"] < kernel["npz"]["bytes"] < kernel["json"]["bytes"] / 2
+    assert "bytes vs JSON" in capsys.readouterr().out
