@@ -29,7 +29,7 @@ from .base import (
 from .binning import BinnedInputs
 from .ensemble import TreeEnsemble, tree_leaves
 from .exceptions import DataError
-from .losses import SquaredFeatureLoss
+from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
 from .space import RANK_TOLERANCE
 
 #: Default ("auto") split search: the paper's exact search below this much work per tree
@@ -66,10 +66,15 @@ class EvalData:
 
 @dataclass
 class BoostResult:
+    """The trees with, per tree, each training row's leaf, fitting count and (losses whose
+    leaf values are not leaf means) weight in its leaf's value; F_0 and its weights."""
+
     trees: list[TreeArrays]
     train_leaf: np.ndarray
     train_count: np.ndarray
+    train_weight: np.ndarray | None
     init: np.ndarray
+    init_weight: np.ndarray | None
     train_loss: np.ndarray
     val_loss: np.ndarray | None
     best_iteration: int
@@ -81,7 +86,7 @@ def boost(
     phi: np.ndarray,
     diag: np.ndarray,
     *,
-    loss: SquaredFeatureLoss,
+    loss: FeatureLoss,
     n_estimators: int,
     learning_rate: float,
     tree_params: TreeParams,
@@ -96,8 +101,11 @@ def boost(
     XT: np.ndarray | None = None,
     binned: BinnedInputs | None = None,
 ) -> BoostResult:
-    """Algorithm 3 with shrinkage on the factor: F_0 = mean, F_m = F_{m-1} + nu h_m.
+    """Algorithm 3 with shrinkage on the factor: F_0, then F_m = F_{m-1} + nu h_m.
 
+    ``loss`` (:mod:`okcore.losses`) gives F_0, the rows each tree is fitted to (the
+    residuals for the square loss, Friedman's negative gradient otherwise) and the leaf
+    values, always combinations of the leaf's residual rows (Friedman 2001, Algorithm 1).
     Subsampling fits each tree on a random fraction of the rows; all residuals are updated.
     With ``n_iter_no_change`` the loop stops once the validation loss has not improved by
     ``tol`` for that many rounds, and ``best_iteration`` is the round of the lowest loss.
@@ -111,19 +119,20 @@ def boost(
     start = time.perf_counter()
     n, n_fit = X.shape[0], max(1, int(round(subsample * X.shape[0])))
     order = presort(XT) if binned is None and tree_params.splitter == "best" else None
-    init = loss.init_estimate(phi)
+    init, init_weight = loss.initial(phi)
     F = np.tile(init, (n, 1))
     F_val = None if eval_data is None else np.tile(init, (len(eval_data.X), 1))
-    trees, leaves, counts, train_loss, val_loss = [], [], [], [], []
+    trees, leaves, counts, weights, train_loss, val_loss = [], [], [], [], [], []
     best_loss, best_iteration, stale, stopped = np.inf, 0, 0, False
     executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
-    residual = loss.negative_gradient(phi, F)
+    residual = phi - F
     row_leaf = np.empty(n, dtype=np.int32)
     pool = None if binned is None else HistogramPool(binned.n_bins_total)
     try:
         for m in range(n_estimators):
             count = np.ones(n, dtype=np.int32)
-            fit_XT, fit_R, fit_order, fit_rows = XT, residual, order, None
+            target = loss.tree_target(residual)
+            fit_XT, fit_R, fit_order, fit_rows = XT, target, order, None
             if n_fit < n:
                 rows = np.sort(rng.choice(n, n_fit, replace=False))
                 count[:] = 0
@@ -131,7 +140,7 @@ def boost(
                 if binned is not None:  # histograms index the rows; R keeps all N
                     fit_rows = rows
                 else:
-                    fit_XT, fit_R = np.ascontiguousarray(XT[:, rows]), residual[rows]
+                    fit_XT, fit_R = np.ascontiguousarray(XT[:, rows]), target[rows]
                     fit_order = None if order is None else restrict_presorted(order, rows, n)
             projection = None
             if sketch_dim is not None and sketch_dim < fit_R.shape[1]:
@@ -151,9 +160,11 @@ def boost(
             )
             # the growth knows the leaf of every fitted row: apply the tree to the others only
             leaf = row_leaf.copy() if n_fit == n and binned is not None else tree_leaves(tree, X)
+            tree, weight = loss.fit_leaves(tree, residual, leaf, count > 0)
             trees.append(tree)
             leaves.append(leaf)
             counts.append(count)
+            weights.append(weight)
             # F += nu h_m, the next residuals and the training loss in one pass
             train_loss.append(loss.step(phi, diag, F, tree.value, leaf, learning_rate, residual))
             if eval_data is not None:
@@ -184,7 +195,9 @@ def boost(
         trees=trees,
         train_leaf=np.array(leaves),
         train_count=np.array(counts),
+        train_weight=None if not weights or weights[0] is None else np.array(weights),
         init=init,
+        init_weight=init_weight,
         train_loss=np.array(train_loss),
         val_loss=np.array(val_loss) if eval_data else None,
         best_iteration=best_iteration,
@@ -197,10 +210,22 @@ class OKBoostRegressor(OKEstimator):
 
     Parameters
     ----------
+    loss : {"squared", "absolute", "huber"}
+        The loss in the output feature space (:mod:`okcore.losses`): "squared" (default,
+        the paper) ||phi(y) - F(x)||^2; "absolute" ||phi(y) - F(x)|| (Friedman's
+        LAD_TreeBoost kernelized: trees on unit residual directions, geometric-median
+        leaves); "huber" (Friedman's M_TreeBoost kernelized, squared below the
+        ``alpha``-quantile of the residual norms, absolute above). The robust losses
+        resist wrong training outputs; their leaves cost O(T n r) for T Weiszfeld
+        iterations instead of O(n r).
+    alpha : float in (0, 1)
+        The quantile of the residual norms where the Huber loss turns from squared to
+        absolute, re-set every stage (default 0.9). Used by ``loss="huber"`` only.
     n_estimators : int
         M, the number of boosting rounds.
     learning_rate : float
-        nu in (0, 1], the shrinkage of every tree (F_0, the mean, is not shrunk).
+        nu in (0, 1], the shrinkage of every tree (F_0, the mean or for the robust losses
+        the geometric median, is not shrunk).
     max_splits : int
         J, splits per tree (J + 1 leaves).
     splitter, max_features, leaf_order, min_samples_leaf, max_depth :
@@ -238,8 +263,9 @@ class OKBoostRegressor(OKEstimator):
         Threads for the exact split search and for W^F (None = 1, -1 = all cores).
     random_state : None, int or Generator
 
-    Fitted attributes: ``output_space_``, ``ensemble_``, ``train_loss_`` (M,),
-    ``validation_loss_`` (M,) or None, ``n_estimators_`` (trees kept),
+    Fitted attributes: ``output_space_``, ``ensemble_``, ``train_loss_`` (M,) and
+    ``validation_loss_`` (M,) or None, both of ``loss`` after each round (Huber: at that
+    round's delta), ``n_estimators_`` (trees kept),
     ``train_indices_`` (rows of the given data used as training outputs),
     ``stopped_by_callback_``, ``fit_time_``, ``feature_importances_``, ``max_bins_`` and
     ``sketch_dim_`` (the search used, "auto" resolved).
@@ -247,6 +273,8 @@ class OKBoostRegressor(OKEstimator):
 
     _parameter_constraints = {
         **TREE_CONSTRAINTS,
+        "loss": [Options(tuple(LOSSES))],
+        "alpha": [Interval(float, 0.0, 1.0, "neither")],
         "n_estimators": [Interval(int, 1, None, "left")],
         "learning_rate": [Interval(float, 0.0, 1.0, "right")],
         "max_splits": [Interval(int, 1, None, "left")],
@@ -261,6 +289,8 @@ class OKBoostRegressor(OKEstimator):
     def __init__(
         self,
         *,
+        loss: str = "squared",
+        alpha: float = 0.9,
         n_estimators: int = 100,
         learning_rate: float = 0.1,
         max_splits: int = 10,
@@ -281,6 +311,8 @@ class OKBoostRegressor(OKEstimator):
         n_jobs: int | None = None,
         random_state: Any = None,
     ) -> None:
+        self.loss = loss
+        self.alpha = alpha
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_splits = max_splits
@@ -338,7 +370,7 @@ class OKBoostRegressor(OKEstimator):
             X,
             space.phi,
             space.diag,
-            loss=SquaredFeatureLoss(),
+            loss=make_loss(self.loss, self.alpha),
             n_estimators=self.n_estimators,
             learning_rate=self.learning_rate,
             tree_params=self._tree_params(X.shape[1]),
@@ -361,6 +393,8 @@ class OKBoostRegressor(OKEstimator):
             combine="boosting",
             learning_rate=self.learning_rate,
             init=result.init,
+            train_weight=result.train_weight,
+            init_weight=result.init_weight,
         )
         self.ensemble_ = ensemble.truncate(keep) if keep < ensemble.n_trees else ensemble
         self.output_space_ = space

@@ -4,11 +4,16 @@ An ensemble of M trees over N training outputs stores the trees' node arrays con
 (with offsets), the leaf values (r-vectors), and for each tree the leaf of every training
 point (M x N) with its fitting count (bootstrap / subsample multiplicity). Two combinations:
 
-- ``"boosting"`` (Algorithm 3): F(x) = F_0 + nu * sum_m h_m(x), F_0 the training mean.
+- ``"boosting"`` (Algorithm 3): F(x) = F_0 + nu * sum_m h_m(x), F_0 the training mean
+  (robust losses: the geometric median, a weighted combination of the phi_i).
 - ``"average"`` (single trees, bagging, extra-trees): F(x) = (1/M) sum_m h_m(x).
 
 W^F (the weights of F(x) over the phi(y_i), paper eq. 5-6) is computed without N x N
-matrices by the backward recursion of the math note, O(M Q N), compiled with numba.
+matrices by the backward recursion of the math note, O(M Q N), compiled with numba. It
+needs the weight of each training row's residual in its leaf's value: c / n_c (count over
+leaf size) for leaf means, stored per row (``train_weight``) for the robust losses, whose
+leaf values are geometric medians and Huber steps; likewise F_0's weights (``init_weight``,
+uniform 1/N when None).
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ class TreeEnsemble:
     train_leaf : int32 (M, N) leaf of training point i in tree m (local leaf number).
     train_count : int32 (M, N) times point i was in tree m's fitting rows (0 when left out).
     init : float64 (r,) F_0 for boosting, zeros for averages.
+    train_weight : float64 (M, N) or None: weight of point i's residual in the value of its
+        leaf of tree m; None when every leaf value is the mean of its fitting rows.
+    init_weight : float64 (N,) or None: F_0 = init_weight @ phi; None for the mean.
     """
 
     combine: str  # "boosting" or "average"
@@ -56,6 +64,8 @@ class TreeEnsemble:
     leaf_offset: np.ndarray
     train_leaf: np.ndarray
     train_count: np.ndarray
+    train_weight: np.ndarray | None = None
+    init_weight: np.ndarray | None = None
 
     @classmethod
     def from_trees(
@@ -67,8 +77,10 @@ class TreeEnsemble:
         combine: str,
         learning_rate: float = 1.0,
         init: np.ndarray,
+        train_weight: np.ndarray | None = None,
+        init_weight: np.ndarray | None = None,
     ) -> TreeEnsemble:
-        """Stack trees (with their training leaves and counts, each (M, N))."""
+        """Stack trees (with their training leaves, counts and weights, each (M, N))."""
         nodes = {f: np.concatenate([getattr(t, f) for t in trees]) for f in NODE_FIELDS}
         return cls(
             combine=combine,
@@ -79,6 +91,8 @@ class TreeEnsemble:
             leaf_offset=np.cumsum([0] + [t.n_leaves for t in trees]).astype(np.int64),
             train_leaf=np.ascontiguousarray(train_leaf, dtype=np.int32),
             train_count=np.ascontiguousarray(train_count, dtype=np.int32),
+            train_weight=_float_array(train_weight),
+            init_weight=_float_array(init_weight),
             **nodes,
         )
 
@@ -99,6 +113,8 @@ class TreeEnsemble:
             leaf_offset=self.leaf_offset[: n_trees + 1],
             train_leaf=self.train_leaf[:n_trees],
             train_count=self.train_count[:n_trees],
+            train_weight=None if self.train_weight is None else self.train_weight[:n_trees],
+            init_weight=self.init_weight,
             **fields,
         )
 
@@ -118,11 +134,14 @@ class TreeEnsemble:
         return total / self.n_trees
 
     def tree_coefficients(self) -> np.ndarray:
-        """c_i / n_c(leaf_m(i)) for each tree and training point, float64 (M, N).
+        """Weight of each training point's residual in its leaf's value, float64 (M, N).
 
         Row i of tree m's weight matrix W~^m is nonzero on the points of i's leaf, with these
-        values (n_c = fitting rows in the leaf, bootstrap/subsample counts included).
+        values: ``train_weight`` if stored, else c_i / n_c(leaf_m(i)) (n_c = fitting rows in
+        the leaf, bootstrap/subsample counts included).
         """
+        if self.train_weight is not None:
+            return self.train_weight
         leaf_size = self.n_samples[self.node_offset[:-1, None] + self._leaf_nodes()]
         return self.train_count / np.take_along_axis(leaf_size, self.train_leaf, axis=1)
 
@@ -141,10 +160,13 @@ class TreeEnsemble:
 
         ``coefficients`` is :meth:`tree_coefficients` (cached by the estimator).
         Boosting evaluates w^F = P^0 + nu sum_m P^m A_{m-1}...A_0 backwards (Horner),
-        A_m = I - nu W~^m; an average is (1/M) sum_m P^m.
+        A_m = I - nu W~^m, A_0 = I - 1 w_0^T and P^0 = w_0 (F_0 = w_0 . phi); an average
+        is (1/M) sum_m P^m.
         """
         leaves = self.apply(X)
         n_train = self.train_leaf.shape[1]
+        # the mean's weights are not stored: an empty array selects the exact 1/N path
+        init_weight = np.empty(0) if self.init_weight is None else self.init_weight
         n_leaves_max = int(np.diff(self.leaf_offset).max())
         out = np.empty((X.shape[0], n_train))
         blocks = [
@@ -156,7 +178,12 @@ class TreeEnsemble:
             q_leaves = np.ascontiguousarray(leaves[:, block])
             if self.combine == "boosting":
                 work = _boosting_weights(
-                    q_leaves, self.train_leaf, coefficients, self.learning_rate, n_leaves_max
+                    q_leaves,
+                    self.train_leaf,
+                    coefficients,
+                    self.learning_rate,
+                    n_leaves_max,
+                    init_weight,
                 )
             else:
                 work = _average_weights(q_leaves, self.train_leaf, coefficients)
@@ -169,6 +196,10 @@ class TreeEnsemble:
             for block in blocks:
                 run(block)
         return out
+
+
+def _float_array(a: np.ndarray | None) -> np.ndarray | None:
+    return None if a is None else np.ascontiguousarray(a, dtype=np.float64)
 
 
 def tree_leaves(tree: TreeArrays, X: np.ndarray | sparse.csr_matrix) -> np.ndarray:
@@ -241,7 +272,9 @@ def _sum_leaf_values(leaves, leaf_offset, value):  # pragma: no cover - jit
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def _boosting_weights(q_leaves, train_leaf, coef, nu, n_leaves_max):  # pragma: no cover - jit
+def _boosting_weights(
+    q_leaves, train_leaf, coef, nu, n_leaves_max, init_weight
+):  # pragma: no cover - jit
     """Horner evaluation of w^F for one block of B queries; returns the (N, B) transpose.
 
     R <- nu P^M; for m = M-1..1: R <- R A_m + nu P^m; w = R A_0 + P^0 (math note section 2),
@@ -270,14 +303,18 @@ def _boosting_weights(q_leaves, train_leaf, coef, nu, n_leaves_max):  # pragma: 
             w = nu * coef[m, i]
             for b in range(B):
                 R[i, b] += w * D[L, b]
-    # A_0 = I - (1/N) 1 1^T (F_0 is the unshrunk mean) and P^0 = 1/N.
+    # A_0 = I - 1 w_0^T and P^0 = w_0 (F_0 = w_0 . phi is unshrunk); w_0 = 1/N for the mean.
     total = np.zeros(B)
     for i in range(n_train):
         for b in range(B):
             total[b] += R[i, b]
+    uniform = init_weight.shape[0] == 0
     for i in range(n_train):
         for b in range(B):
-            R[i, b] += (1.0 - total[b]) / n_train
+            if uniform:
+                R[i, b] += (1.0 - total[b]) / n_train
+            else:
+                R[i, b] += (1.0 - total[b]) * init_weight[i]
     return R
 
 

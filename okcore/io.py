@@ -29,12 +29,18 @@ from .space import OutputSpace
 from .tree import OK3Regressor
 
 FORMAT = "okcore-model"
-#: Version written for models with a Nystrom output space (landmarks and feature map, which
+#: Version written for models whose leaf values are not leaf means (robust losses: per-row
+#: leaf weights and F_0's weights, which an older reader would ignore and so compute wrong
+#: W^F); version 2 for models with a Nystrom output space (landmarks and feature map, which
 #: a version-1 reader would ignore and so mis-embed new outputs); every other model is still
-#: written as version 1, which this okcore reads too.
-FORMAT_VERSION = 2
-READ_VERSIONS = (1, 2)
+#: written as version 1. This okcore reads all three.
+FORMAT_VERSION = 3
+NYSTROM_VERSION = 2
+READ_VERSIONS = (1, 2, 3)
 NYSTROM_ARRAYS = ("landmarks", "feature_map", "landmark_index")
+#: Ensemble arrays saved only when present (robust losses), so squared-loss files keep
+#: their version-1/2 layout.
+ENSEMBLE_WEIGHT_ARRAYS = ("train_weight", "init_weight")
 ESTIMATORS = {cls.__name__: cls for cls in (OKBoostRegressor, OK3Regressor, OK3ForestRegressor)}
 ENSEMBLE_ARRAYS = (
     *NODE_FIELDS,
@@ -82,6 +88,9 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
     path = Path(path)
     space, ens = estimator.output_space_, estimator.ensemble_
     arrays: dict[str, np.ndarray] = {f"ensemble.{f}": getattr(ens, f) for f in ENSEMBLE_ARRAYS}
+    for name in ENSEMBLE_WEIGHT_ARRAYS:
+        if getattr(ens, name) is not None:
+            arrays[f"ensemble.{name}"] = getattr(ens, name)
     arrays["space.phi"], arrays["space.diag"] = space.phi, space.diag
     if space.eigenvalues is not None:
         arrays["space.eigenvalues"] = space.eigenvalues
@@ -100,7 +109,7 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
             arrays[name] = np.asarray(value)
     manifest = {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION if space.feature_map is not None else 1,
+        "format_version": _format_version(ens, space),
         "okcore_version": __version__,
         "estimator": type(estimator).__name__,
         "params": {k: _json_param(v) for k, v in estimator.get_params().items()},
@@ -126,6 +135,13 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return path
+
+
+def _format_version(ens: TreeEnsemble, space: OutputSpace) -> int:
+    """The oldest format that holds the model: readers of older ones would mispredict."""
+    if any(getattr(ens, name) is not None for name in ENSEMBLE_WEIGHT_ARRAYS):
+        return FORMAT_VERSION
+    return NYSTROM_VERSION if space.feature_map is not None else 1
 
 
 def load(path: str | os.PathLike) -> Any:
@@ -208,6 +224,7 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
         combine=manifest["ensemble"]["combine"],
         learning_rate=float(manifest["ensemble"]["learning_rate"]),
         **{f: arrays[f"ensemble.{f}"] for f in ENSEMBLE_ARRAYS},
+        **{f: arrays.get(f"ensemble.{f}") for f in ENSEMBLE_WEIGHT_ARRAYS},
     )
     attributes = manifest["attributes"]
     _check_structure(ens, space, int(attributes["n_features_in_"]))
@@ -261,6 +278,16 @@ def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> 
         fail("node sample counts must be positive")
     if not (len(space.diag) == space.n_samples and np.all(np.isfinite(ens.value))):
         fail("output space arrays are inconsistent")
+    for weights, shape in (
+        (ens.train_weight, ens.train_leaf.shape),
+        (ens.init_weight, (space.n_samples,)),
+    ):
+        if weights is not None and (
+            weights.shape != shape
+            or weights.dtype != np.float64
+            or not np.all(np.isfinite(weights))
+        ):
+            fail("leaf or initial weights do not match the trees and training outputs")
     # arrays the predictions broadcast against: a wrong length would not always raise
     if ens.init.shape != (space.rank,) or (
         space.eigenvalues is not None and space.eigenvalues.shape != (space.rank,)

@@ -1,27 +1,97 @@
 """Losses for the OKBoost stage loop, in the output feature space (factor form).
 
-A loss is a small object: the initial model, the residuals a tree is fitted to, and the
-loss value. Only the square loss of the paper exists now; robust losses plug in here.
+A loss is a small object with the few methods :func:`okcore.boosting.boost` calls: the
+initial model F_0, the rows each tree is fitted to, the leaf values (Friedman 2001,
+Algorithm 1 line 5), one fused update step, and the loss value. Every leaf value is a
+weighted combination of the leaf's residual rows, so F(x) stays in span{phi(y_i)} and W^F,
+kernel predictions and pre-images work for every loss; a loss whose weights are not the
+uniform leaf mean returns them per training row (``train_weight``) for the W^F recursion.
+
+- ``"squared"``: ||phi(y) - F||^2, the paper's loss (leaf value = mean residual row).
+- ``"absolute"``: ||phi(y) - F||, Friedman's LAD_TreeBoost kernelized: trees fitted to
+  the unit residual directions, leaf value = geometric median of the leaf's residual rows.
+- ``"huber"``: Friedman's M_TreeBoost kernelized: delta = alpha-quantile of the residual
+  norms at each stage, trees fitted to the residuals clipped to norm delta, leaf value =
+  the leaf's geometric median plus the mean of its clipped deviations from it.
+
+The robust losses compute residual norms in the factor coordinates: with an exact factor
+(the default) that is the feature-space norm; with a truncated one (``factor_rank``,
+``n_landmarks``) it is the norm of the outputs projected on the factor's span.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Protocol
+
 import numpy as np
 from numba import njit
 
+from ._builder import TreeArrays
+
+#: Weiszfeld stops when an iterate moves less than this times the mean distance of the rows
+#: to it (relative: the result does not depend on the scale of the outputs) ...
+WEISZFELD_TOL = 1e-10
+#: ... or after this many iterations (O(n r) each; typical leaves need 10-100).
+WEISZFELD_MAX_ITER = 1000
+#: Rows closer than this times the largest distance to an iterate coincide with it.
+COINCIDE = 1e-12
+#: A converged iterate snaps to its nearest row x_k when x_k is optimal with this margin:
+#: ||sum_{x_i != x_k} (x_i - x_k) / ||x_i - x_k|| || <= (1 - margin) (rows at x_k). The
+#: margin keeps Weiszfeld's point when the minimisers form a segment (collinear rows, where
+#: the condition holds with equality at the ends) instead of letting rounding pick an end.
+SNAP_MARGIN = 1e-6
+
+
+class FeatureLoss(Protocol):
+    """What the stage loop calls; see :class:`SquaredFeatureLoss` for the contract."""
+
+    name: str
+
+    def initial(self, phi: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]: ...
+
+    def tree_target(self, residual: np.ndarray) -> np.ndarray: ...
+
+    def fit_leaves(
+        self, tree: TreeArrays, residual: np.ndarray, leaf: np.ndarray, in_bag: np.ndarray
+    ) -> tuple[TreeArrays, np.ndarray | None]: ...
+
+    def step(
+        self,
+        phi: np.ndarray,
+        diag: np.ndarray,
+        F: np.ndarray,
+        value: np.ndarray,
+        leaf: np.ndarray,
+        learning_rate: float,
+        residual: np.ndarray,
+    ) -> float: ...
+
+    def __call__(self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray) -> float: ...
+
 
 class SquaredFeatureLoss:
-    """l(y, F) = ||phi(y) - F||^2 (paper section 2.3), so the negative gradient is phi - F."""
+    """l(y, F) = ||phi(y) - F||^2 (paper section 2.3): the negative gradient is the residual
+    and the leaf means the tree builder computes are the leaf values (no extra work)."""
 
     name = "squared"
 
-    def init_estimate(self, phi: np.ndarray) -> np.ndarray:
-        """F_0: the mean of the training features (Algorithm 3, line 1), shape (r,)."""
-        return phi.mean(axis=0)
+    def initial(self, phi: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """F_0 = the mean of the training features (Algorithm 3, line 1), shape (r,), and its
+        weights over the phi_i: None, meaning uniform (1/N)."""
+        return phi.mean(axis=0), None
 
-    def negative_gradient(self, phi: np.ndarray, F: np.ndarray) -> np.ndarray:
-        """Residuals phi_i - F(x_i) the next tree is fitted to, shape (n, r)."""
-        return phi - F
+    def tree_target(self, residual: np.ndarray) -> np.ndarray:
+        """The rows the next tree is fitted to: the residuals phi_i - F(x_i) themselves."""
+        return residual
+
+    def fit_leaves(
+        self, tree: TreeArrays, residual: np.ndarray, leaf: np.ndarray, in_bag: np.ndarray
+    ) -> tuple[TreeArrays, np.ndarray | None]:
+        """The tree with its leaf values, and the weight of each training row's residual in
+        its leaf's value, (N,) (0 out of bag), or None when they are the uniform leaf means
+        the builder already computed (then W^F derives them from the leaf sizes)."""
+        return tree, None
 
     def __call__(self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray) -> float:
         """Mean of k(y, y) - 2 <F, phi(y)> + ||F||^2 over the rows. O(n r)."""
@@ -43,6 +113,270 @@ class SquaredFeatureLoss:
         phi - F written into ``residual``, and the new loss returned. O(N r), reading phi and
         F once (the separate numpy steps took ~5 passes over N x r arrays)."""
         return float(_squared_step(phi, diag, F, value, leaf, learning_rate, residual))
+
+
+class _NormLoss:
+    """A loss of the residual norm ||phi_i - F_i||, its leaves in span of the leaf's rows."""
+
+    name: str
+
+    def initial(self, phi: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """F_0 = the geometric median of the phi_i (argmin_F sum ||phi_i - F||), shape (r,),
+        with its weights over the phi_i, shape (N,). In one dimension with N even: the
+        midpoint of the two middle values (``np.median``, scikit-learn's initial median)."""
+        weights = geometric_median_weights(phi, lower=False)
+        return weights @ phi, weights
+
+    def fit_leaves(
+        self, tree: TreeArrays, residual: np.ndarray, leaf: np.ndarray, in_bag: np.ndarray
+    ) -> tuple[TreeArrays, np.ndarray | None]:
+        """Leaf values from the residual rows of each leaf's in-bag rows, (N,) weights."""
+        weights = np.zeros(len(residual))
+        value = np.empty((tree.n_leaves, residual.shape[1]))
+        rows = np.flatnonzero(in_bag)
+        rows = rows[np.argsort(leaf[rows], kind="stable")]
+        bounds = np.searchsorted(leaf[rows], np.arange(tree.n_leaves + 1))
+        for L in range(tree.n_leaves):
+            members = rows[bounds[L] : bounds[L + 1]]
+            R = residual[members]
+            w = self._leaf_weights(R)
+            weights[members] = w
+            value[L] = w @ R
+        return replace(tree, value=value), weights
+
+    def _leaf_weights(self, R: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def step(
+        self,
+        phi: np.ndarray,
+        diag: np.ndarray,
+        F: np.ndarray,
+        value: np.ndarray,
+        leaf: np.ndarray,
+        learning_rate: float,
+        residual: np.ndarray,
+    ) -> float:
+        """F += nu * value[leaf] in place, residual = phi - F, and the new loss. O(N r)."""
+        F += learning_rate * value[leaf]
+        np.subtract(phi, F, out=residual)
+        return float(np.mean(self._rho(row_norms(residual))))
+
+    def __call__(self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray) -> float:
+        """Mean loss of the rows' residual norms ||phi - F|| (factor coordinates). O(n r)."""
+        return float(np.mean(self._rho(row_norms(phi - F))))
+
+    def _rho(self, norms: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class AbsoluteFeatureLoss(_NormLoss):
+    """l(y, F) = ||phi(y) - F|| (not squared): LAD_TreeBoost (Friedman 2001, Algorithm 3)
+    in the feature space. With one factor column (a linear kernel on a scalar output) the
+    unit directions are the signs and the geometric medians the medians: Friedman's
+    algorithm and scikit-learn's ``loss="absolute_error"``.
+
+    Training loss is non-increasing for nu in (0, 1] without subsampling: Weiszfeld starts
+    at the zero step and each iteration lowers the leaf's loss, so the leaf value m has
+    f_L(m) <= f_L(0) with f_L(v) = sum_{i in L} ||r_i - v||, and f_L is convex, so
+    f_L(nu m) <= (1 - nu) f_L(0) + nu f_L(m) <= f_L(0).
+    """
+
+    name = "absolute"
+
+    def tree_target(self, residual: np.ndarray) -> np.ndarray:
+        """Unit residual directions (phi_i - F_i) / ||phi_i - F_i||, 0 for a zero residual
+        (the sign in one dimension), shape (N, r)."""
+        norms = row_norms(residual)[:, None]
+        # divided, not multiplied by 1 / norm: exactly +-1 in one dimension, as the sign
+        return np.divide(residual, norms, out=np.zeros_like(residual), where=norms > 0)
+
+    def _leaf_weights(self, R: np.ndarray) -> np.ndarray:
+        return geometric_median_weights(R)
+
+    def _rho(self, norms: np.ndarray) -> np.ndarray:
+        return norms
+
+
+class HuberFeatureLoss(_NormLoss):
+    """Huber loss of the residual norm: rho(t) = t^2 / 2 for t <= delta, delta (t - delta/2)
+    above, with delta the ``alpha``-quantile of the residual norms, re-set at each stage
+    (M_TreeBoost, Friedman 2001, Algorithm 4, in the feature space; scikit-learn's
+    ``loss="huber"`` with one factor column).
+
+    The quantile is the inverted CDF: the smallest norm with at least alpha N norms <= it
+    (numpy's ``method="inverted_cdf"``, scikit-learn's ``_weighted_percentile`` with unit
+    weights). ``delta_`` holds the current stage's delta; the loss value uses it. The
+    training loss is not guaranteed to decrease: delta moves every stage and the leaf step
+    is Friedman's one-step estimate, not the leaf's minimiser.
+    """
+
+    name = "huber"
+
+    def __init__(self, alpha: float = 0.9) -> None:
+        self.alpha = alpha
+        self.delta_ = np.inf
+
+    def tree_target(self, residual: np.ndarray) -> np.ndarray:
+        """Set delta from the residual norms; return the clipped residuals: r_i if
+        ||r_i|| <= delta, else delta r_i / ||r_i|| (the negative gradient), shape (N, r)."""
+        norms = row_norms(residual)
+        self.delta_ = inverted_cdf_quantile(norms, self.alpha)
+        target = residual.copy()
+        clipped = norms > self.delta_
+        # direction times delta: exactly +-delta in one dimension, as delta sign(r)
+        target[clipped] = residual[clipped] / norms[clipped, None] * self.delta_
+        return target
+
+    def _clip_scale(self, norms: np.ndarray) -> np.ndarray:
+        """min(1, delta / ||v||): the factor that clips a vector v to norm delta."""
+        scale = np.ones_like(norms)
+        np.divide(self.delta_, norms, out=scale, where=norms > self.delta_)
+        return scale
+
+    def _leaf_weights(self, R: np.ndarray) -> np.ndarray:
+        """Median m = c R (geometric), then m + mean_i clip(r_i - m): with s_i the clip
+        factor of r_i - m, the value is sum_j (c_j (1 - mean s) + s_j / n) r_j."""
+        c = geometric_median_weights(R)
+        s = self._clip_scale(row_norms(R - c @ R))
+        return c * (1.0 - s.mean()) + s / len(R)
+
+    def _rho(self, norms: np.ndarray) -> np.ndarray:
+        d = self.delta_
+        return np.where(norms <= d, 0.5 * norms**2, d * (norms - 0.5 * d))
+
+
+LOSSES = {"squared": SquaredFeatureLoss, "absolute": AbsoluteFeatureLoss, "huber": HuberFeatureLoss}
+
+
+def make_loss(name: str, alpha: float) -> FeatureLoss:
+    """The loss object for the ``loss`` / ``alpha`` parameters of OKBoostRegressor."""
+    return HuberFeatureLoss(alpha) if name == "huber" else LOSSES[name]()
+
+
+def row_norms(A: np.ndarray) -> np.ndarray:
+    """Euclidean norm of each row, shape (n,)."""
+    return np.sqrt(np.einsum("ij,ij->i", A, A))
+
+
+def inverted_cdf_quantile(values: np.ndarray, alpha: float) -> float:
+    """The smallest value v with #{values <= v} >= alpha n. O(n).
+
+    The rank is computed with scikit-learn's arithmetic ((100 alpha) / 100 n), so the two
+    agree where alpha n is an integer up to rounding."""
+    n = len(values)
+    rank = min(max(int(np.ceil(100.0 * alpha / 100.0 * n)) - 1, 0), n - 1)
+    return float(np.partition(values, rank)[rank])
+
+
+def geometric_median_weights(X: np.ndarray, lower: bool = True) -> np.ndarray:
+    """Weights c (n,) with c @ X the geometric median argmin_m sum_i ||x_i - m|| of the rows.
+
+    One column: the median, taken exactly. For an even count any point between the two
+    middle values is a minimiser: ``lower`` takes the lower one (the inverted CDF, as
+    scikit-learn's leaf medians), else their midpoint (``np.median``, as its initial
+    estimate); either way the weights are exact (one-hot or two halves). Otherwise Weiszfeld
+    iterations in factor form with Vardi & Zhang's (2000) rule where an iterate coincides
+    with rows (which keeps it if optimal and otherwise steps off it), started at 0 (for a
+    leaf: the zero step, so every iterate has a lower loss than no step), stopped by
+    WEISZFELD_TOL / WEISZFELD_MAX_ITER; a converged iterate then snaps to its nearest row
+    if that row is optimal (SNAP_MARGIN), so a median at a data point is exact. The weights
+    sum to 1 (0 for rows all at the origin). O(T n r) for T iterations.
+    """
+    n = X.shape[0]
+    if X.shape[1] == 1:
+        weights = np.zeros(n)
+        order = np.argsort(X[:, 0], kind="stable")
+        if lower or n % 2:
+            weights[order[(n - 1) // 2]] = 1.0
+        else:
+            weights[order[n // 2 - 1 : n // 2 + 1]] = 0.5
+        return weights
+    return _weiszfeld(
+        np.ascontiguousarray(X, dtype=np.float64),
+        WEISZFELD_TOL,
+        WEISZFELD_MAX_ITER,
+        COINCIDE,
+        SNAP_MARGIN,
+    )
+
+
+@njit(cache=True, nogil=True)
+def _weiszfeld(X, tol, max_iter, coincide, snap_margin):  # pragma: no cover - jit
+    n, r = X.shape
+    c = np.zeros(n)
+    y = np.zeros(r)
+    d = np.empty(n)
+    new_c = np.empty(n)
+    new_y = np.empty(r)
+    for _ in range(max_iter):
+        scale = _distances(X, y, d)
+        if scale == 0.0:  # every row at the iterate: it is the median
+            return c
+        # Weiszfeld's map over the rows not at y: T = sum_i x_i / d_i / sum_i 1 / d_i
+        eta, inv_sum = 0.0, 0.0
+        for i in range(n):
+            if d[i] <= coincide * scale:
+                eta += 1.0
+                new_c[i] = 0.0
+            else:
+                new_c[i] = 1.0 / d[i]
+                inv_sum += new_c[i]
+        new_c /= inv_sum
+        _combine(X, new_c, new_y)
+        if eta > 0.0:  # Vardi-Zhang: ||R~(y)|| = inv_sum ||T - y|| against the rows at y
+            pull = inv_sum * np.sqrt(np.sum((new_y - y) ** 2))
+            if pull <= eta:  # y is optimal: the mean of the rows it coincides with
+                for i in range(n):
+                    c[i] = 1.0 / eta if d[i] <= coincide * scale else 0.0
+                return c
+            lam = eta / pull
+            new_c = (1.0 - lam) * new_c + lam * c
+            new_y = (1.0 - lam) * new_y + lam * y
+        moved = np.sqrt(np.sum((new_y - y) ** 2))
+        c[:] = new_c
+        y[:] = new_y
+        if moved <= tol * np.mean(d):
+            break
+    # snap to the nearest row x_k when x_k is optimal: ||sum_{i not at k} u_ik|| <= eta_k
+    _distances(X, y, d)
+    k = np.argmin(d)
+    scale = _distances(X, X[k], d)
+    eta = 0.0
+    pull = np.zeros(r)
+    for i in range(n):
+        if d[i] <= coincide * scale:
+            eta += 1.0
+        else:
+            pull += (X[i] - X[k]) / d[i]
+    if np.sqrt(np.sum(pull**2)) <= (1.0 - snap_margin) * eta:
+        for i in range(n):
+            c[i] = 1.0 / eta if d[i] <= coincide * scale else 0.0
+    return c
+
+
+@njit(cache=True, nogil=True)
+def _distances(X, y, out):  # pragma: no cover - jit
+    """out[i] = ||x_i - y||; returns the largest."""
+    largest = 0.0
+    for i in range(X.shape[0]):
+        s = 0.0
+        for j in range(X.shape[1]):
+            t = X[i, j] - y[j]
+            s += t * t
+        out[i] = np.sqrt(s)
+        largest = max(largest, out[i])
+    return largest
+
+
+@njit(cache=True, nogil=True)
+def _combine(X, c, out):  # pragma: no cover - jit
+    """out = c @ X."""
+    out[:] = 0.0
+    for i in range(X.shape[0]):
+        if c[i] != 0.0:
+            for j in range(X.shape[1]):
+                out[j] += c[i] * X[i, j]
 
 
 @njit(cache=True, nogil=True)  # no fastmath: F must round as F + nu * v does in numpy

@@ -30,6 +30,13 @@ ESTIMATORS = {
     ),
     "tree": lambda: OK3Regressor(max_splits=8, min_samples_leaf=2),
     "forest": lambda: OK3ForestRegressor(n_estimators=3, max_features=2, random_state=2),
+    # robust losses: per-row leaf weights and F_0's weights persist (format version 3)
+    "boost-absolute": lambda: OKBoostRegressor(
+        loss="absolute", n_estimators=6, learning_rate=0.3, max_splits=3, random_state=1
+    ),
+    "boost-huber": lambda: OKBoostRegressor(
+        loss="huber", alpha=0.8, n_estimators=6, max_splits=3, subsample=0.8, random_state=1
+    ),
 }
 KERNELS = ("linear", "rbf", "polynomial", "gram", "diffusion")
 # every array field of the ensemble (from the dataclass, not from io's own list)
@@ -91,6 +98,9 @@ def assert_same_model(a, b, X, Y):
     ea, eb = a.ensemble_, b.ensemble_
     assert (eb.combine, eb.learning_rate) == (ea.combine, ea.learning_rate)
     for field in ENSEMBLE_ARRAYS:
+        if getattr(ea, field) is None:  # the weights of losses whose leaves are means
+            assert getattr(eb, field) is None, field
+            continue
         np.testing.assert_array_equal(getattr(eb, field), getattr(ea, field))
         assert getattr(eb, field).dtype == getattr(ea, field).dtype, field
 
@@ -400,11 +410,12 @@ def test_wrong_format(saved):
         load(saved)
 
 
-@pytest.mark.parametrize("version", [0, 3, "1", "2", None])
+@pytest.mark.parametrize("version", [0, 4, "1", "2", None])
 def test_wrong_format_version(saved, version):
     edit_manifest(saved, format_version=version)
     expected = (
-        f"^model format version {version!r} is not supported \\(this okcore reads versions 1, 2\\)$"
+        f"^model format version {version!r} is not supported "
+        "\\(this okcore reads versions 1, 2, 3\\)$"
     )
     with pytest.raises(PersistenceError, match=expected):
         load(saved)
@@ -485,3 +496,48 @@ def test_round_trip_of_a_nystrom_model(tmp_path):
         back.predict_index(Xq, cand, top_k=3), est.predict_index(Xq, cand, top_k=3), strict=True
     ):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    ("kind", "version", "weights"),
+    [("boost", 1, False), ("boost-absolute", 3, True), ("boost-huber", 3, True)],
+)
+def test_format_version_is_raised_only_for_models_with_leaf_weights(
+    kind, version, weights, tmp_path
+):
+    """Squared-loss models keep the version-1 layout (readable by older okcore); robust-loss
+    models need the weights an older reader would ignore (wrong W^F), so they are version 3."""
+    est, _, _ = fit(kind, "rbf")
+    path = save(est, tmp_path / "m")
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert manifest["format_version"] == version
+    has = {"ensemble.train_weight", "ensemble.init_weight"} <= set(manifest["arrays"])
+    assert has is weights
+    assert manifest["params"]["loss"] == est.loss
+
+
+def test_a_version_1_model_without_loss_parameters_still_loads(saved):
+    """Models written before `loss` / `alpha` existed load as the square loss."""
+    manifest = json.loads((saved / "manifest.json").read_text())
+    del manifest["params"]["loss"], manifest["params"]["alpha"]
+    (saved / "manifest.json").write_text(json.dumps(manifest))
+    model = load(saved)
+    assert (model.loss, model.alpha) == ("squared", 0.9)
+
+
+@pytest.mark.parametrize(
+    ("name", "change"),
+    [
+        ("ensemble.train_weight", lambda a: a[:, :-1].copy()),
+        ("ensemble.train_weight", lambda a: np.where(a == a.max(), np.nan, a)),
+        ("ensemble.init_weight", lambda a: a[:-1].copy()),
+        ("ensemble.init_weight", lambda a: a.astype(np.float32)),
+    ],
+)
+def test_valid_checksum_but_inconsistent_leaf_weights(tmp_path, name, change):
+    saved = save(fit("boost-absolute", "rbf")[0], tmp_path / "m")
+    arrays = read_arrays(saved)
+    arrays[name] = change(arrays[name])
+    rewrite(saved, arrays, rehash=True)
+    with pytest.raises(PersistenceError, match="^model structure is invalid: leaf or initial"):
+        load(saved)

@@ -95,6 +95,12 @@ CASES = {
         ("max_bins", 1, "an int in [2, 255] or one of 'auto', None"),
         ("max_bins", 256, "an int in [2, 255] or one of 'auto', None"),
         ("max_bins", "exact", "an int in [2, 255] or one of 'auto', None"),
+        ("loss", "lad", "one of 'squared', 'absolute', 'huber'"),
+        ("loss", None, "one of 'squared', 'absolute', 'huber'"),
+        ("alpha", 0, "a float in (0.0, 1.0)"),
+        ("alpha", 1.0, "a float in (0.0, 1.0)"),
+        ("alpha", float("nan"), "a float in (0.0, 1.0)"),
+        ("alpha", "0.9", "a float in (0.0, 1.0)"),
     ],
     OK3Regressor: TREE_CASES
     + MAX_BINS_CASES
