@@ -17,7 +17,7 @@ from service.archive import export_model, import_model
 from service.deps import ServicesDep
 from service.errors import InvalidRequest, UnsupportedMediaType, error_body
 from service.routes._docs import responses
-from service.routes.models import ModelId
+from service.routes.models import ModelId, model_view
 from service.schemas import ErrorResponse, ModelInfo
 from service.store import ModelStore
 
@@ -42,7 +42,14 @@ EXPORT_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 IMPORT_RESPONSES: dict[int | str, dict[str, Any]] = {
     **responses(
-        201, ModelInfo, examples.MODEL_INFO, 401, 413, 415, 422, ok_description="Model imported"
+        201,
+        ModelInfo,
+        model_view(examples.MODEL_INFO),
+        401,
+        413,
+        415,
+        422,
+        ok_description="Model imported",
     ),
     409: {
         "description": "The model's id is already used on this server",
@@ -130,7 +137,7 @@ async def import_archive(
     as a load before anything is visible: paths stay inside the archive's folder (no
     absolute paths, `..`, links or device files), every file matches the SHA-256 in
     `export.json`, the model loads without pickle; at most `OKBOOST_MAX_ARCHIVE_BYTES`
-    once decompressed. Answers the imported model's record, as GET /models/{id}."""
+    once decompressed. Answers the imported model as GET /models/{id} describes it."""
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media.startswith("multipart/") or media == "application/x-www-form-urlencoded":
         raise UnsupportedMediaType(
@@ -152,4 +159,5 @@ async def import_archive(
         )
     finally:
         upload.unlink(missing_ok=True)
-    return JSONResponse(record, 201, headers={"Location": f"/models/{record['model_id']}"})
+    location = f"/models/{record['model_id']}"
+    return JSONResponse(model_view(record), 201, headers={"Location": location})
