@@ -224,7 +224,8 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
         combine=manifest["ensemble"]["combine"],
         learning_rate=float(manifest["ensemble"]["learning_rate"]),
         **{f: arrays[f"ensemble.{f}"] for f in ENSEMBLE_ARRAYS},
-        **{f: arrays.get(f"ensemble.{f}") for f in ENSEMBLE_WEIGHT_ARRAYS},
+        train_weight=arrays.get("ensemble.train_weight"),
+        init_weight=arrays.get("ensemble.init_weight"),
     )
     attributes = manifest["attributes"]
     _check_structure(ens, space, int(attributes["n_features_in_"]))

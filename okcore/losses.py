@@ -21,6 +21,7 @@ The robust losses compute residual norms in the factor coordinates: with an exac
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol
 
@@ -246,12 +247,17 @@ class HuberFeatureLoss(_NormLoss):
         return np.where(norms <= d, 0.5 * norms**2, d * (norms - 0.5 * d))
 
 
-LOSSES = {"squared": SquaredFeatureLoss, "absolute": AbsoluteFeatureLoss, "huber": HuberFeatureLoss}
+#: The ``loss`` parameter's values, each with the factory of its loss object given ``alpha``.
+LOSSES: dict[str, Callable[[float], FeatureLoss]] = {
+    "squared": lambda alpha: SquaredFeatureLoss(),
+    "absolute": lambda alpha: AbsoluteFeatureLoss(),
+    "huber": HuberFeatureLoss,
+}
 
 
 def make_loss(name: str, alpha: float) -> FeatureLoss:
     """The loss object for the ``loss`` / ``alpha`` parameters of OKBoostRegressor."""
-    return HuberFeatureLoss(alpha) if name == "huber" else LOSSES[name]()
+    return LOSSES[name](alpha)
 
 
 def row_norms(A: np.ndarray) -> np.ndarray:
