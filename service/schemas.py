@@ -249,8 +249,13 @@ class TrainRequest(_Model):
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="Estimator hyper-parameters named as in okcore (n_estimators, "
-        "learning_rate, max_splits, splitter, max_features, random_state, ...).",
-        examples=[{"n_estimators": 100, "learning_rate": 0.1, "max_splits": 10}],
+        "learning_rate, max_splits, splitter, max_features, random_state, ...). okboost "
+        "also takes loss ('squared' (default), 'absolute' or 'huber': robust to wrong "
+        "training outputs) and alpha (the Huber quantile in (0, 1), default 0.9).",
+        examples=[
+            {"n_estimators": 100, "learning_rate": 0.1, "max_splits": 10},
+            {"n_estimators": 100, "learning_rate": 0.1, "loss": "huber", "alpha": 0.9},
+        ],
     )
     eval_set: EvalSet | None = Field(None, description="Optional validation data (okboost only).")
     wait: bool = Field(
