@@ -100,16 +100,24 @@ def best_split_exact(order, start, end, XT, R, mu, features, min_leaf):  # pragm
         f_gain, f_pos = -1.0, -1
         if last + 1 <= n - 1 - first:  # from the left: norms[k] = ||S_L||^2 after rows 0..k
             _prefix_norms(order[f], start, 1, last + 1, R, mu, S, norms)
+            x_here = XT[f, order[f, start + first]]  # each sorted value is read once
             for k in range(first, last + 1):
-                if XT[f, order[f, start + k + 1]] <= XT[f, order[f, start + k]] + FEATURE_THRESHOLD:
+                x_next = XT[f, order[f, start + k + 1]]
+                valid = x_next > x_here + FEATURE_THRESHOLD
+                x_here = x_next
+                if not valid:
                     continue
                 gain = norms[k] * n / ((k + 1) * (n - k - 1))
                 if gain > f_gain:
                     f_gain, f_pos = gain, k
         else:  # from the right: norms[j] = ||S_R||^2 = ||S_L||^2 after rows n-1..n-1-j
             _prefix_norms(order[f], start + n - 1, -1, n - 1 - first, R, mu, S, norms)
+            x_next = XT[f, order[f, start + last + 1]]
             for k in range(last, first - 1, -1):
-                if XT[f, order[f, start + k + 1]] <= XT[f, order[f, start + k]] + FEATURE_THRESHOLD:
+                x_here = XT[f, order[f, start + k]]
+                valid = x_next > x_here + FEATURE_THRESHOLD
+                x_next = x_here
+                if not valid:
                     continue
                 gain = norms[n - 2 - k] * n / ((k + 1) * (n - k - 1))
                 if gain >= f_gain:  # >= : the leftmost of equal cuts, as from the left
