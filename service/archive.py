@@ -110,7 +110,9 @@ def _write_archive(folder: Path, model_id: str, dest: Path) -> None:
         "files": listing,
     }
     now = time.time()
-    with tarfile.open(dest, "w:gz", compresslevel=6, format=tarfile.PAX_FORMAT) as tar:
+    # level 1: float arrays barely compress (an N = 2000 model: 71 MB of files, 65.5 MB
+    # at level 6 or 65.8 MB at level 1), and level 1 takes half the time
+    with tarfile.open(dest, "w:gz", compresslevel=1, format=tarfile.PAX_FORMAT) as tar:
         raw = json.dumps(manifest, indent=1).encode()
         tar.addfile(_tar_info(f"{ROOT}/{MANIFEST}", len(raw), now), io.BytesIO(raw))
         for path in files:
