@@ -1,6 +1,9 @@
-# okboost REST service. Build and run:
+# okboost REST service. Build and run (the token from a file, kept out of `ps` and `docker inspect`):
 #   docker build -t okboost .
-#   docker run -p 8000:8000 -v okboost-models:/data/models -e OKBOOST_TOKEN=change-me okboost
+#   docker run -p 8000:8000 -v okboost-models:/data/models \
+#     -v "$PWD/token:/run/secrets/okboost_token:ro" -e OKBOOST_TOKEN_FILE=/run/secrets/okboost_token okboost
+# Without OKBOOST_TOKEN or OKBOOST_TOKEN_FILE the container refuses to start (it listens on all
+# of its interfaces): set OKBOOST_ALLOW_REMOTE_WITHOUT_TOKEN=1 only on a network you trust.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -25,7 +28,7 @@ RUN pip install . \
 
 USER okboost
 # Inside a container the service must listen on all interfaces to be reachable through
-# the published port; set OKBOOST_TOKEN so that only clients with the token get in.
+# the published port, so `okboost serve` requires a token here (see the top of this file).
 ENV OKBOOST_HOST=0.0.0.0 \
     OKBOOST_PORT=8000 \
     OKBOOST_MODEL_DIR=/data/models \

@@ -1,13 +1,14 @@
 """``okboost`` command line: serve, train from files, predict.
 
-    okboost serve [--host H] [--port P] [--model-dir DIR] [--token T] [--max-workers N]
+    okboost serve [--host H] [--port P] [--model-dir DIR] [--token-file F] [--max-workers N]
     okboost train X.npy --edges E.csv [--beta 1] [--param n_estimators=200 ...]
     okboost train X.csv --gram K.npy | --outputs Y.csv [--kernel rbf --sigma 7]
     okboost predict MODEL_ID Xnew.npy [--top-k 3] [--weights dense]
     okboost kernel MODEL_ID Xnew.npy [--against training] [--threshold 0.5 | --top-k 5]
 
 train/predict/kernel talk to a running service (--url, default
-http://127.0.0.1:8000; token from --token or OKBOOST_TOKEN) and print JSON.
+http://127.0.0.1:8000; token from --token-file, OKBOOST_TOKEN or OKBOOST_TOKEN_FILE) and
+print JSON; train shows the job's progress on stderr.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from okboost_client import OKBoostClient, OKBoostError
 
@@ -54,28 +56,73 @@ def _parse_params(items: list[str]) -> dict[str, Any]:
     return params
 
 
-def progress_bar(info: dict[str, Any], width: int = 30, stream: Any = None) -> None:
-    """Draw a one-line progress bar of a job on stderr."""
-    stream = stream or sys.stderr
-    prog = info["progress"]
-    filled = int(round(width * prog["fraction"]))
-    eta = info.get("eta")
-    loss = info.get("last_train_loss")
-    line = (
-        f"\r[{'#' * filled}{'-' * (width - filled)}] {prog['done']}/{prog['total']} trees"
-        f"  {info['elapsed']:.1f}s"
-        + (f"  eta {eta:.1f}s" if eta is not None else "")
-        + (f"  loss {loss:.4g}" if loss is not None else "")
-        + f"  {info['state']}   "
-    )
-    stream.write(line)
-    if info["state"] not in ("queued", "running"):
-        stream.write("\n")
-    stream.flush()
+class ProgressDisplay:
+    """A job's progress on ``stream`` (stderr): a tqdm bar redrawn in place when the stream is
+    a terminal; otherwise plain lines, one per state, phase or tenth of the trees, so a log
+    file or a pipe gets no carriage-return frames. Losses are shown clipped at 0 (rounding
+    can make a loss of an exactly fitted model -1e-17)."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+        self.terminal = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.bar: tqdm | None = None
+        self.last: tuple[Any, ...] | None = None
+
+    @staticmethod
+    def _details(info: dict[str, Any]) -> str:
+        eta, loss = info.get("eta"), info.get("last_train_loss")
+        parts = [info["state"]]
+        if info.get("phase") and info["state"] == "running":
+            parts.append(str(info["phase"]))
+        parts.append(f"{info['elapsed']:.1f} s")
+        if eta is not None and info["state"] == "running":
+            parts.append(f"eta {eta:.1f} s")
+        if loss is not None:
+            parts.append(f"loss {max(float(loss), 0.0):.4g}")
+        return ", ".join(parts)
+
+    def __call__(self, info: dict[str, Any]) -> None:
+        done, total = int(info["progress"]["done"]), int(info["progress"]["total"])
+        finished = info["state"] not in ("queued", "running")
+        if self.terminal:
+            if self.bar is None:
+                self.bar = tqdm(
+                    total=total,
+                    unit="tree",
+                    file=self.stream,
+                    dynamic_ncols=True,
+                    bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} trees [{postfix}]",
+                )
+            self.bar.total, self.bar.n = total, done
+            self.bar.set_postfix_str(self._details(info), refresh=True)
+            if finished:
+                self.bar.close()
+            return
+        key = (info["state"], info.get("phase"), 10 * done // max(total, 1))
+        if key != self.last or finished:
+            self.last = key
+            print(f"{done}/{total} trees, {self._details(info)}", file=self.stream, flush=True)
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    """The bearer token: --token-file, OKBOOST_TOKEN, OKBOOST_TOKEN_FILE, or --token (which
+    other users see in the process list: a warning says so)."""
+    if args.token:
+        print(
+            "okboost: warning: --token is visible to other users in the process list; use "
+            "--token-file or OKBOOST_TOKEN instead",
+            file=sys.stderr,
+        )
+        return str(args.token)
+    path = args.token_file or os.environ.get("OKBOOST_TOKEN_FILE")
+    if path:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        return lines[0].strip() if lines else None
+    return os.environ.get("OKBOOST_TOKEN")
 
 
 def _client(args: argparse.Namespace) -> OKBoostClient:
-    return OKBoostClient(args.url, token=args.token or os.environ.get("OKBOOST_TOKEN"))
+    return OKBoostClient(args.url, token=_token(args))
 
 
 def _output_kernel(args: argparse.Namespace) -> dict[str, Any]:
@@ -109,7 +156,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         )
         result: dict[str, Any] = {"model_id": accepted["model_id"], "job_id": accepted["job_id"]}
         if not args.no_wait:
-            show = None if args.quiet else progress_bar
+            show = None if args.quiet else ProgressDisplay()
             job = client.wait(accepted["job_id"], poll=0.25, on_progress=show)
             result["state"] = job["state"]
             result["fit_seconds"] = job["elapsed"]
@@ -117,12 +164,28 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+TRIPLES = ("new_new", "new_known", "weights_sparse")
+"""Answer arrays of [index, index, value] rows (the client returns them as float arrays)."""
+
+
+def json_ready(value: Any, key: str | None = None) -> Any:
+    """An answer as JSON values: ndarrays as lists, the indices of edge and weight triples
+    as integers (0, not 0.0)."""
+    if isinstance(value, dict):
+        return {k: json_ready(v, k) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        if key in TRIPLES and value.ndim == 2 and value.shape[1] == 3:
+            return [[int(a), int(b), float(v)] for a, b, v in value.tolist()]
+        return value.tolist()
+    return value
+
+
 def _dump(out: dict[str, Any], path: str | None) -> None:
     if path and path.endswith(".npy"):
         key = "kernel" if "kernel" in out else "indices"
         np.save(path, np.asarray(out[key]), allow_pickle=False)
         return
-    text = json.dumps(out, default=lambda a: np.asarray(a).tolist())
+    text = json.dumps(json_ready(out))
     if path:
         Path(path).write_text(text + "\n", encoding="utf-8")
     else:
@@ -162,6 +225,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from service.app import create_app
     from service.config import Settings
 
+    if args.token:
+        print(
+            "okboost: warning: --token is visible to other users in the process list; use "
+            "--token-file or OKBOOST_TOKEN instead",
+            file=sys.stderr,
+        )
     overrides = {
         k: v
         for k, v in {
@@ -169,11 +238,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "port": args.port,
             "model_dir": args.model_dir,
             "token": args.token,
+            "token_file": args.token_file,
             "max_workers": args.max_workers,
         }.items()
         if v is not None
     }
     settings = Settings.model_validate(overrides)
+    problem = settings.exposure_problem()
+    if problem is not None:
+        print(f"okboost: error: {problem}", file=sys.stderr)
+        return 2
     uvicorn.run(
         create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level
     )
@@ -188,13 +262,25 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="interface to bind (default 127.0.0.1, OKBOOST_HOST)")
     serve.add_argument("--port", type=int, help="port (default 8000, OKBOOST_PORT)")
     serve.add_argument("--model-dir", help="model store directory (default ./models)")
-    serve.add_argument("--token", help="require this bearer token (OKBOOST_TOKEN)")
+    serve.add_argument(
+        "--token-file", help="require the bearer token in this file (OKBOOST_TOKEN_FILE)"
+    )
+    serve.add_argument(
+        "--token",
+        help="require this bearer token (visible in the process list: prefer "
+        "--token-file or OKBOOST_TOKEN)",
+    )
     serve.add_argument("--max-workers", type=int, help="training jobs run at once")
     serve.set_defaults(func=cmd_serve)
 
     def remote(p: argparse.ArgumentParser) -> None:
         p.add_argument("--url", default=os.environ.get("OKBOOST_URL", "http://127.0.0.1:8000"))
-        p.add_argument("--token", help="bearer token (default: OKBOOST_TOKEN)")
+        p.add_argument(
+            "--token-file", help="file holding the bearer token (default: OKBOOST_TOKEN_FILE)"
+        )
+        p.add_argument(
+            "--token", help="bearer token (default: OKBOOST_TOKEN; visible in the process list)"
+        )
 
     train = sub.add_parser("train", help="train a model from .npy/.csv files")
     remote(train)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from e2e_server import Server
 from svc_data import clustered_graph
 
-from service.cli import build_parser, load_array, main
+from service.cli import ProgressDisplay, json_ready, build_parser, load_array, main
 
 
 def test_train_predict_kernel_from_files(
@@ -47,7 +49,7 @@ def test_train_predict_kernel_from_files(
     out, err = capsys.readouterr()
     trained = json.loads(out)
     assert trained["state"] == "done"
-    assert "20/20 trees" in err and "done" in err  # the progress bar
+    assert "20/20 trees, done" in err and "\r" not in err  # plain progress lines: not a tty
 
     assert (
         main(["predict", *url, trained["model_id"], str(tmp_path / "Xnew.npy"), "--top-k", "2"])
@@ -84,3 +86,54 @@ def test_parser_and_files(tmp_path: Path) -> None:
     assert (args.port, args.model_dir, args.host) == (9001, "/tmp/m", None)
     (tmp_path / "a.txt").write_text("1 2\n3 4\n")
     np.testing.assert_array_equal(load_array(str(tmp_path / "a.txt")), [[1, 2], [3, 4]])
+
+
+def _job(state: str, done: int, loss: float | None, phase: str = "trees") -> dict[str, Any]:
+    return {
+        "state": state,
+        "phase": phase,
+        "progress": {"done": done, "total": 40, "fraction": done / 40},
+        "elapsed": 1.5,
+        "eta": 3.0,
+        "last_train_loss": loss,
+    }
+
+
+def test_progress_is_plain_lines_when_piped_and_losses_are_clipped_at_zero() -> None:
+    stream = io.StringIO()  # not a terminal
+    show = ProgressDisplay(stream)
+    show(_job("running", 0, None, phase="output_space"))
+    for done in range(1, 41):
+        show(_job("running", done, 0.5 / done if done < 40 else -1e-17))
+    show(_job("done", 40, -1e-17))
+    text = stream.getvalue()
+    assert "\r" not in text and "\x1b" not in text
+    lines = text.splitlines()
+    assert 10 <= len(lines) <= 13  # one per phase, state and tenth of the trees
+    assert lines[0].startswith("0/40 trees, running, output_space")
+    assert lines[-1] == "40/40 trees, done, 1.5 s, loss 0"
+    assert "-1e-17" not in text
+
+
+def test_progress_is_a_bar_redrawn_in_place_on_a_terminal() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    show = ProgressDisplay(stream)
+    for done in (0, 10, 40):
+        show(_job("running" if done < 40 else "done", done, 0.25))
+    text = stream.getvalue()
+    assert "\r" in text and "40/40 trees" in text and "loss 0.25" in text
+
+
+def test_edge_and_weight_indices_are_printed_as_integers() -> None:
+    out = {
+        "edges": {"new_new": np.array([[0.0, 1.0, 0.25]]), "new_known": np.zeros((0, 3))},
+        "weights_sparse": np.array([[2.0, 7.0, 0.5]]),
+        "indices": np.array([[3, 1]]),
+    }
+    text = json.dumps(json_ready(out))
+    assert '"new_new": [[0, 1, 0.25]]' in text and '"weights_sparse": [[2, 7, 0.5]]' in text
+    assert '"indices": [[3, 1]]' in text
