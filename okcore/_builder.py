@@ -366,10 +366,17 @@ class _Growth:
     def __init__(self, R, projection, params: TreeParams, rng, search):
         self.R, self.params, self.rng, self.search = R, params, rng, search
         self.projection = projection
-        self.start, self.end, self.depth, self.mean = [], [], [], []
-        self.impurity, self.feature, self.threshold, self.gain = [], [], [], []
+        self.start: list[int] = []
+        self.end: list[int] = []
+        self.depth: list[int] = []
+        self.mean: list[np.ndarray] = []
+        self.impurity: list[float] = []
+        self.feature: list[int] = []
+        self.threshold: list[float] = []
+        self.gain: list[float] = []
         self.search_mean = self.mean if projection is None else []
-        self.left, self.right = [], []
+        self.left: list[int] = []
+        self.right: list[int] = []
 
     def add_node(self, start: int, end: int, depth: int, stats: tuple | None = None) -> int:
         """Append a node over samples[start:end]; ``stats`` = (mean, N*var) when known."""
@@ -378,19 +385,16 @@ class _Growth:
         mu, total = stats
         if self.projection is not None:  # the mean of the sketched rows is the sketched mean
             self.search_mean.append(mu @ self.projection)
-        for column, value in (
-            (self.start, start),
-            (self.end, end),
-            (self.depth, depth),
-            (self.mean, mu),
-            (self.impurity, total),
-            (self.feature, -1),
-            (self.threshold, 0.0),
-            (self.gain, 0.0),
-            (self.left, -1),
-            (self.right, -1),
-        ):
-            column.append(value)
+        self.start.append(start)
+        self.end.append(end)
+        self.depth.append(depth)
+        self.mean.append(mu)
+        self.impurity.append(total)
+        self.feature.append(-1)
+        self.threshold.append(0.0)
+        self.gain.append(0.0)
+        self.left.append(-1)
+        self.right.append(-1)
         return len(self.start) - 1
 
     def splittable(self, node: int) -> bool:

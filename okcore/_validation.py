@@ -250,5 +250,5 @@ def resolve_max_features(max_features: Any, n_features: int, splitter: str) -> i
     if max_features == "log2":
         return max(1, int(np.log2(n_features)))
     if isinstance(max_features, numbers.Integral):
-        return int(min(max_features, n_features))
-    return max(1, int(max_features * n_features))
+        return min(int(max_features), n_features)
+    return max(1, int(float(max_features) * n_features))

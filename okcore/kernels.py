@@ -76,6 +76,7 @@ class RBFKernel(Kernel):
     """Gaussian kernel k(y, y') = exp(-gamma ||y - y'||^2), gamma = 1 / (2 sigma^2)."""
 
     name = "rbf"
+    gamma: float
 
     def __init__(self, sigma: float | None = None, gamma: float | None = None) -> None:
         if (sigma is None) == (gamma is None):
@@ -108,6 +109,9 @@ class PolynomialKernel(Kernel):
     """k(y, y') = (gamma y . y' + coef0) ^ degree."""
 
     name = "polynomial"
+    degree: int
+    gamma: float
+    coef0: float
 
     def __init__(self, degree: int = 2, gamma: float = 1.0, coef0: float = 1.0) -> None:
         if (

@@ -219,9 +219,9 @@ class OutputSpace:
         _check_truncation(rank, tol, n_vertices)
         L = graph.laplacian(kernel.edges, n_vertices)
         low_rank = _auto_low_rank(n_vertices, rank)
-        if low_rank and rank is None:
-            rank = AUTO_RANK
-        if low_rank and 4 * rank < n_vertices:
+        if low_rank:
+            rank = AUTO_RANK if rank is None else rank
+        if low_rank and rank is not None and 4 * rank < n_vertices:
             lam_l, U = graph.smallest_eigenpairs(L, rank)
             diag = graph.diffusion_diagonal(L, kernel.beta, lam_l, U)
             diag_exact = False
@@ -272,7 +272,9 @@ class OutputSpace:
                     "the diffusion kernel takes no outputs Y: its outputs are the vertices"
                 )
             _no_landmarks(n_landmarks, "the diffusion kernel")
-            space = cls.from_graph(make_kernel(kernel), n_samples, rank=rank, tol=tol)
+            graph_kernel = make_kernel(kernel)
+            assert isinstance(graph_kernel, DiffusionKernel)
+            space = cls.from_graph(graph_kernel, n_samples, rank=rank, tol=tol)
         elif Y is not None:
             space = cls.from_outputs(
                 Y,
@@ -349,6 +351,8 @@ class OutputSpace:
         :meth:`subset` rows (e.g. OKBoost's early-stopping hold-out), where G phi / lam is not
         the Nystrom projection. O(N r) once per space."""
         norms = np.einsum("ij,ij->j", self.phi, self.phi)
+        if self.eigenvalues is None:
+            return False
         return bool(np.allclose(norms, self.eigenvalues, rtol=1e-9, atol=0.0))
 
 
@@ -522,7 +526,8 @@ def estimate_factor_cost(
     if rank is not None and 4 * rank < n and (not graph_kernel or _auto_low_rank(n, rank)):
         ncv = max(2 * rank + 1, 20)
         if graph_kernel:
-            nnz = 2.0 * (n_edges if n_edges is not None else len(kern.edges)) + n
+            edges = n_edges if n_edges is not None else len(getattr(kern, "edges", ()))
+            nnz = 2.0 * edges + n
             lanczos = LANCZOS_RESTARTS * 2 * rank * (4 * nnz + 8.0 * n * rank)
             seconds = (lanczos + graph.DIAG_PROBES * 100 * 4 * nnz) / SPARSE_FLOP_RATE
             peak = 8.0 * n * (ncv + rank + 5 * graph.DIAG_PROBES) + 24.0 * nnz
@@ -577,7 +582,7 @@ def _check_landmarks(n_landmarks: Any, n_samples: int) -> None:
     if n_landmarks is not None and (
         isinstance(n_landmarks, bool)
         or not isinstance(n_landmarks, numbers.Integral)
-        or not 1 <= n_landmarks <= n_samples
+        or not 1 <= int(n_landmarks) <= n_samples
     ):
         raise DataError(
             f"n_landmarks must be None or an int in [1, {n_samples}] (at most the number of "
@@ -597,15 +602,15 @@ def _check_truncation(rank: Any, tol: Any, n_samples: int | None = None) -> None
     """rank: None or an int in [1, N]; tol in [0, 1) (a negative tol would keep negative
     eigenvalues)."""
     if rank is not None and (
-        isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or rank < 1
+        isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or int(rank) < 1
     ):
         raise DataError(f"rank must be None or an int >= 1: got {rank!r}")
-    if rank is not None and n_samples is not None and rank > n_samples:
+    if rank is not None and n_samples is not None and int(rank) > n_samples:
         raise DataError(
             f"rank must be at most the number of outputs ({n_samples}): got {rank}; "
             "rank = N keeps the exact factor"
         )
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < 1:
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= float(tol) < 1:
         raise DataError(f"tol must be a number in [0, 1): got {tol!r}")
 
 
