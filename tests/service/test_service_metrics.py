@@ -1,4 +1,5 @@
-"""GET /metrics: Prometheus text format, route templates as labels, jobs, cache, auth."""
+"""GET /metrics (service.metrics): Prometheus text format, route templates as labels, jobs, cache,
+auth. (Named apart from tests/okcore/test_metrics.py: test modules share one namespace.)"""
 
 from __future__ import annotations
 
