@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -54,14 +55,15 @@ def test_r_client_against_a_live_server(server_factory: type[Server], tmp_path: 
     if missing:
         reason = f"R packages {', '.join(missing)} are not installed ({R_INSTALL})"
         pytest.fail(reason) if in_ci() else pytest.skip(reason)
+    package = shutil.copytree(CLIENTS / "r", tmp_path / "r")  # testthat writes beside its tests
     library = tmp_path / "Rlib"
     library.mkdir()
-    installed = run([r, "CMD", "INSTALL", "--no-test-load", f"--library={library}", "r"], CLIENTS)
+    installed = run([r, "CMD", "INSTALL", "--no-test-load", f"--library={library}", "r"], tmp_path)
     assert installed.returncode == 0, installed.stdout + installed.stderr
     server = server_factory(tmp_path / "models").start()
     out = run(
         [rscript, "testthat.R"],
-        CLIENTS / "r" / "tests",
+        package / "tests",
         R_LIBS=str(library),
         OKBOOST_URL=server.url,
     )

@@ -31,7 +31,8 @@ async function trainWalkthrough(client, inputs, edges) {
   const seen = [];
   const job = await client.wait(accepted.job_id, { pollMs: 50, onProgress: (j) => seen.push(j) });
   assert.equal(job.state, "done");
-  assert.equal(job.progress.done, PARAMS.n_estimators);
+  assert.equal(job.progress.total, PARAMS.n_estimators);
+  assert.equal(job.progress.done, job.progress.total);
   assert.ok(seen.length >= 1);
   return accepted.model_id;
 }
