@@ -144,13 +144,27 @@ class OKBoostClient:
         result: dict[str, Any] = self._post("/train", body)
         return result
 
-    def job(self, job_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._check(self._http.get(f"/jobs/{job_id}"))
+    def _pages(self, path: str, key: str, **params: Any) -> list[dict[str, Any]]:
+        """Every item of a paginated list, following ``next_cursor`` page by page."""
+        items: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            query = {**params, **({"cursor": cursor} if cursor else {})}
+            page = self._check(self._http.get(path, params=query))
+            items.extend(page[key])
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return items
+
+    def job(self, job_id: str, *, curves: bool = False) -> dict[str, Any]:
+        """GET /jobs/{id}; ``curves=True`` adds the loss curves so far."""
+        params = {"curves": "true"} if curves else None
+        result: dict[str, Any] = self._check(self._http.get(f"/jobs/{job_id}", params=params))
         return result
 
-    def jobs(self) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._check(self._http.get("/jobs"))["jobs"]
-        return result
+    def jobs(self, *, curves: bool = False) -> list[dict[str, Any]]:
+        """Every job (GET /jobs, all pages), oldest first."""
+        return self._pages("/jobs", "jobs", curves=str(curves).lower())
 
     def cancel(self, job_id: str) -> dict[str, Any]:
         result: dict[str, Any] = self._check(self._http.delete(f"/jobs/{job_id}"))
@@ -258,12 +272,18 @@ class OKBoostClient:
             }
         return out
 
-    def models(self) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._check(self._http.get("/models"))["models"]
-        return result
+    def models(self, *, curves: bool = False, importances: bool = False) -> list[dict[str, Any]]:
+        """Every stored model (GET /models, all pages), oldest first; ``curves`` and
+        ``importances`` add the loss curves and feature importances."""
+        flags = {"curves": str(curves).lower(), "importances": str(importances).lower()}
+        return self._pages("/models", "models", **flags)
 
-    def model(self, model_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._check(self._http.get(f"/models/{model_id}"))
+    def model(
+        self, model_id: str, *, curves: bool = False, importances: bool = False
+    ) -> dict[str, Any]:
+        """GET /models/{id}; ``curves`` and ``importances`` as in :meth:`models`."""
+        flags = {"curves": str(curves).lower(), "importances": str(importances).lower()}
+        result: dict[str, Any] = self._check(self._http.get(f"/models/{model_id}", params=flags))
         return result
 
     def delete_model(self, model_id: str) -> dict[str, Any]:

@@ -140,12 +140,28 @@ export class OKBoostClient {
     });
   }
 
-  job(jobId) {
-    return this.#request("GET", `/jobs/${encodeURIComponent(jobId)}`);
+  /** Every item of a paginated list (GET /models, /jobs), following next_cursor. */
+  async #pages(path, key, query) {
+    const items = [];
+    let cursor = null;
+    do {
+      const params = new URLSearchParams(query);
+      if (cursor) params.set("cursor", cursor);
+      const page = await this.#request("GET", `${path}?${params}`);
+      items.push(...page[key]);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return items;
   }
 
-  async jobs() {
-    return (await this.#request("GET", "/jobs")).jobs;
+  /** GET /jobs/{id}; {curves: true} adds the loss curves so far. */
+  job(jobId, { curves = false } = {}) {
+    return this.#request("GET", `/jobs/${encodeURIComponent(jobId)}?curves=${curves}`);
+  }
+
+  /** Every job (all pages), oldest first. */
+  jobs({ curves = false } = {}) {
+    return this.#pages("/jobs", "jobs", { curves });
   }
 
   cancel(jobId) {
@@ -192,12 +208,14 @@ export class OKBoostClient {
     return this.#request("POST", "/kernel", body, { format });
   }
 
-  async models() {
-    return (await this.#request("GET", "/models")).models;
+  /** Every stored model (all pages), oldest first; curves / importances on request. */
+  models({ curves = false, importances = false } = {}) {
+    return this.#pages("/models", "models", { curves, importances });
   }
 
-  model(modelId) {
-    return this.#request("GET", `/models/${encodeURIComponent(modelId)}`);
+  model(modelId, { curves = false, importances = false } = {}) {
+    const query = new URLSearchParams({ curves, importances });
+    return this.#request("GET", `/models/${encodeURIComponent(modelId)}?${query}`);
   }
 
   deleteModel(modelId) {

@@ -154,3 +154,28 @@ def test_export_and_import_between_two_servers(
     with pytest.raises(OKBoostError) as missing:
         c.export_model("0" * 32, tmp_path / "none.tar.gz")
     assert missing.value.status == 404
+
+
+def test_lists_follow_every_page_and_curves_come_on_request(http: TestClient, graph: Graph) -> None:
+    c = OKBoostClient("http://localhost", transport=http._transport)
+    spec = {"type": "diffusion", "beta": 1.0, "edges": graph.train_edges()}
+    made = [
+        c.train(graph.features[graph.train], spec, params=SMALL, wait=True)["model_id"]
+        for _ in range(3)
+    ]
+    pages: list[str | None] = []
+    get = c._http.get
+
+    def spy(url, params=None, **kwargs):  # type: ignore[no-untyped-def]
+        pages.append((params or {}).get("cursor"))
+        return get(url, params={**(params or {}), "limit": 2}, **kwargs)
+
+    c._http.get = spy  # type: ignore[method-assign]
+    listed = c.models()
+    assert [m["model_id"] for m in listed] == made and len(pages) == 2 and pages[1]
+    assert "train_loss" not in listed[0]
+    assert len(c.models(curves=True)[0]["train_loss"]) == SMALL["n_estimators"]
+    assert len(c.model(made[0], importances=True)["feature_importances"]) == graph.features.shape[1]
+    assert len(c.jobs()) == 3
+    job = c.job(c.jobs()[0]["job_id"], curves=True)
+    assert len(job["train_loss"]) == SMALL["n_estimators"]

@@ -61,6 +61,12 @@ test("train with JSON arrays, poll the job, ask /kernel for the edges of new ver
 
   assert.ok((await client.models()).some((m) => m.model_id === modelId));
   assert.equal((await client.model(modelId)).model_id, modelId);
+  const described = await client.model(modelId, { curves: true, importances: true });
+  assert.equal(described.train_loss.length, PARAMS.n_estimators);
+  assert.equal(described.feature_importances.length, 2);
+  const jobs = await client.jobs();
+  const job = await client.job(jobs.find((j) => j.model_id === modelId).job_id, { curves: true });
+  assert.equal(job.train_loss.length, PARAMS.n_estimators);
   await client.deleteModel(modelId);
   await assert.rejects(client.model(modelId), (e) => e instanceof OKBoostError && e.status === 404);
 });

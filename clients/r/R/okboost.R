@@ -247,13 +247,34 @@ ok_train <- function(client, inputs, output_kernel, model = "okboost", params = 
   ok_request(client, "POST", "/train", body)
 }
 
-#' State of a training job (GET /jobs/{id}).
-#' @export
-ok_job <- function(client, job_id) ok_request(client, "GET", paste0("/jobs/", job_id))
+flag <- function(x) if (isTRUE(x)) "true" else "false"
 
-#' All training jobs (GET /jobs).
+# Every item of a paginated list (GET /models, /jobs), following next_cursor; the pages'
+# data.frames bound together.
+ok_pages <- function(client, path, key, query) {
+  pages <- list()
+  cursor <- NULL
+  repeat {
+    q <- c(query, if (!is.null(cursor)) c(cursor = cursor))
+    page <- ok_request(client, "GET", paste0(path, "?", paste0(names(q), "=", q, collapse = "&")))
+    pages[[length(pages) + 1]] <- page[[key]]
+    cursor <- page$next_cursor
+    if (is.null(cursor)) break
+  }
+  jsonlite::rbind_pages(Filter(NROW, pages))
+}
+
+#' State of a training job (GET /jobs/{id}); `curves = TRUE` adds the loss curves so far.
 #' @export
-ok_jobs <- function(client) ok_request(client, "GET", "/jobs")$jobs
+ok_job <- function(client, job_id, curves = FALSE) {
+  ok_request(client, "GET", paste0("/jobs/", job_id, "?curves=", flag(curves)))
+}
+
+#' All training jobs (GET /jobs, every page), oldest first.
+#' @export
+ok_jobs <- function(client, curves = FALSE) {
+  ok_pages(client, "/jobs", "jobs", c(curves = flag(curves)))
+}
 
 #' Cancel a training job (DELETE /jobs/{id}).
 #' @export
@@ -335,13 +356,19 @@ ok_predict <- function(client, model_id, inputs, top_k = 1, return_outputs = FAL
   out
 }
 
-#' The stored models (GET /models).
+#' The stored models (GET /models, every page), oldest first, as a data.frame; `curves` and
+#' `importances` add the loss curves and feature importances.
 #' @export
-ok_models <- function(client) ok_request(client, "GET", "/models")$models
+ok_models <- function(client, curves = FALSE, importances = FALSE) {
+  ok_pages(client, "/models", "models", c(curves = flag(curves), importances = flag(importances)))
+}
 
 #' One model's description (GET /models/{id}).
 #' @export
-ok_model <- function(client, model_id) ok_request(client, "GET", paste0("/models/", model_id))
+ok_model <- function(client, model_id, curves = FALSE, importances = FALSE) {
+  query <- paste0("?curves=", flag(curves), "&importances=", flag(importances))
+  ok_request(client, "GET", paste0("/models/", model_id, query))
+}
 
 #' Delete a model (DELETE /models/{id}).
 #' @export

@@ -58,6 +58,12 @@ test_that("train, poll the job and ask /kernel for the edges of new vertices", {
 
   expect_true(model_id %in% ok_models(cl)$model_id)
   expect_equal(ok_model(cl, model_id)$model_id, model_id)
+  described <- ok_model(cl, model_id, curves = TRUE, importances = TRUE)
+  expect_length(described$train_loss, params$n_estimators)
+  expect_length(described$feature_importances, ncol(X))
+  jobs <- ok_jobs(cl)
+  job <- ok_job(cl, jobs$job_id[jobs$model_id == model_id], curves = TRUE)
+  expect_length(job$train_loss, params$n_estimators)
   ok_delete_model(cl, model_id)
   err <- tryCatch(ok_model(cl, model_id), okboost_error = function(e) e)
   expect_s3_class(err, "okboost_error")
