@@ -5,8 +5,9 @@ numpy / scipy / numba only; never imports the web stack.
 """
 
 from . import graph, metrics, model_selection
-from .base import FitProgress
+from .base import FITTED_ATTRIBUTES, FitProgress, OKEstimator
 from .boosting import OKBoostRegressor
+from .estimators import ESTIMATORS, estimator_parameters, make_estimator
 from .exceptions import (
     DataError,
     InvalidParameterError,
@@ -32,8 +33,10 @@ from .tree import OK3Regressor
 __version__ = "0.1.0"
 
 __all__ = [
+    "ESTIMATORS",
     "DataError",
     "DiffusionKernel",
+    "FITTED_ATTRIBUTES",
     "FitProgress",
     "InvalidParameterError",
     "Kernel",
@@ -44,6 +47,7 @@ __all__ = [
     "OK3Regressor",
     "OKBoostRegressor",
     "OKCoreError",
+    "OKEstimator",
     "OutputSpace",
     "PersistenceError",
     "PolynomialKernel",
@@ -51,7 +55,9 @@ __all__ = [
     "RBFKernel",
     "__version__",
     "graph",
+    "estimator_parameters",
     "load",
+    "make_estimator",
     "make_kernel",
     "metrics",
     "model_selection",

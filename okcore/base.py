@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import inspect
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -27,6 +29,7 @@ from ._validation import (
     validate_params,
 )
 from .binning import MAX_BINS, BinnedInputs, bin_inputs
+from .ensemble import TreeEnsemble
 from .exceptions import DataError, OKCoreError
 from .kernels import DiffusionKernel, make_kernel
 from .space import OutputSpace, estimate_factor_seconds
@@ -50,7 +53,7 @@ TREE_CONSTRAINTS: dict[str, list] = {
     "n_jobs": [Options((None, -1)), Interval(int, 1, None, "left")],
     "random_state": [RandomStateLike()],
 }
-CALLBACK_CONSTRAINT = [Callable_(), Options((None,))]
+CALLBACK_CONSTRAINT: list[Any] = [Callable_(), Options((None,))]
 
 
 @dataclass(frozen=True)
@@ -118,15 +121,93 @@ def target_features(
     return phi, diag
 
 
-class OKEstimator:
-    """Base class: get_params/set_params like scikit-learn's BaseEstimator, shared predictions.
+@dataclass
+class FitContext:
+    """What the shared fit path hands an estimator's :meth:`OKEstimator._fit_model` hook:
+    checked inputs X (N, p), the output space of the N training outputs, the seeded random
+    generator, the progress callback, the eval set (OKBoost only) and the start time."""
 
-    Subclasses store their keyword-only ``__init__`` arguments unchanged, declare
-    ``_parameter_constraints``, and set in ``fit`` the attributes ``output_space_``,
-    ``ensemble_``, ``n_features_in_``, ``n_train_`` and ``fit_time_``.
+    X: Any
+    space: OutputSpace
+    rng: np.random.Generator
+    callback: Callable[[FitProgress], bool | None] | None
+    eval_set: tuple | None
+    start: float
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+
+@dataclass
+class FittedModel:
+    """What an estimator's hook returns; the shared fit path makes it the fitted attributes.
+
+    ``space`` may differ from the context's (early stopping holds out rows:
+    ``train_indices`` are then the rows whose outputs the model is made of). Losses are
+    per round (boosting); None where they do not apply.
     """
 
-    _parameter_constraints: dict[str, list] = {}
+    ensemble: TreeEnsemble
+    space: OutputSpace
+    train_indices: np.ndarray
+    n_estimators: int
+    stopped_by_callback: bool = False
+    train_loss: np.ndarray | None = None
+    validation_loss: np.ndarray | None = None
+    max_bins: int | None = None
+    sketch_dim: int | None = None
+
+
+#: The fitted attributes of every estimator (None where one does not apply), set by
+#: :meth:`OKEstimator.fit` from a :class:`FittedModel`.
+FITTED_ATTRIBUTES = (
+    "output_space_",
+    "ensemble_",
+    "n_features_in_",
+    "n_train_",
+    "train_indices_",
+    "n_estimators_",
+    "train_loss_",
+    "validation_loss_",
+    "stopped_by_callback_",
+    "max_bins_",
+    "sketch_dim_",
+    "fit_time_",
+)
+
+
+class OKEstimator:
+    """The estimator contract: scikit-learn parameter handling, one fit path, and the
+    prediction API computed from the fitted :class:`~okcore.ensemble.TreeEnsemble`.
+
+    A subclass stores its keyword-only ``__init__`` arguments unchanged, declares
+    ``_parameter_constraints`` and implements :meth:`_fit_model` (what differs between
+    estimators: growing one tree, a forest, or boosting rounds). :meth:`fit` does the rest
+    (validation, the output space, fitted attributes: :data:`FITTED_ATTRIBUTES`).
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list]] = {}
+    #: Whether ``fit`` takes an ``eval_set`` (validation loss per round).
+    _supports_eval_set: ClassVar[bool] = False
+    # parameters every estimator declares (TREE_CONSTRAINTS)
+    splitter: str
+    max_splits: int | None
+    max_features: Any
+    leaf_order: str
+    min_samples_leaf: int
+    max_depth: int | None
+    max_bins: Any
+    factor_rank: int | None
+    factor_tol: float
+    n_landmarks: int | None
+    n_jobs: int | None
+    random_state: Any
+    # fitted attributes
+    output_space_: OutputSpace
+    ensemble_: TreeEnsemble
+    n_features_in_: int
+    n_train_: int
+    output_1d_: bool
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -174,8 +255,62 @@ class OKEstimator:
             input_tags=InputTags(sparse=True),
         )
 
-    def _validate_params(self) -> None:
+    def validate_params(self) -> None:
+        """Check every parameter against its constraints (fit does it first); raises
+        :class:`~okcore.exceptions.InvalidParameterError` naming the parameter, the allowed
+        values and the value given. Callers (the service) may check before fitting."""
         validate_params(self, self._parameter_constraints)
+
+    # ------------------------------------------------------------------ fitting
+    def fit(
+        self,
+        X: Any,
+        Y: Any = None,
+        *,
+        gram: Any = None,
+        kernel: Any = None,
+        eval_set: tuple | None = None,
+        callback: Callable[[FitProgress], bool | None] | None = None,
+    ) -> OKEstimator:
+        """Fit on inputs X (N, p) and outputs Y with ``kernel`` ("linear" by default), a
+        Gram matrix ``gram`` (N, N), or a diffusion ``kernel`` over the N training vertices.
+
+        ``eval_set`` (OKBoost): (X_val, Y_val), or (X_val, K_val_train, k_val_diag) for Gram
+        outputs; its loss is recorded per round. ``callback(FitProgress)`` hears each set-up
+        phase and each tree; returning True stops. Cost: the output factor (O(N^3) exact,
+        less with a low-rank factor), then the estimator's growth (see its class).
+        """
+        self.validate_params()
+        check_callback(callback)
+        if eval_set is not None and not self._supports_eval_set:
+            raise DataError(f"eval_set applies to boosting only, not to {type(self).__name__}")
+        start = time.perf_counter()
+        X, space = self._check_fit_data(X, Y, gram, kernel, callback, self._n_stages())
+        context = FitContext(
+            X, space, check_random_state(self.random_state), callback, eval_set, start
+        )
+        model = self._fit_model(context)
+        self.output_space_ = model.space
+        self.ensemble_ = model.ensemble
+        self.n_train_ = model.space.n_samples
+        self.train_indices_ = model.train_indices
+        self.n_estimators_ = model.n_estimators
+        self.train_loss_ = model.train_loss
+        self.validation_loss_ = model.validation_loss
+        self.stopped_by_callback_ = model.stopped_by_callback
+        self.max_bins_, self.sketch_dim_ = model.max_bins, model.sketch_dim
+        self.__dict__.pop("_coefficients", None)
+        self.fit_time_ = time.perf_counter() - start
+        return self
+
+    def _n_stages(self) -> int:
+        """Trees the fit will grow (progress totals)."""
+        return 1
+
+    def _fit_model(self, context: FitContext) -> FittedModel:
+        """Grow the model on the context's inputs and output space (the estimator's part of
+        :meth:`fit`)."""
+        raise NotImplementedError
 
     def _tree_params(self, n_features: int) -> TreeParams:
         return TreeParams(
@@ -205,7 +340,7 @@ class OKEstimator:
         return None, bin_inputs(X, max_bins)
 
     def _n_threads(self) -> int:
-        n_jobs = getattr(self, "n_jobs", None)
+        n_jobs = self.n_jobs
         if n_jobs == -1:
             return os.cpu_count() or 1
         return n_jobs or 1

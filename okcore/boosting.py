@@ -18,12 +18,13 @@ import numpy as np
 
 from ._builder import HistogramPool, TreeArrays, TreeParams, build_tree
 from ._splitter import presort, restrict_presorted
-from ._validation import Interval, Options, check_inputs, check_is_fitted, check_random_state
+from ._validation import Interval, Options, check_inputs, check_is_fitted
 from .base import (
     TREE_CONSTRAINTS,
+    FitContext,
     FitProgress,
+    FittedModel,
     OKEstimator,
-    check_callback,
     target_features,
 )
 from .binning import BinnedInputs
@@ -118,7 +119,7 @@ def boost(
     """
     start = time.perf_counter()
     n, n_fit = X.shape[0], max(1, int(round(subsample * X.shape[0])))
-    order = presort(XT) if binned is None and tree_params.splitter == "best" else None
+    order = presort(XT) if XT is not None and tree_params.splitter == "best" else None
     init, init_weight = loss.initial(phi)
     F = np.tile(init, (n, 1))
     F_val = None if eval_data is None else np.tile(init, (len(eval_data.X), 1))
@@ -140,6 +141,7 @@ def boost(
                 if binned is not None:  # histograms index the rows; R keeps all N
                     fit_rows = rows
                 else:
+                    assert XT is not None  # exact search: XT given
                     fit_XT, fit_R = np.ascontiguousarray(XT[:, rows]), target[rows]
                     fit_order = None if order is None else restrict_presorted(order, rows, n)
             projection = None
@@ -271,6 +273,7 @@ class OKBoostRegressor(OKEstimator):
     ``sketch_dim_`` (the search used, "auto" resolved).
     """
 
+    _supports_eval_set = True
     _parameter_constraints = {
         **TREE_CONSTRAINTS,
         "loss": [Options(tuple(LOSSES))],
@@ -333,30 +336,16 @@ class OKBoostRegressor(OKEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def fit(
-        self,
-        X: Any,
-        Y: Any = None,
-        *,
-        gram: Any = None,
-        kernel: Any = None,
-        eval_set: tuple | None = None,
-        callback: Callable[[FitProgress], bool | None] | None = None,
-    ) -> OKBoostRegressor:
-        """Fit on X (N, p) with outputs Y + ``kernel`` ("linear" by default), ``gram`` (N, N)
-        or a diffusion ``kernel`` over the training vertices.
+    def _n_stages(self) -> int:
+        return self.n_estimators
 
-        ``eval_set``: (X_val, Y_val), or (X_val, K_val_train, k_val_diag) for Gram outputs;
-        its loss is recorded per round in ``validation_loss_``. ``callback(FitProgress)`` is
-        called after each tree; returning True stops training.
-        """
-        self._validate_params()
-        check_callback(callback)
-        start = time.perf_counter()
-        X, space = self._check_fit_data(X, Y, gram, kernel, callback, self.n_estimators)
-        rng = check_random_state(self.random_state)
-        # the eval set is checked and embedded in the training space before any fitting
-        eval_data = self._eval_data(eval_set, space) if eval_set is not None else None
+    def _fit_model(self, context: FitContext) -> FittedModel:
+        """Algorithm 3 (:func:`boost`): the eval set is embedded in the training space first;
+        early stopping without one holds out ``validation_fraction`` of the rows."""
+        X, space, rng = context.X, context.space, context.rng
+        eval_data = (
+            self._eval_data(context.eval_set, space) if context.eval_set is not None else None
+        )
         rows = np.arange(X.shape[0])
         if eval_data is None and self.n_iter_no_change is not None:
             X, space, rows, eval_data = self._hold_out(X, space, rng)
@@ -364,7 +353,7 @@ class OKBoostRegressor(OKEstimator):
             self.max_bins, self.sketch_dim, X.shape[0], space.rank
         )
         XT, binned = self._search_inputs(
-            X, max_bins, callback, self.n_estimators, time.perf_counter() - start
+            X, max_bins, context.callback, self.n_estimators, context.elapsed()
         )
         result = boost(
             X,
@@ -379,7 +368,7 @@ class OKBoostRegressor(OKEstimator):
             eval_data=eval_data,
             n_iter_no_change=self.n_iter_no_change,
             tol=self.tol,
-            callback=callback,
+            callback=context.callback,
             n_threads=self._n_threads(),
             sketch_dim=sketch_dim,
             XT=XT,
@@ -396,18 +385,17 @@ class OKBoostRegressor(OKEstimator):
             train_weight=result.train_weight,
             init_weight=result.init_weight,
         )
-        self.ensemble_ = ensemble.truncate(keep) if keep < ensemble.n_trees else ensemble
-        self.output_space_ = space
-        self.n_train_ = space.n_samples
-        self.train_indices_ = rows
-        self.train_loss_ = result.train_loss
-        self.validation_loss_ = result.val_loss
-        self.n_estimators_ = keep
-        self.max_bins_, self.sketch_dim_ = max_bins, sketch_dim
-        self.stopped_by_callback_ = result.stopped_by_callback
-        self.__dict__.pop("_coefficients", None)
-        self.fit_time_ = time.perf_counter() - start
-        return self
+        return FittedModel(
+            ensemble.truncate(keep) if keep < ensemble.n_trees else ensemble,
+            space,
+            rows,
+            n_estimators=keep,
+            stopped_by_callback=result.stopped_by_callback,
+            train_loss=result.train_loss,
+            validation_loss=result.val_loss,
+            max_bins=max_bins,
+            sketch_dim=sketch_dim,
+        )
 
     def _eval_data(self, eval_set: tuple, space: Any) -> EvalData:
         if not isinstance(eval_set, tuple | list) or len(eval_set) not in (2, 3):

@@ -8,8 +8,6 @@ F(x) is the average of the trees' leaf means; W^F the average of their leaf weig
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,8 +15,8 @@ from joblib import Parallel, delayed
 
 from ._builder import HistogramPool, TreeParams, build_tree
 from ._splitter import presort
-from ._validation import Interval, Options, check_random_state
-from .base import TREE_CONSTRAINTS, FitProgress, OKEstimator, check_callback
+from ._validation import Interval, Options
+from .base import TREE_CONSTRAINTS, FitContext, FitProgress, FittedModel, OKEstimator
 from .binning import BinnedInputs
 from .ensemble import TreeEnsemble, tree_leaves
 from .space import RANK_TOLERANCE
@@ -45,6 +43,7 @@ def _fit_one_tree(
         fit_rows = None if rows is None else np.sort(rows)
         tree = build_tree(None, phi, params, rng, binned=binned, rows=fit_rows, histogram_pool=pool)
     elif rows is not None:
+        assert XT is not None  # exact search: XT given
         tree = build_tree(np.ascontiguousarray(XT[:, rows]), phi[rows], params, rng)
     else:
         tree = build_tree(XT, phi, params, rng, order=order)
@@ -117,28 +116,19 @@ class OK3ForestRegressor(OKEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def fit(
-        self,
-        X: Any,
-        Y: Any = None,
-        *,
-        gram: Any = None,
-        kernel: Any = None,
-        callback: Callable[[FitProgress], bool | None] | None = None,
-    ) -> OK3ForestRegressor:
-        """Fit ``n_estimators`` trees on X (N, p) and outputs Y + ``kernel``, ``gram`` or a
-        diffusion ``kernel``. ``callback(FitProgress)`` after each tree; True stops."""
-        self._validate_params()
-        check_callback(callback)
-        start = time.perf_counter()
-        X, space = self._check_fit_data(X, Y, gram, kernel, callback, self.n_estimators)
-        rng = check_random_state(self.random_state)
-        seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
+    def _n_stages(self) -> int:
+        return self.n_estimators
+
+    def _fit_model(self, context: FitContext) -> FittedModel:
+        """``n_estimators`` trees on bootstrap samples or all rows, in joblib threads; the
+        callback hears each tree (True stops)."""
+        X, space, callback = context.X, context.space, context.callback
+        seeds = context.rng.integers(0, 2**63 - 1, size=self.n_estimators)
         XT, binned = self._search_inputs(
-            X, self.max_bins, callback, self.n_estimators, time.perf_counter() - start
+            X, self.max_bins, callback, self.n_estimators, context.elapsed()
         )
-        presorted = XT is not None and self.splitter == "best" and not self.bootstrap
-        order = presort(XT) if presorted else None
+        presorted = self.splitter == "best" and not self.bootstrap
+        order = presort(XT) if XT is not None and presorted else None
         pool = None if binned is None else HistogramPool(binned.n_bins_total)
         params = self._tree_params(X.shape[1])
         results, stopped = [], False
@@ -151,21 +141,20 @@ class OK3ForestRegressor(OKEstimator):
         for result in jobs:
             results.append(result)
             progress = FitProgress(
-                done=len(results), total=self.n_estimators, elapsed=time.perf_counter() - start
+                done=len(results), total=self.n_estimators, elapsed=context.elapsed()
             )
             if callback is not None and callback(progress):
                 stopped = True
                 break
         trees, leaves, counts = zip(*results, strict=True)
-        self.output_space_ = space
-        self.ensemble_ = TreeEnsemble.from_trees(
+        ensemble = TreeEnsemble.from_trees(
             list(trees),
             np.array(leaves),
             np.array(counts),
             combine="average",
             init=np.zeros(space.rank),
         )
-        self.n_estimators_ = len(trees)
-        self.stopped_by_callback_ = stopped
-        self.fit_time_ = time.perf_counter() - start
-        return self
+        return FittedModel(
+            ensemble, space, np.arange(X.shape[0]), n_estimators=len(trees),
+            stopped_by_callback=stopped, max_bins=self.max_bins,
+        )  # fmt: skip

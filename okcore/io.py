@@ -20,13 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from .boosting import OKBoostRegressor
 from .ensemble import NODE_FIELDS, TreeEnsemble
+from .estimators import ESTIMATORS
 from .exceptions import OKCoreError, PersistenceError
-from .forest import OK3ForestRegressor
 from .kernels import DiffusionKernel, make_kernel
 from .space import OutputSpace
-from .tree import OK3Regressor
 
 FORMAT = "okcore-model"
 #: Version written for models whose leaf values are not leaf means (robust losses: per-row
@@ -41,7 +39,8 @@ NYSTROM_ARRAYS = ("landmarks", "feature_map", "landmark_index")
 #: Ensemble arrays saved only when present (robust losses), so squared-loss files keep
 #: their version-1/2 layout.
 ENSEMBLE_WEIGHT_ARRAYS = ("train_weight", "init_weight")
-ESTIMATORS = {cls.__name__: cls for cls in (OKBoostRegressor, OK3Regressor, OK3ForestRegressor)}
+#: Saved models name their class.
+CLASSES = {cls.__name__: cls for cls in ESTIMATORS.values()}
 ENSEMBLE_ARRAYS = (
     *NODE_FIELDS,
     "value",
@@ -83,7 +82,7 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
     """
     from . import __version__
 
-    if type(estimator).__name__ not in ESTIMATORS or not hasattr(estimator, "ensemble_"):
+    if type(estimator).__name__ not in CLASSES or not hasattr(estimator, "ensemble_"):
         raise PersistenceError("only fitted okcore estimators can be saved")
     path = Path(path)
     space, ens = estimator.output_space_, estimator.ensemble_
@@ -126,7 +125,7 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
     try:
         with open(tmp / "arrays.npz", "wb") as fh:
-            np.savez(fh, **arrays)
+            np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub: allow_pickle
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
         if path.exists():
             shutil.rmtree(path)
@@ -193,11 +192,11 @@ def _read_arrays(file: Path, expected: dict) -> dict[str, np.ndarray]:
 
 
 def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
-    cls = ESTIMATORS.get(manifest["estimator"])
+    cls = CLASSES.get(manifest["estimator"])
     if cls is None:
         raise PersistenceError(f"unknown estimator {manifest['estimator']!r} in manifest")
     estimator = cls().set_params(**manifest["params"])
-    estimator._validate_params()
+    estimator.validate_params()
     spec = dict(manifest["kernel"])
     if spec.get("type") == "diffusion":
         spec["edges"] = arrays["kernel.edges"]
@@ -232,9 +231,21 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
     for key, value in attributes.items():
         if key in SCALARS:
             setattr(estimator, key, value)
-    for name in OPTIONAL_ARRAYS:  # OKBoost always has them (maybe None); trees and forests never
-        if name in arrays or isinstance(estimator, OKBoostRegressor):
-            setattr(estimator, name, arrays.get(name))
+    for name in OPTIONAL_ARRAYS:  # None where they do not apply (losses of trees, forests)
+        setattr(estimator, name, arrays.get(name))
+    # models saved before every estimator had the same fitted attributes
+    n_train = int(attributes["n_train_"])
+    if estimator.train_indices_ is None:
+        estimator.train_indices_ = np.arange(n_train)
+    defaults = {
+        "n_estimators_": ens.n_trees,
+        "stopped_by_callback_": False,
+        "max_bins_": estimator.get_params().get("max_bins"),
+        "sketch_dim_": None,
+    }
+    for key, value in defaults.items():
+        if key not in attributes:
+            setattr(estimator, key, value)
     estimator.output_space_ = space
     estimator.ensemble_ = ens
     return estimator
@@ -309,7 +320,13 @@ def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> 
             or not (np.all(np.isfinite(fmap)) and np.all(np.isfinite(marks)))
         ):
             fail("Nystrom landmarks or feature map do not match the output space")
-        if index is not None and (
-            index.shape != (len(marks),) or np.any(index < 0) or np.any(index >= space.n_samples)
+        if (
+            index is not None
+            and marks is not None
+            and (
+                index.shape != (len(marks),)
+                or np.any(index < 0)
+                or np.any(index >= space.n_samples)
+            )
         ):
             fail("Nystrom landmark rows out of range")

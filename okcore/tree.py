@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from ._builder import build_tree
-from ._validation import check_random_state
-from .base import TREE_CONSTRAINTS, FitProgress, OKEstimator, check_callback
+from .base import TREE_CONSTRAINTS, FitContext, FitProgress, FittedModel, OKEstimator
 from .ensemble import TreeEnsemble, tree_leaves
 from .space import RANK_TOLERANCE
 
@@ -78,53 +75,30 @@ class OK3Regressor(OKEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def fit(
-        self,
-        X: Any,
-        Y: Any = None,
-        *,
-        gram: Any = None,
-        kernel: Any = None,
-        callback: Callable[[FitProgress], bool | None] | None = None,
-    ) -> OK3Regressor:
-        """Fit on inputs X (N, p) and outputs Y with ``kernel`` ("linear" by default), a Gram
-        matrix ``gram`` (N, N), or a diffusion ``kernel`` over the N training vertices.
-
-        ``callback(FitProgress)`` is called once, when the tree is grown (the same hook as
-        the ensembles'). Cost: O(N^3) for the factor of a non-linear kernel, then
-        O(p N log N) presort and O(max_features n r) per split node of n rows (exact), or
-        O(p N log N) binning and O(p n r) histograms per split (``max_bins``).
-        """
-        self._validate_params()
-        check_callback(callback)
-        start = time.perf_counter()
-        X, space = self._check_fit_data(X, Y, gram, kernel, callback)
-        rng = check_random_state(self.random_state)
-        XT, binned = self._search_inputs(X, self.max_bins, callback, 1, time.perf_counter() - start)
+    def _fit_model(self, context: FitContext) -> FittedModel:
+        """One tree on all rows; the callback hears it once grown. Cost: O(p N log N)
+        presort and O(max_features n r) per split node of n rows (exact), or O(p N log N)
+        binning and O(p n r) histograms per split (``max_bins``)."""
+        X, space = context.X, context.space
+        XT, binned = self._search_inputs(X, self.max_bins, context.callback, 1, context.elapsed())
         n_threads = self._n_threads()
         executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
         try:
             tree = build_tree(
-                XT,
-                space.phi,
-                self._tree_params(X.shape[1]),
-                rng,
-                executor=executor,
+                XT, space.phi, self._tree_params(X.shape[1]), context.rng, executor=executor,
                 binned=binned,
-            )
+            )  # fmt: skip
         finally:
             if executor is not None:
                 executor.shutdown()
         n = X.shape[0]
-        self.output_space_ = space
-        self.ensemble_ = TreeEnsemble.from_trees(
+        ensemble = TreeEnsemble.from_trees(
             [tree],
             tree_leaves(tree, X)[None, :],
             np.ones((1, n), dtype=np.int32),
             combine="average",
             init=np.zeros(space.rank),
         )
-        self.fit_time_ = time.perf_counter() - start
-        if callback is not None:
-            callback(FitProgress(done=1, total=1, elapsed=self.fit_time_))
-        return self
+        if context.callback is not None:
+            context.callback(FitProgress(done=1, total=1, elapsed=context.elapsed()))
+        return FittedModel(ensemble, space, np.arange(n), n_estimators=1, max_bins=self.max_bins)

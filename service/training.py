@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,12 +23,6 @@ from service.schemas import (
     TrainRequest,
 )
 from service.store import write_model
-
-ESTIMATORS: dict[str, Any] = {
-    "okboost": okcore.OKBoostRegressor,
-    "ok3": okcore.OK3Regressor,
-    "ok3-forest": okcore.OK3ForestRegressor,
-}
 
 
 @dataclass
@@ -77,9 +70,10 @@ def _kernel_call(spec: Any) -> tuple[np.ndarray | None, dict[str, Any], dict[str
     raise InvalidRequest(f"unknown output kernel {spec!r}")  # pragma: no cover - schema forbids
 
 
-def _estimator(model: str, params: dict[str, Any]) -> Any:
-    cls = ESTIMATORS[model]
-    valid = cls().get_params()
+def _estimator(model: str, params: dict[str, Any]) -> okcore.OKEstimator:
+    """The estimator through okcore's public registry, every parameter checked now (422
+    before queueing, not a failed job later)."""
+    valid = okcore.estimator_parameters(model)
     unknown = sorted(set(params) - set(valid))
     if unknown:
         raise InvalidRequest(
@@ -88,17 +82,12 @@ def _estimator(model: str, params: dict[str, Any]) -> Any:
             f"valid parameters: {', '.join(sorted(valid))}",
             details=[{"loc": ["params", u], "msg": "unknown parameter"} for u in unknown],
         )
-    return cls(**params)
+    return okcore.make_estimator(model, params)
 
 
 def plan_training(req: TrainRequest) -> TrainPlan:
     """Check what can be checked before queueing (names, kernel spec) and build the plan."""
     est = _estimator(req.model, req.params)
-    # Fail fast (422 now, not a failed job later) on bad parameter values: okcore checks
-    # them in fit; its validator is reachable before fit as _validate_params().
-    validate_params = getattr(est, "_validate_params", None)
-    if callable(validate_params):
-        validate_params()
     outputs, fit_kwargs, summary = _kernel_call(req.output_kernel)
     if "gram" in fit_kwargs:
         # square, finite, symmetric: O(N^2), so 422 now; PSD needs the O(N^3)
@@ -154,20 +143,6 @@ def plan_training(req: TrainRequest) -> TrainPlan:
     )
 
 
-@dataclass
-class _Done:
-    """Progress of an estimator without callbacks (OK3Regressor): all done at once."""
-
-    total: int
-    done: int = 1
-    elapsed: float = 0.0
-    train_loss: float | None = None
-    val_loss: float | None = None
-
-    def __post_init__(self) -> None:
-        self.done = self.total
-
-
 def _as_list(value: Any) -> list[float] | None:
     if value is None:
         return None
@@ -194,22 +169,17 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
     est = plan.estimator
     kwargs = dict(plan.fit_kwargs)
     y = kwargs.pop("Y", None)
-    if "callback" in inspect.signature(est.fit).parameters:
-        kwargs["callback"] = progress
-    est.fit(plan.inputs, y, **kwargs)
-    if "callback" not in kwargs:  # one-tree models report no progress: done in one step
-        if progress(_Done(total=1)):
-            return "cancelled"
-    if getattr(est, "stopped_by_callback_", False):
+    est.fit(plan.inputs, y, callback=progress, **kwargs)
+    if est.stopped_by_callback_:
         return "cancelled"
     record = dict(plan.record)
     record.update(
         status="ready",
-        fit_time=float(getattr(est, "fit_time_", 0.0)),
-        n_estimators=int(getattr(est, "n_estimators_", 1) or 1),
-        train_loss=_as_list(getattr(est, "train_loss_", None)),
-        validation_loss=_as_list(getattr(est, "validation_loss_", None)),
-        feature_importances=_as_list(getattr(est, "feature_importances_", None)),
+        fit_time=float(est.fit_time_),
+        n_estimators=int(est.n_estimators_),
+        train_loss=_as_list(est.train_loss_),
+        validation_loss=_as_list(est.validation_loss_),
+        feature_importances=_as_list(est.feature_importances_),
         output_space=output_space_summary(est.output_space_),
         error=None,
     )
