@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._builder import HistogramPool, TreeArrays, TreeParams, build_tree
-from ._splitter import presort, restrict_presorted
+from ._builder import TreeArrays
 from ._validation import Interval, Options, check_inputs, check_is_fitted
 from .base import (
     TREE_CONSTRAINTS,
@@ -27,9 +25,9 @@ from .base import (
     OKEstimator,
     target_features,
 )
-from .binning import BinnedInputs
 from .ensemble import TreeEnsemble, tree_leaves
 from .exceptions import DataError
+from .learners import BaseLearner, TreeLearner
 from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
 from .space import RANK_TOLERANCE
 
@@ -88,19 +86,15 @@ def boost(
     diag: np.ndarray,
     *,
     loss: FeatureLoss,
+    learner: BaseLearner,
     n_estimators: int,
     learning_rate: float,
-    tree_params: TreeParams,
     subsample: float,
     rng: np.random.Generator,
     eval_data: EvalData | None = None,
     n_iter_no_change: int | None = None,
     tol: float = 0.0,
     callback: Callable[[FitProgress], bool | None] | None = None,
-    n_threads: int = 1,
-    sketch_dim: int | None = None,
-    XT: np.ndarray | None = None,
-    binned: BinnedInputs | None = None,
 ) -> BoostResult:
     """Algorithm 3 with shrinkage on the factor: F_0, then F_m = F_{m-1} + nu h_m.
 
@@ -110,58 +104,28 @@ def boost(
     Subsampling fits each tree on a random fraction of the rows; all residuals are updated.
     With ``n_iter_no_change`` the loop stops once the validation loss has not improved by
     ``tol`` for that many rounds, and ``best_iteration`` is the round of the lowest loss.
-    ``callback`` returning True stops the loop. ``sketch_dim`` = k searches the splits of
-    each tree on the residuals times a fresh Gaussian r x k matrix (SketchBoost, Iosipoi &
-    Vakhrushev 2022; math note s. 2): leaf values stay exact, only close splits may change.
-    The split search reads ``XT`` (p, N) float64 (exact) or ``binned`` (histograms), one of
-    them given. O(M (N r + search)), the search O(p n r) per node (k instead of r with a
-    sketch) when exact, O(p n k) histogram builds per split plus O(B k) scans with bins.
+    ``callback`` returning True stops the loop. Each stage comes from ``learner``
+    (:mod:`okcore.learners`: OK3 trees, or any :class:`~okcore.learners.BaseLearner`), which
+    the loop closes at the end. O(M (N r + one stage)).
     """
     start = time.perf_counter()
     n, n_fit = X.shape[0], max(1, int(round(subsample * X.shape[0])))
-    order = presort(XT) if XT is not None and tree_params.splitter == "best" else None
     init, init_weight = loss.initial(phi)
     F = np.tile(init, (n, 1))
     F_val = None if eval_data is None else np.tile(init, (len(eval_data.X), 1))
     trees, leaves, counts, weights, train_loss, val_loss = [], [], [], [], [], []
     best_loss, best_iteration, stale, stopped = np.inf, 0, 0, False
-    executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
     residual = phi - F
-    row_leaf = np.empty(n, dtype=np.int32)
-    pool = None if binned is None else HistogramPool(binned.n_bins_total)
     try:
         for m in range(n_estimators):
             count = np.ones(n, dtype=np.int32)
             target = loss.tree_target(residual)
-            fit_XT, fit_R, fit_order, fit_rows = XT, target, order, None
+            rows = None
             if n_fit < n:
                 rows = np.sort(rng.choice(n, n_fit, replace=False))
                 count[:] = 0
                 count[rows] = 1
-                if binned is not None:  # histograms index the rows; R keeps all N
-                    fit_rows = rows
-                else:
-                    assert XT is not None  # exact search: XT given
-                    fit_XT, fit_R = np.ascontiguousarray(XT[:, rows]), target[rows]
-                    fit_order = None if order is None else restrict_presorted(order, rows, n)
-            projection = None
-            if sketch_dim is not None and sketch_dim < fit_R.shape[1]:
-                projection = rng.standard_normal((fit_R.shape[1], sketch_dim)) / np.sqrt(sketch_dim)
-            tree = build_tree(
-                fit_XT,
-                fit_R,
-                tree_params,
-                rng,
-                order=fit_order,
-                executor=executor,
-                projection=projection,
-                binned=binned,
-                rows=fit_rows,
-                row_leaf=row_leaf,
-                histogram_pool=pool,
-            )
-            # the growth knows the leaf of every fitted row: apply the tree to the others only
-            leaf = row_leaf.copy() if n_fit == n and binned is not None else tree_leaves(tree, X)
+            tree, leaf = learner.fit_stage(target, rng, rows)
             tree, weight = loss.fit_leaves(tree, residual, leaf, count > 0)
             trees.append(tree)
             leaves.append(leaf)
@@ -189,8 +153,7 @@ def boost(
             if n_iter_no_change is not None and stale >= n_iter_no_change:
                 break
     finally:
-        if executor is not None:
-            executor.shutdown()
+        learner.close()
     if n_iter_no_change is None:
         best_iteration = len(trees) - 1
     return BoostResult(
@@ -355,24 +318,24 @@ class OKBoostRegressor(OKEstimator):
         XT, binned = self._search_inputs(
             X, max_bins, context.callback, self.n_estimators, context.elapsed()
         )
+        learner = TreeLearner(
+            X, self._tree_params(X.shape[1]), XT=XT, binned=binned, sketch_dim=sketch_dim,
+            n_threads=self._n_threads(),
+        )  # fmt: skip
         result = boost(
             X,
             space.phi,
             space.diag,
             loss=make_loss(self.loss, self.alpha),
+            learner=learner,
             n_estimators=self.n_estimators,
             learning_rate=self.learning_rate,
-            tree_params=self._tree_params(X.shape[1]),
             subsample=self.subsample,
             rng=rng,
             eval_data=eval_data,
             n_iter_no_change=self.n_iter_no_change,
             tol=self.tol,
             callback=context.callback,
-            n_threads=self._n_threads(),
-            sketch_dim=sketch_dim,
-            XT=XT,
-            binned=binned,
         )
         keep = result.best_iteration + 1
         ensemble = TreeEnsemble.from_trees(
