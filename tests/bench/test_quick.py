@@ -22,6 +22,7 @@ from bench import (  # noqa: E402
     friedman1,
     learning_curves,
     network_completion,
+    robust_losses,
     usps_completion,
 )
 from bench.common import weight_errors  # noqa: E402
@@ -32,6 +33,7 @@ SCRIPTS = {
     "network": (network_completion.run, ["--graph", "cora"], []),
     "curves_usps": (learning_curves.run, ["--problem", "usps"], ["learning_curves_usps.png"]),
     "curves_cora": (learning_curves.run, ["--problem", "cora"], ["learning_curves_cora.png"]),
+    "robust_losses": (robust_losses.run, [], []),
 }
 
 
@@ -44,7 +46,8 @@ def _have_data() -> bool:
         return False
 
 
-NEEDS_DATA = {"usps", "network", "curves_usps", "curves_cora"}  # read ../shared/data
+# these read ../shared/data
+NEEDS_DATA = {"usps", "network", "curves_usps", "curves_cora", "robust_losses"}
 
 
 @pytest.mark.parametrize(
