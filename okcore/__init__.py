@@ -7,7 +7,12 @@ numpy / scipy / numba only; never imports the web stack.
 from . import graph, metrics, model_selection
 from .base import FITTED_ATTRIBUTES, FitProgress, OKEstimator
 from .boosting import OKBoostRegressor
-from .estimators import ESTIMATORS, estimator_parameters, make_estimator
+from .estimators import (
+    ESTIMATORS,
+    estimator_parameter_schema,
+    estimator_parameters,
+    make_estimator,
+)
 from .exceptions import (
     DataError,
     InvalidParameterError,
@@ -55,6 +60,7 @@ __all__ = [
     "RBFKernel",
     "__version__",
     "graph",
+    "estimator_parameter_schema",
     "estimator_parameters",
     "load",
     "make_estimator",

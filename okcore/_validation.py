@@ -51,6 +51,16 @@ class Interval:
         name = "an int" if self.kind is int else "a float"
         return f"{name} in {left}{low}, {high}{right}"
 
+    def json_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "integer" if self.kind is int else "number"}
+        if self.low is not None:
+            inclusive = self.closed in ("left", "both")
+            schema["minimum" if inclusive else "exclusiveMinimum"] = self.low
+        if self.high is not None:
+            inclusive = self.closed in ("right", "both")
+            schema["maximum" if inclusive else "exclusiveMaximum"] = self.high
+        return schema
+
 
 @dataclass(frozen=True)
 class Options:
@@ -81,6 +91,13 @@ class Options:
             return repr(self.values[0])
         return "one of " + ", ".join(repr(v) for v in self.values)
 
+    def json_schema(self) -> dict[str, Any]:
+        if self.values == (None,):
+            return {"type": "null"}
+        if set(self.values) == {True, False} and all(isinstance(v, bool) for v in self.values):
+            return {"type": "boolean"}
+        return {"enum": list(self.values)}
+
 
 class Callable_:
     """A callable (used for callbacks)."""
@@ -90,6 +107,9 @@ class Callable_:
 
     def describe(self) -> str:
         return "a callable"
+
+    def json_schema(self) -> None:
+        return None  # not a JSON value
 
 
 class RandomStateLike:
@@ -105,6 +125,11 @@ class RandomStateLike:
     def describe(self) -> str:
         return "None, an int in [0, 2**32) or a numpy random Generator"
 
+    def json_schema(self) -> dict[str, Any]:
+        # a Generator is no JSON value: the seeds and None are
+        seeds = {"type": "integer", "minimum": 0, "maximum": 2**32 - 1}
+        return {"anyOf": [seeds, {"type": "null"}]}
+
 
 def validate_params(estimator: Any, constraints: dict[str, list]) -> None:
     """Check every declared parameter of ``estimator``; raise one clear message on the first failure."""
@@ -117,6 +142,15 @@ def validate_params(estimator: Any, constraints: dict[str, list]) -> None:
             f"The {name!r} parameter of {type(estimator).__name__} must be {described}. "
             f"Got {value!r} instead."
         )
+
+
+def constraints_json_schema(constraints: list) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the JSON values ``constraints`` accept: one
+    sub-schema per constraint (a range, an enum), joined by ``anyOf``; constraints no JSON
+    value meets (a callable) are left out. Defaults and descriptions are the caller's."""
+    schemas = [s for s in (c.json_schema() for c in constraints) if s is not None]
+    flat = [part for s in schemas for part in s.get("anyOf", [s])]
+    return flat[0] if len(flat) == 1 else {"anyOf": flat}
 
 
 def check_matrix(

@@ -2,7 +2,8 @@
 
 ``make_estimator(name, params)`` builds an unfitted estimator and checks every parameter
 now (the same checks and messages as ``fit``), so a caller can refuse bad parameters before
-any work starts.
+any work starts. ``estimator_parameter_schema(name)`` describes the same parameters and
+checks as JSON Schema, for API schemas that must not drift from the estimators.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ._validation import constraints_json_schema
 from .base import OKEstimator
 from .boosting import OKBoostRegressor
 from .exceptions import InvalidParameterError
@@ -27,6 +29,24 @@ ESTIMATORS: dict[str, type[OKEstimator]] = {
 def estimator_parameters(name: str) -> dict[str, Any]:
     """The parameters of estimator ``name`` with their defaults."""
     return _estimator_class(name)().get_params()
+
+
+def estimator_parameter_schema(name: str) -> dict[str, dict[str, Any]]:
+    """JSON Schema (draft 2020-12) of each parameter of estimator ``name``, in the order of
+    :func:`estimator_parameters`: the types and ranges ``fit`` accepts (from the same
+    constraints it checks, so the two cannot differ), the ``default``, and a ``description``
+    in the words of the error message ("an int in [1, inf) or None"). Values that are not
+    JSON (a numpy Generator as ``random_state``) are left out of the schema."""
+    cls = _estimator_class(name)
+    schemas = {}
+    for param, default in estimator_parameters(name).items():
+        constraints = cls._parameter_constraints.get(param, [])
+        schema = constraints_json_schema(constraints) if constraints else {}
+        if constraints:
+            allowed = " or ".join(c.describe() for c in constraints)
+            schema["description"] = f"{allowed[0].upper()}{allowed[1:]}."
+        schemas[param] = {**schema, "default": default}
+    return schemas
 
 
 def make_estimator(name: str, params: Mapping[str, Any] | None = None) -> OKEstimator:

@@ -18,12 +18,14 @@ new-known pairs scored against the training vertices' own outputs, ``predict_ker
 Lower is better for the errors, higher for the others.
 
 Folds run in turn, or through joblib with ``n_jobs`` (each task gets its own estimator clone).
+A ``callback(task, progress)`` hears every fold fit's :class:`~okcore.base.FitProgress`, with the
+index of its (candidate, fold) task, so a caller can report progress across the whole search.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +34,7 @@ from joblib import Parallel, delayed
 
 from . import metrics
 from ._validation import check_random_state
+from .base import FitProgress
 from .exceptions import DataError
 from .graph import sparse_adjacency
 from .kernels import DiffusionKernel, make_kernel
@@ -44,6 +47,8 @@ VECTOR_SCORES = ("err_phi", "err_y", "r2")
 MAX_PAIR_VALUES = 200_000_000
 GRAM_SCORES = ("err_phi", "err_y")
 GRAPH_SCORES = ("auc", "auc_known")
+#: ``callback(task, progress)`` of :func:`cross_validate` and :func:`grid_search`.
+SearchCallback = Callable[[int, FitProgress], object]
 
 
 def kfold(n_samples: int, n_splits: int = 5, random_state: Any = None) -> list[tuple]:
@@ -100,15 +105,20 @@ class Outputs:
             return GRAPH_SCORES
         return GRAM_SCORES if self.gram is not None else VECTOR_SCORES
 
-    def fit(self, estimator: Any, X: Any, train: np.ndarray, n_samples: int) -> Any:
-        """Fit ``estimator`` on the training fold only (no test vertex or output is passed)."""
+    def fit(
+        self, estimator: Any, X: Any, train: np.ndarray, n_samples: int, callback: Any = None
+    ) -> Any:
+        """Fit ``estimator`` on the training fold only (no test vertex or output is passed);
+        ``callback`` is the fit's progress callback."""
+        report = {} if callback is None else {"callback": callback}
         if self.gram is not None:
-            return estimator.fit(X[train], gram=self.gram[np.ix_(train, train)])
+            return estimator.fit(X[train], gram=self.gram[np.ix_(train, train)], **report)
         graph = self.graph
         if graph is not None:
             edges = induced_edges(self.graph_edges, train, n_samples)
-            return estimator.fit(X[train], kernel=DiffusionKernel(edges, float(graph.beta)))
-        return estimator.fit(X[train], self.vectors[train], kernel=self.kernel)
+            kernel = DiffusionKernel(edges, float(graph.beta))
+            return estimator.fit(X[train], kernel=kernel, **report)
+        return estimator.fit(X[train], self.vectors[train], kernel=self.kernel, **report)
 
     def score(self, estimator: Any, X: Any, train: np.ndarray, test: np.ndarray,
               n_samples: int, names: Sequence[str]) -> dict[str, float]:  # fmt: skip
@@ -166,10 +176,28 @@ def _check_scoring(outputs: Outputs, scoring: str | Sequence[str] | None) -> tup
     return names
 
 
+@dataclass(frozen=True)
+class _TaskReport:
+    """A fold fit's progress callback: hands each report to the search's callback with the
+    task's index, and never asks the fit to stop (a truncated fit would be scored as a
+    whole one; to stop the search, the callback raises)."""
+
+    callback: SearchCallback
+    task: int
+
+    def __call__(self, progress: FitProgress) -> None:
+        self.callback(self.task, progress)
+
+
 def _fold_scores(estimator: Any, X: Any, outputs: Outputs, train: np.ndarray,
-                 test: np.ndarray, n_samples: int, names: Sequence[str]) -> dict[str, float]:  # fmt: skip
-    fitted = outputs.fit(_clone(estimator), X, train, n_samples)
+                 test: np.ndarray, n_samples: int, names: Sequence[str],
+                 report: _TaskReport | None = None) -> dict[str, float]:  # fmt: skip
+    fitted = outputs.fit(_clone(estimator), X, train, n_samples, report)
     return outputs.score(fitted, X, train, test, n_samples, names)
+
+
+def _report(callback: SearchCallback | None, task: int) -> _TaskReport | None:
+    return None if callback is None else _TaskReport(callback, task)
 
 
 def _clone(estimator: Any) -> Any:
@@ -214,20 +242,25 @@ def cross_validate(
     cv: int | Iterable[tuple] = 5,
     random_state: Any = None,
     n_jobs: int | None = None,
+    callback: SearchCallback | None = None,
 ) -> dict[str, np.ndarray]:
     """Scores of ``estimator`` over CV folds: {score name: (n_folds,) array}.
 
     ``cv`` is a number of shuffled folds (:func:`kfold` with ``random_state``) or an iterable
     of (train, test) index arrays. Outputs: Y (+ ``kernel``), ``gram`` (N, N) or
     ``kernel=DiffusionKernel(edges, beta)`` over the N rows (graph). Each fold fits a clone.
-    Cost: one fit and one prediction of the test rows per fold.
+    ``callback(fold, progress)`` hears each fold fit's FitProgress (see the module docstring;
+    with ``n_jobs`` it runs in the worker). Cost: one fit and one prediction of the test rows
+    per fold.
     """
     X, outputs, n_samples = _outputs(X, Y, gram, kernel)
     names = _check_scoring(outputs, scoring)
     folds = kfold(n_samples, cv, random_state) if isinstance(cv, int) else list(cv)
     results = Parallel(n_jobs=n_jobs)(
-        delayed(_fold_scores)(estimator, X, outputs, train, test, n_samples, names)
-        for train, test in folds
+        delayed(_fold_scores)(
+            estimator, X, outputs, train, test, n_samples, names, _report(callback, k)
+        )  # fmt: skip
+        for k, (train, test) in enumerate(folds)
     )
     return {name: np.array([fold[name] for fold in results]) for name in names}
 
@@ -269,13 +302,16 @@ def grid_search(
     random_state: Any = None,
     refit: bool = True,
     n_jobs: int | None = None,
+    callback: SearchCallback | None = None,
 ) -> GridSearchResult:
     """Cross-validate every combination of ``grid`` on the same folds and pick the best mean
     ``criterion`` (default: the first score; errors minimised, R^2 and AUC maximised; ties go
     to the earlier candidate). The paper selects J, M and nu this way (inner CV).
 
-    Every (candidate, fold) pair is one joblib task when ``n_jobs`` is set. With ``refit``,
-    the best candidate is fitted on all rows (``best_estimator``).
+    Every (candidate, fold) pair is one joblib task when ``n_jobs`` is set; task
+    c * n_folds + k is candidate c on fold k, and ``callback(task, progress)`` hears its fit's
+    FitProgress. With ``refit``, the best candidate is fitted on all rows (``best_estimator``,
+    not reported to the callback).
     """
     X, outputs, n_samples = _outputs(X, Y, gram, kernel)
     names = _check_scoring(outputs, scoring)
@@ -291,9 +327,16 @@ def grid_search(
     tasks = [(params, train, test) for params in candidates for train, test in folds]
     scores = Parallel(n_jobs=n_jobs)(
         delayed(_fold_scores)(
-            _clone(estimator).set_params(**params), X, outputs, train, test, n_samples, names
-        )  # fmt: skip
-        for params, train, test in tasks
+            _clone(estimator).set_params(**params),
+            X,
+            outputs,
+            train,
+            test,
+            n_samples,
+            names,
+            _report(callback, task),
+        )
+        for task, (params, train, test) in enumerate(tasks)
     )
     table = []
     for c, params in enumerate(candidates):

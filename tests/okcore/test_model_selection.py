@@ -173,3 +173,43 @@ def test_score_refuses_gram_models_and_bad_requests_are_clear():
         grid_search(OKBoostRegressor(**SMALL), {"depth": [1]}, X, Y)
     with pytest.raises(DataError, match="non-empty list"):
         grid_search(OKBoostRegressor(**SMALL), {"max_splits": 3}, X, Y)
+
+
+def test_the_search_callback_hears_every_fold_fit_with_its_task():
+    X, Y = make_regression(n=30)
+    heard = []
+    grid = {"max_splits": [1, 3]}
+    plain = grid_search(OKBoostRegressor(**SMALL), grid, X, Y, cv=3, random_state=0)
+    result = grid_search(
+        OKBoostRegressor(**SMALL), grid, X, Y, cv=3, random_state=0,
+        callback=lambda task, p: heard.append((task, p.phase, p.done, p.total)),
+    )  # fmt: skip
+    assert result.table == plain.table  # reporting changes nothing
+    assert sorted({task for task, *_ in heard}) == list(range(6))  # 2 candidates x 3 folds
+    for task in range(6):
+        trees = [(done, total) for t, phase, done, total in heard if t == task and phase == "trees"]
+        assert trees == [(d, 15) for d in range(1, 16)]
+    folds = []
+    cross_validate(OK3Regressor(max_splits=2), X, Y, cv=4, callback=lambda k, p: folds.append(k))
+    assert sorted(set(folds)) == [0, 1, 2, 3]
+
+
+def test_the_search_ignores_a_stop_request_and_stops_when_the_callback_raises():
+    X, Y = make_regression(n=30)
+    result = grid_search(
+        OKBoostRegressor(**SMALL), {"max_splits": [2]}, X, Y, cv=3, random_state=0,
+        callback=lambda task, p: True,  # a fit told to stop would be scored truncated
+    )  # fmt: skip
+    plain = grid_search(OKBoostRegressor(**SMALL), {"max_splits": [2]}, X, Y, cv=3, random_state=0)
+    assert result.table == plain.table
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_task_1(task, progress):
+        if task == 1:
+            raise Stop
+
+    with pytest.raises(Stop):
+        grid_search(OKBoostRegressor(**SMALL), {"max_splits": [2]}, X, Y, cv=3,
+                    callback=stop_at_task_1)  # fmt: skip
