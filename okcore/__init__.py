@@ -5,7 +5,7 @@ numpy / scipy / numba only; never imports the web stack.
 """
 
 from . import graph, metrics, model_selection
-from .base import FITTED_ATTRIBUTES, FitProgress, OKEstimator
+from .base import FITTED_ATTRIBUTES, FitProgress, FittedEnsemble, OKEstimator
 from .boosting import OKBoostRegressor
 from .estimators import (
     ESTIMATORS,
@@ -23,6 +23,7 @@ from .exceptions import (
 )
 from .forest import OK3ForestRegressor
 from .io import load, save
+from .kernel_ensemble import KernelEnsemble
 from .kernels import (
     DiffusionKernel,
     Kernel,
@@ -32,6 +33,7 @@ from .kernels import (
     RBFKernel,
     make_kernel,
 )
+from .krr_boosting import KRRBoostRegressor
 from .space import OutputSpace
 from .tree import OK3Regressor
 
@@ -43,7 +45,10 @@ __all__ = [
     "DiffusionKernel",
     "FITTED_ATTRIBUTES",
     "FitProgress",
+    "FittedEnsemble",
     "InvalidParameterError",
+    "KRRBoostRegressor",
+    "KernelEnsemble",
     "Kernel",
     "KernelError",
     "LinearKernel",

@@ -112,6 +112,22 @@ class Callable_:
         return None  # not a JSON value
 
 
+class PositiveFloats:
+    """A non-empty list of finite floats > 0 (e.g. one RBF width per input feature)."""
+
+    def accepts(self, value: Any) -> bool:
+        if not isinstance(value, list | tuple | np.ndarray) or len(value) == 0:
+            return False
+        positive = Interval(float, 0.0, None, "neither")
+        return all(positive.accepts(v) for v in np.asarray(value, dtype=object).ravel())
+
+    def describe(self) -> str:
+        return "a non-empty list of floats in (0, inf)"
+
+    def json_schema(self) -> dict[str, Any]:
+        return {"type": "array", "minItems": 1, "items": {"type": "number", "exclusiveMinimum": 0}}
+
+
 class RandomStateLike:
     """None, an int seed, or a numpy Generator / RandomState."""
 

@@ -1,5 +1,7 @@
 """What every okcore estimator shares: scikit-learn parameter handling, fitting set-up and
-the prediction API computed from an :class:`~okcore.ensemble.TreeEnsemble` (paper eq. 5-8).
+the prediction API (paper eq. 5-8) computed from a :class:`FittedEnsemble`: an
+:class:`~okcore.ensemble.TreeEnsemble` (OK3 trees, forests, OKBoost) or a
+:class:`~okcore.kernel_ensemble.KernelEnsemble` (boosted sparse KRR).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -121,6 +123,66 @@ def target_features(
     return phi, diag
 
 
+class FittedEnsemble(Protocol):
+    """What the prediction API needs from a fitted model's ``ensemble_``: F(x) in the factor
+    coordinates of the output space, W^F over the training outputs, the number of stages
+    (trees or kernel models) and truncation to the first ones (early stopping)."""
+
+    @property
+    def n_trees(self) -> int: ...
+
+    def decision(self, X: Any) -> np.ndarray:
+        """F(x), shape (Q, r)."""
+        ...
+
+    def weights(self, X: Any, *, n_threads: int = 1) -> np.ndarray:
+        """W^F, shape (Q, N): F(x) = W^F(x) Phi. Its cost is stated by each ensemble."""
+        ...
+
+    def truncate(self, n_trees: int) -> Any:
+        """The ensemble of the first ``n_trees`` stages."""
+        ...
+
+
+@dataclass
+class EvalData:
+    """Validation inputs with the factor coordinates and k(y, y) of their true outputs."""
+
+    X: Any
+    phi: np.ndarray
+    diag: np.ndarray
+
+
+def embed_eval_set(eval_set: Any, space: OutputSpace, n_features: int) -> EvalData:
+    """A boosting ``eval_set``, (X_val, Y_val) or (X_val, K_val_train, k_val_diag), checked
+    and embedded in the training output space."""
+    if not isinstance(eval_set, tuple | list) or len(eval_set) not in (2, 3):
+        raise DataError("eval_set must be (X_val, Y_val) or (X_val, K_val_train, k_val_diag)")
+    X_val = check_inputs(eval_set[0], n_features, name="eval_set X")
+    if len(eval_set) == 2:
+        phi, diag = target_features(space, Y=eval_set[1], n_rows=X_val.shape[0])
+    else:
+        phi, diag = target_features(
+            space, gram_cross=eval_set[1], gram_diag=eval_set[2], n_rows=X_val.shape[0]
+        )
+    return EvalData(X_val, phi, diag)
+
+
+def hold_out_rows(
+    n: int, fraction: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Early stopping without an eval_set: (training rows, validation rows), both sorted, the
+    validation rows a random ``fraction`` of the n rows."""
+    n_val = int(round(fraction * n))
+    if n_val < 1 or n - n_val < 2:
+        raise DataError(
+            f"validation_fraction={fraction} of {n} rows leaves no usable "
+            "validation or training set for early stopping; give more data or an eval_set"
+        )
+    perm = rng.permutation(n)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
 @dataclass
 class FitContext:
     """What the shared fit path hands an estimator's :meth:`OKEstimator._fit_model` hook:
@@ -147,7 +209,7 @@ class FittedModel:
     per round (boosting); None where they do not apply.
     """
 
-    ensemble: TreeEnsemble
+    ensemble: FittedEnsemble
     space: OutputSpace
     train_indices: np.ndarray
     n_estimators: int
@@ -178,7 +240,7 @@ FITTED_ATTRIBUTES = (
 
 class OKEstimator:
     """The estimator contract: scikit-learn parameter handling, one fit path, and the
-    prediction API computed from the fitted :class:`~okcore.ensemble.TreeEnsemble`.
+    prediction API computed from the fitted :class:`FittedEnsemble`.
 
     A subclass stores its keyword-only ``__init__`` arguments unchanged, declares
     ``_parameter_constraints`` and implements :meth:`_fit_model` (what differs between
@@ -189,7 +251,8 @@ class OKEstimator:
     _parameter_constraints: ClassVar[dict[str, list]] = {}
     #: Whether ``fit`` takes an ``eval_set`` (validation loss per round).
     _supports_eval_set: ClassVar[bool] = False
-    # parameters every estimator declares (TREE_CONSTRAINTS)
+    # parameters of the tree estimators (TREE_CONSTRAINTS); every estimator declares the
+    # output-space ones (factor_rank, factor_tol, n_landmarks) and random_state
     splitter: str
     max_splits: int | None
     max_features: Any
@@ -204,7 +267,7 @@ class OKEstimator:
     random_state: Any
     # fitted attributes
     output_space_: OutputSpace
-    ensemble_: TreeEnsemble
+    ensemble_: FittedEnsemble
     n_features_in_: int
     n_train_: int
     output_1d_: bool
@@ -299,7 +362,6 @@ class OKEstimator:
         self.validation_loss_ = model.validation_loss
         self.stopped_by_callback_ = model.stopped_by_callback
         self.max_bins_, self.sketch_dim_ = model.max_bins, model.sketch_dim
-        self.__dict__.pop("_coefficients", None)
         self.fit_time_ = time.perf_counter() - start
         return self
 
@@ -340,7 +402,7 @@ class OKEstimator:
         return None, bin_inputs(X, max_bins)
 
     def _n_threads(self) -> int:
-        n_jobs = self.n_jobs
+        n_jobs = getattr(self, "n_jobs", None)  # estimators without threads of their own
         if n_jobs == -1:
             return os.cpu_count() or 1
         return n_jobs or 1
@@ -412,17 +474,16 @@ class OKEstimator:
         return self.ensemble_.decision(check_inputs(X, self.n_features_in_))
 
     def predict_weights(self, X: Any) -> np.ndarray:
-        """W^F: weights of F(x) over the training outputs phi(y_i), shape (Q, N) (eq. 5-6).
+        """W^F: weights of F(x) over the training outputs phi(y_i), shape (Q, N) (eq. 5-6),
+        with F(x) = W^F(x) Phi.
 
-        Rows sum to 1. O(M Q N) time, O(Q N) memory; never forms N x N matrices.
+        Trees: the algorithm's own weights, rows sum to 1, O(M Q N) time, O(Q N) memory,
+        never N x N matrices. Kernel models: see
+        :meth:`okcore.kernel_ensemble.KernelEnsemble.weights`.
         """
         check_is_fitted(self)
         X = check_inputs(X, self.n_features_in_)
-        # depends only on the fitted trees: computed once per ensemble (a refit replaces it)
-        cached = self.__dict__.get("_coefficients")
-        if not (isinstance(cached, tuple) and cached[0] is self.ensemble_):
-            cached = self._coefficients = (self.ensemble_, self.ensemble_.tree_coefficients())
-        return self.ensemble_.weights(X, cached[1], n_threads=self._n_threads())
+        return self.ensemble_.weights(X, n_threads=self._n_threads())
 
     def predict_kernel(self, X: Any, X2: Any = None) -> np.ndarray:
         """<F(x), F(x')> for x in X, x' in X2 (default X), shape (Q, Q2) (eq. 7). O(Q Q2 r)."""
@@ -518,6 +579,7 @@ class OKEstimator:
         """Total reduction of N*var brought by each input over all splits, normalized to 1."""
         check_is_fitted(self)
         e = self.ensemble_
+        assert isinstance(e, TreeEnsemble)  # estimators of kernel models override this
         internal = e.feature >= 0
         totals = np.bincount(
             e.feature[internal], weights=e.gain[internal], minlength=self.n_features_in_

@@ -19,14 +19,15 @@ from ._builder import TreeArrays
 from ._validation import Interval, Options, check_inputs, check_is_fitted
 from .base import (
     TREE_CONSTRAINTS,
+    EvalData,
     FitContext,
     FitProgress,
     FittedModel,
     OKEstimator,
-    target_features,
+    embed_eval_set,
+    hold_out_rows,
 )
 from .ensemble import TreeEnsemble, tree_leaves
-from .exceptions import DataError
 from .learners import BaseLearner, TreeLearner
 from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
 from .space import RANK_TOLERANCE
@@ -52,15 +53,6 @@ def resolve_search(
     if sketch_dim == "auto":
         sketch_dim = AUTO_SKETCH_DIM if fast and rank > AUTO_SKETCH_DIM else None
     return max_bins, sketch_dim  # type: ignore[return-value]
-
-
-@dataclass
-class EvalData:
-    """Validation inputs with the factor coordinates and k(y, y) of their true outputs."""
-
-    X: np.ndarray
-    phi: np.ndarray
-    diag: np.ndarray
 
 
 @dataclass
@@ -361,29 +353,12 @@ class OKBoostRegressor(OKEstimator):
         )
 
     def _eval_data(self, eval_set: tuple, space: Any) -> EvalData:
-        if not isinstance(eval_set, tuple | list) or len(eval_set) not in (2, 3):
-            raise DataError("eval_set must be (X_val, Y_val) or (X_val, K_val_train, k_val_diag)")
-        X_val = check_inputs(eval_set[0], self.n_features_in_, name="eval_set X")
-        if len(eval_set) == 2:
-            phi, diag = target_features(space, Y=eval_set[1], n_rows=len(X_val))
-        else:
-            phi, diag = target_features(
-                space, gram_cross=eval_set[1], gram_diag=eval_set[2], n_rows=len(X_val)
-            )
-        return EvalData(X_val, phi, diag)
+        return embed_eval_set(eval_set, space, self.n_features_in_)
 
     def _hold_out(self, X: np.ndarray, space: Any, rng: np.random.Generator):
-        n = X.shape[0]
-        n_val = int(round(self.validation_fraction * n))
-        if n_val < 1 or n - n_val < 2:
-            raise DataError(
-                f"validation_fraction={self.validation_fraction} of {n} rows leaves no usable "
-                "validation or training set for early stopping; give more data or an eval_set"
-            )
-        perm = rng.permutation(n)
-        val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-        eval_data = EvalData(X[val], space.phi[val], space.diag[val])
-        return X[train], space.subset(train), train, eval_data
+        train, val = hold_out_rows(X.shape[0], self.validation_fraction, rng)
+        held_out = EvalData(X[val], space.phi[val], space.diag[val])
+        return X[train], space.subset(train), train, held_out
 
     def staged_loss(
         self, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None
@@ -393,6 +368,7 @@ class OKBoostRegressor(OKEstimator):
         X = check_inputs(X, self.n_features_in_)
         phi, diag = self._target_features(Y, gram_cross, gram_diag, n_rows=X.shape[0])
         e = self.ensemble_
+        assert isinstance(e, TreeEnsemble)
         leaves = e.apply(X)
         F = np.tile(e.init, (X.shape[0], 1))
         loss = SquaredFeatureLoss()

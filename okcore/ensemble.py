@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numba import njit
@@ -145,6 +146,11 @@ class TreeEnsemble:
         leaf_size = self.n_samples[self.node_offset[:-1, None] + self._leaf_nodes()]
         return self.train_count / np.take_along_axis(leaf_size, self.train_leaf, axis=1)
 
+    @cached_property
+    def _coefficients(self) -> np.ndarray:
+        """:meth:`tree_coefficients`, computed once per ensemble (they depend only on it)."""
+        return self.tree_coefficients()
+
     def _leaf_nodes(self) -> np.ndarray:
         """Local node id of every leaf, padded, shape (M, max leaves)."""
         width = int(np.diff(self.leaf_offset).max())
@@ -155,14 +161,18 @@ class TreeEnsemble:
             out[m, leaves[leaves >= 0]] = np.flatnonzero(leaves >= 0)
         return out
 
-    def weights(self, X: np.ndarray, coefficients: np.ndarray, n_threads: int = 1) -> np.ndarray:
+    def weights(
+        self, X: np.ndarray, coefficients: np.ndarray | None = None, n_threads: int = 1
+    ) -> np.ndarray:
         """W^F for the queries X, shape (Q, N); rows sum to 1. O(M Q N), no N x N matrix.
 
-        ``coefficients`` is :meth:`tree_coefficients` (cached by the estimator).
+        ``coefficients`` is :meth:`tree_coefficients` (computed once and cached when None).
         Boosting evaluates w^F = P^0 + nu sum_m P^m A_{m-1}...A_0 backwards (Horner),
         A_m = I - nu W~^m, A_0 = I - 1 w_0^T and P^0 = w_0 (F_0 = w_0 . phi); an average
         is (1/M) sum_m P^m.
         """
+        if coefficients is None:
+            coefficients = self._coefficients
         leaves = self.apply(X)
         n_train = self.train_leaf.shape[1]
         # the mean's weights are not stored: an empty array selects the exact 1/N path

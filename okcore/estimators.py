@@ -16,6 +16,7 @@ from .base import OKEstimator
 from .boosting import OKBoostRegressor
 from .exceptions import InvalidParameterError
 from .forest import OK3ForestRegressor
+from .krr_boosting import KRRBoostRegressor
 from .tree import OK3Regressor
 
 #: Estimator classes by their public name.
@@ -23,6 +24,7 @@ ESTIMATORS: dict[str, type[OKEstimator]] = {
     "okboost": OKBoostRegressor,
     "ok3": OK3Regressor,
     "ok3-forest": OK3ForestRegressor,
+    "krr-boost": KRRBoostRegressor,
 }
 
 

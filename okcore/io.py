@@ -23,7 +23,9 @@ import numpy as np
 from .ensemble import NODE_FIELDS, TreeEnsemble
 from .estimators import ESTIMATORS
 from .exceptions import OKCoreError, PersistenceError
+from .kernel_ensemble import KernelEnsemble
 from .kernels import DiffusionKernel, make_kernel
+from .krr import INPUT_KERNELS
 from .space import OutputSpace
 
 FORMAT = "okcore-model"
@@ -31,10 +33,13 @@ FORMAT = "okcore-model"
 #: leaf weights and F_0's weights, which an older reader would ignore and so compute wrong
 #: W^F); version 2 for models with a Nystrom output space (landmarks and feature map, which
 #: a version-1 reader would ignore and so mis-embed new outputs); every other model is still
-#: written as version 1. This okcore reads all three.
+#: written as version 1. Version 4: models of kernel models (boosted KRR, a
+#: :class:`~okcore.kernel_ensemble.KernelEnsemble`: basis rows, alphas, coefficients instead
+#: of trees), which older readers cannot read. This okcore reads all four.
 FORMAT_VERSION = 3
 NYSTROM_VERSION = 2
-READ_VERSIONS = (1, 2, 3)
+KERNEL_MODEL_VERSION = 4
+READ_VERSIONS = (1, 2, 3, 4)
 NYSTROM_ARRAYS = ("landmarks", "feature_map", "landmark_index")
 #: Ensemble arrays saved only when present (robust losses), so squared-loss files keep
 #: their version-1/2 layout.
@@ -61,6 +66,18 @@ SCALARS = (
     "sketch_dim_",
 )
 OPTIONAL_ARRAYS = ("train_loss_", "validation_loss_", "train_indices_")
+#: Arrays of a kernel-model ensemble (its ``train_phi`` is the output space's phi).
+KERNEL_ENSEMBLE_ARRAYS = (
+    "gamma",
+    "init",
+    "coef",
+    "basis_offset",
+    "basis_index",
+    "basis_inputs",
+    "alpha",
+)
+#: Fitted arrays of one estimator kind, saved when the estimator has them.
+ESTIMATOR_ARRAYS = ("objective_",)
 
 
 def _sha256(array: np.ndarray) -> str:
@@ -68,9 +85,12 @@ def _sha256(array: np.ndarray) -> str:
 
 
 def _json_param(value: Any) -> Any:
-    """Parameters are JSON scalars; a random Generator is not saved (None)."""
+    """Parameters are JSON scalars or lists of numbers (per-feature RBF widths); a random
+    Generator is not saved (None)."""
     if isinstance(value, np.generic):  # numpy scalars (accepted by fit) as plain JSON values
         value = value.item()
+    if isinstance(value, list | tuple | np.ndarray):
+        return [float(v) for v in np.asarray(value, dtype=np.float64).ravel()]
     return value if value is None or isinstance(value, bool | int | float | str) else None
 
 
@@ -86,10 +106,16 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
         raise PersistenceError("only fitted okcore estimators can be saved")
     path = Path(path)
     space, ens = estimator.output_space_, estimator.ensemble_
-    arrays: dict[str, np.ndarray] = {f"ensemble.{f}": getattr(ens, f) for f in ENSEMBLE_ARRAYS}
-    for name in ENSEMBLE_WEIGHT_ARRAYS:
-        if getattr(ens, name) is not None:
-            arrays[f"ensemble.{name}"] = getattr(ens, name)
+    arrays: dict[str, np.ndarray] = {}
+    if isinstance(ens, KernelEnsemble):
+        arrays.update({f"kernel_ensemble.{f}": getattr(ens, f) for f in KERNEL_ENSEMBLE_ARRAYS})
+        ensemble_meta: dict[str, Any] = {"kind": "kernel", "input_kernel": ens.kernel}
+    else:
+        arrays.update({f"ensemble.{f}": getattr(ens, f) for f in ENSEMBLE_ARRAYS})
+        for name in ENSEMBLE_WEIGHT_ARRAYS:
+            if getattr(ens, name) is not None:
+                arrays[f"ensemble.{name}"] = getattr(ens, name)
+        ensemble_meta = {"combine": ens.combine, "learning_rate": ens.learning_rate}
     arrays["space.phi"], arrays["space.diag"] = space.phi, space.diag
     if space.eigenvalues is not None:
         arrays["space.eigenvalues"] = space.eigenvalues
@@ -102,7 +128,7 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
     if isinstance(space.kernel, DiffusionKernel):
         arrays["kernel.edges"] = space.kernel.edges
         kernel = {"type": "diffusion", "beta": space.kernel.beta}
-    for name in OPTIONAL_ARRAYS:
+    for name in (*OPTIONAL_ARRAYS, *ESTIMATOR_ARRAYS):
         value = getattr(estimator, name, None)
         if value is not None:
             arrays[name] = np.asarray(value)
@@ -113,7 +139,7 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
         "estimator": type(estimator).__name__,
         "params": {k: _json_param(v) for k, v in estimator.get_params().items()},
         "kernel": kernel,
-        "ensemble": {"combine": ens.combine, "learning_rate": ens.learning_rate},
+        "ensemble": ensemble_meta,
         "space": {"trace_fraction": space.trace_fraction, "diag_exact": space.diag_exact},
         "attributes": {k: getattr(estimator, k) for k in SCALARS if hasattr(estimator, k)},
         "arrays": {
@@ -136,8 +162,10 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
     return path
 
 
-def _format_version(ens: TreeEnsemble, space: OutputSpace) -> int:
+def _format_version(ens: Any, space: OutputSpace) -> int:
     """The oldest format that holds the model: readers of older ones would mispredict."""
+    if isinstance(ens, KernelEnsemble):
+        return KERNEL_MODEL_VERSION
     if any(getattr(ens, name) is not None for name in ENSEMBLE_WEIGHT_ARRAYS):
         return FORMAT_VERSION
     return NYSTROM_VERSION if space.feature_map is not None else 1
@@ -219,20 +247,32 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
         diag_exact=bool(saved.get("diag_exact", True)),
         **{name: arrays.get(f"space.{name}") for name in NYSTROM_ARRAYS},
     )
-    ens = TreeEnsemble(
-        combine=manifest["ensemble"]["combine"],
-        learning_rate=float(manifest["ensemble"]["learning_rate"]),
-        **{f: arrays[f"ensemble.{f}"] for f in ENSEMBLE_ARRAYS},
-        train_weight=arrays.get("ensemble.train_weight"),
-        init_weight=arrays.get("ensemble.init_weight"),
-    )
     attributes = manifest["attributes"]
-    _check_structure(ens, space, int(attributes["n_features_in_"]))
+    ens: TreeEnsemble | KernelEnsemble
+    if manifest["ensemble"].get("kind") == "kernel":
+        ens = KernelEnsemble(
+            kernel=str(manifest["ensemble"]["input_kernel"]),
+            **{f: arrays[f"kernel_ensemble.{f}"] for f in KERNEL_ENSEMBLE_ARRAYS},
+            train_phi=space.phi,
+        )
+        _check_kernel_structure(ens, space, int(attributes["n_features_in_"]))
+    else:
+        ens = TreeEnsemble(
+            combine=manifest["ensemble"]["combine"],
+            learning_rate=float(manifest["ensemble"]["learning_rate"]),
+            **{f: arrays[f"ensemble.{f}"] for f in ENSEMBLE_ARRAYS},
+            train_weight=arrays.get("ensemble.train_weight"),
+            init_weight=arrays.get("ensemble.init_weight"),
+        )
+        _check_structure(ens, space, int(attributes["n_features_in_"]))
     for key, value in attributes.items():
         if key in SCALARS:
             setattr(estimator, key, value)
     for name in OPTIONAL_ARRAYS:  # None where they do not apply (losses of trees, forests)
         setattr(estimator, name, arrays.get(name))
+    for name in ESTIMATOR_ARRAYS:
+        if name in arrays:
+            setattr(estimator, name, arrays[name])
     # models saved before every estimator had the same fitted attributes
     n_train = int(attributes["n_train_"])
     if estimator.train_indices_ is None:
@@ -288,7 +328,7 @@ def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> 
         fail("training leaf out of range")
     if np.any(ens.n_samples < 1) or np.any(ens.train_count < 0):  # W^F divides by leaf sizes
         fail("node sample counts must be positive")
-    if not (len(space.diag) == space.n_samples and np.all(np.isfinite(ens.value))):
+    if not np.all(np.isfinite(ens.value)):
         fail("output space arrays are inconsistent")
     for weights, shape in (
         (ens.train_weight, ens.train_leaf.shape),
@@ -301,13 +341,26 @@ def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> 
         ):
             fail("leaf or initial weights do not match the trees and training outputs")
     # arrays the predictions broadcast against: a wrong length would not always raise
-    if ens.init.shape != (space.rank,) or (
-        space.eigenvalues is not None and space.eigenvalues.shape != (space.rank,)
-    ):
+    if ens.init.shape != (space.rank,):
+        fail("initial value or eigenvalues do not match the output space's rank")
+    if not np.all(np.isfinite(ens.init)):
+        fail("output space arrays are inconsistent")
+    _check_space(space)
+
+
+def _check_space(space: OutputSpace) -> None:
+    """The output space's arrays must agree with each other (rank, rows, Nystrom maps)."""
+
+    def fail(what: str) -> None:
+        raise PersistenceError(f"model structure is invalid: {what}")
+
+    if len(space.diag) != space.n_samples:
+        fail("output space arrays are inconsistent")
+    if space.eigenvalues is not None and space.eigenvalues.shape != (space.rank,):
         fail("initial value or eigenvalues do not match the output space's rank")
     if space.outputs is not None and len(space.outputs) != space.n_samples:
         fail("training outputs do not match the output space")
-    if not (np.all(np.isfinite(space.phi)) and np.all(np.isfinite(ens.init))):
+    if not np.all(np.isfinite(space.phi)):
         fail("output space arrays are inconsistent")
     if space.feature_map is not None or space.landmarks is not None:
         fmap, marks, index = space.feature_map, space.landmarks, space.landmark_index
@@ -330,3 +383,39 @@ def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> 
             )
         ):
             fail("Nystrom landmark rows out of range")
+
+
+def _check_kernel_structure(ens: KernelEnsemble, space: OutputSpace, n_features: int) -> None:
+    """Every index and shape the kernel-model predictions follow must be consistent."""
+
+    def fail(what: str) -> None:
+        raise PersistenceError(f"model structure is invalid: {what}")
+
+    if ens.kernel not in INPUT_KERNELS:
+        fail(f"unknown input kernel {ens.kernel!r}")
+    n_basis, offsets = len(ens.basis_index), ens.basis_offset
+    if (
+        offsets.ndim != 1
+        or len(offsets) != len(ens.coef) + 1
+        or offsets[0] != 0
+        or offsets[-1] != n_basis
+        or np.any(np.diff(offsets) < 1)
+    ):
+        fail("stage offsets do not match the basis vectors and coefficients")
+    width = 0 if ens.kernel == "precomputed" else n_features
+    if ens.alpha.shape != (n_basis, space.rank) or ens.basis_inputs.shape != (n_basis, width):
+        fail("alphas or basis inputs have the wrong shape")
+    if np.any(ens.basis_index < 0) or (
+        ens.kernel == "precomputed" and np.any(ens.basis_index >= n_features)
+    ):
+        fail("basis row out of range")
+    if ens.gamma.shape != ((n_features,) if ens.kernel == "rbf" else (0,)) or np.any(
+        ens.gamma <= 0
+    ):
+        fail("RBF widths do not match the input features")
+    if ens.init.shape != (space.rank,):
+        fail("initial value does not match the output space's rank")
+    for name in KERNEL_ENSEMBLE_ARRAYS:
+        if not np.all(np.isfinite(getattr(ens, name))):
+            fail(f"{name} holds NaN or infinity")
+    _check_space(space)
