@@ -162,6 +162,11 @@ class HistogramPool:
         self._free: list[tuple[np.ndarray, np.ndarray]] = []
         self._lock = threading.Lock()  # forests grow trees on several threads
 
+    def __reduce__(self) -> tuple[type, tuple[int]]:
+        """Pickled (to a cluster worker, see okcore._shipping) as a new empty pool: buffers
+        are reused within one process only, and a lock does not pickle."""
+        return HistogramPool, (self.n_bins,)
+
     def take(self, width: int) -> tuple[np.ndarray, np.ndarray]:
         """A (B, width) sum buffer and a (B,) count buffer, contents undefined."""
         with self._lock:

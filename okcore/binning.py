@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from ._shipping import nbytes_with_arrays
 from ._splitter import FEATURE_THRESHOLD
 
 #: Largest number of bins per feature: codes fit in a uint8.
@@ -63,6 +64,9 @@ class BinnedInputs:
     edges: np.ndarray
     bin_min: np.ndarray
     bin_max: np.ndarray
+
+    def __sizeof__(self) -> int:  # the arrays too: scattered once to a cluster (_shipping)
+        return nbytes_with_arrays(self)
 
     @property
     def n_samples(self) -> int:

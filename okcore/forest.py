@@ -73,7 +73,11 @@ class OK3ForestRegressor(OKEstimator):
         Nystrom factor of an RBF / polynomial output kernel on that many landmark outputs
         (random training outputs, seeded by ``random_state``): O(N m) memory, no N x N.
     n_jobs : int or None
-        Trees fitted in parallel threads through joblib (None = 1, -1 = all cores).
+        Trees fitted in parallel threads through joblib (None = 1, -1 = all cores). Under
+        ``joblib.parallel_config(backend="dask")`` with a ``distributed.Client``, each tree
+        is a task on the cluster instead (n_jobs is then the cluster's), and the inputs, their
+        bins and the output factor are scattered to the workers once per fit. Trees are
+        seeded one by one from ``random_state``: the same forest on either backend.
     random_state : None, int or Generator
     """
 
@@ -120,8 +124,8 @@ class OK3ForestRegressor(OKEstimator):
         return self.n_estimators
 
     def _fit_model(self, context: FitContext) -> FittedModel:
-        """``n_estimators`` trees on bootstrap samples or all rows, in joblib threads; the
-        callback hears each tree (True stops)."""
+        """``n_estimators`` trees on bootstrap samples or all rows, through joblib (threads,
+        or the active joblib backend); the callback hears each tree (True stops)."""
         X, space, callback = context.X, context.space, context.callback
         seeds = context.rng.integers(0, 2**63 - 1, size=self.n_estimators)
         XT, binned = self._search_inputs(

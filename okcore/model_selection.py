@@ -18,6 +18,9 @@ new-known pairs scored against the training vertices' own outputs, ``predict_ker
 Lower is better for the errors, higher for the others.
 
 Folds run in turn, or through joblib with ``n_jobs`` (each task gets its own estimator clone).
+Under ``joblib.parallel_config(backend="dask")`` with a ``distributed.Client`` every
+(candidate, fold) task runs on the cluster, and X and the outputs are scattered to the
+workers once per search (see okcore._shipping), not pickled into each task.
 A ``callback(task, progress)`` hears every fold fit's :class:`~okcore.base.FitProgress`, with the
 index of its (candidate, fold) task, so a caller can report progress across the whole search.
 """
@@ -33,6 +36,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from . import metrics
+from ._shipping import nbytes_with_arrays
 from ._validation import check_random_state
 from .base import FitProgress
 from .exceptions import DataError
@@ -83,6 +87,10 @@ class Outputs:
     Y: np.ndarray | None = None
     kernel: Any = None
     gram: np.ndarray | None = None
+
+    def __sizeof__(self) -> int:  # the arrays too: scattered once to a cluster (_shipping)
+        edges = self.graph_edges.nbytes if self.graph is not None else 0
+        return nbytes_with_arrays(self) + edges
 
     @property
     def graph(self) -> DiffusionKernel | None:
