@@ -18,25 +18,36 @@ written on every state or phase change and at most once a second while trees gro
 the API reports is the last record written, so a record on disk never lags what a client
 was told. On start-up, records left ``queued`` or ``running`` by a previous process are
 marked ``failed`` ("interrupted by server restart"); finished models are never touched.
+
+Several replicas may serve one model store (docs/DEPLOY.md): a job's record names its
+runner, so a replica starting up fails only the jobs of its own dead predecessor, and any
+replica answers for any job from its record. A cancel for a job that another replica (or
+the Dask cluster, service.cluster) runs is an empty ``<id>.stop`` file beside the record,
+which the runner checks after every tree.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from service import pages
 from service.errors import Busy, NotFound, ServiceError
 from service.progress import PhasePlan, Progress
 from service.store import ModelStore, new_id, valid_id, write_json_atomic
 from service.worker import Reporter, TrainTask, child_main, process_context
+
+if TYPE_CHECKING:
+    from service.cluster import ClusterJobs
 
 log = logging.getLogger("okboost.jobs")
 
@@ -64,6 +75,11 @@ class Job:
     error: str | None = None
     record: dict[str, Any] = field(default_factory=dict)  # as last written to disk
     live: bool = True  # False for a job read back from its record (no full curves)
+    # who runs it: {"kind": "local", "host", "pid"} (a replica's pool) or {"kind": "dask",
+    # "key", ...} (service.cluster); attempt: starts so far (a cluster reruns a task whose
+    # worker died)
+    runner: dict[str, Any] | None = None
+    attempt: int = 0
     exception: BaseException | None = field(default=None, repr=False)
     cancel_event: threading.Event = field(default_factory=threading.Event, repr=False)
     finished_event: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -86,6 +102,8 @@ class Job:
             "error": self.error,
             "updated": now,
             "eta": 0.0 if self.state == "done" else eta,
+            "runner": self.runner,
+            "attempt": self.attempt,
             **self.progress.record(),
         }
 
@@ -103,6 +121,8 @@ class Job:
             error=record.get("error"),
             record=dict(record),
             live=False,
+            runner=record.get("runner"),
+            attempt=int(record.get("attempt", 0)),
         )
         job.record.setdefault("curve_step", 1)  # records written before curves were sampled
         if job.state not in ACTIVE:
@@ -110,12 +130,15 @@ class Job:
         return job
 
     def info(self, curves: bool = False) -> dict[str, Any]:
-        """The public view of the last written record, with elapsed time and the ETA counted
-        down since it was written; the loss curves only when asked for."""
+        """The public view of the last written record, with the elapsed time and the ETA as
+        of now (from the live progress of a job of this server; else counted down since the
+        record was written); the loss curves only when asked for."""
         now = time.time()
         rec = self.record
         eta = rec.get("eta")
-        if self.state == "running" and eta is not None:
+        if self.state == "running" and self.live:
+            eta = self.progress.eta(now, self.started)
+        elif self.state == "running" and eta is not None:
             eta = max(eta - (now - float(rec.get("updated", now))), 0.0)
         if self.started is None:
             elapsed = 0.0
@@ -149,8 +172,119 @@ class Job:
         return info
 
 
-class JobManager:
-    """Runs training tasks on ``max_workers`` threads and keeps their records."""
+def failure_reason(exc: BaseException) -> str:
+    """What a failed job's record says: the message of a user error (bad data, a service
+    limit), else the exception's type and message."""
+    if isinstance(exc, ValueError | ServiceError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def local_runner() -> dict[str, Any]:
+    """The runner of a job in this process's pool (see :meth:`JobManager.recover`)."""
+    return {"kind": "local", "host": socket.gethostname(), "pid": os.getpid()}
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, another user's
+    return False
+
+
+class JobRecords:
+    """The job records of a model store and the stop requests beside them: what every
+    replica over the store reads, and what runs a job writes, in this process or on a Dask
+    worker (service.cluster). ``<store>/jobs/<id>.json`` is the record; an empty
+    ``<id>.stop`` asks whoever runs the job to stop after its current tree."""
+
+    def __init__(self, store: ModelStore) -> None:
+        self.store = store
+        self.dir = store.root / "jobs"
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def path(self, job_id: str) -> Path:
+        if not valid_id(job_id):
+            raise NotFound(f"unknown job '{job_id[:64]}': job ids are 32 hex digits")
+        return self.dir / f"{job_id}.json"
+
+    def persist(self, job: Job) -> None:
+        record = job.snapshot(time.time())
+        write_json_atomic(self.path(job.job_id), record)
+        job.record = record
+
+    def read_job(self, job_id: str) -> Job:
+        """The job as its record says (404 when there is none)."""
+        try:
+            return Job.from_record(json.loads(self.path(job_id).read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise NotFound(f"unknown job '{job_id}'") from None
+
+    def request_stop(self, job_id: str) -> None:
+        self.path(job_id).with_suffix(".stop").touch()
+
+    def stop_requested(self, job_id: str) -> bool:
+        return self.path(job_id).with_suffix(".stop").exists()
+
+    def mark_model(self, model_id: str, status: str, error: str | None) -> None:
+        try:
+            record = self.store.read_record(model_id)
+        except ServiceError:
+            return  # deleted meanwhile
+        if record.get("status") == "training":
+            self.store.update_record(model_id, status=status, error=error)
+
+    def finish(self, job: Job, state: str, error: str | None) -> None:
+        job.state, job.error, job.finished = state, error, time.time()
+        try:
+            self.persist(job)
+        except ServiceError as exc:  # e.g. a full disk: the state is still answered
+            log.error("job %s: its final record cannot be written: %s", job.job_id, exc)
+            job.record = job.snapshot(time.time())
+        if state != "done":
+            self.mark_model(job.model_id, state, error)
+        self.path(job.job_id).with_suffix(".stop").unlink(missing_ok=True)
+        job.finished_event.set()
+
+    def fail(self, job: Job, exc: BaseException) -> None:
+        """Finish ``job`` as failed by ``exc`` (logged unless it is the user's error)."""
+        reason = failure_reason(exc)
+        if not isinstance(exc, ValueError | ServiceError):
+            log.error("training job %s failed: %s", job.job_id, reason)
+        self.finish(job, "failed", reason)
+
+    def settle(self, job: Job, outcome: str) -> None:
+        """Finish ``job`` by its task's outcome: "done" (a model deleted while it trained
+        is removed), else cancelled."""
+        if outcome == "done":
+            self.finish(job, "done", None)
+            if not self.store.record_path(job.model_id).exists():
+                self.store.delete_files(job.model_id)  # model deleted while it trained
+        else:
+            self.finish(job, "cancelled", "cancelled by request")
+
+    def report(self, job: Job, p: Any, last_write: list[float]) -> None:
+        """Take one FitProgress: a new phase is written at once, trees at most every
+        PERSIST_EVERY seconds."""
+        new_phase = job.progress.report(p, time.time())
+        if new_phase or time.monotonic() - last_write[0] >= PERSIST_EVERY:
+            last_write[0] = time.monotonic()
+            self.persist(job)
+
+
+def cluster_jobs(address: str, records: JobRecords) -> ClusterJobs:
+    """Jobs on the Dask cluster at ``address`` (imported here: dask is an optional extra)."""
+    from service.cluster import ClusterJobs
+
+    return ClusterJobs(address, records)
+
+
+class JobManager(JobRecords):
+    """Runs training tasks on ``max_workers`` threads (or, given a Dask scheduler's
+    address, on that cluster: service.cluster) and keeps their records."""
 
     def __init__(
         self,
@@ -159,39 +293,33 @@ class JobManager:
         max_queued: int = 64,
         isolation: Isolation = "thread",
         memory_budget: int | None = None,
+        dask_scheduler: str | None = None,
     ) -> None:
-        self.store = store
+        super().__init__(store)
         self.isolation = isolation
         self.memory_budget = memory_budget
         self._ctx = process_context() if isolation == "process" else None
-        self.dir = store.root / "jobs"
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.max_queued = max_queued
         self._jobs: dict[str, Job] = {}
         self._created: dict[str, float] = {}  # every job on record: creation times never change
         self._lock = threading.Lock()
         self._shutting_down = False
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="okboost-train")
+        self.cluster = None if dask_scheduler is None else cluster_jobs(dask_scheduler, self)
         self.recover()
 
     # ------------------------------------------------------------ persistence
-    def _path(self, job_id: str) -> Path:
-        if not valid_id(job_id):
-            raise NotFound(f"unknown job '{job_id[:64]}': job ids are 32 hex digits")
-        return self.dir / f"{job_id}.json"
-
-    def _persist(self, job: Job) -> None:
-        record = job.snapshot(time.time())
-        write_json_atomic(self._path(job.job_id), record)
-        job.record = record
-
     def _read(self, path: Path) -> Job:
         job = Job.from_record(json.loads(path.read_text(encoding="utf-8")))
         self._created[job.job_id] = job.created
         return job
 
     def recover(self) -> list[str]:
-        """Mark jobs left active by a previous process as failed; return their ids."""
+        """Mark jobs left active by a previous process as failed; return their ids.
+
+        Only jobs that process ran itself: a job on a Dask cluster goes on without it
+        (service.cluster), and one run by another live replica over the same store (its
+        process is alive on this host, or it runs on another host) is left to it."""
         interrupted = []
         for path in sorted(self.dir.glob("*.json")):
             if not valid_id(path.stem):
@@ -201,20 +329,25 @@ class JobManager:
             except (OSError, ValueError, TypeError, KeyError) as exc:
                 log.warning("skipping unreadable job record %s: %s", path, exc)
                 continue
-            if job.state in ACTIVE:
+            if job.state in ACTIVE and self._abandoned(job):
                 job.state, job.error, job.finished = "failed", RESTART_REASON, time.time()
-                self._persist(job)
-                self._mark_model(job.model_id, "failed", RESTART_REASON)
+                self.persist(job)
+                self.mark_model(job.model_id, "failed", RESTART_REASON)
                 interrupted.append(job.job_id)
         return interrupted
 
-    def _mark_model(self, model_id: str, status: str, error: str | None) -> None:
-        try:
-            record = self.store.read_record(model_id)
-        except ServiceError:
-            return  # deleted meanwhile
-        if record.get("status") == "training":
-            self.store.update_record(model_id, status=status, error=error)
+    @staticmethod
+    def _abandoned(job: Job) -> bool:
+        """Whether an active job's runner is gone (records without one: yes)."""
+        runner = job.runner or {}
+        if runner.get("kind") == "dask":
+            return False
+        if "pid" not in runner:
+            return True
+        if runner.get("host") != socket.gethostname():
+            return False
+        pid = int(runner["pid"])
+        return pid == os.getpid() or _process_gone(pid)
 
     # ------------------------------------------------------------ public
     def submit(
@@ -225,9 +358,11 @@ class JobManager:
         job_id: str | None = None,
         plan: PhasePlan | None = None,
     ) -> Job:
-        """Queue ``task`` (``total`` trees; ``plan``: the estimated phases, for the ETA)."""
+        """Queue ``task`` (``total`` trees; ``plan``: the estimated phases, for the ETA), in
+        this process's pool or on the Dask cluster."""
         with self._lock:
-            queued = sum(1 for j in self._jobs.values() if j.state == "queued")
+            waiting = self._jobs.values() if self.cluster is None else self.cluster.unsettled()
+            queued = sum(1 for j in waiting if j.state == "queued")
             if queued >= self.max_queued:
                 raise Busy(
                     f"{queued} training jobs are already waiting; retry when some finish "
@@ -235,7 +370,11 @@ class JobManager:
                 )
             progress = Progress(total=max(int(total), 1), plan=plan)
             job = Job(job_id=job_id or new_id(), model_id=model_id, progress=progress)
-        self._persist(job)  # first: a job that cannot be written is not queued
+        if self.cluster is not None:
+            self.cluster.submit(job, task, plan)
+            return job
+        job.runner = local_runner()
+        self.persist(job)  # first: a job that cannot be written is not queued
         with self._lock:
             self._jobs[job.job_id] = job
             self._created[job.job_id] = job.created
@@ -243,15 +382,20 @@ class JobManager:
         return job
 
     def get(self, job_id: str) -> Job:
-        path = self._path(job_id)
+        """A job of this process's pool as it runs, any other as its record says (an active
+        one on the cluster checked with the scheduler first: service.cluster)."""
+        path = self.path(job_id)
         with self._lock:
             job = self._jobs.get(job_id)
         if job is not None:
             return job
         try:
-            return self._read(path)
+            job = self._read(path)
         except FileNotFoundError:
             raise NotFound(f"unknown job '{job_id}'") from None
+        if self.cluster is not None and job.state in ACTIVE:
+            return self.cluster.check(job)
+        return job
 
     def all_jobs(self) -> list[Job]:
         jobs, _ = self.page(None, None)
@@ -263,7 +407,7 @@ class JobManager:
         on_disk = {p.stem for p in self.dir.glob("*.json") if valid_id(p.stem)}
         for job_id in on_disk - set(self._created):
             try:
-                self._read(self._path(job_id))
+                self._read(self.path(job_id))
             except (OSError, ValueError, TypeError, KeyError):
                 continue
         with self._lock:
@@ -278,85 +422,89 @@ class JobManager:
         return jobs, next_cursor
 
     def cancel(self, job_id: str) -> Job:
-        """Cancel a queued job at once, or ask a running one to stop after its current tree."""
+        """Cancel a queued job at once, or ask a running one to stop after its current tree.
+        A job run elsewhere (another replica, the cluster) is asked through its stop file."""
         job = self.get(job_id)
         with self._lock:
+            ours = self._jobs.get(job_id) is job
+            if job.state in ACTIVE and not ours:
+                self.request_stop(job_id)
             if job.state == "queued":
-                self._finish(job, "cancelled", "cancelled by request")
+                if self.cluster is not None and not ours:
+                    self.cluster.cancel(job)
+                self.finish(job, "cancelled", "cancelled by request")
+                if not ours:
+                    self.request_stop(job_id)  # the runner may pick it up meanwhile
             elif job.state == "running":
                 job.cancel_event.set()
         return job
 
     def wait(self, job_id: str, timeout: float | None) -> bool:
-        return self.get(job_id).finished_event.wait(timeout)
+        """Whether the job finished within ``timeout`` seconds (a job run elsewhere, on the
+        cluster or by another replica, is followed through its record)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            job = self.get(job_id)
+            left = None if deadline is None else deadline - time.monotonic()
+            if job.live or job.finished_event.is_set():
+                return job.finished_event.wait(left)
+            if left is not None and left <= 0:
+                return False
+            time.sleep(0.1 if left is None else min(0.1, left))
 
     def shutdown(self) -> None:
-        """Stop running jobs after their current tree, mark them failed, stop the pool."""
+        """Stop running jobs after their current tree, mark them failed, stop the pool. Jobs
+        on the cluster go on (the connection to the scheduler is closed)."""
+        if self.cluster is not None:
+            self.cluster.close()
         with self._lock:
             self._shutting_down = True
             for job in self._jobs.values():
                 if job.state == "queued":
-                    self._finish(job, "failed", SHUTDOWN_REASON)
+                    self.finish(job, "failed", SHUTDOWN_REASON)
                 elif job.state == "running":
                     job.cancel_event.set()
         self._executor.shutdown(wait=True, cancel_futures=True)
 
     # ------------------------------------------------------------ worker side
-    def _finish(self, job: Job, state: str, error: str | None) -> None:
-        job.state, job.error, job.finished = state, error, time.time()
-        try:
-            self._persist(job)
-        except ServiceError as exc:  # e.g. a full disk: the state is still answered
-            log.error("job %s: its final record cannot be written: %s", job.job_id, exc)
-            job.record = job.snapshot(time.time())
-        if state != "done":
-            self._mark_model(job.model_id, state, error)
-        job.finished_event.set()
-
-    def _progress(self, job: Job, p: Any, last_write: list[float]) -> None:
-        new_phase = job.progress.report(p, time.time())
-        # a new phase is written at once; trees at most every PERSIST_EVERY seconds
-        if new_phase or time.monotonic() - last_write[0] >= PERSIST_EVERY:
-            last_write[0] = time.monotonic()
-            self._persist(job)
+    def _stop_asked(self, job: Job) -> bool:
+        """Whether a stop was asked, here or (through the stop file) by another replica."""
+        if not job.cancel_event.is_set() and self.stop_requested(job.job_id):
+            job.cancel_event.set()
+        return job.cancel_event.is_set()
 
     def _run(self, job: Job, task: TrainTask) -> None:
         with self._lock:
             if job.state != "queued":
                 return  # cancelled while queued
-            job.state, job.started = "running", time.time()
+            if self._stop_asked(job):  # cancelled while queued, through another replica
+                self.finish(job, "cancelled", "cancelled by request")
+                return
+            job.state, job.started, job.attempt = "running", time.time(), 1
         try:
-            self._persist(job)
+            self.persist(job)
             if self._ctx is None:
                 outcome = self._run_in_thread(job, task)
             else:
                 outcome = self._run_in_process(job, task)
         except Exception as exc:  # noqa: BLE001 - any failure becomes the job's reason
             job.exception = exc
-            user_error = isinstance(exc, ValueError | ServiceError)
-            reason = str(exc) if user_error else f"{type(exc).__name__}: {exc}"
-            if not user_error:
-                log.error("training job %s failed: %s", job.job_id, reason)
             with self._lock:
-                self._finish(job, "failed", reason)
+                self.fail(job, exc)
             return
         with self._lock:
-            if outcome == "done":
-                self._finish(job, "done", None)
-                if not self.store.record_path(job.model_id).exists():
-                    self.store.delete_files(job.model_id)  # model deleted while it trained
-            elif self._shutting_down:
-                self._finish(job, "failed", SHUTDOWN_REASON)
+            if outcome != "done" and self._shutting_down:
+                self.finish(job, "failed", SHUTDOWN_REASON)
             else:
-                self._finish(job, "cancelled", "cancelled by request")
+                self.settle(job, outcome)
 
     def _run_in_thread(self, job: Job, task: TrainTask) -> str:
         last_write = [time.monotonic()]
 
         class _Reporter:
             def __call__(_, p: Any) -> bool:  # noqa: N805
-                self._progress(job, p, last_write)
-                return job.cancel_event.is_set()
+                self.report(job, p, last_write)
+                return self._stop_asked(job)
 
             def saving(_) -> None:  # noqa: N805
                 pass
@@ -385,7 +533,7 @@ class JobManager:
                         break  # the child died without a word
                     kind = message[0]
                     if kind == "progress":
-                        self._progress(job, SimpleNamespace(**message[1]), last_write)
+                        self.report(job, SimpleNamespace(**message[1]), last_write)
                     elif kind == "saving":
                         saving = True
                     elif kind == "done":
@@ -394,7 +542,7 @@ class JobManager:
                         raise message[1]
                 elif not proc.is_alive() and not receiver.poll():
                     break
-                if job.cancel_event.is_set():
+                if self._stop_asked(job):
                     stop.set()
                     asked_at = asked_at or time.monotonic()
                     if not saving and time.monotonic() - asked_at > CANCEL_GRACE:

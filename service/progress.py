@@ -4,9 +4,12 @@ okcore's fit reports each set-up phase when it starts ("output_space": factorisi
 output kernel, "binning": histogram bins of the inputs; ``done`` = 0, with its own
 estimate ``phase_eta``) and then every tree ("trees"). The ETA adds up what is left:
 
-- in a set-up phase: that phase's estimate minus the time already spent in it (never
-  negative), plus the estimates of the phases still to come (service.budget's job
-  estimate: the set-up after the factor, then M x the time of one tree);
+- in a set-up phase: that phase's estimate minus the time already spent in it, but never
+  less than half the time spent (a phase running past two thirds of its estimate is taken
+  as two thirds done: okcore's flop model of the factorisation ran 2-14x low on a loaded
+  machine, and an ETA stuck at the trees' time would say nothing), plus the estimates of
+  the phases still to come (service.budget's job estimate: the set-up after the factor,
+  then M x the time of one tree);
 - in the trees phase: the trees left times the time of one tree, taken as the estimated
   time weighted as PRIOR_TREES trees together with the measured ones, each measured tree
   being the median of the last RECENT_TREES intervals between tree reports (a tree slowed
@@ -26,6 +29,8 @@ from typing import Any
 
 SETUP_PHASES = ("output_space", "binning")
 """okcore fit phases before the first tree (FitProgress.phase); then "trees"."""
+OVERRUN_SHARE = 0.5
+"""Least time left in a set-up phase, as a share of the time already spent in it."""
 PRIOR_TREES = 2.0
 """Weight, in trees, of the estimated time per tree against the measured ones."""
 RECENT_TREES = 64
@@ -112,13 +117,14 @@ class Progress:
             if plan is None or trees_left is None:
                 return None
             spent = 0.0 if started is None else now - started
-            return max(plan.factor + plan.setup - spent, 0.0) + trees_left
+            return max(plan.factor + plan.setup - spent, OVERRUN_SHARE * spent) + trees_left
         current = self.phase_eta
         if current is None and plan is not None:
             current = plan.factor if self.phase == "output_space" else plan.setup
         if current is None or trees_left is None:
             return None
-        left = max(current - (now - (self.phase_started or now)), 0.0)
+        spent = now - (self.phase_started or now)
+        left = max(current - spent, OVERRUN_SHARE * spent)
         if self.phase == "output_space" and plan is not None:
             left += plan.setup
         return left + trees_left

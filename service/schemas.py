@@ -439,7 +439,8 @@ class JobInfo(BaseModel):
     eta: float | None = Field(
         None,
         description="Estimated seconds remaining, every phase included: the current set-up "
-        "phase's estimate minus the time spent in it, the phases to come as estimated before "
+        "phase's estimate minus the time spent in it (at least half the time spent), the "
+        "phases to come as estimated before "
         "the job started, and the trees left times the time of one tree (the estimate, "
         "weighted as 2 trees, with the median of the measured ones). 0 when done; null when "
         "nothing is known.",
