@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -57,6 +58,9 @@ _HTTP_CODES = {
 }
 
 
+_METHODS = frozenset({"GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"})
+
+
 def _okcore_status(exc: Exception) -> tuple[int, str]:
     if isinstance(exc, okcore.InvalidParameterError):
         return 422, "invalid_parameter"
@@ -69,6 +73,17 @@ def _okcore_status(exc: Exception) -> tuple[int, str]:
     if isinstance(exc, okcore.PersistenceError):
         return 500, "model_corrupted"
     return 500, "internal_error"
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """The methods the OpenAPI schema documents for this request's path (its routes are one
+    per method, and a 405 raised by one of them knows only its own)."""
+    methods: set[str] = set()
+    for template, operations in request.app.openapi()["paths"].items():
+        pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, request.url.path):
+            methods |= {m.upper() for m in operations if m.upper() in _METHODS}
+    return sorted(methods)
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -86,13 +101,16 @@ def _install_error_handlers(app: FastAPI) -> None:
         err = from_validation_error(exc)
         return JSONResponse(err.body(), err.status)
 
-    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         code = _HTTP_CODES.get(exc.status_code, "http_error")
+        headers = dict(getattr(exc, "headers", None) or {})
+        if exc.status_code == 405:  # every method of the path, not only the first route's
+            headers["Allow"] = ", ".join(_allowed_methods(request))
         return JSONResponse(
             error_body(exc.status_code, code, str(exc.detail)),
             exc.status_code,
-            headers=getattr(exc, "headers", None),
+            headers=headers or None,
         )
 
     app.add_exception_handler(ServiceError, service_error)

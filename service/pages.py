@@ -14,6 +14,8 @@ from service.store import valid_id
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
+CURSOR_PATTERN = r"^[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?_[0-9a-f]{32}$"
+"""What a cursor looks like (a creation time as Python writes it, then an id)."""
 
 Key = tuple[float, str]
 """(created, id): the order of a listing."""

@@ -133,7 +133,9 @@ def documented(example: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
 
 class _Model(BaseModel):
     # allow_inf_nan: a NaN threshold or width would compare False with everything
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False, strict=True
+    )
 
 
 # ---------------------------------------------------------------- output kernels

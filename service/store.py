@@ -355,11 +355,15 @@ class ModelStore:
                     f"(poll GET /jobs/{record.get('job_id')})"
                 )
             raise NotReady(f"model '{model_id}' is not usable: training {status}{reason}")
+        folder = self.model_path(model_id)
         try:
-            return read_model_folder(self.model_path(model_id), model_id, record)
-        except okcore.PersistenceError as exc:
-            raise StoreCorrupted(f"model '{model_id}' cannot be loaded: {exc}") from exc
-        except (OSError, ValueError) as exc:
+            return read_model_folder(folder, model_id, record)
+        except (okcore.PersistenceError, OSError, ValueError) as exc:
+            if not (self.record_path(model_id).exists() and folder.is_dir()):
+                # deleted while it was read (a concurrent DELETE): gone, not corrupted
+                raise NotFound(f"unknown model '{model_id}' (deleted meanwhile)") from exc
+            if isinstance(exc, okcore.PersistenceError):
+                raise StoreCorrupted(f"model '{model_id}' cannot be loaded: {exc}") from exc
             raise StoreCorrupted(f"model '{model_id}' files cannot be read: {exc}") from exc
 
     def adopt(self, folder: Path, record: dict[str, Any], *, model_id: str, rename: bool) -> str:

@@ -93,9 +93,11 @@ def request_body(
     model: type[BaseModel],
     example: dict[str, Any],
     array_parts: list[str],
-    multipart_json: dict[str, Any],
 ) -> dict[str, Any]:
-    """``openapi_extra`` documenting a JSON body and its multipart (binary) twin."""
+    """``openapi_extra`` documenting a JSON body and its multipart (binary) twin. The
+    multipart example is the JSON example in the ``json`` part (every array may also
+    travel there): a request the service accepts as it is, which a placeholder for the
+    binary parts would not be."""
     props: dict[str, Any] = {
         "json": {
             "type": "string",
@@ -116,18 +118,18 @@ def request_body(
                 else "."
             ),
         }
-    multipart_example = {"json": json.dumps(multipart_json), "inputs": "<inputs.npy bytes>"}
+    json_example = {k: v for k, v in example.items() if v is not None}
     return {
         "requestBody": {
             "required": True,
             "content": {
                 "application/json": {
                     "schema": {"$ref": f"#/components/schemas/{model.__name__}"},
-                    "example": {k: v for k, v in example.items() if v is not None},
+                    "example": json_example,
                 },
                 "multipart/form-data": {
                     "schema": {"type": "object", "properties": props, "required": ["json"]},
-                    "example": multipart_example,
+                    "example": {"json": json.dumps(json_example)},
                 },
             },
         }

@@ -53,7 +53,6 @@ def _kernel(store: ModelStore, req: KernelRequest, max_dense: int, fmt: answers.
         KernelRequest,
         KERNEL_EXAMPLE,
         ["inputs", "inputs2"],
-        {"model_id": examples.MODEL_ID, "against": "predicted", "top_k": 5},
     ),
 )
 async def kernel(request: Request, svc: ServicesDep) -> Response:

@@ -30,6 +30,7 @@ Cursor = Annotated[
     str | None,
     Query(
         max_length=200,
+        pattern=pages.CURSOR_PATTERN,
         description="`next_cursor` of the previous page; none for the first.",
         examples=[examples.FIELD_EXAMPLES["next_cursor"]],
     ),

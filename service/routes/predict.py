@@ -51,7 +51,6 @@ def _predict(
         PredictRequest,
         PREDICT_EXAMPLE,
         ["inputs", "candidates", "candidate_gram", "candidate_diag"],
-        {"model_id": examples.MODEL_ID, "top_k": 3},
     ),
 )
 async def predict(request: Request, svc: ServicesDep) -> Response:

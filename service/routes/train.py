@@ -73,11 +73,6 @@ def _accepted(model_id: str, job_id: str, state: str, model: Any = None) -> dict
         TrainRequest,
         TRAIN_EXAMPLE,
         ["inputs", "output_kernel.gram", "output_kernel.outputs", "output_kernel.edges"],
-        {
-            "model": "okboost",
-            "output_kernel": {"type": "precomputed"},
-            "params": {"n_estimators": 100},
-        },
     ),
 )
 async def train(request: Request, svc: ServicesDep) -> JSONResponse:

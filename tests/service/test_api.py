@@ -415,8 +415,6 @@ def test_models_and_jobs_are_listed_a_page_at_a_time(client: TestClient, graph: 
         for m in client.get("/models?curves=true&importances=true").json()["models"]
     )
     r = client.get("/models", params={"cursor": "yesterday"})
-    assert (
-        r.status_code == 422 and "next_cursor of the previous page" in r.json()["error"]["message"]
-    )
+    assert r.status_code == 422 and r.json()["error"]["message"].startswith("query.cursor")
     assert client.get("/jobs", params={"limit": 0}).status_code == 422
     assert client.get("/jobs", params={"limit": 1001}).status_code == 422

@@ -327,3 +327,32 @@ def test_a_model_too_big_for_the_free_disk_is_507(
     monkeypatch.setattr(shutil, "disk_usage", lambda _: usage._replace(free=1000))
     r = client.post("/train", json=diffusion_request(clustered_graph()))
     assert_error(r, 507, "insufficient_storage", "has 1e-06 GB free", "needs an estimated")
+
+
+# ------------------------------------------------------------------ found by schemathesis
+def test_405_lists_every_method_of_the_path(client: TestClient) -> None:
+    r = client.request("OPTIONS", "/jobs/" + "0" * 32)
+    assert r.status_code == 405 and r.headers["allow"] == "DELETE, GET"
+    assert r.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_a_model_deleted_while_it_is_read_is_404_not_500(
+    client: TestClient, trained: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A DELETE landing while another request reads the model's files (schemathesis ran
+    them concurrently): the model is gone, not corrupted."""
+    import service.store
+
+    def deleted_meanwhile(folder: Path, *_: Any) -> Any:
+        client.delete(f"/models/{trained['model_id']}")
+        raise FileNotFoundError(folder / "inputs.npy")
+
+    monkeypatch.setattr(service.store, "read_model_folder", deleted_meanwhile)
+    body = {"model_id": trained["model_id"], "inputs": clustered_graph().features[:1].tolist()}
+    assert_error(client.post("/kernel", json=body), 404, "not_found", "deleted meanwhile")
+
+
+def test_booleans_are_not_numbers(client: TestClient) -> None:
+    """Strict types: `"coef0": false` was read as 0.0 (schemathesis)."""
+    r = client.post("/train", json=_vector_train({"type": "polynomial", "coef0": False}))
+    assert_error(r, 422, "invalid_data", "coef0")
