@@ -14,7 +14,9 @@ estimate ``phase_eta``) and then every tree ("trees"). The ETA adds up what is l
   time weighted as PRIOR_TREES trees together with the measured ones, each measured tree
   being the median of the last RECENT_TREES intervals between tree reports (a tree slowed
   once, by a compilation or the machine's other load, does not swing the ETA; the set-up
-  phases never count as tree time).
+  phases never count as tree time). Intervals are read on the fit's own clock
+  (FitProgress.elapsed, from the training process): reports that reach the server in a
+  burst, as they do when it is busy, do not look like instant trees.
 
 Loss curves are kept whole in memory; a job record on disk holds at most CURVE_POINTS
 points of each, evenly spaced (``curve_step`` trees apart), so it stays a few KB at any M.
@@ -90,10 +92,12 @@ class Progress:
             if self.validation_loss is None:
                 self.validation_loss = []
             self.validation_loss.append(float(p.val_loss))
+        elapsed = getattr(p, "elapsed", None)
+        clock = float(elapsed) if elapsed else now  # the fit's clock when it reports one
         if self._last_tree is not None and self.done > self._last_tree[1]:
             trees = self.done - self._last_tree[1]
-            self._intervals.append((now - self._last_tree[0]) / trees)
-        self._last_tree = (now, self.done)  # done = 0: the trees phase starts now
+            self._intervals.append((clock - self._last_tree[0]) / trees)
+        self._last_tree = (clock, self.done)  # done = 0: the trees phase starts now
         return new_phase
 
     def per_tree(self) -> float | None:

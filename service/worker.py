@@ -104,6 +104,7 @@ def child_main(task: TrainTask, conn: Any, stop: Any, memory_budget: int | None)
                     {
                         "done": int(p.done),
                         "total": int(p.total),
+                        "elapsed": float(p.elapsed),
                         "train_loss": None if p.train_loss is None else float(p.train_loss),
                         "val_loss": None if p.val_loss is None else float(p.val_loss),
                         "phase": str(getattr(p, "phase", None) or "trees"),

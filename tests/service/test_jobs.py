@@ -365,3 +365,13 @@ def test_a_training_process_past_its_memory_budget_fails_the_job(tmp_path: Path)
     assert "needed more than its memory budget of 0.268 GB (OKBOOST_MAX_JOB_MEMORY)" in big.error
     assert store.read_record(big.model_id)["status"] == "failed"
     jobs.shutdown()
+
+
+def test_tree_times_come_from_the_fits_clock() -> None:
+    """Reports drained in a burst by a busy server arrive 1 ms apart; the fit says 2 s."""
+    p = Progress(total=10)
+    for done in range(1, 6):
+        tree = Tree(done, 10, 1.0)
+        tree.elapsed = 2.0 * done
+        p.report(tree, now=100.0 + 0.001 * done)
+    assert p.per_tree() == pytest.approx(2.0)
