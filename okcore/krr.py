@@ -67,8 +67,12 @@ class InputKernel:
             return X @ basis_inputs.T
         scale = np.sqrt(self.gamma)
         A, B = X * scale, basis_inputs * scale
-        sq = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
-        return np.exp(-np.maximum(sq, 0.0))
+        # -||a - b||^2 = 2 a.b - |a|^2 - |b|^2, built in place: one (Q, D) array
+        out = A @ (2.0 * B.T)
+        out -= np.einsum("ij,ij->i", A, A)[:, None]
+        out -= np.einsum("ij,ij->i", B, B)[None, :]
+        np.minimum(out, 0.0, out=out)
+        return np.exp(out, out=out)
 
     def diag(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """k(x_i, x_i) of training rows ``rows`` (X: the training inputs). O(n p)."""
@@ -198,7 +202,11 @@ def select_info_gain(
         # Cholesky of M = lam K_II + K_In K_nI grown by one row and column
         m = lam * K_cols[:t, j] + K_cols[:t] @ k
         m_jj = lam * diag[j] + k @ k
-        l_row = linalg.solve_triangular(L[:t, :t], m, lower=True) if t else np.zeros(0)
+        l_row = (
+            linalg.solve_triangular(L[:t, :t], m, lower=True, check_finite=False)
+            if t
+            else np.zeros(0)
+        )
         l_jj = np.sqrt(max(m_jj - l_row @ l_row, np.finfo(float).tiny))
         L[t, :t], L[t, t] = l_row, l_jj
         v_row = (k - l_row @ V[:t]) / l_jj

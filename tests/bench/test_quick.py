@@ -20,6 +20,8 @@ if str(REPO) not in sys.path:
 from bench import (  # noqa: E402
     bench_scale,
     friedman1,
+    krr_kin40k,
+    krr_usps,
     learning_curves,
     network_completion,
     robust_losses,
@@ -34,6 +36,9 @@ SCRIPTS = {
     "curves_usps": (learning_curves.run, ["--problem", "usps"], ["learning_curves_usps.png"]),
     "curves_cora": (learning_curves.run, ["--problem", "cora"], ["learning_curves_cora.png"]),
     "robust_losses": (robust_losses.run, [], []),
+    "krr_kin40k": (krr_kin40k.run, [], []),
+    "krr_census": (krr_kin40k.run, ["--data", "census"], []),
+    "krr_usps": (krr_usps.run, [], []),
 }
 
 
@@ -47,7 +52,16 @@ def _have_data() -> bool:
 
 
 # these read ../shared/data
-NEEDS_DATA = {"usps", "network", "curves_usps", "curves_cora", "robust_losses"}
+NEEDS_DATA = {
+    "usps",
+    "network",
+    "curves_usps",
+    "curves_cora",
+    "robust_losses",
+    "krr_kin40k",
+    "krr_census",
+    "krr_usps",
+}
 
 
 @pytest.mark.parametrize(
