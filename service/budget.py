@@ -9,18 +9,24 @@ From N training rows, p features, the factor's width r, M trees and L leaves per
     factor  = the output space's peak (okcore.space.estimate_factor_cost)
     search  = exact split search: 12 p N (inputs as float64 + presorted int32 orders);
               histograms: p N (uint8 bin codes)
-    trees   = 4 x 8 N r (factor, F, residuals, a temporary) + M x (16 N + 8 L r + 128 L)
-              (the leaf and fit count of every training row in every tree, as lists and then
-              as arrays, the leaves' r-vectors, the node arrays)
+    trees   = 4 x 8 N r (factor, F, residuals, a temporary)
+              + M x (16 N + 16 L r + 256 L)  (the leaf and fit count of every training row
+              in every tree, and each tree's leaf r-vectors and node arrays: all of them
+              twice, as per-tree arrays and as the ensemble's concatenation)
+    disk    = data + 8 N r + M x (8 N + 8 L r + 128 L)
 
-    seconds = factor (okcore's flop model) + setup + M x per_tree
-    setup   = SORT_SECONDS x N p log2 N  (binning, or presorting for the exact search)
-    per_tree = SEARCH_SECONDS[search] x n_fit f w log2(L + 1) + STEP_SECONDS x N r
+    seconds  = factor (okcore's flop model) + setup + M x per_tree
+    setup    = histograms: 0.1 s + SORT_SECONDS x N p log2 N (binning); exact search with
+               the best splitter: SORT_SECONDS x N p log2 N (presorting); else 0
+    per_tree = (ROW_SECONDS[search] + COLUMN_SECONDS x w) x n_fit f log2(L + 1)
+               + STEP_SECONDS x N r
 
 with f the features tried per node (max_features), w the width the split search reads (r,
-or the sketch dimension), n_fit the rows each tree is fitted on. The constants were fitted
-to real fits on the project machine (2-core EPYC) with bench/job_cost.py; docs/API.md
-("Job limits") has the table of estimates against measurements.
+or the sketch dimension), n_fit the rows each tree is fitted on. r is an upper bound (N for
+an exact factor of a kernel on vectors, whose numerical rank may be lower: the estimate is
+then high). The constants were fitted to real fits on the project machine (2 cores, with
+other work running) by bench/job_cost.py; docs/API.md ("Job limits") has the estimates
+beside the measurements.
 """
 
 from __future__ import annotations
@@ -38,12 +44,14 @@ from service.config import Settings
 from service.errors import StorageFull, WorkTooLarge
 from service.progress import PhasePlan
 
-BASE_BYTES = 160e6
+BASE_BYTES = 250e6
 """Resident memory of a training process before it touches the data (Python, numpy,
-scipy, numba and okcore's compiled kernels), measured."""
-SORT_SECONDS = 3e-8
-SEARCH_SECONDS = {"exact": 1.5e-9, "histogram": 2.5e-9}
-STEP_SECONDS = 2e-9
+scipy, numba and okcore's compiled kernels): 237-268 MB measured."""
+SORT_SECONDS = 5e-8
+BINNING_FIXED_SECONDS = 0.1
+ROW_SECONDS = {"exact": 5e-8, "histogram": 5e-9}
+COLUMN_SECONDS = 2e-9
+STEP_SECONDS = 2e-8
 
 
 @dataclass(frozen=True)
@@ -61,14 +69,24 @@ class JobEstimate:
     setup_seconds: float
     tree_seconds: float  # per tree
     disk_bytes: float  # the stored model: data + factor + trees
+    cv_fits: int = 0  # cross-validation fits before the final one (see estimate_cv)
+    cv_trees: int = 0  # their trees
+    cv_seconds: float = 0.0  # their time
 
     @property
     def seconds(self) -> float:
-        return self.factor_seconds + self.setup_seconds + self.n_trees * self.tree_seconds
+        final = self.factor_seconds + self.setup_seconds + self.n_trees * self.tree_seconds
+        return final + self.cv_seconds
 
     def phases(self) -> PhasePlan:
-        """The estimated seconds of each phase, for the job's ETA."""
-        return PhasePlan(self.factor_seconds, self.setup_seconds, self.tree_seconds)
+        """The estimated seconds of each phase, for the job's ETA. With cross-validation the
+        job reports the trees of every fit as one count (service.cv), so a tree's time is
+        the time after the first set-up over all those trees."""
+        per_tree = self.tree_seconds
+        if self.cv_trees:
+            rest = self.seconds - self.factor_seconds - self.setup_seconds
+            per_tree = rest / (self.n_trees + self.cv_trees)
+        return PhasePlan(self.factor_seconds, self.setup_seconds, per_tree)
 
     def summary(self) -> dict[str, Any]:
         """JSON-able: the inputs of the estimate, memory in bytes and time in seconds."""
@@ -145,15 +163,17 @@ def estimate_job(
     splitter = str(params.get("splitter") or "best")
     tried = _features_tried(params.get("max_features"), p, splitter)
     search_bytes = 12.0 * p * n if search == "exact" else 1.0 * p * n
-    per_tree_bytes = 8.0 * n + 8.0 * leaves * r + 128.0 * leaves  # as stored
-    trees_bytes = 4 * 8.0 * n * r + n_trees * (per_tree_bytes + 8.0 * n)
+    stored_tree_bytes = 8.0 * n + 8.0 * leaves * r + 128.0 * leaves
+    trees_bytes = 4 * 8.0 * n * r + n_trees * (16.0 * n + 16.0 * leaves * r + 256.0 * leaves)
     memory = BASE_BYTES + 2.0 * data_bytes + max(factor.peak_bytes, search_bytes + trees_bytes)
-    sorting = search == "histogram" or splitter == "best"
-    setup = SORT_SECONDS * n * p * math.log2(max(n, 2)) if sorting else 0.0
-    per_tree = (
-        SEARCH_SECONDS[search] * n_fit * tried * width * math.log2(leaves + 1)
-        + STEP_SECONDS * n * r
-    )
+    sorting = SORT_SECONDS * n * p * math.log2(max(n, 2))
+    if search == "histogram":
+        setup = BINNING_FIXED_SECONDS + sorting
+    else:
+        setup = sorting if splitter == "best" else 0.0
+    per_tree = (ROW_SECONDS[search] + COLUMN_SECONDS * width) * n_fit * tried * math.log2(
+        leaves + 1
+    ) + STEP_SECONDS * n * r
     return JobEstimate(
         n_train=n,
         n_features=p,
@@ -165,7 +185,36 @@ def estimate_job(
         factor_seconds=factor.seconds,
         setup_seconds=setup,
         tree_seconds=per_tree,
-        disk_bytes=data_bytes + 8.0 * n * r + n_trees * per_tree_bytes,
+        disk_bytes=data_bytes + 8.0 * n * r + n_trees * stored_tree_bytes,
+    )
+
+
+def estimate_cv(
+    finals: list[JobEstimate], folds: list[JobEstimate], fold_bytes: float
+) -> JobEstimate:
+    """The cost of a job that cross-validates before its final fit (POST /train ``cv``).
+
+    ``finals``: the estimates of fitting each candidate on all rows (the final fit is one
+    of them, which one is known only after the CV: every term is the largest over them);
+    ``folds``: the estimates of every CV fit (one per candidate and fold, on its training
+    rows), run one after another, whose seconds add up; ``fold_bytes``: what a fit holds
+    beside the request's data while it is cross-validated (its rows' copy, its Gram block,
+    the scores of its test rows), added to the memory."""
+    return JobEstimate(
+        n_train=finals[0].n_train,
+        n_features=finals[0].n_features,
+        rank=max(e.rank for e in finals),
+        n_trees=max(e.n_trees for e in finals),
+        leaves=max(e.leaves for e in finals),
+        search="exact" if any(e.search == "exact" for e in finals) else "histogram",
+        memory_bytes=max(e.memory_bytes for e in finals) + fold_bytes,
+        factor_seconds=max(e.factor_seconds for e in finals),
+        setup_seconds=max(e.setup_seconds for e in finals),
+        tree_seconds=max(e.tree_seconds for e in finals),
+        disk_bytes=max(e.disk_bytes for e in finals),
+        cv_fits=len(folds),
+        cv_trees=sum(e.n_trees for e in folds),
+        cv_seconds=sum(e.seconds for e in folds),
     )
 
 
@@ -220,15 +269,21 @@ def check_limits(estimate: JobEstimate, settings: Settings) -> None:
             "MAX_JOB_SECONDS",
         ),
     ]
+    cv = (
+        f", after {e.cv_fits} cross-validation fits of {e.cv_trees} trees in all"
+        if e.cv_fits
+        else ""
+    )
+    smaller_cv = " (or fewer cv.folds, a smaller cv.grid)" if e.cv_fits else ""
     for key, value, limit, needs, allowed, setting in checks:
         if value > limit:
             raise WorkTooLarge(
                 f"this training job needs {needs}, over the limit of {allowed} "
                 f"(OKBOOST_{setting}). Estimate: N = {e.n_train}, p = {e.n_features}, "
                 f"r = {e.rank}, M = {e.n_trees} trees of {e.leaves} leaves, {e.search} split "
-                f"search: {_gb(e.memory_bytes)} of memory, {e.seconds:.3g} s. Ask for fewer "
-                "trees or rows, a low-rank factor (params.factor_rank), fewer splits, or have "
-                "the limit raised",
+                f"search{cv}: {_gb(e.memory_bytes)} of memory, {e.seconds:.3g} s. Ask for "
+                f"fewer trees or rows{smaller_cv}, a low-rank factor (params.factor_rank), "
+                "fewer splits, or have the limit raised",
                 details=[
                     {"loc": ["estimate", name], "msg": repr(val)}
                     for name, val in e.summary().items()

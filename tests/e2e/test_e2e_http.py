@@ -37,7 +37,7 @@ def test_network_completion_matches_okcore_and_survives_restart(
         seen: list[dict[str, Any]] = []
         job = client.wait(accepted["job_id"], poll=0.02, on_progress=seen.append)
         assert job["state"] == "done" and job["progress"]["done"] == PARAMS["n_estimators"]
-        assert len(job["train_loss"]) == PARAMS["n_estimators"]
+        assert job["last_train_loss"] is not None and "train_loss" not in job
         mid = accepted["model_id"]
         first = client.kernel(mid, X_new, top_k=3)
         thresholded = client.kernel(mid, X_new, threshold=0.05, return_kernel=False)
@@ -110,6 +110,9 @@ def test_crash_marks_running_job_failed_and_keeps_finished_models(
 
 
 def test_predictions_run_concurrently_while_training(server: Server) -> None:
+    """160 predictions from 16 clients all answered while a training job runs, and the job
+    keeps growing trees meanwhile (how fast each side goes is measured by
+    bench/responsiveness.py, not asserted here: CI machines are loaded)."""
     g = clustered_graph()
     X = g.features[g.train]
     spec = {"type": "diffusion", "beta": 1.0, "edges": g.train_edges()}
@@ -117,28 +120,36 @@ def test_predictions_run_concurrently_while_training(server: Server) -> None:
         mid = client.train(X, spec, params=PARAMS, wait=True)["model_id"]
         long = client.train(X, spec, params={**PARAMS, "n_estimators": 20_000})
         body = {"model_id": mid, "inputs": X[:1].tolist(), "top_k": 3}
+        while client.job(long["job_id"])["progress"]["done"] == 0:
+            time.sleep(0.05)
+        before = client.job(long["job_id"])["progress"]["done"]
 
         http = httpx.Client(
-            base_url=server.url, timeout=30, limits=httpx.Limits(max_connections=16)
+            base_url=server.url, timeout=120, limits=httpx.Limits(max_connections=16)
         )
-
-        def call(_: int) -> tuple[int, float]:
-            t0 = time.perf_counter()
-            r = http.post("/kernel", json=body)
-            return r.status_code, time.perf_counter() - t0
-
+        statuses: list[int] = []
         with ThreadPoolExecutor(16) as pool:
-            results = list(pool.map(call, range(160)))
+            # rounds of 16 predictions until the job reports more trees (it writes its
+            # progress about once a second): both sides advanced at the same time
+            while len(statuses) < 160 or client.job(long["job_id"])["progress"]["done"] == before:
+                body_calls = pool.map(
+                    lambda _: http.post("/kernel", json=body).status_code, range(16)
+                )
+                statuses += list(body_calls)
+                assert len(statuses) < 16_000, "the job made no progress"
         http.close()
-        assert all(status == 200 for status, _ in results)
+        assert statuses == [200] * len(statuses)
         assert client.job(long["job_id"])["state"] == "running"
-        assert np.median([t for _, t in results]) < 2.0
         client.cancel(long["job_id"])
 
 
 def test_service_stays_responsive_while_a_gram_matrix_is_factorised(server: Server) -> None:
     """scipy's eigh holds the GIL for seconds at this size: training runs in a child
-    process, so liveness checks and predictions keep answering meanwhile."""
+    process, so liveness checks and predictions keep answering meanwhile. Checked without
+    a clock: several liveness checks and predictions are answered one after the other while
+    the job still reports its output_space phase (a factorisation holding the server's GIL
+    would let none through until it ends, when the job has moved on). The latencies are
+    measured by bench/responsiveness.py."""
     g = clustered_graph()
     X = g.features[g.train]
     with OKBoostClient(server.url) as client:
@@ -153,18 +164,15 @@ def test_service_stays_responsive_while_a_gram_matrix_is_factorised(server: Serv
             {"type": "precomputed", "gram": A @ A.T / n},
             params={"n_estimators": 3, "max_splits": 2},
         )
-        worst, calls, state = 0.0, 0, "queued"
-        with httpx.Client(base_url=server.url, timeout=60) as http:
+        during_factor, state = 0, "queued"
+        with httpx.Client(base_url=server.url, timeout=120) as http:
             while state in ("queued", "running"):
-                t0 = time.perf_counter()
-                state = http.get(f"/jobs/{big['job_id']}").json()["state"]
+                job = http.get(f"/jobs/{big['job_id']}").json()
+                state = job["state"]
                 assert http.get("/health/live").status_code == 200
                 kernel = http.post("/kernel", json={"model_id": mid, "inputs": X[:1].tolist()})
                 assert kernel.status_code == 200
-                worst = max(worst, time.perf_counter() - t0)
-                calls += 1
+                if job["phase"] == "output_space":
+                    during_factor += 1
         assert state == "done"
-        job_seconds = client.job(big["job_id"])["elapsed"]
-    # A factorisation holding the server's GIL would block a call for the whole job. The bound
-    # is 1.5 s, or half the job when a loaded machine stretches the job (and every call) too.
-    assert calls >= 3 and worst < max(1.5, 0.5 * job_seconds), (calls, worst, job_seconds)
+    assert during_factor >= 3, during_factor
