@@ -12,7 +12,7 @@ import pytest
 from e2e_server import Server
 from svc_data import clustered_graph
 
-from service.cli import ProgressDisplay, json_ready, build_parser, load_array, main
+from service.cli import ProgressDisplay, build_parser, json_ready, load_array, main
 
 
 def test_train_predict_kernel_from_files(
