@@ -44,7 +44,7 @@ from bench.common import (
     output_dirs,
 )
 from bench.network_completion import BETA, build_problem, induced_edges
-from bench.usps_completion import errors, fit_okcore, load_usps
+from bench.usps_completion import errors, fit_okcore, load_usps, rbf
 
 LOSSES = ("squared", "absolute", "huber")
 USPS_LEVELS = (0.0, 0.1, 0.2)
@@ -97,12 +97,25 @@ def usps(args: Any, cfg: BoostConfig, report: Report, quick: bool) -> None:
     X, Y = data["X"], data["Y"]
     J = args.usps_j or (5 if quick else USPS_J)
     report.settings["usps"] = {"n_images": n_images, "n_folds": n_folds, "J": J}
+    diagnostics = report.extra.setdefault("usps_diagnostics", [])
     folds = learning_folds(n_images, n_folds, args.seed, small_learning_set=True)
     for fold, (learn, test) in enumerate(folds):
         rng = np.random.default_rng([args.seed, fold])
         order, donors = corruption_plan(len(learn), rng)
+        # how wrong a corrupted output is: its squared feature distance to the true one,
+        # against that between two random learning outputs
+        K = rbf(Y[learn], Y[learn])
+        wrong = order[: int(round(max(USPS_LEVELS) * len(learn)))]
+        diagnostics.append(
+            {
+                "fold": fold,
+                "true_to_donor": float(np.mean(2 - 2 * K[wrong, donors[wrong]])),
+                "random_pairs": float(np.sum(2 - 2 * K) / (len(K) * (len(K) - 1))),
+            }
+        )
         for level in USPS_LEVELS:
             Yl = corrupt_outputs(Y[learn], level, order, donors)
+            corrupted = np.isin(np.arange(len(learn)), order[: int(round(level * len(learn)))])
             for loss in args.losses:
                 t0 = time.perf_counter()
                 est = fit_okcore(make_model(loss, J, args.seed + fold, cfg), X[learn], Yl)
@@ -113,6 +126,19 @@ def usps(args: Any, cfg: BoostConfig, report: Report, quick: bool) -> None:
                 report.add(
                     row, err_y=res["err_y"].mean(), err_phi=res["err_phi"].mean(), fit_time=elapsed
                 )
+                if corrupted.any():  # does the fit single out the corrupted outputs?
+                    norms = np.linalg.norm(
+                        est.output_space_.phi - est.predict_features(X[learn]), axis=1
+                    )
+                    diagnostics.append(
+                        {
+                            "fold": fold,
+                            "level": level,
+                            "loss": loss,
+                            "train_residual_clean": float(norms[~corrupted].mean()),
+                            "train_residual_corrupted": float(norms[corrupted].mean()),
+                        }
+                    )
                 log(
                     f"usps fold {fold} {level:.0%} {loss:8s} Err^Y={res['err_y'].mean():.4f} "
                     f"Err^phi={res['err_phi'].mean():.4f} ({elapsed:.1f}s)"
@@ -186,6 +212,25 @@ def verdict(report: Report, problem: str, level: float, metric: str, higher: boo
     )
 
 
+def usps_diagnostics(records: list[dict[str, Any]]) -> str:
+    """Mean over folds of the corruption's size and of the fitted training residual norms."""
+    pairs = [r for r in records if "true_to_donor" in r]
+    lines = [
+        "Squared feature distance of a corrupted output to its true one: "
+        f"{np.mean([r['true_to_donor'] for r in pairs]):.4f} (two random learning outputs: "
+        f"{np.mean([r['random_pairs'] for r in pairs]):.4f}).",
+        "Training residual norm ||phi(y_i) - F(x_i)|| after the fit, clean / corrupted rows:",
+    ]
+    for level in USPS_LEVELS[1:]:
+        for loss in LOSSES:
+            rows = [r for r in records if r.get("level") == level and r.get("loss") == loss]
+            if rows:
+                clean = np.mean([r["train_residual_clean"] for r in rows])
+                bad = np.mean([r["train_residual_corrupted"] for r in rows])
+                lines.append(f"- {level:.0%} {loss}: {clean:.3f} / {bad:.3f}")
+    return "\n".join(lines)
+
+
 def run(argv: Sequence[str] | None = None) -> Report:
     parser = base_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--problems", nargs="+", choices=("usps", "cora"), default=("usps", "cora"))
@@ -227,6 +272,8 @@ def run(argv: Sequence[str] | None = None) -> Report:
         print()
         for level in USPS_LEVELS:
             print(verdict(report, "usps", level, "err_y", higher=False))
+        print()
+        print(usps_diagnostics(report.extra["usps_diagnostics"]))
         print()
     if "cora" in args.problems:
         s = report.settings["cora"]
