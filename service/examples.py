@@ -184,3 +184,51 @@ VERSION: dict[str, Any] = {
     "python": "3.11.9",
     "numpy": "2.1.0",
 }
+
+CV_SPEC: dict[str, Any] = {
+    "folds": 3,
+    "grid": {"max_splits": [1, 3], "learning_rate": [0.05, 0.1]},
+    "scoring": "auc",
+    "random_state": 0,
+}
+
+CV_SCORE: dict[str, Any] = {"mean": 0.91, "std": 0.03, "folds": [0.88, 0.95, 0.9]}
+
+CV_RESULT: dict[str, Any] = {
+    "folds": 3,
+    "random_state": 0,
+    "scoring": ["auc"],
+    "criterion": "auc",
+    "grid": CV_SPEC["grid"],
+    "best_params": {"max_splits": 3, "learning_rate": 0.1},
+    "table": [
+        {"params": {"max_splits": 1, "learning_rate": 0.05}, "auc": CV_SCORE},
+        {"params": {"max_splits": 3, "learning_rate": 0.1}, "auc": CV_SCORE},
+    ],
+}
+
+EVALUATE: dict[str, Any] = {
+    "model_id": MODEL_ID,
+    "inputs": [[0.05, 0.95], [0.95, 0.1]],
+    "ids": ["q0", "q1"],
+    "outputs": None,
+    "gram_cross": None,
+    "gram_diag": None,
+    "edges": {"new_new": [], "new_known": [["q0", "p0"], ["q0", "p1"], ["q1", "p2"]]},
+    "k": 2,
+    "known_scores": "predicted",
+}
+
+EVALUATE_RESPONSE: dict[str, Any] = {
+    "model_id": MODEL_ID,
+    "n_test": 2,
+    "err_phi": None,
+    "err_y": None,
+    "auc": 0.93,
+    "auc_new_new": None,
+    "auc_new_known": 0.93,
+    "precision_at_k": 0.75,
+    "k": 2,
+    "n_ranked": 2,
+    "known_scores": "predicted",
+}

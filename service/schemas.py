@@ -23,8 +23,10 @@ from pydantic import (
 
 from service import examples as ex
 from service.arrays import as_edge_array, as_float_array, as_input_matrix
+from service.cv_schemas import CVResult, CVSpec
 from service.examples import FIELD_EXAMPLES
 from service.ids import VertexIds, as_id_array, as_id_edges, is_id_edges
+from service.params import ModelName, Params, params_by_model
 
 _NUM = {"type": "number"}
 _MATRIX_SCHEMA = {"type": "array", "items": {"type": "array", "items": _NUM}}
@@ -224,13 +226,13 @@ class EvalSet(_Model):
     gram_diag: Vector | None = Field(None, description="V kernel values k(y_v, y_v) (precomputed).")
 
 
-ModelName = Literal["okboost", "ok3", "ok3-forest"]
-
 TRAIN_EXAMPLE = ex.TRAIN
 
 
 class TrainRequest(_Model):
-    model_config = ConfigDict(json_schema_extra=documented(TRAIN_EXAMPLE))
+    model_config = ConfigDict(
+        json_schema_extra=params_by_model(documented(TRAIN_EXAMPLE), default_model="okboost")
+    )
 
     name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
     model: ModelName = Field(
@@ -248,18 +250,27 @@ class TrainRequest(_Model):
         "then name vertices by id, and /kernel and /predict answer with ids too.",
     )
     output_kernel: OutputKernel = Field(description="Exactly one description of the outputs.")
-    params: dict[str, Any] = Field(
+    params: Params = Field(
         default_factory=dict,
         description="Estimator hyper-parameters named as in okcore (n_estimators, "
-        "learning_rate, max_splits, splitter, max_features, random_state, ...). okboost "
-        "also takes loss ('squared' (default), 'absolute' or 'huber': robust to wrong "
-        "training outputs) and alpha (the Huber quantile in (0, 1), default 0.9).",
+        "learning_rate, max_splits, splitter, max_features, random_state, ...): those of "
+        "the `model`, listed with their types, ranges and defaults in OKBoostParams, "
+        "OK3Params and OK3ForestParams. okboost also takes loss ('squared' (default), "
+        "'absolute' or 'huber': robust to wrong training outputs) and alpha (the Huber "
+        "quantile in (0, 1), default 0.9). An unknown name or a bad value is a 422.",
         examples=[
             {"n_estimators": 100, "learning_rate": 0.1, "max_splits": 10},
             {"n_estimators": 100, "learning_rate": 0.1, "loss": "huber", "alpha": 0.9},
         ],
     )
     eval_set: EvalSet | None = Field(None, description="Optional validation data (okboost only).")
+    cv: CVSpec | None = Field(
+        None,
+        description="Optional K-fold cross-validation before the final fit: of a `grid` of "
+        "params (the best is fitted) or of the params as given. The job's progress counts "
+        "every CV fit; the model record keeps the table (`cv`).",
+        examples=[ex.CV_SPEC],
+    )
     wait: bool = Field(
         False, description="Block until training ends (201) instead of answering 202 at once."
     )
@@ -519,6 +530,12 @@ class ModelInfo(BaseModel):
         None,
         description="The output kernel's factor form (max_bins / sketch_dim are in params); "
         "null for models stored before this field existed and until training ends.",
+    )
+    cv: CVResult | None = Field(
+        None,
+        description="The cross-validation of POST /train `cv`: its table and the chosen "
+        "params; null without one and until training ends.",
+        examples=[ex.CV_RESULT],
     )
     error: str | None = None
 

@@ -12,6 +12,7 @@ import numpy as np
 import okcore
 from okcore.space import check_gram
 from service.budget import JobEstimate, array_bytes, estimate_job
+from service.cv import CVPlan, CVProgress, plan_cv, run_cv
 from service.errors import InvalidRequest
 from service.jobs import Reporter
 from service.schemas import (
@@ -39,6 +40,7 @@ class TrainPlan:
     estimate: JobEstimate  # its cost (service.budget), checked against the limits
     record: dict[str, Any] = field(default_factory=dict)
     ids: np.ndarray | None = None  # names of the training vertices, when given
+    cv: CVPlan | None = None  # cross-validation before the fit (service.cv), when asked
 
 
 def _kernel_call(spec: Any) -> tuple[np.ndarray | None, dict[str, Any], dict[str, Any]]:
@@ -121,14 +123,15 @@ def plan_training(req: TrainRequest) -> TrainPlan:
     sent = [req.inputs, outputs, fit_kwargs.get("gram"), *fit_kwargs.get("eval_set", ())]
     if isinstance(req.output_kernel, DiffusionKernelSpec):
         sent.append(req.output_kernel.edges)
+    n_outputs = None if outputs is None else int(outputs.shape[1])
+    data_bytes = sum(array_bytes(a) for a in sent)
     estimate = estimate_job(
-        req.model,
-        est.get_params(),
-        req.inputs,
-        fit_kwargs.get("kernel"),
-        None if outputs is None else int(outputs.shape[1]),
-        sum(array_bytes(a) for a in sent),
+        req.model, est.get_params(), req.inputs, fit_kwargs.get("kernel"), n_outputs, data_bytes
     )
+    cv = None
+    if req.cv is not None:
+        cv = plan_cv(req, est, fit_kwargs, n_outputs, data_bytes)
+        estimate, total = cv.estimate, cv.total
     return TrainPlan(
         req.model,
         est,
@@ -140,6 +143,7 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         estimate,
         record,
         req.ids,
+        cv,
     )
 
 
@@ -169,10 +173,16 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
     est = plan.estimator
     kwargs = dict(plan.fit_kwargs)
     y = kwargs.pop("Y", None)
+    record = dict(plan.record)
+    if plan.cv is not None:
+        progress = CVProgress(progress, plan.cv)
+        cv = run_cv(plan.cv, est, plan.inputs, y, kwargs, progress)
+        if cv is None:
+            return "cancelled"
+        record.update(params=est.get_params(), cv=cv)
     est.fit(plan.inputs, y, callback=progress, **kwargs)
     if est.stopped_by_callback_:
         return "cancelled"
-    record = dict(plan.record)
     record.update(
         status="ready",
         fit_time=float(est.fit_time_),
