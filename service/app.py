@@ -25,10 +25,21 @@ from service.config import Settings
 from service.deps import Services, require_token
 from service.docs_pages import create_offline_docs_app
 from service.errors import ServiceError, error_body
+from service.evaluate_schemas import EvaluateRequest
 from service.guards import BodyLimits, HostAllowList, LastResort
 from service.jobs import JobManager
 from service.metrics import Metrics, MetricsMiddleware
-from service.routes import archives, health, jobs, kernel, metrics, models, predict, train
+from service.routes import (
+    archives,
+    evaluate,
+    health,
+    jobs,
+    kernel,
+    metrics,
+    models,
+    predict,
+    train,
+)
 from service.schemas import KernelRequest, PredictRequest, TrainRequest
 from service.store import ModelStore
 
@@ -127,7 +138,7 @@ def _openapi_with_request_models(app: FastAPI) -> dict[str, Any]:
         title=app.title, version=app.version, description=app.description, routes=app.routes
     )
     _, defs = models_json_schema(
-        [(m, "validation") for m in (TrainRequest, PredictRequest, KernelRequest)],
+        [(m, "validation") for m in (TrainRequest, PredictRequest, KernelRequest, EvaluateRequest)],
         ref_template="#/components/schemas/{model}",
     )
     components = schema.setdefault("components", {}).setdefault("schemas", {})
@@ -194,7 +205,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     auth = [Depends(require_token)]
     app.include_router(health.health_router)
     app.include_router(health.version_router, dependencies=auth)
-    for module in (train, predict, kernel, archives, models, jobs, metrics):
+    for module in (train, predict, kernel, evaluate, archives, models, jobs, metrics):
         app.include_router(module.router, dependencies=auth)
     app.openapi = lambda: _openapi_with_request_models(app)  # type: ignore[method-assign]
     return app

@@ -44,7 +44,7 @@ def block_rows(n_cols: int) -> int:
     return max(1, min(BLOCK_ROWS, BLOCK_VALUES // max(n_cols, 1)))
 
 
-def _check_features(m: LoadedModel, arr: Any, name: str) -> None:
+def check_features(m: LoadedModel, arr: Any, name: str) -> None:
     p = m.inputs.shape[1]
     if arr.shape[1] != p:
         raise InvalidRequest(
@@ -84,7 +84,7 @@ def _check_ids(ids: np.ndarray | None, n_rows: int) -> None:
         raise InvalidRequest(f"ids has {ids.shape[0]} entries but inputs has {n_rows} rows")
 
 
-def _check_dense(rows: int, cols: int, limit: int, what: str, instead: str) -> None:
+def check_dense(rows: int, cols: int, limit: int, what: str, instead: str) -> None:
     """422 before computing a dense (rows, cols) answer larger than ``limit`` values."""
     if rows * cols > limit:
         raise InvalidRequest(
@@ -97,13 +97,13 @@ def predict(
     m: LoadedModel, req: PredictRequest, *, max_dense: int = DEFAULT_MAX_DENSE
 ) -> dict[str, Any]:
     """Pre-image indices and scores, optional outputs and W^F weights (and their ids)."""
-    _check_features(m, req.inputs, "inputs")
+    check_features(m, req.inputs, "inputs")
     _check_ids(req.ids, req.inputs.shape[0])
     est = m.estimator
     n_train = m.inputs.shape[0]
     n_query = req.inputs.shape[0]
     if req.weights == "dense":
-        _check_dense(
+        check_dense(
             n_query,
             n_train,
             max_dense,
@@ -111,7 +111,7 @@ def predict(
             "ask for weights = 'sparse' with weights_top_k, the largest weights of each row",
         )
     elif req.weights == "sparse":
-        _check_dense(
+        check_dense(
             n_query,
             min(req.weights_top_k, n_train),
             max_dense,
@@ -292,11 +292,11 @@ def kernel(
     m: LoadedModel, req: KernelRequest, *, max_dense: int = DEFAULT_MAX_DENSE
 ) -> dict[str, Any]:
     """Predicted kernel (Q x Q / Q x Q2 / Q x N) and optional edges (and their ids)."""
-    _check_features(m, req.inputs, "inputs")
+    check_features(m, req.inputs, "inputs")
     _check_ids(req.ids, req.inputs.shape[0])
     est = m.estimator
     if req.inputs2 is not None:
-        _check_features(m, req.inputs2, "inputs2")
+        check_features(m, req.inputs2, "inputs2")
     n_query = req.inputs.shape[0]
     if req.against == "predicted":
         shape = [n_query, n_query if req.inputs2 is None else req.inputs2.shape[0]]
@@ -304,7 +304,7 @@ def kernel(
         shape = [n_query, m.inputs.shape[0]]
     want_edges = req.threshold is not None or req.top_k is not None
     if req.return_kernel:
-        _check_dense(
+        check_dense(
             shape[0],
             shape[1],
             max_dense,
@@ -313,7 +313,7 @@ def kernel(
             "fewer rows per request",
         )
     if want_edges:
-        _check_dense(
+        check_dense(
             n_query,
             n_query,
             max_dense,

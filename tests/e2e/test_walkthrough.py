@@ -26,6 +26,8 @@ def test_curl_walkthrough_with_token(server_factory: type[Server], tmp_path: Pat
     # the new vertex near community A links to A = {0..3}, the one near B to B = {4..7}
     assert {int(i) for a, i, _ in new_known if a == 0} <= {0, 1, 2, 3}
     assert {int(i) for a, i, _ in new_known if a == 1} <= {4, 5, 6, 7}
+    scores = json.loads(lines[lines.index(next(x for x in lines if x.startswith("== 6."))) + 1])
+    assert scores["auc"] >= 0.9 and scores["precision_at_k"] >= 2 / 3 and scores["k"] == 3
     assert lines[-1].startswith("MODEL_ID=")
 
     # without the token the same script stops at the first call

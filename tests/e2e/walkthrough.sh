@@ -63,4 +63,12 @@ curl -sS --fail-with-body "${AUTH[@]}" -H 'Content-Type: application/json' "$URL
   -d '{"model_id": "'"$MODEL_ID"'", "inputs": [[0.05, 0.95], [0.95, 0.05]], "top_k": 1}'
 echo
 cmp -s "$WORK/edges.json" "$WORK/edges_binary.json" || { echo "binary and JSON answers differ"; exit 1; }
+
+echo "== 6. evaluate: edge AUC and precision at 3 of two test vertices whose edges are known"
+curl -sS --fail-with-body "${AUTH[@]}" -H 'Content-Type: application/json' "$URL/evaluate" -d '{
+  "model_id": "'"$MODEL_ID"'", "inputs": [[0.05, 0.95], [0.95, 0.05]],
+  "edges": {"new_new": [], "new_known": [[0, 0], [0, 1], [0, 2], [1, 4], [1, 5], [1, 6]]},
+  "k": 3
+}'
+echo
 echo "MODEL_ID=$MODEL_ID"

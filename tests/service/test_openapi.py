@@ -16,6 +16,7 @@ ENDPOINTS = {
     ("post", "/train"),
     ("post", "/predict"),
     ("post", "/kernel"),
+    ("post", "/evaluate"),
     ("get", "/models"),
     ("get", "/models/{model_id}"),
     ("delete", "/models/{model_id}"),
