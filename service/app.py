@@ -158,6 +158,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings.max_queued_jobs,
         isolation=settings.job_isolation,
         memory_budget=settings.job_memory_budget(),
+        dask_scheduler=settings.dask_scheduler,
     )
     services = Services(
         settings=settings, store=store, jobs=job_manager, metrics=Metrics(store, job_manager)

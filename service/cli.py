@@ -1,6 +1,7 @@
 """``okboost`` command line: serve, train from files, predict.
 
     okboost serve [--host H] [--port P] [--model-dir DIR] [--token-file F] [--max-workers N]
+                  [--dask-scheduler tcp://HOST:8786]
     okboost train X.npy --edges E.csv [--beta 1] [--param n_estimators=200 ...]
     okboost train X.csv --gram K.npy | --outputs Y.csv [--kernel rbf --sigma 7]
     okboost predict MODEL_ID Xnew.npy [--top-k 3] [--weights dense]
@@ -240,6 +241,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "token": args.token,
             "token_file": args.token_file,
             "max_workers": args.max_workers,
+            "dask_scheduler": args.dask_scheduler,
         }.items()
         if v is not None
     }
@@ -271,6 +273,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--token-file or OKBOOST_TOKEN)",
     )
     serve.add_argument("--max-workers", type=int, help="training jobs run at once")
+    serve.add_argument(
+        "--dask-scheduler",
+        help="run training jobs on this Dask scheduler, e.g. tcp://scheduler:8786 "
+        "(OKBOOST_DASK_SCHEDULER; needs the [dask] extra; see docs/DEPLOY.md)",
+    )
     serve.set_defaults(func=cmd_serve)
 
     def remote(p: argparse.ArgumentParser) -> None:

@@ -120,6 +120,13 @@ class Settings(BaseSettings):
         description="Run each training job in a child process (default; keeps the service "
         "responsive while scipy factorises a Gram matrix) or in the worker thread.",
     )
+    dask_scheduler: str | None = Field(
+        None,
+        description="Address of a Dask scheduler (e.g. tcp://scheduler:8786): /train then runs "
+        "each fit as a task on that cluster instead of a local process (docs/DEPLOY.md). The "
+        "workers must see the model store at the same path as the service (model_dir). Needs "
+        "the [dask] extra. Default: none, training jobs run in local processes.",
+    )
     max_queued_jobs: int = Field(
         64, ge=1, description="Training jobs waiting for a worker before new ones get 429."
     )

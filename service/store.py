@@ -16,6 +16,12 @@ A model folder is written under a temporary name in the same directory and
 ``os.replace``-d into place, so a crash never leaves a half-written model
 visible. Ids are server-generated 32-hex-digit strings and are checked
 against a regex before any path is built from them.
+
+Several service replicas and Dask workers may share one store (docs/DEPLOY.md): a cached
+model is served only while its folder on disk is the one that was loaded (one stat per
+load), so a model deleted through another replica is gone here too; and the leftovers of
+interrupted writes are removed at start-up only once they are STALE_TEMPORARY old, since a
+fresh one may be another process's write in progress.
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ from service.ids import VertexIds, as_id_array
 
 ID_RE = re.compile(r"^[0-9a-f]{32}$")
 _TMP_PREFIX = ".tmp-"
+STALE_TEMPORARY = 3600.0
+"""Seconds since its last change after which a temporary file or folder is a leftover."""
 IDS_FILE = "ids.json"
 
 
@@ -138,6 +146,16 @@ def _write_model_folder(
         raise
 
 
+def _stale(path: Path) -> bool:
+    """Whether nothing in ``path`` changed for STALE_TEMPORARY seconds."""
+    try:
+        paths = [path, *path.rglob("*")] if path.is_dir() else [path]
+        newest = max(p.lstat().st_mtime for p in paths)
+    except OSError:
+        return False  # renamed or removed meanwhile by its writer
+    return time.time() - newest > STALE_TEMPORARY
+
+
 def _load_inputs(folder: Path) -> Any:
     """Training inputs: inputs.npy (dense), or inputs.npz (sparse CSR; scipy's load_npz
     reads it with allow_pickle=False)."""
@@ -218,6 +236,7 @@ class ModelStore:
         self.cache_hits = 0  # load() answered from memory (for /metrics)
         self.cache_misses = 0  # load() read the model from disk
         self._created: dict[str, float] = {}  # creation times of records once read (fixed)
+        self._stamps: dict[str, tuple[int, int] | None] = {}  # folder (inode, mtime) when loaded
         self._clean_temporaries()
 
     # ------------------------------------------------------------ paths
@@ -233,8 +252,10 @@ class ModelStore:
         return self.root / self._check(model_id)
 
     def _clean_temporaries(self) -> None:
-        """Remove leftovers of writes interrupted by a crash."""
+        """Remove leftovers of writes interrupted by a crash (STALE_TEMPORARY old)."""
         for path in self.root.glob(_TMP_PREFIX + "*"):
+            if not _stale(path):
+                continue  # perhaps another replica's or worker's write in progress
             if path.is_dir():
                 shutil.rmtree(path, ignore_errors=True)
             else:
@@ -318,10 +339,24 @@ class ModelStore:
         """Write the model folder atomically, then mark the record ready."""
         write_model(self.root, self._check(model_id), estimator, inputs, outputs, record, ids)
 
+    def _folder_stamp(self, model_id: str) -> tuple[int, int] | None:
+        """(inode, mtime) of the model's folder, None when there is none."""
+        try:
+            st = os.stat(self.model_path(model_id))
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns
+
     def load(self, model_id: str) -> LoadedModel:
-        """Return the loaded model (from the cache when possible); 404 / 409 otherwise."""
+        """Return the loaded model (from the cache when possible); 404 / 409 otherwise.
+
+        A cached model is used only while its folder is the one loaded: deleted (or deleted
+        and imported again) through another replica, it is read again, or not found."""
         self._check(model_id)
+        stamp = self._folder_stamp(model_id)
         with self._lock:
+            if model_id in self._cache and self._stamps.get(model_id) != stamp:
+                del self._cache[model_id]
             hit = self._cache.get(model_id)
             if hit is not None:
                 self._cache.move_to_end(model_id)
@@ -338,9 +373,11 @@ class ModelStore:
             loaded = self._load_from_disk(model_id)
             with self._lock:
                 self._cache[model_id] = loaded
+                self._stamps[model_id] = stamp
                 self._cache.move_to_end(model_id)
                 while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
+                    evicted, _ = self._cache.popitem(last=False)
+                    self._stamps.pop(evicted, None)
                 self._load_locks.pop(model_id, None)
             return loaded
 

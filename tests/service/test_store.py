@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ from svc_data import SMALL, Graph, TestClient, diffusion_request, make_settings
 import okcore
 from service.app import create_app
 from service.errors import NotFound, NotReady, StoreCorrupted
-from service.store import ModelStore, new_id, valid_id
+from service.store import STALE_TEMPORARY, ModelStore, new_id, valid_id
 
 
 def _fitted(g: Graph) -> Any:
@@ -72,13 +74,31 @@ def test_crash_leftovers_are_cleaned_and_renamed_models_win(tmp_path: Path, grap
     store, mid = _store_with_model(tmp_path, graph)
     # crash after renaming the folder, before the record beside it was updated
     (tmp_path / f"{mid}.json").write_text(json.dumps(_record(mid)))
-    # crash in the middle of writing another model
-    (tmp_path / f".tmp-{new_id()}-x").mkdir()
-    (tmp_path / ".tmp-abc.json").write_text("{")
+    # crash in the middle of writing another model, an hour ago
+    leftovers = [tmp_path / f".tmp-{new_id()}-x", tmp_path / ".tmp-abc.json"]
+    leftovers[0].mkdir()
+    leftovers[1].write_text("{")
+    old = time.time() - STALE_TEMPORARY - 1
+    for path in leftovers:
+        os.utime(path, (old, old))
+    # another replica's (or Dask worker's) write in progress over the same store
+    (tmp_path / f".tmp-{new_id()}-y").mkdir()
     store = ModelStore(tmp_path)
-    assert not list(tmp_path.glob(".tmp-*"))
+    assert [p.name[-2:] for p in tmp_path.glob(".tmp-*")] == ["-y"]  # only the fresh one kept
     assert store.read_record(mid)["status"] == "ready"
     assert store.load(mid).model_id == mid
+
+
+def test_a_model_deleted_through_another_replica_leaves_this_ones_cache(
+    tmp_path: Path, graph: Graph
+) -> None:
+    here, mid = _store_with_model(tmp_path, graph)
+    there = ModelStore(tmp_path)  # a second replica over the same directory
+    assert here.load(mid) is here.load(mid)  # cached
+    there.delete(mid)
+    with pytest.raises(NotFound):
+        here.load(mid)
+    assert mid not in here.cached_ids()
 
 
 def test_corrupted_model_is_a_server_error_not_a_crash(tmp_path: Path, graph: Graph) -> None:
