@@ -18,11 +18,11 @@ uniform 1/N when None).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+from joblib import Parallel, delayed
 from numba import njit
 from scipy import sparse
 
@@ -170,6 +170,10 @@ class TreeEnsemble:
         Boosting evaluates w^F = P^0 + nu sum_m P^m A_{m-1}...A_0 backwards (Horner),
         A_m = I - nu W~^m, A_0 = I - 1 w_0^T and P^0 = w_0 (F_0 = w_0 . phi); an average
         is (1/M) sum_m P^m.
+
+        Blocks of WEIGHTS_BLOCK queries go through joblib: ``n_threads`` threads, or the
+        active joblib backend (under ``joblib.parallel_config(backend="dask")``, tasks on
+        the cluster, the training leaves and coefficients scattered once per call).
         """
         if coefficients is None:
             coefficients = self._coefficients
@@ -179,33 +183,43 @@ class TreeEnsemble:
         init_weight = np.empty(0) if self.init_weight is None else self.init_weight
         n_leaves_max = int(np.diff(self.leaf_offset).max())
         out = np.empty((X.shape[0], n_train))
-        blocks = [
-            slice(s, min(s + WEIGHTS_BLOCK, X.shape[0]))
-            for s in range(0, X.shape[0], WEIGHTS_BLOCK)
-        ]
-
-        def run(block: slice) -> None:
-            q_leaves = np.ascontiguousarray(leaves[:, block])
-            if self.combine == "boosting":
-                work = _boosting_weights(
-                    q_leaves,
-                    self.train_leaf,
-                    coefficients,
-                    self.learning_rate,
-                    n_leaves_max,
-                    init_weight,
-                )
-            else:
-                work = _average_weights(q_leaves, self.train_leaf, coefficients)
-            out[block] = work.T
-
-        if n_threads > 1 and len(blocks) > 1:
-            with ThreadPoolExecutor(n_threads) as pool:
-                list(pool.map(run, blocks))
-        else:
-            for block in blocks:
-                run(block)
+        starts = range(0, X.shape[0], WEIGHTS_BLOCK)
+        shared = (self.train_leaf, coefficients, self.combine, self.learning_rate)
+        if len(starts) == 1:  # one block is computed here, not sent anywhere
+            out[:] = _block_weights(leaves, *shared, n_leaves_max, init_weight)
+            return out
+        blocks = Parallel(n_jobs=n_threads, prefer="threads", return_as="generator")(
+            delayed(_block_weights)(
+                np.ascontiguousarray(leaves[:, s : s + WEIGHTS_BLOCK]),
+                *shared,
+                n_leaves_max,
+                init_weight,
+            )
+            for s in starts
+        )
+        for s, block in zip(starts, blocks, strict=True):
+            out[s : s + WEIGHTS_BLOCK] = block
         return out
+
+
+def _block_weights(
+    q_leaves: np.ndarray,
+    train_leaf: np.ndarray,
+    coefficients: np.ndarray,
+    combine: str,
+    learning_rate: float,
+    n_leaves_max: int,
+    init_weight: np.ndarray,
+) -> np.ndarray:
+    """W^F of one block of queries from their leaves (M, B): shape (B, N)."""
+    q_leaves = np.ascontiguousarray(q_leaves)
+    if combine == "boosting":
+        work = _boosting_weights(
+            q_leaves, train_leaf, coefficients, learning_rate, n_leaves_max, init_weight
+        )
+    else:
+        work = _average_weights(q_leaves, train_leaf, coefficients)
+    return work.T
 
 
 def _float_array(a: np.ndarray | None) -> np.ndarray | None:
