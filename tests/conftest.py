@@ -19,7 +19,7 @@ def dask_client() -> Iterator[Any]:
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address=":0",  # any free port: no clash with a dashboard on 8787
     )
     client = distributed.Client(cluster)
     yield client

@@ -5,6 +5,9 @@ from __future__ import annotations
 import functools
 import json
 import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -136,6 +139,56 @@ def test_restart_marks_interrupted_jobs_failed(tmp_path: Path) -> None:
     with pytest.raises(NotFound):
         jobs.get("../../etc")
     jobs.shutdown()
+
+
+def test_restart_fails_only_the_jobs_of_a_dead_runner(tmp_path: Path) -> None:
+    """Replicas share a store: a replica starting up leaves the jobs of live replicas (a
+    live process on this host, or another host) and of the Dask cluster alone."""
+    store = ModelStore(tmp_path)
+    (tmp_path / "jobs").mkdir()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    host = socket.gethostname()
+    runners = {
+        "dead replica": {"kind": "local", "host": host, "pid": gone.pid},
+        "live replica": {"kind": "local", "host": host, "pid": os.getppid()},
+        "other host": {"kind": "local", "host": host + "-elsewhere", "pid": 1},
+        "cluster": {"kind": "dask", "key": "okboost-train-x"},
+    }
+    ids = {}
+    for name, runner in runners.items():
+        ids[name] = job_id = new_id()
+        record = {"job_id": job_id, "model_id": _model(store), "total": 5, "state": "running",
+                  "created": 0.0, "runner": runner}  # fmt: skip
+        (tmp_path / "jobs" / f"{job_id}.json").write_text(json.dumps(record))
+    jobs = JobManager(store)
+    states = {name: jobs.get(job_id).state for name, job_id in ids.items()}
+    assert states == {"dead replica": "failed", "live replica": "running",
+                      "other host": "running", "cluster": "running"}  # fmt: skip
+    jobs.shutdown()
+
+
+def test_a_job_is_cancelled_through_another_replica(tmp_path: Path) -> None:
+    store, here = _manager(tmp_path)
+    there = JobManager(ModelStore(tmp_path))  # a second replica over the same store
+    started = threading.Event()
+
+    def slow(progress: Any) -> str:
+        started.set()
+        for i in range(1, 100_000):
+            if progress(Tree(i, 100_000, 1.0)):
+                return "cancelled"
+            time.sleep(0.001)
+        return "done"
+
+    job = here.submit(_model(store), slow, total=100_000)
+    assert started.wait(5)
+    assert there.cancel(job.job_id).state == "running"  # asked through its stop file
+    assert here.wait(job.job_id, 30) and job.state == "cancelled"
+    assert there.get(job.job_id).state == "cancelled"
+    assert not list((tmp_path / "jobs").glob("*.stop"))
+    here.shutdown()
+    there.shutdown()
 
 
 # ------------------------------------------------------------------ process isolation
