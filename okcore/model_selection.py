@@ -17,7 +17,7 @@ eq. 8), "r2" (the kernelized R^2 of :meth:`score`), "auc" (graphs only), "auc_kn
 new-known pairs scored against the training vertices' own outputs, ``predict_kernel_train``).
 Lower is better for the errors, higher for the others.
 
-Folds run in turn, or through joblib with ``n_jobs`` (each task gets its own estimator clone).
+Folds run in turn, or in joblib threads with ``n_jobs`` (each task gets its own estimator clone).
 Under ``joblib.parallel_config(backend="dask")`` with a ``distributed.Client`` every
 (candidate, fold) task runs on the cluster, and X and the outputs are scattered to the
 workers once per search (see okcore._shipping), not pickled into each task.
@@ -264,7 +264,7 @@ def cross_validate(
     X, outputs, n_samples = _outputs(X, Y, gram, kernel)
     names = _check_scoring(outputs, scoring)
     folds = kfold(n_samples, cv, random_state) if isinstance(cv, int) else list(cv)
-    results = Parallel(n_jobs=n_jobs)(
+    results = Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(_fold_scores)(
             estimator, X, outputs, train, test, n_samples, names, _report(callback, k)
         )  # fmt: skip
@@ -333,7 +333,7 @@ def grid_search(
         raise DataError(f"unknown parameters {unknown} for {type(estimator).__name__}")
     folds = kfold(n_samples, cv, random_state)
     tasks = [(params, train, test) for params in candidates for train, test in folds]
-    scores = Parallel(n_jobs=n_jobs)(
+    scores = Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(_fold_scores)(
             _clone(estimator).set_params(**params),
             X,

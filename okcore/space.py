@@ -393,7 +393,7 @@ def factorize_gram(
     _check_truncation(rank, tol)
     n = K.shape[0]
     if rank is not None and rank < n // 4:
-        lam, U = eigsh(K, k=rank, which="LA")
+        lam, U = eigsh(K, k=rank, which="LA", v0=_lanczos_start(n))
         lam_min = _smallest_eigenvalue_bound(K, float(lam.max()))
     else:
         lam, U = linalg.eigh(K)
@@ -623,8 +623,16 @@ def _smallest_eigenvalue_bound(K: np.ndarray, lam_max: float) -> float:
     negative eigenvalue that is not there. O(N^2) per iteration.
     """
     shifted = LinearOperator(K.shape, matvec=lambda v: lam_max * v - K @ v, dtype=np.float64)
-    top = eigsh(shifted, k=1, which="LA", tol=1e-3, return_eigenvectors=False)[0]
+    start = _lanczos_start(K.shape[0])
+    top = eigsh(shifted, k=1, which="LA", tol=1e-3, v0=start, return_eigenvectors=False)[0]
     return lam_max - float(top)
+
+
+def _lanczos_start(n: int) -> np.ndarray:
+    """A seeded Lanczos start vector: without one ARPACK draws it from a generator whose
+    state depends on the process's earlier calls, so the same fit in another process (a
+    joblib or Dask worker) would give a factor different in the last digits."""
+    return np.random.default_rng(graph.LANCZOS_SEED).standard_normal(n)
 
 
 def _kept(lam: np.ndarray, rank: int | None, tol: float) -> np.ndarray:

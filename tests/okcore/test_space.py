@@ -416,3 +416,19 @@ def test_kernel_overflow_on_the_outputs_is_a_kernel_error(outputs, kernel, scale
     space = OutputSpace.from_outputs(outputs, kernel if kernel.name == "linear" else "linear")
     with pytest.raises(KernelError, match="overflows on candidates"):
         space.embed(outputs * 1e160)
+
+
+def test_the_low_rank_factor_does_not_depend_on_earlier_lanczos_runs() -> None:
+    """Without a start vector ARPACK draws one from a generator that the process's earlier
+    calls advance; seeded, a fit's factor is the same in any process (a joblib or Dask
+    worker) and on any call."""
+    from scipy.sparse.linalg import eigsh
+
+    from okcore.space import factorize_gram
+
+    A = np.random.default_rng(0).standard_normal((300, 300))
+    K = A @ A.T
+    first = factorize_gram(K, rank=10)
+    eigsh(K, k=3, which="LA")  # advances ARPACK's own generator
+    again = factorize_gram(K, rank=10)
+    assert np.array_equal(first[0], again[0]) and np.array_equal(first[1], again[1])
