@@ -22,7 +22,9 @@ From N training rows, p features, the factor's width r, M trees and L leaves per
                + STEP_SECONDS x N r
 
 with f the features tried per node (max_features), w the width the split search reads (r,
-or the sketch dimension), n_fit the rows each tree is fitted on. r is an upper bound (N for
+or the sketch dimension), n_fit the rows each tree is fitted on. Boosted KRR ("krr-boost")
+has its own model, :func:`estimate_krr_job`: stages of D basis vectors instead of trees
+of L leaves. r is an upper bound (N for
 an exact factor of a kernel on vectors, whose numerical rank may be lower: the estimate is
 then high). The constants were fitted to real fits on the project machine (2 cores, with
 other work running) by bench/job_cost.py; docs/API.md ("Job limits") has the estimates
@@ -52,6 +54,10 @@ BINNING_FIXED_SECONDS = 0.1
 ROW_SECONDS = {"exact": 5e-8, "histogram": 5e-9}
 COLUMN_SECONDS = 2e-9
 STEP_SECONDS = 2e-8
+KRR_FLOP_SECONDS = 1e-9
+"""Seconds per floating-point operation of a boosted-KRR stage (kernel values, products,
+the basis selection): ~5e-10 measured on kin40k stages (N = 36,000, D = 200, one thread,
+bench/krr_kin40k.py), doubled for a loaded machine."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +156,8 @@ def estimate_job(
         n_outputs,
     )
     r = max(int(factor.rank), 1)
+    if model == "krr-boost":
+        return estimate_krr_job(params, n, p, r, factor.peak_bytes, factor.seconds, data_bytes)
     n_trees = int(params.get("n_estimators") or 1) if model != "ok3" else 1
     leaves = _leaves(params, n)
     if model == "okboost":
@@ -189,6 +197,51 @@ def estimate_job(
     )
 
 
+def estimate_krr_job(
+    params: dict[str, Any],
+    n: int,
+    p: int,
+    r: int,
+    factor_bytes: float,
+    factor_seconds: float,
+    data_bytes: int,
+) -> JobEstimate:
+    """The cost of boosted sparse KRR (okcore.KRRBoostRegressor): M stages, each fitting D
+    basis vectors on a subset of n rows and evaluated on all N rows.
+
+        memory = BASE_BYTES + 2 x data + max(factor, 8 N D (the stage's kernel block)
+                 + 32 N r (factor, F, residuals, a temporary) + 32 n D (the info-gain
+                 selection's factors) + 8 N r M with reweight + 8 M D (p + r) (the stages))
+        per stage = KRR_FLOP_SECONDS x (N D (p + 20 + 2 r (1 + 2 cg_iter))
+                    + n D (3 D + r + p) + D^3)
+        disk   = data + 8 N r + 8 M D (p + r + 1)
+
+    ``leaves`` of the estimate is D (basis vectors per stage), ``search`` is "kernel".
+    """
+    M = int(params.get("n_estimators") or 1)
+    subset = min(int(params.get("subset_size") or n), n)
+    D = min(int(params.get("n_basis") or subset), subset)
+    cg = int(params.get("cg_iter") or 0) if params.get("regularization") != "shrinkage" else 0
+    reweight = 8.0 * n * r * M if params.get("reweight") else 0.0
+    width = 0 if params.get("input_kernel") == "precomputed" else p
+    stages_bytes = 8.0 * M * D * (width + r + 1)
+    work = 8.0 * n * D + 32.0 * n * r + 32.0 * subset * D + reweight + stages_bytes
+    flops = n * D * (p + 20 + 2 * r * (1 + 2 * cg)) + subset * D * (3 * D + r + p) + D**3
+    return JobEstimate(
+        n_train=n,
+        n_features=p,
+        rank=r,
+        n_trees=M,
+        leaves=D,
+        search="kernel",
+        memory_bytes=BASE_BYTES + 2.0 * data_bytes + max(factor_bytes, work),
+        factor_seconds=factor_seconds,
+        setup_seconds=0.0,
+        tree_seconds=KRR_FLOP_SECONDS * flops,
+        disk_bytes=data_bytes + 8.0 * n * r + stages_bytes,
+    )
+
+
 def estimate_cv(
     finals: list[JobEstimate], folds: list[JobEstimate], fold_bytes: float
 ) -> JobEstimate:
@@ -206,7 +259,7 @@ def estimate_cv(
         rank=max(e.rank for e in finals),
         n_trees=max(e.n_trees for e in finals),
         leaves=max(e.leaves for e in finals),
-        search="exact" if any(e.search == "exact" for e in finals) else "histogram",
+        search=_common_search({e.search for e in finals}),
         memory_bytes=max(e.memory_bytes for e in finals) + fold_bytes,
         factor_seconds=max(e.factor_seconds for e in finals),
         setup_seconds=max(e.setup_seconds for e in finals),
@@ -216,6 +269,14 @@ def estimate_cv(
         cv_trees=sum(e.n_trees for e in folds),
         cv_seconds=sum(e.seconds for e in folds),
     )
+
+
+def _common_search(searches: set[str]) -> str:
+    """The search named for several fits: theirs when they share one, else the slower
+    ("exact" if any)."""
+    if len(searches) == 1:
+        return next(iter(searches))
+    return "exact" if "exact" in searches else "histogram"
 
 
 def _gb(value: float) -> str:
@@ -275,13 +336,18 @@ def check_limits(estimate: JobEstimate, settings: Settings) -> None:
         else ""
     )
     smaller_cv = " (or fewer cv.folds, a smaller cv.grid)" if e.cv_fits else ""
+    shape = (
+        f"M = {e.n_trees} KRR stages of {e.leaves} basis vectors"
+        if e.search == "kernel"
+        else f"M = {e.n_trees} trees of {e.leaves} leaves, {e.search} split search"
+    )
     for key, value, limit, needs, allowed, setting in checks:
         if value > limit:
             raise WorkTooLarge(
                 f"this training job needs {needs}, over the limit of {allowed} "
                 f"(OKBOOST_{setting}). Estimate: N = {e.n_train}, p = {e.n_features}, "
-                f"r = {e.rank}, M = {e.n_trees} trees of {e.leaves} leaves, {e.search} split "
-                f"search{cv}: {_gb(e.memory_bytes)} of memory, {e.seconds:.3g} s. Ask for "
+                f"r = {e.rank}, {shape}{cv}: {_gb(e.memory_bytes)} of memory, "
+                f"{e.seconds:.3g} s. Ask for "
                 f"fewer trees or rows{smaller_cv}, a low-rank factor (params.factor_rank), "
                 "fewer splits, or have the limit raised",
                 details=[

@@ -22,8 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchem
 
 import okcore
 
-ModelName = Literal["okboost", "ok3", "ok3-forest"]
+ModelName = Literal["okboost", "ok3", "ok3-forest", "krr-boost"]
 """The estimators of okcore's registry that POST /train fits (TrainRequest.model)."""
+EVAL_SET_MODELS = ("okboost", "krr-boost")
+"""The models that take an ``eval_set`` (okcore's boosting estimators)."""
 
 
 def _example(schema: dict[str, Any], default: Any) -> Any:

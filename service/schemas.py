@@ -26,7 +26,7 @@ from service.arrays import as_edge_array, as_float_array, as_input_matrix
 from service.cv_schemas import CVResult, CVSpec
 from service.examples import FIELD_EXAMPLES
 from service.ids import VertexIds, as_id_array, as_id_edges, is_id_edges
-from service.params import ModelName, Params, params_by_model
+from service.params import EVAL_SET_MODELS, ModelName, Params, params_by_model
 
 _NUM = {"type": "number"}
 _MATRIX_SCHEMA = {"type": "array", "items": {"type": "array", "items": _NUM}}
@@ -238,7 +238,8 @@ class TrainRequest(_Model):
     model: ModelName = Field(
         "okboost",
         description="okboost (gradient boosting of OK3 trees), "
-        "ok3 (one tree) or ok3-forest (bagging / extra-trees).",
+        "ok3 (one tree), ok3-forest (bagging / extra-trees) or krr-boost (boosted sparse "
+        "kernel ridge regression, Sun & Yao: smooth functions of the inputs).",
     )
     inputs: Inputs = Field(
         description="N x p input features of the training vertices/samples: a matrix, or a "
@@ -255,7 +256,7 @@ class TrainRequest(_Model):
         description="Estimator hyper-parameters named as in okcore (n_estimators, "
         "learning_rate, max_splits, splitter, max_features, random_state, ...): those of "
         "the `model`, listed with their types, ranges and defaults in OKBoostParams, "
-        "OK3Params and OK3ForestParams. okboost also takes loss ('squared' (default), "
+        "OK3Params, OK3ForestParams and KRRBoostParams. okboost also takes loss ('squared' (default), "
         "'absolute' or 'huber': robust to wrong training outputs) and alpha (the Huber "
         "quantile in (0, 1), default 0.9). An unknown name or a bad value is a 422.",
         examples=[
@@ -263,7 +264,9 @@ class TrainRequest(_Model):
             {"n_estimators": 100, "learning_rate": 0.1, "loss": "huber", "alpha": 0.9},
         ],
     )
-    eval_set: EvalSet | None = Field(None, description="Optional validation data (okboost only).")
+    eval_set: EvalSet | None = Field(
+        None, description="Optional validation data (okboost and krr-boost only)."
+    )
     cv: CVSpec | None = Field(
         None,
         description="Optional K-fold cross-validation before the final fit: of a `grid` of "
@@ -304,8 +307,10 @@ class TrainRequest(_Model):
                     f"edges[{k}] = {spec.edges[k].tolist()} refers to vertex "
                     f"{int(spec.edges[k, col])} but there are {n} training vertices"
                 )
-        if self.eval_set is not None and self.model != "okboost":
-            raise ValueError("eval_set is only used by model 'okboost'")
+        if self.eval_set is not None and self.model not in EVAL_SET_MODELS:
+            raise ValueError(
+                f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
+            )
         return self
 
 

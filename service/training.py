@@ -189,7 +189,8 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
         n_estimators=int(est.n_estimators_),
         train_loss=_as_list(est.train_loss_),
         validation_loss=_as_list(est.validation_loss_),
-        feature_importances=_as_list(est.feature_importances_),
+        # kernel models (krr-boost) have none: the attribute raises AttributeError
+        feature_importances=_as_list(getattr(est, "feature_importances_", None)),
         output_space=output_space_summary(est.output_space_),
         error=None,
     )

@@ -270,7 +270,7 @@ def _train(client: TestClient, **body: Any) -> Any:
         (
             {"eval_set": {"inputs": X4, "outputs": [1, 2, 3, 4]}, "model": "ok3"},
             "invalid_data",
-            ("eval_set is only used by model 'okboost'",),
+            ("eval_set is only used by models 'okboost', 'krr-boost'",),
         ),
     ],
 )
