@@ -8,6 +8,13 @@ r-vector per leaf) together with the leaf of every training row, so that the los
 re-fit leaf values (robust losses) and the ensemble can give W^F, kernels and pre-images
 with no change. A new base learner implements :class:`BaseLearner`; the loop does not
 change.
+
+Kernel models are the second family (Sun & Yao 2006): their stages are not partitions but
+sparse kernel ridge regressions (:class:`okcore.krr.SparseKRRLearner`), and Sun & Yao's
+ensemble step (a penalised coefficient per stage, CG refinement, re-weighting) is not a
+per-leaf update, so they have their own stage loop (:func:`okcore.krr_boosting.krr_boost`)
+and ensemble (:class:`okcore.kernel_ensemble.KernelEnsemble`); both families meet the
+prediction API through :class:`okcore.base.FittedEnsemble`.
 """
 
 from __future__ import annotations
