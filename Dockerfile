@@ -15,14 +15,15 @@ WORKDIR /app
 RUN groupadd --system --gid 10001 okboost \
  && useradd --system --uid 10001 --gid okboost --home-dir /app --shell /usr/sbin/nologin okboost
 
-# The package and its runtime dependencies (from PyPI); numba caches compiled kernels in
-# NUMBA_CACHE_DIR because site-packages is not writable by the service user.
+# The package and its runtime dependencies (from PyPI), with the [dask] extra so the same
+# image runs the replicas, the Dask scheduler and its workers (docs/DEPLOY.md); numba caches
+# compiled kernels in NUMBA_CACHE_DIR because site-packages is not writable by the service user.
 COPY pyproject.toml README.md ./
 COPY okcore ./okcore
 COPY service ./service
 # the CLI (okboost serve is one of its commands) imports the Python client
 COPY okboost_client ./okboost_client
-RUN pip install . \
+RUN pip install ".[dask]" \
  && mkdir -p /data/models /tmp/numba-cache \
  && chown -R okboost:okboost /data /tmp/numba-cache
 

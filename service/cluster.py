@@ -52,6 +52,13 @@ LOST_GRACE = 30.0
 written just before the task is submitted) before a replica declares the task lost."""
 
 
+class ClusterUnavailable(ServiceError):
+    """The Dask scheduler cannot be reached (POST /train answers 503: retry later)."""
+
+    status = 503
+    code = "cluster_unavailable"
+
+
 class StoreNotShared(ServiceError):
     """A Dask worker does not see the replicas' model store at the same path."""
 
@@ -81,13 +88,26 @@ class ClusterJobs:
     def __init__(self, address: str, records: JobRecords) -> None:
         self.address = address
         self.records = records
-        try:
-            self.client = Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
-        except OSError as exc:
-            raise RuntimeError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
+        self.client = self._connect()  # at start-up: a wrong address stops the service
         self._submitted: dict[str, Job] = {}  # by this replica, not yet settled
         self._lock = threading.Lock()
         self._closing = False
+
+    def _connect(self) -> Client:
+        try:
+            return Client(self.address, set_as_default=False, timeout=CONNECT_TIMEOUT)
+        except OSError as exc:
+            raise ClusterUnavailable(
+                f"the Dask scheduler at {self.address} cannot be reached ({exc}); retry when "
+                "it is back"
+            ) from exc
+
+    def _connected(self) -> Client:
+        """The client, connected again if it gave up (the scheduler was away longer than
+        CONNECT_TIMEOUT, e.g. restarted): ClusterUnavailable while it cannot be reached."""
+        if self.client.status in ("closing", "closed"):
+            self.client = self._connect()
+        return self.client
 
     def unsettled(self) -> list[Job]:
         with self._lock:
@@ -98,13 +118,17 @@ class ClusterJobs:
         key = TASK_PREFIX + job.job_id
         job.runner = {"kind": "dask", "scheduler": self.address, "key": key}
         job.live = False  # what it reports is what its task writes
+        client = self._connected()
         self.records.persist(job)  # first: a job that cannot be written is not queued
         root = str(self.records.store.root)
-        future = self.client.submit(
-            run_on_worker, task, root, job.job_id, plan, key=key, pure=False
-        )
-        fire_and_forget(future)
-        self.client.publish_dataset(future, name=key)
+        try:
+            future = client.submit(run_on_worker, task, root, job.job_id, plan, key=key, pure=False)
+            fire_and_forget(future)
+            client.publish_dataset(future, name=key)
+        except (OSError, RuntimeError) as exc:  # the scheduler went away meanwhile
+            unavailable = ClusterUnavailable(f"the Dask scheduler at {self.address} failed: {exc}")
+            self.records.finish(job, "failed", str(unavailable))
+            raise unavailable from exc
         with self._lock:
             self._submitted[job.job_id] = job
         future.add_done_callback(functools.partial(self._settled, job))
@@ -136,6 +160,8 @@ class ClusterJobs:
                 self.records.finish(job, "failed", lost_reason(exc))
             else:
                 self.records.fail(job, exc)
+            if exc is None:  # lost by the scheduler: a worker may still run it, so stop it
+                self.records.request_stop(job_id)
         return job
 
     def check(self, job: Job) -> Job:
@@ -144,7 +170,10 @@ class ClusterJobs:
         key = (job.runner or {}).get("key")
         if not key or job.job_id in self._submitted:
             return job  # not on the cluster, or ours: our future's callback settles it
-        future = self.client.get_dataset(key, default=None)
+        try:
+            future = self._connected().get_dataset(key, default=None)
+        except (ClusterUnavailable, OSError):
+            return job  # the scheduler is away: nothing can be told yet
         if future is None:
             if time.time() - float(job.record.get("updated") or 0.0) < LOST_GRACE:
                 return job
@@ -158,7 +187,10 @@ class ClusterJobs:
     def cancel(self, job: Job) -> None:
         """Take a queued job's task off the scheduler (its record is the caller's)."""
         key = (job.runner or {}).get("key")
-        future = self.client.get_dataset(key, default=None) if key else None
+        try:
+            future = self._connected().get_dataset(key, default=None) if key else None
+        except (ClusterUnavailable, OSError):
+            return  # the scheduler is away: the task checks the stop file when it starts
         if future is not None:
             self.client.cancel([future], force=True)  # force: fire-and-forget wants it too
             self._unpublish(key)
@@ -214,6 +246,8 @@ def run_on_worker(task: TrainTask, root: str, job_id: str, plan: PhasePlan | Non
         if records.read_job(job_id).state in ACTIVE:
             records.fail(job, exc)
         raise
-    if records.read_job(job_id).state in ACTIVE:  # not declared lost meanwhile
+    if records.read_job(job_id).state in ACTIVE:
         records.settle(job, outcome)
+    else:  # declared lost meanwhile: it asked this task to stop, which it did
+        records.clear_stop(job_id)
     return outcome

@@ -224,10 +224,16 @@ class JobRecords:
             raise NotFound(f"unknown job '{job_id}'") from None
 
     def request_stop(self, job_id: str) -> None:
-        self.path(job_id).with_suffix(".stop").touch()
+        self._stop_path(job_id).touch()
 
     def stop_requested(self, job_id: str) -> bool:
-        return self.path(job_id).with_suffix(".stop").exists()
+        return self._stop_path(job_id).exists()
+
+    def clear_stop(self, job_id: str) -> None:
+        self._stop_path(job_id).unlink(missing_ok=True)
+
+    def _stop_path(self, job_id: str) -> Path:
+        return self.path(job_id).with_suffix(".stop")
 
     def mark_model(self, model_id: str, status: str, error: str | None) -> None:
         try:
@@ -246,7 +252,7 @@ class JobRecords:
             job.record = job.snapshot(time.time())
         if state != "done":
             self.mark_model(job.model_id, state, error)
-        self.path(job.job_id).with_suffix(".stop").unlink(missing_ok=True)
+        self.clear_stop(job.job_id)
         job.finished_event.set()
 
     def fail(self, job: Job, exc: BaseException) -> None:
