@@ -7,6 +7,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ if str(REPO) not in sys.path:
 from bench import (  # noqa: E402
     bench_scale,
     friedman1,
+    krr_cora,
     krr_kin40k,
     krr_usps,
     learning_curves,
@@ -39,6 +41,7 @@ SCRIPTS = {
     "krr_kin40k": (krr_kin40k.run, [], []),
     "krr_census": (krr_kin40k.run, ["--data", "census"], []),
     "krr_usps": (krr_usps.run, [], []),
+    "krr_cora": (krr_cora.run, [], []),
 }
 
 
@@ -61,6 +64,7 @@ NEEDS_DATA = {
     "krr_kin40k",
     "krr_census",
     "krr_usps",
+    "krr_cora",
 }
 
 
@@ -105,6 +109,23 @@ def test_scale_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert not payload["failed"]
     assert "extrapolated from 10" in out and "Growth exponents" in out
     assert (tmp_path / "scale_quick.txt").read_text().count("### N =") == 2
+
+
+@pytest.mark.skipif(not _have_data(), reason="shared data folder not found (set OKBOOST_DATA)")
+def test_dask_scale_quick(
+    dask_client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dask_scale --quick on the tests' cluster: both backends, same models, bytes counted."""
+    from bench import dask_scale
+
+    report = dask_scale.run(
+        ["--quick", "--out", str(tmp_path), "--scheduler", dask_client.scheduler.address]
+    )
+    for name in ("forest", "cv"):
+        assert report.rows[f"{name}_threads"]["wall_s"][0] > 0
+        assert report.rows[f"{name}_dask"]["bytes_received"][0] > 0
+    assert report.extra["overhead_per_task_s"] > 0
+    assert "per-task overhead" in capsys.readouterr().out
 
 
 def test_weight_errors_match_definitions() -> None:
