@@ -38,8 +38,16 @@ def make_data(n: int, p: int, r: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     X = rng.random((n + 1000, p))
     A = rng.standard_normal((8, r))
-    B = np.c_[np.sin(4 * X[:, 0]), X[:, 1] * X[:, 2], (X[:, 3] > 0.5), np.cos(3 * X[:, 4]),
-              X[:, 5] ** 2, np.abs(X[:, 6] - X[:, 7]), X[:, 8], X[:, 9] * X[:, 0]]
+    B = np.c_[
+        np.sin(4 * X[:, 0]),
+        X[:, 1] * X[:, 2],
+        (X[:, 3] > 0.5),
+        np.cos(3 * X[:, 4]),
+        X[:, 5] ** 2,
+        np.abs(X[:, 6] - X[:, 7]),
+        X[:, 8],
+        X[:, 9] * X[:, 0],
+    ]
     signal = B @ A
     Y = signal + 0.3 * rng.standard_normal((n + 1000, r))
     return X[:n], Y[:n], X[n:], signal[n:]
@@ -76,7 +84,12 @@ def run_okboost(n: int, p: int, r: int, m: int, j: int, n_jobs: int, sketch: int
         call()
         timings[name] = time.perf_counter() - t
     test_error = float(np.mean(np.sum((est.predict(Xq) - truth) ** 2, axis=1)))
-    return {"fit": fit, **timings, "train_loss": float(est.train_loss_[-1]), "test_error": test_error}
+    return {
+        "fit": fit,
+        **timings,
+        "train_loss": float(est.train_loss_[-1]),
+        "test_error": test_error,
+    }
 
 
 def run_sklearn_loop(n: int, p: int, r: int, m: int, j: int) -> dict:
@@ -106,10 +119,27 @@ def child(args: argparse.Namespace) -> None:
     print(json.dumps(out))
 
 
-def measure(what: str, n: int, p: int, r: int, m: int, j: int, n_jobs: int = 1,
-            sketch: int | None = None) -> dict:
-    cmd = [sys.executable, __file__, "--child", what, "--n", str(n), "--p", str(p), "--r", str(r),
-           "--m", str(m), "--j", str(j), "--n-jobs", str(n_jobs)]
+def measure(
+    what: str, n: int, p: int, r: int, m: int, j: int, n_jobs: int = 1, sketch: int | None = None
+) -> dict:
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        what,
+        "--n",
+        str(n),
+        "--p",
+        str(p),
+        "--r",
+        str(r),
+        "--m",
+        str(m),
+        "--j",
+        str(j),
+        "--n-jobs",
+        str(n_jobs),
+    ]
     if sketch is not None:
         cmd += ["--sketch", str(sketch)]
     result = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -117,7 +147,9 @@ def measure(what: str, n: int, p: int, r: int, m: int, j: int, n_jobs: int = 1,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     parser.add_argument("--sizes", type=int, nargs="*", default=None)
     parser.add_argument("--no-sklearn", action="store_true")
@@ -136,12 +168,18 @@ def main() -> None:
         return
     sizes = args.sizes or ([500, 1000] if args.quick else [1000, 4000, 16000])
     m = 50 if args.quick else args.m
-    print(f"# machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"python {platform.python_version()}, numpy {np.__version__}")
-    print(f"# p = {args.p}, r = {args.r}, M = {m}, J = {args.j}, exact splitter, nu = 0.1, 1000 queries")
-    print("| N | OKBoost exact, 1 thread | exact, 2 threads | sketch, 2 threads | sklearn loop "
-          "| speed-up exact 1 / 2 threads / sketch | W^F 1000 q (1 / 2 threads) | kernel 1000 q "
-          "| pre-image 1000 q | peak RSS OKBoost / sklearn |")
+    print(
+        f"# machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"python {platform.python_version()}, numpy {np.__version__}"
+    )
+    print(
+        f"# p = {args.p}, r = {args.r}, M = {m}, J = {args.j}, exact splitter, nu = 0.1, 1000 queries"
+    )
+    print(
+        "| N | OKBoost exact, 1 thread | exact, 2 threads | sketch, 2 threads | sklearn loop "
+        "| speed-up exact 1 / 2 threads / sketch | W^F 1000 q (1 / 2 threads) | kernel 1000 q "
+        "| pre-image 1000 q | peak RSS OKBoost / sklearn |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     errors = []
     for n in sizes:
@@ -150,27 +188,36 @@ def main() -> None:
         sk2 = measure("okboost", n, args.p, args.r, m, args.j, 2, args.sketch_dim)
         sk = None if args.no_sklearn else measure("sklearn", n, args.p, args.r, m, args.j)
         base = sk["fit"] if sk else float("nan")
-        print(f"| {n} | {one['fit']:.2f} s | {two['fit']:.2f} s | {sk2['fit']:.2f} s "
-              f"| {base:.2f} s | {base / one['fit']:.1f}x / {base / two['fit']:.1f}x / "
-              f"{base / sk2['fit']:.1f}x | {one['weights']:.2f} s / {two['weights']:.2f} s "
-              f"| {one['kernel'] * 1e3:.0f} ms | {one['preimage'] * 1e3:.0f} ms "
-              f"| {one['peak_rss_mb']:.0f} MB / {sk['peak_rss_mb'] if sk else float('nan'):.0f} MB |",
-              flush=True)
+        print(
+            f"| {n} | {one['fit']:.2f} s | {two['fit']:.2f} s | {sk2['fit']:.2f} s "
+            f"| {base:.2f} s | {base / one['fit']:.1f}x / {base / two['fit']:.1f}x / "
+            f"{base / sk2['fit']:.1f}x | {one['weights']:.2f} s / {two['weights']:.2f} s "
+            f"| {one['kernel'] * 1e3:.0f} ms | {one['preimage'] * 1e3:.0f} ms "
+            f"| {one['peak_rss_mb']:.0f} MB / {sk['peak_rss_mb'] if sk else float('nan'):.0f} MB |",
+            flush=True,
+        )
         errors.append((n, one, sk2, sk))
-    print(f"\n# accuracy on the 1000 queries (mean squared error to the noiseless outputs; "
-          f"train loss = mean ||y - F(x)||^2 on the learning set); sketch_dim = {args.sketch_dim}")
+    print(
+        f"\n# accuracy on the 1000 queries (mean squared error to the noiseless outputs; "
+        f"train loss = mean ||y - F(x)||^2 on the learning set); sketch_dim = {args.sketch_dim}"
+    )
     print("| N | exact: test / train | sketch: test / train | sklearn loop: test / train |")
     print("|---|---|---|---|")
     for n, one, sk2, sk in errors:
         skt = f"{sk['test_error']:.3f} / {sk['train_loss']:.3f}" if sk else "-"
-        print(f"| {n} | {one['test_error']:.3f} / {one['train_loss']:.3f} "
-              f"| {sk2['test_error']:.3f} / {sk2['train_loss']:.3f} | {skt} |")
+        print(
+            f"| {n} | {one['test_error']:.3f} / {one['train_loss']:.3f} "
+            f"| {sk2['test_error']:.3f} / {sk2['train_loss']:.3f} | {skt} |"
+        )
     if not args.quick:
         print("\n# fit time against the output rank r (N = 4000, 1 thread)")
         print("| r | OKBoost fit |")
         print("|---|---|")
         for r in (10, 50, 200):
-            print(f"| {r} | {measure('okboost', 4000, args.p, r, m, args.j, 1)['fit']:.2f} s |", flush=True)
+            print(
+                f"| {r} | {measure('okboost', 4000, args.p, r, m, args.j, 1)['fit']:.2f} s |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
