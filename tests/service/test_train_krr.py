@@ -98,3 +98,9 @@ def test_the_job_estimate_counts_stages_of_basis_vectors(tmp_path: Any) -> None:
     assert e.memory_bytes > 8.0 * 36000 * 200 and e.tree_seconds > 0
     with pytest.raises(WorkTooLarge, match="M = 150 KRR stages of 200 basis vectors"):
         check_limits(e, make_settings(tmp_path, max_job_seconds=1e-3))
+
+
+def test_widths_that_do_not_match_the_inputs_are_a_clear_4xx(client: TestClient) -> None:
+    r = train(client, {**PARAMS, "gamma": [0.5, 0.5]})
+    assert 400 <= r.status_code < 500, r.text
+    assert "gamma has 2 values but X has 3 features" in r.json()["error"]["message"]
