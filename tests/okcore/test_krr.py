@@ -4,6 +4,8 @@ N x N kernels, the output space, persistence and parameter checks."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from okdata import make_regression, rbf_gram
@@ -264,6 +266,8 @@ def test_save_load_identical(tmp_path, kernel):
         est = small(input_kernel="linear", regularization="shrinkage")
     est.fit(X, Y, kernel={"type": "rbf", "gamma": 0.5})
     loaded = load(save(est, tmp_path / "m"))
+    manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
+    assert manifest["format_version"] == 4  # older readers refuse it instead of misreading
     assert isinstance(loaded.ensemble_, KernelEnsemble)
     assert loaded.get_params() == est.get_params()
     for method in ("predict", "predict_features", "predict_weights", "predict_kernel"):
