@@ -114,7 +114,9 @@ def test_a_job_outlives_the_replica_that_submitted_it_and_cancels_from_another(
         a.stop(signal.SIGKILL)  # the submitting replica dies with both jobs on the cluster
         assert _until(lambda: _finished(via_b, quick["job_id"]))["state"] == "done"
         via_b.kernel(quick["model_id"], GRAPH.features[GRAPH.test], top_k=2)
-        before = _until(lambda: _running(via_b, long["job_id"]))["progress"]["done"]
+        running = _until(lambda: _running(via_b, long["job_id"]))
+        assert running["eta"] is not None and running["phase"] == "trees"  # as a local job's
+        before = running["progress"]["done"]
         _until(lambda: via_b.job(long["job_id"])["progress"]["done"] > before)  # it goes on
         via_b.cancel(long["job_id"])
         job = _until(lambda: _finished(via_b, long["job_id"]))
