@@ -90,6 +90,9 @@ class ClusterJobs:
         self.records = records
         self.client = self._connect()  # at start-up: a wrong address stops the service
         self._submitted: dict[str, Job] = {}  # by this replica, not yet settled
+        # other replicas' tasks this one was asked about: a future's state arrives from the
+        # scheduler after it is fetched, so it is kept to be read on the next check
+        self._watched: dict[str, Future] = {}
         self._lock = threading.Lock()
         self._closing = False
 
@@ -170,14 +173,19 @@ class ClusterJobs:
         key = (job.runner or {}).get("key")
         if not key or job.job_id in self._submitted:
             return job  # not on the cluster, or ours: our future's callback settles it
-        try:
-            future = self._connected().get_dataset(key, default=None)
-        except (ClusterUnavailable, OSError):
-            return job  # the scheduler is away: nothing can be told yet
+        future = self._watched.get(key)
         if future is None:
-            if time.time() - float(job.record.get("updated") or 0.0) < LOST_GRACE:
-                return job
-            return self._fail_if_active(job.job_id, None)
+            try:
+                future = self._connected().get_dataset(key, default=None)
+            except (ClusterUnavailable, OSError):
+                return job  # the scheduler is away: nothing can be told yet
+            if future is None:
+                if time.time() - float(job.record.get("updated") or 0.0) < LOST_GRACE:
+                    return job
+                return self._fail_if_active(job.job_id, None)
+            self._watched[key] = future
+        if future.done():
+            self._watched.pop(key, None)
         if future.status == "error":
             return self._fail_if_active(job.job_id, future.exception())
         if future.status in ("cancelled", "lost"):
