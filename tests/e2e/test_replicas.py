@@ -26,9 +26,9 @@ from okboost_client import OKBoostClient, OKBoostError
 pytest.importorskip("distributed", reason="needs the [dask] extra")
 
 QUICK = {"n_estimators": 20, "learning_rate": 0.2, "max_splits": 4, "random_state": 0}
-# ~0.5 ms a tree here: LONG runs for tens of seconds unless cancelled; RERUN for a few
+# 0.1-0.5 ms a tree (idle to loaded machine): LONG runs 5-25 s unless cancelled, RERUN 2-10 s
 LONG = dict(QUICK, n_estimators=50_000, learning_rate=0.001)
-RERUN = dict(LONG, n_estimators=8000)
+RERUN = dict(LONG, n_estimators=20_000)
 GRAPH = clustered_graph(n=60, n_test=8, seed=3)
 KERNEL = {"type": "diffusion", "beta": 1.0, "edges": GRAPH.train_edges()}
 
