@@ -79,6 +79,9 @@ def gp_hyperparameters(X: np.ndarray, y: np.ndarray, seed: int) -> dict[str, Any
     """ARD widths and lambda from a GP marginal-likelihood fit on ``X``, ``y`` (the paper's
     rule): k = s^2 exp(-sum_d (x_d - x'_d)^2 / (2 l_d^2)) + noise^2 delta. KRR's kernel drops
     s^2, so lambda = noise^2 / s^2."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.gaussian_process import GaussianProcessRegressor
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
@@ -86,7 +89,9 @@ def gp_hyperparameters(X: np.ndarray, y: np.ndarray, seed: int) -> dict[str, Any
     kernel = ConstantKernel(1.0, (1e-3, 1e3)) * RBF(np.ones(p), (1e-2, 1e3)) + WhiteKernel(
         1e-2, (1e-8, 1.0)
     )
-    gp = GaussianProcessRegressor(kernel, normalize_y=True, random_state=seed).fit(X, y)
+    with warnings.catch_warnings():  # a length scale at its bound = an irrelevant input (ARD)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        gp = GaussianProcessRegressor(kernel, normalize_y=True, random_state=seed).fit(X, y)
     k = gp.kernel_
     scale, lengths, noise = k.k1.k1.constant_value, k.k1.k2.length_scale, k.k2.noise_level
     return {
