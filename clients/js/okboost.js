@@ -127,7 +127,7 @@ export class OKBoostClient {
    * POST /train. `inputs`: nested arrays or a Matrix; `outputKernel`: e.g.
    * {type: "diffusion", beta: 1, edges} (edges nested [[i, j], ...] or an Int32Array Matrix),
    * {type: "precomputed", gram}, {type: "rbf", outputs, sigma}.
-   * Options: model ("okboost" | "ok3" | "ok3-forest"), params, name, evalSet, wait, and any
+   * Options: model ("okboost" | "ok3" | "ok3-forest" | "krr-boost"), params, name, evalSet, wait, and any
    * other field of the request (camelCase).
    */
   train(inputs, outputKernel, { model = "okboost", params = {}, ...options } = {}) {
