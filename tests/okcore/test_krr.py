@@ -337,3 +337,14 @@ def test_the_auto_width_is_the_mean_squared_distance_heuristic():
     d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(2)
     theta = d2.sum() / (30 * 29)
     np.testing.assert_allclose(est.ensemble_.gamma, np.full(3, 1.0 / theta), rtol=1e-12)
+
+
+def test_scikit_learn_clones_and_cross_validates_it():
+    from sklearn.base import clone
+    from sklearn.model_selection import cross_val_score
+
+    X, Y = make_regression(n=60, p=3, d=2)
+    ard = small(gamma=[1.0, 2.0, 3.0])
+    assert clone(ard).get_params() == ard.get_params()
+    scores = cross_val_score(small(gamma="auto"), X, Y, cv=3)  # R^2 (est.score)
+    assert scores.shape == (3,) and np.all(scores > 0.3)
