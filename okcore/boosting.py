@@ -8,7 +8,6 @@ nu times its leaf means. O(N r) per round plus the split search: no N x N work.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from .base import (
     FitProgress,
     FittedModel,
     OKEstimator,
+    RoundMonitor,
     embed_eval_set,
     hold_out_rows,
 )
@@ -100,13 +100,12 @@ def boost(
     (:mod:`okcore.learners`: OK3 trees, or any :class:`~okcore.learners.BaseLearner`), which
     the loop closes at the end. O(M (N r + one stage)).
     """
-    start = time.perf_counter()
+    monitor = RoundMonitor(n_estimators, n_iter_no_change, tol, callback)
     n, n_fit = X.shape[0], max(1, int(round(subsample * X.shape[0])))
     init, init_weight = loss.initial(phi)
     F = np.tile(init, (n, 1))
     F_val = None if eval_data is None else np.tile(init, (len(eval_data.X), 1))
     trees, leaves, counts, weights, train_loss, val_loss = [], [], [], [], [], []
-    best_loss, best_iteration, stale, stopped = np.inf, 0, 0, False
     residual = phi - F
     try:
         for m in range(n_estimators):
@@ -128,26 +127,10 @@ def boost(
             if eval_data is not None:
                 F_val += learning_rate * tree.value[tree_leaves(tree, eval_data.X)]
                 val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))
-                if val_loss[-1] < best_loss - tol:
-                    best_loss, best_iteration, stale = val_loss[-1], m, 0
-                else:
-                    stale += 1
-            progress = FitProgress(
-                done=m + 1,
-                total=n_estimators,
-                elapsed=time.perf_counter() - start,
-                train_loss=train_loss[-1],
-                val_loss=val_loss[-1] if val_loss else None,
-            )
-            if callback is not None and callback(progress):
-                stopped = True
-                break
-            if n_iter_no_change is not None and stale >= n_iter_no_change:
+            if monitor.end_round(m, train_loss[-1], val_loss[-1] if val_loss else None):
                 break
     finally:
         learner.close()
-    if n_iter_no_change is None:
-        best_iteration = len(trees) - 1
     return BoostResult(
         trees=trees,
         train_leaf=np.array(leaves),
@@ -157,8 +140,8 @@ def boost(
         init_weight=init_weight,
         train_loss=np.array(train_loss),
         val_loss=np.array(val_loss) if eval_data else None,
-        best_iteration=best_iteration,
-        stopped_by_callback=stopped,
+        best_iteration=monitor.best_round(len(trees)),
+        stopped_by_callback=monitor.stopped,
     )
 
 

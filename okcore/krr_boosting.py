@@ -14,7 +14,6 @@ for M stages of D basis vectors on subsets of n rows; never N x N.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +35,7 @@ from .base import (
     FitProgress,
     FittedModel,
     OKEstimator,
+    RoundMonitor,
     embed_eval_set,
     hold_out_rows,
 )
@@ -107,7 +107,7 @@ def krr_boost(
     or by CG from the previous point). Early stopping and ``callback`` as in
     :func:`okcore.boosting.boost`. O(N D (p + r + cg_iter r) + n D (D + r + p)) per stage.
     """
-    start = time.perf_counter()
+    monitor = RoundMonitor(n_estimators, n_iter_no_change, tol, callback)
     loss = SquaredFeatureLoss()
     init = phi.mean(axis=0)
     F = np.tile(init, (phi.shape[0], 1))
@@ -120,7 +120,7 @@ def krr_boost(
     coef: list[float] = []
     train_loss, objective, val_loss = [], [], []
     penalty = 0.0  # ||F - F_0||_H^2 = c^T Q c
-    best_loss, best_iteration, best_coef, stale, stopped = np.inf, 0, np.zeros(0), 0, False
+    best_coef = np.zeros(0)
     for m in range(n_estimators):
         stage = learner.fit_stage(residual, rng)
         K_NB = learner.cross(np.arange(len(learner.rows)), stage.basis)
@@ -164,24 +164,13 @@ def krr_boost(
         objective.append(0.5 * float(np.vdot(residual, residual)) + 0.5 * rule.mu * penalty)
         if eval_data is not None and F_val is not None:
             val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))
-            if val_loss[-1] < best_loss - tol:
-                best_loss, best_iteration, best_coef, stale = val_loss[-1], m, np.array(coef), 0
-            else:
-                stale += 1
-        progress = FitProgress(
-            done=m + 1,
-            total=n_estimators,
-            elapsed=time.perf_counter() - start,
-            train_loss=train_loss[-1],
-            val_loss=val_loss[-1] if val_loss else None,
-        )
-        if callback is not None and callback(progress):
-            stopped = True
-            break
-        if n_iter_no_change is not None and stale >= n_iter_no_change:
+        stop = monitor.end_round(m, train_loss[-1], val_loss[-1] if val_loss else None)
+        if monitor.improved:
+            best_coef = np.array(coef)
+        if stop:
             break
     if n_iter_no_change is None:
-        best_iteration, best_coef = len(stages) - 1, np.array(coef)
+        best_coef = np.array(coef)
     return KRRBoostResult(
         stages=stages,
         coef=np.array(coef, dtype=np.float64),
@@ -189,9 +178,9 @@ def krr_boost(
         train_loss=np.array(train_loss),
         objective=np.array(objective),
         val_loss=np.array(val_loss) if eval_data is not None else None,
-        best_iteration=best_iteration,
+        best_iteration=monitor.best_round(len(stages)),
         best_coef=np.asarray(best_coef, dtype=np.float64),
-        stopped_by_callback=stopped,
+        stopped_by_callback=monitor.stopped,
     )
 
 
