@@ -40,6 +40,8 @@ SCRIPTS = {
     "robust_losses": (robust_losses.run, [], []),
     "krr_kin40k": (krr_kin40k.run, [], []),
     "krr_census": (krr_kin40k.run, ["--data", "census"], []),
+    "krr_sarcos": (krr_kin40k.run, ["--data", "sarcos"], []),
+    "krr_widths": (krr_kin40k.run, ["--width-scales", "1", "2", "--jobs", "2"], []),
     "krr_usps": (krr_usps.run, [], []),
     "krr_cora": (krr_cora.run, [], []),
 }
@@ -63,6 +65,8 @@ NEEDS_DATA = {
     "robust_losses",
     "krr_kin40k",
     "krr_census",
+    "krr_sarcos",
+    "krr_widths",
     "krr_usps",
     "krr_cora",
 }
