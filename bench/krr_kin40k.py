@@ -398,7 +398,11 @@ def render(report: Report, args: Any) -> str:
         f"boosted: M = {args.stages} stages of D = {args.basis} basis vectors ({args.selection})"
         f" on subsets of {args.subset} rows, {args.regularization}"
         + (f" with {args.cg_iter} CG steps" if args.regularization == "sun-yao" else "")
-        + f"; single: D = {args.single_basis} random basis vectors on all training rows.",
+        + (
+            f"; single: D = {args.single_basis} random basis vectors on all training rows."
+            if "single" in args.methods
+            else "."
+        ),
         "",
         "| method | paper NMSE | ours NMSE (mean ± sd) | ours CPU s / run | ours wall s / run |",
         "| --- | --- | --- | --- | --- |",
