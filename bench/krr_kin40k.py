@@ -30,7 +30,7 @@ numbers do not compare with the paper's; it is run here under the same protocol
 
 SARCOS: ``../shared/data/sarcos`` holds only the GPML test file (4,449 of the 48,933 rows;
 the 44,484-row training file is not available offline), so each run re-splits those rows
-into 3,000 training and 1,449 test rows: a problem 12 times smaller than the paper's, not
+into 3,000 training and 1,449 test rows: 15 times fewer training rows than the paper's, not
 comparable with its numbers. Target: the first joint's torque, as usual.
 
 Width scales (``--width-scales``): the GP fitted on 1,000 rows gives one model's widths; with
@@ -382,9 +382,8 @@ def run(argv: Sequence[str] | None = None) -> Report:
     print(render(report, args))
     out_dir, _ = output_dirs(args)
     path = report.save(out_dir)
-    print(
-        f"\n{report.timing()} (this process; the rows' CPU times are the workers'); results in {path}"
-    )
+    workers = " (this process; the rows' CPU times are the workers')" if args.jobs > 1 else ""
+    print(f"\n{report.timing()}{workers}; results in {path}")
     return report
 
 
