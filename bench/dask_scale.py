@@ -32,8 +32,8 @@ from threadpoolctl import threadpool_limits
 from bench.common import Report, base_parser, log, output_dirs
 from bench.network_completion import induced_edges, load_citation, snowball
 from okcore import OK3ForestRegressor, OKBoostRegressor
-from okcore.binning import bin_inputs
 from okcore.model_selection import grid_search
+from okcore.trees.binning import bin_inputs
 
 FOREST = {"max_features": "sqrt", "max_bins": 32, "factor_rank": 128}
 BOOST = {"n_estimators": 40, "learning_rate": 0.2, "max_bins": 32, "factor_rank": 64}

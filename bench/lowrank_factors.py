@@ -9,7 +9,7 @@ rank k: time, trace fraction, relative Frobenius error ||K - Phi Phi^T||_F / ||K
 the mean / max relative error of the estimated diagonal. For the RBF kernel on Cora's word
 vectors: the exact factor against Nystrom with m landmarks. Last, N = 20,000: time and the
 tracemalloc peak of the default (automatic) low-rank factors, against 8 N^2 bytes for one
-N x N matrix. "estimate" is okcore.space.estimate_factor_seconds for the same call.
+N x N matrix. "estimate" is okcore.outputs.space.estimate_factor_seconds for the same call.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from scipy import linalg
 from bench.common import machine_info
 from bench.network_completion import load_citation
 from okcore import DiffusionKernel, OutputSpace, graph
-from okcore.space import estimate_factor_seconds
+from okcore.outputs.space import estimate_factor_seconds
 
 
 def sbm_edges(n: int, blocks: int = 50, degree: int = 12, p_in: float = 0.8, seed: int = 0):
@@ -77,7 +77,7 @@ def diffusion_table(name: str, edges: np.ndarray, n: int, ranks) -> None:
 
 
 def _lanczos_space(kernel, n, k):
-    import okcore.space as sp
+    import okcore.outputs.space as sp
 
     saved = sp.AUTO_RANK_MIN_SAMPLES
     sp.AUTO_RANK_MIN_SAMPLES = 0  # the low-rank path at every N

@@ -4,7 +4,7 @@ Geurts, Wehenkel & d'Alché-Buc, "Gradient boosting for kernelized output spaces
 numpy / scipy / numba only; never imports the web stack.
 """
 
-from . import graph, metrics, model_selection
+from . import metrics, model_selection
 from .base import FITTED_ATTRIBUTES, FitProgress, FittedEnsemble, OKEstimator
 from .boosting import OKBoostRegressor
 from .estimators import (
@@ -21,10 +21,11 @@ from .exceptions import (
     OKCoreError,
     PersistenceError,
 )
-from .forest import OK3ForestRegressor
 from .io import load, save
-from .kernel_ensemble import KernelEnsemble
-from .kernels import (
+from .kernel_models.kernel_ensemble import KernelEnsemble
+from .kernel_models.krr_boosting import KRRBoostRegressor
+from .outputs import graph
+from .outputs.kernels import (
     DiffusionKernel,
     Kernel,
     LinearKernel,
@@ -33,9 +34,9 @@ from .kernels import (
     RBFKernel,
     make_kernel,
 )
-from .krr_boosting import KRRBoostRegressor
-from .space import OutputSpace
-from .tree import OK3Regressor
+from .outputs.space import OutputSpace
+from .trees.forest import OK3ForestRegressor
+from .trees.tree import OK3Regressor
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,7 @@
 """What every okcore estimator shares: scikit-learn parameter handling, fitting set-up and
 the prediction API (paper eq. 5-8) computed from a :class:`FittedEnsemble`: an
-:class:`~okcore.ensemble.TreeEnsemble` (OK3 trees, forests, OKBoost) or a
-:class:`~okcore.kernel_ensemble.KernelEnsemble` (boosted sparse KRR).
+:class:`~okcore.trees.ensemble.TreeEnsemble` (OK3 trees, forests, OKBoost) or a
+:class:`~okcore.kernel_models.kernel_ensemble.KernelEnsemble` (boosted sparse KRR).
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from . import preimage
-from ._builder import TreeParams
 from ._validation import (
     Callable_,
     Interval,
@@ -30,11 +28,13 @@ from ._validation import (
     resolve_max_features,
     validate_params,
 )
-from .binning import MAX_BINS, BinnedInputs, bin_inputs
-from .ensemble import TreeEnsemble
 from .exceptions import DataError, OKCoreError
-from .kernels import DiffusionKernel, make_kernel
-from .space import OutputSpace, estimate_factor_seconds
+from .outputs import preimage
+from .outputs.kernels import DiffusionKernel, make_kernel
+from .outputs.space import OutputSpace, estimate_factor_seconds
+from .trees.binning import MAX_BINS, BinnedInputs, bin_inputs
+from .trees.builder import TreeParams
+from .trees.ensemble import TreeEnsemble
 
 #: Constraints shared by every estimator that grows OK3 trees.
 TREE_CONSTRAINTS: dict[str, list] = {
@@ -132,7 +132,7 @@ def report_phase(
 
 
 def binning_seconds(n_samples: int, n_features: int) -> float:
-    """Cost model of :func:`okcore.binning.bin_inputs` for the "binning" phase ETA: one sort
+    """Cost model of :func:`okcore.trees.binning.bin_inputs` for the "binning" phase ETA: one sort
     per feature, ~2e-8 s per element and log2 step on this 2-core class of machine."""
     return 2e-8 * n_samples * n_features * max(np.log2(max(n_samples, 2)), 1.0)
 
@@ -489,7 +489,7 @@ class OKEstimator:
         return X, space
 
     def _factor_eta(self, n_samples: int, gram: Any, kernel: Any) -> float | None:
-        """The "output_space" phase ETA from :func:`okcore.space.estimate_factor_seconds`;
+        """The "output_space" phase ETA from :func:`okcore.outputs.space.estimate_factor_seconds`;
         None when the kernel spec is invalid (``build`` then raises the clear error)."""
         try:
             kern = make_kernel("precomputed" if gram is not None else kernel or "linear")
@@ -524,7 +524,7 @@ class OKEstimator:
 
         Trees: the algorithm's own weights, rows sum to 1, O(M Q N) time, O(Q N) memory,
         never N x N matrices. Kernel models: see
-        :meth:`okcore.kernel_ensemble.KernelEnsemble.weights`.
+        :meth:`okcore.kernel_models.kernel_ensemble.KernelEnsemble.weights`.
         """
         check_is_fitted(self)
         X = check_inputs(X, self.n_features_in_)

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from ._builder import TreeArrays
 from ._validation import Interval, Options, check_inputs, check_is_fitted
 from .base import (
     TREE_CONSTRAINTS,
@@ -27,10 +26,11 @@ from .base import (
     embed_eval_set,
     hold_out_rows,
 )
-from .ensemble import TreeEnsemble, tree_leaves
 from .learners import BaseLearner, TreeLearner
 from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
-from .space import RANK_TOLERANCE
+from .outputs.space import RANK_TOLERANCE
+from .trees.builder import TreeArrays
+from .trees.ensemble import TreeEnsemble, tree_leaves
 
 #: Default ("auto") split search: the paper's exact search below this much work per tree
 #: (training rows x factor columns), histograms + a sketch above it. Measured (docs/
@@ -169,7 +169,7 @@ class OKBoostRegressor(OKEstimator):
     max_splits : int
         J, splits per tree (J + 1 leaves).
     splitter, max_features, leaf_order, min_samples_leaf, max_depth :
-        Growth of each OK3 tree, see :class:`~okcore.tree.OK3Regressor`;
+        Growth of each OK3 tree, see :class:`~okcore.trees.tree.OK3Regressor`;
         ``splitter="random"`` gives the paper's OK3-et + OKBoost.
     subsample : float in (0, 1]
         Fraction of rows each tree is fitted on (stochastic gradient boosting).

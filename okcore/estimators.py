@@ -15,9 +15,9 @@ from ._validation import constraints_json_schema
 from .base import OKEstimator
 from .boosting import OKBoostRegressor
 from .exceptions import InvalidParameterError
-from .forest import OK3ForestRegressor
-from .krr_boosting import KRRBoostRegressor
-from .tree import OK3Regressor
+from .kernel_models.krr_boosting import KRRBoostRegressor
+from .trees.forest import OK3ForestRegressor
+from .trees.tree import OK3Regressor
 
 #: Estimator classes by their public name.
 ESTIMATORS: dict[str, type[OKEstimator]] = {

@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from .ensemble import NODE_FIELDS, TreeEnsemble
 from .estimators import ESTIMATORS
 from .exceptions import OKCoreError, PersistenceError
-from .kernel_ensemble import KernelEnsemble
-from .kernels import DiffusionKernel, make_kernel
-from .krr import INPUT_KERNELS
-from .space import OutputSpace
+from .kernel_models.kernel_ensemble import KernelEnsemble
+from .kernel_models.krr import INPUT_KERNELS
+from .outputs.kernels import DiffusionKernel, make_kernel
+from .outputs.space import OutputSpace
+from .trees.ensemble import NODE_FIELDS, TreeEnsemble
 
 FORMAT = "okcore-model"
 #: Version written for models whose leaf values are not leaf means (robust losses: per-row
@@ -34,7 +34,7 @@ FORMAT = "okcore-model"
 #: W^F); version 2 for models with a Nystrom output space (landmarks and feature map, which
 #: a version-1 reader would ignore and so mis-embed new outputs); every other model is still
 #: written as version 1. Version 4: models of kernel models (boosted KRR, a
-#: :class:`~okcore.kernel_ensemble.KernelEnsemble`: basis rows, alphas, coefficients instead
+#: :class:`~okcore.kernel_models.kernel_ensemble.KernelEnsemble`: basis rows, alphas, coefficients instead
 #: of trees), which older readers cannot read. This okcore reads all four.
 FORMAT_VERSION = 3
 NYSTROM_VERSION = 2

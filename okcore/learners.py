@@ -3,17 +3,17 @@ learners working in kernelized output spaces").
 
 The stage loop (:func:`okcore.boosting.boost`) asks its base learner, once per round, for
 a stage fitted to target rows in the output factor space. A stage partitions the input
-space: it is a :class:`~okcore._builder.TreeArrays` (routing of a point to a leaf, one
+space: it is a :class:`~okcore.trees.builder.TreeArrays` (routing of a point to a leaf, one
 r-vector per leaf) together with the leaf of every training row, so that the loss can
 re-fit leaf values (robust losses) and the ensemble can give W^F, kernels and pre-images
 with no change. A new base learner implements :class:`BaseLearner`; the loop does not
 change.
 
 Kernel models are the second family (Sun & Yao 2006): their stages are not partitions but
-sparse kernel ridge regressions (:class:`okcore.krr.SparseKRRLearner`), and Sun & Yao's
+sparse kernel ridge regressions (:class:`okcore.kernel_models.krr.SparseKRRLearner`), and Sun & Yao's
 ensemble step (a penalised coefficient per stage, CG refinement, re-weighting) is not a
-per-leaf update, so they have their own stage loop (:func:`okcore.krr_boosting.krr_boost`)
-and ensemble (:class:`okcore.kernel_ensemble.KernelEnsemble`); both families meet the
+per-leaf update, so they have their own stage loop (:func:`okcore.kernel_models.krr_boosting.krr_boost`)
+and ensemble (:class:`okcore.kernel_models.kernel_ensemble.KernelEnsemble`); both families meet the
 prediction API through :class:`okcore.base.FittedEnsemble`.
 """
 
@@ -24,10 +24,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ._builder import HistogramPool, TreeArrays, TreeParams, build_tree
-from ._splitter import presort, restrict_presorted
-from .binning import BinnedInputs
-from .ensemble import tree_leaves
+from .trees.binning import BinnedInputs
+from .trees.builder import HistogramPool, TreeArrays, TreeParams, build_tree
+from .trees.ensemble import tree_leaves
+from .trees.splitter import presort, restrict_presorted
 
 
 class BaseLearner(Protocol):

@@ -28,7 +28,7 @@ from typing import Protocol
 import numpy as np
 from numba import njit
 
-from ._builder import TreeArrays
+from .trees.builder import TreeArrays
 
 #: Weiszfeld stops when an iterate moves less than this times the mean distance of the rows
 #: to it (relative: the result does not depend on the scale of the outputs) ...

@@ -40,8 +40,8 @@ from ._shipping import nbytes_with_arrays
 from ._validation import check_random_state
 from .base import FitProgress
 from .exceptions import DataError
-from .graph import sparse_adjacency
-from .kernels import DiffusionKernel, make_kernel
+from .outputs.graph import sparse_adjacency
+from .outputs.kernels import DiffusionKernel, make_kernel
 
 #: Scores where larger is better; the others are losses.
 MAXIMIZED = frozenset({"r2", "auc", "auc_known"})

@@ -6,7 +6,7 @@ From N training rows, p features, the factor's width r, M trees and L leaves per
     memory  = BASE_BYTES + 2 x data + max(factor, search + trees)
     data    = the request's arrays (inputs, Gram, outputs, edges, eval set): the training
               process holds them, and their pickled copy while it starts
-    factor  = the output space's peak (okcore.space.estimate_factor_cost)
+    factor  = the output space's peak (okcore.outputs.space.estimate_factor_cost)
     search  = exact split search: 12 p N (inputs as float64 + presorted int32 orders);
               histograms: p N (uint8 bin codes)
     trees   = 4 x 8 N r (factor, F, residuals, a temporary)
@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from okcore.boosting import resolve_search
-from okcore.space import estimate_factor_cost
+from okcore.outputs.space import estimate_factor_cost
 from service.config import Settings
 from service.errors import StorageFull, WorkTooLarge
 from service.progress import PhasePlan

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 import okcore
-from okcore.space import check_gram
+from okcore.outputs.space import check_gram
 from service.budget import JobEstimate, array_bytes, estimate_job
 from service.cv import CVPlan, CVProgress, plan_cv, run_cv
 from service.errors import InvalidRequest

@@ -7,11 +7,11 @@ import pytest
 from okdata import make_regression, rbf_gram, route
 
 from okcore import DataError, FitProgress, OKBoostRegressor, metrics
-from okcore._builder import TreeArrays
 from okcore.boosting import boost
-from okcore.ensemble import TreeEnsemble
 from okcore.learners import TreeLearner
 from okcore.losses import SquaredFeatureLoss
+from okcore.trees.builder import TreeArrays
+from okcore.trees.ensemble import TreeEnsemble
 
 GAMMA = 1.0
 
@@ -305,7 +305,7 @@ def test_random_splitter(data):
 
 def test_boost_is_a_plain_function(data):
     X, Y, _, _ = data
-    from okcore._builder import TreeParams
+    from okcore.trees.builder import TreeParams
 
     params = TreeParams(
         splitter="best",

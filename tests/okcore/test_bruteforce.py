@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from okcore import OK3Regressor, OKBoostRegressor
-from okcore.kernels import RBFKernel
+from okcore.outputs.kernels import RBFKernel
 
 FEATURE_THRESHOLD = 1e-7  # two values closer than this are not split apart
 CONSTANT = 1e-12  # a node with N*var below this fraction of the root's is a leaf

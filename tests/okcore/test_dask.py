@@ -11,9 +11,9 @@ import pytest
 from okdata import make_regression, rbf_gram
 
 from okcore import OK3ForestRegressor, OKBoostRegressor
-from okcore._builder import HistogramPool
-from okcore.binning import bin_inputs
 from okcore.model_selection import Outputs, cross_validate, grid_search
+from okcore.trees.binning import bin_inputs
+from okcore.trees.builder import HistogramPool
 
 TREE_FIELDS = ("feature", "threshold", "value", "train_leaf", "train_count")
 

@@ -9,9 +9,9 @@ from scipy import sparse
 from scipy.stats import ortho_group
 
 from okcore import OK3ForestRegressor, OK3Regressor, OKBoostRegressor
-from okcore._builder import TreeParams, build_tree
-from okcore._histogram import build_dense, build_sparse, gather_rows
-from okcore.binning import bin_inputs
+from okcore.trees._histogram import build_dense, build_sparse, gather_rows
+from okcore.trees.binning import bin_inputs
+from okcore.trees.builder import TreeParams, build_tree
 
 TREE_FIELDS = ("feature", "threshold", "left", "right", "n_samples")
 

@@ -21,7 +21,7 @@ from okcore import (
     load,
     save,
 )
-from okcore.ensemble import TreeEnsemble
+from okcore.trees.ensemble import TreeEnsemble
 
 N = 25
 ESTIMATORS = {

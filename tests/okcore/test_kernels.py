@@ -19,7 +19,7 @@ from okcore import (
     RBFKernel,
     make_kernel,
 )
-from okcore.kernels import Kernel
+from okcore.outputs.kernels import Kernel
 
 
 @pytest.fixture

@@ -16,11 +16,11 @@ from test_io import read_arrays, rewrite
 
 import okcore
 from okcore import KRRBoostRegressor, load, save
-from okcore import krr_boosting as krr_boosting_module
 from okcore.exceptions import DataError, InvalidParameterError, PersistenceError
-from okcore.kernel_ensemble import KernelEnsemble
-from okcore.krr import InputKernel, SparseKRRLearner, select_info_gain
-from okcore.sun_yao import stage_coefficient
+from okcore.kernel_models import krr_boosting as krr_boosting_module
+from okcore.kernel_models.kernel_ensemble import KernelEnsemble
+from okcore.kernel_models.krr import InputKernel, SparseKRRLearner, select_info_gain
+from okcore.kernel_models.sun_yao import stage_coefficient
 
 GAMMA = 2.0
 LAMBDA = 0.05

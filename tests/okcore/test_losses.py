@@ -8,7 +8,6 @@ import pytest
 from okdata import make_regression
 
 from okcore import OKBoostRegressor
-from okcore._builder import TreeArrays
 from okcore.losses import (
     AbsoluteFeatureLoss,
     HuberFeatureLoss,
@@ -17,6 +16,7 @@ from okcore.losses import (
     inverted_cdf_quantile,
     make_loss,
 )
+from okcore.trees.builder import TreeArrays
 
 
 def test_squared_feature_loss():

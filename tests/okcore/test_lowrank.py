@@ -21,9 +21,9 @@ from okcore import (
     graph,
     load,
     save,
-    space,
 )
-from okcore.space import estimate_factor_seconds
+from okcore.outputs import space
+from okcore.outputs.space import estimate_factor_seconds
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from okcore import preimage
+from okcore.outputs import preimage
 
 
 @pytest.fixture

@@ -424,7 +424,7 @@ def test_the_low_rank_factor_does_not_depend_on_earlier_lanczos_runs() -> None:
     worker) and on any call."""
     from scipy.sparse.linalg import eigsh
 
-    from okcore.space import factorize_gram
+    from okcore.outputs.space import factorize_gram
 
     A = np.random.default_rng(0).standard_normal((300, 300))
     K = A @ A.T

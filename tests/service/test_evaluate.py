@@ -14,7 +14,7 @@ from svc_data import SMALL, TestClient, make_settings, vector_data
 
 import okcore
 from okcore import metrics
-from okcore.graph import diffusion_gram
+from okcore.outputs.graph import diffusion_gram
 from service.app import create_app
 
 # the README's network-completion walk-through: two communities of 4 vertices, a bridge 3-7

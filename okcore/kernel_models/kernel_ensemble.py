@@ -1,5 +1,5 @@
 """Flat arrays of a fitted ensemble of kernel models (boosted sparse KRR, Sun & Yao 2006) and
-the predictions computed from them: the counterpart of :class:`okcore.ensemble.TreeEnsemble`
+the predictions computed from them: the counterpart of :class:`okcore.trees.ensemble.TreeEnsemble`
 for the prediction API of :class:`okcore.base.OKEstimator`.
 
 F(x) = F_0 + sum_j c_j sum_{b in D_j} k(x, x_b) alpha_{j,b}, in the factor coordinates of the
@@ -17,9 +17,9 @@ from functools import cached_property
 
 import numpy as np
 
-from ._validation import dense_float64
+from .._validation import dense_float64
+from ..outputs.space import RANK_TOLERANCE
 from .krr import ROW_BLOCK, InputKernel
-from .space import RANK_TOLERANCE
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ._builder import build_tree
-from .base import TREE_CONSTRAINTS, FitContext, FitProgress, FittedModel, OKEstimator
+from ..base import TREE_CONSTRAINTS, FitContext, FitProgress, FittedModel, OKEstimator
+from ..outputs.space import RANK_TOLERANCE
+from .builder import build_tree
 from .ensemble import TreeEnsemble, tree_leaves
-from .space import RANK_TOLERANCE
 
 
 class OK3Regressor(OKEstimator):

@@ -2,7 +2,7 @@
 
 A kernel is a small object with ``gram(Y, Y2)``, ``diag(Y)`` and ``to_dict()``. The diffusion
 kernel lives on the vertices of a graph given by its edges; its "outputs" are the training
-vertices themselves, so it is factorised directly in :mod:`okcore.space`.
+vertices themselves, so it is factorised directly in :mod:`okcore.outputs.space`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from .exceptions import KernelError
+from ..exceptions import KernelError
 
 #: Accepted rbf widths: every gamma = 1 / (2 sigma^2) they give is a normal float64 (sigma =
 #: 1e-300 would make gamma infinite, sigma = 1e300 make it 0). The outputs can be rescaled

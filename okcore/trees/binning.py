@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from ._shipping import nbytes_with_arrays
-from ._splitter import FEATURE_THRESHOLD
+from .._shipping import nbytes_with_arrays
+from .splitter import FEATURE_THRESHOLD
 
 #: Largest number of bins per feature: codes fit in a uint8.
 MAX_BINS = 255

@@ -9,7 +9,7 @@ from scipy import linalg, sparse
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh, expm_multiply
 
-from .exceptions import DataError, KernelError
+from ..exceptions import DataError, KernelError
 
 #: Seed of the Lanczos start vector and of the diagonal probes: factors are deterministic.
 LANCZOS_SEED = 0

@@ -1,10 +1,10 @@
 """Histogram split search for OK3 trees on binned inputs (math note s. 2, "Histograms").
 
 A node's histogram holds, for every bin of every feature (the flat bin axis of
-:class:`~okcore.binning.BinnedInputs`), the count of the node's rows in the bin and the sum
+:class:`~okcore.trees.binning.BinnedInputs`), the count of the node's rows in the bin and the sum
 of their (sketched) residual rows. The best cut of a feature is a scan over its bins, the
 gain of a cut being the exact search's ||S_L||^2 n / (n_L n_R) with S_L centred at the node
-mean (see :mod:`okcore._splitter`); the larger child's histogram is the parent's minus the
+mean (see :mod:`okcore.trees.splitter`); the larger child's histogram is the parent's minus the
 smaller child's (LightGBM, scikit-learn HGB). Costs, for a node of n rows, p features,
 k residual columns and B bins in all: O(n p k) to build a dense histogram (O(nnz k + B k)
 for CSR inputs), O(B k) to scan or subtract it — instead of O(p n r) for the exact search.
@@ -350,7 +350,7 @@ def partition_sparse(
     samples, start, end, codes, indptr, indices, zero_code, feature, last_bin, buffer
 ):  # pragma: no cover - jit
     """Stable partition of samples[start:end] on CSR codes: rows whose bin of ``feature`` is
-    <= last_bin first (dense codes use :func:`okcore._splitter.partition`). Returns the number
+    <= last_bin first (dense codes use :func:`okcore.trees.splitter.partition`). Returns the number
     of left rows. O(n log nnz_row)."""
     n_left = 0
     n_right = 0

@@ -26,8 +26,8 @@ from joblib import Parallel, delayed
 from numba import njit
 from scipy import sparse
 
-from ._builder import TreeArrays
 from ._sparse import csr_find
+from .builder import TreeArrays
 
 #: Queries handled together by the W^F kernels (the (N, block) work array stays in cache).
 #: Measured on a quiet machine, M = 500, N = 4000, per 1000 queries on one thread: blocks of

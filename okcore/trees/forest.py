@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed
 
-from ._builder import HistogramPool, TreeParams, build_tree
-from ._splitter import presort
-from ._validation import Interval, Options
-from .base import TREE_CONSTRAINTS, FitContext, FitProgress, FittedModel, OKEstimator
+from .._validation import Interval, Options
+from ..base import TREE_CONSTRAINTS, FitContext, FitProgress, FittedModel, OKEstimator
+from ..outputs.space import RANK_TOLERANCE
 from .binning import BinnedInputs
+from .builder import HistogramPool, TreeParams, build_tree
 from .ensemble import TreeEnsemble, tree_leaves
-from .space import RANK_TOLERANCE
+from .splitter import presort
 
 
 def _fit_one_tree(
@@ -65,7 +65,7 @@ class OK3ForestRegressor(OKEstimator):
     bootstrap : bool
         Fit each tree on a bootstrap sample (bagging, random forests) or on all rows.
     splitter, max_splits, max_features, leaf_order, min_samples_leaf, max_depth, max_bins :
-        Growth of each tree, see :class:`~okcore.tree.OK3Regressor` (fully grown by default).
+        Growth of each tree, see :class:`~okcore.trees.tree.OK3Regressor` (fully grown by default).
     factor_rank, factor_tol : int or None, float
         Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
         eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).

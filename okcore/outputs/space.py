@@ -24,9 +24,9 @@ import numpy as np
 from scipy import linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
+from .._validation import check_matrix
+from ..exceptions import DataError, KernelError
 from . import graph
-from ._validation import check_matrix
-from .exceptions import DataError, KernelError
 from .kernels import DiffusionKernel, Kernel, LinearKernel, PrecomputedKernel, make_kernel
 
 #: Relative tolerance for asymmetry and for negative eigenvalues of a user Gram matrix.
@@ -76,7 +76,7 @@ class OutputSpace:
         (1.0 for the exact factor up to ``tol`` and for phi = Y; trace from ``diag``).
     diag_exact : bool
         False when ``diag`` is an estimate (the low-rank diffusion kernel, see
-        :func:`okcore.graph.diffusion_diagonal`), True when computed exactly.
+        :func:`okcore.outputs.graph.diffusion_diagonal`), True when computed exactly.
     landmarks : ndarray of shape (m, n_outputs) or None
         Nystrom spaces: the landmark outputs; phi(y) = k(y, landmarks) @ feature_map.
     feature_map : ndarray of shape (m, rank) or None
@@ -210,9 +210,9 @@ class OutputSpace:
         Exact (dense eigh of L, O(N^3), exact ``diag``, then truncated to ``rank``) when N <=
         AUTO_RANK_MIN_SAMPLES or 4 rank >= N. Otherwise (N above the threshold, rank None ->
         AUTO_RANK, or rank < N / 4) low rank without N x N work: the rank smallest
-        eigenpairs of the sparse L by Lanczos (:func:`okcore.graph.smallest_eigenpairs`,
+        eigenpairs of the sparse L by Lanczos (:func:`okcore.outputs.graph.smallest_eigenpairs`,
         disconnected graphs handled exactly), and ``diag`` = the kept part exactly plus a
-        stochastic estimate of the rest (:func:`okcore.graph.diffusion_diagonal`),
+        stochastic estimate of the rest (:func:`okcore.outputs.graph.diffusion_diagonal`),
         ``diag_exact=False``. Memory O(N rank + edges).
         """
         kernel.check_vertices(n_vertices)

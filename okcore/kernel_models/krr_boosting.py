@@ -3,9 +3,9 @@ Kernel Models for Regression", ICDM 2006): the second family of base learner of 
 
 The stage loop :func:`krr_boost` is a plain function on the factor Phi of the output Gram
 matrix (math note s. 2): F_0 the mean of the phi_i, then per stage a sparse KRR
-(:class:`okcore.krr.SparseKRRLearner`) fitted to the residual rows phi_i - F(x_i), added
+(:class:`okcore.kernel_models.krr.SparseKRRLearner`) fitted to the residual rows phi_i - F(x_i), added
 with Sun & Yao's coefficient, CG refinement and optional re-weighting
-(:mod:`okcore.sun_yao`), or with Friedman's plain shrinkage nu. In the output-kernel
+(:mod:`okcore.kernel_models.sun_yao`), or with Friedman's plain shrinkage nu. In the output-kernel
 setting each stage is a kernel dependency estimation (KDE) step on the residuals, so
 "boosted KDE" is this estimator with a non-linear output kernel. O(M (N D (p + r) + n D^2))
 for M stages of D basis vectors on subsets of n rows; never N x N.
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import (
+from .._validation import (
     Interval,
     Options,
     PositiveFloats,
@@ -29,7 +29,7 @@ from ._validation import (
     check_is_fitted,
     dense_float64,
 )
-from .base import (
+from ..base import (
     EvalData,
     FitContext,
     FitProgress,
@@ -39,11 +39,11 @@ from .base import (
     embed_eval_set,
     hold_out_rows,
 )
-from .exceptions import DataError
+from ..exceptions import DataError
+from ..losses import SquaredFeatureLoss
+from ..outputs.space import RANK_TOLERANCE
 from .kernel_ensemble import KernelEnsemble
 from .krr import BASIS_SELECTIONS, INPUT_KERNELS, KRRStage, SparseKRRLearner, make_input_kernel
-from .losses import SquaredFeatureLoss
-from .space import RANK_TOLERANCE
 from .sun_yao import Reweighting, refine_stage, stage_coefficient
 
 REGULARIZATIONS = ("sun-yao", "shrinkage")
@@ -204,7 +204,7 @@ class KRRBoostRegressor(OKEstimator):
         ``subset_size``.
     basis_selection : {"info-gain", "random"}
         "info-gain": greedy forward selection by an information-gain criterion
-        (:func:`okcore.krr.select_info_gain`, O(n D (D + r)) per stage); "random": a uniform
+        (:func:`okcore.kernel_models.krr.select_info_gain`, O(n D (D + r)) per stage); "random": a uniform
         draw from the subset.
     input_kernel : {"rbf", "linear", "precomputed"}
         The kernel on inputs. "precomputed": X is the (N, N) input Gram matrix at fit and the
@@ -222,7 +222,7 @@ class KRRBoostRegressor(OKEstimator):
     regularization : {"sun-yao", "shrinkage"}
         How a stage joins: "sun-yao" (default), the coefficient minimising the penalised
         objective 1/2 sum ||phi_i - F(x_i)||^2 + mu/2 ||F - F_0||_H^2 (eq. 12, 19-20, see
-        :mod:`okcore.sun_yao`), then ``cg_iter`` CG steps on the stage's alphas (eq. 21);
+        :mod:`okcore.kernel_models.sun_yao`), then ``cg_iter`` CG steps on the stage's alphas (eq. 21);
         "shrinkage": F += ``learning_rate`` x the stage (Friedman).
     mu : float or None
         The ensemble penalty (eq. 12) on the same, summed scale as ``alpha``; None = alpha.
@@ -241,7 +241,7 @@ class KRRBoostRegressor(OKEstimator):
     random_state : None, int or Generator
 
     Fitted attributes: those of every estimator (``output_space_``, ``ensemble_`` a
-    :class:`~okcore.kernel_ensemble.KernelEnsemble`, ``train_loss_`` and ``validation_loss_``
+    :class:`~okcore.kernel_models.kernel_ensemble.KernelEnsemble`, ``train_loss_`` and ``validation_loss_``
     per stage, ...) and ``objective_`` (M,), the penalised objective after each stage.
     Memory: a stage holds k(training rows, basis), N x D floats (refused above 2 GiB).
     Inputs are used dense (a sparse X is densified). No ``feature_importances_``.

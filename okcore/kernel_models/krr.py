@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from scipy import linalg
 
-from .exceptions import DataError
+from ..exceptions import DataError
 
 INPUT_KERNELS = ("rbf", "linear", "precomputed")
 BASIS_SELECTIONS = ("info-gain", "random")

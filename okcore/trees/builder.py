@@ -17,7 +17,8 @@ import numpy as np
 from ._histogram import best_split as best_split_histogram
 from ._histogram import best_split_random as best_split_random_binned
 from ._histogram import build_dense, build_sparse, gather_rows, partition_sparse
-from ._splitter import (
+from .binning import BinnedInputs
+from .splitter import (
     best_split_exact,
     best_split_random,
     node_statistics,
@@ -25,7 +26,6 @@ from ._splitter import (
     presort,
     project,
 )
-from .binning import BinnedInputs
 
 #: A node whose N*var is below this fraction of the root's is treated as constant (a leaf).
 CONSTANT_NODE_TOLERANCE = 1e-12
@@ -505,7 +505,7 @@ def build_tree(
     shared across trees. Cost: O(p n log n) presort (unless given) + O(max_features n r) per
     searched node (r -> k with a sketch) + O(p n) per split for the partition.
 
-    Histogram search (``binned`` from :func:`okcore.binning.bin_inputs` on all N rows; XT
+    Histogram search (``binned`` from :func:`okcore.trees.binning.bin_inputs` on all N rows; XT
     unused): the tree is fitted on ``rows`` (indices into the N rows, repeats allowed for a
     bootstrap; default all) and R holds all N rows. Cost: O(n p k) histogram builds for the
     root and each split's smaller child, O(B k) per scan and subtraction, O(n) partitions.
