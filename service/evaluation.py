@@ -20,7 +20,7 @@ from okcore import metrics
 from service.errors import InvalidRequest
 from service.evaluate_schemas import EvaluateRequest, TestEdges
 from service.ids import VertexIds
-from service.inference import check_dense, check_features, sparse_top_k
+from service.inference import check_dense, check_features, check_model_outputs, sparse_top_k
 from service.store import LoadedModel
 
 
@@ -110,25 +110,12 @@ def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[st
         "known_scores": req.known_scores,
     }
     truth: dict[str, Any] | None = None
+    check_model_outputs(
+        m, n_train, ("outputs", req.outputs), ("gram_cross", req.gram_cross), "gram_diag"
+    )
     if req.outputs is not None:
-        if m.outputs is None:
-            raise InvalidRequest(
-                f"model '{m.model_id}' was trained without output vectors (its kernel is "
-                f"{m.record['kernel']['type']}): give the true outputs as gram_cross and "
-                "gram_diag (their kernel against the training outputs)"
-            )
-        if req.outputs.shape[1] != m.outputs.shape[1]:
-            raise InvalidRequest(
-                f"outputs have {req.outputs.shape[1]} columns but the model's outputs have "
-                f"{m.outputs.shape[1]}"
-            )
         truth = {"Y": req.outputs}
     elif req.gram_cross is not None:
-        if req.gram_cross.shape[1] != n_train:
-            raise InvalidRequest(
-                f"gram_cross has {req.gram_cross.shape[1]} columns but the model has "
-                f"{n_train} training outputs"
-            )
         truth = {"gram_cross": req.gram_cross, "gram_diag": req.gram_diag}
     if truth is not None:
         out["err_phi"] = metrics.err_phi(est, X, **truth)

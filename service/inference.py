@@ -84,6 +84,36 @@ def _check_ids(ids: np.ndarray | None, n_rows: int) -> None:
         raise InvalidRequest(f"ids has {ids.shape[0]} entries but inputs has {n_rows} rows")
 
 
+def check_model_outputs(
+    m: LoadedModel,
+    n_train: int,
+    vectors: tuple[str, np.ndarray | None],
+    gram: tuple[str, np.ndarray | None],
+    diag_name: str,
+) -> None:
+    """Outputs a request sends, as (name, array) pairs: as vectors they need a model trained on
+    output vectors, with as many columns; as their kernel against the model's N training
+    outputs (with its diagonal ``diag_name``), N columns. A 422 saying which form to send
+    otherwise."""
+    (vectors_name, Y), (gram_name, G) = vectors, gram
+    if Y is not None:
+        if m.outputs is None:
+            raise InvalidRequest(
+                f"model '{m.model_id}' was trained without output vectors (its kernel is "
+                f"{m.record['kernel']['type']}): send {gram_name} and {diag_name} (the kernel "
+                f"against the training outputs) instead of {vectors_name}"
+            )
+        if Y.shape[1] != m.outputs.shape[1]:
+            raise InvalidRequest(
+                f"{vectors_name} have {Y.shape[1]} columns but the model's outputs have "
+                f"{m.outputs.shape[1]}"
+            )
+    elif G is not None and G.shape[1] != n_train:
+        raise InvalidRequest(
+            f"{gram_name} has {G.shape[1]} columns but the model has {n_train} training outputs"
+        )
+
+
 def check_dense(rows: int, cols: int, limit: int, what: str, instead: str) -> None:
     """422 before computing a dense (rows, cols) answer larger than ``limit`` values."""
     if rows * cols > limit:
@@ -121,26 +151,14 @@ def predict(
     index_space = "training"
     pool: np.ndarray | None = m.outputs  # what indices refer to, when known
     kwargs: dict[str, Any] = {}
+    check_model_outputs(
+        m, n_train, ("candidates", req.candidates), ("candidate_gram", req.candidate_gram),
+        "candidate_diag",
+    )  # fmt: skip
     if req.candidates is not None:
-        if m.outputs is None:
-            raise InvalidRequest(
-                f"model '{m.model_id}' has no output vectors (its kernel is "
-                f"{m.record['kernel']['type']}); send candidate_gram and candidate_diag instead "
-                "of candidates"
-            )
-        if req.candidates.shape[1] != m.outputs.shape[1]:
-            raise InvalidRequest(
-                f"candidates have {req.candidates.shape[1]} columns but the model's outputs "
-                f"have {m.outputs.shape[1]}"
-            )
         kwargs["candidates"] = req.candidates
         pool, index_space = req.candidates, "candidates"
     elif req.candidate_gram is not None:
-        if req.candidate_gram.shape[1] != n_train:
-            raise InvalidRequest(
-                f"candidate_gram has {req.candidate_gram.shape[1]} columns but the model has "
-                f"{n_train} training outputs"
-            )
         kwargs["candidate_gram"] = req.candidate_gram
         kwargs["candidate_diag"] = req.candidate_diag
         pool, index_space = None, "candidates"
