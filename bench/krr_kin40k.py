@@ -253,7 +253,7 @@ def one_run(
     hyper: dict[str, Any] | None,
     scales: dict[str, float],
 ) -> tuple[dict[str, Any], dict[str, dict[str, float]]]:
-    """Run k: its split, its GP fit when ``hyper`` is None, every method's result."""  # fmt: skip
+    """Run k: its split, its GP fit when ``hyper`` is None, every method's result."""
     split = make_split(X_all, y_all, n_test, args.seed + k, args.gp_rows)
     if hyper is None:
         hyper = fit_gp(split, args.seed + k)
