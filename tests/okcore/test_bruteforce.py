@@ -23,8 +23,13 @@ def nvar(K, S):
 
 
 def best_split(X, K, S, min_leaf=1):
-    """Every feature, every midpoint: the split of largest N*var reduction (first on ties)."""
-    best = None
+    """Every feature, every midpoint: the split of largest N*var reduction (first on ties).
+
+    The gain depends only on the partition of S, so a cut on another feature that puts the
+    same rows on the two sides is an exact tie that rounding may decide either way: the
+    sixth item lists them as (feature, threshold, mirrored), mirrored when its left side is
+    the best cut's right side."""
+    best, cuts = None, []
     for f in range(X.shape[1]):
         values = np.unique(X[S, f])
         for a, b in zip(values[:-1], values[1:], strict=True):
@@ -34,10 +39,18 @@ def best_split(X, K, S, min_leaf=1):
             left, right = S[X[S, f] <= thr], S[X[S, f] > thr]
             if len(left) < min_leaf or len(right) < min_leaf:
                 continue
+            cuts.append((f, thr, left))
             gain = nvar(K, S) - nvar(K, left) - nvar(K, right)
             if best is None or gain > best[0]:
                 best = (gain, f, thr, left, right)
-    return best if best is not None and best[0] > 0 else None
+    if best is None or best[0] <= 0:
+        return None
+    same = [
+        (f, thr, set(left.tolist()) == set(best[4].tolist()))
+        for f, thr, left in cuts
+        if f != best[1] and set(left.tolist()) in (set(best[3].tolist()), set(best[4].tolist()))
+    ]
+    return (*best, same)
 
 
 def grow_tree(X, K, J, leaf_order, min_leaf=1):
@@ -68,8 +81,10 @@ def grow_tree(X, K, J, leaf_order, min_leaf=1):
         if split is None:  # the leaf of highest variance cannot be split: the next one
             leaves.remove(node)
             continue
-        _, f, thr, left, right = split
-        nodes[node].update(feature=f, threshold=thr, children=(len(nodes), len(nodes) + 1))
+        _, f, thr, left, right, same = split
+        nodes[node].update(
+            feature=f, threshold=thr, children=(len(nodes), len(nodes) + 1), same_partition=same
+        )
         nodes += [
             {"S": left, "feature": -1, "threshold": 0.0, "children": None},
             {"S": right, "feature": -1, "threshold": 0.0, "children": None},
@@ -143,6 +158,19 @@ def assert_preimages(index, scores):
 
 
 def assert_same_tree(ours, arrays_feature, arrays_threshold):
+    """Same splits node by node. Where okcore cut on another feature that puts exactly the
+    same training rows on each side (an exact tie, see best_split), the brute-force tree
+    takes okcore's cut, so that the weights compared afterwards route queries alike."""
+    for node, feature, threshold in zip(ours, arrays_feature, arrays_threshold, strict=False):
+        if node["feature"] == feature or node["feature"] < 0:
+            continue
+        for f, thr, mirrored in node.get("same_partition", []):
+            if f == feature and abs(thr - threshold) <= 1e-12:
+                node.update(feature=f, threshold=thr)
+                if mirrored:
+                    a, b = node["children"]
+                    ours[a], ours[b] = ours[b], ours[a]
+                break
     features = [node["feature"] for node in ours]
     thresholds = [node["threshold"] for node in ours]
     assert list(arrays_feature) == features
