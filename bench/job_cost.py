@@ -1,4 +1,4 @@
-"""Calibrate and check the training-job cost model of service/budget.py against real fits.
+"""Calibrate and check the training-job cost model of service/training/budget.py against real fits.
 
 Each case fits an okcore estimator in a fresh process (after a tiny warm-up fit, so numba's
 compilation is not counted, as in the service's warm training processes) and measures
@@ -97,7 +97,7 @@ def child(case: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
 
     import okcore
-    from service.training import ESTIMATORS
+    from service.training.fit import ESTIMATORS
 
     params = _params(case)
     cls = ESTIMATORS[case["model"]]
@@ -144,7 +144,7 @@ def child(case: dict[str, Any]) -> dict[str, Any]:
 def estimate(case: dict[str, Any], data_bytes: int) -> dict[str, Any]:
     import numpy as np
 
-    from service.budget import estimate_job
+    from service.training.budget import estimate_job
 
     n, p = case["n"], case["p"]
     kind = case["kernel"]
@@ -171,7 +171,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return {}
-    from service import budget
+    from service.training import budget
 
     names = args.case or (list(QUICK) if args.quick else list(CASES))
     rows = []

@@ -12,14 +12,14 @@ from fastapi.responses import FileResponse, JSONResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
-from service import examples
-from service.archive import export_model, import_model
 from service.deps import ServicesDep
 from service.errors import InvalidRequest, UnsupportedMediaType, error_body
-from service.routes._docs import responses
 from service.routes.models import ModelId, model_view
-from service.schemas import ErrorResponse, ModelInfo
-from service.store import ModelStore
+from service.routes.openapi import responses
+from service.schemas import examples
+from service.schemas.api import ErrorResponse, ModelInfo
+from service.store.archives import export_model, import_model
+from service.store.model_store import ModelStore
 
 router = APIRouter(tags=["models"])
 

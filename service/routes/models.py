@@ -8,12 +8,13 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from service import examples, pages
 from service.deps import ServicesDep
 from service.errors import ServiceError
-from service.routes._docs import responses
-from service.schemas import ModelInfo, ModelList
-from service.store import ModelStore
+from service.routes.openapi import responses
+from service.schemas import examples
+from service.schemas.api import ModelInfo, ModelList
+from service.store import pagination
+from service.store.model_store import ModelStore
 
 router = APIRouter(tags=["models"])
 
@@ -24,13 +25,15 @@ ModelId = Annotated[
 
 Limit = Annotated[
     int,
-    Query(ge=1, le=pages.MAX_LIMIT, description="Items per page (oldest first).", examples=[50]),
+    Query(
+        ge=1, le=pagination.MAX_LIMIT, description="Items per page (oldest first).", examples=[50]
+    ),
 ]
 Cursor = Annotated[
     str | None,
     Query(
         max_length=200,
-        pattern=pages.CURSOR_PATTERN,
+        pattern=pagination.CURSOR_PATTERN,
         description="`next_cursor` of the previous page; none for the first.",
         examples=[examples.FIELD_EXAMPLES["next_cursor"]],
     ),
@@ -64,7 +67,7 @@ def model_view(
 def _page(
     store: ModelStore, limit: int, cursor: str | None
 ) -> tuple[list[dict[str, Any]], str | None]:
-    keys, next_cursor = pages.select(store.list_keys(), limit, cursor)
+    keys, next_cursor = pagination.select(store.list_keys(), limit, cursor)
     records = []
     for _, model_id in keys:
         try:
@@ -84,7 +87,7 @@ def _page(
 )
 async def list_models(
     svc: ServicesDep,
-    limit: Limit = pages.DEFAULT_LIMIT,
+    limit: Limit = pagination.DEFAULT_LIMIT,
     cursor: Cursor = None,
     curves: Curves = False,
     importances: Importances = False,

@@ -13,16 +13,16 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 import okcore
-from service import examples
-from service.bodies import read_body
-from service.budget import check_disk, check_limits
 from service.deps import ServicesDep
 from service.errors import NotReady, ServiceError
-from service.routes._docs import request_body, responses
+from service.http.bodies import read_body
 from service.routes.models import model_view
-from service.schemas import TRAIN_EXAMPLE, TrainAccepted, TrainRequest
-from service.store import new_id
-from service.training import plan_training, run_training
+from service.routes.openapi import request_body, responses
+from service.schemas import examples
+from service.schemas.api import TRAIN_EXAMPLE, TrainAccepted, TrainRequest
+from service.store.ids import new_id
+from service.training.budget import check_disk, check_limits
+from service.training.fit import plan_training, run_training
 
 router = APIRouter(tags=["training"])
 

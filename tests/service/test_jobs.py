@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 
 import okcore
-import service.jobs as jobs_module
+import service.jobs.manager as jobs_module
 from service.errors import Busy, NotFound
-from service.jobs import RESTART_REASON, JobManager
-from service.progress import CURVE_POINTS, PhasePlan, Progress
-from service.store import ModelStore, new_id
+from service.jobs.manager import RESTART_REASON, JobManager
+from service.jobs.progress import CURVE_POINTS, PhasePlan, Progress
+from service.store.ids import new_id
+from service.store.model_store import ModelStore
 
 
 class Tree:

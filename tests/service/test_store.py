@@ -15,7 +15,8 @@ from svc_data import SMALL, Graph, TestClient, diffusion_request, make_settings
 import okcore
 from service.app import create_app
 from service.errors import NotFound, NotReady, StoreCorrupted
-from service.store import STALE_TEMPORARY, ModelStore, new_id, valid_id
+from service.store.ids import new_id, valid_id
+from service.store.model_store import STALE_TEMPORARY, ModelStore
 
 
 def _fitted(g: Graph) -> Any:

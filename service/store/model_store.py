@@ -10,7 +10,7 @@ Layout under ``root`` (``models/`` by default)::
         outputs.npy    training outputs, when the kernel is on output vectors
         ids.json       the training vertices' ids (a JSON list of strings), when given
         record.json    the record as it was when the model was written
-    jobs/<job>.json    training job records (see service.jobs)
+    jobs/<job>.json    training job records (see service.jobs.records)
 
 A model folder is written under a temporary name in the same directory and
 ``os.replace``-d into place, so a crash never leaves a half-written model
@@ -29,12 +29,10 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import shutil
 import tempfile
 import threading
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,9 +45,9 @@ import scipy.sparse as sp
 
 import okcore
 from service.errors import NotFound, NotReady, StorageFull, StoreCorrupted
-from service.ids import VertexIds, as_id_array
+from service.store.ids import new_id, valid_id
+from service.vertex_ids import VertexIds, as_id_array
 
-ID_RE = re.compile(r"^[0-9a-f]{32}$")
 _TMP_PREFIX = ".tmp-"
 STALE_TEMPORARY = 3600.0
 """Seconds since its last change after which a temporary file or folder is a leftover."""
@@ -58,15 +56,6 @@ IDS_FILE = "ids.json"
 
 class IdTaken(Exception):
     """A model id is already used in this store (see :meth:`ModelStore.adopt`)."""
-
-
-def new_id() -> str:
-    """A fresh server-generated id (uuid4, 32 lowercase hex digits)."""
-    return uuid.uuid4().hex
-
-
-def valid_id(value: str) -> bool:
-    return bool(ID_RE.fullmatch(value))
 
 
 @contextmanager

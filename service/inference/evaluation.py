@@ -18,10 +18,10 @@ import numpy as np
 
 from okcore import metrics
 from service.errors import InvalidRequest
-from service.evaluate_schemas import EvaluateRequest, TestEdges
-from service.ids import VertexIds
-from service.inference import check_dense, check_features, check_model_outputs, sparse_top_k
-from service.store import LoadedModel
+from service.inference.predict import check_dense, check_features, check_model_outputs, sparse_top_k
+from service.schemas.evaluate import EvaluateRequest, TestEdges
+from service.store.model_store import LoadedModel
+from service.vertex_ids import VertexIds
 
 
 def _rows(

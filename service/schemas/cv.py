@@ -1,5 +1,5 @@
 """The cross-validation of POST /train: its request part (``cv``) and what the model record
-keeps of it (GET /models/{id} ``cv``). The work itself is :mod:`service.cv`."""
+keeps of it (GET /models/{id} ``cv``). The work itself is :mod:`service.training.cv`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from service import examples as ex
+from service.schemas import examples as ex
 
 Score = Literal["err_phi", "err_y", "r2", "auc", "auc_known"]
 """okcore.model_selection's scores (its VECTOR_SCORES, GRAM_SCORES and GRAPH_SCORES)."""

@@ -6,15 +6,15 @@ between new and known vertices either predicted on both sides or observed on
 the known side, <F(x), phi(y_i)>; thresholding or top-k gives edges.
 
 What depends only on the model is computed once per loaded model (see
-:class:`service.store.LoadedModel`): F(x_i) of the N training vertices in factor
+:class:`service.store.model_store.LoadedModel`): F(x_i) of the N training vertices in factor
 form, and the training factor phi(y_i). Scores against the N training vertices are
 then F(x) @ F(x_i).T (or phi), computed a block of query rows at a time, so asking
 for the edges of one new vertex costs O(N r) and no Q x N matrix is ever held whole
 unless the client asks for it (``return_kernel`` against the training vertices,
 ``weights = "dense"``), which is bounded by ``max_dense_values``.
 
-Answers are dicts of ndarrays and :class:`service.answers.Triples` (edges, sparse
-weights), encoded as JSON, ``.npy`` or ``.npz`` by :mod:`service.answers`. When the model
+Answers are dicts of ndarrays and :class:`service.http.encoding.Triples` (edges, sparse
+weights), encoded as JSON, ``.npy`` or ``.npz`` by :mod:`service.http.encoding`. When the model
 has vertex ids or the request names its new vertices (``ids``), edges and pre-images are
 also answered by id (``*_ids`` fields, aligned with the row-index fields).
 """
@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from service.answers import Triples
 from service.errors import InvalidRequest
-from service.schemas import KernelRequest, PredictRequest
-from service.store import LoadedModel
+from service.http.encoding import Triples
+from service.schemas.api import KernelRequest, PredictRequest
+from service.store.model_store import LoadedModel
 
 BLOCK_ROWS = 256
 """Query rows scored at once against the training vertices."""

@@ -22,11 +22,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from service.arrays import CSR_MEMBERS, parse_binary, parse_shape
 from service.errors import InvalidRequest, UnsupportedMediaType
-from service.guards import is_json_media
-from service.ids import is_text_part, text_part
-from service.jsontext import loads
+from service.http.arrays import CSR_MEMBERS, parse_binary, parse_shape
+from service.http.guards import is_json_media
+from service.http.jsontext import loads
+from service.vertex_ids import is_text_part, text_part
 
 M = TypeVar("M", bound=BaseModel)
 INLINE_BYTES = 32 * 1024

@@ -77,7 +77,7 @@ def responses(
     if ok_model is not None:
         ok["model"] = ok_model
     out[ok_status] = ok
-    from service.schemas import ErrorResponse
+    from service.schemas.api import ErrorResponse
 
     for status in errors:
         code, message, description = ERROR_EXAMPLES[status]

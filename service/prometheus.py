@@ -39,8 +39,8 @@ from prometheus_client.registry import Collector
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.jobs import JobManager
-from service.store import ModelStore
+from service.jobs.manager import JobManager
+from service.store.model_store import ModelStore
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})

@@ -7,8 +7,8 @@ to the scheduler as one Dask task keyed ``okboost-train-<job id>``. The task is
 replica that submitted it may die), and published under its key, so any replica can find it.
 
 Progress goes through the shared job record files, as for local jobs, not through Dask:
-the task writes the record on the worker with service.jobs.JobRecords (each state and
-phase at once, the trees at most once a second, the ETA of service.progress), and every
+the task writes the record on the worker with service.jobs.records.JobRecords (each state and
+phase at once, the trees at most once a second, the ETA of service.jobs.progress), and every
 replica answers GET /jobs from it. Why files and not a Dask Variable, Queue or Pub/Sub: the
 worker must see the store anyway to write the model; a record on disk outlives the replica
 that submitted the job and the scheduler itself; a Pub/Sub message is lost when nobody
@@ -40,10 +40,10 @@ from distributed import Client, Future, fire_and_forget, get_worker
 from distributed.scheduler import KilledWorker
 
 from service.errors import ServiceError
-from service.jobs import ACTIVE, Job, JobRecords
-from service.progress import PhasePlan, Progress
-from service.store import ModelStore
-from service.worker import TrainTask
+from service.jobs.progress import PhasePlan, Progress
+from service.jobs.records import ACTIVE, Job, JobRecords
+from service.jobs.task import TrainTask
+from service.store.model_store import ModelStore
 
 TASK_PREFIX = "okboost-train-"
 CONNECT_TIMEOUT = "30s"
@@ -217,7 +217,7 @@ class ClusterJobs:
 
 def run_on_worker(task: TrainTask, root: str, job_id: str, plan: PhasePlan | None) -> str:
     """The Dask task of a job: run ``task`` on this worker, writing the job's record in the
-    shared store as a local job's runner does (service.jobs). Returns the task's outcome;
+    shared store as a local job's runner does (service.jobs.manager). Returns the task's outcome;
     re-raises its failure after recording it."""
     store_root = Path(root)
     if not (store_root / "jobs" / f"{job_id}.json").is_file():

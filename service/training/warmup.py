@@ -1,4 +1,4 @@
-"""Imported once by the training fork server (see service.jobs): load okcore and its
+"""Imported once by the training fork server (see service.jobs.process): load okcore and its
 compiled numba kernels there, so that every training process forked from it starts warm
 instead of loading the kernels from the on-disk cache again (~0.7 s a job)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import okcore
-import service.training  # noqa: F401 - what the children unpickle their task from
+import service.training.fit  # noqa: F401 - what the children unpickle their task from
 
 
 def _warm_up() -> None:

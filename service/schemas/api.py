@@ -21,12 +21,12 @@ from pydantic import (
     model_validator,
 )
 
-from service import examples as ex
-from service.arrays import as_edge_array, as_float_array, as_input_matrix
-from service.cv_schemas import CVResult, CVSpec
-from service.examples import FIELD_EXAMPLES
-from service.ids import VertexIds, as_id_array, as_id_edges, is_id_edges
-from service.params import EVAL_SET_MODELS, ModelName, Params, params_by_model
+from service.http.arrays import as_edge_array, as_float_array, as_input_matrix
+from service.schemas import examples as ex
+from service.schemas.cv import CVResult, CVSpec
+from service.schemas.examples import FIELD_EXAMPLES
+from service.schemas.params import EVAL_SET_MODELS, ModelName, Params, params_by_model
+from service.vertex_ids import VertexIds, as_id_array, as_id_edges, is_id_edges
 
 _NUM = {"type": "number"}
 _MATRIX_SCHEMA = {"type": "array", "items": {"type": "array", "items": _NUM}}

@@ -8,7 +8,7 @@ estimate ``phase_eta``) and then every tree ("trees"). The ETA adds up what is l
   less than half the time spent (a phase running past two thirds of its estimate is taken
   as two thirds done: okcore's flop model of the factorisation ran 2-14x low on a loaded
   machine, and an ETA stuck at the trees' time would say nothing), plus the estimates of
-  the phases still to come (service.budget's job estimate: the set-up after the factor,
+  the phases still to come (service.training.budget's job estimate: the set-up after the factor,
   then M x the time of one tree);
 - in the trees phase: the trees left times the time of one tree, taken as the estimated
   time weighted as PRIOR_TREES trees together with the measured ones, each measured tree
@@ -43,7 +43,7 @@ CURVE_POINTS = 200
 
 @dataclass(frozen=True)
 class PhasePlan:
-    """Estimated seconds of each phase (service.budget.JobEstimate)."""
+    """Estimated seconds of each phase (service.training.budget.JobEstimate)."""
 
     factor: float
     setup: float  # binning (or the exact search's presort), after the factor

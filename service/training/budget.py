@@ -44,7 +44,7 @@ from okcore.boosting import resolve_search
 from okcore.outputs.space import estimate_factor_cost
 from service.config import Settings
 from service.errors import StorageFull, WorkTooLarge
-from service.progress import PhasePlan
+from service.jobs.progress import PhasePlan
 
 BASE_BYTES = 250e6
 """Resident memory of a training process before it touches the data (Python, numpy,

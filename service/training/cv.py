@@ -21,11 +21,11 @@ import numpy as np
 
 import okcore
 from okcore import model_selection
-from service.budget import JobEstimate, array_bytes, estimate_cv, estimate_job
-from service.cv_schemas import CVSpec
 from service.errors import InvalidRequest
-from service.schemas import DiffusionKernelSpec, TrainRequest
-from service.worker import Reporter
+from service.jobs.task import Reporter
+from service.schemas.api import DiffusionKernelSpec, TrainRequest
+from service.schemas.cv import CVSpec
+from service.training.budget import JobEstimate, array_bytes, estimate_cv, estimate_job
 
 MAX_CV_FITS = 1000
 """Most CV fits (candidates x folds) one job may run."""

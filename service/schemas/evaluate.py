@@ -1,4 +1,4 @@
-"""Request and response of POST /evaluate (the work is :mod:`service.evaluation`)."""
+"""Request and response of POST /evaluate (the work is :mod:`service.inference.evaluation`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from service import examples as ex
-from service.schemas import Edges, Ids, Inputs, Matrix, Outputs, Vector, documented
+from service.schemas import examples as ex
+from service.schemas.api import Edges, Ids, Inputs, Matrix, Outputs, Vector, documented
 
 EVALUATE_EXAMPLE = ex.EVALUATE
 

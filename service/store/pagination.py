@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from service.errors import InvalidRequest
-from service.store import valid_id
+from service.store.ids import valid_id
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000

@@ -11,11 +11,9 @@ import numpy as np
 
 import okcore
 from okcore.outputs.space import check_gram
-from service.budget import JobEstimate, array_bytes, estimate_job
-from service.cv import CVPlan, CVProgress, plan_cv, run_cv
 from service.errors import InvalidRequest
-from service.jobs import Reporter
-from service.schemas import (
+from service.jobs.task import Reporter
+from service.schemas.api import (
     DiffusionKernelSpec,
     LinearKernelSpec,
     PolynomialKernelSpec,
@@ -23,7 +21,9 @@ from service.schemas import (
     RBFKernelSpec,
     TrainRequest,
 )
-from service.store import write_model
+from service.store.model_store import write_model
+from service.training.budget import JobEstimate, array_bytes, estimate_job
+from service.training.cv import CVPlan, CVProgress, plan_cv, run_cv
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The training process: where a job's task runs under process isolation (service.jobs).
+"""The training process: where a job's task runs under process isolation (service.jobs.manager).
 
 The child runs the task, reports progress, "saving" and the outcome through a pipe, and
 stops after the current tree when its ``stop`` event is set. Its memory is bounded: the
@@ -14,28 +14,13 @@ import multiprocessing
 import os
 import resource
 import sys
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from service.errors import ServiceError
+from service.jobs.task import TrainTask
 
-
-class Reporter(Protocol):
-    """What a training task reports to: okcore's fit callback plus a 'saving' notice."""
-
-    def __call__(self, progress: Any, /) -> bool:
-        """Called after each tree with a FitProgress; returns True to stop."""
-        ...
-
-    def saving(self) -> None:
-        """Called once before the model is written (it is no longer killed on cancel)."""
-        ...
-
-
-TrainTask = Callable[[Reporter], str]
-"""Runs the fit; returns "done" or "cancelled"; raises on failure. With process isolation
-it must be picklable (a module-level function or a functools.partial of one)."""
 ADDRESS_SLACK = 512 * 1024 * 1024
 """Address space a training process may reserve beyond its memory budget (bytes)."""
 
@@ -47,17 +32,18 @@ class JobOutOfMemory(ServiceError):
     code = "job_memory_exceeded"
 
 
-def process_context() -> Any:
+def process_context(preload: Sequence[str] = ()) -> Any:
     """forkserver where available: children fork from a clean, single-threaded server that
-    has already imported okcore (and warmed its numba kernels), so a job starts in
-    milliseconds and no lock of the service's threads is inherited.
+    has already imported the ``preload`` modules (the app gives service.training.warmup:
+    okcore with its numba kernels warm, and what tasks are unpickled from), so a job starts
+    in milliseconds and no lock of the service's threads is inherited.
 
-    A child re-runs the main module's top level (multiprocessing's rule): ``service.cli``
-    is preloaded so that this costs nothing under ``okboost serve``; a script that builds
-    the app itself needs the usual ``if __name__ == "__main__":`` guard."""
+    A child re-runs the main module's top level (multiprocessing's rule): the app also
+    preloads ``service.cli`` so that this costs nothing under ``okboost serve``; a script
+    that builds the app itself needs the usual ``if __name__ == "__main__":`` guard."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["service._preload", "service.cli"])
+        ctx.set_forkserver_preload(list(preload))
         return ctx
     return multiprocessing.get_context("spawn")
 

@@ -42,7 +42,8 @@ from typing import IO, Any
 import okcore
 from service import __version__
 from service.errors import InvalidRequest, NotFound, ServiceError, TooLarge
-from service.store import IdTaken, ModelStore, read_model_folder, valid_id
+from service.store.ids import valid_id
+from service.store.model_store import IdTaken, ModelStore, read_model_folder
 
 ROOT = "okboost-model"
 MANIFEST = "export.json"

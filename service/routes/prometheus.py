@@ -8,8 +8,8 @@ from starlette.concurrency import run_in_threadpool
 
 from service.deps import ServicesDep
 from service.errors import error_body
-from service.metrics import CONTENT_TYPE
-from service.routes._docs import ERROR_EXAMPLES
+from service.prometheus import CONTENT_TYPE
+from service.routes.openapi import ERROR_EXAMPLES
 
 router = APIRouter(tags=["health"])
 

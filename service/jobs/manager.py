@@ -1,29 +1,24 @@
-"""Training jobs off the event loop: a bounded worker pool, states, progress, records.
+"""The local side of training jobs: a bounded worker pool over the store's job records.
 
-A job goes ``queued -> running -> done | failed | cancelled`` (``queued ->
-cancelled`` too). Each of the ``max_workers`` worker threads runs its job in a
-child process (``isolation="process"``, the service's default; see service.worker):
-okcore's numba kernels release the GIL, but scipy's eigendecomposition of the output
-Gram matrix does not, and in a thread it would stall the event loop, and every
-prediction, for as long as it takes (tens of seconds at N = 2000). The child reports
-progress through a pipe and stops after the current tree when asked; a child that does
-not stop within ``CANCEL_GRACE`` seconds is killed (the model folder is renamed into
-place only at the very end, so nothing half-written is ever visible); a child that
-allocates past the job's memory budget fails the job. ``isolation="thread"`` runs tasks
-in the worker thread itself (no memory budget there).
+Each of the ``max_workers`` worker threads runs its job in a child process
+(``isolation="process"``, the service's default; see service.jobs.process): okcore's
+numba kernels release the GIL, but scipy's eigendecomposition of the output Gram matrix
+does not, and in a thread it would stall the event loop, and every prediction, for as
+long as it takes (tens of seconds at N = 2000). The child reports progress through a pipe
+and stops after the current tree when asked; a child that does not stop within
+``CANCEL_GRACE`` seconds is killed (a model becomes ready only at the very end, so
+nothing half-written is ever visible); a child that allocates past the job's memory
+budget fails the job. ``isolation="thread"`` runs tasks in the worker thread itself (no
+memory budget there). Given a Dask scheduler's address, jobs run on that cluster instead
+(service.jobs.cluster).
 
-Its record is a small JSON file ``<model_dir>/jobs/<id>.json`` (loss curves downsampled
-to at most service.progress.CURVE_POINTS points: a few KB at any number of trees),
-written on every state or phase change and at most once a second while trees grow. What
-the API reports is the last record written, so a record on disk never lags what a client
-was told. On start-up, records left ``queued`` or ``running`` by a previous process are
-marked ``failed`` ("interrupted by server restart"); finished models are never touched.
-
-Several replicas may serve one model store (docs/DEPLOY.md): a job's record names its
-runner, so a replica starting up fails only the jobs of its own dead predecessor, and any
-replica answers for any job from its record. A cancel for a job that another replica (or
-the Dask cluster, service.cluster) runs is an empty ``<id>.stop`` file beside the record,
-which the runner checks after every tree.
+The records (service.jobs.records) are what the API reports. On start-up, records left
+``queued`` or ``running`` by a previous process are marked ``failed`` ("interrupted by
+server restart"); finished models are never touched. Several replicas may serve one
+model store (docs/DEPLOY.md): a job's record names its runner, so a replica starting up
+fails only the jobs of its own dead predecessor, and any replica answers for any job from
+its record; a job another replica (or the cluster) runs is cancelled through its stop
+file.
 """
 
 from __future__ import annotations
@@ -34,150 +29,32 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
-from service import pages
-from service.errors import Busy, NotFound, ServiceError
-from service.progress import PhasePlan, Progress
-from service.store import ModelStore, new_id, valid_id, write_json_atomic
-from service.worker import Reporter, TrainTask, child_main, process_context
+from service.errors import Busy, NotFound
+from service.jobs.process import child_main, process_context
+from service.jobs.progress import PhasePlan, Progress
+from service.jobs.records import ACTIVE, Job, JobRecords
+from service.jobs.task import TrainTask
+from service.store import pagination
+from service.store.ids import new_id, valid_id
+from service.store.model_store import ModelStore
 
 if TYPE_CHECKING:
-    from service.cluster import ClusterJobs
+    from service.jobs.cluster import ClusterJobs
 
 log = logging.getLogger("okboost.jobs")
 
-__all__ = ["Job", "JobManager", "Reporter", "TrainTask"]
+__all__ = ["JobManager"]
 
 Isolation = Literal["process", "thread"]
 CANCEL_GRACE = 5.0  # seconds a training process gets to stop by itself before it is killed
-ACTIVE = ("queued", "running")
 RESTART_REASON = "interrupted by server restart"
 SHUTDOWN_REASON = "interrupted by server shutdown"
-PERSIST_EVERY = 1.0  # seconds between progress writes while trees grow
-
-
-@dataclass
-class Job:
-    """One training job: its state, its live progress, and its last written record."""
-
-    job_id: str
-    model_id: str
-    progress: Progress
-    state: str = "queued"
-    created: float = field(default_factory=time.time)
-    started: float | None = None
-    finished: float | None = None
-    error: str | None = None
-    record: dict[str, Any] = field(default_factory=dict)  # as last written to disk
-    live: bool = True  # False for a job read back from its record (no full curves)
-    # who runs it: {"kind": "local", "host", "pid"} (a replica's pool) or {"kind": "dask",
-    # "key", ...} (service.cluster); attempt: starts so far (a cluster reruns a task whose
-    # worker died)
-    runner: dict[str, Any] | None = None
-    attempt: int = 0
-    exception: BaseException | None = field(default=None, repr=False)
-    cancel_event: threading.Event = field(default_factory=threading.Event, repr=False)
-    finished_event: threading.Event = field(default_factory=threading.Event, repr=False)
-
-    @property
-    def done(self) -> int:
-        """Trees done, as last written (and reported)."""
-        return int(self.record.get("done", 0))
-
-    def snapshot(self, now: float) -> dict[str, Any]:
-        """The record to write now: state, times, progress, downsampled curves, the ETA."""
-        eta = self.progress.eta(now, self.started) if self.state == "running" else None
-        return {
-            "job_id": self.job_id,
-            "model_id": self.model_id,
-            "state": self.state,
-            "created": self.created,
-            "started": self.started,
-            "finished": self.finished,
-            "error": self.error,
-            "updated": now,
-            "eta": 0.0 if self.state == "done" else eta,
-            "runner": self.runner,
-            "attempt": self.attempt,
-            **self.progress.record(),
-        }
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> Job:
-        total = max(int(record.get("total", 1)), 1)
-        job = cls(
-            job_id=record["job_id"],
-            model_id=record["model_id"],
-            progress=Progress(total=total, done=int(record.get("done", 0))),
-            state=record["state"],
-            created=float(record.get("created", 0.0)),
-            started=record.get("started"),
-            finished=record.get("finished"),
-            error=record.get("error"),
-            record=dict(record),
-            live=False,
-            runner=record.get("runner"),
-            attempt=int(record.get("attempt", 0)),
-        )
-        job.record.setdefault("curve_step", 1)  # records written before curves were sampled
-        if job.state not in ACTIVE:
-            job.finished_event.set()
-        return job
-
-    def info(self, curves: bool = False) -> dict[str, Any]:
-        """The public view of the last written record, with the elapsed time and the ETA as
-        of now (from the live progress of a job of this server; else counted down since the
-        record was written); the loss curves only when asked for."""
-        now = time.time()
-        rec = self.record
-        eta = rec.get("eta")
-        if self.state == "running" and self.live:
-            eta = self.progress.eta(now, self.started)
-        elif self.state == "running" and eta is not None:
-            eta = max(eta - (now - float(rec.get("updated", now))), 0.0)
-        if self.started is None:
-            elapsed = 0.0
-        else:
-            elapsed = (self.finished or now) - self.started
-        done, total = int(rec.get("done", 0)), max(int(rec.get("total", 1)), 1)
-        info: dict[str, Any] = {
-            "job_id": self.job_id,
-            "model_id": self.model_id,
-            "state": self.state,
-            "phase": rec.get("phase"),
-            "progress": {"done": done, "total": total, "fraction": done / total},
-            "created": self.created,
-            "started": self.started,
-            "finished": self.finished,
-            "elapsed": elapsed,
-            "eta": eta,
-            "last_train_loss": rec.get("last_train_loss"),
-            "last_validation_loss": rec.get("last_validation_loss"),
-            "error": self.error,
-        }
-        if curves:
-            if self.live:
-                info.update(self.progress.curves(done))
-            else:
-                info.update(
-                    train_loss=rec.get("train_loss") or [],
-                    validation_loss=rec.get("validation_loss"),
-                    curve_step=int(rec.get("curve_step", 1)),
-                )
-        return info
-
-
-def failure_reason(exc: BaseException) -> str:
-    """What a failed job's record says: the message of a user error (bad data, a service
-    limit), else the exception's type and message."""
-    if isinstance(exc, ValueError | ServiceError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
 
 
 def local_runner() -> dict[str, Any]:
@@ -195,102 +72,17 @@ def _process_gone(pid: int) -> bool:
     return False
 
 
-class JobRecords:
-    """The job records of a model store and the stop requests beside them: what every
-    replica over the store reads, and what runs a job writes, in this process or on a Dask
-    worker (service.cluster). ``<store>/jobs/<id>.json`` is the record; an empty
-    ``<id>.stop`` asks whoever runs the job to stop after its current tree."""
-
-    def __init__(self, store: ModelStore) -> None:
-        self.store = store
-        self.dir = store.root / "jobs"
-        self.dir.mkdir(parents=True, exist_ok=True)
-
-    def path(self, job_id: str) -> Path:
-        if not valid_id(job_id):
-            raise NotFound(f"unknown job '{job_id[:64]}': job ids are 32 hex digits")
-        return self.dir / f"{job_id}.json"
-
-    def persist(self, job: Job) -> None:
-        record = job.snapshot(time.time())
-        write_json_atomic(self.path(job.job_id), record)
-        job.record = record
-
-    def read_job(self, job_id: str) -> Job:
-        """The job as its record says (404 when there is none)."""
-        try:
-            return Job.from_record(json.loads(self.path(job_id).read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            raise NotFound(f"unknown job '{job_id}'") from None
-
-    def request_stop(self, job_id: str) -> None:
-        self._stop_path(job_id).touch()
-
-    def stop_requested(self, job_id: str) -> bool:
-        return self._stop_path(job_id).exists()
-
-    def clear_stop(self, job_id: str) -> None:
-        self._stop_path(job_id).unlink(missing_ok=True)
-
-    def _stop_path(self, job_id: str) -> Path:
-        return self.path(job_id).with_suffix(".stop")
-
-    def mark_model(self, model_id: str, status: str, error: str | None) -> None:
-        try:
-            record = self.store.read_record(model_id)
-        except ServiceError:
-            return  # deleted meanwhile
-        if record.get("status") == "training":
-            self.store.update_record(model_id, status=status, error=error)
-
-    def finish(self, job: Job, state: str, error: str | None) -> None:
-        job.state, job.error, job.finished = state, error, time.time()
-        try:
-            self.persist(job)
-        except ServiceError as exc:  # e.g. a full disk: the state is still answered
-            log.error("job %s: its final record cannot be written: %s", job.job_id, exc)
-            job.record = job.snapshot(time.time())
-        if state != "done":
-            self.mark_model(job.model_id, state, error)
-        self.clear_stop(job.job_id)
-        job.finished_event.set()
-
-    def fail(self, job: Job, exc: BaseException) -> None:
-        """Finish ``job`` as failed by ``exc`` (logged unless it is the user's error)."""
-        reason = failure_reason(exc)
-        if not isinstance(exc, ValueError | ServiceError):
-            log.error("training job %s failed: %s", job.job_id, reason)
-        self.finish(job, "failed", reason)
-
-    def settle(self, job: Job, outcome: str) -> None:
-        """Finish ``job`` by its task's outcome: "done" (a model deleted while it trained
-        is removed), else cancelled."""
-        if outcome == "done":
-            self.finish(job, "done", None)
-            if not self.store.record_path(job.model_id).exists():
-                self.store.delete_files(job.model_id)  # model deleted while it trained
-        else:
-            self.finish(job, "cancelled", "cancelled by request")
-
-    def report(self, job: Job, p: Any, last_write: list[float]) -> None:
-        """Take one FitProgress: a new phase is written at once, trees at most every
-        PERSIST_EVERY seconds."""
-        new_phase = job.progress.report(p, time.time())
-        if new_phase or time.monotonic() - last_write[0] >= PERSIST_EVERY:
-            last_write[0] = time.monotonic()
-            self.persist(job)
-
-
 def cluster_jobs(address: str, records: JobRecords) -> ClusterJobs:
     """Jobs on the Dask cluster at ``address`` (imported here: dask is an optional extra)."""
-    from service.cluster import ClusterJobs
+    from service.jobs.cluster import ClusterJobs
 
     return ClusterJobs(address, records)
 
 
 class JobManager(JobRecords):
     """Runs training tasks on ``max_workers`` threads (or, given a Dask scheduler's
-    address, on that cluster: service.cluster) and keeps their records."""
+    address, on that cluster: service.jobs.cluster) and keeps their records. ``preload``:
+    the modules the training processes' fork server imports once (service.jobs.process)."""
 
     def __init__(
         self,
@@ -300,11 +92,12 @@ class JobManager(JobRecords):
         isolation: Isolation = "thread",
         memory_budget: int | None = None,
         dask_scheduler: str | None = None,
+        preload: Sequence[str] = (),
     ) -> None:
         super().__init__(store)
         self.isolation = isolation
         self.memory_budget = memory_budget
-        self._ctx = process_context() if isolation == "process" else None
+        self._ctx = process_context(preload) if isolation == "process" else None
         self.max_queued = max_queued
         self._jobs: dict[str, Job] = {}
         self._created: dict[str, float] = {}  # every job on record: creation times never change
@@ -324,7 +117,7 @@ class JobManager(JobRecords):
         """Mark jobs left active by a previous process as failed; return their ids.
 
         Only jobs that process ran itself: a job on a Dask cluster goes on without it
-        (service.cluster), and one run by another live replica over the same store (its
+        (service.jobs.cluster), and one run by another live replica over the same store (its
         process is alive on this host, or it runs on another host) is left to it."""
         interrupted = []
         for path in sorted(self.dir.glob("*.json")):
@@ -389,7 +182,7 @@ class JobManager(JobRecords):
 
     def get(self, job_id: str) -> Job:
         """A job of this process's pool as it runs, any other as its record says (an active
-        one on the cluster checked with the scheduler first: service.cluster)."""
+        one on the cluster checked with the scheduler first: service.jobs.cluster)."""
         path = self.path(job_id)
         with self._lock:
             job = self._jobs.get(job_id)
@@ -408,7 +201,7 @@ class JobManager(JobRecords):
         return jobs
 
     def page(self, limit: int | None, cursor: str | None) -> tuple[list[Job], str | None]:
-        """Jobs oldest first, ``limit`` of them after ``cursor`` (service.pages); only the
+        """Jobs oldest first, ``limit`` of them after ``cursor`` (service.store.pagination); only the
         records of the page are read (creation times are kept once read)."""
         on_disk = {p.stem for p in self.dir.glob("*.json") if valid_id(p.stem)}
         for job_id in on_disk - set(self._created):
@@ -418,7 +211,7 @@ class JobManager(JobRecords):
                 continue
         with self._lock:
             keys = [(c, i) for i, c in self._created.items() if i in on_disk or i in self._jobs]
-        keys, next_cursor = pages.select(keys, limit or len(keys), cursor)
+        keys, next_cursor = pagination.select(keys, limit or len(keys), cursor)
         jobs = []
         for _, job_id in keys:
             try:
