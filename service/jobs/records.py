@@ -194,12 +194,12 @@ class JobRecords:
         return self.path(job_id).with_suffix(".stop")
 
     def mark_model(self, model_id: str, status: str, error: str | None) -> None:
+        """Give a model still "training" the job's final status (not one deleted meanwhile)."""
         try:
-            record = self.store.read_record(model_id)
+            if self.store.read_record(model_id).get("status") == "training":
+                self.store.update_record(model_id, status=status, error=error)
         except ServiceError:
             return  # deleted meanwhile
-        if record.get("status") == "training":
-            self.store.update_record(model_id, status=status, error=error)
 
     def finish(self, job: Job, state: str, error: str | None) -> None:
         job.state, job.error, job.finished = state, error, time.time()
@@ -222,11 +222,9 @@ class JobRecords:
 
     def settle(self, job: Job, outcome: str) -> None:
         """Finish ``job`` by its task's outcome: "done" (a model deleted while it trained
-        is removed), else cancelled."""
+        was not written: service.store.model_store.write_model), else cancelled."""
         if outcome == "done":
             self.finish(job, "done", None)
-            if not self.store.record_path(job.model_id).exists():
-                self.store.delete_files(job.model_id)  # model deleted while it trained
         else:
             self.finish(job, "cancelled", "cancelled by request")
 

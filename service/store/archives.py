@@ -30,6 +30,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
 import tarfile
@@ -92,6 +93,20 @@ def export_model(store: ModelStore, model_id: str, dest: Path) -> None:
         _write_archive(store.model_path(model_id), model_id, dest)
     except FileNotFoundError:
         raise NotFound(f"model '{model_id}' was deleted while it was exported") from None
+
+
+def export_to_file(store: ModelStore, model_id: str) -> Path:
+    """The archive of ``model_id`` in a new temporary file of the store's folder (the
+    caller removes it once sent)."""
+    fd, name = tempfile.mkstemp(prefix=".tmp-export-", suffix=".tar.gz", dir=store.root)
+    os.close(fd)
+    path = Path(name)
+    try:
+        export_model(store, model_id, path)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path
 
 
 def _write_archive(folder: Path, model_id: str, dest: Path) -> None:
@@ -336,3 +351,9 @@ def import_model(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return store.read_record(model_id)
+
+
+def import_file(store: ModelStore, upload: Path, *, rename: bool, max_bytes: int) -> dict[str, Any]:
+    """:func:`import_model` of the archive in the file ``upload``."""
+    with upload.open("rb") as fh:
+        return import_model(store, fh, rename=rename, max_bytes=max_bytes)

@@ -2,20 +2,27 @@
 
 Layout under ``root`` (``models/`` by default)::
 
-    <id>.json          record: name, created, status, params, kernel, N, p, curves ...
-    <id>/              the model, present only once complete:
+    <id>/              one folder per model, made when its training is queued
+        record.json    the model's record: name, created, status, params, kernel, N, p,
+                       curves ... (the only one: "training", then "ready", "failed" or
+                       "cancelled")
         estimator/     okcore.save() output (JSON manifest + .npz, no pickle)
         inputs.npy     training inputs (needed for new-known edge scores), or
         inputs.npz     sparse (CSR) training inputs, scipy.sparse.save_npz (no pickle)
         outputs.npy    training outputs, when the kernel is on output vectors
         ids.json       the training vertices' ids (a JSON list of strings), when given
-        record.json    the record as it was when the model was written
     jobs/<job>.json    training job records (see service.jobs.records)
 
-A model folder is written under a temporary name in the same directory and
-``os.replace``-d into place, so a crash never leaves a half-written model
-visible. Ids are server-generated 32-hex-digit strings and are checked
-against a regex before any path is built from them.
+A record is always replaced whole (written to a temporary file, then ``os.replace``-d).
+A trained model's files are written in a temporary folder beside the model's, moved into
+it, and only then is its record replaced by the one that says "ready": that replace is
+the moment the model exists, so a crash never leaves a half-written model visible (its
+files are never read while the record says otherwise). Ids are server-generated
+32-hex-digit strings and are checked against a regex before any path is built from them.
+
+Stores written before the record moved into the model's folder kept it beside the folder
+(``<id>.json``) and, once trained, a copy inside; :meth:`ModelStore.migrate_records` turns
+them into this layout when a store is opened.
 
 Several service replicas and Dask workers may share one store (docs/DEPLOY.md): a cached
 model is served only while its folder on disk is the one that was loaded (one stat per
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -45,6 +53,7 @@ import scipy.sparse as sp
 
 import okcore
 from service.errors import NotFound, NotReady, StorageFull, StoreCorrupted
+from service.store import pagination
 from service.store.ids import new_id, valid_id
 from service.vertex_ids import VertexIds, as_id_array
 
@@ -52,6 +61,9 @@ _TMP_PREFIX = ".tmp-"
 STALE_TEMPORARY = 3600.0
 """Seconds since its last change after which a temporary file or folder is a leftover."""
 IDS_FILE = "ids.json"
+RECORD_FILE = "record.json"
+
+log = logging.getLogger("okboost.store")
 
 
 class IdTaken(Exception):
@@ -96,43 +108,63 @@ def write_model(
     record: dict[str, Any],
     ids: np.ndarray | None = None,
 ) -> None:
-    """Write ``root/<model_id>/`` atomically (temp dir + rename), then the record beside it.
+    """Write the model ``model_id`` of the store at ``root``: its files, then ``record``
+    (the model is ready once the record says so). A model deleted meanwhile (its folder
+    is gone) is not written.
 
     A plain function (no store object) so that a training process can call it.
     """
     if not valid_id(model_id):
         raise NotFound(f"unknown model '{model_id[:64]}'")
-    with disk_full_is_507(f"model {model_id}"):
-        _write_model_folder(root, model_id, estimator, inputs, outputs, record, ids)
-    write_json_atomic(root / f"{model_id}.json", record)
-
-
-def _write_model_folder(
-    root: Path,
-    model_id: str,
-    estimator: Any,
-    inputs: Any,
-    outputs: np.ndarray | None,
-    record: dict[str, Any],
-    ids: np.ndarray | None,
-) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{model_id}-", dir=root))
     try:
-        okcore.save(estimator, tmp / "estimator")
-        if sp.issparse(inputs):  # CSR arrays in an .npz (scipy's format, no pickle)
-            sp.save_npz(tmp / "inputs.npz", sp.csr_matrix(inputs), compressed=False)
-        else:
-            np.save(tmp / "inputs.npy", np.ascontiguousarray(inputs), allow_pickle=False)
-        if outputs is not None:
-            np.save(tmp / "outputs.npy", np.ascontiguousarray(outputs), allow_pickle=False)
-        if ids is not None:
-            with (tmp / IDS_FILE).open("w", encoding="utf-8") as fh:
-                json.dump(ids.tolist(), fh, ensure_ascii=False)
-        write_json_atomic(tmp / "record.json", record)
-        os.replace(tmp, root / model_id)
-    except BaseException:
+        with disk_full_is_507(f"model {model_id}"):
+            _write_model_files(tmp, estimator, inputs, outputs, ids)
+            write_json_atomic(tmp / RECORD_FILE, record)
+            _publish(tmp, root / model_id)
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+
+def _write_model_files(
+    folder: Path, estimator: Any, inputs: Any, outputs: np.ndarray | None, ids: np.ndarray | None
+) -> None:
+    okcore.save(estimator, folder / "estimator")
+    if sp.issparse(inputs):  # CSR arrays in an .npz (scipy's format, no pickle)
+        sp.save_npz(folder / "inputs.npz", sp.csr_matrix(inputs), compressed=False)
+    else:
+        np.save(folder / "inputs.npy", np.ascontiguousarray(inputs), allow_pickle=False)
+    if outputs is not None:
+        np.save(folder / "outputs.npy", np.ascontiguousarray(outputs), allow_pickle=False)
+    if ids is not None:
+        with (folder / IDS_FILE).open("w", encoding="utf-8") as fh:
+            json.dump(ids.tolist(), fh, ensure_ascii=False)
+
+
+def _publish(tmp: Path, folder: Path) -> None:
+    """Move the files written in ``tmp`` into the model's ``folder``, then its record (one
+    ``os.replace``: the commit). Nothing happens once the folder is gone (the model was
+    deleted while it trained): a rename into it fails, and the rest stays in ``tmp``."""
+    try:
+        for entry in sorted(tmp.iterdir()):
+            if entry.name == RECORD_FILE:
+                continue
+            target = folder / entry.name
+            if target.exists():  # left by an interrupted write: never read (not ready)
+                _remove(target)
+            os.rename(entry, target)
+        os.replace(tmp / RECORD_FILE, folder / RECORD_FILE)
+    except FileNotFoundError:
+        if folder.exists():
+            raise
+        # deleted meanwhile: whatever was moved went with the folder
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
 
 
 def _stale(path: Path) -> bool:
@@ -227,6 +259,7 @@ class ModelStore:
         self._created: dict[str, float] = {}  # creation times of records once read (fixed)
         self._stamps: dict[str, tuple[int, int] | None] = {}  # folder (inode, mtime) when loaded
         self._clean_temporaries()
+        self.migrate_records()
 
     # ------------------------------------------------------------ paths
     def _check(self, model_id: str) -> str:
@@ -235,14 +268,15 @@ class ModelStore:
         return model_id
 
     def record_path(self, model_id: str) -> Path:
-        return self.root / f"{self._check(model_id)}.json"
+        return self.model_path(model_id) / RECORD_FILE
 
     def model_path(self, model_id: str) -> Path:
         return self.root / self._check(model_id)
 
     def _clean_temporaries(self) -> None:
         """Remove leftovers of writes interrupted by a crash (STALE_TEMPORARY old)."""
-        for path in self.root.glob(_TMP_PREFIX + "*"):
+        inside_models = self.root.glob(f"*/{_TMP_PREFIX}*")  # records being replaced
+        for path in [*self.root.glob(_TMP_PREFIX + "*"), *inside_models]:
             if not _stale(path):
                 continue  # perhaps another replica's or worker's write in progress
             if path.is_dir():
@@ -250,9 +284,50 @@ class ModelStore:
             else:
                 path.unlink(missing_ok=True)
 
+    def migrate_records(self) -> list[str]:
+        """Move the records of the old layout into their model's folder; the ids moved.
+
+        The old layout kept the record beside the folder (``<id>.json``) and, once the
+        model was written, a copy inside (``<id>/record.json``). The one beside was the live
+        one, except while it still said "training" beside a complete folder (a crash
+        between the two writes): then the copy inside was the model's. A record that says
+        "ready" without a folder is the leftover of a deletion: it is removed. Safe to run
+        from several replicas at once (each step is atomic and idempotent)."""
+        moved = []
+        for old in sorted(self.root.glob("*.json")):
+            model_id = old.stem
+            if not valid_id(model_id):
+                continue
+            try:
+                with old.open(encoding="utf-8") as fh:
+                    record = json.load(fh)
+            except FileNotFoundError:
+                continue  # moved meanwhile by another replica
+            except (OSError, ValueError) as exc:
+                log.warning("old-layout model record %s cannot be read, left as is: %s", old, exc)
+                continue
+            folder = self.model_path(model_id)
+            inside = folder / RECORD_FILE
+            if record.get("status") == "ready" and not folder.is_dir():
+                pass  # deleted, but the record was left: the model is gone
+            elif not (record.get("status") == "training" and inside.exists()):
+                folder.mkdir(exist_ok=True)
+                write_json_atomic(inside, record)
+            old.unlink(missing_ok=True)
+            moved.append(model_id)
+        return moved
+
     # ------------------------------------------------------------ records
     def create_record(self, record: dict[str, Any]) -> None:
-        write_json_atomic(self.record_path(record["model_id"]), record)
+        """Make the model's folder with its first record (status "training")."""
+        folder = self.model_path(record["model_id"])
+        with disk_full_is_507(f"the record of model {record['model_id']}"):
+            folder.mkdir()
+        try:
+            write_json_atomic(folder / RECORD_FILE, record)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
 
     def read_record(self, model_id: str) -> dict[str, Any]:
         path = self.record_path(model_id)
@@ -263,28 +338,24 @@ class ModelStore:
             raise NotFound(f"unknown model '{model_id}'") from None
         except (OSError, ValueError) as exc:
             raise StoreCorrupted(f"record of model '{model_id}' cannot be read: {exc}") from exc
-        if record.get("status") == "training" and self.model_path(model_id).is_dir():
-            # Crash between renaming the model into place and updating the record:
-            # the folder is complete (it was renamed whole), so the model is ready.
-            record = self._read_final_record(model_id)
-        return record
-
-    def _read_final_record(self, model_id: str) -> dict[str, Any]:
-        with (self.model_path(model_id) / "record.json").open(encoding="utf-8") as fh:
-            record: dict[str, Any] = json.load(fh)
         return record
 
     def update_record(self, model_id: str, **changes: Any) -> dict[str, Any]:
         with self._lock:
             record = self.read_record(model_id)
             record.update(changes)
-            write_json_atomic(self.record_path(model_id), record)
+            try:
+                write_json_atomic(self.record_path(model_id), record)
+            except FileNotFoundError:
+                raise NotFound(f"unknown model '{model_id}' (deleted meanwhile)") from None
         return record
 
     def list_keys(self) -> list[tuple[float, str]]:
         """(created, id) of every stored model. A record is read once for its creation
         time, which never changes, so listing a page reads only that page's records."""
-        on_disk = {p.stem for p in self.root.glob("*.json") if valid_id(p.stem)}
+        on_disk = {
+            p.parent.name for p in self.root.glob(f"*/{RECORD_FILE}") if valid_id(p.parent.name)
+        }
         for model_id in on_disk - set(self._created):
             try:
                 self._created[model_id] = float(self.read_record(model_id).get("created", 0.0))
@@ -293,13 +364,23 @@ class ModelStore:
         return [(c, i) for i, c in self._created.items() if i in on_disk]
 
     def list_records(self) -> list[dict[str, Any]]:
+        records, _ = self.page(None, None)
+        return records
+
+    def page(
+        self, limit: int | None, cursor: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """Records oldest first, ``limit`` of them after ``cursor`` (service.store.pagination),
+        and the next page's cursor; a record deleted or unreadable meanwhile is left out."""
+        keys = self.list_keys()
+        keys, next_cursor = pagination.select(keys, limit or len(keys), cursor)
         records = []
-        for _, model_id in sorted(self.list_keys()):
+        for _, model_id in keys:
             try:
                 records.append(self.read_record(model_id))
             except (NotFound, StoreCorrupted):
                 continue
-        return records
+        return records, next_cursor
 
     def check_writable(self) -> str | None:
         """Why the store cannot take a new model now (not a writable directory, or a probe
@@ -325,7 +406,7 @@ class ModelStore:
         record: dict[str, Any],
         ids: np.ndarray | None = None,
     ) -> None:
-        """Write the model folder atomically, then mark the record ready."""
+        """Write the model's files, then its ``record`` (saying "ready"): see write_model."""
         write_model(self.root, self._check(model_id), estimator, inputs, outputs, record, ids)
 
     def _folder_stamp(self, model_id: str) -> tuple[int, int] | None:
@@ -395,18 +476,22 @@ class ModelStore:
     def adopt(self, folder: Path, record: dict[str, Any], *, model_id: str, rename: bool) -> str:
         """Move a complete model ``folder`` (written under ``root`` with the temporary
         prefix) into place as ``model_id``, or under a new id when that one is taken and
-        ``rename``; the folder's ``record.json`` and the record beside it get the final id.
-        Raises :class:`IdTaken` when the id is taken and not ``rename``. Returns the id."""
+        ``rename``; its record (``record`` with the final id) is written into it first, so
+        the model appears whole with one rename. Raises :class:`IdTaken` when the id is
+        taken and not ``rename``. Returns the id."""
         self._check(model_id)
         with self._lock:
-            if self.record_path(model_id).exists() or self.model_path(model_id).exists():
+            if self.model_path(model_id).exists():
                 if not rename:
                     raise IdTaken(model_id)
                 model_id = new_id()
-            record = dict(record, model_id=model_id)
-            write_json_atomic(folder / "record.json", record)
-            os.rename(folder, self.model_path(model_id))
-            write_json_atomic(self.record_path(model_id), record)
+            write_json_atomic(folder / RECORD_FILE, dict(record, model_id=model_id))
+            try:
+                os.rename(folder, self.model_path(model_id))
+            except OSError as exc:  # taken meanwhile through another replica
+                if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
+                raise IdTaken(model_id) from exc
         return model_id
 
     def cached_ids(self) -> list[str]:
@@ -414,7 +499,7 @@ class ModelStore:
             return list(self._cache)
 
     def delete_files(self, model_id: str) -> None:
-        """Remove a model folder (renamed out of sight first) and drop it from the cache."""
+        """Remove a model's folder (renamed out of sight first) and drop it from the cache."""
         folder = self.model_path(model_id)
         with self._lock:
             self._cache.pop(model_id, None)
@@ -424,10 +509,7 @@ class ModelStore:
             shutil.rmtree(trash, ignore_errors=True)
 
     def delete(self, model_id: str) -> None:
-        """Remove a model and its record (the folder is first renamed out of sight)."""
-        record_path = self.record_path(model_id)
-        folder = self.model_path(model_id)
-        if not record_path.exists() and not folder.exists():
+        """Remove a model with its record (the folder is first renamed out of sight)."""
+        if not self.model_path(model_id).exists():
             raise NotFound(f"unknown model '{model_id}'")
         self.delete_files(model_id)
-        record_path.unlink(missing_ok=True)
