@@ -97,10 +97,9 @@ def child(case: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
 
     import okcore
-    from service.training.fit import ESTIMATORS
 
     params = _params(case)
-    cls = ESTIMATORS[case["model"]]
+    cls = okcore.ESTIMATORS[case["model"]]
     warm = dict(case, n=60, M=2) if "M" in case else dict(case, n=60)
     Xw, kw, _ = _data(warm)
     cls(**{**params, "n_estimators": 2} if "n_estimators" in params else params).fit(Xw, **kw)
