@@ -174,9 +174,9 @@ def synthetic_scale(n: int, r: int, p: int = 20, queries: tuple[int, ...] = (1, 
     columns (the service only sees F and phi). Prints time per request and peak memory."""
     import tracemalloc
 
-    from service import inference
-    from service.schemas import KernelRequest
-    from service.store import LoadedModel
+    from service.inference import predict as inference
+    from service.schemas.api import KernelRequest
+    from service.store.model_store import LoadedModel
 
     rng = np.random.default_rng(0)
 

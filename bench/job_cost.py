@@ -1,4 +1,4 @@
-"""Calibrate and check the training-job cost model of service/budget.py against real fits.
+"""Calibrate and check the training-job cost model of service/training/budget.py against real fits.
 
 Each case fits an okcore estimator in a fresh process (after a tiny warm-up fit, so numba's
 compilation is not counted, as in the service's warm training processes) and measures
@@ -97,10 +97,9 @@ def child(case: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
 
     import okcore
-    from service.training import ESTIMATORS
 
     params = _params(case)
-    cls = ESTIMATORS[case["model"]]
+    cls = okcore.ESTIMATORS[case["model"]]
     warm = dict(case, n=60, M=2) if "M" in case else dict(case, n=60)
     Xw, kw, _ = _data(warm)
     cls(**{**params, "n_estimators": 2} if "n_estimators" in params else params).fit(Xw, **kw)
@@ -144,7 +143,7 @@ def child(case: dict[str, Any]) -> dict[str, Any]:
 def estimate(case: dict[str, Any], data_bytes: int) -> dict[str, Any]:
     import numpy as np
 
-    from service.budget import estimate_job
+    from service.training.budget import estimate_job
 
     n, p = case["n"], case["p"]
     kind = case["kernel"]
@@ -171,7 +170,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return {}
-    from service import budget
+    from service.training import budget
 
     names = args.case or (list(QUICK) if args.quick else list(CASES))
     rows = []

@@ -20,30 +20,35 @@ from threadpoolctl import threadpool_limits
 
 import okcore
 from service import __version__
-from service.bodies import from_validation_error
 from service.config import Settings
 from service.deps import Services, require_token
-from service.docs_pages import create_offline_docs_app
 from service.errors import ServiceError, error_body
-from service.evaluate_schemas import EvaluateRequest
-from service.guards import BodyLimits, HostAllowList, LastResort
-from service.jobs import JobManager
-from service.metrics import Metrics, MetricsMiddleware
+from service.http.bodies import from_validation_error
+from service.http.docs_pages import create_offline_docs_app
+from service.http.guards import BodyLimits, HostAllowList, LastResort
+from service.jobs.manager import JobManager
+from service.prometheus import Metrics, MetricsMiddleware
 from service.routes import (
     archives,
     evaluate,
     health,
     jobs,
     kernel,
-    metrics,
     models,
     predict,
+    prometheus,
     train,
 )
-from service.schemas import KernelRequest, PredictRequest, TrainRequest
-from service.store import ModelStore
+from service.schemas.api import KernelRequest, PredictRequest, TrainRequest
+from service.schemas.evaluate import EvaluateRequest
+from service.store.model_store import ModelStore
 
 log = logging.getLogger("okboost.service")
+
+TRAINING_PRELOAD = ("service.training.warmup", "service.cli")
+"""What the training processes' fork server imports once (service.jobs.process): okcore
+with warm numba kernels and the training task's module, and the CLI (the main module of
+``okboost serve``, which every child would otherwise import again)."""
 
 DESCRIPTION = """\
 Gradient boosting in kernelized output spaces (OKBoost / OK3 trees, Geurts,
@@ -159,6 +164,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         isolation=settings.job_isolation,
         memory_budget=settings.job_memory_budget(),
         dask_scheduler=settings.dask_scheduler,
+        preload=TRAINING_PRELOAD,
     )
     services = Services(
         settings=settings, store=store, jobs=job_manager, metrics=Metrics(store, job_manager)
@@ -206,7 +212,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     auth = [Depends(require_token)]
     app.include_router(health.health_router)
     app.include_router(health.version_router, dependencies=auth)
-    for module in (train, predict, kernel, evaluate, archives, models, jobs, metrics):
+    for module in (train, predict, kernel, evaluate, archives, models, jobs, prometheus):
         app.include_router(module.router, dependencies=auth)
     app.openapi = lambda: _openapi_with_request_models(app)  # type: ignore[method-assign]
     return app

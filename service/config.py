@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from service.guards import LOCAL_HOSTS, default_allowed_hosts
+from service.http.guards import LOCAL_HOSTS, default_allowed_hosts
 
 
 def physical_memory() -> int:

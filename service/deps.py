@@ -12,9 +12,9 @@ from fastapi import Depends, Request
 
 from service.config import Settings
 from service.errors import Unauthorized
-from service.jobs import JobManager
-from service.metrics import Metrics
-from service.store import ModelStore
+from service.jobs.manager import JobManager
+from service.prometheus import Metrics
+from service.store.model_store import ModelStore
 
 T = TypeVar("T")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -12,14 +13,13 @@ from fastapi.responses import FileResponse, JSONResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
-from service import examples
-from service.archive import export_model, import_model
 from service.deps import ServicesDep
 from service.errors import InvalidRequest, UnsupportedMediaType, error_body
-from service.routes._docs import responses
 from service.routes.models import ModelId, model_view
-from service.schemas import ErrorResponse, ModelInfo
-from service.store import ModelStore
+from service.routes.openapi import responses
+from service.schemas import examples
+from service.schemas.api import ErrorResponse, ModelInfo
+from service.store.archives import export_to_file, import_file
 
 router = APIRouter(tags=["models"])
 
@@ -69,18 +69,6 @@ IMPORT_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _export(store: ModelStore, model_id: str) -> Path:
-    fd, name = tempfile.mkstemp(prefix=".tmp-export-", suffix=".tar.gz", dir=store.root)
-    os.close(fd)
-    path = Path(name)
-    try:
-        export_model(store, model_id, path)
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
-    return path
-
-
 @router.get(
     "/models/{model_id}/export",
     summary="Download a model as one archive (.tar.gz), for POST /models/import elsewhere",
@@ -89,18 +77,13 @@ def _export(store: ModelStore, model_id: str) -> Path:
 )
 async def export(model_id: ModelId, svc: ServicesDep) -> FileResponse:
     """The archive of a ready model (409 while it trains or if its training failed)."""
-    path = await run_in_threadpool(_export, svc.store, model_id)
+    path = await run_in_threadpool(export_to_file, svc.store, model_id)
     return FileResponse(
         path,
         media_type=ARCHIVE_MEDIA,
         filename=f"okboost-model-{model_id}.tar.gz",
         background=BackgroundTask(path.unlink, missing_ok=True),
     )
-
-
-def _import(store: ModelStore, upload: Path, rename: bool, max_bytes: int) -> dict[str, Any]:
-    with upload.open("rb") as fh:
-        return import_model(store, fh, rename=rename, max_bytes=max_bytes)
 
 
 @router.post(
@@ -155,7 +138,13 @@ async def import_archive(
         if size == 0:
             raise InvalidRequest("the request body is empty: send the archive's bytes")
         record = await run_in_threadpool(
-            _import, svc.store, upload, on_conflict == "rename", svc.settings.max_archive_bytes
+            functools.partial(
+                import_file,
+                svc.store,
+                upload,
+                rename=on_conflict == "rename",
+                max_bytes=svc.settings.max_archive_bytes,
+            )
         )
     finally:
         upload.unlink(missing_ok=True)

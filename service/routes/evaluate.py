@@ -7,12 +7,13 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from service import evaluation, examples
-from service.bodies import read_body
 from service.deps import ServicesDep
-from service.evaluate_schemas import EVALUATE_EXAMPLE, EvaluateRequest, EvaluateResponse
-from service.routes._docs import request_body, responses
-from service.store import ModelStore
+from service.http.bodies import read_body
+from service.inference import evaluation
+from service.routes.openapi import request_body, responses
+from service.schemas import examples
+from service.schemas.evaluate import EVALUATE_EXAMPLE, EvaluateRequest, EvaluateResponse
+from service.store.model_store import ModelStore
 
 router = APIRouter(tags=["prediction"])
 

@@ -13,8 +13,8 @@ import okcore
 from service import __version__
 from service.deps import ServicesDep
 from service.errors import error_body
-from service.routes._docs import responses
-from service.schemas import HealthResponse, VersionResponse
+from service.routes.openapi import responses
+from service.schemas.api import HealthResponse, VersionResponse
 
 API_VERSION = "1"
 

@@ -8,11 +8,12 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from service import examples, pages
 from service.deps import ServicesDep
-from service.routes._docs import responses
 from service.routes.models import Cursor, Limit
-from service.schemas import JobInfo, JobList
+from service.routes.openapi import responses
+from service.schemas import examples
+from service.schemas.api import JobInfo, JobList
+from service.store import pagination
 
 router = APIRouter(tags=["jobs"])
 
@@ -34,7 +35,7 @@ Curves = Annotated[
 )
 async def list_jobs(
     svc: ServicesDep,
-    limit: Limit = pages.DEFAULT_LIMIT,
+    limit: Limit = pagination.DEFAULT_LIMIT,
     cursor: Cursor = None,
     curves: Curves = False,
 ) -> JSONResponse:

@@ -5,12 +5,14 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from service import answers, examples, inference
-from service.bodies import read_body
 from service.deps import ServicesDep
-from service.routes._docs import request_body, responses
-from service.schemas import KERNEL_EXAMPLE, KernelRequest, KernelResponse
-from service.store import ModelStore
+from service.http import encoding
+from service.http.bodies import read_body
+from service.inference import predict as inference
+from service.routes.openapi import request_body, responses
+from service.schemas import examples
+from service.schemas.api import KERNEL_EXAMPLE, KernelRequest, KernelResponse
+from service.store.model_store import ModelStore
 
 router = APIRouter(tags=["prediction"])
 
@@ -27,9 +29,11 @@ NPY_DESCRIPTION = (
 )
 
 
-def _kernel(store: ModelStore, req: KernelRequest, max_dense: int, fmt: answers.Format) -> Response:
+def _kernel(
+    store: ModelStore, req: KernelRequest, max_dense: int, fmt: encoding.Format
+) -> Response:
     answer = inference.kernel(store.load(req.model_id), req, max_dense=max_dense)
-    return answers.render(answer, fmt, name="kernel", npy_field="kernel")
+    return encoding.render(answer, fmt, name="kernel", npy_field="kernel")
 
 
 @router.post(
@@ -65,11 +69,11 @@ async def kernel(request: Request, svc: ServicesDep) -> Response:
     `Accept: application/x-npz` (or `application/x-npy` for the kernel alone) answers
     in numpy's binary formats.
     """
-    fmt = answers.negotiate(request)
+    fmt = encoding.negotiate(request)
     req = await read_body(request, KernelRequest, svc.settings.max_request_bytes)
     if fmt == "npy":
         if req.threshold is not None or req.top_k is not None:
-            raise answers.refuse_npy("this answer has edges (threshold or top_k)")
+            raise encoding.refuse_npy("this answer has edges (threshold or top_k)")
         if not req.return_kernel:
-            raise answers.refuse_npy("return_kernel is false: there is no kernel matrix")
+            raise encoding.refuse_npy("return_kernel is false: there is no kernel matrix")
     return await svc.run_cpu(_kernel, svc.store, req, svc.settings.max_dense_values, fmt)

@@ -8,12 +8,12 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from service import examples, pages
 from service.deps import ServicesDep
-from service.errors import ServiceError
-from service.routes._docs import responses
-from service.schemas import ModelInfo, ModelList
-from service.store import ModelStore
+from service.routes.openapi import responses
+from service.schemas import examples
+from service.schemas.api import ModelInfo, ModelList
+from service.store import pagination
+from service.training import lifecycle
 
 router = APIRouter(tags=["models"])
 
@@ -24,13 +24,15 @@ ModelId = Annotated[
 
 Limit = Annotated[
     int,
-    Query(ge=1, le=pages.MAX_LIMIT, description="Items per page (oldest first).", examples=[50]),
+    Query(
+        ge=1, le=pagination.MAX_LIMIT, description="Items per page (oldest first).", examples=[50]
+    ),
 ]
 Cursor = Annotated[
     str | None,
     Query(
         max_length=200,
-        pattern=pages.CURSOR_PATTERN,
+        pattern=pagination.CURSOR_PATTERN,
         description="`next_cursor` of the previous page; none for the first.",
         examples=[examples.FIELD_EXAMPLES["next_cursor"]],
     ),
@@ -61,19 +63,6 @@ def model_view(
     return view
 
 
-def _page(
-    store: ModelStore, limit: int, cursor: str | None
-) -> tuple[list[dict[str, Any]], str | None]:
-    keys, next_cursor = pages.select(store.list_keys(), limit, cursor)
-    records = []
-    for _, model_id in keys:
-        try:
-            records.append(store.read_record(model_id))
-        except ServiceError:
-            continue  # deleted meanwhile, or unreadable: not listed
-    return records, next_cursor
-
-
 @router.get(
     "/models",
     summary="List the stored models, a page at a time",
@@ -84,14 +73,14 @@ def _page(
 )
 async def list_models(
     svc: ServicesDep,
-    limit: Limit = pages.DEFAULT_LIMIT,
+    limit: Limit = pagination.DEFAULT_LIMIT,
     cursor: Cursor = None,
     curves: Curves = False,
     importances: Importances = False,
 ) -> JSONResponse:
     """Models oldest first, `limit` per page; `next_cursor` (null on the last page) asks for
     the next. Loss curves and feature importances only with `curves` / `importances`."""
-    records, next_cursor = await run_in_threadpool(_page, svc.store, limit, cursor)
+    records, next_cursor = await run_in_threadpool(svc.store.page, limit, cursor)
     views = [model_view(r, curves, importances) for r in records]
     return JSONResponse({"models": views, "next_cursor": next_cursor})
 
@@ -119,11 +108,5 @@ async def get_model(
     responses=responses(200, None, {"model_id": examples.MODEL_ID, "deleted": True}, 401, 404, 422),
 )
 async def delete_model(model_id: ModelId, svc: ServicesDep) -> JSONResponse:
-    record = await run_in_threadpool(svc.store.read_record, model_id)
-    if record.get("status") == "training" and record.get("job_id"):
-        try:
-            svc.jobs.cancel(record["job_id"])
-        except ServiceError:
-            pass  # job record gone: nothing to cancel
-    await run_in_threadpool(svc.store.delete, model_id)
+    await run_in_threadpool(lifecycle.delete_model, svc.store, svc.jobs, model_id)
     return JSONResponse({"model_id": model_id, "deleted": True})

@@ -5,12 +5,14 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from service import answers, examples, inference
-from service.bodies import read_body
 from service.deps import ServicesDep
-from service.routes._docs import request_body, responses
-from service.schemas import PREDICT_EXAMPLE, PredictRequest, PredictResponse
-from service.store import ModelStore
+from service.http import encoding
+from service.http.bodies import read_body
+from service.inference import predict as inference
+from service.routes.openapi import request_body, responses
+from service.schemas import examples
+from service.schemas.api import PREDICT_EXAMPLE, PredictRequest, PredictResponse
+from service.store.model_store import ModelStore
 
 router = APIRouter(tags=["prediction"])
 
@@ -24,10 +26,10 @@ NPZ_DESCRIPTION = (
 
 
 def _predict(
-    store: ModelStore, req: PredictRequest, max_dense: int, fmt: answers.Format
+    store: ModelStore, req: PredictRequest, max_dense: int, fmt: encoding.Format
 ) -> Response:
     answer = inference.predict(store.load(req.model_id), req, max_dense=max_dense)
-    return answers.render(answer, fmt, name="predict")
+    return encoding.render(answer, fmt, name="predict")
 
 
 @router.post(
@@ -58,8 +60,8 @@ async def predict(request: Request, svc: ServicesDep) -> Response:
     `candidates`) in feature space, with squared distances as scores (paper eq. 8).
     With a model trained with `ids`, `index_ids` names the pre-images.
     `Accept: application/x-npz` answers in numpy's binary format."""
-    fmt = answers.negotiate(request)
+    fmt = encoding.negotiate(request)
     if fmt == "npy":
-        raise answers.refuse_npy("a /predict answer has several arrays (indices, scores ...)")
+        raise encoding.refuse_npy("a /predict answer has several arrays (indices, scores ...)")
     req = await read_body(request, PredictRequest, svc.settings.max_request_bytes)
     return await svc.run_cpu(_predict, svc.store, req, svc.settings.max_dense_values, fmt)

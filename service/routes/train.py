@@ -1,46 +1,35 @@
-"""POST /train: validate, queue a training job, optionally wait for it."""
+"""POST /train: read the request, queue its training job (service.training), answer."""
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import shutil
-import time
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-import okcore
-from service import examples
-from service.bodies import read_body
-from service.budget import check_disk, check_limits
 from service.deps import ServicesDep
-from service.errors import NotReady, ServiceError
-from service.routes._docs import request_body, responses
+from service.http.bodies import read_body
+from service.jobs.records import Job
 from service.routes.models import model_view
-from service.schemas import TRAIN_EXAMPLE, TrainAccepted, TrainRequest
-from service.store import new_id
-from service.training import plan_training, run_training
+from service.routes.openapi import request_body, responses
+from service.schemas import examples
+from service.schemas.api import TRAIN_EXAMPLE, TrainAccepted, TrainRequest
+from service.training.fit import plan_training
+from service.training.lifecycle import start_training, wait_trained
 
 router = APIRouter(tags=["training"])
 
 _TRAIN_DONE = dict(examples.TRAIN_ACCEPTED, state="done", model=examples.MODEL_INFO)
 
 
-class TrainingFailed(ServiceError):
-    status = 500
-    code = "training_failed"
-
-
-def _accepted(model_id: str, job_id: str, state: str, model: Any = None) -> dict[str, Any]:
+def _accepted(job: Job, state: str, model: Any = None) -> dict[str, Any]:
     return {
-        "model_id": model_id,
-        "job_id": job_id,
+        "model_id": job.model_id,
+        "job_id": job.job_id,
         "state": state,
-        "job_url": f"/jobs/{job_id}",
-        "model_url": f"/models/{model_id}",
+        "job_url": f"/jobs/{job.job_id}",
+        "model_url": f"/models/{job.model_id}",
         "model": model,
     }
 
@@ -84,32 +73,9 @@ async def train(request: Request, svc: ServicesDep) -> JSONResponse:
     """
     req = await read_body(request, TrainRequest, svc.settings.max_request_bytes)
     plan = await run_in_threadpool(plan_training, req)
-    check_limits(plan.estimate, svc.settings)  # 422 naming the estimate and the limit
-    check_disk(plan.estimate, shutil.disk_usage(svc.store.root).free)  # 507
-    model_id, job_id = new_id(), new_id()
-    plan.record.update(model_id=model_id, job_id=job_id, error=None)
-    svc.store.create_record(plan.record)  # a full disk: 507, nothing written
-    task = functools.partial(run_training, plan, svc.store.root, model_id)
-    try:
-        job = svc.jobs.submit(
-            model_id, task, plan.total, job_id=job_id, plan=plan.estimate.phases()
-        )
-    except ServiceError:  # not queued (full queue, full disk): no model either
-        svc.store.record_path(model_id).unlink(missing_ok=True)
-        raise
+    job = start_training(plan, svc.store, svc.jobs, svc.settings)
     if req.wait:
-        # Poll the job's event from the loop: blocking a pool thread per waiting client
-        # would let a few slow trainings starve the predictions of threads.
-        deadline = time.monotonic() + svc.settings.wait_timeout
-        while not job.finished_event.is_set() and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-        if job.finished_event.is_set():
-            if job.state == "done":
-                record = model_view(svc.store.read_record(model_id))
-                return JSONResponse(_accepted(model_id, job.job_id, "done", record), 201)
-            if job.state == "failed":
-                if isinstance(job.exception, okcore.OKCoreError | ServiceError):
-                    raise job.exception  # okcore data errors -> 422 with okcore's message
-                raise TrainingFailed(f"training failed: {job.error}")
-            raise NotReady(f"training job '{job.job_id}' was {job.state}: {job.error}")
-    return JSONResponse(_accepted(model_id, job.job_id, job.state), 202)
+        record = await wait_trained(job, svc.store, svc.settings.wait_timeout)
+        if record is not None:
+            return JSONResponse(_accepted(job, "done", model_view(record)), 201)
+    return JSONResponse(_accepted(job, job.state), 202)

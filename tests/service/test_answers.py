@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from svc_data import Graph, TestClient
 
-from service.answers import Triples, npz_bytes
+from service.http.encoding import Triples, npz_bytes
 
 NPZ = {"accept": "application/x-npz"}
 NPY = {"accept": "application/x-npy"}

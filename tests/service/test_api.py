@@ -14,7 +14,7 @@ from svc_data import SMALL, Graph, TestClient, diffusion_request, make_settings,
 
 import okcore
 from service.app import create_app
-from service.schemas import JobInfo, KernelResponse, ModelInfo, PredictResponse, TrainAccepted
+from service.schemas.api import JobInfo, KernelResponse, ModelInfo, PredictResponse, TrainAccepted
 
 
 def _direct(g: Graph) -> Any:
@@ -339,7 +339,7 @@ def test_wait_gives_up_after_the_timeout_with_202(tmp_path: Path, graph: Graph) 
 def test_large_json_body_is_decoded_off_the_event_loop(
     client: TestClient, trained: dict[str, Any], graph: Graph
 ) -> None:
-    from service.bodies import INLINE_BYTES
+    from service.http.bodies import INLINE_BYTES
 
     X_new = np.repeat(graph.features[graph.test], 400, axis=0)  # 2400 rows, > INLINE_BYTES
     body = json.dumps(

@@ -15,7 +15,7 @@ import pytest
 from svc_data import Graph, TestClient, diffusion_request, make_settings
 
 from service.app import create_app
-from service.archive import MANIFEST, MAX_MEMBERS, ROOT
+from service.store.archives import MANIFEST, MAX_MEMBERS, ROOT
 
 Members = dict[str, bytes]
 

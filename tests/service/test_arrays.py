@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from service.arrays import (
+from service.errors import InvalidRequest, TooLarge
+from service.http.arrays import (
     as_csr,
     as_edge_array,
     as_float_array,
@@ -19,7 +20,6 @@ from service.arrays import (
     parse_shape,
     to_npy_bytes,
 )
-from service.errors import InvalidRequest, TooLarge
 
 
 def test_npy_round_trip_any_numeric_dtype() -> None:

@@ -17,8 +17,8 @@ import okcore
 from okboost_client import OKBoostClient
 from okboost_client.encoding import split_arrays
 from service.app import create_app
-from service.arrays import to_npy_bytes
-from service.schemas import ErrorResponse
+from service.http.arrays import to_npy_bytes
+from service.schemas.api import ErrorResponse
 
 
 def _err(r: Any, status: int, *fragments: str) -> None:

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from service.jobs import JobManager
-from service.store import ModelStore, new_id
+from service.jobs.manager import JobManager
+from service.store.ids import new_id
+from service.store.model_store import ModelStore
 
-cluster = pytest.importorskip("service.cluster", reason="needs the [dask] extra")
+cluster = pytest.importorskip("service.jobs.cluster", reason="needs the [dask] extra")
 
 
 def test_a_job_whose_task_the_scheduler_lost_is_marked_failed_by_any_replica(

@@ -9,7 +9,7 @@ import re
 import pytest
 from svc_data import TestClient
 
-from service.docs_pages import DOCS_CONTENT_POLICY
+from service.http.docs_pages import DOCS_CONTENT_POLICY
 
 
 @pytest.mark.parametrize("page", ["/docs", "/redoc"])

@@ -21,7 +21,7 @@ from svc_data import (
 )
 
 from service.app import create_app
-from service.schemas import ErrorResponse
+from service.schemas.api import ErrorResponse
 
 ID = "0" * 32
 

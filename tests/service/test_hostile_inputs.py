@@ -341,13 +341,13 @@ def test_a_model_deleted_while_it_is_read_is_404_not_500(
 ) -> None:
     """A DELETE landing while another request reads the model's files (schemathesis ran
     them concurrently): the model is gone, not corrupted."""
-    import service.store
+    import service.store.model_store
 
     def deleted_meanwhile(folder: Path, *_: Any) -> Any:
         client.delete(f"/models/{trained['model_id']}")
         raise FileNotFoundError(folder / "inputs.npy")
 
-    monkeypatch.setattr(service.store, "read_model_folder", deleted_meanwhile)
+    monkeypatch.setattr(service.store.model_store, "read_model_folder", deleted_meanwhile)
     body = {"model_id": trained["model_id"], "inputs": clustered_graph().features[:1].tolist()}
     assert_error(client.post("/kernel", json=body), 404, "not_found", "deleted meanwhile")
 

@@ -12,7 +12,7 @@ from svc_data import Graph, TestClient, diffusion_request
 
 from service.app import create_app
 from service.config import Settings
-from service.ids import VertexIds, as_id_array
+from service.vertex_ids import VertexIds, as_id_array
 
 
 def _ids(n: int, prefix: str = "v") -> list[str]:

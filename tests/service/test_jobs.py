@@ -17,11 +17,13 @@ import numpy as np
 import pytest
 
 import okcore
-import service.jobs as jobs_module
+import service.jobs.manager as jobs_module
 from service.errors import Busy, NotFound
-from service.jobs import RESTART_REASON, JobManager
-from service.progress import CURVE_POINTS, PhasePlan, Progress
-from service.store import ModelStore, new_id
+from service.jobs.manager import RESTART_REASON, JobManager
+from service.jobs.progress import CURVE_POINTS, PhasePlan, Progress
+from service.jobs.records import Job, JobRecords
+from service.store.ids import new_id
+from service.store.model_store import ModelStore
 
 
 class Tree:
@@ -429,3 +431,15 @@ def test_tree_times_come_from_the_fits_clock() -> None:
         tree.elapsed = 2.0 * done
         p.report(tree, now=100.0 + 0.001 * done)
     assert p.per_tree() == pytest.approx(2.0)
+
+
+def test_a_job_is_answered_as_its_last_record_says(tmp_path: Path) -> None:
+    """A job finishing in another thread gets its new state before its final record is
+    written: until then an answer pairs the previous record's state with its progress."""
+    job = Job(job_id=new_id(), model_id=new_id(), progress=Progress(total=50))
+    JobRecords(ModelStore(tmp_path)).persist(job)
+    job.state, job.finished = "done", time.time()  # what finish() sets before writing
+    job.progress.done = 50
+    info = job.info()
+    assert info["state"] == "queued" and info["finished"] is None
+    assert info["progress"]["done"] == 0

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from svc_data import TestClient
 
-from service import examples as ex
-from service import schemas
+from service.schemas import api as schemas
+from service.schemas import examples as ex
 
 openapi_spec_validator = pytest.importorskip("openapi_spec_validator")
 

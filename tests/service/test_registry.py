@@ -24,7 +24,7 @@ def test_the_service_reaches_okcore_through_its_public_api_only():
 
 
 def test_the_service_builds_estimators_through_the_registry(monkeypatch):
-    from service import training
+    from service.training import fit as training
 
     built = []
     real = okcore.make_estimator

@@ -16,11 +16,12 @@ import pytest
 from svc_data import SMALL, Graph, clustered_graph
 
 import okcore
-import service.inference as inference
+import service.inference.predict as inference
 from service.errors import InvalidRequest
-from service.inference import select_edges
-from service.schemas import KernelRequest, PredictRequest
-from service.store import LoadedModel, ModelStore, new_id
+from service.inference.predict import select_edges
+from service.schemas.api import KernelRequest, PredictRequest
+from service.store.ids import new_id
+from service.store.model_store import LoadedModel, ModelStore
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""GET /metrics (service.metrics): Prometheus text format, route templates as labels, jobs, cache,
+"""GET /metrics (service.prometheus): Prometheus text format, route templates as labels, jobs, cache,
 auth. (Named apart from tests/okcore/test_metrics.py: test modules share one namespace.)"""
 
 from __future__ import annotations

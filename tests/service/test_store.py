@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -15,7 +14,8 @@ from svc_data import SMALL, Graph, TestClient, diffusion_request, make_settings
 import okcore
 from service.app import create_app
 from service.errors import NotFound, NotReady, StoreCorrupted
-from service.store import STALE_TEMPORARY, ModelStore, new_id, valid_id
+from service.store.ids import new_id, valid_id
+from service.store.model_store import STALE_TEMPORARY, ModelStore, write_model
 
 
 def _fitted(g: Graph) -> Any:
@@ -58,7 +58,7 @@ def test_save_is_atomic_and_loads_back(tmp_path: Path, graph: Graph) -> None:
     est = _fitted(graph)
     X = graph.features[graph.train]
     store.save_model(mid, est, X, None, _record(mid, status="ready"))
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mid, f"{mid}.json"])
+    assert [p.name for p in tmp_path.iterdir()] == [mid]  # one folder, the record inside
     assert sorted(p.name for p in (tmp_path / mid).iterdir()) == [
         "estimator",
         "inputs.npy",
@@ -70,14 +70,17 @@ def test_save_is_atomic_and_loads_back(tmp_path: Path, graph: Graph) -> None:
     np.testing.assert_allclose(loaded.estimator.predict_kernel(X_new), est.predict_kernel(X_new))
 
 
-def test_crash_leftovers_are_cleaned_and_renamed_models_win(tmp_path: Path, graph: Graph) -> None:
+def test_crash_leftovers_are_cleaned(tmp_path: Path, graph: Graph) -> None:
     store, mid = _store_with_model(tmp_path, graph)
-    # crash after renaming the folder, before the record beside it was updated
-    (tmp_path / f"{mid}.json").write_text(json.dumps(_record(mid)))
-    # crash in the middle of writing another model, an hour ago
-    leftovers = [tmp_path / f".tmp-{new_id()}-x", tmp_path / ".tmp-abc.json"]
+    # crash in the middle of writing another model, or a record, an hour ago
+    leftovers = [
+        tmp_path / f".tmp-{new_id()}-x",
+        tmp_path / ".tmp-abc.json",
+        tmp_path / mid / ".tmp-def.json",
+    ]
     leftovers[0].mkdir()
     leftovers[1].write_text("{")
+    leftovers[2].write_text("{")
     old = time.time() - STALE_TEMPORARY - 1
     for path in leftovers:
         os.utime(path, (old, old))
@@ -85,8 +88,20 @@ def test_crash_leftovers_are_cleaned_and_renamed_models_win(tmp_path: Path, grap
     (tmp_path / f".tmp-{new_id()}-y").mkdir()
     store = ModelStore(tmp_path)
     assert [p.name[-2:] for p in tmp_path.glob(".tmp-*")] == ["-y"]  # only the fresh one kept
+    assert not leftovers[2].exists()
     assert store.read_record(mid)["status"] == "ready"
     assert store.load(mid).model_id == mid
+
+
+def test_a_model_deleted_while_it_trains_is_not_written(tmp_path: Path, graph: Graph) -> None:
+    store = ModelStore(tmp_path)
+    mid = new_id()
+    store.create_record(_record(mid))
+    store.delete(mid)
+    write_model(tmp_path, mid, _fitted(graph), graph.features[graph.train], None, _record(mid))
+    assert list(tmp_path.iterdir()) == []  # no model, no temporary folder
+    with pytest.raises(NotFound):
+        store.read_record(mid)
 
 
 def test_a_model_deleted_through_another_replica_leaves_this_ones_cache(

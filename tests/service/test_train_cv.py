@@ -14,11 +14,11 @@ from svc_data import SMALL, Graph, TestClient, diffusion_request, make_settings,
 
 import okcore
 from okcore import FitProgress, model_selection
-from service import cv as service_cv
 from service.app import create_app
-from service.bodies import validate
-from service.schemas import TrainRequest
-from service.training import plan_training
+from service.http.bodies import validate
+from service.schemas.api import TrainRequest
+from service.training import cv as service_cv
+from service.training.fit import plan_training
 
 GRID = {"max_splits": [1, 3], "learning_rate": [0.1, 0.3]}
 

@@ -88,8 +88,8 @@ def test_the_job_estimate_counts_stages_of_basis_vectors(tmp_path: Any) -> None:
     N x D kernel block in memory; a job over a limit is refused naming stages, not trees."""
     from svc_data import make_settings
 
-    from service.budget import check_limits, estimate_job
     from service.errors import WorkTooLarge
+    from service.training.budget import check_limits, estimate_job
 
     params = okcore.estimator_parameters("krr-boost")
     params.update(n_estimators=150, n_basis=200, subset_size=2000)

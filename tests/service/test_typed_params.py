@@ -14,7 +14,7 @@ import pytest
 from svc_data import TestClient
 
 import okcore
-from service.params import PARAM_MODELS, ModelName
+from service.schemas.params import PARAM_MODELS, ModelName
 
 jsonschema = pytest.importorskip("jsonschema")
 

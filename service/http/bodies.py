@@ -1,0 +1,155 @@
+"""Reading request bodies: JSON, or multipart with binary array parts.
+
+A multipart request has one part ``json`` holding the JSON request (big arrays
+left out) and one part per array, named by its path in the JSON request
+(``inputs``, ``output_kernel.gram``, ``output_kernel.edges``, ``candidates``
+...). A file part is a ``.npy`` file, a scipy sparse ``.npz`` file (inputs), or raw
+little-endian values with a text part ``<path>.shape`` (for example ``300,300``) and
+optionally ``<path>.dtype`` (``<f8`` by default); a text part is a JSON array. A CSR
+input comes as parts ``<path>.data``, ``<path>.indices``, ``<path>.indptr`` (raw parts
+of these need no shape) plus the text part ``<path>.shape`` (``N,p``).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+from typing import Any, TypeVar
+
+from fastapi import Request
+from pydantic import BaseModel, ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from service.errors import InvalidRequest, UnsupportedMediaType
+from service.http.arrays import CSR_MEMBERS, parse_binary, parse_shape
+from service.http.guards import is_json_media
+from service.http.jsontext import loads
+from service.vertex_ids import is_text_part, text_part
+
+M = TypeVar("M", bound=BaseModel)
+INLINE_BYTES = 32 * 1024
+"""JSON bodies up to this size are decoded on the event loop; larger ones in the thread pool."""
+_SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+def from_validation_error(exc: ValidationError | Any) -> InvalidRequest:
+    """One actionable message plus details from pydantic's error list."""
+    details = []
+    for err in exc.errors():
+        loc = [p for p in err.get("loc", ()) if p != "body"]
+        msg = str(err.get("msg", "invalid value"))
+        msg = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        details.append({"loc": loc, "msg": msg})
+    if not details:
+        return InvalidRequest("invalid request")
+    first = details[0]
+    where = ".".join(str(p) for p in first["loc"])
+    message = f"{where}: {first['msg']}" if where else str(first["msg"])
+    if len(details) > 1:
+        message += f" (and {len(details) - 1} more problem{'s' if len(details) > 2 else ''})"
+    return InvalidRequest(message, details=details)
+
+
+def validate(model_cls: type[M], data: Any) -> M:
+    try:
+        return model_cls.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation_error(exc) from None
+
+
+def _from_json(raw: bytes, model_cls: type[M], max_depth: int) -> M:
+    if not raw.strip():
+        raise InvalidRequest("request body is empty: send a JSON object")
+    return validate(model_cls, loads(raw, "request body", max_depth))
+
+
+def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    if len(parts) > 3 or not all(_SEGMENT.match(p) for p in parts):
+        raise InvalidRequest(f"part name '{path[:80]}' is not a field path such as 'inputs'")
+    node = data
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise InvalidRequest(f"part '{path}' conflicts with field '{part}' of the json part")
+        node = child
+    node[parts[-1]] = value
+
+
+async def _from_multipart(request: Request, max_bytes: int, max_depth: int) -> dict[str, Any]:
+    try:
+        form = await request.form(max_files=256, max_fields=256, max_part_size=max_bytes)
+    except StarletteHTTPException as exc:
+        raise InvalidRequest(f"multipart body cannot be parsed: {exc.detail}") from None
+    try:
+        data: dict[str, Any] = {}
+        if "json" in form:
+            raw = form["json"]
+            text = await raw.read() if isinstance(raw, UploadFile) else raw
+            data = loads(text, "part 'json'", max_depth) if text.strip() else {}
+            if not isinstance(data, dict):
+                raise InvalidRequest("part 'json' must be a JSON object")
+        csr_groups = {
+            name.rsplit(".", 1)[0] for name in form if name.endswith(".indptr") and "." in name
+        }
+        for name, value in form.multi_items():
+            if name == "json" or name.endswith(".dtype"):
+                continue
+            if name.endswith(".shape"):
+                prefix = name.rsplit(".", 1)[0]
+                if prefix in csr_groups:  # the shape of a CSR matrix, not of a raw part
+                    text = value if isinstance(value, str) else (await value.read()).decode()
+                    _set_path(data, name, list(parse_shape(text, prefix)))
+                continue
+            if isinstance(value, UploadFile) and is_text_part(name, value.content_type):
+                _set_path(data, name, text_part(name, await value.read()))
+                continue
+            if isinstance(value, UploadFile):
+                shape = form.get(f"{name}.shape")
+                dtype = form.get(f"{name}.dtype")
+                is_csr_part = "." in name and (
+                    name.rsplit(".", 1)[0] in csr_groups and name.rsplit(".", 1)[1] in CSR_MEMBERS
+                )
+                raw_part = await value.read()
+                decode = partial(
+                    parse_binary,
+                    raw_part,
+                    name,
+                    shape if isinstance(shape, str) else None,
+                    dtype if isinstance(dtype, str) else None,
+                    max_bytes=max_bytes,
+                    vector=is_csr_part,
+                )
+                if len(raw_part) <= INLINE_BYTES:
+                    array: Any = decode()
+                else:  # header checks, checksums, decompression: off the event loop
+                    array = await run_in_threadpool(decode)
+            else:
+                array = loads(
+                    value, f"text part '{name}' (a JSON array, or send a file)", max_depth
+                )
+            _set_path(data, name, array)
+        return data
+    finally:
+        await form.close()
+
+
+async def read_body(request: Request, model_cls: type[M], max_bytes: int) -> M:
+    """Parse and validate the body; CPU-heavy decoding runs in the thread pool."""
+    ctype = request.headers.get("content-type", "application/json")
+    media = ctype.split(";")[0].strip().lower()
+    max_depth = request.app.state.services.settings.max_json_depth
+    if is_json_media(ctype):
+        raw = await request.body()
+        if len(raw) <= INLINE_BYTES:  # microseconds of work: a thread hop would cost more
+            return _from_json(raw, model_cls, max_depth)
+        return await run_in_threadpool(_from_json, raw, model_cls, max_depth)
+    if media == "multipart/form-data":
+        data = await _from_multipart(request, max_bytes, max_depth)
+        return await run_in_threadpool(validate, model_cls, data)
+    raise UnsupportedMediaType(
+        f"content type '{media}' is not supported: send application/json or "
+        "multipart/form-data (see README, Binary uploads)"
+    )

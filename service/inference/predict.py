@@ -1,0 +1,374 @@
+"""Predictions and kernel scores from a loaded model (no HTTP here).
+
+Implements the network-completion read-out of the paper (section 3): the
+predicted kernel k^(x, x') = <F(x), F(x')> (eq. 7) between new vertices, and
+between new and known vertices either predicted on both sides or observed on
+the known side, <F(x), phi(y_i)>; thresholding or top-k gives edges.
+
+What depends only on the model is computed once per loaded model (see
+:class:`service.store.model_store.LoadedModel`): F(x_i) of the N training vertices in factor
+form, and the training factor phi(y_i). Scores against the N training vertices are
+then F(x) @ F(x_i).T (or phi), computed a block of query rows at a time, so asking
+for the edges of one new vertex costs O(N r) and no Q x N matrix is ever held whole
+unless the client asks for it (``return_kernel`` against the training vertices,
+``weights = "dense"``), which is bounded by ``max_dense_values``.
+
+Answers are dicts of ndarrays and :class:`service.http.encoding.Triples` (edges, sparse
+weights), encoded as JSON, ``.npy`` or ``.npz`` by :mod:`service.http.encoding`. When the model
+has vertex ids or the request names its new vertices (``ids``), edges and pre-images are
+also answered by id (``*_ids`` fields, aligned with the row-index fields).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from service.errors import InvalidRequest
+from service.http.encoding import Triples
+from service.schemas.api import KernelRequest, PredictRequest
+from service.store.model_store import LoadedModel
+
+BLOCK_ROWS = 256
+"""Query rows scored at once against the training vertices."""
+BLOCK_VALUES = 1 << 22
+"""...and at most this many scores per block (32 MiB of float64), whatever N is."""
+DEFAULT_MAX_DENSE = 20_000_000
+"""Settings.max_dense_values when a caller gives none."""
+
+
+def block_rows(n_cols: int) -> int:
+    """Rows per block so that a (rows, n_cols) block of scores stays within BLOCK_VALUES."""
+    return max(1, min(BLOCK_ROWS, BLOCK_VALUES // max(n_cols, 1)))
+
+
+def check_features(m: LoadedModel, arr: Any, name: str) -> None:
+    p = m.inputs.shape[1]
+    if arr.shape[1] != p:
+        raise InvalidRequest(
+            f"{name} has {arr.shape[1]} columns but model '{m.model_id}' was trained on "
+            f"{p} features"
+        )
+
+
+Namer = Callable[[np.ndarray], np.ndarray]
+
+
+def _namer(ids: np.ndarray | None) -> Namer:
+    """Names of rows: their ids, or (no ids) their row numbers as decimal strings."""
+    if ids is None:
+        return lambda rows: np.asarray(rows).astype(str).astype(object)
+    return lambda rows: ids[rows]
+
+
+def _namers(m: LoadedModel, new_ids: np.ndarray | None) -> tuple[Namer, Namer] | None:
+    """(names of new vertices, names of training vertices) when ids are in play (the model
+    has ids or the request gave some), else None."""
+    if m.ids is None and new_ids is None:
+        return None
+    return _namer(new_ids), _namer(None if m.ids is None else m.ids.values)
+
+
+def _pair_names(t: Triples, name_a: Namer, name_b: Namer) -> np.ndarray:
+    """(E, 2) object array of [name of a, name of b] for each triple."""
+    out = np.empty((len(t), 2), dtype=object)
+    out[:, 0] = name_a(t.a)
+    out[:, 1] = name_b(t.b)
+    return out
+
+
+def _check_ids(ids: np.ndarray | None, n_rows: int) -> None:
+    if ids is not None and ids.shape[0] != n_rows:
+        raise InvalidRequest(f"ids has {ids.shape[0]} entries but inputs has {n_rows} rows")
+
+
+def check_model_outputs(
+    m: LoadedModel,
+    n_train: int,
+    vectors: tuple[str, np.ndarray | None],
+    gram: tuple[str, np.ndarray | None],
+    diag_name: str,
+) -> None:
+    """Outputs a request sends, as (name, array) pairs: as vectors they need a model trained on
+    output vectors, with as many columns; as their kernel against the model's N training
+    outputs (with its diagonal ``diag_name``), N columns. A 422 saying which form to send
+    otherwise."""
+    (vectors_name, Y), (gram_name, G) = vectors, gram
+    if Y is not None:
+        if m.outputs is None:
+            raise InvalidRequest(
+                f"model '{m.model_id}' was trained without output vectors (its kernel is "
+                f"{m.record['kernel']['type']}): send {gram_name} and {diag_name} (the kernel "
+                f"against the training outputs) instead of {vectors_name}"
+            )
+        if Y.shape[1] != m.outputs.shape[1]:
+            raise InvalidRequest(
+                f"{vectors_name} have {Y.shape[1]} columns but the model's outputs have "
+                f"{m.outputs.shape[1]}"
+            )
+    elif G is not None and G.shape[1] != n_train:
+        raise InvalidRequest(
+            f"{gram_name} has {G.shape[1]} columns but the model has {n_train} training outputs"
+        )
+
+
+def check_dense(rows: int, cols: int, limit: int, what: str, instead: str) -> None:
+    """422 before computing a dense (rows, cols) answer larger than ``limit`` values."""
+    if rows * cols > limit:
+        raise InvalidRequest(
+            f"{what} would hold {rows} x {cols} = {rows * cols} values, over the limit of "
+            f"{limit} (OKBOOST_MAX_DENSE_VALUES): {instead}"
+        )
+
+
+def predict(
+    m: LoadedModel, req: PredictRequest, *, max_dense: int = DEFAULT_MAX_DENSE
+) -> dict[str, Any]:
+    """Pre-image indices and scores, optional outputs and W^F weights (and their ids)."""
+    check_features(m, req.inputs, "inputs")
+    _check_ids(req.ids, req.inputs.shape[0])
+    est = m.estimator
+    n_train = m.inputs.shape[0]
+    n_query = req.inputs.shape[0]
+    if req.weights == "dense":
+        check_dense(
+            n_query,
+            n_train,
+            max_dense,
+            "weights = 'dense' (Q x N W^F)",
+            "ask for weights = 'sparse' with weights_top_k, the largest weights of each row",
+        )
+    elif req.weights == "sparse":
+        check_dense(
+            n_query,
+            min(req.weights_top_k, n_train),
+            max_dense,
+            "weights = 'sparse' (Q x weights_top_k triples)",
+            "ask for a smaller weights_top_k or send fewer rows per request",
+        )
+    index_space = "training"
+    pool: np.ndarray | None = m.outputs  # what indices refer to, when known
+    kwargs: dict[str, Any] = {}
+    check_model_outputs(
+        m, n_train, ("candidates", req.candidates), ("candidate_gram", req.candidate_gram),
+        "candidate_diag",
+    )  # fmt: skip
+    if req.candidates is not None:
+        kwargs["candidates"] = req.candidates
+        pool, index_space = req.candidates, "candidates"
+    elif req.candidate_gram is not None:
+        kwargs["candidate_gram"] = req.candidate_gram
+        kwargs["candidate_diag"] = req.candidate_diag
+        pool, index_space = None, "candidates"
+    n_pool = (
+        req.candidate_gram.shape[0]
+        if req.candidate_gram is not None
+        else (pool.shape[0] if pool is not None else n_train)
+    )
+    top_k = min(req.top_k, n_pool)
+    indices, scores = est.predict_index(req.inputs, top_k=top_k, **kwargs)
+    indices = np.asarray(indices, dtype=np.int64)
+    out: dict[str, Any] = {
+        "model_id": m.model_id,
+        "index_space": index_space,
+        "indices": indices,
+        "scores": np.asarray(scores, dtype=float),
+        "outputs": None,
+        "weights": None,
+        "weights_sparse": None,
+    }
+    if m.ids is not None and index_space == "training":
+        out["index_ids"] = m.ids.names(indices)
+    if req.return_outputs:
+        if pool is None:
+            raise InvalidRequest(
+                "return_outputs needs outputs to return: this model was trained on a "
+                f"{m.record['kernel']['type']} kernel without output vectors"
+                + (
+                    " and candidates were given as a Gram matrix"
+                    if index_space == "candidates"
+                    else ""
+                )
+            )
+        out["outputs"] = pool[indices]
+    if req.weights == "dense":
+        out["weights"] = np.asarray(est.predict_weights(req.inputs), dtype=float)
+    elif req.weights == "sparse":
+        # a block of query rows at a time: the dense Q x N W^F is never held whole
+        blocks: list[Triples] = []
+        step = block_rows(n_train)
+        for start in range(0, n_query, step):
+            w = np.asarray(est.predict_weights(req.inputs[start : start + step]), dtype=float)
+            blocks.append(sparse_top_k(w, req.weights_top_k, row_offset=start))
+        out["weights_sparse"] = Triples.concat(blocks)
+        namers = _namers(m, req.ids)
+        if namers is not None:
+            out["weights_sparse_ids"] = _pair_names(out["weights_sparse"], *namers)
+    return out
+
+
+def sparse_top_k(w: np.ndarray, k: int, row_offset: int = 0) -> Triples:
+    """[row, column, value] triples of the k largest values of each row, largest first."""
+    k = min(k, w.shape[1])
+    cols = np.argpartition(-w, k - 1, axis=1)[:, :k]
+    vals = np.take_along_axis(w, cols, axis=1)
+    order = np.argsort(-vals, axis=1, kind="stable")
+    cols = np.take_along_axis(cols, order, axis=1)
+    rows = np.repeat(np.arange(w.shape[0], dtype=np.int64) + row_offset, k)
+    return Triples(rows, cols.ravel().astype(np.int64), np.take_along_axis(vals, order, 1).ravel())
+
+
+def select_edges(
+    scores: np.ndarray, *, threshold: float | None, top_k: int | None, square: bool
+) -> Triples:
+    """Edges [a, b, score] from a score matrix, sorted by (a, b).
+
+    ``square``: scores among the same new vertices; the diagonal is ignored, a
+    pair is kept when either endpoint selects it, and it is reported once with
+    a < b. With ``top_k`` each row keeps its top_k best entries; with
+    ``threshold`` only scores >= threshold are kept (both filters apply when
+    both are given).
+    """
+    s = np.array(scores, dtype=float, copy=True)
+    if square:
+        np.fill_diagonal(s, -np.inf)
+    keep = np.isfinite(s)
+    if top_k is not None and s.shape[1] > 0:
+        k = min(top_k, s.shape[1])
+        best = np.argpartition(-s, k - 1, axis=1)[:, :k]
+        mask = np.zeros_like(keep)
+        np.put_along_axis(mask, best, True, axis=1)
+        if square:
+            mask |= mask.T
+        keep &= mask
+    if threshold is not None:
+        keep &= s >= threshold
+    if square:
+        keep &= np.triu(np.ones_like(keep), k=1)
+    rows, cols = np.nonzero(keep)
+    return Triples(rows.astype(np.int64), cols.astype(np.int64), s[rows, cols])
+
+
+def _block_edges(
+    s: np.ndarray, *, threshold: float | None, top_k: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows, columns and scores of the edges of one block of a rectangular score matrix,
+    sorted by (row, column): what :func:`select_edges` (``square=False``) keeps."""
+    if top_k is not None and s.shape[1] > 0:
+        k = min(top_k, s.shape[1])
+        best = np.sort(np.argpartition(-s, k - 1, axis=1)[:, :k], axis=1)
+        values = np.take_along_axis(s, best, axis=1)
+        keep = np.isfinite(values)
+        if threshold is not None:
+            keep &= values >= threshold
+        rows, pos = np.nonzero(keep)
+        cols, vals = best[rows, pos], values[rows, pos]
+    else:
+        keep = np.isfinite(s)
+        if threshold is not None:
+            keep &= s >= threshold
+        rows, cols = np.nonzero(keep)
+        vals = s[rows, cols]
+    return rows, cols, vals
+
+
+def edges_against(
+    F: np.ndarray,
+    G: np.ndarray,
+    *,
+    threshold: float | None,
+    top_k: int | None,
+    max_edges: int = DEFAULT_MAX_DENSE,
+) -> Triples:
+    """Edges between the rows of F (new vertices) and of G (known ones) scored by F @ G.T.
+
+    The same answer as ``select_edges(F @ G.T, square=False)``, computed ``block_rows``
+    query rows at a time: O(Q N r) time, O(block N) memory. More than ``max_edges`` edges
+    (a low threshold without top_k) is a 422.
+    """
+    blocks: list[Triples] = []
+    held = 0
+    step = block_rows(G.shape[0])
+    Gt = G.T
+    for start in range(0, F.shape[0], step):
+        block = F[start : start + step] @ Gt
+        rows, cols, vals = _block_edges(block, threshold=threshold, top_k=top_k)
+        held += len(rows)
+        if held > max_edges:  # checked before the answer grows further
+            raise InvalidRequest(
+                f"threshold {threshold} selects more than {max_edges} new-known edges "
+                "(OKBOOST_MAX_DENSE_VALUES): raise the threshold or ask for top_k edges "
+                "per new vertex"
+            )
+        blocks.append(Triples(rows + start, cols, vals))
+    return Triples.concat(blocks)
+
+
+def kernel(
+    m: LoadedModel, req: KernelRequest, *, max_dense: int = DEFAULT_MAX_DENSE
+) -> dict[str, Any]:
+    """Predicted kernel (Q x Q / Q x Q2 / Q x N) and optional edges (and their ids)."""
+    check_features(m, req.inputs, "inputs")
+    _check_ids(req.ids, req.inputs.shape[0])
+    est = m.estimator
+    if req.inputs2 is not None:
+        check_features(m, req.inputs2, "inputs2")
+    n_query = req.inputs.shape[0]
+    if req.against == "predicted":
+        shape = [n_query, n_query if req.inputs2 is None else req.inputs2.shape[0]]
+    else:
+        shape = [n_query, m.inputs.shape[0]]
+    want_edges = req.threshold is not None or req.top_k is not None
+    if req.return_kernel:
+        check_dense(
+            shape[0],
+            shape[1],
+            max_dense,
+            f"the {'Q x N' if req.against == 'training' else 'Q x Q'} kernel",
+            "set return_kernel false and ask for edges with top_k or threshold, or send "
+            "fewer rows per request",
+        )
+    if want_edges:
+        check_dense(
+            n_query,
+            n_query,
+            max_dense,
+            "new-new edges (scores of all Q x Q pairs of new vertices)",
+            "send fewer new vertices per request",
+        )
+    F = np.asarray(est.predict_features(req.inputs), dtype=float)
+    mat: np.ndarray | None = None
+    if req.return_kernel:
+        if req.against == "training":
+            mat = F @ m.train_factor().T
+        elif req.inputs2 is None:
+            mat = F @ F.T
+        else:
+            mat = F @ np.asarray(est.predict_features(req.inputs2), dtype=float).T
+    out: dict[str, Any] = {
+        "model_id": m.model_id,
+        "against": req.against,
+        "shape": shape,
+        "kernel": mat,
+        "edges": None,
+    }
+    if want_edges:
+        k_new = mat if req.against == "predicted" and req.inputs2 is None else None
+        if k_new is None:
+            k_new = F @ F.T
+        known = m.train_factor() if req.known_scores == "observed" else m.train_features()
+        edges: dict[str, Any] = {
+            "new_new": select_edges(k_new, threshold=req.threshold, top_k=req.top_k, square=True),
+            "new_known": edges_against(
+                F, known, threshold=req.threshold, top_k=req.top_k, max_edges=max_dense
+            ),
+        }
+        namers = _namers(m, req.ids)
+        if namers is not None:
+            name_new, name_known = namers
+            edges["new_new_ids"] = _pair_names(edges["new_new"], name_new, name_new)
+            edges["new_known_ids"] = _pair_names(edges["new_known"], name_new, name_known)
+        out["edges"] = edges
+    return out

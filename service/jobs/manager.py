@@ -1,0 +1,356 @@
+"""The local side of training jobs: a bounded worker pool over the store's job records.
+
+Each of the ``max_workers`` worker threads runs its job in a child process
+(``isolation="process"``, the service's default; see service.jobs.process): okcore's
+numba kernels release the GIL, but scipy's eigendecomposition of the output Gram matrix
+does not, and in a thread it would stall the event loop, and every prediction, for as
+long as it takes (tens of seconds at N = 2000). The child reports progress through a pipe
+and stops after the current tree when asked; a child that does not stop within
+``CANCEL_GRACE`` seconds is killed (a model becomes ready only at the very end, so
+nothing half-written is ever visible); a child that allocates past the job's memory
+budget fails the job. ``isolation="thread"`` runs tasks in the worker thread itself (no
+memory budget there). Given a Dask scheduler's address, jobs run on that cluster instead
+(service.jobs.cluster).
+
+The records (service.jobs.records) are what the API reports. On start-up, records left
+``queued`` or ``running`` by a previous process are marked ``failed`` ("interrupted by
+server restart"); finished models are never touched. Several replicas may serve one
+model store (docs/DEPLOY.md): a job's record names its runner, so a replica starting up
+fails only the jobs of its own dead predecessor, and any replica answers for any job from
+its record; a job another replica (or the cluster) runs is cancelled through its stop
+file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Literal
+
+from service.errors import Busy, NotFound
+from service.jobs.process import child_main, process_context
+from service.jobs.progress import PhasePlan, Progress
+from service.jobs.records import ACTIVE, Job, JobRecords
+from service.jobs.task import TrainTask
+from service.store import pagination
+from service.store.ids import new_id, valid_id
+from service.store.model_store import ModelStore
+
+if TYPE_CHECKING:
+    from service.jobs.cluster import ClusterJobs
+
+log = logging.getLogger("okboost.jobs")
+
+__all__ = ["JobManager"]
+
+Isolation = Literal["process", "thread"]
+CANCEL_GRACE = 5.0  # seconds a training process gets to stop by itself before it is killed
+RESTART_REASON = "interrupted by server restart"
+SHUTDOWN_REASON = "interrupted by server shutdown"
+
+
+def local_runner() -> dict[str, Any]:
+    """The runner of a job in this process's pool (see :meth:`JobManager.recover`)."""
+    return {"kind": "local", "host": socket.gethostname(), "pid": os.getpid()}
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, another user's
+    return False
+
+
+def cluster_jobs(address: str, records: JobRecords) -> ClusterJobs:
+    """Jobs on the Dask cluster at ``address`` (imported here: dask is an optional extra)."""
+    from service.jobs.cluster import ClusterJobs
+
+    return ClusterJobs(address, records)
+
+
+class JobManager(JobRecords):
+    """Runs training tasks on ``max_workers`` threads (or, given a Dask scheduler's
+    address, on that cluster: service.jobs.cluster) and keeps their records. ``preload``:
+    the modules the training processes' fork server imports once (service.jobs.process)."""
+
+    def __init__(
+        self,
+        store: ModelStore,
+        max_workers: int = 1,
+        max_queued: int = 64,
+        isolation: Isolation = "thread",
+        memory_budget: int | None = None,
+        dask_scheduler: str | None = None,
+        preload: Sequence[str] = (),
+    ) -> None:
+        super().__init__(store)
+        self.isolation = isolation
+        self.memory_budget = memory_budget
+        self._ctx = process_context(preload) if isolation == "process" else None
+        self.max_queued = max_queued
+        self._jobs: dict[str, Job] = {}
+        self._created: dict[str, float] = {}  # every job on record: creation times never change
+        self._lock = threading.Lock()
+        self._shutting_down = False
+        self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="okboost-train")
+        self.cluster = None if dask_scheduler is None else cluster_jobs(dask_scheduler, self)
+        self.recover()
+
+    # ------------------------------------------------------------ persistence
+    def _read(self, path: Path) -> Job:
+        job = Job.from_record(json.loads(path.read_text(encoding="utf-8")))
+        self._created[job.job_id] = job.created
+        return job
+
+    def recover(self) -> list[str]:
+        """Mark jobs left active by a previous process as failed; return their ids.
+
+        Only jobs that process ran itself: a job on a Dask cluster goes on without it
+        (service.jobs.cluster), and one run by another live replica over the same store (its
+        process is alive on this host, or it runs on another host) is left to it."""
+        interrupted = []
+        for path in sorted(self.dir.glob("*.json")):
+            if not valid_id(path.stem):
+                continue
+            try:
+                job = self._read(path)
+            except (OSError, ValueError, TypeError, KeyError) as exc:
+                log.warning("skipping unreadable job record %s: %s", path, exc)
+                continue
+            if job.state in ACTIVE and self._abandoned(job):
+                job.state, job.error, job.finished = "failed", RESTART_REASON, time.time()
+                self.persist(job)
+                self.mark_model(job.model_id, "failed", RESTART_REASON)
+                interrupted.append(job.job_id)
+        return interrupted
+
+    @staticmethod
+    def _abandoned(job: Job) -> bool:
+        """Whether an active job's runner is gone (records without one: yes)."""
+        runner = job.runner or {}
+        if runner.get("kind") == "dask":
+            return False
+        if "pid" not in runner:
+            return True
+        if runner.get("host") != socket.gethostname():
+            return False
+        pid = int(runner["pid"])
+        return pid == os.getpid() or _process_gone(pid)
+
+    # ------------------------------------------------------------ public
+    def submit(
+        self,
+        model_id: str,
+        task: TrainTask,
+        total: int,
+        job_id: str | None = None,
+        plan: PhasePlan | None = None,
+    ) -> Job:
+        """Queue ``task`` (``total`` trees; ``plan``: the estimated phases, for the ETA), in
+        this process's pool or on the Dask cluster."""
+        with self._lock:
+            waiting = self._jobs.values() if self.cluster is None else self.cluster.unsettled()
+            queued = sum(1 for j in waiting if j.state == "queued")
+            if queued >= self.max_queued:
+                raise Busy(
+                    f"{queued} training jobs are already waiting; retry when some finish "
+                    "(or raise OKBOOST_MAX_QUEUED_JOBS)"
+                )
+            progress = Progress(total=max(int(total), 1), plan=plan)
+            job = Job(job_id=job_id or new_id(), model_id=model_id, progress=progress)
+        if self.cluster is not None:
+            self.cluster.submit(job, task, plan)
+            return job
+        job.runner = local_runner()
+        self.persist(job)  # first: a job that cannot be written is not queued
+        with self._lock:
+            self._jobs[job.job_id] = job
+            self._created[job.job_id] = job.created
+        self._executor.submit(self._run, job, task)
+        return job
+
+    def get(self, job_id: str) -> Job:
+        """A job of this process's pool as it runs, any other as its record says (an active
+        one on the cluster checked with the scheduler first: service.jobs.cluster)."""
+        path = self.path(job_id)
+        with self._lock:
+            job = self._jobs.get(job_id)
+        if job is not None:
+            return job
+        try:
+            job = self._read(path)
+        except FileNotFoundError:
+            raise NotFound(f"unknown job '{job_id}'") from None
+        if self.cluster is not None and job.state in ACTIVE:
+            return self.cluster.check(job)
+        return job
+
+    def all_jobs(self) -> list[Job]:
+        jobs, _ = self.page(None, None)
+        return jobs
+
+    def page(self, limit: int | None, cursor: str | None) -> tuple[list[Job], str | None]:
+        """Jobs oldest first, ``limit`` of them after ``cursor`` (service.store.pagination); only the
+        records of the page are read (creation times are kept once read)."""
+        on_disk = {p.stem for p in self.dir.glob("*.json") if valid_id(p.stem)}
+        for job_id in on_disk - set(self._created):
+            try:
+                self._read(self.path(job_id))
+            except (OSError, ValueError, TypeError, KeyError):
+                continue
+        with self._lock:
+            keys = [(c, i) for i, c in self._created.items() if i in on_disk or i in self._jobs]
+        keys, next_cursor = pagination.select(keys, limit or len(keys), cursor)
+        jobs = []
+        for _, job_id in keys:
+            try:
+                jobs.append(self.get(job_id))
+            except (NotFound, OSError, ValueError, TypeError, KeyError):
+                continue
+        return jobs, next_cursor
+
+    def cancel(self, job_id: str) -> Job:
+        """Cancel a queued job at once, or ask a running one to stop after its current tree.
+        A job run elsewhere (another replica, the cluster) is asked through its stop file."""
+        job = self.get(job_id)
+        with self._lock:
+            ours = self._jobs.get(job_id) is job
+            if job.state in ACTIVE and not ours:
+                self.request_stop(job_id)
+            if job.state == "queued":
+                if self.cluster is not None and not ours:
+                    self.cluster.cancel(job)
+                self.finish(job, "cancelled", "cancelled by request")
+                if not ours:
+                    self.request_stop(job_id)  # the runner may pick it up meanwhile
+            elif job.state == "running":
+                job.cancel_event.set()
+        return job
+
+    def wait(self, job_id: str, timeout: float | None) -> bool:
+        """Whether the job finished within ``timeout`` seconds (a job run elsewhere, on the
+        cluster or by another replica, is followed through its record)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            job = self.get(job_id)
+            left = None if deadline is None else deadline - time.monotonic()
+            if job.live or job.finished_event.is_set():
+                return job.finished_event.wait(left)
+            if left is not None and left <= 0:
+                return False
+            time.sleep(0.1 if left is None else min(0.1, left))
+
+    def shutdown(self) -> None:
+        """Stop running jobs after their current tree, mark them failed, stop the pool. Jobs
+        on the cluster go on (the connection to the scheduler is closed)."""
+        if self.cluster is not None:
+            self.cluster.close()
+        with self._lock:
+            self._shutting_down = True
+            for job in self._jobs.values():
+                if job.state == "queued":
+                    self.finish(job, "failed", SHUTDOWN_REASON)
+                elif job.state == "running":
+                    job.cancel_event.set()
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    # ------------------------------------------------------------ worker side
+    def _stop_asked(self, job: Job) -> bool:
+        """Whether a stop was asked, here or (through the stop file) by another replica."""
+        if not job.cancel_event.is_set() and self.stop_requested(job.job_id):
+            job.cancel_event.set()
+        return job.cancel_event.is_set()
+
+    def _run(self, job: Job, task: TrainTask) -> None:
+        with self._lock:
+            if job.state != "queued":
+                return  # cancelled while queued
+            if self._stop_asked(job):  # cancelled while queued, through another replica
+                self.finish(job, "cancelled", "cancelled by request")
+                return
+            job.state, job.started, job.attempt = "running", time.time(), 1
+        try:
+            self.persist(job)
+            if self._ctx is None:
+                outcome = self._run_in_thread(job, task)
+            else:
+                outcome = self._run_in_process(job, task)
+        except Exception as exc:  # noqa: BLE001 - any failure becomes the job's reason
+            job.exception = exc
+            with self._lock:
+                self.fail(job, exc)
+            return
+        with self._lock:
+            if outcome != "done" and self._shutting_down:
+                self.finish(job, "failed", SHUTDOWN_REASON)
+            else:
+                self.settle(job, outcome)
+
+    def _run_in_thread(self, job: Job, task: TrainTask) -> str:
+        last_write = [time.monotonic()]
+
+        class _Reporter:
+            def __call__(_, p: Any) -> bool:  # noqa: N805
+                self.report(job, p, last_write)
+                return self._stop_asked(job)
+
+            def saving(_) -> None:  # noqa: N805
+                pass
+
+        return task(_Reporter())
+
+    def _run_in_process(self, job: Job, task: TrainTask) -> str:
+        assert self._ctx is not None
+        receiver, sender = self._ctx.Pipe(duplex=False)
+        stop = self._ctx.Event()
+        proc = self._ctx.Process(
+            target=child_main,
+            args=(task, sender, stop, self.memory_budget),
+            name=f"okboost-job-{job.job_id[:8]}",
+        )
+        proc.start()
+        sender.close()
+        last_write = [time.monotonic()]
+        saving, asked_at = False, None
+        try:
+            while True:
+                if receiver.poll(0.1):
+                    try:
+                        message = receiver.recv()
+                    except EOFError:
+                        break  # the child died without a word
+                    kind = message[0]
+                    if kind == "progress":
+                        self.report(job, SimpleNamespace(**message[1]), last_write)
+                    elif kind == "saving":
+                        saving = True
+                    elif kind == "done":
+                        return str(message[1])
+                    elif kind == "error":
+                        raise message[1]
+                elif not proc.is_alive() and not receiver.poll():
+                    break
+                if self._stop_asked(job):
+                    stop.set()
+                    asked_at = asked_at or time.monotonic()
+                    if not saving and time.monotonic() - asked_at > CANCEL_GRACE:
+                        proc.kill()  # e.g. still factorising the Gram matrix
+                        return "cancelled"
+        finally:
+            receiver.close()
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        raise RuntimeError(f"training process exited unexpectedly (exit code {proc.exitcode})")

@@ -1,0 +1,160 @@
+"""Progress of one training job: phases, trees done, loss curves and an ETA for every phase.
+
+okcore's fit reports each set-up phase when it starts ("output_space": factorising the
+output kernel, "binning": histogram bins of the inputs; ``done`` = 0, with its own
+estimate ``phase_eta``) and then every tree ("trees"). The ETA adds up what is left:
+
+- in a set-up phase: that phase's estimate minus the time already spent in it, but never
+  less than half the time spent (a phase running past two thirds of its estimate is taken
+  as two thirds done: okcore's flop model of the factorisation ran 2-14x low on a loaded
+  machine, and an ETA stuck at the trees' time would say nothing), plus the estimates of
+  the phases still to come (service.training.budget's job estimate: the set-up after the factor,
+  then M x the time of one tree);
+- in the trees phase: the trees left times the time of one tree, taken as the estimated
+  time weighted as PRIOR_TREES trees together with the measured ones, each measured tree
+  being the median of the last RECENT_TREES intervals between tree reports (a tree slowed
+  once, by a compilation or the machine's other load, does not swing the ETA; the set-up
+  phases never count as tree time). Intervals are read on the fit's own clock
+  (FitProgress.elapsed, from the training process): reports that reach the server in a
+  burst, as they do when it is busy, do not look like instant trees.
+
+Loss curves are kept whole in memory; a job record on disk holds at most CURVE_POINTS
+points of each, evenly spaced (``curve_step`` trees apart), so it stays a few KB at any M.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+SETUP_PHASES = ("output_space", "binning")
+"""okcore fit phases before the first tree (FitProgress.phase); then "trees"."""
+OVERRUN_SHARE = 0.5
+"""Least time left in a set-up phase, as a share of the time already spent in it."""
+PRIOR_TREES = 2.0
+"""Weight, in trees, of the estimated time per tree against the measured ones."""
+RECENT_TREES = 64
+"""Intervals between tree reports whose median is the measured time per tree."""
+CURVE_POINTS = 200
+"""Most points of a loss curve in a job record."""
+
+
+@dataclass(frozen=True)
+class PhasePlan:
+    """Estimated seconds of each phase (service.training.budget.JobEstimate)."""
+
+    factor: float
+    setup: float  # binning (or the exact search's presort), after the factor
+    per_tree: float
+
+
+def downsample(curve: list[float], points: int = CURVE_POINTS) -> tuple[list[float], int]:
+    """(values after trees step, 2 step, ...; step) with at most ``points`` values; the
+    curve itself (step 1) when it is short enough. Values keep 6 significant digits."""
+    step = max(1, -(-len(curve) // points))
+    return [float(f"{v:.6g}") for v in curve[step - 1 :: step]], step
+
+
+@dataclass
+class Progress:
+    """What the fit has reported so far, and the ETA it implies."""
+
+    total: int
+    plan: PhasePlan | None = None
+    done: int = 0
+    phase: str | None = None
+    phase_started: float | None = None  # unix time the current phase was first reported
+    phase_eta: float | None = None  # okcore's estimate of the current set-up phase (s)
+    train_loss: list[float] = field(default_factory=list)
+    validation_loss: list[float] | None = None
+    _last_tree: tuple[float, int] | None = field(default=None, repr=False)  # (time, done)
+    _intervals: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT_TREES))
+
+    def report(self, p: Any, now: float) -> bool:
+        """Take one FitProgress (or anything with its fields; ``phase`` defaults to trees).
+        Returns whether a new phase started."""
+        phase = getattr(p, "phase", None) or "trees"
+        self.total = max(int(p.total), 1)
+        self.done = int(p.done)
+        new_phase = phase != self.phase
+        if new_phase:
+            self.phase, self.phase_started = phase, now
+        if phase != "trees":
+            eta = getattr(p, "phase_eta", None)
+            self.phase_eta = None if eta is None else float(eta)
+            return new_phase
+        self.phase_eta = None
+        if p.train_loss is not None:
+            self.train_loss.append(float(p.train_loss))
+        if p.val_loss is not None:
+            if self.validation_loss is None:
+                self.validation_loss = []
+            self.validation_loss.append(float(p.val_loss))
+        elapsed = getattr(p, "elapsed", None)
+        clock = float(elapsed) if elapsed else now  # the fit's clock when it reports one
+        if self._last_tree is not None and self.done > self._last_tree[1]:
+            trees = self.done - self._last_tree[1]
+            self._intervals.append((clock - self._last_tree[0]) / trees)
+        self._last_tree = (clock, self.done)  # done = 0: the trees phase starts now
+        return new_phase
+
+    def per_tree(self) -> float | None:
+        """Seconds of one tree: the estimate and the measured median, weighted by trees."""
+        measured = statistics.median(self._intervals) if self._intervals else None
+        if self.plan is None:
+            return measured
+        if measured is None:
+            return self.plan.per_tree
+        n = len(self._intervals)
+        return (PRIOR_TREES * self.plan.per_tree + n * measured) / (PRIOR_TREES + n)
+
+    def eta(self, now: float, started: float | None) -> float | None:
+        """Seconds left (see the module docstring); None when nothing is known."""
+        per_tree = self.per_tree()
+        trees_left = None if per_tree is None else per_tree * max(self.total - self.done, 0)
+        if self.phase == "trees":
+            return trees_left
+        plan = self.plan
+        if self.phase is None:  # running, nothing reported yet
+            if plan is None or trees_left is None:
+                return None
+            spent = 0.0 if started is None else now - started
+            return max(plan.factor + plan.setup - spent, OVERRUN_SHARE * spent) + trees_left
+        current = self.phase_eta
+        if current is None and plan is not None:
+            current = plan.factor if self.phase == "output_space" else plan.setup
+        if current is None or trees_left is None:
+            return None
+        spent = now - (self.phase_started or now)
+        left = max(current - spent, OVERRUN_SHARE * spent)
+        if self.phase == "output_space" and plan is not None:
+            left += plan.setup
+        return left + trees_left
+
+    def curves(self, upto: int) -> dict[str, Any]:
+        """The loss curves of the first ``upto`` trees, whole (curve_step 1)."""
+        return {
+            "train_loss": self.train_loss[:upto],
+            "validation_loss": None
+            if self.validation_loss is None
+            else self.validation_loss[:upto],
+            "curve_step": 1,
+        }
+
+    def record(self) -> dict[str, Any]:
+        """The job record's progress fields: downsampled curves, last losses."""
+        train, step = downsample(self.train_loss)
+        validation = None if self.validation_loss is None else downsample(self.validation_loss)[0]
+        return {
+            "total": self.total,
+            "done": self.done,
+            "phase": self.phase,
+            "phase_started": self.phase_started,
+            "train_loss": train,
+            "validation_loss": validation,
+            "curve_step": step,
+            "last_train_loss": self.train_loss[-1] if self.train_loss else None,
+            "last_validation_loss": self.validation_loss[-1] if self.validation_loss else None,
+        }

@@ -1,0 +1,243 @@
+"""Job records: what a training job is and the small JSON file that says so.
+
+A job goes ``queued -> running -> done | failed | cancelled`` (``queued -> cancelled``
+too). Its record is ``<store>/jobs/<id>.json`` (loss curves downsampled to at most
+service.jobs.progress.CURVE_POINTS points: a few KB at any number of trees), written on
+every state or phase change and at most once a second while trees grow, by whoever runs
+the job: a worker thread of a replica (service.jobs.manager) or a Dask worker
+(service.jobs.cluster). What the API reports is the last record written, so a record on
+disk never lags what a client was told. A cancel for a job that another replica or the
+cluster runs is an empty ``<id>.stop`` file beside the record, which the runner checks
+after every tree.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from service.errors import NotFound, ServiceError
+from service.jobs.progress import Progress
+from service.store.ids import valid_id
+from service.store.model_store import ModelStore, write_json_atomic
+
+log = logging.getLogger("okboost.jobs")
+
+__all__ = ["ACTIVE", "Job", "JobRecords", "failure_reason"]
+
+ACTIVE = ("queued", "running")
+PERSIST_EVERY = 1.0  # seconds between progress writes while trees grow
+
+
+@dataclass
+class Job:
+    """One training job: its state, its live progress, and its last written record."""
+
+    job_id: str
+    model_id: str
+    progress: Progress
+    state: str = "queued"
+    created: float = field(default_factory=time.time)
+    started: float | None = None
+    finished: float | None = None
+    error: str | None = None
+    record: dict[str, Any] = field(default_factory=dict)  # as last written to disk
+    live: bool = True  # False for a job read back from its record (no full curves)
+    # who runs it: {"kind": "local", "host", "pid"} (a replica's pool) or {"kind": "dask",
+    # "key", ...} (service.jobs.cluster); attempt: starts so far (a cluster reruns a task whose
+    # worker died)
+    runner: dict[str, Any] | None = None
+    attempt: int = 0
+    exception: BaseException | None = field(default=None, repr=False)
+    cancel_event: threading.Event = field(default_factory=threading.Event, repr=False)
+    finished_event: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    @property
+    def done(self) -> int:
+        """Trees done, as last written (and reported)."""
+        return int(self.record.get("done", 0))
+
+    def snapshot(self, now: float) -> dict[str, Any]:
+        """The record to write now: state, times, progress, downsampled curves, the ETA."""
+        eta = self.progress.eta(now, self.started) if self.state == "running" else None
+        return {
+            "job_id": self.job_id,
+            "model_id": self.model_id,
+            "state": self.state,
+            "created": self.created,
+            "started": self.started,
+            "finished": self.finished,
+            "error": self.error,
+            "updated": now,
+            "eta": 0.0 if self.state == "done" else eta,
+            "runner": self.runner,
+            "attempt": self.attempt,
+            **self.progress.record(),
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Job:
+        total = max(int(record.get("total", 1)), 1)
+        job = cls(
+            job_id=record["job_id"],
+            model_id=record["model_id"],
+            progress=Progress(total=total, done=int(record.get("done", 0))),
+            state=record["state"],
+            created=float(record.get("created", 0.0)),
+            started=record.get("started"),
+            finished=record.get("finished"),
+            error=record.get("error"),
+            record=dict(record),
+            live=False,
+            runner=record.get("runner"),
+            attempt=int(record.get("attempt", 0)),
+        )
+        job.record.setdefault("curve_step", 1)  # records written before curves were sampled
+        if job.state not in ACTIVE:
+            job.finished_event.set()
+        return job
+
+    def info(self, curves: bool = False) -> dict[str, Any]:
+        """The public view of the last written record, with the elapsed time and the ETA as
+        of now (from the live progress of a job of this server; else counted down since the
+        record was written); the loss curves only when asked for.
+
+        State, times and progress are all the record's: a job finishing in another thread
+        has its new state before its final record is written, and an answer must not pair
+        that state with the previous record's progress."""
+        now = time.time()
+        rec = self.record
+        state = rec.get("state", self.state)
+        started, finished = rec.get("started", self.started), rec.get("finished", self.finished)
+        eta = rec.get("eta")
+        if state == "running" and self.live:
+            eta = self.progress.eta(now, started)
+        elif state == "running" and eta is not None:
+            eta = max(eta - (now - float(rec.get("updated", now))), 0.0)
+        if started is None:
+            elapsed = 0.0
+        else:
+            elapsed = (finished or now) - started
+        done, total = int(rec.get("done", 0)), max(int(rec.get("total", 1)), 1)
+        info: dict[str, Any] = {
+            "job_id": self.job_id,
+            "model_id": self.model_id,
+            "state": state,
+            "phase": rec.get("phase"),
+            "progress": {"done": done, "total": total, "fraction": done / total},
+            "created": self.created,
+            "started": started,
+            "finished": finished,
+            "elapsed": elapsed,
+            "eta": eta,
+            "last_train_loss": rec.get("last_train_loss"),
+            "last_validation_loss": rec.get("last_validation_loss"),
+            "error": rec.get("error", self.error),
+        }
+        if curves:
+            if self.live:
+                info.update(self.progress.curves(done))
+            else:
+                info.update(
+                    train_loss=rec.get("train_loss") or [],
+                    validation_loss=rec.get("validation_loss"),
+                    curve_step=int(rec.get("curve_step", 1)),
+                )
+        return info
+
+
+def failure_reason(exc: BaseException) -> str:
+    """What a failed job's record says: the message of a user error (bad data, a service
+    limit), else the exception's type and message."""
+    if isinstance(exc, ValueError | ServiceError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+class JobRecords:
+    """The job records of a model store and the stop requests beside them: what every
+    replica over the store reads, and what runs a job writes, in this process or on a Dask
+    worker (service.jobs.cluster). ``<store>/jobs/<id>.json`` is the record; an empty
+    ``<id>.stop`` asks whoever runs the job to stop after its current tree."""
+
+    def __init__(self, store: ModelStore) -> None:
+        self.store = store
+        self.dir = store.root / "jobs"
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def path(self, job_id: str) -> Path:
+        if not valid_id(job_id):
+            raise NotFound(f"unknown job '{job_id[:64]}': job ids are 32 hex digits")
+        return self.dir / f"{job_id}.json"
+
+    def persist(self, job: Job) -> None:
+        record = job.snapshot(time.time())
+        write_json_atomic(self.path(job.job_id), record)
+        job.record = record
+
+    def read_job(self, job_id: str) -> Job:
+        """The job as its record says (404 when there is none)."""
+        try:
+            return Job.from_record(json.loads(self.path(job_id).read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise NotFound(f"unknown job '{job_id}'") from None
+
+    def request_stop(self, job_id: str) -> None:
+        self._stop_path(job_id).touch()
+
+    def stop_requested(self, job_id: str) -> bool:
+        return self._stop_path(job_id).exists()
+
+    def clear_stop(self, job_id: str) -> None:
+        self._stop_path(job_id).unlink(missing_ok=True)
+
+    def _stop_path(self, job_id: str) -> Path:
+        return self.path(job_id).with_suffix(".stop")
+
+    def mark_model(self, model_id: str, status: str, error: str | None) -> None:
+        """Give a model still "training" the job's final status (not one deleted meanwhile)."""
+        try:
+            if self.store.read_record(model_id).get("status") == "training":
+                self.store.update_record(model_id, status=status, error=error)
+        except ServiceError:
+            return  # deleted meanwhile
+
+    def finish(self, job: Job, state: str, error: str | None) -> None:
+        job.state, job.error, job.finished = state, error, time.time()
+        try:
+            self.persist(job)
+        except ServiceError as exc:  # e.g. a full disk: the state is still answered
+            log.error("job %s: its final record cannot be written: %s", job.job_id, exc)
+            job.record = job.snapshot(time.time())
+        if state != "done":
+            self.mark_model(job.model_id, state, error)
+        self.clear_stop(job.job_id)
+        job.finished_event.set()
+
+    def fail(self, job: Job, exc: BaseException) -> None:
+        """Finish ``job`` as failed by ``exc`` (logged unless it is the user's error)."""
+        reason = failure_reason(exc)
+        if not isinstance(exc, ValueError | ServiceError):
+            log.error("training job %s failed: %s", job.job_id, reason)
+        self.finish(job, "failed", reason)
+
+    def settle(self, job: Job, outcome: str) -> None:
+        """Finish ``job`` by its task's outcome: "done" (a model deleted while it trained
+        was not written: service.store.model_store.write_model), else cancelled."""
+        if outcome == "done":
+            self.finish(job, "done", None)
+        else:
+            self.finish(job, "cancelled", "cancelled by request")
+
+    def report(self, job: Job, p: Any, last_write: list[float]) -> None:
+        """Take one FitProgress: a new phase is written at once, trees at most every
+        PERSIST_EVERY seconds."""
+        new_phase = job.progress.report(p, time.time())
+        if new_phase or time.monotonic() - last_write[0] >= PERSIST_EVERY:
+            last_write[0] = time.monotonic()
+            self.persist(job)

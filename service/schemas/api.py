@@ -1,0 +1,648 @@
+"""Request and response models of the HTTP API (pydantic v2).
+
+Array fields accept nested JSON lists or, in multipart requests, binary parts
+(see :mod:`service.arrays`); they are validated into finite float64 ndarrays
+here so that okcore only ever sees clean arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationInfo,
+    WithJsonSchema,
+    model_validator,
+)
+
+from service.http.arrays import as_edge_array, as_float_array, as_input_matrix
+from service.schemas import examples as ex
+from service.schemas.cv import CVResult, CVSpec
+from service.schemas.examples import FIELD_EXAMPLES
+from service.schemas.params import EVAL_SET_MODELS, ModelName, Params, params_by_model
+from service.vertex_ids import VertexIds, as_id_array, as_id_edges, is_id_edges
+
+_NUM = {"type": "number"}
+_MATRIX_SCHEMA = {"type": "array", "items": {"type": "array", "items": _NUM}}
+
+
+def _matrix(v: Any, info: ValidationInfo) -> np.ndarray:
+    return as_float_array(v, info.field_name or "array", 2)
+
+
+def _inputs(v: Any, info: ValidationInfo) -> Any:
+    return as_input_matrix(v, info.field_name or "inputs")
+
+
+def _outputs(v: Any, info: ValidationInfo) -> np.ndarray:
+    return as_float_array(v, info.field_name or "array", 2, allow_1d_column=True)
+
+
+def _vector(v: Any, info: ValidationInfo) -> np.ndarray:
+    return as_float_array(v, info.field_name or "array", 1)
+
+
+def _edges(v: Any, info: ValidationInfo) -> np.ndarray:
+    if is_id_edges(v):  # resolved to rows by TrainRequest, which knows the ids
+        return as_id_edges(v, info.field_name or "edges")
+    return as_edge_array(v, info.field_name or "edges")
+
+
+def _ids(v: Any, info: ValidationInfo) -> np.ndarray:
+    return as_id_array(v, info.field_name or "ids")
+
+
+Matrix = Annotated[np.ndarray, PlainValidator(_matrix), WithJsonSchema(_MATRIX_SCHEMA)]
+"""2-D array of finite numbers (rows x columns)."""
+_CSR_SCHEMA = {
+    "type": "object",
+    "description": "A sparse matrix in CSR layout: the column indices of row i are "
+    "indices[indptr[i]:indptr[i+1]], their values data[indptr[i]:indptr[i+1]].",
+    "properties": {
+        "data": {"type": "array", "items": _NUM},
+        "indices": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "indptr": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "shape": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 1},
+            "minItems": 2,
+            "maxItems": 2,
+        },
+    },
+    "required": ["data", "indices", "indptr", "shape"],
+    "additionalProperties": False,
+}
+Inputs = Annotated[
+    Any, PlainValidator(_inputs), WithJsonSchema({"anyOf": [_MATRIX_SCHEMA, _CSR_SCHEMA]})
+]
+"""Input features: a dense 2-D array (float32 / uint8 parts kept in their dtype) or a sparse
+CSR matrix ({data, indices, indptr, shape}, CSR parts, or a scipy .npz part)."""
+Outputs = Annotated[
+    np.ndarray,
+    PlainValidator(_outputs),
+    WithJsonSchema({"anyOf": [_MATRIX_SCHEMA, {"type": "array", "items": _NUM}]}),
+]
+"""Output vectors, N x d (a flat list is read as d = 1)."""
+Vector = Annotated[
+    np.ndarray, PlainValidator(_vector), WithJsonSchema({"type": "array", "items": _NUM})
+]
+_ID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 256}
+Edges = Annotated[
+    np.ndarray,
+    PlainValidator(_edges),
+    WithJsonSchema(
+        {
+            "type": "array",
+            "items": {
+                "type": "array",
+                "items": {"anyOf": [{"type": "integer", "minimum": 0}, _ID_SCHEMA]},
+                "minItems": 2,
+                "maxItems": 2,
+            },
+        }
+    ),
+]
+"""Undirected edges as [i, j] pairs of 0-based row indices, or [a, b] pairs of vertex ids."""
+Ids = Annotated[
+    np.ndarray,
+    PlainValidator(_ids),
+    WithJsonSchema({"type": "array", "items": _ID_SCHEMA}),
+]
+"""Vertex ids: unique strings (1-256 characters, no control characters), one per row."""
+
+
+def documented(example: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    """``json_schema_extra`` giving the model an example and every field an example: the
+    field's value in the model example, or ``FIELD_EXAMPLES`` where that value is null."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        schema["examples"] = [example]
+        for name, prop in schema.get("properties", {}).items():
+            value = example.get(name)
+            if value is None:
+                value = FIELD_EXAMPLES.get(name)
+            if value is not None and "examples" not in prop:
+                prop["examples"] = [value]
+
+    return extra
+
+
+class _Model(BaseModel):
+    # allow_inf_nan: a NaN threshold or width would compare False with everything
+    model_config = ConfigDict(
+        extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False, strict=True
+    )
+
+
+# ---------------------------------------------------------------- output kernels
+class PrecomputedKernelSpec(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["precomputed"]))
+
+    type: Literal["precomputed"]
+    gram: Matrix = Field(description="N x N positive semi-definite Gram matrix of the outputs.")
+
+    @model_validator(mode="after")
+    def _square(self) -> PrecomputedKernelSpec:
+        n, m = self.gram.shape
+        if n != m:
+            raise ValueError(f"gram must be square: got {n} x {m}")
+        return self
+
+
+class LinearKernelSpec(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["linear"]))
+
+    type: Literal["linear"]
+    outputs: Outputs = Field(description="N x d output vectors; k(y, y') = y . y'.")
+
+
+class RBFKernelSpec(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["rbf"]))
+
+    type: Literal["rbf"]
+    outputs: Outputs = Field(description="N x d output vectors.")
+    sigma: float | None = Field(
+        None, gt=0, description="Bandwidth: k = exp(-||y - y'||^2 / (2 sigma^2))."
+    )
+    gamma: float | None = Field(
+        None, gt=0, description="Alternative to sigma: k = exp(-gamma ||y - y'||^2)."
+    )
+
+    @model_validator(mode="after")
+    def _one_width(self) -> RBFKernelSpec:
+        if self.sigma is not None and self.gamma is not None:
+            raise ValueError("give either sigma or gamma for the rbf kernel, not both")
+        return self
+
+
+class PolynomialKernelSpec(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["polynomial"]))
+
+    type: Literal["polynomial"]
+    outputs: Outputs = Field(description="N x d output vectors.")
+    degree: int = Field(2, ge=1, le=20, description="k = (gamma y.y' + coef0)^degree.")
+    gamma: float = Field(1.0, gt=0)
+    coef0: float = Field(1.0, ge=0)
+
+
+class DiffusionKernelSpec(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["diffusion"]))
+
+    type: Literal["diffusion"]
+    beta: float = Field(1.0, gt=0, description="Diffusion time: K = expm(-beta L), L = D - A.")
+    edges: Edges = Field(
+        description="Undirected edges of the graph over the N training vertices: [i, j] "
+        "pairs of 0-based row indices of `inputs` (integers), or [a, b] pairs of vertex "
+        "ids (strings, the request's `ids`)."
+    )
+
+
+OutputKernel = Annotated[
+    PrecomputedKernelSpec
+    | LinearKernelSpec
+    | RBFKernelSpec
+    | PolynomialKernelSpec
+    | DiffusionKernelSpec,
+    Field(discriminator="type"),
+]
+
+
+class EvalSet(_Model):
+    """Validation data for the validation-loss curve (OKBoost only)."""
+
+    model_config = ConfigDict(json_schema_extra=documented(ex.EVAL_SET))
+
+    inputs: Inputs = Field(description="V x p validation inputs (dense or CSR).")
+    outputs: Outputs | None = Field(None, description="V x d outputs (kernels on vectors).")
+    gram_cross: Matrix | None = Field(
+        None, description="V x N kernel between validation and training outputs (precomputed)."
+    )
+    gram_diag: Vector | None = Field(None, description="V kernel values k(y_v, y_v) (precomputed).")
+
+
+TRAIN_EXAMPLE = ex.TRAIN
+
+
+class TrainRequest(_Model):
+    model_config = ConfigDict(
+        json_schema_extra=params_by_model(documented(TRAIN_EXAMPLE), default_model="okboost")
+    )
+
+    name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
+    model: ModelName = Field(
+        "okboost",
+        description="okboost (gradient boosting of OK3 trees), "
+        "ok3 (one tree), ok3-forest (bagging / extra-trees) or krr-boost (boosted sparse "
+        "kernel ridge regression, Sun & Yao: smooth functions of the inputs).",
+    )
+    inputs: Inputs = Field(
+        description="N x p input features of the training vertices/samples: a matrix, or a "
+        "sparse CSR object {data, indices, indptr, shape}."
+    )
+    ids: Ids | None = Field(
+        None,
+        description="Optional vertex ids: one unique string per row of `inputs`. Edges may "
+        "then name vertices by id, and /kernel and /predict answer with ids too.",
+    )
+    output_kernel: OutputKernel = Field(description="Exactly one description of the outputs.")
+    params: Params = Field(
+        default_factory=dict,
+        description="Estimator hyper-parameters named as in okcore (n_estimators, "
+        "learning_rate, max_splits, splitter, max_features, random_state, ...): those of "
+        "the `model`, listed with their types, ranges and defaults in OKBoostParams, "
+        "OK3Params, OK3ForestParams and KRRBoostParams. okboost also takes loss ('squared' (default), "
+        "'absolute' or 'huber': robust to wrong training outputs) and alpha (the Huber "
+        "quantile in (0, 1), default 0.9). An unknown name or a bad value is a 422.",
+        examples=[
+            {"n_estimators": 100, "learning_rate": 0.1, "max_splits": 10},
+            {"n_estimators": 100, "learning_rate": 0.1, "loss": "huber", "alpha": 0.9},
+        ],
+    )
+    eval_set: EvalSet | None = Field(
+        None, description="Optional validation data (okboost and krr-boost only)."
+    )
+    cv: CVSpec | None = Field(
+        None,
+        description="Optional K-fold cross-validation before the final fit: of a `grid` of "
+        "params (the best is fitted) or of the params as given. The job's progress counts "
+        "every CV fit; the model record keeps the table (`cv`).",
+        examples=[ex.CV_SPEC],
+    )
+    wait: bool = Field(
+        False, description="Block until training ends (201) instead of answering 202 at once."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TrainRequest:
+        n = self.inputs.shape[0]
+        spec = self.output_kernel
+        if isinstance(spec, PrecomputedKernelSpec) and spec.gram.shape[0] != n:
+            g = spec.gram.shape
+            raise ValueError(f"output_kernel.gram is {g[0]} x {g[1]} but inputs has {n} rows")
+        if isinstance(spec, LinearKernelSpec | RBFKernelSpec | PolynomialKernelSpec):
+            if spec.outputs.shape[0] != n:
+                raise ValueError(
+                    f"output_kernel.outputs has {spec.outputs.shape[0]} rows but inputs has {n}"
+                )
+        if self.ids is not None and self.ids.shape[0] != n:
+            raise ValueError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows")
+        if isinstance(spec, DiffusionKernelSpec) and spec.edges.dtype == object:
+            if self.ids is None:
+                raise ValueError(
+                    "output_kernel.edges name vertices by id but the request has no ids: "
+                    "add ids (one string per row of inputs) or give edges as row indices"
+                )
+            spec.edges = VertexIds(self.ids).rows_of(spec.edges, "output_kernel.edges")
+        if isinstance(spec, DiffusionKernelSpec) and spec.edges.size:
+            too_big = np.argwhere(spec.edges >= n)
+            if too_big.size:
+                k, col = (int(i) for i in too_big[0])
+                raise ValueError(
+                    f"edges[{k}] = {spec.edges[k].tolist()} refers to vertex "
+                    f"{int(spec.edges[k, col])} but there are {n} training vertices"
+                )
+        if self.eval_set is not None and self.model not in EVAL_SET_MODELS:
+            raise ValueError(
+                f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
+            )
+        return self
+
+
+# ---------------------------------------------------------------- predict / kernel
+PREDICT_EXAMPLE = ex.PREDICT
+
+
+class PredictRequest(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(PREDICT_EXAMPLE))
+
+    model_id: str = Field(description="Id returned by POST /train.")
+    inputs: Inputs = Field(description="Q x p inputs to predict for (dense or CSR).")
+    ids: Ids | None = Field(
+        None,
+        description="Optional ids of the Q new vertices (unique strings), used in "
+        "`weights_sparse_ids`.",
+    )
+    top_k: int = Field(1, ge=1, le=10000, description="Pre-images to return per row (best first).")
+    return_outputs: bool = Field(
+        False,
+        description="Also return the pre-image outputs (training outputs or candidates at "
+        "`indices`); needs a kernel on output vectors or `candidates`.",
+    )
+    weights: Literal["none", "dense", "sparse"] = Field(
+        "none",
+        description="W^F weights over the N training outputs: dense Q x N, or the "
+        "`weights_top_k` largest per row as [row, training_index, weight] triples.",
+    )
+    weights_top_k: int = Field(10, ge=1, description="Triples per row for weights = sparse.")
+    candidates: Outputs | None = Field(
+        None, description="C x d candidate outputs to decode against instead of training outputs."
+    )
+    candidate_gram: Matrix | None = Field(
+        None, description="C x N kernel between candidates and training outputs (Gram-only models)."
+    )
+    candidate_diag: Vector | None = Field(None, description="C values k(c, c) with candidate_gram.")
+
+    @model_validator(mode="after")
+    def _candidates(self) -> PredictRequest:
+        if self.candidates is not None and self.candidate_gram is not None:
+            raise ValueError("give either candidates or candidate_gram, not both")
+        if (self.candidate_gram is None) != (self.candidate_diag is None):
+            raise ValueError("candidate_gram and candidate_diag go together")
+        if self.candidate_gram is not None and self.candidate_diag is not None:
+            if self.candidate_diag.shape[0] != self.candidate_gram.shape[0]:
+                raise ValueError(
+                    f"candidate_diag has {self.candidate_diag.shape[0]} values but "
+                    f"candidate_gram has {self.candidate_gram.shape[0]} rows"
+                )
+        return self
+
+
+KERNEL_EXAMPLE = ex.KERNEL
+
+
+class KernelRequest(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(KERNEL_EXAMPLE))
+
+    model_id: str = Field(description="Id returned by POST /train.")
+    inputs: Inputs = Field(description="Q x p inputs of the new vertices (dense or CSR).")
+    ids: Ids | None = Field(
+        None,
+        description="Optional ids of the Q new vertices (unique strings): edges are then "
+        "also answered by id (`edges.new_new_ids`, `edges.new_known_ids`).",
+    )
+    inputs2: Inputs | None = Field(
+        None, description="Optional Q2 x p second input set (against = predicted only)."
+    )
+    against: Literal["predicted", "training"] = Field(
+        "predicted",
+        description="predicted: <F(x), F(x')> (paper eq. 7), Q x Q (or Q x Q2); "
+        "training: <F(x), phi(y_i)>, Q x N.",
+    )
+    threshold: float | None = Field(None, description="Return edges whose score is >= threshold.")
+    top_k: int | None = Field(
+        None, ge=1, description="Return, per new vertex, the top_k highest-scoring edges."
+    )
+    known_scores: Literal["predicted", "observed"] = Field(
+        "predicted",
+        description="How new-known edges are scored: predicted <F(x_v), F(x_u)> with the "
+        "known vertex's input (as the paper) or observed <F(x_v), phi(y_u)>.",
+    )
+    return_kernel: bool = Field(True, description="Set false to receive only the edges.")
+
+    @model_validator(mode="after")
+    def _second_set(self) -> KernelRequest:
+        if self.inputs2 is not None and self.against == "training":
+            raise ValueError("inputs2 is only used with against = 'predicted'")
+        return self
+
+
+# ---------------------------------------------------------------- responses
+class ErrorDetail(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.ERROR["error"]["details"][0]))
+
+    loc: list[str | int] = Field(default_factory=list)
+    msg: str
+
+
+class ErrorInfo(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.ERROR["error"]))
+
+    status: int
+    code: str
+    message: str
+    details: list[ErrorDetail] = Field(default_factory=list)
+
+
+class ErrorResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.ERROR))
+
+    error: ErrorInfo
+
+
+JobState = Literal["queued", "running", "done", "failed", "cancelled"]
+ModelStatus = Literal["training", "ready", "failed", "cancelled"]
+
+
+class Progress(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.JOB_INFO["progress"]))
+
+    done: int = Field(description="Trees fitted so far.")
+    total: int = Field(description="Trees to fit (M).")
+    fraction: float
+
+
+class JobInfo(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.JOB_INFO))
+
+    job_id: str
+    model_id: str
+    state: JobState
+    progress: Progress
+    created: float = Field(description="Unix time.")
+    started: float | None = None
+    finished: float | None = None
+    elapsed: float = Field(description="Seconds since the job started (0 while queued).")
+    phase: Literal["output_space", "binning", "trees"] | None = Field(
+        None,
+        description="What the fit is doing: output_space (factorising the output kernel), "
+        "binning (histogram bins of the inputs), trees (growing the trees); null before the "
+        "fit reports.",
+    )
+    eta: float | None = Field(
+        None,
+        description="Estimated seconds remaining, every phase included: the current set-up "
+        "phase's estimate minus the time spent in it (at least half the time spent), the "
+        "phases to come as estimated before "
+        "the job started, and the trees left times the time of one tree (the estimate, "
+        "weighted as 2 trees, with the median of the measured ones). 0 when done; null when "
+        "nothing is known.",
+    )
+    last_train_loss: float | None = Field(None, description="Training loss after the last tree.")
+    last_validation_loss: float | None = None
+    train_loss: list[float] | None = Field(
+        None,
+        description="With ?curves=true: the training loss after trees curve_step, "
+        "2 curve_step, ... (every tree while the job's server runs; a job read back from its "
+        "record keeps at most 200 evenly spaced points).",
+    )
+    validation_loss: list[float] | None = Field(None, description="As train_loss (eval_set).")
+    curve_step: int | None = Field(None, description="Trees between two curve points.")
+    error: str | None = Field(None, description="Why the job failed or was cancelled.")
+
+
+class JobList(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra=documented({"jobs": [ex.JOB_INFO], "next_cursor": None})
+    )
+
+    jobs: list[JobInfo]
+    next_cursor: str | None = Field(
+        description="Pass as ?cursor= for the next page; null on the last page."
+    )
+
+
+class OutputSpaceInfo(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.MODEL_INFO["output_space"]))
+
+    rank: int = Field(description="Columns r of the training factor phi (N x r), K ~ phi phi^T.")
+    trace_fraction: float = Field(
+        description="Sum of the kept eigenvalues over trace(K): the share of the kernel's "
+        "trace the factor keeps (1.0 for an exact factor and for phi = Y)."
+    )
+    diag_exact: bool = Field(
+        description="False when k(y_i, y_i) are estimates (the low-rank diffusion kernel), "
+        "true when computed exactly."
+    )
+
+
+class ModelInfo(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.MODEL_INFO))
+
+    model_id: str
+    name: str | None = None
+    status: ModelStatus
+    job_id: str | None = None
+    created: float
+    model: ModelName
+    params: dict[str, Any]
+    kernel: dict[str, Any] = Field(description="Output kernel spec (without its data arrays).")
+    n_train: int
+    n_features: int
+    output_dim: int | None = Field(None, description="d when outputs are vectors, else null.")
+    fit_time: float | None = None
+    n_estimators: int | None = None
+    last_train_loss: float | None = Field(None, description="Training loss of the model.")
+    last_validation_loss: float | None = None
+    train_loss: list[float] | None = Field(
+        None, description="With ?curves=true: the training loss after each tree."
+    )
+    validation_loss: list[float] | None = Field(
+        None, description="With ?curves=true: the validation loss after each tree (eval_set)."
+    )
+    feature_importances: list[float] | None = Field(
+        None, description="With ?importances=true: one value per input feature, summing to 1."
+    )
+    has_ids: bool = Field(
+        False, description="True when the training vertices have ids (POST /train `ids`)."
+    )
+    output_space: OutputSpaceInfo | None = Field(
+        None,
+        description="The output kernel's factor form (max_bins / sketch_dim are in params); "
+        "null for models stored before this field existed and until training ends.",
+    )
+    cv: CVResult | None = Field(
+        None,
+        description="The cross-validation of POST /train `cv`: its table and the chosen "
+        "params; null without one and until training ends.",
+        examples=[ex.CV_RESULT],
+    )
+    error: str | None = None
+
+
+class ModelList(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra=documented({"models": [ex.MODEL_INFO], "next_cursor": None})
+    )
+
+    models: list[ModelInfo]
+    next_cursor: str | None = Field(
+        description="Pass as ?cursor= for the next page; null on the last page."
+    )
+
+
+class TrainAccepted(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.TRAIN_ACCEPTED))
+
+    model_id: str
+    job_id: str
+    state: JobState
+    job_url: str
+    model_url: str
+    model: ModelInfo | None = Field(None, description="Present when the model is ready (201).")
+
+
+class PredictResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.PREDICT_RESPONSE))
+
+    model_id: str
+    index_space: Literal["training", "candidates"] = Field(
+        description="What `indices` refer to: rows of the training set or of `candidates`."
+    )
+    indices: list[list[int]] = Field(description="Q x top_k pre-image indices, best first.")
+    scores: list[list[float]] = Field(
+        description="Q x top_k squared feature-space distances ||phi(y) - F(x)||^2 (ascending)."
+    )
+    outputs: list[list[list[float]]] | None = Field(
+        None, description="Q x top_k x d pre-image outputs (when requested and known)."
+    )
+    weights: list[list[float]] | None = Field(None, description="Q x N dense W^F.")
+    weights_sparse: list[list[float]] | None = Field(
+        None, description="[row, training_index, weight] triples, largest weights per row."
+    )
+    index_ids: list[list[str]] | None = Field(
+        None,
+        description="Q x top_k ids of the pre-images: present when the model has ids and "
+        "`index_space` is training.",
+    )
+    weights_sparse_ids: list[list[str]] | None = Field(
+        None,
+        description="[new vertex, training vertex] ids of each `weights_sparse` triple, same "
+        "order; present when the model or the request has ids (a vertex without an id is "
+        "named by its row number as a string).",
+    )
+
+
+class EdgeLists(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNEL_RESPONSE["edges"]))
+
+    new_new: list[list[float]] = Field(
+        description="[a, b, score] with a < b: rows a and b of `inputs` (new vertices)."
+    )
+    new_known: list[list[float]] = Field(
+        description="[a, i, score]: row a of `inputs` and training vertex i (row i of the "
+        "training inputs)."
+    )
+    new_new_ids: list[list[str]] | None = Field(
+        None,
+        description="[id of a, id of b] of each `new_new` edge, same order; present when the "
+        "model or the request has ids (a new vertex without an id is named by its row "
+        "number as a string).",
+    )
+    new_known_ids: list[list[str]] | None = Field(
+        None,
+        description="[id of a, id of i] of each `new_known` edge, same order; present when the "
+        "model or the request has ids (a vertex without an id is named by its row number "
+        "as a string).",
+    )
+
+
+class KernelResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.KERNEL_RESPONSE))
+
+    model_id: str
+    against: Literal["predicted", "training"]
+    shape: list[int]
+    kernel: list[list[float]] | None = None
+    edges: EdgeLists | None = None
+
+
+class HealthResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented({"status": "ready"}))
+
+    status: str
+
+
+class VersionResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.VERSION))
+
+    service: str
+    okcore: str
+    api: str
+    python: str
+    numpy: str

@@ -1,0 +1,116 @@
+"""The cross-validation of POST /train: its request part (``cv``) and what the model record
+keeps of it (GET /models/{id} ``cv``). The work itself is :mod:`service.training.cv`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from service.schemas import examples as ex
+
+Score = Literal["err_phi", "err_y", "r2", "auc", "auc_known"]
+"""okcore.model_selection's scores (its VECTOR_SCORES, GRAM_SCORES and GRAPH_SCORES)."""
+MAX_FOLDS = 100
+"""More folds than this is leave-almost-one-out: refused, the job would be one fit per row."""
+
+
+class CVSpec(BaseModel):
+    """K-fold cross-validation before the final fit, over a grid of parameters or of the
+    params as given (okcore.model_selection.grid_search / cross_validate)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        allow_inf_nan=False,
+        strict=True,
+        json_schema_extra={"examples": [ex.CV_SPEC]},
+    )
+
+    folds: int = Field(
+        5,
+        ge=2,
+        le=MAX_FOLDS,
+        description="K: the N rows shuffled into K folds whose sizes differ by at most one "
+        "(at most N). Every candidate is fitted K times, on the rows outside each fold.",
+        examples=[5],
+    )
+    grid: dict[str, Annotated[list[Any], Field(min_length=1)]] | None = Field(
+        None,
+        min_length=1,
+        description="Candidate values of some of the model's params (names and values as in "
+        "`params`: OKBoostParams, OK3Params or OK3ForestParams); every combination is "
+        "cross-validated on the same folds, the others keep their `params` value. The best "
+        "is fitted on all rows. Without a grid the `params` as given are cross-validated.",
+        examples=[ex.CV_SPEC["grid"]],
+    )
+    scoring: Score | list[Score] | None = Field(
+        None,
+        description="The score(s) to compute; the first picks the best candidate (errors "
+        "lowest, r2 and AUCs highest). Output vectors: err_phi, err_y, r2; a precomputed "
+        "Gram: err_phi, err_y; a graph (diffusion kernel): auc (new-known pairs scored "
+        "<F(x), F(x_i)>), auc_known (scored <F(x), phi(y_i)>). Default: all those of the "
+        "outputs' form.",
+        examples=["auc"],
+    )
+    random_state: int = Field(
+        0,
+        ge=0,
+        lt=2**32,
+        description="Seed of the fold shuffle (the estimator's own seed is params.random_state).",
+        examples=[0],
+    )
+
+
+class CVScore(BaseModel):
+    """One score of one candidate over the folds."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [ex.CV_SCORE]})
+
+    mean: float = Field(description="Mean over the folds.", examples=[ex.CV_SCORE["mean"]])
+    std: float = Field(
+        description="Standard deviation over the folds (numpy's, ddof 0).",
+        examples=[ex.CV_SCORE["std"]],
+    )
+    folds: list[float] = Field(
+        description="The score of each fold, in fold order.", examples=[ex.CV_SCORE["folds"]]
+    )
+
+
+class CVCandidate(BaseModel):
+    """A row of the CV table: the candidate's grid values and, by score name, its scores
+    (as okcore.model_selection.grid_search's table rows)."""
+
+    model_config = ConfigDict(
+        extra="allow", json_schema_extra={"examples": [ex.CV_RESULT["table"][0]]}
+    )
+    __pydantic_extra__: dict[str, CVScore] = Field(init=False)
+
+    params: dict[str, Any] = Field(
+        description="The grid values of this candidate ({} without a grid).",
+        examples=[ex.CV_RESULT["table"][0]["params"]],
+    )
+
+
+class CVResult(BaseModel):
+    """What the cross-validation found, kept in the model record."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [ex.CV_RESULT]})
+
+    folds: int = Field(description="K.", examples=[3])
+    random_state: int = Field(description="Seed of the fold shuffle.", examples=[0])
+    scoring: list[Score] = Field(description="The scores computed.", examples=[["auc"]])
+    criterion: Score = Field(description="The score that picked the best.", examples=["auc"])
+    grid: dict[str, list[Any]] | None = Field(
+        description="The grid searched (null: the params as given were cross-validated).",
+        examples=[ex.CV_SPEC["grid"]],
+    )
+    best_params: dict[str, Any] = Field(
+        description="The chosen grid values, which the final model was fitted with (its "
+        "`params` hold them).",
+        examples=[ex.CV_RESULT["best_params"]],
+    )
+    table: list[CVCandidate] = Field(
+        description="Every candidate in grid order (the keys in the order given, the last "
+        "one varying fastest).",
+        examples=[ex.CV_RESULT["table"]],
+    )

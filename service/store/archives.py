@@ -1,0 +1,359 @@
+"""Model archives: export a stored model as one ``.tar.gz``, import it on another server.
+
+An archive holds one folder, ``okboost-model/``, with every file of the model's folder
+(``estimator/manifest.json``, ``estimator/arrays.npz``, ``inputs.npy`` or ``inputs.npz``,
+``outputs.npy``, ``ids.json``, ``record.json``) and ``export.json``: the format, the
+model's id and the SHA-256 and size of every file.
+
+An import is checked as a load, before anything becomes visible:
+
+- the archive is read as a stream (gzip or plain tar), never with ``extract``: at most
+  ``MAX_MEMBERS`` members and ``max_bytes`` bytes in total, decompression included;
+  only directories and regular files whose path stays inside ``okboost-model/``
+  (segments of letters, digits, ``_``, ``-`` and ``.``, not starting with a dot: no
+  absolute path, no ``..``); symbolic and hard links, devices, FIFOs and sparse files
+  are refused;
+- every file is listed in ``export.json`` with its checksum and size, and every listed
+  file is there;
+- the model loads as the store loads it (okcore's manifest checksums and tree checks,
+  ``.npy`` / ``.npz`` read with ``allow_pickle=False``), its record says ``ready``, and
+  the inputs, outputs and ids agree with the estimator on N and p.
+
+Files are written under a temporary name in the store's folder and renamed into place
+(the store's rule), so a failed import leaves nothing behind. An id already used on this
+server is a 409 unless the client asks for a new id (``on_conflict=rename``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import IO, Any
+
+import okcore
+from service import __version__
+from service.errors import InvalidRequest, NotFound, ServiceError, TooLarge
+from service.store.ids import valid_id
+from service.store.model_store import IdTaken, ModelStore, read_model_folder
+
+ROOT = "okboost-model"
+MANIFEST = "export.json"
+FORMAT = "okboost-model-export"
+FORMAT_VERSION = 1
+MAX_MEMBERS = 64
+"""Most members (files and directories) an archive may have; a model has about ten."""
+MAX_MANIFEST_BYTES = 1 << 20
+_SEGMENT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")
+_CHUNK = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class InvalidArchive(InvalidRequest):
+    """The uploaded archive is not a model this service can import (422)."""
+
+    code = "invalid_archive"
+
+
+class ModelExists(ServiceError):
+    """An imported model's id is already used on this server (409)."""
+
+    status = 409
+    code = "model_exists"
+
+
+# ---------------------------------------------------------------- export
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _tar_info(name: str, size: int, mtime: float) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size, info.mtime, info.mode = size, int(mtime), 0o644
+    return info
+
+
+def export_model(store: ModelStore, model_id: str, dest: Path) -> None:
+    """Write the archive of the ready model ``model_id`` to ``dest`` (404 / 409 as a load)."""
+    store.load(model_id)  # a model that loads (ready, checksums fine) is worth exporting
+    try:
+        _write_archive(store.model_path(model_id), model_id, dest)
+    except FileNotFoundError:
+        raise NotFound(f"model '{model_id}' was deleted while it was exported") from None
+
+
+def export_to_file(store: ModelStore, model_id: str) -> Path:
+    """The archive of ``model_id`` in a new temporary file of the store's folder (the
+    caller removes it once sent)."""
+    fd, name = tempfile.mkstemp(prefix=".tmp-export-", suffix=".tar.gz", dir=store.root)
+    os.close(fd)
+    path = Path(name)
+    try:
+        export_model(store, model_id, path)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _write_archive(folder: Path, model_id: str, dest: Path) -> None:
+    """``export.json`` then every file of ``folder``, under ``okboost-model/``."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    sizes = {p.relative_to(folder).as_posix(): p.stat().st_size for p in files}
+    listing = {
+        rel: {"sha256": _sha256(p), "size": sizes[rel]} for p, rel in zip(files, sizes, strict=True)
+    }
+    manifest = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "model_id": model_id,
+        "exported": time.time(),
+        "service_version": __version__,
+        "okcore_version": str(getattr(okcore, "__version__", "unknown")),
+        "files": listing,
+    }
+    now = time.time()
+    # level 1: float arrays barely compress (an N = 2000 model: 71 MB of files, 65.5 MB
+    # at level 6 or 65.8 MB at level 1), and level 1 takes half the time
+    with tarfile.open(dest, "w:gz", compresslevel=1, format=tarfile.PAX_FORMAT) as tar:
+        raw = json.dumps(manifest, indent=1).encode()
+        tar.addfile(_tar_info(f"{ROOT}/{MANIFEST}", len(raw), now), io.BytesIO(raw))
+        for path in files:
+            rel = path.relative_to(folder).as_posix()
+            with path.open("rb") as fh:
+                tar.addfile(_tar_info(f"{ROOT}/{rel}", sizes[rel], now), fh)
+
+
+# ---------------------------------------------------------------- import
+class _Bounded(io.RawIOBase):
+    """A reader that refuses to give more than ``limit`` bytes (decompressed) in total."""
+
+    def __init__(self, inner: IO[bytes], limit: int) -> None:
+        self.inner, self.limit, self.count = inner, limit, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.inner.read(size if size is not None and size >= 0 else _CHUNK)
+        self.count += len(data)
+        if self.count > self.limit:
+            raise TooLarge(
+                f"the archive expands to more than {self.limit} bytes (OKBOOST_MAX_ARCHIVE_BYTES)"
+            )
+        return data
+
+    def readinto(self, buffer: Any) -> int:  # pragma: no cover - tarfile calls read()
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _relative_path(member: tarfile.TarInfo) -> str | None:
+    """The member's path inside ``okboost-model/`` (None for that folder itself), or a 422
+    saying why the path is refused."""
+    name = member.name
+    why = None
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+        why = "is an absolute path"
+    elif "\\" in name or "\x00" in name:
+        why = "contains a backslash or a NUL character"
+    elif ".." in name.split("/"):
+        why = "contains '..'"
+    if why is None:
+        parts = name.rstrip("/").split("/") if member.isdir() else name.split("/")
+        if parts[0] != ROOT:
+            why = f"is not inside the folder '{ROOT}/'"
+        elif not all(_SEGMENT.match(p) for p in parts[1:]) or len(parts) > 5:
+            why = "is not a plain path (letters, digits, '_', '-', '.'; no leading dot)"
+        else:
+            return "/".join(parts[1:]) or None
+    raise InvalidArchive(f"archive member '{name[:200]}' {why}: refused")
+
+
+def _member_kind(member: tarfile.TarInfo) -> str | None:
+    """Why a member of this type is refused, or None for files and directories."""
+    if member.issym():
+        return f"is a symbolic link (to '{member.linkname[:200]}')"
+    if member.islnk():
+        return f"is a hard link (to '{member.linkname[:200]}')"
+    if member.ischr() or member.isblk():
+        return "is a device file"
+    if member.isfifo():
+        return "is a FIFO"
+    if member.issparse():
+        return "is a sparse file"
+    if not (member.isreg() or member.isdir()):
+        return f"has an unsupported type ({member.type!r})"
+    return None
+
+
+def _extract(source: IO[bytes], dest: Path, max_bytes: int) -> dict[str, tuple[str, int]]:
+    """Write the regular files of the archive under ``dest``; returns {path: (sha256, size)}.
+    Nothing but validated paths is ever created, and no link is followed or made."""
+    head = source.read(2)
+    source.seek(0)
+    stream: IO[bytes] = (
+        gzip.GzipFile(fileobj=source) if head == GZIP_MAGIC else source  # type: ignore[assignment]
+    )
+    bounded = io.BufferedReader(_Bounded(stream, max_bytes + 64 * 1024 * (MAX_MEMBERS + 1)))
+    written: dict[str, tuple[str, int]] = {}
+    total = 0
+    with tarfile.open(fileobj=bounded, mode="r|") as tar:
+        for count, member in enumerate(tar, start=1):
+            if count > MAX_MEMBERS:
+                raise InvalidArchive(
+                    f"the archive has more than {MAX_MEMBERS} members; a model has about ten"
+                )
+            kind = _member_kind(member)
+            if kind is not None:
+                raise InvalidArchive(f"archive member '{member.name[:200]}' {kind}: refused")
+            rel = _relative_path(member)
+            if member.isdir():
+                continue
+            if rel is None:
+                raise InvalidArchive(f"archive member '{ROOT}' must be a folder, not a file")
+            if rel in written:
+                raise InvalidArchive(f"archive member '{member.name[:200]}' appears twice")
+            total += member.size
+            if total > max_bytes:
+                raise TooLarge(
+                    f"the archive's files hold more than {max_bytes} bytes "
+                    "(OKBOOST_MAX_ARCHIVE_BYTES)"
+                )
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fh = tar.extractfile(member)
+            assert fh is not None  # a regular file
+            digest, size = hashlib.sha256(), 0
+            with target.open("xb") as out:
+                while chunk := fh.read(_CHUNK):
+                    digest.update(chunk)
+                    size += len(chunk)
+                    out.write(chunk)
+            written[rel] = (digest.hexdigest(), size)
+    return written
+
+
+def _read_manifest(dest: Path, written: dict[str, tuple[str, int]]) -> dict[str, Any]:
+    if MANIFEST not in written:
+        raise InvalidArchive(f"the archive has no '{ROOT}/{MANIFEST}': not an okboost model export")
+    if written[MANIFEST][1] > MAX_MANIFEST_BYTES:
+        raise InvalidArchive(f"'{MANIFEST}' is larger than {MAX_MANIFEST_BYTES} bytes")
+    try:
+        manifest = json.loads((dest / MANIFEST).read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidArchive(f"'{MANIFEST}' is not valid JSON: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise InvalidArchive(f"'{MANIFEST}' does not describe an okboost model export")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise InvalidArchive(
+            f"export format version {manifest.get('format_version')!r} is not supported "
+            f"(this service reads version {FORMAT_VERSION})"
+        )
+    model_id, files = manifest.get("model_id"), manifest.get("files")
+    if not isinstance(model_id, str) or not valid_id(model_id):
+        raise InvalidArchive(f"'{MANIFEST}' has no valid model_id (32 hex digits)")
+    if not isinstance(files, dict):
+        raise InvalidArchive(f"'{MANIFEST}' has no 'files' listing")
+    return manifest
+
+
+def _verify_files(manifest: dict[str, Any], written: dict[str, tuple[str, int]]) -> None:
+    listed: dict[str, Any] = manifest["files"]
+    present = {k: v for k, v in written.items() if k != MANIFEST}
+    for rel in sorted(set(present) - set(listed)):
+        raise InvalidArchive(f"archive member '{rel}' is not listed in '{MANIFEST}'")
+    for rel in sorted(set(listed) - set(present)):
+        raise InvalidArchive(f"file '{rel}' listed in '{MANIFEST}' is missing from the archive")
+    for rel, (sha, size) in sorted(present.items()):
+        meta = listed[rel]
+        if not isinstance(meta, dict) or meta.get("sha256") != sha or meta.get("size") != size:
+            raise InvalidArchive(
+                f"file '{rel}' fails its checksum in '{MANIFEST}' (corrupted or modified)"
+            )
+
+
+def _check_model(folder: Path, model_id: str) -> dict[str, Any]:
+    """Load the model as the store would and check that its parts agree; its record."""
+    try:
+        record = json.loads((folder / "record.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidArchive("the archive has no 'record.json'") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidArchive(f"'record.json' is not valid JSON: {exc}") from None
+    if not isinstance(record, dict) or record.get("status") != "ready":
+        raise InvalidArchive("'record.json' does not describe a ready model")
+    try:
+        loaded = read_model_folder(folder, model_id, record)
+    except okcore.PersistenceError as exc:
+        raise InvalidArchive(f"the model in the archive cannot be loaded: {exc}") from None
+    except (OSError, ValueError, KeyError) as exc:
+        raise InvalidArchive(f"the model's files cannot be read: {exc}") from None
+    est = loaded.estimator
+    n, p = int(getattr(est, "n_train_", -1)), int(getattr(est, "n_features_in_", -1))
+    checks: list[tuple[str, tuple[Any, ...], tuple[int, ...]]] = [
+        ("inputs", tuple(loaded.inputs.shape), (n, p)),
+        ("record n_train / n_features", (record.get("n_train"), record.get("n_features")), (n, p)),
+    ]
+    if loaded.outputs is not None:
+        checks.append(("outputs rows", (loaded.outputs.shape[0],), (n,)))
+    if loaded.ids is not None:
+        checks.append(("ids", (len(loaded.ids),), (n,)))
+    for what, got, want in checks:
+        if got != want:
+            raise InvalidArchive(
+                f"the model in the archive is inconsistent: {what} is {list(got)} but the "
+                f"estimator has {list(want)}"
+            )
+    return record
+
+
+def import_model(
+    store: ModelStore, source: IO[bytes], *, rename: bool, max_bytes: int
+) -> dict[str, Any]:
+    """Validate the archive in ``source`` and add its model to ``store``; the new record."""
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-import-", dir=store.root))
+    try:
+        try:
+            written = _extract(source, tmp, max_bytes)
+        except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise InvalidArchive(
+                f"the upload is not a readable .tar.gz or .tar archive: {exc}"
+            ) from None
+        manifest = _read_manifest(tmp, written)
+        _verify_files(manifest, written)
+        (tmp / MANIFEST).unlink()
+        record = _check_model(tmp, manifest["model_id"])
+        record.update(job_id=None, error=None)
+        try:
+            model_id = store.adopt(tmp, record, model_id=manifest["model_id"], rename=rename)
+        except IdTaken:
+            raise ModelExists(
+                f"model '{manifest['model_id']}' already exists on this server: import with "
+                "?on_conflict=rename to give the imported model a new id, or delete the "
+                "existing model first"
+            ) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return store.read_record(model_id)
+
+
+def import_file(store: ModelStore, upload: Path, *, rename: bool, max_bytes: int) -> dict[str, Any]:
+    """:func:`import_model` of the archive in the file ``upload``."""
+    with upload.open("rb") as fh:
+        return import_model(store, fh, rename=rename, max_bytes=max_bytes)

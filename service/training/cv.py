@@ -1,0 +1,284 @@
+"""Cross-validation in a training job (POST /train ``cv``): checked and costed before the job
+is queued, run in the job before the final fit (no HTTP here).
+
+The folds, fits and scores are okcore's: ``okcore.model_selection.grid_search`` over the
+grid (``cross_validate`` of the params as given without one), on the outputs in the form
+the request gave them (vectors with their kernel, a Gram matrix, or the graph of a
+diffusion kernel, whose folds train on the graph induced on their training vertices). The
+best candidate's grid values are then set on the estimator, which the job fits on all rows
+as usual (with its eval_set, if any). The job's progress counts the trees of every CV fit
+and then those of the final fit, and a cancel stops the CV at the next report.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+import okcore
+from okcore import model_selection
+from service.errors import InvalidRequest
+from service.jobs.task import Reporter
+from service.schemas.api import DiffusionKernelSpec, TrainRequest
+from service.schemas.cv import CVSpec
+from service.training.budget import JobEstimate, array_bytes, estimate_cv, estimate_job
+
+MAX_CV_FITS = 1000
+"""Most CV fits (candidates x folds) one job may run."""
+SCORES_BY_FORM = {
+    "output vectors": model_selection.VECTOR_SCORES,
+    "a precomputed Gram matrix": model_selection.GRAM_SCORES,
+    "a graph (diffusion kernel)": model_selection.GRAPH_SCORES,
+}
+"""The scores okcore computes for each form of the outputs (the first: its default)."""
+
+
+class CVCancelled(Exception):
+    """The job was asked to stop during the cross-validation."""
+
+
+@dataclass(frozen=True)
+class CVPlan:
+    """What the job needs to cross-validate (picklable: it travels to the training process)."""
+
+    folds: int
+    random_state: int
+    scoring: tuple[str, ...]
+    grid: dict[str, list[Any]] | None
+    task_trees: tuple[int, ...]  # trees of each (candidate, fold) fit, in okcore's task order
+    estimate: JobEstimate  # the whole job's cost: the CV fits and the final fit
+
+    @property
+    def cv_trees(self) -> int:
+        return sum(self.task_trees)
+
+    @property
+    def total(self) -> int:
+        """Trees the job reports: every CV fit's, then the final fit's (at most)."""
+        return self.cv_trees + self.estimate.n_trees
+
+
+def _form(req: TrainRequest, fit_kwargs: dict[str, Any]) -> str:
+    if "gram" in fit_kwargs:
+        return "a precomputed Gram matrix"
+    if isinstance(req.output_kernel, DiffusionKernelSpec):
+        return "a graph (diffusion kernel)"
+    return "output vectors"
+
+
+def _scoring(spec: CVSpec, form: str) -> tuple[str, ...]:
+    allowed = SCORES_BY_FORM[form]
+    if spec.scoring is None:
+        return tuple(allowed)
+    names = (spec.scoring,) if isinstance(spec.scoring, str) else tuple(spec.scoring)
+    bad = [name for name in names if name not in allowed]
+    if bad or not names:
+        raise InvalidRequest(
+            f"cv.scoring {', '.join(repr(b) for b in bad) or '[]'} does not apply to a model "
+            f"trained on {form}: use {', '.join(allowed)}",
+            details=[{"loc": ["cv", "scoring"], "msg": f"one or more of {list(allowed)}"}],
+        )
+    return names
+
+
+def _candidates(req: TrainRequest, grid: dict[str, list[Any]] | None) -> list[dict[str, Any]]:
+    """Every combination of the grid (okcore's order), each value checked by okcore now."""
+    if grid is None:
+        return [{}]
+    valid = okcore.estimator_parameters(req.model)
+    unknown = sorted(set(grid) - set(valid))
+    if unknown:
+        raise InvalidRequest(
+            f"cv.grid names {', '.join(repr(u) for u in unknown)}, not a parameter of model "
+            f"'{req.model}'; valid parameters: {', '.join(sorted(valid))}",
+            details=[{"loc": ["cv", "grid", u], "msg": "unknown parameter"} for u in unknown],
+        )
+    n_candidates = math.prod(len(values) for values in grid.values())
+    if n_candidates > MAX_CV_FITS:
+        raise InvalidRequest(
+            f"cv.grid has {n_candidates} combinations, more than the {MAX_CV_FITS} CV fits a "
+            "job may run: search fewer values"
+        )
+    for name, values in grid.items():
+        for i, value in enumerate(values):
+            try:
+                okcore.make_estimator(req.model, {**req.params, name: value})
+            except okcore.InvalidParameterError as exc:
+                raise okcore.InvalidParameterError(f"cv.grid.{name}[{i}]: {exc}") from None
+    return model_selection.parameter_grid(grid)
+
+
+def _check_folds(req: TrainRequest, spec: CVSpec, params: list[dict[str, Any]]) -> None:
+    n = int(req.inputs.shape[0])
+    if spec.folds > n:
+        raise InvalidRequest(
+            f"cv.folds = {spec.folds} but there are only {n} training rows: each fold needs "
+            "at least one row (ask for fewer folds)",
+            details=[{"loc": ["cv", "folds"], "msg": f"at most {n}"}],
+        )
+    smallest_train = n - math.ceil(n / spec.folds)
+    for p in params:
+        landmarks = p.get("n_landmarks")
+        if landmarks is not None and landmarks > smallest_train:
+            raise InvalidRequest(
+                f"n_landmarks = {landmarks} is more than the {smallest_train} training rows of "
+                f"a {spec.folds}-fold CV split of {n} rows: ask for fewer landmarks"
+            )
+    spec_kernel = req.output_kernel
+    if isinstance(spec_kernel, DiffusionKernelSpec):
+        _check_graph_folds(spec_kernel.edges, n, spec)
+
+
+def _check_graph_folds(edges: np.ndarray, n: int, spec: CVSpec) -> None:
+    """Each fold's AUC needs an edge and a non-edge among the pairs with a test vertex."""
+    for k, (_, test) in enumerate(model_selection.kfold(n, spec.folds, spec.random_state)):
+        in_test = np.zeros(n, dtype=bool)
+        in_test[test] = True
+        touching = int(in_test[edges].any(axis=1).sum()) if edges.size else 0
+        pairs = len(test) * (len(test) - 1) // 2 + len(test) * (n - len(test))
+        if touching == 0 or touching == pairs:
+            what = "no edge" if touching == 0 else "no non-edge"
+            raise InvalidRequest(
+                f"fold {k} of the {spec.folds}-fold CV (random_state {spec.random_state}) has "
+                f"{what} among the pairs of its {len(test)} test vertices, so its AUC is "
+                "undefined: ask for fewer folds or another cv.random_state",
+                details=[{"loc": ["cv", "folds"], "msg": f"fold {k}: {what}"}],
+            )
+
+
+def _fold_bytes(req: TrainRequest, fit_kwargs: dict[str, Any], folds: int, form: str) -> float:
+    """What a CV fit holds beside the request's data: its copy of the training rows (inputs,
+    outputs or Gram block) and a few dense (test rows x N) arrays to score its test rows
+    (distances or kernels; for a graph also the adjacency blocks and the AUC's ranks)."""
+    n = int(req.inputs.shape[0])
+    n_train, n_test = n - n // folds, math.ceil(n / folds)
+    share = n_train / n
+    copies = share * (array_bytes(req.inputs) + array_bytes(fit_kwargs.get("Y")))
+    if "gram" in fit_kwargs:
+        copies += 8.0 * n_train * n_train
+    dense_arrays = 6 if form.startswith("a graph") else 3
+    return copies + dense_arrays * 8.0 * n_test * n
+
+
+def plan_cv(
+    req: TrainRequest,
+    estimator: okcore.OKEstimator,
+    fit_kwargs: dict[str, Any],
+    n_outputs: int | None,
+    data_bytes: int,
+) -> CVPlan:
+    """Check ``req.cv`` against the request (422 before queueing: unknown or bad grid values,
+    a score that does not apply to the outputs' form, more folds than rows, a graph fold
+    whose AUC is undefined) and cost the whole job (service.budget.estimate_cv)."""
+    spec = req.cv
+    assert spec is not None
+    form = _form(req, fit_kwargs)
+    scoring = _scoring(spec, form)
+    candidates = _candidates(req, spec.grid)
+    if len(candidates) * spec.folds > MAX_CV_FITS:
+        raise InvalidRequest(
+            f"cv asks for {len(candidates)} candidates x {spec.folds} folds = "
+            f"{len(candidates) * spec.folds} fits, more than the {MAX_CV_FITS} a job may run: "
+            "search fewer values or use fewer folds"
+        )
+    base = estimator.get_params()
+    params = [{**base, **candidate} for candidate in candidates]
+    _check_folds(req, spec, params)
+    n, p = (int(s) for s in req.inputs.shape)
+    kernel = fit_kwargs.get("kernel")
+    test_sizes = [len(part) for part in np.array_split(np.arange(n), spec.folds)]
+    finals: list[JobEstimate] = []
+    fold_fits: list[JobEstimate] = []
+    for candidate in params:
+        finals.append(estimate_job(req.model, candidate, req.inputs, kernel, n_outputs, data_bytes))
+        by_size: dict[int, JobEstimate] = {}
+        for size in sorted(set(test_sizes)):
+            rows = np.broadcast_to(np.uint8(0), (n - size, p))  # a shape, no memory
+            by_size[size] = estimate_job(req.model, candidate, rows, kernel, n_outputs, 0)
+        fold_fits.extend(by_size[size] for size in test_sizes)
+    return CVPlan(
+        folds=spec.folds,
+        random_state=spec.random_state,
+        scoring=scoring,
+        grid=spec.grid,
+        task_trees=tuple(e.n_trees for e in fold_fits),
+        estimate=estimate_cv(finals, fold_fits, _fold_bytes(req, fit_kwargs, spec.folds, form)),
+    )
+
+
+@dataclass
+class CVProgress:
+    """The job's reporter for a job that cross-validates: the trees of every CV fit, then
+    those of the final fit, as one count (the final fit is this object's ``__call__``), and
+    the time since the job's first fit started as ``elapsed`` (each fit's own clock restarts
+    at 0; the job's ETA reads tree intervals on this clock)."""
+
+    reporter: Reporter
+    plan: CVPlan
+    started: float = field(default_factory=time.perf_counter)
+
+    def _report(self, progress: Any, done: int, total: int) -> bool:
+        elapsed = time.perf_counter() - self.started
+        return self.reporter(replace(progress, done=done, total=total, elapsed=elapsed))
+
+    def fold(self, task: int, progress: okcore.FitProgress) -> None:
+        """okcore's search callback: a CV fit's report, shifted past the tasks before it."""
+        done = sum(self.plan.task_trees[:task]) + progress.done
+        if self._report(progress, done, self.plan.total):
+            raise CVCancelled
+
+    def __call__(self, progress: Any, /) -> bool:
+        cv_trees = self.plan.cv_trees
+        return self._report(progress, cv_trees + progress.done, cv_trees + progress.total)
+
+    def saving(self) -> None:
+        self.reporter.saving()
+
+
+def _summary(values: np.ndarray) -> dict[str, Any]:
+    """A score over the folds as in okcore's grid_search table."""
+    return {"mean": float(values.mean()), "std": float(values.std()), "folds": values.tolist()}
+
+
+def run_cv(
+    plan: CVPlan,
+    estimator: okcore.OKEstimator,
+    X: Any,
+    Y: Any,
+    fit_kwargs: dict[str, Any],
+    progress: CVProgress,
+) -> dict[str, Any] | None:
+    """Cross-validate, set the best candidate's values on ``estimator`` and return the model
+    record's ``cv``; None when the job was cancelled meanwhile."""
+    gram, kernel = fit_kwargs.get("gram"), fit_kwargs.get("kernel")
+    folds, seed = plan.folds, plan.random_state
+    try:
+        if plan.grid is None:
+            scores = model_selection.cross_validate(
+                estimator, X, Y, gram=gram, kernel=kernel, scoring=plan.scoring, cv=folds,
+                random_state=seed, callback=progress.fold,
+            )  # fmt: skip
+            table = [{"params": {}, **{name: _summary(v) for name, v in scores.items()}}]
+            best: dict[str, Any] = {}
+        else:
+            result = model_selection.grid_search(
+                estimator, plan.grid, X, Y, gram=gram, kernel=kernel, scoring=plan.scoring,
+                cv=folds, random_state=seed, refit=False, callback=progress.fold,
+            )  # fmt: skip
+            table, best = result.table, result.best_params
+    except CVCancelled:
+        return None
+    estimator.set_params(**best)
+    return {
+        "folds": plan.folds,
+        "random_state": plan.random_state,
+        "scoring": list(plan.scoring),
+        "criterion": plan.scoring[0],
+        "grid": plan.grid,
+        "best_params": best,
+        "table": table,
+    }

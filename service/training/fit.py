@@ -1,0 +1,199 @@
+"""From a validated TrainRequest to an okcore fit and a stored model (no HTTP here)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import okcore
+from okcore.outputs.space import check_gram
+from service.errors import InvalidRequest
+from service.jobs.task import Reporter
+from service.schemas.api import (
+    DiffusionKernelSpec,
+    LinearKernelSpec,
+    PolynomialKernelSpec,
+    PrecomputedKernelSpec,
+    RBFKernelSpec,
+    TrainRequest,
+)
+from service.store.model_store import write_model
+from service.training.budget import JobEstimate, array_bytes, estimate_job
+from service.training.cv import CVPlan, CVProgress, plan_cv, run_cv
+
+
+@dataclass
+class TrainPlan:
+    """Everything a worker needs to fit and store one model."""
+
+    model: str
+    estimator: Any
+    inputs: Any  # (N, p) ndarray or scipy.sparse CSR matrix
+    outputs: np.ndarray | None
+    fit_kwargs: dict[str, Any]
+    kernel: dict[str, Any]  # summary for the record (no data arrays)
+    total: int
+    estimate: JobEstimate  # its cost (service.budget), checked against the limits
+    record: dict[str, Any] = field(default_factory=dict)
+    ids: np.ndarray | None = None  # names of the training vertices, when given
+    cv: CVPlan | None = None  # cross-validation before the fit (service.cv), when asked
+
+
+def _kernel_call(spec: Any) -> tuple[np.ndarray | None, dict[str, Any], dict[str, Any]]:
+    """Return (Y, fit kwargs, record summary) for one output-kernel description."""
+    if isinstance(spec, PrecomputedKernelSpec):
+        return None, {"gram": spec.gram}, {"type": "precomputed"}
+    if isinstance(spec, LinearKernelSpec):
+        return spec.outputs, {"kernel": {"type": "linear"}}, {"type": "linear"}
+    if isinstance(spec, RBFKernelSpec):
+        kdict: dict[str, Any] = {"type": "rbf"}
+        if spec.sigma is not None:
+            kdict["sigma"] = spec.sigma
+        if spec.gamma is not None:
+            kdict["gamma"] = spec.gamma
+        return spec.outputs, {"kernel": kdict}, dict(kdict)
+    if isinstance(spec, PolynomialKernelSpec):
+        kdict = {
+            "type": "polynomial",
+            "degree": spec.degree,
+            "gamma": spec.gamma,
+            "coef0": spec.coef0,
+        }
+        return spec.outputs, {"kernel": kdict}, dict(kdict)
+    if isinstance(spec, DiffusionKernelSpec):
+        # the (E, 2) int64 array as it is: a list of E Python pairs would take ~10x the memory
+        kdict = {"type": "diffusion", "beta": spec.beta, "edges": spec.edges}
+        summary = {"type": "diffusion", "beta": spec.beta, "n_edges": int(spec.edges.shape[0])}
+        return None, {"kernel": kdict}, summary
+    raise InvalidRequest(f"unknown output kernel {spec!r}")  # pragma: no cover - schema forbids
+
+
+def _estimator(model: str, params: dict[str, Any]) -> okcore.OKEstimator:
+    """The estimator through okcore's public registry, every parameter checked now (422
+    before queueing, not a failed job later)."""
+    valid = okcore.estimator_parameters(model)
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise InvalidRequest(
+            f"unknown parameter{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(u) for u in unknown)} for model '{model}'; "
+            f"valid parameters: {', '.join(sorted(valid))}",
+            details=[{"loc": ["params", u], "msg": "unknown parameter"} for u in unknown],
+        )
+    return okcore.make_estimator(model, params)
+
+
+def plan_training(req: TrainRequest) -> TrainPlan:
+    """Check what can be checked before queueing (names, kernel spec) and build the plan."""
+    est = _estimator(req.model, req.params)
+    outputs, fit_kwargs, summary = _kernel_call(req.output_kernel)
+    if "gram" in fit_kwargs:
+        # square, finite, symmetric: O(N^2), so 422 now; PSD needs the O(N^3)
+        # factorisation that fit does anyway, so a non-PSD matrix fails the job instead.
+        check_gram(fit_kwargs["gram"])
+    if "kernel" in fit_kwargs:
+        okcore.make_kernel(fit_kwargs["kernel"])  # KernelError -> 422 now, not in the job
+    if outputs is not None and "kernel" in fit_kwargs:
+        fit_kwargs["Y"] = outputs
+    if req.eval_set is not None:
+        ev = req.eval_set
+        if ev.outputs is not None:
+            fit_kwargs["eval_set"] = (ev.inputs, ev.outputs)
+        elif ev.gram_cross is not None and ev.gram_diag is not None:
+            fit_kwargs["eval_set"] = (ev.inputs, ev.gram_cross, ev.gram_diag)
+        else:
+            raise InvalidRequest("eval_set needs outputs, or gram_cross and gram_diag")
+    total = int(est.get_params().get("n_estimators", 1) or 1)
+    record = {
+        "name": req.name,
+        "status": "training",
+        "created": time.time(),
+        "model": req.model,
+        "params": est.get_params(),
+        "kernel": summary,
+        "n_train": int(req.inputs.shape[0]),
+        "n_features": int(req.inputs.shape[1]),
+        "output_dim": None if outputs is None else int(outputs.shape[1]),
+        "has_ids": req.ids is not None,
+    }
+    sent = [req.inputs, outputs, fit_kwargs.get("gram"), *fit_kwargs.get("eval_set", ())]
+    if isinstance(req.output_kernel, DiffusionKernelSpec):
+        sent.append(req.output_kernel.edges)
+    n_outputs = None if outputs is None else int(outputs.shape[1])
+    data_bytes = sum(array_bytes(a) for a in sent)
+    estimate = estimate_job(
+        req.model, est.get_params(), req.inputs, fit_kwargs.get("kernel"), n_outputs, data_bytes
+    )
+    cv = None
+    if req.cv is not None:
+        cv = plan_cv(req, est, fit_kwargs, n_outputs, data_bytes)
+        estimate, total = cv.estimate, cv.total
+    return TrainPlan(
+        req.model,
+        est,
+        req.inputs,
+        outputs,
+        fit_kwargs,
+        summary,
+        total,
+        estimate,
+        record,
+        req.ids,
+        cv,
+    )
+
+
+def _as_list(value: Any) -> list[float] | None:
+    if value is None:
+        return None
+    return [float(v) for v in np.asarray(value, dtype=float).ravel()]
+
+
+def output_space_summary(space: okcore.OutputSpace) -> dict[str, Any]:
+    """The model record's ``output_space``: the factor's rank (its columns r), the share of
+    trace(K) it keeps, and whether k(y_i, y_i) are exact (False for the low-rank diffusion
+    kernel's estimated diagonal)."""
+    return {
+        "rank": int(space.rank),
+        "trace_fraction": float(space.trace_fraction),
+        "diag_exact": bool(space.diag_exact),
+    }
+
+
+def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter) -> str:
+    """Fit, then store the model atomically under ``root``. Returns "done" or "cancelled".
+
+    Runs in a training process (see :mod:`service.jobs`): it gets the store's
+    directory, not the store object, and the model's record in ``plan.record``.
+    """
+    est = plan.estimator
+    kwargs = dict(plan.fit_kwargs)
+    y = kwargs.pop("Y", None)
+    record = dict(plan.record)
+    if plan.cv is not None:
+        progress = CVProgress(progress, plan.cv)
+        cv = run_cv(plan.cv, est, plan.inputs, y, kwargs, progress)
+        if cv is None:
+            return "cancelled"
+        record.update(params=est.get_params(), cv=cv)
+    est.fit(plan.inputs, y, callback=progress, **kwargs)
+    if est.stopped_by_callback_:
+        return "cancelled"
+    record.update(
+        status="ready",
+        fit_time=float(est.fit_time_),
+        n_estimators=int(est.n_estimators_),
+        train_loss=_as_list(est.train_loss_),
+        validation_loss=_as_list(est.validation_loss_),
+        # kernel models (krr-boost) have none: the attribute raises AttributeError
+        feature_importances=_as_list(getattr(est, "feature_importances_", None)),
+        output_space=output_space_summary(est.output_space_),
+        error=None,
+    )
+    progress.saving()
+    write_model(root, model_id, est, plan.inputs, plan.outputs, record, plan.ids)
+    return "done"
