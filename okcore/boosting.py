@@ -16,12 +16,10 @@ import numpy as np
 
 from ._validation import Interval, Options, check_inputs, check_is_fitted
 from .base import (
-    TREE_CONSTRAINTS,
     EvalData,
     FitContext,
     FitProgress,
     FittedModel,
-    OKEstimator,
     RoundMonitor,
     embed_eval_set,
     hold_out_rows,
@@ -31,6 +29,7 @@ from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
 from .outputs.space import RANK_TOLERANCE
 from .trees.builder import TreeArrays
 from .trees.ensemble import TreeEnsemble, tree_leaves
+from .trees.estimator import TREE_CONSTRAINTS, TreeEstimator
 
 #: Default ("auto") split search: the paper's exact search below this much work per tree
 #: (training rows x factor columns), histograms + a sketch above it. Measured (docs/
@@ -145,7 +144,7 @@ def boost(
     )
 
 
-class OKBoostRegressor(OKEstimator):
+class OKBoostRegressor(TreeEstimator):
     """Gradient boosting of OK3 trees in a kernelized output space (OKBoost, Algorithm 3).
 
     Parameters
@@ -211,7 +210,7 @@ class OKBoostRegressor(OKEstimator):
     ``sketch_dim_`` (the search used, "auto" resolved).
     """
 
-    _supports_eval_set = True
+    supports_eval_set = True
     _parameter_constraints = {
         **TREE_CONSTRAINTS,
         "loss": [Options(tuple(LOSSES))],
@@ -276,6 +275,12 @@ class OKBoostRegressor(OKEstimator):
 
     def _n_stages(self) -> int:
         return self.n_estimators
+
+    def _rows_per_tree(self, n_samples: int) -> float:
+        return n_samples * float(self.subsample)
+
+    def _resolved_search(self, n_samples: int, rank: int) -> tuple[int | None, int | None]:
+        return resolve_search(self.max_bins, self.sketch_dim, n_samples, rank)
 
     def _fit_model(self, context: FitContext) -> FittedModel:
         """Algorithm 3 (:func:`boost`): the eval set is embedded in the training space first;

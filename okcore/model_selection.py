@@ -326,11 +326,8 @@ def grid_search(
     criterion = names[0] if criterion is None else criterion
     if criterion not in names:
         raise DataError(f"criterion {criterion!r} must be one of the scores {list(names)}")
-    valid = set(estimator.get_params())
     candidates = parameter_grid(grid)
-    unknown = sorted(set(candidates[0]) - valid)
-    if unknown:
-        raise DataError(f"unknown parameters {unknown} for {type(estimator).__name__}")
+    estimator.check_parameter_names(candidates[0])
     folds = kfold(n_samples, cv, random_state)
     tasks = [(params, train, test) for params in candidates for train, test in folds]
     scores = Parallel(n_jobs=n_jobs, prefer="threads")(

@@ -39,9 +39,11 @@ from ..base import (
     embed_eval_set,
     hold_out_rows,
 )
+from ..cost import StageCost
 from ..exceptions import DataError
 from ..losses import SquaredFeatureLoss
 from ..outputs.space import RANK_TOLERANCE
+from .cost import krr_stages_cost
 from .kernel_ensemble import KernelEnsemble
 from .krr import BASIS_SELECTIONS, INPUT_KERNELS, KRRStage, SparseKRRLearner, make_input_kernel
 from .sun_yao import Reweighting, refine_stage, stage_coefficient
@@ -247,7 +249,7 @@ class KRRBoostRegressor(OKEstimator):
     Inputs are used dense (a sparse X is densified). No ``feature_importances_``.
     """
 
-    _supports_eval_set = True
+    supports_eval_set = True
     _parameter_constraints = {
         "n_estimators": [Interval(int, 1, None, "left")],
         "subset_size": [Interval(int, 1, None, "left")],
@@ -381,6 +383,20 @@ class KRRBoostRegressor(OKEstimator):
             stopped_by_callback=result.stopped_by_callback,
             train_loss=result.train_loss,
             validation_loss=result.val_loss,
+        )
+
+    def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
+        """The stages' cost (:mod:`okcore.kernel_models.cost`)."""
+        return krr_stages_cost(
+            n_samples,
+            n_features,
+            rank,
+            n_stages=self.n_estimators,
+            subset_size=self.subset_size,
+            n_basis=self.n_basis,
+            cg_iter=self.cg_iter if self.regularization != "shrinkage" else 0,
+            reweight=bool(self.reweight),
+            precomputed=self.input_kernel == "precomputed",
         )
 
     def _check_memory(self, n_rows: int, rank: int, eval_data: EvalData | None) -> None:

@@ -14,11 +14,12 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from .._validation import Interval, Options
-from ..base import TREE_CONSTRAINTS, FitContext, FitProgress, FittedModel, OKEstimator
+from ..base import FitContext, FitProgress, FittedModel
 from ..outputs.space import RANK_TOLERANCE
 from .binning import BinnedInputs
 from .builder import HistogramPool, TreeParams, build_tree
 from .ensemble import TreeEnsemble, tree_leaves
+from .estimator import TREE_CONSTRAINTS, TreeEstimator
 from .splitter import presort
 
 
@@ -55,7 +56,7 @@ def _fit_one_tree(
     return tree, tree_leaves(tree, X), count
 
 
-class OK3ForestRegressor(OKEstimator):
+class OK3ForestRegressor(TreeEstimator):
     """Bagging / random forest / extra-trees ensemble of OK3 trees.
 
     Parameters
