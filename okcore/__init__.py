@@ -5,8 +5,9 @@ numpy / scipy / numba only; never imports the web stack.
 """
 
 from . import metrics, model_selection
-from .base import FITTED_ATTRIBUTES, FitProgress, FittedEnsemble, OKEstimator
+from .base import FITTED_ATTRIBUTES, FittedEnsemble, OKEstimator
 from .boosting import OKBoostRegressor
+from .callbacks import EarlyStopping, FitProgress
 from .cost import FitCost
 from .estimators import (
     ESTIMATORS,
@@ -51,6 +52,7 @@ __all__ = [
     "ESTIMATORS",
     "DataError",
     "DiffusionKernel",
+    "EarlyStopping",
     "FITTED_ATTRIBUTES",
     "FitCost",
     "FitProgress",

@@ -16,100 +16,18 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from ._validation import (
-    Callable_,
-    Options,
     check_inputs,
     check_is_fitted,
     check_kernel_diag,
     check_random_state,
     validate_params,
 )
+from .callbacks import FitProgress, check_callback, report_phase
 from .cost import FitCost, StageCost
 from .exceptions import DataError, OKCoreError, UnknownParameterError
 from .outputs import preimage
 from .outputs.kernels import DiffusionKernel, make_kernel
 from .outputs.space import OutputSpace, estimate_factor_cost, estimate_factor_seconds
-
-CALLBACK_CONSTRAINT: list[Any] = [Callable_(), Options((None,))]
-
-
-@dataclass(frozen=True)
-class FitProgress:
-    """What a fit callback receives: at the start of each set-up phase, then after each tree.
-
-    ``phase`` is "output_space" (factorising the output kernel), "binning" (histogram bins
-    of the inputs) or "trees"; set-up phases report ``done=0`` and, when one can be given,
-    ``phase_eta``, an estimate in seconds of how long the phase will take (its cost model is
-    stated where it is computed). Losses are OKBoost's only.
-    """
-
-    done: int
-    total: int
-    elapsed: float
-    train_loss: float | None = None
-    val_loss: float | None = None
-    phase: str = "trees"
-    phase_eta: float | None = None
-
-
-class RoundMonitor:
-    """The per-round bookkeeping of a boosting stage loop (trees or kernel models): the
-    validation loss's best round and early stopping (``n_iter_no_change`` rounds without an
-    improvement by ``tol``), progress to ``callback`` and its stop request. The clock starts
-    when the monitor is made."""
-
-    def __init__(
-        self,
-        n_estimators: int,
-        n_iter_no_change: int | None,
-        tol: float,
-        callback: Callable[[FitProgress], bool | None] | None,
-    ) -> None:
-        self.n_estimators, self.n_iter_no_change, self.tol = n_estimators, n_iter_no_change, tol
-        self.callback, self.start = callback, time.perf_counter()
-        self.best_loss, self.best_iteration, self.stale = np.inf, 0, 0
-        self.improved = self.stopped = False
-
-    def end_round(self, m: int, train_loss: float, val_loss: float | None = None) -> bool:
-        """Record round m (0-based); True when the loop should stop. ``improved`` then says
-        whether m is the best round so far, ``stopped`` whether the callback asked to stop."""
-        self.improved = False
-        if val_loss is not None:
-            if val_loss < self.best_loss - self.tol:
-                self.best_loss, self.best_iteration, self.stale = val_loss, m, 0
-                self.improved = True
-            else:
-                self.stale += 1
-        progress = FitProgress(
-            done=m + 1,
-            total=self.n_estimators,
-            elapsed=time.perf_counter() - self.start,
-            train_loss=train_loss,
-            val_loss=val_loss,
-        )
-        if self.callback is not None and self.callback(progress):
-            self.stopped = True
-            return True
-        return self.n_iter_no_change is not None and self.stale >= self.n_iter_no_change
-
-    def best_round(self, n_rounds: int) -> int:
-        """The round to keep: the last one, or with early stopping the best one."""
-        return n_rounds - 1 if self.n_iter_no_change is None else self.best_iteration
-
-
-def report_phase(
-    callback: Any, phase: str, total: int, elapsed: float = 0.0, eta: float | None = None
-) -> None:
-    """Tell a fit callback that a set-up phase starts (done=0). A stop request returned here
-    is honoured after the first tree: set-up phases are not interruptible."""
-    if callback is not None:
-        callback(FitProgress(done=0, total=total, elapsed=elapsed, phase=phase, phase_eta=eta))
-
-
-def check_callback(callback: Any) -> None:
-    """A fit callback is None or callable."""
-    if not any(c.accepts(callback) for c in CALLBACK_CONSTRAINT):
-        raise DataError(f"callback must be callable: got {callback!r}")
 
 
 def target_features(

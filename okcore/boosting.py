@@ -9,21 +9,14 @@ nu times its leaf means. O(N r) per round plus the split search: no N x N work.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ._validation import Interval, Options, check_inputs, check_is_fitted
-from .base import (
-    EvalData,
-    FitContext,
-    FitProgress,
-    FittedModel,
-    RoundMonitor,
-    embed_eval_set,
-    hold_out_rows,
-)
+from .base import EvalData, FitContext, FittedModel, embed_eval_set, hold_out_rows
+from .callbacks import EarlyStopping, FitProgress, RoundMonitor, early_stopping
 from .learners import BaseLearner, TreeLearner
 from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
 from .outputs.space import RANK_TOLERANCE
@@ -83,8 +76,7 @@ def boost(
     subsample: float,
     rng: np.random.Generator,
     eval_data: EvalData | None = None,
-    n_iter_no_change: int | None = None,
-    tol: float = 0.0,
+    stopping: EarlyStopping | None = None,
     callback: Callable[[FitProgress], bool | None] | None = None,
 ) -> BoostResult:
     """Algorithm 3 with shrinkage on the factor: F_0, then F_m = F_{m-1} + nu h_m.
@@ -93,13 +85,13 @@ def boost(
     residuals for the square loss, Friedman's negative gradient otherwise) and the leaf
     values, always combinations of the leaf's residual rows (Friedman 2001, Algorithm 1).
     Subsampling fits each tree on a random fraction of the rows; all residuals are updated.
-    With ``n_iter_no_change`` the loop stops once the validation loss has not improved by
-    ``tol`` for that many rounds, and ``best_iteration`` is the round of the lowest loss.
+    ``stopping`` (:class:`~okcore.callbacks.EarlyStopping`, a round callback) stops the loop
+    on the validation loss and ``best_iteration`` is then its round of the lowest loss;
     ``callback`` returning True stops the loop. Each stage comes from ``learner``
     (:mod:`okcore.learners`: OK3 trees, or any :class:`~okcore.learners.BaseLearner`), which
     the loop closes at the end. O(M (N r + one stage)).
     """
-    monitor = RoundMonitor(n_estimators, n_iter_no_change, tol, callback)
+    monitor = RoundMonitor(n_estimators, callback, stopping)
     n, n_fit = X.shape[0], max(1, int(round(subsample * X.shape[0])))
     init, init_weight = loss.initial(phi)
     F = np.tile(init, (n, 1))
@@ -109,14 +101,16 @@ def boost(
     try:
         for m in range(n_estimators):
             count = np.ones(n, dtype=np.int32)
-            target = loss.tree_target(residual)
+            target = loss.stage_target(residual)
             rows = None
             if n_fit < n:
                 rows = np.sort(rng.choice(n, n_fit, replace=False))
                 count[:] = 0
                 count[rows] = 1
             tree, leaf = learner.fit_stage(target, rng, rows)
-            tree, weight = loss.fit_leaves(tree, residual, leaf, count > 0)
+            value, weight = loss.leaf_values(residual, leaf, count > 0, tree.n_leaves)
+            if value is not None:
+                tree = replace(tree, value=value)
             trees.append(tree)
             leaves.append(leaf)
             counts.append(count)
@@ -313,8 +307,7 @@ class OKBoostRegressor(TreeEstimator):
             subsample=self.subsample,
             rng=rng,
             eval_data=eval_data,
-            n_iter_no_change=self.n_iter_no_change,
-            tol=self.tol,
+            stopping=early_stopping(self.n_iter_no_change, self.tol),
             callback=context.callback,
         )
         keep = result.best_iteration + 1

@@ -38,7 +38,7 @@ from joblib import Parallel, delayed
 from . import metrics
 from ._shipping import nbytes_with_arrays
 from ._validation import check_random_state
-from .base import FitProgress
+from .callbacks import FitProgress
 from .exceptions import DataError
 from .outputs.graph import sparse_adjacency
 from .outputs.kernels import DiffusionKernel, make_kernel

@@ -29,16 +29,8 @@ from .._validation import (
     check_is_fitted,
     dense_float64,
 )
-from ..base import (
-    EvalData,
-    FitContext,
-    FitProgress,
-    FittedModel,
-    OKEstimator,
-    RoundMonitor,
-    embed_eval_set,
-    hold_out_rows,
-)
+from ..base import EvalData, FitContext, FittedModel, OKEstimator, embed_eval_set, hold_out_rows
+from ..callbacks import EarlyStopping, FitProgress, RoundMonitor, early_stopping
 from ..cost import StageCost
 from ..exceptions import DataError
 from ..losses import SquaredFeatureLoss
@@ -95,8 +87,7 @@ def krr_boost(
     n_estimators: int,
     rng: np.random.Generator,
     eval_data: EvalData | None = None,
-    n_iter_no_change: int | None = None,
-    tol: float = 0.0,
+    stopping: EarlyStopping | None = None,
     callback: Callable[[FitProgress], bool | None] | None = None,
 ) -> KRRBoostResult:
     """Boosting of sparse KRR models on the factor rows ``phi`` (N, r) of the learner's rows.
@@ -109,7 +100,7 @@ def krr_boost(
     or by CG from the previous point). Early stopping and ``callback`` as in
     :func:`okcore.boosting.boost`. O(N D (p + r + cg_iter r) + n D (D + r + p)) per stage.
     """
-    monitor = RoundMonitor(n_estimators, n_iter_no_change, tol, callback)
+    monitor = RoundMonitor(n_estimators, callback, stopping)
     loss = SquaredFeatureLoss()
     init = phi.mean(axis=0)
     F = np.tile(init, (phi.shape[0], 1))
@@ -171,7 +162,7 @@ def krr_boost(
             best_coef = np.array(coef)
         if stop:
             break
-    if n_iter_no_change is None:
+    if stopping is None:
         best_coef = np.array(coef)
     return KRRBoostResult(
         stages=stages,
@@ -355,8 +346,7 @@ class KRRBoostRegressor(OKEstimator):
             n_estimators=self.n_estimators,
             rng=rng,
             eval_data=eval_data,
-            n_iter_no_change=self.n_iter_no_change,
-            tol=self.tol,
+            stopping=early_stopping(self.n_iter_no_change, self.tol),
             callback=context.callback,
         )
         keep = result.best_iteration + 1

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import Interval, Options, RandomStateLike, check_is_fitted, dense_float64
-from ..base import OKEstimator, report_phase
+from ..base import OKEstimator
+from ..callbacks import report_phase
 from ..cost import StageCost
 from .binning import MAX_BINS, BinnedInputs, bin_inputs
 from .builder import TreeParams

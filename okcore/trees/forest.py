@@ -14,7 +14,8 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from .._validation import Interval, Options
-from ..base import FitContext, FitProgress, FittedModel
+from ..base import FitContext, FittedModel
+from ..callbacks import FitProgress
 from ..outputs.space import RANK_TOLERANCE
 from .binning import BinnedInputs
 from .builder import HistogramPool, TreeParams, build_tree

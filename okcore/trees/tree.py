@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base import FitContext, FitProgress, FittedModel
+from ..base import FitContext, FittedModel
+from ..callbacks import FitProgress
 from ..outputs.space import RANK_TOLERANCE
 from .builder import build_tree
 from .ensemble import TreeEnsemble, tree_leaves
