@@ -336,7 +336,9 @@ class OKBoostRegressor(TreeEstimator):
     def _eval_data(self, eval_set: tuple, space: Any) -> EvalData:
         return embed_eval_set(eval_set, space, self.n_features_in_)
 
-    def _hold_out(self, X: np.ndarray, space: Any, rng: np.random.Generator):
+    def _hold_out(
+        self, X: np.ndarray, space: Any, rng: np.random.Generator
+    ) -> tuple[np.ndarray, Any, np.ndarray, EvalData]:
         train, val = hold_out_rows(X.shape[0], self.validation_fraction, rng)
         held_out = EvalData(X[val], space.phi[val], space.diag[val])
         return X[train], space.subset(train), train, held_out

@@ -306,7 +306,9 @@ def geometric_median_weights(X: np.ndarray, lower: bool = True) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _weiszfeld(X, tol, max_iter, coincide, snap_margin):  # pragma: no cover - jit
+def _weiszfeld(
+    X: np.ndarray, tol: float, max_iter: int, coincide: float, snap_margin: float
+) -> np.ndarray:  # pragma: no cover - jit
     n, r = X.shape
     c = np.zeros(n)
     y = np.zeros(r)
@@ -360,7 +362,7 @@ def _weiszfeld(X, tol, max_iter, coincide, snap_margin):  # pragma: no cover - j
 
 
 @njit(cache=True, nogil=True)
-def _distances(X, y, out):  # pragma: no cover - jit
+def _distances(X: np.ndarray, y: np.ndarray, out: np.ndarray) -> float:  # pragma: no cover - jit
     """out[i] = ||x_i - y||; returns the largest."""
     largest = 0.0
     for i in range(X.shape[0]):
@@ -374,7 +376,7 @@ def _distances(X, y, out):  # pragma: no cover - jit
 
 
 @njit(cache=True, nogil=True)
-def _combine(X, c, out):  # pragma: no cover - jit
+def _combine(X: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - jit
     """out = c @ X."""
     out[:] = 0.0
     for i in range(X.shape[0]):
@@ -384,7 +386,15 @@ def _combine(X, c, out):  # pragma: no cover - jit
 
 
 @njit(cache=True, nogil=True)  # no fastmath: F must round as F + nu * v does in numpy
-def _squared_step(phi, diag, F, value, leaf, nu, residual):  # pragma: no cover - jit
+def _squared_step(
+    phi: np.ndarray,
+    diag: np.ndarray,
+    F: np.ndarray,
+    value: np.ndarray,
+    leaf: np.ndarray,
+    nu: float,
+    residual: np.ndarray,
+) -> float:  # pragma: no cover - jit
     n, r = phi.shape
     total = 0.0
     for i in range(n):
