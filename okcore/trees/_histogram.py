@@ -53,7 +53,7 @@ def _compiled_with_slp(signature: str) -> Callable[[Callable[..., Any]], Any]:
     stay scalar. The flag is numba's own config value, set only while this kernel compiles
     (at import, under the import lock; the cached machine code is the vectorized one). The
     kernel is plain float adds and is checked against a direct build in
-    tests/okcore/test_histogram.py.
+    tests/okcore/trees/test_histogram.py.
     """
 
     config: Any = numba.config  # its flags are set at run time: not in its type stubs
