@@ -412,14 +412,6 @@ class KRRBoostRegressor(OKEstimator):
                     "reweight=False"
                 )
 
-    @property
-    def feature_importances_(self) -> np.ndarray:
-        """Not defined for kernel models (no splits): raises AttributeError, so
-        ``hasattr(est, "feature_importances_")`` is False."""
-        raise AttributeError(
-            "KRRBoostRegressor has no feature_importances_: kernel models have no splits"
-        )
-
     def staged_loss(
         self, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None
     ) -> np.ndarray:
