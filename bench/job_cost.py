@@ -1,4 +1,4 @@
-"""Calibrate and check the training-job cost model of service/training/budget.py against real fits.
+"""Calibrate and check the training-job cost model (service/training/budget.py on okcore's estimate_cost) against real fits.
 
 Each case fits an okcore estimator in a fresh process (after a tiny warm-up fit, so numba's
 compilation is not counted, as in the service's warm training processes) and measures

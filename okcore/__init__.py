@@ -5,12 +5,18 @@ numpy / scipy / numba only; never imports the web stack.
 """
 
 from . import metrics, model_selection
-from .base import FITTED_ATTRIBUTES, FitProgress, FittedEnsemble, OKEstimator
+from .base import FITTED_ATTRIBUTES, FittedEnsemble, OKEstimator
 from .boosting import OKBoostRegressor
+from .callbacks import EarlyStopping, FitProgress
+from .cost import FitCost
 from .estimators import (
     ESTIMATORS,
+    check_parameter_names,
+    estimator_names,
     estimator_parameter_schema,
     estimator_parameters,
+    estimator_summaries,
+    eval_set_estimators,
     make_estimator,
 )
 from .exceptions import (
@@ -20,6 +26,7 @@ from .exceptions import (
     NotFittedError,
     OKCoreError,
     PersistenceError,
+    UnknownParameterError,
 )
 from .io import load, save
 from .kernel_models.kernel_ensemble import KernelEnsemble
@@ -34,7 +41,8 @@ from .outputs.kernels import (
     RBFKernel,
     make_kernel,
 )
-from .outputs.space import OutputSpace
+from .outputs.space import OutputSpace, check_gram
+from .trees.estimator import TreeEstimator
 from .trees.forest import OK3ForestRegressor
 from .trees.tree import OK3Regressor
 
@@ -44,7 +52,9 @@ __all__ = [
     "ESTIMATORS",
     "DataError",
     "DiffusionKernel",
+    "EarlyStopping",
     "FITTED_ATTRIBUTES",
+    "FitCost",
     "FitProgress",
     "FittedEnsemble",
     "InvalidParameterError",
@@ -64,11 +74,18 @@ __all__ = [
     "PolynomialKernel",
     "PrecomputedKernel",
     "RBFKernel",
+    "TreeEstimator",
+    "UnknownParameterError",
     "__version__",
+    "check_gram",
     "graph",
+    "check_parameter_names",
+    "estimator_names",
     "estimator_parameter_schema",
     "estimator_parameters",
+    "estimator_summaries",
     "load",
+    "eval_set_estimators",
     "make_estimator",
     "make_kernel",
     "metrics",

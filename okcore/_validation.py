@@ -289,16 +289,3 @@ def check_random_state(seed: Any) -> np.random.Generator:
     if isinstance(seed, np.random.RandomState):
         return np.random.default_rng(seed.randint(0, 2**32 - 1))
     return np.random.default_rng(seed)
-
-
-def resolve_max_features(max_features: Any, n_features: int, splitter: str) -> int:
-    """Number of candidate features per node (None: all for "best", sqrt(p) for "random")."""
-    if max_features is None:
-        return n_features if splitter == "best" else max(1, int(np.sqrt(n_features)))
-    if max_features == "sqrt":
-        return max(1, int(np.sqrt(n_features)))
-    if max_features == "log2":
-        return max(1, int(np.log2(n_features)))
-    if isinstance(max_features, numbers.Integral):
-        return min(int(max_features), n_features)
-    return max(1, int(float(max_features) * n_features))

@@ -9,138 +9,25 @@ from __future__ import annotations
 import inspect
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from ._validation import (
-    Callable_,
-    Interval,
-    Options,
-    RandomStateLike,
     check_inputs,
     check_is_fitted,
     check_kernel_diag,
     check_random_state,
-    dense_float64,
-    resolve_max_features,
     validate_params,
 )
-from .exceptions import DataError, OKCoreError
+from .callbacks import FitProgress, check_callback, report_phase
+from .cost import FitCost, StageCost
+from .exceptions import DataError, OKCoreError, UnknownParameterError
 from .outputs import preimage
 from .outputs.kernels import DiffusionKernel, make_kernel
-from .outputs.space import OutputSpace, estimate_factor_seconds
-from .trees.binning import MAX_BINS, BinnedInputs, bin_inputs
-from .trees.builder import TreeParams
-from .trees.ensemble import TreeEnsemble
-
-#: Constraints shared by every estimator that grows OK3 trees.
-TREE_CONSTRAINTS: dict[str, list] = {
-    "splitter": [Options(("best", "random"))],
-    "max_splits": [Interval(int, 1, None, "left"), Options((None,))],
-    "max_features": [
-        Options((None, "sqrt", "log2")),
-        Interval(int, 1, None, "left"),
-        Interval(float, 0.0, 1.0, "right"),
-    ],
-    "leaf_order": [Options(("variance", "gain"))],
-    "min_samples_leaf": [Interval(int, 1, None, "left")],
-    "max_depth": [Interval(int, 1, None, "left"), Options((None,))],
-    "max_bins": [Interval(int, 2, MAX_BINS, "both"), Options((None,))],
-    "factor_rank": [Interval(int, 1, None, "left"), Options((None,))],
-    "factor_tol": [Interval(float, 0.0, 1.0, "left")],
-    "n_landmarks": [Interval(int, 1, None, "left"), Options((None,))],
-    "n_jobs": [Options((None, -1)), Interval(int, 1, None, "left")],
-    "random_state": [RandomStateLike()],
-}
-CALLBACK_CONSTRAINT: list[Any] = [Callable_(), Options((None,))]
-
-
-@dataclass(frozen=True)
-class FitProgress:
-    """What a fit callback receives: at the start of each set-up phase, then after each tree.
-
-    ``phase`` is "output_space" (factorising the output kernel), "binning" (histogram bins
-    of the inputs) or "trees"; set-up phases report ``done=0`` and, when one can be given,
-    ``phase_eta``, an estimate in seconds of how long the phase will take (its cost model is
-    stated where it is computed). Losses are OKBoost's only.
-    """
-
-    done: int
-    total: int
-    elapsed: float
-    train_loss: float | None = None
-    val_loss: float | None = None
-    phase: str = "trees"
-    phase_eta: float | None = None
-
-
-class RoundMonitor:
-    """The per-round bookkeeping of a boosting stage loop (trees or kernel models): the
-    validation loss's best round and early stopping (``n_iter_no_change`` rounds without an
-    improvement by ``tol``), progress to ``callback`` and its stop request. The clock starts
-    when the monitor is made."""
-
-    def __init__(
-        self,
-        n_estimators: int,
-        n_iter_no_change: int | None,
-        tol: float,
-        callback: Callable[[FitProgress], bool | None] | None,
-    ) -> None:
-        self.n_estimators, self.n_iter_no_change, self.tol = n_estimators, n_iter_no_change, tol
-        self.callback, self.start = callback, time.perf_counter()
-        self.best_loss, self.best_iteration, self.stale = np.inf, 0, 0
-        self.improved = self.stopped = False
-
-    def end_round(self, m: int, train_loss: float, val_loss: float | None = None) -> bool:
-        """Record round m (0-based); True when the loop should stop. ``improved`` then says
-        whether m is the best round so far, ``stopped`` whether the callback asked to stop."""
-        self.improved = False
-        if val_loss is not None:
-            if val_loss < self.best_loss - self.tol:
-                self.best_loss, self.best_iteration, self.stale = val_loss, m, 0
-                self.improved = True
-            else:
-                self.stale += 1
-        progress = FitProgress(
-            done=m + 1,
-            total=self.n_estimators,
-            elapsed=time.perf_counter() - self.start,
-            train_loss=train_loss,
-            val_loss=val_loss,
-        )
-        if self.callback is not None and self.callback(progress):
-            self.stopped = True
-            return True
-        return self.n_iter_no_change is not None and self.stale >= self.n_iter_no_change
-
-    def best_round(self, n_rounds: int) -> int:
-        """The round to keep: the last one, or with early stopping the best one."""
-        return n_rounds - 1 if self.n_iter_no_change is None else self.best_iteration
-
-
-def report_phase(
-    callback: Any, phase: str, total: int, elapsed: float = 0.0, eta: float | None = None
-) -> None:
-    """Tell a fit callback that a set-up phase starts (done=0). A stop request returned here
-    is honoured after the first tree: set-up phases are not interruptible."""
-    if callback is not None:
-        callback(FitProgress(done=0, total=total, elapsed=elapsed, phase=phase, phase_eta=eta))
-
-
-def binning_seconds(n_samples: int, n_features: int) -> float:
-    """Cost model of :func:`okcore.trees.binning.bin_inputs` for the "binning" phase ETA: one sort
-    per feature, ~2e-8 s per element and log2 step on this 2-core class of machine."""
-    return 2e-8 * n_samples * n_features * max(np.log2(max(n_samples, 2)), 1.0)
-
-
-def check_callback(callback: Any) -> None:
-    """A fit callback is None or callable."""
-    if not any(c.accepts(callback) for c in CALLBACK_CONSTRAINT):
-        raise DataError(f"callback must be callable: got {callback!r}")
+from .outputs.space import OutputSpace, estimate_factor_cost, estimate_factor_seconds
 
 
 def target_features(
@@ -294,21 +181,13 @@ class OKEstimator:
     """
 
     _parameter_constraints: ClassVar[dict[str, list]] = {}
-    #: Whether ``fit`` takes an ``eval_set`` (validation loss per round).
-    _supports_eval_set: ClassVar[bool] = False
-    # parameters of the tree estimators (TREE_CONSTRAINTS); every estimator declares the
-    # output-space ones (factor_rank, factor_tol, n_landmarks) and random_state
-    splitter: str
-    max_splits: int | None
-    max_features: Any
-    leaf_order: str
-    min_samples_leaf: int
-    max_depth: int | None
-    max_bins: Any
+    #: Whether ``fit`` takes an ``eval_set`` (validation loss per round): public, so
+    #: callers (the service's schemas) read it from the registry.
+    supports_eval_set: ClassVar[bool] = False
+    # every estimator declares the output-space parameters and random_state
     factor_rank: int | None
     factor_tol: float
     n_landmarks: int | None
-    n_jobs: int | None
     random_state: Any
     # fitted attributes
     output_space_: OutputSpace
@@ -325,6 +204,22 @@ class OKEstimator:
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._get_param_names()}
+
+    @classmethod
+    def check_parameter_names(cls, names: Iterable[str], owner: str | None = None) -> None:
+        """The one check of parameter names (estimator registry, grid searches, the
+        service): :class:`~okcore.exceptions.UnknownParameterError` listing the ``names``
+        this estimator does not take (``owner`` names it in the message, default the
+        class name) and its parameters."""
+        valid = cls._get_param_names()
+        unknown = sorted(set(names) - set(valid))
+        if unknown:
+            raise UnknownParameterError(
+                f"unknown parameter(s) {unknown} for {owner or cls.__name__!r}; "
+                f"its parameters are {valid}",
+                unknown,
+                valid,
+            )
 
     def set_params(self, **params: Any) -> OKEstimator:
         valid = self._get_param_names()
@@ -390,7 +285,7 @@ class OKEstimator:
         """
         self.validate_params()
         check_callback(callback)
-        if eval_set is not None and not self._supports_eval_set:
+        if eval_set is not None and not self.supports_eval_set:
             raise DataError(f"eval_set applies to boosting only, not to {type(self).__name__}")
         start = time.perf_counter()
         X, space = self._check_fit_data(X, Y, gram, kernel, callback, self._n_stages())
@@ -411,7 +306,7 @@ class OKEstimator:
         return self
 
     def _n_stages(self) -> int:
-        """Trees the fit will grow (progress totals)."""
+        """Stages (trees, kernel models) the fit will grow: progress totals, cost model."""
         return 1
 
     def _fit_model(self, context: FitContext) -> FittedModel:
@@ -419,32 +314,47 @@ class OKEstimator:
         :meth:`fit`)."""
         raise NotImplementedError
 
-    def _tree_params(self, n_features: int) -> TreeParams:
-        return TreeParams(
-            splitter=self.splitter,
-            max_splits=self.max_splits,
-            max_features=resolve_max_features(self.max_features, n_features, self.splitter),
-            leaf_order=self.leaf_order,
-            min_samples_leaf=self.min_samples_leaf,
-            max_depth=self.max_depth,
-            n_threads=self._n_threads(),
+    # ------------------------------------------------------------------ cost model
+    def estimate_cost(
+        self,
+        n_samples: int,
+        n_features: int,
+        *,
+        kernel: Any = "linear",
+        n_outputs: int | None = None,
+    ) -> FitCost:
+        """What :meth:`fit` with these parameters should cost on ``n_samples`` rows of
+        ``n_features`` inputs, before any work: the output factor of ``kernel`` (a kernel
+        spec as ``fit`` takes it, "precomputed" for a Gram matrix; ``n_outputs`` columns of
+        Y when known) from :func:`okcore.outputs.space.estimate_factor_cost`, then this
+        estimator's stages (its family's cost model). See :class:`~okcore.cost.FitCost`."""
+        n_edges = None
+        if isinstance(kernel, dict) and kernel.get("type") == "diffusion":
+            n_edges = len(kernel["edges"])
+        elif isinstance(kernel, DiffusionKernel):
+            n_edges = len(kernel.edges)
+        factor = estimate_factor_cost(
+            n_samples, kernel, self.factor_rank, self.n_landmarks, n_edges, n_outputs
+        )
+        rank = max(int(factor.rank), 1)
+        stages = self._estimate_stages(n_samples, n_features, rank)
+        return FitCost(
+            n_samples=n_samples,
+            n_features=n_features,
+            rank=rank,
+            n_stages=stages.n_stages,
+            stage_size=stages.stage_size,
+            search=stages.search,
+            memory_bytes=max(factor.peak_bytes, stages.work_bytes),
+            factor_seconds=factor.seconds,
+            setup_seconds=stages.setup_seconds,
+            stage_seconds=stages.stage_seconds,
+            disk_bytes=8.0 * n_samples * rank + stages.model_bytes,
         )
 
-    def _search_inputs(
-        self,
-        X: Any,
-        max_bins: int | None,
-        callback: Any = None,
-        total: int = 1,
-        elapsed: float = 0.0,
-    ) -> tuple[np.ndarray | None, BinnedInputs | None]:
-        """What the split search reads: (XT float64 (p, n), None) for the exact search
-        (``max_bins`` None), or (None, bins of X) for the histogram search, announced to
-        ``callback`` as the "binning" phase. O(p n log n)."""
-        if max_bins is None:
-            return np.ascontiguousarray(dense_float64(X).T), None
-        report_phase(callback, "binning", total, elapsed, binning_seconds(*X.shape))
-        return None, bin_inputs(X, max_bins)
+    def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
+        """The stages' cost with a factor of ``rank`` columns (each family's cost model)."""
+        raise NotImplementedError
 
     def _n_threads(self) -> int:
         n_jobs = getattr(self, "n_jobs", None)  # estimators without threads of their own
@@ -618,16 +528,3 @@ class OKEstimator:
         if spread <= 0.0:
             raise DataError("R^2 is undefined: the given outputs are all the same")
         return 1.0 - err / spread
-
-    @property
-    def feature_importances_(self) -> np.ndarray:
-        """Total reduction of N*var brought by each input over all splits, normalized to 1."""
-        check_is_fitted(self)
-        e = self.ensemble_
-        assert isinstance(e, TreeEnsemble)  # estimators of kernel models override this
-        internal = e.feature >= 0
-        totals = np.bincount(
-            e.feature[internal], weights=e.gain[internal], minlength=self.n_features_in_
-        )
-        s = totals.sum()
-        return totals / s if s > 0 else totals

@@ -9,28 +9,20 @@ nu times its leaf means. O(N r) per round plus the split search: no N x N work.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ._validation import Interval, Options, check_inputs, check_is_fitted
-from .base import (
-    TREE_CONSTRAINTS,
-    EvalData,
-    FitContext,
-    FitProgress,
-    FittedModel,
-    OKEstimator,
-    RoundMonitor,
-    embed_eval_set,
-    hold_out_rows,
-)
+from .base import EvalData, FitContext, FittedModel, embed_eval_set, hold_out_rows
+from .callbacks import EarlyStopping, FitProgress, RoundMonitor, early_stopping
 from .learners import BaseLearner, TreeLearner
 from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
 from .outputs.space import RANK_TOLERANCE
 from .trees.builder import TreeArrays
 from .trees.ensemble import TreeEnsemble, tree_leaves
+from .trees.estimator import TREE_CONSTRAINTS, TreeEstimator
 
 #: Default ("auto") split search: the paper's exact search below this much work per tree
 #: (training rows x factor columns), histograms + a sketch above it. Measured (docs/
@@ -84,8 +76,7 @@ def boost(
     subsample: float,
     rng: np.random.Generator,
     eval_data: EvalData | None = None,
-    n_iter_no_change: int | None = None,
-    tol: float = 0.0,
+    stopping: EarlyStopping | None = None,
     callback: Callable[[FitProgress], bool | None] | None = None,
 ) -> BoostResult:
     """Algorithm 3 with shrinkage on the factor: F_0, then F_m = F_{m-1} + nu h_m.
@@ -94,13 +85,13 @@ def boost(
     residuals for the square loss, Friedman's negative gradient otherwise) and the leaf
     values, always combinations of the leaf's residual rows (Friedman 2001, Algorithm 1).
     Subsampling fits each tree on a random fraction of the rows; all residuals are updated.
-    With ``n_iter_no_change`` the loop stops once the validation loss has not improved by
-    ``tol`` for that many rounds, and ``best_iteration`` is the round of the lowest loss.
+    ``stopping`` (:class:`~okcore.callbacks.EarlyStopping`, a round callback) stops the loop
+    on the validation loss and ``best_iteration`` is then its round of the lowest loss;
     ``callback`` returning True stops the loop. Each stage comes from ``learner``
     (:mod:`okcore.learners`: OK3 trees, or any :class:`~okcore.learners.BaseLearner`), which
     the loop closes at the end. O(M (N r + one stage)).
     """
-    monitor = RoundMonitor(n_estimators, n_iter_no_change, tol, callback)
+    monitor = RoundMonitor(n_estimators, callback, stopping)
     n, n_fit = X.shape[0], max(1, int(round(subsample * X.shape[0])))
     init, init_weight = loss.initial(phi)
     F = np.tile(init, (n, 1))
@@ -110,14 +101,16 @@ def boost(
     try:
         for m in range(n_estimators):
             count = np.ones(n, dtype=np.int32)
-            target = loss.tree_target(residual)
+            target = loss.stage_target(residual)
             rows = None
             if n_fit < n:
                 rows = np.sort(rng.choice(n, n_fit, replace=False))
                 count[:] = 0
                 count[rows] = 1
             tree, leaf = learner.fit_stage(target, rng, rows)
-            tree, weight = loss.fit_leaves(tree, residual, leaf, count > 0)
+            value, weight = loss.leaf_values(residual, leaf, count > 0, tree.n_leaves)
+            if value is not None:
+                tree = replace(tree, value=value)
             trees.append(tree)
             leaves.append(leaf)
             counts.append(count)
@@ -145,7 +138,7 @@ def boost(
     )
 
 
-class OKBoostRegressor(OKEstimator):
+class OKBoostRegressor(TreeEstimator):
     """Gradient boosting of OK3 trees in a kernelized output space (OKBoost, Algorithm 3).
 
     Parameters
@@ -211,7 +204,7 @@ class OKBoostRegressor(OKEstimator):
     ``sketch_dim_`` (the search used, "auto" resolved).
     """
 
-    _supports_eval_set = True
+    supports_eval_set = True
     _parameter_constraints = {
         **TREE_CONSTRAINTS,
         "loss": [Options(tuple(LOSSES))],
@@ -277,6 +270,12 @@ class OKBoostRegressor(OKEstimator):
     def _n_stages(self) -> int:
         return self.n_estimators
 
+    def _rows_per_tree(self, n_samples: int) -> float:
+        return n_samples * float(self.subsample)
+
+    def _resolved_search(self, n_samples: int, rank: int) -> tuple[int | None, int | None]:
+        return resolve_search(self.max_bins, self.sketch_dim, n_samples, rank)
+
     def _fit_model(self, context: FitContext) -> FittedModel:
         """Algorithm 3 (:func:`boost`): the eval set is embedded in the training space first;
         early stopping without one holds out ``validation_fraction`` of the rows."""
@@ -308,8 +307,7 @@ class OKBoostRegressor(OKEstimator):
             subsample=self.subsample,
             rng=rng,
             eval_data=eval_data,
-            n_iter_no_change=self.n_iter_no_change,
-            tol=self.tol,
+            stopping=early_stopping(self.n_iter_no_change, self.tol),
             callback=context.callback,
         )
         keep = result.best_iteration + 1
@@ -338,7 +336,9 @@ class OKBoostRegressor(OKEstimator):
     def _eval_data(self, eval_set: tuple, space: Any) -> EvalData:
         return embed_eval_set(eval_set, space, self.n_features_in_)
 
-    def _hold_out(self, X: np.ndarray, space: Any, rng: np.random.Generator):
+    def _hold_out(
+        self, X: np.ndarray, space: Any, rng: np.random.Generator
+    ) -> tuple[np.ndarray, Any, np.ndarray, EvalData]:
         train, val = hold_out_rows(X.shape[0], self.validation_fraction, rng)
         held_out = EvalData(X[val], space.phi[val], space.diag[val])
         return X[train], space.subset(train), train, held_out

@@ -1,6 +1,7 @@
 """The public estimator registry: the names users, the service and saved models know them by.
 
-``make_estimator(name, params)`` builds an unfitted estimator and checks every parameter
+``estimator_names()`` and ``eval_set_estimators()`` say which estimators there are and
+which take an ``eval_set``; ``make_estimator(name, params)`` builds an unfitted estimator and checks every parameter
 now (the same checks and messages as ``fit``), so a caller can refuse bad parameters before
 any work starts. ``estimator_parameter_schema(name)`` describes the same parameters and
 checks as JSON Schema, for API schemas that must not drift from the estimators.
@@ -26,6 +27,34 @@ ESTIMATORS: dict[str, type[OKEstimator]] = {
     "ok3-forest": OK3ForestRegressor,
     "krr-boost": KRRBoostRegressor,
 }
+
+
+def estimator_names() -> tuple[str, ...]:
+    """The public names of the estimators, in registry order (what callers offer as
+    choices: the service's ``model``, the CLI's ``--model``)."""
+    return tuple(ESTIMATORS)
+
+
+def eval_set_estimators() -> tuple[str, ...]:
+    """The names of the estimators whose ``fit`` takes an ``eval_set`` (their class's
+    ``supports_eval_set``), in registry order."""
+    return tuple(name for name, cls in ESTIMATORS.items() if cls.supports_eval_set)
+
+
+def estimator_summaries() -> dict[str, str]:
+    """A one-line description of each estimator by name (the first line of its class's
+    docstring), in registry order: for choices shown to users."""
+    return {
+        name: (cls.__doc__ or cls.__name__).strip().splitlines()[0].rstrip(".")
+        for name, cls in ESTIMATORS.items()
+    }
+
+
+def check_parameter_names(name: str, names: Any) -> None:
+    """:class:`~okcore.exceptions.UnknownParameterError` when ``names`` holds a parameter
+    estimator ``name`` does not take (:meth:`~okcore.base.OKEstimator.check_parameter_names`);
+    an unknown estimator name raises :class:`~okcore.exceptions.InvalidParameterError`."""
+    _estimator_class(name).check_parameter_names(names, owner=name)
 
 
 def estimator_parameters(name: str) -> dict[str, Any]:
@@ -57,12 +86,7 @@ def make_estimator(name: str, params: Mapping[str, Any] | None = None) -> OKEsti
     that says which and what is allowed."""
     cls = _estimator_class(name)
     params = dict(params or {})
-    valid = cls().get_params()
-    unknown = sorted(set(params) - set(valid))
-    if unknown:
-        raise InvalidParameterError(
-            f"unknown parameter(s) {unknown} for {name!r}; its parameters are {sorted(valid)}"
-        )
+    cls.check_parameter_names(params, owner=name)
     estimator = cls(**params)
     estimator.validate_params()
     return estimator

@@ -9,6 +9,15 @@ class InvalidParameterError(OKCoreError, ValueError):
     """A hyper-parameter has an invalid type or value (checked in ``fit``)."""
 
 
+class UnknownParameterError(InvalidParameterError):
+    """Parameters an estimator does not take were named; ``unknown`` lists them (sorted),
+    ``valid`` the estimator's parameters, for callers that word the error their own way."""
+
+    def __init__(self, message: str, unknown: list[str], valid: list[str]) -> None:
+        super().__init__(message)
+        self.unknown, self.valid = unknown, valid
+
+
 class DataError(OKCoreError, ValueError):
     """Inputs, outputs or Gram matrices have a wrong shape, NaN/inf, or are empty."""
 

@@ -1,8 +1,9 @@
 """Losses for the OKBoost stage loop, in the output feature space (factor form).
 
 A loss is a small object with the few methods :func:`okcore.boosting.boost` calls: the
-initial model F_0, the rows each tree is fitted to, the leaf values (Friedman 2001,
-Algorithm 1 line 5), one fused update step, and the loss value. Every leaf value is a
+initial model F_0, the rows each stage is fitted to, the leaf values from the residual rows
+and the leaf of each row (Friedman 2001, Algorithm 1 line 5; no tree types: any base
+learner that partitions the rows), one fused update step, and the loss value. Every leaf value is a
 weighted combination of the leaf's residual rows, so F(x) stays in span{phi(y_i)} and W^F,
 kernel predictions and pre-images work for every loss; a loss whose weights are not the
 uniform leaf mean returns them per training row (``train_weight``) for the W^F recursion.
@@ -22,13 +23,10 @@ The robust losses compute residual norms in the factor coordinates: with an exac
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Protocol
 
 import numpy as np
 from numba import njit
-
-from .trees.builder import TreeArrays
 
 #: Weiszfeld stops when an iterate moves less than this times the mean distance of the rows
 #: to it (relative: the result does not depend on the scale of the outputs) ...
@@ -47,15 +45,13 @@ SNAP_MARGIN = 1e-6
 class FeatureLoss(Protocol):
     """What the stage loop calls; see :class:`SquaredFeatureLoss` for the contract."""
 
-    name: str
-
     def initial(self, phi: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]: ...
 
-    def tree_target(self, residual: np.ndarray) -> np.ndarray: ...
+    def stage_target(self, residual: np.ndarray) -> np.ndarray: ...
 
-    def fit_leaves(
-        self, tree: TreeArrays, residual: np.ndarray, leaf: np.ndarray, in_bag: np.ndarray
-    ) -> tuple[TreeArrays, np.ndarray | None]: ...
+    def leaf_values(
+        self, residual: np.ndarray, leaf: np.ndarray, in_bag: np.ndarray, n_leaves: int
+    ) -> tuple[np.ndarray | None, np.ndarray | None]: ...
 
     def step(
         self,
@@ -82,17 +78,19 @@ class SquaredFeatureLoss:
         weights over the phi_i: None, meaning uniform (1/N)."""
         return phi.mean(axis=0), None
 
-    def tree_target(self, residual: np.ndarray) -> np.ndarray:
-        """The rows the next tree is fitted to: the residuals phi_i - F(x_i) themselves."""
+    def stage_target(self, residual: np.ndarray) -> np.ndarray:
+        """The rows the next stage is fitted to: the residuals phi_i - F(x_i) themselves."""
         return residual
 
-    def fit_leaves(
-        self, tree: TreeArrays, residual: np.ndarray, leaf: np.ndarray, in_bag: np.ndarray
-    ) -> tuple[TreeArrays, np.ndarray | None]:
-        """The tree with its leaf values, and the weight of each training row's residual in
-        its leaf's value, (N,) (0 out of bag), or None when they are the uniform leaf means
-        the builder already computed (then W^F derives them from the leaf sizes)."""
-        return tree, None
+    def leaf_values(
+        self, residual: np.ndarray, leaf: np.ndarray, in_bag: np.ndarray, n_leaves: int
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The values (n_leaves, r) of the leaves, from the ``residual`` rows (N, r), the
+        ``leaf`` of each row (N,) and the rows fitted (``in_bag``, (N,) bool), and the
+        weight of each row's residual in its leaf's value, (N,) (0 out of bag). (None,
+        None) here: the values are the uniform leaf means the base learner already
+        computed (W^F then derives the weights from the leaf sizes)."""
+        return None, None
 
     def __call__(self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray) -> float:
         """Mean of k(y, y) - 2 <F, phi(y)> + ||F||^2 over the rows. O(n r)."""
@@ -128,22 +126,22 @@ class _NormLoss:
         weights = geometric_median_weights(phi, lower=False)
         return weights @ phi, weights
 
-    def fit_leaves(
-        self, tree: TreeArrays, residual: np.ndarray, leaf: np.ndarray, in_bag: np.ndarray
-    ) -> tuple[TreeArrays, np.ndarray | None]:
+    def leaf_values(
+        self, residual: np.ndarray, leaf: np.ndarray, in_bag: np.ndarray, n_leaves: int
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Leaf values from the residual rows of each leaf's in-bag rows, (N,) weights."""
         weights = np.zeros(len(residual))
-        value = np.empty((tree.n_leaves, residual.shape[1]))
+        value = np.empty((n_leaves, residual.shape[1]))
         rows = np.flatnonzero(in_bag)
         rows = rows[np.argsort(leaf[rows], kind="stable")]
-        bounds = np.searchsorted(leaf[rows], np.arange(tree.n_leaves + 1))
-        for L in range(tree.n_leaves):
+        bounds = np.searchsorted(leaf[rows], np.arange(n_leaves + 1))
+        for L in range(n_leaves):
             members = rows[bounds[L] : bounds[L + 1]]
             R = residual[members]
             w = self._leaf_weights(R)
             weights[members] = w
             value[L] = w @ R
-        return replace(tree, value=value), weights
+        return value, weights
 
     def _leaf_weights(self, R: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -185,7 +183,7 @@ class AbsoluteFeatureLoss(_NormLoss):
 
     name = "absolute"
 
-    def tree_target(self, residual: np.ndarray) -> np.ndarray:
+    def stage_target(self, residual: np.ndarray) -> np.ndarray:
         """Unit residual directions (phi_i - F_i) / ||phi_i - F_i||, 0 for a zero residual
         (the sign in one dimension), shape (N, r)."""
         norms = row_norms(residual)[:, None]
@@ -218,7 +216,7 @@ class HuberFeatureLoss(_NormLoss):
         self.alpha = alpha
         self.delta_ = np.inf
 
-    def tree_target(self, residual: np.ndarray) -> np.ndarray:
+    def stage_target(self, residual: np.ndarray) -> np.ndarray:
         """Set delta from the residual norms; return the clipped residuals: r_i if
         ||r_i|| <= delta, else delta r_i / ||r_i|| (the negative gradient), shape (N, r)."""
         norms = row_norms(residual)
@@ -308,7 +306,9 @@ def geometric_median_weights(X: np.ndarray, lower: bool = True) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _weiszfeld(X, tol, max_iter, coincide, snap_margin):  # pragma: no cover - jit
+def _weiszfeld(
+    X: np.ndarray, tol: float, max_iter: int, coincide: float, snap_margin: float
+) -> np.ndarray:  # pragma: no cover - jit
     n, r = X.shape
     c = np.zeros(n)
     y = np.zeros(r)
@@ -362,7 +362,7 @@ def _weiszfeld(X, tol, max_iter, coincide, snap_margin):  # pragma: no cover - j
 
 
 @njit(cache=True, nogil=True)
-def _distances(X, y, out):  # pragma: no cover - jit
+def _distances(X: np.ndarray, y: np.ndarray, out: np.ndarray) -> float:  # pragma: no cover - jit
     """out[i] = ||x_i - y||; returns the largest."""
     largest = 0.0
     for i in range(X.shape[0]):
@@ -376,7 +376,7 @@ def _distances(X, y, out):  # pragma: no cover - jit
 
 
 @njit(cache=True, nogil=True)
-def _combine(X, c, out):  # pragma: no cover - jit
+def _combine(X: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - jit
     """out = c @ X."""
     out[:] = 0.0
     for i in range(X.shape[0]):
@@ -386,7 +386,15 @@ def _combine(X, c, out):  # pragma: no cover - jit
 
 
 @njit(cache=True, nogil=True)  # no fastmath: F must round as F + nu * v does in numpy
-def _squared_step(phi, diag, F, value, leaf, nu, residual):  # pragma: no cover - jit
+def _squared_step(
+    phi: np.ndarray,
+    diag: np.ndarray,
+    F: np.ndarray,
+    value: np.ndarray,
+    leaf: np.ndarray,
+    nu: float,
+    residual: np.ndarray,
+) -> float:  # pragma: no cover - jit
     n, r = phi.shape
     total = 0.0
     for i in range(n):

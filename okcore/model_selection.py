@@ -38,7 +38,7 @@ from joblib import Parallel, delayed
 from . import metrics
 from ._shipping import nbytes_with_arrays
 from ._validation import check_random_state
-from .base import FitProgress
+from .callbacks import FitProgress
 from .exceptions import DataError
 from .outputs.graph import sparse_adjacency
 from .outputs.kernels import DiffusionKernel, make_kernel
@@ -326,11 +326,8 @@ def grid_search(
     criterion = names[0] if criterion is None else criterion
     if criterion not in names:
         raise DataError(f"criterion {criterion!r} must be one of the scores {list(names)}")
-    valid = set(estimator.get_params())
     candidates = parameter_grid(grid)
-    unknown = sorted(set(candidates[0]) - valid)
-    if unknown:
-        raise DataError(f"unknown parameters {unknown} for {type(estimator).__name__}")
+    estimator.check_parameter_names(candidates[0])
     folds = kfold(n_samples, cv, random_state)
     tasks = [(params, train, test) for params in candidates for train, test in folds]
     scores = Parallel(n_jobs=n_jobs, prefer="threads")(

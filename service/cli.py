@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+import okcore
 from okboost_client import OKBoostClient, OKBoostError
 
 
@@ -301,9 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--degree", type=int)
     train.add_argument("--coef0", type=float)
     train.add_argument("--beta", type=float, default=1.0, help="diffusion time (with --edges)")
-    train.add_argument(
-        "--model", default="okboost", choices=["okboost", "ok3", "ok3-forest", "krr-boost"]
-    )
+    train.add_argument("--model", default="okboost", choices=okcore.estimator_names())
     train.add_argument(
         "--param",
         action="append",

@@ -21,6 +21,7 @@ input Gram matrix (X is then the kernel against the N training rows, as scikit-l
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -287,7 +288,7 @@ class SparseKRRLearner:
         basis = self.rows[positions]
         K_DD = self.cross(positions, basis)
 
-        def blocks():
+        def blocks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
             for s in range(0, len(subset), ROW_BLOCK):
                 part = subset[s : s + ROW_BLOCK]
                 yield self.cross(part, basis), R[s : s + ROW_BLOCK]

@@ -29,19 +29,13 @@ from .._validation import (
     check_is_fitted,
     dense_float64,
 )
-from ..base import (
-    EvalData,
-    FitContext,
-    FitProgress,
-    FittedModel,
-    OKEstimator,
-    RoundMonitor,
-    embed_eval_set,
-    hold_out_rows,
-)
+from ..base import EvalData, FitContext, FittedModel, OKEstimator, embed_eval_set, hold_out_rows
+from ..callbacks import EarlyStopping, FitProgress, RoundMonitor, early_stopping
+from ..cost import StageCost
 from ..exceptions import DataError
 from ..losses import SquaredFeatureLoss
 from ..outputs.space import RANK_TOLERANCE
+from .cost import krr_stages_cost
 from .kernel_ensemble import KernelEnsemble
 from .krr import BASIS_SELECTIONS, INPUT_KERNELS, KRRStage, SparseKRRLearner, make_input_kernel
 from .sun_yao import Reweighting, refine_stage, stage_coefficient
@@ -93,8 +87,7 @@ def krr_boost(
     n_estimators: int,
     rng: np.random.Generator,
     eval_data: EvalData | None = None,
-    n_iter_no_change: int | None = None,
-    tol: float = 0.0,
+    stopping: EarlyStopping | None = None,
     callback: Callable[[FitProgress], bool | None] | None = None,
 ) -> KRRBoostResult:
     """Boosting of sparse KRR models on the factor rows ``phi`` (N, r) of the learner's rows.
@@ -107,7 +100,7 @@ def krr_boost(
     or by CG from the previous point). Early stopping and ``callback`` as in
     :func:`okcore.boosting.boost`. O(N D (p + r + cg_iter r) + n D (D + r + p)) per stage.
     """
-    monitor = RoundMonitor(n_estimators, n_iter_no_change, tol, callback)
+    monitor = RoundMonitor(n_estimators, callback, stopping)
     loss = SquaredFeatureLoss()
     init = phi.mean(axis=0)
     F = np.tile(init, (phi.shape[0], 1))
@@ -169,7 +162,7 @@ def krr_boost(
             best_coef = np.array(coef)
         if stop:
             break
-    if n_iter_no_change is None:
+    if stopping is None:
         best_coef = np.array(coef)
     return KRRBoostResult(
         stages=stages,
@@ -247,7 +240,7 @@ class KRRBoostRegressor(OKEstimator):
     Inputs are used dense (a sparse X is densified). No ``feature_importances_``.
     """
 
-    _supports_eval_set = True
+    supports_eval_set = True
     _parameter_constraints = {
         "n_estimators": [Interval(int, 1, None, "left")],
         "subset_size": [Interval(int, 1, None, "left")],
@@ -353,8 +346,7 @@ class KRRBoostRegressor(OKEstimator):
             n_estimators=self.n_estimators,
             rng=rng,
             eval_data=eval_data,
-            n_iter_no_change=self.n_iter_no_change,
-            tol=self.tol,
+            stopping=early_stopping(self.n_iter_no_change, self.tol),
             callback=context.callback,
         )
         keep = result.best_iteration + 1
@@ -383,6 +375,20 @@ class KRRBoostRegressor(OKEstimator):
             validation_loss=result.val_loss,
         )
 
+    def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
+        """The stages' cost (:mod:`okcore.kernel_models.cost`)."""
+        return krr_stages_cost(
+            n_samples,
+            n_features,
+            rank,
+            n_stages=self.n_estimators,
+            subset_size=self.subset_size,
+            n_basis=self.n_basis,
+            cg_iter=self.cg_iter if self.regularization != "shrinkage" else 0,
+            reweight=bool(self.reweight),
+            precomputed=self.input_kernel == "precomputed",
+        )
+
     def _check_memory(self, n_rows: int, rank: int, eval_data: EvalData | None) -> None:
         """Refuse, before any work, a stage kernel block or a re-weighting store that would
         not fit the stated limits, naming the cost and the parameter to lower."""
@@ -405,14 +411,6 @@ class KRRBoostRegressor(OKEstimator):
                     "lower n_estimators, use a low-rank output factor (factor_rank), or "
                     "reweight=False"
                 )
-
-    @property
-    def feature_importances_(self) -> np.ndarray:
-        """Not defined for kernel models (no splits): raises AttributeError, so
-        ``hasattr(est, "feature_importances_")`` is False."""
-        raise AttributeError(
-            "KRRBoostRegressor has no feature_importances_: kernel models have no splits"
-        )
 
     def staged_loss(
         self, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None

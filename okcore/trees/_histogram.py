@@ -16,6 +16,9 @@ the exact search's midpoints, so prediction needs no binning.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numba
 import numpy as np
 from numba import njit
@@ -29,7 +32,9 @@ TIE_TOLERANCE = 1e-9
 
 
 @njit(cache=True, nogil=True)
-def gather_rows(samples, start, end, R):  # pragma: no cover - jit
+def gather_rows(
+    samples: np.ndarray, start: int, end: int, R: np.ndarray
+) -> np.ndarray:  # pragma: no cover - jit
     """R[samples[start:end]] as a contiguous (n, k) array: the builds then read it in order."""
     k = R.shape[1]
     out = np.empty((end - start, k))
@@ -40,7 +45,7 @@ def gather_rows(samples, start, end, R):  # pragma: no cover - jit
     return out
 
 
-def _compiled_with_slp(signature):
+def _compiled_with_slp(signature: str) -> Callable[[Callable[..., Any]], Any]:
     """numba.njit(signature) compiled now with LLVM's SLP vectorizer on.
 
     numba leaves the SLP (straight-line) vectorizer off by default since 0.57 after
@@ -48,16 +53,18 @@ def _compiled_with_slp(signature):
     stay scalar. The flag is numba's own config value, set only while this kernel compiles
     (at import, under the import lock; the cached machine code is the vectorized one). The
     kernel is plain float adds and is checked against a direct build in
-    tests/okcore/test_histogram.py.
+    tests/okcore/trees/test_histogram.py.
     """
 
-    def compile_now(function):
-        previous = numba.config.SLP_VECTORIZE
-        numba.config.SLP_VECTORIZE = 1
+    config: Any = numba.config  # its flags are set at run time: not in its type stubs
+
+    def compile_now(function: Callable[..., Any]) -> Any:
+        previous = config.SLP_VECTORIZE
+        config.SLP_VECTORIZE = 1
         try:
             return njit(signature, cache=True, nogil=True, fastmath=True)(function)
         finally:
-            numba.config.SLP_VECTORIZE = previous
+            config.SLP_VECTORIZE = previous
 
     return compile_now
 
@@ -67,8 +74,17 @@ def _compiled_with_slp(signature):
     " float64[:, ::1], int64[::1])"
 )
 def build_dense(
-    codes, samples, start, end, rows, bin_offset, f_lo, f_hi, hist, counts
-):  # pragma: no cover
+    codes: np.ndarray,
+    samples: np.ndarray,
+    start: int,
+    end: int,
+    rows: np.ndarray,
+    bin_offset: np.ndarray,
+    f_lo: np.ndarray,
+    f_hi: np.ndarray,
+    hist: np.ndarray,
+    counts: np.ndarray,
+) -> None:  # pragma: no cover
     """Histogram of rows samples[start:end] for features f_lo..f_hi-1 (feature-major codes
     (p, n); ``rows`` = gather_rows(samples, start, end, R)).
 
@@ -109,8 +125,18 @@ def build_dense(
 
 @njit(cache=True, nogil=True, fastmath=True)
 def build_sparse(
-    codes, indptr, indices, zero_code, samples, start, end, R, bin_offset, hist, counts
-):  # pragma: no cover
+    codes: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    zero_code: np.ndarray,
+    samples: np.ndarray,
+    start: int,
+    end: int,
+    R: np.ndarray,
+    bin_offset: np.ndarray,
+    hist: np.ndarray,
+    counts: np.ndarray,
+) -> None:  # pragma: no cover
     """Histogram of rows samples[start:end], all features, from CSR codes (stored entries).
 
     Stored entries are added to their bins; each feature's implicit zeros go to its zero bin
@@ -150,8 +176,16 @@ def build_sparse(
     " float64[::1], float64[::1], int32[::1], int64, float64[::1], int64)"
 )
 def best_split(
-    hist, counts, bin_offset, bin_min, bin_max, features, n, mu, min_leaf
-):  # pragma: no cover
+    hist: np.ndarray,
+    counts: np.ndarray,
+    bin_offset: np.ndarray,
+    bin_min: np.ndarray,
+    bin_max: np.ndarray,
+    features: np.ndarray,
+    n: int,
+    mu: np.ndarray,
+    min_leaf: int,
+) -> tuple[int, int, float, float, int]:  # pragma: no cover
     """Best (feature, n_left, threshold, gain, last left bin of the feature) from a histogram.
 
     A cut after a non-empty bin b of feature f sends the bins <= b left; its threshold is the
@@ -214,25 +248,25 @@ def best_split(
 
 @njit(cache=True, nogil=True, fastmath=True)
 def best_split_random(
-    samples,
-    start,
-    end,
-    codes2d,
-    codes1d,
-    indptr,
-    indices,
-    zero_code,
-    bin_offset,
-    bin_min,
-    bin_max,
-    edges,
-    R,
-    mu,
-    features,
-    uniforms,
-    max_features,
-    min_leaf,
-):  # pragma: no cover - jit
+    samples: np.ndarray,
+    start: int,
+    end: int,
+    codes2d: Any,
+    codes1d: Any,
+    indptr: Any,
+    indices: Any,
+    zero_code: np.ndarray,
+    bin_offset: np.ndarray,
+    bin_min: np.ndarray,
+    bin_max: np.ndarray,
+    edges: np.ndarray,
+    R: np.ndarray,
+    mu: np.ndarray,
+    features: np.ndarray,
+    uniforms: np.ndarray,
+    max_features: int,
+    min_leaf: int,
+) -> tuple[int, int, float, float, int]:  # pragma: no cover - jit
     """OK3-et on bins: one uniform cut in the node's value range per feature, best of
     ``max_features`` non-constant features (consumes the draws as the exact version does).
 
@@ -310,7 +344,15 @@ def best_split_random(
 
 
 @njit(cache=True, nogil=True)
-def _node_columns(samples, start, end, codes1d, indptr, indices, zero_code):  # pragma: no cover
+def _node_columns(
+    samples: np.ndarray,
+    start: int,
+    end: int,
+    codes1d: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    zero_code: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
     """The stored entries of rows samples[start:end] grouped by feature (a counting sort):
     (offset (p + 1,), row (nnz,), code (nnz,)) plus every feature's smallest and largest bin
     over the node, the implicit zeros included. O(nnz_node + p): a word feature absent from
@@ -347,8 +389,17 @@ def _node_columns(samples, start, end, codes1d, indptr, indices, zero_code):  # 
 
 @njit(cache=True, nogil=True)
 def partition_sparse(
-    samples, start, end, codes, indptr, indices, zero_code, feature, last_bin, buffer
-):  # pragma: no cover - jit
+    samples: np.ndarray,
+    start: int,
+    end: int,
+    codes: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    zero_code: np.ndarray,
+    feature: int,
+    last_bin: int,
+    buffer: np.ndarray,
+) -> int:  # pragma: no cover - jit
     """Stable partition of samples[start:end] on CSR codes: rows whose bin of ``feature`` is
     <= last_bin first (dense codes use :func:`okcore.trees.splitter.partition`). Returns the number
     of left rows. O(n log nnz_row)."""

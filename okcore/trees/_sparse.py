@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
 @njit(cache=True, nogil=True, inline="always")
-def csr_find(indptr, indices, row, column):  # pragma: no cover - jit
+def csr_find(
+    indptr: np.ndarray, indices: np.ndarray, row: int, column: int
+) -> int:  # pragma: no cover - jit
     """Position of (row, column) among the stored entries of a CSR matrix with sorted
     indices, or -1 when the entry is not stored (an implicit zero). O(log nnz_row)."""
     lo, hi = indptr[row], indptr[row + 1]

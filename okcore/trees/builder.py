@@ -75,7 +75,14 @@ class TreeArrays:
 class _ExactSearch:
     """Split search on presorted float inputs (exact "best") or a plain row list ("random")."""
 
-    def __init__(self, XT, R_search, params: TreeParams, order, executor):
+    def __init__(
+        self,
+        XT: np.ndarray,
+        R_search: np.ndarray,
+        params: TreeParams,
+        order: np.ndarray | None,
+        executor: Executor | None,
+    ) -> None:
         self.XT, self.R_search, self.params, self.executor = XT, R_search, params, executor
         n_fit = XT.shape[1]
         if params.splitter == "best":
@@ -89,13 +96,15 @@ class _ExactSearch:
     def samples(self) -> np.ndarray:
         return self.index[0]
 
-    def find(self, node: int, start: int, end: int, mu: np.ndarray, rng) -> tuple | None:
+    def find(
+        self, node: int, start: int, end: int, mu: np.ndarray, rng: np.random.Generator
+    ) -> tuple | None:
         p, n_features = self.params, self.XT.shape[0]
         if p.splitter == "best":
             features = _best_features(p, n_features, rng)
             return self._search_exact(start, end, mu, features)
         features = rng.permutation(n_features).astype(np.int32)
-        uniforms = rng.random(n_features)
+        uniforms = rng.random((n_features,))
         return best_split_random(
             self.index[0],
             start,
@@ -109,14 +118,14 @@ class _ExactSearch:
             p.min_samples_leaf,
         )
 
-    def _search_exact(self, start: int, end: int, mu: np.ndarray, features: np.ndarray):
+    def _search_exact(self, start: int, end: int, mu: np.ndarray, features: np.ndarray) -> tuple:
         """Exact search, over feature chunks on the executor's threads when the node is large.
 
         Chunks keep the feature order and ties go to the earliest chunk, so the result is the
         same as a single-threaded search.
         """
 
-        def search(chunk: np.ndarray):
+        def search(chunk: np.ndarray) -> tuple:
             return best_split_exact(
                 self.index,
                 start,
@@ -203,8 +212,14 @@ class _HistogramSearch:
     """
 
     def __init__(
-        self, binned: BinnedInputs, R_search, params: TreeParams, rows, executor, pool=None
-    ):
+        self,
+        binned: BinnedInputs,
+        R_search: np.ndarray,
+        params: TreeParams,
+        rows: np.ndarray | None,
+        executor: Executor | None,
+        pool: HistogramPool | None = None,
+    ) -> None:
         self.binned, self.R_search, self.params, self.executor = binned, R_search, params, executor
         self.pool = HistogramPool(binned.n_bins_total) if pool is None else pool
         n = binned.n_samples
@@ -248,6 +263,7 @@ class _HistogramSearch:
         hist, counts = self.pool.take(self.R_search.shape[1])
         b = self.binned
         if b.is_sparse:
+            assert b.indptr is not None and b.indices is not None
             build_sparse(
                 b.codes, b.indptr, b.indices, b.zero_code, self._samples, start, end,
                 self.R_search, b.bin_offset, hist, counts,
@@ -272,10 +288,13 @@ class _HistogramSearch:
         if n_chunks == 1:
             run(0)
         else:
+            assert self.executor is not None  # several chunks only with threads
             list(self.executor.map(run, range(n_chunks)))
         return hist, counts
 
-    def find(self, node: int, start: int, end: int, mu: np.ndarray, rng) -> tuple | None:
+    def find(
+        self, node: int, start: int, end: int, mu: np.ndarray, rng: np.random.Generator
+    ) -> tuple | None:
         p, b = self.params, self.binned
         if p.splitter == "random":
             features = rng.permutation(b.n_features).astype(np.int32)
@@ -346,6 +365,7 @@ class _HistogramSearch:
         """Rows whose bin of the split feature is <= its last left bin go left."""
         feature, last_bin = split[0], split[4]
         if self.binned.is_sparse:
+            assert self.indptr is not None and self.indices is not None
             partition_sparse(
                 self._samples, start, end, self.codes1d, self.indptr, self.indices,
                 self.binned.zero_code, feature, last_bin, self.buffer,
@@ -372,7 +392,7 @@ class _HistogramSearch:
         self.family[right_id] = (node, left_id, (left_start, left_end), left_open)
 
 
-def _best_features(params: TreeParams, n_features: int, rng) -> np.ndarray:
+def _best_features(params: TreeParams, n_features: int, rng: np.random.Generator) -> np.ndarray:
     """Candidate features of the "best" splitter: all, or a sorted random subset."""
     if params.max_features < n_features:
         return np.sort(rng.choice(n_features, params.max_features, replace=False)).astype(np.int32)
@@ -382,7 +402,14 @@ def _best_features(params: TreeParams, n_features: int, rng) -> np.ndarray:
 class _Growth:
     """Mutable state of one tree while it grows: node arrays plus one split search."""
 
-    def __init__(self, R, projection, params: TreeParams, rng, search):
+    def __init__(
+        self,
+        R: np.ndarray,
+        projection: np.ndarray | None,
+        params: TreeParams,
+        rng: np.random.Generator,
+        search: Any,
+    ) -> None:
         self.R, self.params, self.rng, self.search = R, params, rng, search
         self.projection = projection
         self.start: list[int] = []
@@ -517,6 +544,7 @@ def build_tree(
     R_search = R if projection is None else project(R, projection)
     search: _ExactSearch | _HistogramSearch
     if binned is None:
+        assert XT is not None  # the exact search reads the inputs
         search = _ExactSearch(XT, R_search, params, order, executor)
     else:
         search = _HistogramSearch(binned, R_search, params, rows, executor, histogram_pool)

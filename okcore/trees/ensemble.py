@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -234,7 +235,15 @@ def tree_leaves(tree: TreeArrays, X: np.ndarray | sparse.csr_matrix) -> np.ndarr
     ]
 
 
-def apply_trees(X, feature, threshold, left, right, leaf, node_offset) -> np.ndarray:
+def apply_trees(
+    X: Any,
+    feature: np.ndarray,
+    threshold: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    leaf: np.ndarray,
+    node_offset: np.ndarray,
+) -> np.ndarray:
     """Leaves of the rows of X (dense array of any real dtype, or canonical CSR) in each tree."""
     if sparse.issparse(X):
         return _apply_sparse(
@@ -244,7 +253,15 @@ def apply_trees(X, feature, threshold, left, right, leaf, node_offset) -> np.nda
 
 
 @njit(cache=True, nogil=True)
-def _apply(X, feature, threshold, left, right, leaf, node_offset):  # pragma: no cover - jit
+def _apply(
+    X: np.ndarray,
+    feature: np.ndarray,
+    threshold: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    leaf: np.ndarray,
+    node_offset: np.ndarray,
+) -> np.ndarray:  # pragma: no cover - jit
     n_trees = node_offset.shape[0] - 1
     out = np.empty((n_trees, X.shape[0]), dtype=np.int32)
     for m in range(n_trees):
@@ -262,8 +279,16 @@ def _apply(X, feature, threshold, left, right, leaf, node_offset):  # pragma: no
 
 @njit(cache=True, nogil=True)
 def _apply_sparse(
-    data, indices, indptr, feature, threshold, left, right, leaf, node_offset
-):  # pragma: no cover - jit
+    data: np.ndarray,
+    indices: np.ndarray,
+    indptr: np.ndarray,
+    feature: np.ndarray,
+    threshold: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    leaf: np.ndarray,
+    node_offset: np.ndarray,
+) -> np.ndarray:  # pragma: no cover - jit
     """_apply on CSR rows (sorted indices): a feature's value by binary search, 0 if absent."""
     n_trees = node_offset.shape[0] - 1
     n_queries = indptr.shape[0] - 1
@@ -284,7 +309,9 @@ def _apply_sparse(
 
 
 @njit(cache=True, nogil=True)
-def _sum_leaf_values(leaves, leaf_offset, value):  # pragma: no cover - jit
+def _sum_leaf_values(
+    leaves: np.ndarray, leaf_offset: np.ndarray, value: np.ndarray
+) -> np.ndarray:  # pragma: no cover - jit
     n_trees, n_queries = leaves.shape
     out = np.zeros((n_queries, value.shape[1]))
     for m in range(n_trees):
@@ -297,8 +324,13 @@ def _sum_leaf_values(leaves, leaf_offset, value):  # pragma: no cover - jit
 
 @njit(cache=True, nogil=True, fastmath=True)
 def _boosting_weights(
-    q_leaves, train_leaf, coef, nu, n_leaves_max, init_weight
-):  # pragma: no cover - jit
+    q_leaves: np.ndarray,
+    train_leaf: np.ndarray,
+    coef: np.ndarray,
+    nu: float,
+    n_leaves_max: int,
+    init_weight: np.ndarray,
+) -> np.ndarray:  # pragma: no cover - jit
     """Horner evaluation of w^F for one block of B queries; returns the (N, B) transpose.
 
     R <- nu P^M; for m = M-1..1: R <- R A_m + nu P^m; w = R A_0 + P^0 (math note section 2),
@@ -343,7 +375,9 @@ def _boosting_weights(
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def _average_weights(q_leaves, train_leaf, coef):  # pragma: no cover - jit
+def _average_weights(
+    q_leaves: np.ndarray, train_leaf: np.ndarray, coef: np.ndarray
+) -> np.ndarray:  # pragma: no cover - jit
     """(1/M) sum_m P^m for one block of queries; returns the (N, B) transpose."""
     n_trees, n_train = train_leaf.shape
     B = q_leaves.shape[1]

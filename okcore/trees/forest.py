@@ -14,11 +14,13 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from .._validation import Interval, Options
-from ..base import TREE_CONSTRAINTS, FitContext, FitProgress, FittedModel, OKEstimator
+from ..base import FitContext, FittedModel
+from ..callbacks import FitProgress
 from ..outputs.space import RANK_TOLERANCE
 from .binning import BinnedInputs
-from .builder import HistogramPool, TreeParams, build_tree
+from .builder import HistogramPool, TreeArrays, TreeParams, build_tree
 from .ensemble import TreeEnsemble, tree_leaves
+from .estimator import TREE_CONSTRAINTS, TreeEstimator
 from .splitter import presort
 
 
@@ -32,7 +34,7 @@ def _fit_one_tree(
     seed: int,
     bootstrap: bool,
     pool: HistogramPool | None = None,
-):
+) -> tuple[TreeArrays, np.ndarray, np.ndarray]:
     """One tree on a bootstrap sample (or all rows): (tree, leaf of every row, row counts).
 
     Exact search on XT (p, N), or histogram search on ``binned`` when XT is None."""
@@ -55,7 +57,7 @@ def _fit_one_tree(
     return tree, tree_leaves(tree, X), count
 
 
-class OK3ForestRegressor(OKEstimator):
+class OK3ForestRegressor(TreeEstimator):
     """Bagging / random forest / extra-trees ensemble of OK3 trees.
 
     Parameters

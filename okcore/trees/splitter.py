@@ -27,7 +27,16 @@ FEATURE_THRESHOLD = 1e-7
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def _prefix_norms(order_f, first, step, count, R, mu, S, out):  # pragma: no cover - jit
+def _prefix_norms(
+    order_f: np.ndarray,
+    first: int,
+    step: int,
+    count: int,
+    R: np.ndarray,
+    mu: np.ndarray,
+    S: np.ndarray,
+    out: np.ndarray,
+) -> None:  # pragma: no cover - jit
     """out[j] = ||sum_{t <= j} (R[order_f[first + t * step]] - mu)||^2 for j < count.
 
     Four rows per pass over the r columns: S is read and written once per four rows and the
@@ -67,7 +76,16 @@ def _prefix_norms(order_f, first, step, count, R, mu, S, out):  # pragma: no cov
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def best_split_exact(order, start, end, XT, R, mu, features, min_leaf):  # pragma: no cover - jit
+def best_split_exact(
+    order: np.ndarray,
+    start: int,
+    end: int,
+    XT: np.ndarray,
+    R: np.ndarray,
+    mu: np.ndarray,
+    features: np.ndarray,
+    min_leaf: int,
+) -> tuple[int, int, float, float]:  # pragma: no cover - jit
     """Best (feature, n_left, threshold, gain) over ``features`` for the node order[:, start:end].
 
     order : int32 (p, n_fit); per feature, the node's rows sorted by that feature.
@@ -135,8 +153,17 @@ def best_split_exact(order, start, end, XT, R, mu, features, min_leaf):  # pragm
 
 @njit(cache=True, nogil=True, fastmath=True)
 def best_split_random(
-    samples, start, end, XT, R, mu, features, uniforms, max_features, min_leaf
-):  # pragma: no cover
+    samples: np.ndarray,
+    start: int,
+    end: int,
+    XT: np.ndarray,
+    R: np.ndarray,
+    mu: np.ndarray,
+    features: np.ndarray,
+    uniforms: np.ndarray,
+    max_features: int,
+    min_leaf: int,
+) -> tuple[int, int, float, float]:  # pragma: no cover
     """OK3-et: one uniform cut per feature in the node's range, best of ``max_features`` features.
 
     samples : int32 (n_fit,) rows, node segment samples[start:end]. features : a random
@@ -181,7 +208,16 @@ def best_split_random(
 
 
 @njit(cache=True, nogil=True)
-def partition(index, start, end, XT, feature, threshold, goes_left, buffer):  # pragma: no cover
+def partition(
+    index: np.ndarray,
+    start: int,
+    end: int,
+    XT: np.ndarray,
+    feature: int,
+    threshold: float,
+    goes_left: np.ndarray,
+    buffer: np.ndarray,
+) -> None:  # pragma: no cover
     """Stable partition of every row of ``index[:, start:end]`` into x <= threshold, then x > threshold.
 
     index : int32 (k, n_fit), k = p for presorted orders, 1 for a plain sample list; each
@@ -206,7 +242,9 @@ def partition(index, start, end, XT, feature, threshold, goes_left, buffer):  # 
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def node_statistics(samples, start, end, R):  # pragma: no cover - jit
+def node_statistics(
+    samples: np.ndarray, start: int, end: int, R: np.ndarray
+) -> tuple[np.ndarray, float]:  # pragma: no cover - jit
     """(mean (r,), N*var) of the rows samples[start:end] of R. O(n r)."""
     n = end - start
     r = R.shape[1]
@@ -227,7 +265,7 @@ def node_statistics(samples, start, end, R):  # pragma: no cover - jit
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def project(R, G):  # pragma: no cover - jit
+def project(R: np.ndarray, G: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
     """R @ G, (n, r) x (r, k), single-threaded (a BLAS call would spin threads for this
     size): k dot products of contiguous length-r rows per row of R. O(n r k)."""
     GT = np.ascontiguousarray(G.T)

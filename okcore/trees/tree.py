@@ -7,13 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from ..base import TREE_CONSTRAINTS, FitContext, FitProgress, FittedModel, OKEstimator
+from ..base import FitContext, FittedModel
+from ..callbacks import FitProgress
 from ..outputs.space import RANK_TOLERANCE
 from .builder import build_tree
 from .ensemble import TreeEnsemble, tree_leaves
+from .estimator import TREE_CONSTRAINTS, TreeEstimator
 
 
-class OK3Regressor(OKEstimator):
+class OK3Regressor(TreeEstimator):
     """One output kernel tree, grown best-first on the factor of the output Gram matrix.
 
     Parameters

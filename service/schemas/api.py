@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+import okcore
 from service.http.arrays import as_edge_array, as_float_array, as_input_matrix
 from service.schemas import examples as ex
 from service.schemas.cv import CVResult, CVSpec
@@ -237,9 +238,9 @@ class TrainRequest(_Model):
     name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
     model: ModelName = Field(
         "okboost",
-        description="okboost (gradient boosting of OK3 trees), "
-        "ok3 (one tree), ok3-forest (bagging / extra-trees) or krr-boost (boosted sparse "
-        "kernel ridge regression, Sun & Yao: smooth functions of the inputs).",
+        description="The estimator, by its name in okcore's registry: "
+        + "; ".join(f"{name}: {summary}" for name, summary in okcore.estimator_summaries().items())
+        + ".",
     )
     inputs: Inputs = Field(
         description="N x p input features of the training vertices/samples: a matrix, or a "

@@ -16,16 +16,20 @@ message, whatever a schema validator would have said.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, create_model
 
 import okcore
 
-ModelName = Literal["okboost", "ok3", "ok3-forest", "krr-boost"]
-"""The estimators of okcore's registry that POST /train fits (TrainRequest.model)."""
-EVAL_SET_MODELS = ("okboost", "krr-boost")
-"""The models that take an ``eval_set`` (okcore's boosting estimators)."""
+if TYPE_CHECKING:
+    ModelName = str
+else:
+    ModelName = Literal[okcore.estimator_names()]
+"""The estimators of okcore's registry that POST /train fits (TrainRequest.model): every
+name of ``okcore.estimator_names()``, an enum in the OpenAPI schema."""
+EVAL_SET_MODELS = okcore.eval_set_estimators()
+"""The models that take an ``eval_set`` (``supports_eval_set`` in okcore's registry)."""
 
 
 def _example(schema: dict[str, Any], default: Any) -> Any:
@@ -75,7 +79,7 @@ def _params_model(name: str) -> type[BaseModel]:
 
 
 PARAM_MODELS: dict[str, type[BaseModel]] = {
-    name: _params_model(name) for name in get_args(ModelName)
+    name: _params_model(name) for name in okcore.estimator_names()
 }
 """The schema model of each estimator's parameters, by model name."""
 

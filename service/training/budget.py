@@ -1,47 +1,30 @@
-"""What a training job will cost, estimated before it starts, and the limits it must fit.
+"""The limits a training job must fit, checked before it starts, on okcore's estimate of
+what the fit will cost.
 
-From N training rows, p features, the factor's width r, M trees and L leaves per tree
-(L = max_splits + 1, bounded by N / min_samples_leaf and 2^max_depth), the estimate is:
+The fit's own cost (the output factor, the stages, the saved model) is the estimator's:
+``okcore.OKEstimator.estimate_cost`` gives an ``okcore.FitCost`` from its family's cost
+model (OK3 trees, boosted KRR), so a new estimator is costed by its own model, never as
+another. This module adds what the service holds around the fit:
 
-    memory  = BASE_BYTES + 2 x data + max(factor, search + trees)
-    data    = the request's arrays (inputs, Gram, outputs, edges, eval set): the training
-              process holds them, and their pickled copy while it starts
-    factor  = the output space's peak (okcore.outputs.space.estimate_factor_cost)
-    search  = exact split search: 12 p N (inputs as float64 + presorted int32 orders);
-              histograms: p N (uint8 bin codes)
-    trees   = 4 x 8 N r (factor, F, residuals, a temporary)
-              + M x (16 N + 16 L r + 256 L)  (the leaf and fit count of every training row
-              in every tree, and each tree's leaf r-vectors and node arrays: all of them
-              twice, as per-tree arrays and as the ensemble's concatenation)
-    disk    = data + 8 N r + M x (8 N + 8 L r + 128 L)
+    memory  = BASE_BYTES + 2 x data + fit memory
+    disk    = data + fit disk
 
-    seconds  = factor (okcore's flop model) + setup + M x per_tree
-    setup    = histograms: 0.1 s + SORT_SECONDS x N p log2 N (binning); exact search with
-               the best splitter: SORT_SECONDS x N p log2 N (presorting); else 0
-    per_tree = (ROW_SECONDS[search] + COLUMN_SECONDS x w) x n_fit f log2(L + 1)
-               + STEP_SECONDS x N r
-
-with f the features tried per node (max_features), w the width the split search reads (r,
-or the sketch dimension), n_fit the rows each tree is fitted on. Boosted KRR ("krr-boost")
-has its own model, :func:`estimate_krr_job`: stages of D basis vectors instead of trees
-of L leaves. r is an upper bound (N for
-an exact factor of a kernel on vectors, whose numerical rank may be lower: the estimate is
-then high). The constants were fitted to real fits on the project machine (2 cores, with
-other work running) by bench/job_cost.py; docs/API.md ("Job limits") has the estimates
-beside the measurements.
+with data the request's arrays (inputs, Gram, outputs, edges, eval set): the training
+process holds them, and their pickled copy while it starts. BASE_BYTES and the fit's
+constants were fitted to real fits on the project machine (2 cores, with other work
+running) by bench/job_cost.py; docs/API.md ("Job limits") has the estimates beside the
+measurements.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from okcore.boosting import resolve_search
-from okcore.outputs.space import estimate_factor_cost
+import okcore
 from service.config import Settings
 from service.errors import StorageFull, WorkTooLarge
 from service.jobs.progress import PhasePlan
@@ -49,15 +32,6 @@ from service.jobs.progress import PhasePlan
 BASE_BYTES = 250e6
 """Resident memory of a training process before it touches the data (Python, numpy,
 scipy, numba and okcore's compiled kernels): 237-268 MB measured."""
-SORT_SECONDS = 5e-8
-BINNING_FIXED_SECONDS = 0.1
-ROW_SECONDS = {"exact": 5e-8, "histogram": 5e-9}
-COLUMN_SECONDS = 2e-9
-STEP_SECONDS = 2e-8
-KRR_FLOP_SECONDS = 1e-9
-"""Seconds per floating-point operation of a boosted-KRR stage (kernel values, products,
-the basis selection): ~5e-10 measured on kin40k stages (N = 36,000, D = 200, one thread,
-bench/krr_kin40k.py), doubled for a loaded machine."""
 
 
 @dataclass(frozen=True)
@@ -67,13 +41,13 @@ class JobEstimate:
     n_train: int
     n_features: int
     rank: int
-    n_trees: int
-    leaves: int
-    search: str  # "exact" or "histogram"
+    n_trees: int  # stages: trees, or boosted-KRR stages
+    leaves: int  # per tree, or basis vectors per KRR stage
+    search: str  # "exact", "histogram" or "kernel"
     memory_bytes: float
     factor_seconds: float
     setup_seconds: float
-    tree_seconds: float  # per tree
+    tree_seconds: float  # per stage
     disk_bytes: float  # the stored model: data + factor + trees
     cv_fits: int = 0  # cross-validation fits before the final one (see estimate_cv)
     cv_trees: int = 0  # their trees
@@ -101,28 +75,6 @@ class JobEstimate:
         return out
 
 
-def _features_tried(max_features: Any, p: int, splitter: str) -> float:
-    """Features searched per node (okcore's max_features rule)."""
-    if max_features is None:
-        return p if splitter == "best" else math.sqrt(p)
-    if max_features == "sqrt":
-        return math.sqrt(p)
-    if max_features == "log2":
-        return max(math.log2(p), 1.0)
-    if isinstance(max_features, float):
-        return max(1.0, max_features * p)
-    return float(min(int(max_features), p))
-
-
-def _leaves(params: dict[str, Any], n: int) -> int:
-    splits = params.get("max_splits")
-    leaves = n if splits is None else splits + 1
-    leaves = min(leaves, max(n // int(params.get("min_samples_leaf") or 1), 1))
-    if params.get("max_depth"):
-        leaves = min(leaves, 2 ** min(int(params["max_depth"]), 62))
-    return max(int(leaves), 1)
-
-
 def array_bytes(value: Any) -> int:
     """Memory of a request array (dense, CSR, or a list of [i, j] edges)."""
     if value is None:
@@ -144,101 +96,23 @@ def estimate_job(
 ) -> JobEstimate:
     """The cost of fitting ``model`` with ``params`` on ``inputs`` (N x p) and an output
     kernel (``kernel`` spec, None for a precomputed Gram); ``data_bytes`` is the size of every
-    array the request sent."""
+    array the request sent. The fit's part is the estimator's own cost model."""
     n, p = (int(s) for s in inputs.shape)
-    n_edges = len(kernel["edges"]) if kernel and kernel.get("type") == "diffusion" else None
-    factor = estimate_factor_cost(
-        n,
-        kernel if kernel is not None else "precomputed",
-        params.get("factor_rank"),
-        params.get("n_landmarks"),
-        n_edges,
-        n_outputs,
+    fit = okcore.make_estimator(model, params).estimate_cost(
+        n, p, kernel="precomputed" if kernel is None else kernel, n_outputs=n_outputs
     )
-    r = max(int(factor.rank), 1)
-    if model == "krr-boost":
-        return estimate_krr_job(params, n, p, r, factor.peak_bytes, factor.seconds, data_bytes)
-    n_trees = int(params.get("n_estimators") or 1) if model != "ok3" else 1
-    leaves = _leaves(params, n)
-    if model == "okboost":
-        max_bins, sketch = resolve_search(params["max_bins"], params["sketch_dim"], n, r)
-        n_fit = n * float(params.get("subsample") or 1.0)
-    else:
-        max_bins, sketch = params.get("max_bins"), None
-        n_fit = float(n)
-    search = "exact" if max_bins is None else "histogram"
-    width = min(r, sketch) if sketch else r
-    splitter = str(params.get("splitter") or "best")
-    tried = _features_tried(params.get("max_features"), p, splitter)
-    search_bytes = 12.0 * p * n if search == "exact" else 1.0 * p * n
-    stored_tree_bytes = 8.0 * n + 8.0 * leaves * r + 128.0 * leaves
-    trees_bytes = 4 * 8.0 * n * r + n_trees * (16.0 * n + 16.0 * leaves * r + 256.0 * leaves)
-    memory = BASE_BYTES + 2.0 * data_bytes + max(factor.peak_bytes, search_bytes + trees_bytes)
-    sorting = SORT_SECONDS * n * p * math.log2(max(n, 2))
-    if search == "histogram":
-        setup = BINNING_FIXED_SECONDS + sorting
-    else:
-        setup = sorting if splitter == "best" else 0.0
-    per_tree = (ROW_SECONDS[search] + COLUMN_SECONDS * width) * n_fit * tried * math.log2(
-        leaves + 1
-    ) + STEP_SECONDS * n * r
     return JobEstimate(
         n_train=n,
         n_features=p,
-        rank=r,
-        n_trees=n_trees,
-        leaves=leaves,
-        search=search,
-        memory_bytes=memory,
-        factor_seconds=factor.seconds,
-        setup_seconds=setup,
-        tree_seconds=per_tree,
-        disk_bytes=data_bytes + 8.0 * n * r + n_trees * stored_tree_bytes,
-    )
-
-
-def estimate_krr_job(
-    params: dict[str, Any],
-    n: int,
-    p: int,
-    r: int,
-    factor_bytes: float,
-    factor_seconds: float,
-    data_bytes: int,
-) -> JobEstimate:
-    """The cost of boosted sparse KRR (okcore.KRRBoostRegressor): M stages, each fitting D
-    basis vectors on a subset of n rows and evaluated on all N rows.
-
-        memory = BASE_BYTES + 2 x data + max(factor, 8 N D (the stage's kernel block)
-                 + 32 N r (factor, F, residuals, a temporary) + 32 n D (the info-gain
-                 selection's factors) + 8 N r M with reweight + 8 M D (p + r) (the stages))
-        per stage = KRR_FLOP_SECONDS x (N D (p + 20 + 2 r (1 + 2 cg_iter))
-                    + n D (3 D + r + p) + D^3)
-        disk   = data + 8 N r + 8 M D (p + r + 1)
-
-    ``leaves`` of the estimate is D (basis vectors per stage), ``search`` is "kernel".
-    """
-    M = int(params.get("n_estimators") or 1)
-    subset = min(int(params.get("subset_size") or n), n)
-    D = min(int(params.get("n_basis") or subset), subset)
-    cg = int(params.get("cg_iter") or 0) if params.get("regularization") != "shrinkage" else 0
-    reweight = 8.0 * n * r * M if params.get("reweight") else 0.0
-    width = 0 if params.get("input_kernel") == "precomputed" else p
-    stages_bytes = 8.0 * M * D * (width + r + 1)
-    work = 8.0 * n * D + 32.0 * n * r + 32.0 * subset * D + reweight + stages_bytes
-    flops = n * D * (p + 20 + 2 * r * (1 + 2 * cg)) + subset * D * (3 * D + r + p) + D**3
-    return JobEstimate(
-        n_train=n,
-        n_features=p,
-        rank=r,
-        n_trees=M,
-        leaves=D,
-        search="kernel",
-        memory_bytes=BASE_BYTES + 2.0 * data_bytes + max(factor_bytes, work),
-        factor_seconds=factor_seconds,
-        setup_seconds=0.0,
-        tree_seconds=KRR_FLOP_SECONDS * flops,
-        disk_bytes=data_bytes + 8.0 * n * r + stages_bytes,
+        rank=fit.rank,
+        n_trees=fit.n_stages,
+        leaves=fit.stage_size,
+        search=fit.search,
+        memory_bytes=BASE_BYTES + 2.0 * data_bytes + fit.memory_bytes,
+        factor_seconds=fit.factor_seconds,
+        setup_seconds=fit.setup_seconds,
+        tree_seconds=fit.stage_seconds,
+        disk_bytes=data_bytes + fit.disk_bytes,
     )
 
 

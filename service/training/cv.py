@@ -89,14 +89,15 @@ def _candidates(req: TrainRequest, grid: dict[str, list[Any]] | None) -> list[di
     """Every combination of the grid (okcore's order), each value checked by okcore now."""
     if grid is None:
         return [{}]
-    valid = okcore.estimator_parameters(req.model)
-    unknown = sorted(set(grid) - set(valid))
-    if unknown:
+    try:
+        okcore.check_parameter_names(req.model, grid)
+    except okcore.UnknownParameterError as err:
+        unknown = err.unknown
         raise InvalidRequest(
             f"cv.grid names {', '.join(repr(u) for u in unknown)}, not a parameter of model "
-            f"'{req.model}'; valid parameters: {', '.join(sorted(valid))}",
+            f"'{req.model}'; valid parameters: {', '.join(err.valid)}",
             details=[{"loc": ["cv", "grid", u], "msg": "unknown parameter"} for u in unknown],
-        )
+        ) from None
     n_candidates = math.prod(len(values) for values in grid.values())
     if n_candidates > MAX_CV_FITS:
         raise InvalidRequest(

@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 import okcore
-from okcore.outputs.space import check_gram
 from service.errors import InvalidRequest
 from service.jobs.task import Reporter
 from service.schemas.api import (
@@ -75,15 +74,16 @@ def _kernel_call(spec: Any) -> tuple[np.ndarray | None, dict[str, Any], dict[str
 def _estimator(model: str, params: dict[str, Any]) -> okcore.OKEstimator:
     """The estimator through okcore's public registry, every parameter checked now (422
     before queueing, not a failed job later)."""
-    valid = okcore.estimator_parameters(model)
-    unknown = sorted(set(params) - set(valid))
-    if unknown:
+    try:
+        okcore.check_parameter_names(model, params)
+    except okcore.UnknownParameterError as err:
+        unknown = err.unknown
         raise InvalidRequest(
             f"unknown parameter{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(repr(u) for u in unknown)} for model '{model}'; "
-            f"valid parameters: {', '.join(sorted(valid))}",
+            f"valid parameters: {', '.join(err.valid)}",
             details=[{"loc": ["params", u], "msg": "unknown parameter"} for u in unknown],
-        )
+        ) from None
     return okcore.make_estimator(model, params)
 
 
@@ -94,7 +94,7 @@ def plan_training(req: TrainRequest) -> TrainPlan:
     if "gram" in fit_kwargs:
         # square, finite, symmetric: O(N^2), so 422 now; PSD needs the O(N^3)
         # factorisation that fit does anyway, so a non-PSD matrix fails the job instead.
-        check_gram(fit_kwargs["gram"])
+        okcore.check_gram(fit_kwargs["gram"])
     if "kernel" in fit_kwargs:
         okcore.make_kernel(fit_kwargs["kernel"])  # KernelError -> 422 now, not in the job
     if outputs is not None and "kernel" in fit_kwargs:

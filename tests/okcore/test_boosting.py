@@ -10,8 +10,6 @@ from okcore import DataError, FitProgress, OKBoostRegressor, metrics
 from okcore.boosting import boost
 from okcore.learners import TreeLearner
 from okcore.losses import SquaredFeatureLoss
-from okcore.trees.builder import TreeArrays
-from okcore.trees.ensemble import TreeEnsemble
 
 GAMMA = 1.0
 
@@ -331,61 +329,6 @@ def test_boost_is_a_plain_function(data):
     np.testing.assert_allclose(result.init, Y.mean(axis=0))
     est = OKBoostRegressor(n_estimators=5, learning_rate=0.5, max_splits=3).fit(X, Y)
     np.testing.assert_allclose(result.train_loss, est.train_loss_, rtol=1e-12)
-
-
-class MedianStumps:
-    """A toy base learner: a stump on input ``feature`` at the median of the fitted rows,
-    leaf values the means of the target rows on each side."""
-
-    def __init__(self, X, feature):
-        self.X, self.feature, self.closed = X, feature, False
-
-    def fit_stage(self, target, rng, rows):
-        rows = np.arange(len(self.X)) if rows is None else rows
-        x = self.X[rows, self.feature]
-        cut = float(np.median(x))
-        left = x <= cut
-        value = np.array([target[rows][left].mean(axis=0), target[rows][~left].mean(axis=0)])
-        tree = TreeArrays(
-            feature=np.array([self.feature, -1, -1], dtype=np.int32),
-            threshold=np.array([cut, 0.0, 0.0]),
-            left=np.array([1, -1, -1], dtype=np.int32),
-            right=np.array([2, -1, -1], dtype=np.int32),
-            leaf=np.array([-1, 0, 1], dtype=np.int32),
-            n_samples=np.array([len(rows), left.sum(), (~left).sum()], dtype=np.int32),
-            impurity=np.zeros(3),
-            gain=np.array([1.0, 0.0, 0.0]),
-            value=value,
-        )
-        return tree, (self.X[:, self.feature] > cut).astype(np.int32)
-
-    def close(self):
-        self.closed = True
-
-
-def test_a_new_base_learner_plugs_into_the_stage_loop_unchanged(data):
-    """The stage loop only calls fit_stage / close: a toy learner gives Algorithm 3 with
-    stumps, checked against the recursion F_m = F_{m-1} + nu h_m written out here."""
-    X, Y, _, _ = data
-    learner = MedianStumps(X, feature=1)
-    nu, M = 0.5, 4
-    result = boost(
-        X, Y, np.sum(Y**2, axis=1), loss=SquaredFeatureLoss(), learner=learner, n_estimators=M,
-        learning_rate=nu, subsample=1.0, rng=np.random.default_rng(0),
-    )  # fmt: skip
-    assert learner.closed
-    F = np.tile(Y.mean(axis=0), (len(X), 1))
-    side = X[:, 1] > np.median(X[:, 1])
-    for m in range(M):
-        R = Y - F
-        F = F + nu * np.where(side[:, None], R[side].mean(axis=0), R[~side].mean(axis=0))
-        expected = np.mean(np.sum((Y - F) ** 2, axis=1))
-        assert result.train_loss[m] == pytest.approx(expected, rel=1e-10)
-    ensemble = TreeEnsemble.from_trees(
-        result.trees, result.train_leaf, result.train_count, combine="boosting",
-        learning_rate=nu, init=result.init,
-    )  # fmt: skip
-    np.testing.assert_allclose(ensemble.decision(X), F, rtol=1e-10)  # predictions work as is
 
 
 def test_a_bad_eval_set_fails_before_anything_is_fitted():

@@ -16,7 +16,6 @@ from okcore.losses import (
     inverted_cdf_quantile,
     make_loss,
 )
-from okcore.trees.builder import TreeArrays
 
 
 def test_squared_feature_loss():
@@ -28,7 +27,7 @@ def test_squared_feature_loss():
     np.testing.assert_allclose(init, phi.mean(axis=0), rtol=1e-14)
     assert weights is None  # the mean: uniform weights, not stored
     residual = phi - F
-    assert loss.tree_target(residual) is residual  # no copy on the fast path
+    assert loss.stage_target(residual) is residual  # no copy on the fast path
     # k(y, y) = ||phi(y)||^2 for an exact factor: the loss is the mean squared distance
     value = loss(phi, np.sum(phi**2, axis=1), F)
     assert isinstance(value, float)
@@ -48,12 +47,12 @@ def numeric_negative_gradient(loss_of_F, F, eps=1e-6):
 
 
 @pytest.mark.parametrize("loss", [AbsoluteFeatureLoss(), HuberFeatureLoss(alpha=0.5)])
-def test_tree_targets_are_the_negative_gradient(loss):
+def test_stage_targets_are_the_negative_gradient(loss):
     """The rows a tree is fitted to are -dl/dF (house style: analytic derivatives checked
     against finite differences), delta held at the value set from the residuals."""
     rng = np.random.default_rng(1)
     phi, F = rng.normal(size=(9, 3)), rng.normal(size=(9, 3))
-    target = loss.tree_target(phi - F)
+    target = loss.stage_target(phi - F)
     n = len(phi)
     numeric = numeric_negative_gradient(lambda G: n * loss(phi, np.zeros(n), G), F)
     np.testing.assert_allclose(target, numeric, atol=1e-7)
@@ -62,7 +61,7 @@ def test_tree_targets_are_the_negative_gradient(loss):
 def test_absolute_target_is_the_unit_direction_and_zero_at_a_zero_residual():
     residual = np.array([[3.0, 4.0], [0.0, 0.0], [0.0, -2.0]])
     np.testing.assert_array_equal(
-        AbsoluteFeatureLoss().tree_target(residual), [[0.6, 0.8], [0.0, 0.0], [0.0, -1.0]]
+        AbsoluteFeatureLoss().stage_target(residual), [[0.6, 0.8], [0.0, 0.0], [0.0, -1.0]]
     )
 
 
@@ -71,7 +70,7 @@ def test_huber_delta_is_the_inverted_cdf_quantile_and_clips_the_gradient():
     residual = rng.normal(size=(37, 2))
     norms = np.linalg.norm(residual, axis=1)
     loss = HuberFeatureLoss(alpha=0.7)
-    target = loss.tree_target(residual)
+    target = loss.stage_target(residual)
     assert loss.delta_ == np.quantile(norms, 0.7, method="inverted_cdf")
     clipped = norms > loss.delta_
     np.testing.assert_allclose(np.linalg.norm(target[clipped], axis=1), loss.delta_, rtol=1e-14)
@@ -136,45 +135,30 @@ def test_one_dimensional_median_conventions():
     np.testing.assert_array_equal(geometric_median_weights(x[:3]), [0, 0, 1])  # odd: 4
 
 
-def stub_tree(n_leaves: int, rank: int) -> TreeArrays:
-    """fit_leaves reads a tree's leaf count only: placeholder nodes, zero leaf values."""
-    nodes = np.zeros(1, dtype=np.int32)
-    return TreeArrays(
-        feature=nodes,
-        threshold=nodes * 0.0,
-        left=nodes,
-        right=nodes,
-        leaf=nodes,
-        n_samples=nodes,
-        impurity=nodes * 0.0,
-        gain=nodes * 0.0,
-        value=np.zeros((n_leaves, rank)),
-    )
-
-
 @pytest.mark.parametrize("loss", [AbsoluteFeatureLoss(), HuberFeatureLoss(0.6)])
 def test_leaf_values_are_weighted_residual_rows(loss):
-    """fit_leaves: each leaf's value is weights @ its in-bag residual rows; out-of-bag rows
+    """leaf_values (from residual rows and leaf ids, no tree): each leaf's value is weights @ its in-bag residual rows; out-of-bag rows
     weigh 0; absolute: the geometric median; Huber: median + mean clipped deviation."""
     rng = np.random.default_rng(3)
     residual = rng.normal(size=(30, 4))
     leaf = rng.integers(0, 3, size=30).astype(np.int32)
     in_bag = rng.random(30) < 0.8
-    loss.tree_target(residual)  # sets delta for the Huber loss
-    fitted, weights = loss.fit_leaves(stub_tree(3, 4), residual, leaf, in_bag)
+    loss.stage_target(residual)  # sets delta for the Huber loss
+    value, weights = loss.leaf_values(residual, leaf, in_bag, 3)
+    assert value is not None and weights is not None
     assert np.all(weights[~in_bag] == 0)
     for L in range(3):
         rows = np.flatnonzero((leaf == L) & in_bag)
         np.testing.assert_allclose(weights[rows].sum(), 1.0, rtol=1e-12)
-        np.testing.assert_allclose(fitted.value[L], weights[rows] @ residual[rows], atol=1e-14)
+        np.testing.assert_allclose(value[L], weights[rows] @ residual[rows], atol=1e-14)
         m = geometric_median_weights(residual[rows]) @ residual[rows]
         if loss.name == "absolute":
-            np.testing.assert_allclose(fitted.value[L], m, atol=1e-14)
+            np.testing.assert_allclose(value[L], m, atol=1e-14)
         else:
             d = residual[rows] - m
             norms = np.linalg.norm(d, axis=1)
             clipped = d * np.minimum(1.0, loss.delta_ / norms)[:, None]
-            np.testing.assert_allclose(fitted.value[L], m + clipped.mean(axis=0), atol=1e-13)
+            np.testing.assert_allclose(value[L], m + clipped.mean(axis=0), atol=1e-13)
 
 
 def test_make_loss():

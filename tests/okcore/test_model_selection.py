@@ -7,7 +7,7 @@ import pytest
 from okdata import make_regression, rbf_gram
 
 from okcore import DiffusionKernel, OK3Regressor, OKBoostRegressor, metrics
-from okcore.exceptions import DataError
+from okcore.exceptions import DataError, InvalidParameterError
 from okcore.model_selection import cross_validate, grid_search, induced_edges, kfold
 
 SMALL = {"n_estimators": 15, "learning_rate": 0.3, "max_splits": 3, "random_state": 0}
@@ -169,7 +169,7 @@ def test_score_refuses_gram_models_and_bad_requests_are_clear():
         cross_validate(OKBoostRegressor(**SMALL), X, gram=K, scoring="auc")
     with pytest.raises(DataError, match="one form"):
         cross_validate(OKBoostRegressor(**SMALL), X, Y, gram=K)
-    with pytest.raises(DataError, match="unknown parameters"):
+    with pytest.raises(InvalidParameterError, match=r"unknown parameter\(s\) \[.depth.\]"):
         grid_search(OKBoostRegressor(**SMALL), {"depth": [1]}, X, Y)
     with pytest.raises(DataError, match="non-empty list"):
         grid_search(OKBoostRegressor(**SMALL), {"max_splits": 3}, X, Y)

@@ -36,3 +36,49 @@ def test_the_service_builds_estimators_through_the_registry(monkeypatch):
     monkeypatch.setattr(okcore, "make_estimator", spy)
     assert isinstance(training._estimator("ok3", {"max_splits": 2}), okcore.OK3Regressor)
     assert built == ["ok3"]
+
+
+def test_the_service_imports_only_names_of_okcore_all():
+    """Every okcore name a service module uses is in ``okcore.__all__``: no
+    ``okcore.<submodule>`` import, no ``okcore.<name>`` outside the public API."""
+    import ast
+
+    service = Path(__file__).resolve().parents[2] / "service"
+    public = set(okcore.__all__)
+    offenders = []
+    for path in service.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("okcore."):
+                offenders.append(f"{path.name}: from {node.module} import ...")
+            elif isinstance(node, ast.Import):
+                offenders += [
+                    f"{path.name}: import {a.name}"
+                    for a in node.names
+                    if a.name.startswith("okcore.")
+                ]
+            if isinstance(node, ast.ImportFrom) and node.module == "okcore":
+                offenders += [
+                    f"{path.name}: from okcore import {a.name}"
+                    for a in node.names
+                    if a.name not in public
+                ]
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "okcore"
+                and node.attr not in public
+            ):
+                offenders.append(f"{path.name}: okcore.{node.attr}")
+    assert offenders == []
+
+
+def test_model_names_and_eval_set_support_come_from_the_registry():
+    from service.schemas.api import TrainRequest
+    from service.schemas.params import EVAL_SET_MODELS, PARAM_MODELS
+
+    names = list(okcore.ESTIMATORS)
+    assert list(PARAM_MODELS) == names
+    assert TrainRequest.model_json_schema()["properties"]["model"]["enum"] == names
+    assert set(EVAL_SET_MODELS) == {
+        n for n, cls in okcore.ESTIMATORS.items() if cls.supports_eval_set
+    }

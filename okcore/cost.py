@@ -1,0 +1,63 @@
+"""What fitting an estimator will cost, estimated before it starts: the public result of
+every estimator's :meth:`~okcore.base.OKEstimator.estimate_cost`.
+
+Each estimator family owns its model of the stages it grows (OK3 trees:
+:mod:`okcore.trees.cost`; boosted sparse KRR: :mod:`okcore.kernel_models.cost`); the
+output factor's cost is :func:`okcore.outputs.space.estimate_factor_cost`, the same for
+every family. The constants of both were fitted to real fits on the project machine
+(2 cores, with other work running) by bench/job_cost.py; docs/API.md ("Job limits") has
+the estimates beside the measurements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class StageCost:
+    """What an estimator family estimates for its stages (trees or kernel models) with an
+    output factor of r columns: ``n_stages`` stages of ``stage_size`` (leaves per tree,
+    basis vectors per KRR stage) found by ``search`` ("exact", "histogram" or "kernel");
+    ``work_bytes`` held at the peak of the stage loop, ``setup_seconds`` before the first
+    stage (binning, presorting), ``stage_seconds`` per stage, ``model_bytes`` of the saved
+    stages."""
+
+    n_stages: int
+    stage_size: int
+    search: str
+    work_bytes: float
+    setup_seconds: float
+    stage_seconds: float
+    model_bytes: float
+
+
+@dataclass(frozen=True)
+class FitCost:
+    """The estimated cost of one fit (:meth:`~okcore.base.OKEstimator.estimate_cost`) on
+    ``n_samples`` rows of ``n_features`` inputs with an output factor of ``rank`` columns
+    (an upper bound: N for an exact factor of a kernel on vectors, whose numerical rank may
+    be lower, and the estimate is then high).
+
+    ``memory_bytes`` is the fit's peak beyond the process and the given data: the larger
+    of the factor's peak and the stage loop's work. ``disk_bytes`` is the saved model
+    beyond the given data: the factor (8 N r) and the stages. Seconds: the factor, the
+    set-up, then ``n_stages`` x ``stage_seconds``.
+    """
+
+    n_samples: int
+    n_features: int
+    rank: int
+    n_stages: int
+    stage_size: int  # leaves per tree, or basis vectors per KRR stage
+    search: str  # "exact", "histogram" or "kernel"
+    memory_bytes: float
+    factor_seconds: float
+    setup_seconds: float
+    stage_seconds: float
+    disk_bytes: float
+
+    @property
+    def seconds(self) -> float:
+        """The whole fit: factor + set-up + every stage."""
+        return self.factor_seconds + self.setup_seconds + self.n_stages * self.stage_seconds

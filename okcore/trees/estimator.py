@@ -1,0 +1,146 @@
+"""What every estimator that grows OK3 trees shares (:class:`~okcore.trees.tree.OK3Regressor`,
+:class:`~okcore.trees.forest.OK3ForestRegressor`, :class:`~okcore.boosting.OKBoostRegressor`):
+the tree parameters' constraints, the growth parameters of one tree, the inputs the split
+search reads (exact or histogram), the cost model of the stages and feature importances.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._validation import Interval, Options, RandomStateLike, check_is_fitted, dense_float64
+from ..base import OKEstimator
+from ..callbacks import report_phase
+from ..cost import StageCost
+from .binning import MAX_BINS, BinnedInputs, bin_inputs
+from .builder import TreeParams
+from .cost import binning_seconds, tree_stages_cost
+from .ensemble import TreeEnsemble
+
+#: Constraints shared by every estimator that grows OK3 trees.
+TREE_CONSTRAINTS: dict[str, list[Any]] = {
+    "splitter": [Options(("best", "random"))],
+    "max_splits": [Interval(int, 1, None, "left"), Options((None,))],
+    "max_features": [
+        Options((None, "sqrt", "log2")),
+        Interval(int, 1, None, "left"),
+        Interval(float, 0.0, 1.0, "right"),
+    ],
+    "leaf_order": [Options(("variance", "gain"))],
+    "min_samples_leaf": [Interval(int, 1, None, "left")],
+    "max_depth": [Interval(int, 1, None, "left"), Options((None,))],
+    "max_bins": [Interval(int, 2, MAX_BINS, "both"), Options((None,))],
+    "factor_rank": [Interval(int, 1, None, "left"), Options((None,))],
+    "factor_tol": [Interval(float, 0.0, 1.0, "left")],
+    "n_landmarks": [Interval(int, 1, None, "left"), Options((None,))],
+    "n_jobs": [Options((None, -1)), Interval(int, 1, None, "left")],
+    "random_state": [RandomStateLike()],
+}
+
+
+def resolve_max_features(max_features: Any, n_features: int, splitter: str) -> int:
+    """Number of candidate features per node (None: all for "best", sqrt(p) for "random"),
+    the one rule of the tree growth and of its cost model."""
+    if max_features is None:
+        return n_features if splitter == "best" else max(1, int(np.sqrt(n_features)))
+    if max_features == "sqrt":
+        return max(1, int(np.sqrt(n_features)))
+    if max_features == "log2":
+        return max(1, int(np.log2(n_features)))
+    if isinstance(max_features, int | np.integer):
+        return min(int(max_features), n_features)
+    return max(1, int(float(max_features) * n_features))
+
+
+class TreeEstimator(OKEstimator):
+    """An estimator of OK3 trees: a subclass takes the parameters of TREE_CONSTRAINTS and
+    says how many trees it grows on how many rows (:meth:`_n_stages`, :meth:`_rows_per_tree`)
+    and which search it uses (:meth:`_resolved_search`)."""
+
+    splitter: str
+    max_splits: int | None
+    max_features: Any
+    leaf_order: str
+    min_samples_leaf: int
+    max_depth: int | None
+    max_bins: Any
+    n_jobs: int | None
+
+    def _tree_params(self, n_features: int) -> TreeParams:
+        """The growth parameters of one tree on ``n_features`` inputs."""
+        return TreeParams(
+            splitter=self.splitter,
+            max_splits=self.max_splits,
+            max_features=resolve_max_features(self.max_features, n_features, self.splitter),
+            leaf_order=self.leaf_order,
+            min_samples_leaf=self.min_samples_leaf,
+            max_depth=self.max_depth,
+            n_threads=self._n_threads(),
+        )
+
+    def _search_inputs(
+        self,
+        X: Any,
+        max_bins: int | None,
+        callback: Any = None,
+        total: int = 1,
+        elapsed: float = 0.0,
+    ) -> tuple[np.ndarray | None, BinnedInputs | None]:
+        """What the split search reads: (XT float64 (p, n), None) for the exact search
+        (``max_bins`` None), or (None, bins of X) for the histogram search, announced to
+        ``callback`` as the "binning" phase. O(p n log n)."""
+        if max_bins is None:
+            return np.ascontiguousarray(dense_float64(X).T), None
+        report_phase(callback, "binning", total, elapsed, binning_seconds(*X.shape))
+        return None, bin_inputs(X, max_bins)
+
+    # ------------------------------------------------------------------ cost model
+    def _rows_per_tree(self, n_samples: int) -> float:
+        """Rows each tree is fitted on."""
+        return float(n_samples)
+
+    def _resolved_search(self, n_samples: int, rank: int) -> tuple[int | None, int | None]:
+        """(max_bins, sketch_dim) a fit on ``n_samples`` rows and a factor of ``rank``
+        columns uses."""
+        return self.max_bins, None
+
+    def _max_leaves(self, n_samples: int) -> int:
+        """Leaves a tree can have: max_splits + 1, at most N / min_samples_leaf and
+        2^max_depth."""
+        leaves = n_samples if self.max_splits is None else self.max_splits + 1
+        leaves = min(leaves, max(n_samples // int(self.min_samples_leaf or 1), 1))
+        if self.max_depth:
+            leaves = min(leaves, 2 ** min(int(self.max_depth), 62))
+        return max(int(leaves), 1)
+
+    def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
+        """The trees' cost (:mod:`okcore.trees.cost`)."""
+        max_bins, sketch = self._resolved_search(n_samples, rank)
+        return tree_stages_cost(
+            n_samples,
+            n_features,
+            rank,
+            n_trees=self._n_stages(),
+            leaves=self._max_leaves(n_samples),
+            histogram=max_bins is not None,
+            presorted=self.splitter == "best",
+            features_tried=resolve_max_features(self.max_features, n_features, self.splitter),
+            search_width=min(rank, sketch) if sketch else rank,
+            n_fit=self._rows_per_tree(n_samples),
+        )
+
+    # ------------------------------------------------------------------ fitted extras
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total reduction of N*var brought by each input over all splits, normalized to 1."""
+        check_is_fitted(self)
+        e = self.ensemble_
+        assert isinstance(e, TreeEnsemble)
+        internal = e.feature >= 0
+        totals = np.bincount(
+            e.feature[internal], weights=e.gain[internal], minlength=self.n_features_in_
+        )
+        s = totals.sum()
+        return totals / s if s > 0 else totals

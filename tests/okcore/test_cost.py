@@ -1,0 +1,46 @@
+"""Each estimator family estimates its own fit (``estimate_cost``), before any work."""
+
+import pytest
+
+import okcore
+from okcore.trees.cost import binning_seconds
+
+
+@pytest.mark.parametrize("name", list(okcore.ESTIMATORS))
+def test_every_registered_estimator_costs_its_own_stages(name: str) -> None:
+    est = okcore.make_estimator(name, {"n_estimators": 7} if name != "ok3" else {})
+    cost = est.estimate_cost(500, 6, kernel={"type": "linear"}, n_outputs=3)
+    assert isinstance(cost, okcore.FitCost)
+    assert cost.n_stages == (1 if name == "ok3" else 7) and cost.rank == 3
+    assert cost.search == ("kernel" if name == "krr-boost" else "exact")
+    assert cost.memory_bytes > 0 and cost.stage_seconds > 0
+    assert cost.disk_bytes >= 8.0 * 500 * 3
+    assert cost.seconds == pytest.approx(
+        cost.factor_seconds + cost.setup_seconds + 7 ** (name != "ok3") * cost.stage_seconds
+    )
+
+
+def test_tree_cost_follows_the_search_and_the_growth_rules() -> None:
+    hist = okcore.OK3Regressor(max_bins=32, max_splits=9).estimate_cost(1000, 4)
+    assert hist.search == "histogram" and hist.stage_size == 10
+    assert hist.setup_seconds == binning_seconds(1000, 4)  # the binning phase's own model
+    exact = okcore.OK3Regressor(max_depth=3, splitter="random").estimate_cost(1000, 4)
+    assert exact.search == "exact" and exact.stage_size == 8 and exact.setup_seconds == 0.0
+    # features tried per node: the rule the growth uses (int(sqrt(p)) for "random")
+    sqrt = okcore.OK3Regressor(max_features="sqrt").estimate_cost(1000, 17)
+    four = okcore.OK3Regressor(max_features=4).estimate_cost(1000, 17)
+    five = okcore.OK3Regressor(max_features=5).estimate_cost(1000, 17)
+    assert sqrt.stage_seconds == four.stage_seconds < five.stage_seconds
+    assert okcore.OK3Regressor()._tree_params(17).max_features == 17
+
+
+def test_okboost_resolves_auto_search_as_its_fit_does() -> None:
+    small = okcore.OKBoostRegressor().estimate_cost(100, 3, n_outputs=2)
+    large = okcore.OKBoostRegressor().estimate_cost(50_000, 3, n_outputs=10)
+    assert small.search == "exact" and large.search == "histogram"
+
+
+def test_krr_cost_counts_basis_vectors_per_stage() -> None:
+    cost = okcore.KRRBoostRegressor(n_basis=50, subset_size=400).estimate_cost(10_000, 5)
+    assert cost.stage_size == 50 and cost.search == "kernel" and cost.setup_seconds == 0.0
+    assert cost.memory_bytes >= 8.0 * 10_000 * 50  # the stage's N x D kernel block
