@@ -1,7 +1,7 @@
 """okboost REST prediction service over :mod:`okcore`.
 
 The package is layered so that HTTP never leaks into the numerics (each layer imports
-only those below it; tests/service/test_layout.py checks that there is no cycle):
+only those below it; tests/service/test_service_layout.py checks that there is no cycle):
 
 - ``routes/``     one router per resource: parse the request, call one function, shape
                   the answer; ``app``, ``deps`` and ``cli`` assemble the service;
