@@ -1,11 +1,13 @@
 """Run the documented shell examples against a live server and write their outputs into the docs.
 
-A runnable example in README.md or docs/*.md is a ```bash block preceded by the marker
-``<!-- example:NAME -->``; its output is the block between ``<!-- output:NAME -->`` and
-``<!-- /output -->`` that follows it. All examples of one page run, in page order, as one bash
-script (so a variable set by one example, such as ``$MODEL_ID``, is there for the next), in an
-empty temporary folder, against a fresh server (``okboost serve``) on a free loopback port:
-the commands are the ones shown, with ``http://127.0.0.1:8000`` pointed at that server.
+A runnable example in README.md or docs/*.md is a ```bash or ```python block preceded by
+the marker ``<!-- example:NAME -->``; its output is the block between
+``<!-- output:NAME -->`` and ``<!-- /output -->`` that follows it. All examples of one page
+run, in page order, as one bash script (so a variable set by one example, such as
+``$MODEL_ID``, is there for the next; a Python example runs as its own ``python -`` with
+this interpreter), in an empty temporary folder, against a fresh server (``okboost serve``)
+on a free loopback port: the code is the one shown, with ``http://127.0.0.1:8000`` pointed
+at that server.
 
 JSON lines of an output are shown laid out for reading, numbers rounded to 4 significant
 digits. Ids and times change from run to run: ``--check`` compares the pages with a fresh run
@@ -22,6 +24,7 @@ import difflib
 import json
 import math
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -33,7 +36,9 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from e2e_server import Server  # noqa: E402  (the test suite's live server on a free port)
 
 DOCUMENTED_URL = "http://127.0.0.1:8000"
-EXAMPLE = re.compile(r"<!-- example:(?P<name>[\w-]+) -->\n```bash\n(?P<code>.*?)```\n", re.DOTALL)
+EXAMPLE = re.compile(
+    r"<!-- example:(?P<name>[\w-]+) -->\n```(?P<lang>bash|python)\n(?P<code>.*?)```\n", re.DOTALL
+)
 OUTPUT = re.compile(
     r"(?P<open><!-- output:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(?P<close><!-- /output -->)",
     re.DOTALL,
@@ -116,10 +121,17 @@ def mask(text: str) -> str:
     )
 
 
+def as_bash(lang: str, code: str) -> str:
+    """A shell command running ``code``: itself, or a Python example fed to this interpreter."""
+    if lang == "bash":
+        return code
+    return f"PYTHONPATH={shlex.quote(str(ROOT))} {shlex.quote(sys.executable)} - <<'PYTHON'\n{code}PYTHON"
+
+
 def run_page(page: Path, url: str) -> dict[str, str]:
     """The output of each example of ``page``, run in order in one bash script."""
     text = page.read_text(encoding="utf-8")
-    examples = [(m["name"], m["code"]) for m in EXAMPLE.finditer(text)]
+    examples = [(m["name"], as_bash(m["lang"], m["code"])) for m in EXAMPLE.finditer(text)]
     script = "set -euo pipefail\n" + "".join(
         f"{code.replace(DOCUMENTED_URL, url)}\necho; echo '{END}'\n" for _, code in examples
     )
