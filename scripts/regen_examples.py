@@ -110,8 +110,9 @@ def show(output: str) -> str:
 
 
 def mask(text: str) -> str:
-    """``text`` with what changes between runs replaced: ids, times, the last digit."""
-    text = ID.sub("<id>", text)
+    """``text`` with what changes between runs replaced: ids, times, the last digit, and the
+    spaces that align printed columns."""
+    text = re.sub(r"[ \t]+", " ", ID.sub("<id>", text))
     fields = "|".join(sorted(TIME_FIELDS))
     text = re.sub(rf'("(?:{fields})": )-?[0-9.e+-]+', r"\1<time>", text)
     return re.sub(
