@@ -110,11 +110,13 @@ def show(output: str) -> str:
 
 
 def mask(text: str) -> str:
-    """``text`` with what changes between runs replaced: ids, times, the last digit, and the
-    spaces that align printed columns."""
+    """``text`` with what changes between runs replaced: ids, times, the last digit, whether
+    a new job has started, and the spaces that align printed columns."""
     text = re.sub(r"[ \t]+", " ", ID.sub("<id>", text))
     fields = "|".join(sorted(TIME_FIELDS))
     text = re.sub(rf'("(?:{fields})": )-?[0-9.e+-]+', r"\1<time>", text)
+    # a job just submitted may or may not have started yet
+    text = re.sub(r'"state": "(?:queued|running)"', '"state": "<queued or running>"', text)
     return re.sub(
         r"-?\d+\.\d+(?:e[+-]?\d+)?",
         lambda m: repr(round_numbers(float(m.group()), 3)),

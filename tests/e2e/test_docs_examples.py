@@ -34,6 +34,8 @@ def test_mask_hides_ids_times_and_last_digits() -> None:
     b = '{"model_id": "0b4a6617aa0b4f0c9d2e1f3a4b5c6d7e", "elapsed": 12.3, "auc": 0.89459}'
     assert regen.mask(a) == regen.mask(b)
     assert regen.mask(a) != regen.mask(a.replace("0.89461", "0.901"))
+    assert regen.mask('{"state": "queued"}') == regen.mask('{"state": "running"}')
+    assert regen.mask('{"state": "done"}') != regen.mask('{"state": "failed"}')
 
 
 def test_layout_keeps_the_json() -> None:
