@@ -1,4 +1,4 @@
-"""Size and time of the service's answer formats (issue 10, item 5): JSON against .npz / .npy
+"""Size and time of the service's answer formats: JSON against .npz / .npy
 for the big answers, e.g. all pairs of 200 new vertices against N = 2000 training vertices.
 
 On the load test's workload (bench/load_service.py: an SBM graph with community-correlated

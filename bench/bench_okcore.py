@@ -1,4 +1,4 @@
-"""Benchmark of okcore's OKBoost against the do-it-yourself scikit-learn loop (issue 2).
+"""Benchmark of okcore's OKBoost against the do-it-yourself scikit-learn loop.
 
 Synthetic data: N rows, p = 50 inputs, r = 50 outputs with a linear output kernel (so the
 factor Phi is the outputs, rank r). OKBoost with M = 500 trees of J = 10 splits, exact
@@ -57,7 +57,7 @@ def run_okboost(n: int, p: int, r: int, m: int, j: int, n_jobs: int, sketch: int
     from okcore import OKBoostRegressor
 
     X, Y, Xq, truth = make_data(n, p, r)
-    # max_bins=None: this benchmark measures the exact presorted search (issue 2); the
+    # max_bins=None: this benchmark measures the exact presorted search; the
     # histogram modes are measured by bench/bench_scale.py
     warm = OKBoostRegressor(n_estimators=2, max_splits=j, sketch_dim=sketch, max_bins=None)
     warm.fit(X[:200], Y[:200])

@@ -1,4 +1,4 @@
-"""Scale benchmark (issue 7): okcore's three split searches against scikit-learn, XGBoost and
+"""Scale benchmark: okcore's three split searches against scikit-learn, XGBoost and
 LightGBM on the synthetic problem of bench_okcore.py, N = 1000 ... 64000.
 
 Problem (``bench_okcore.make_data``): p = 50 inputs, r = 50 outputs (linear output kernel),

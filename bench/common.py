@@ -25,7 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 FIGURES_DIR = REPO_ROOT / "docs" / "figures"
 
-# The paper's Table 1 (nu = 0.01, M = 500), copied in shared/notes/okboost-math.md section 5.
+# The paper's Table 1 (nu = 0.01, M = 500), restated in docs/math.md section 5.
 PAPER = {
     "friedman1": {
         "ok3": 11.203,

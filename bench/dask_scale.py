@@ -1,4 +1,4 @@
-"""okcore's joblib loops on a Dask cluster against threads (issue 11): what scale-out costs.
+"""okcore's joblib loops on a Dask cluster against threads: what scale-out costs.
 
 On whole Cora (2708 vertices, 1433 word indicators, diffusion kernel of the citation graph):
 

@@ -1,4 +1,4 @@
-"""Load test of the okboost service (issue 10): C concurrent clients for T seconds mixing
+"""Load test of the okboost service: C concurrent clients for T seconds mixing
 POST /kernel (top_k edges of one new vertex) and POST /predict, against an N-vertex model.
 
 The model (unless ``--url`` and ``--model-id`` target an existing one): a synthetic

@@ -26,7 +26,7 @@ already close to the best), so AUC is the informative criterion.
     python -m bench.network_completion --graph cora --subset 0 --methods ok3_et okboost_et
     python -m bench.network_completion --quick                   # CI smoke run
 
-Whole graphs at the paper's budget (issue 7): ``--factor-rank R`` truncates every okcore
+Whole graphs at the paper's budget: ``--factor-rank R`` truncates every okcore
 model's output factor to R eigenpairs (okcore ``factor_rank``; several values compare the
 ranks, each as its own row), ``--csr`` passes the word vectors as a scipy CSR matrix,
 ``--max-folds K`` stops after K outer folds (a rank sweep on one fold), and the per-fold fit

@@ -1,4 +1,4 @@
-"""Robust losses on real data with corrupted training outputs (issue 8): the square loss of
+"""Robust losses on real data with corrupted training outputs: the square loss of
 the paper against the kernelized absolute and Huber losses (okcore ``loss=``).
 
 USPS completion (the protocol of bench.usps_completion: 1000 images, inputs = top 128

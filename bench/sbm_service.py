@@ -1,4 +1,4 @@
-"""Network completion at 10^5 vertices THROUGH THE SERVICE (issue 7, "real data at real size").
+"""Network completion at 10^5 vertices THROUGH THE SERVICE ("real data at real size").
 
 A synthetic stochastic-block-model graph: ``--n`` vertices (default 100,000) in ``--blocks``
 equal blocks (default 50), mean degree ``--degree`` (default 20) of which a fraction
@@ -25,7 +25,7 @@ Steps, against a real ``okboost serve`` on a free loopback port with a temporary
    (the most the features can tell: an SBM has no structure inside a block) and the edge
    precision an oracle that knows the block could reach (within-block edge probability).
 
-Targets (issue 7): training < 10 min end to end, peak RSS of the training process < 8 GB,
+Targets: training < 10 min end to end, peak RSS of the training process < 8 GB,
 /kernel p50 < 50 ms at N = 10^5; p50 < 10 ms at N = 2,000 (``--n 2000``).
 
     python -m bench.sbm_service                               # N = 100,000

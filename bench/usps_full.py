@@ -1,4 +1,4 @@
-"""Full USPS image completion (issue 7, "real data at real size"): the standard split of
+"""Full USPS image completion ("real data at real size"): the standard split of
 usps.h5, 7,291 training / 2,007 test images, top half (128 px) -> bottom half (128 px).
 
 Protocol as in bench/usps_completion.py (docs/RESULTS.md section 2) but at full size and on

@@ -1,5 +1,5 @@
 """The service while a training job runs: latencies and the job's ETA, measured on a live
-server (the timings the end-to-end tests no longer assert; issue 10).
+server (the timings the end-to-end tests do not assert).
 
 1. ``/kernel`` (top-3 edges of one vertex) from 16 concurrent clients while a long job
    grows trees: median and p99 latency, and trees grown meanwhile.

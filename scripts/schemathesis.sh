@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes a live service through its OpenAPI schema with schemathesis (issue 10): every
+# Fuzzes a live service through its OpenAPI schema with schemathesis: every
 # operation, schema-valid and invalid requests, stateful sequences (train -> job -> model).
 # schemathesis goes into its own virtual environment (.venv-schemathesis, ~50 s and ~30
 # packages the first time) so the test install stays lean; the service runs from .venv

@@ -1,4 +1,4 @@
-"""A client in another language: the README's curl walk-through against a live server."""
+"""A client in another language: the curl walk-through (docs/walkthrough.md) against a live server."""
 
 from __future__ import annotations
 

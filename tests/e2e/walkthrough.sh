@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Network completion with nothing but curl (the README walk-through).
+# Network completion with nothing but curl (the walk-through of docs/walkthrough.md, with a token).
 # Usage: bash tests/e2e/walkthrough.sh [URL]   (default http://127.0.0.1:8000; token from OKBOOST_TOKEN)
 #
 # A known graph of 8 vertices with 2 features each: community A = {0,1,2,3} near (0, 1),
