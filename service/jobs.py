@@ -132,33 +132,39 @@ class Job:
     def info(self, curves: bool = False) -> dict[str, Any]:
         """The public view of the last written record, with the elapsed time and the ETA as
         of now (from the live progress of a job of this server; else counted down since the
-        record was written); the loss curves only when asked for."""
+        record was written); the loss curves only when asked for.
+
+        State, times and error come from that one record too, not from the live fields: a
+        job's state changes a moment before its record is rewritten (JobRecords.finish), and
+        an answer mixing the two said "done" with the progress of a tree ago."""
         now = time.time()
         rec = self.record
+        state = rec.get("state", self.state)
+        started, finished = rec.get("started", self.started), rec.get("finished", self.finished)
         eta = rec.get("eta")
-        if self.state == "running" and self.live:
-            eta = self.progress.eta(now, self.started)
-        elif self.state == "running" and eta is not None:
+        if state == "running" and self.live:
+            eta = self.progress.eta(now, started)
+        elif state == "running" and eta is not None:
             eta = max(eta - (now - float(rec.get("updated", now))), 0.0)
-        if self.started is None:
+        if started is None:
             elapsed = 0.0
         else:
-            elapsed = (self.finished or now) - self.started
+            elapsed = (finished or now) - started
         done, total = int(rec.get("done", 0)), max(int(rec.get("total", 1)), 1)
         info: dict[str, Any] = {
             "job_id": self.job_id,
             "model_id": self.model_id,
-            "state": self.state,
+            "state": state,
             "phase": rec.get("phase"),
             "progress": {"done": done, "total": total, "fraction": done / total},
             "created": self.created,
-            "started": self.started,
-            "finished": self.finished,
+            "started": started,
+            "finished": finished,
             "elapsed": elapsed,
             "eta": eta,
             "last_train_loss": rec.get("last_train_loss"),
             "last_validation_loss": rec.get("last_validation_loss"),
-            "error": self.error,
+            "error": rec.get("error", self.error),
         }
         if curves:
             if self.live:
