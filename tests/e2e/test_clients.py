@@ -1,6 +1,9 @@
 """The JavaScript and R clients (clients/js, clients/r) run their own test suites against a
-live server: train, poll the job, ask /kernel for edges. Skipped with the reason when node or
-Rscript (with httr2, jsonlite, testthat) is missing; failing instead under CI=true."""
+live server: train (with cross-validation too), poll the job, ask /kernel for edges, score
+held-out vertices with /evaluate. Their evaluate and CV results are compared with what okcore
+computes on the same data (client_expectations.py, passed as the file OKBOOST_EXPECTED).
+Skipped with the reason when node or Rscript (with httr2, jsonlite, testthat) is missing;
+failing instead under CI=true."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from client_expectations import write_expectations
 from e2e_server import ROOT, Server
 from external_tools import in_ci, require_tool
 
@@ -40,11 +44,17 @@ def test_javascript_client_against_a_live_server(
         pytest.fail(reason) if in_ci() else pytest.skip(reason)
     tests = sorted(str(p) for p in (CLIENTS / "js" / "test").glob("*.test.js"))
     server = server_factory(tmp_path / "models").start()
-    out = run([node, "--test", *tests], CLIENTS / "js", OKBOOST_URL=server.url)
+    expected = write_expectations(tmp_path / "expected.json")
+    out = run(
+        [node, "--test", *tests],
+        CLIENTS / "js",
+        OKBOOST_URL=server.url,
+        OKBOOST_EXPECTED=str(expected),
+    )
     report = out.stdout + out.stderr
     assert out.returncode == 0, report
     passed = int(re.search(r"^# pass (\d+)$", out.stdout, re.M).group(1))  # type: ignore[union-attr]
-    assert passed >= 3 and re.search(r"^# skipped 0$", out.stdout, re.M), report
+    assert passed >= 8 and re.search(r"^# skipped 0$", out.stdout, re.M), report
 
 
 def test_r_client_against_a_live_server(server_factory: type[Server], tmp_path: Path) -> None:
@@ -66,6 +76,7 @@ def test_r_client_against_a_live_server(server_factory: type[Server], tmp_path: 
         package / "tests",
         R_LIBS=str(library),
         OKBOOST_URL=server.url,
+        OKBOOST_EXPECTED=str(write_expectations(tmp_path / "expected.json")),
     )
     report = out.stdout + out.stderr
     assert out.returncode == 0, report
