@@ -255,7 +255,30 @@ as_table <- function(x, ids = NULL, name = "inputs") {
   }
   if (is.null(dim(x))) x <- matrix(x, nrow = 1)
   storage.mode(x) <- "double"
+  bad <- which(!is.finite(x), arr.ind = TRUE)
+  if (length(bad)) {
+    first <- bad[order(bad[, 1], bad[, 2])[1], ]
+    input_error(
+      "%s row %d, column %d is %s: the service takes finite numbers only",
+      name, first[[1]], first[[2]], format(x[first[[1]], first[[2]]])
+    )
+  }
+  if (!is.null(ids)) check_ids(ids, nrow(x), name)
   list(inputs = unname(x), ids = ids)
+}
+
+# One unique, non-missing id per row; positions in messages count from 1.
+check_ids <- function(ids, n, name) {
+  if (length(ids) != n) {
+    input_error("%d ids for the %d rows of %s: give one per row", length(ids), n, name)
+  }
+  missing <- which(is.na(ids) | !nzchar(as.character(ids)))
+  if (length(missing)) input_error("id %d (of %s's rows) is missing or empty", missing[1], name)
+  again <- which(duplicated(ids))
+  if (length(again)) {
+    first <- match(ids[again[1]], ids)
+    input_error("id %d (\"%s\") repeats id %d: ids are unique", again[1], ids[again[1]], first)
+  }
 }
 
 as_inputs <- function(x) as_table(x)$inputs
@@ -485,10 +508,10 @@ ok_evaluate <- function(client, model_id, inputs, outputs = NULL, gram_cross = N
     n_train <- if (is.numeric(new_known)) ok_model(client, model_id)$n_train
     edges$new_known <- as_edges_in(new_known, "new_known", q, n_train)
   }
-  as_matrix <- function(x) if (!is.null(x)) as_table(x)$inputs
+  as_matrix <- function(x, name) if (!is.null(x)) as_table(x, name = name)$inputs
   body <- list(
     model_id = model_id, inputs = table$inputs, ids = as_ids(table$ids),
-    outputs = as_matrix(outputs), gram_cross = as_matrix(gram_cross),
+    outputs = as_matrix(outputs, "outputs"), gram_cross = as_matrix(gram_cross, "gram_cross"),
     gram_diag = if (!is.null(gram_diag)) I(as.double(gram_diag)),
     edges = if (length(edges)) edges, k = k, known_scores = known_scores
   )

@@ -116,3 +116,14 @@ test_that("ok_train with cv keeps okcore's grid-search table and fits the best",
   expect_match(conditionMessage(err), "cv.folds")
   ok_delete_model(cl, model_id)
 })
+
+test_that("inputs and ids are checked here, naming rows from 1", {
+  cl <- okboost_client("http://127.0.0.1:9") # never reached: the checks come first
+  X <- rbind(c(0, 1), c(1, NA))
+  expect_error(ok_kernel(cl, "m", X), "inputs row 2, column 2 is NA")
+  expect_error(
+    ok_predict(cl, "m", rbind(c(0, 1), c(1, 0), c(1, 1)), ids = c("a", "b", "a")),
+    "id 3 \\(\"a\"\\) repeats id 1"
+  )
+  expect_error(ok_kernel(cl, "m", rbind(c(0, 1)), ids = c("a", "b")), "2 ids for the 1 rows")
+})
