@@ -16,7 +16,9 @@ matrices: sent in CSR layout as parts ``inputs.data``, ``inputs.indices``,
 ``{data, indices, indptr, shape}`` with ``binary=False``). Vertex ids (``ids=``, and
 edges given as pairs of ids) travel as text parts. With ``binary=True`` the answers of
 /kernel and /predict also come back binary (``Accept: application/x-npz``), read with
-``allow_pickle=False``; either way their arrays are returned as ndarrays.
+``allow_pickle=False``; either way their arrays are returned as ndarrays. Wherever inputs
+go, a pandas DataFrame works too: its ``id`` column (or else its first non-numeric column)
+gives the ids, the other columns the inputs; edges may be a two-column DataFrame.
 """
 
 from __future__ import annotations
@@ -30,7 +32,15 @@ from typing import Any
 import httpx
 import numpy as np
 
-from okboost_client.encoding import as_inputs, from_npz, id_array, jsonable, split_arrays
+from okboost_client.encoding import (
+    as_inputs,
+    from_npz,
+    id_array,
+    jsonable,
+    pairs,
+    split_arrays,
+    table_inputs,
+)
 
 NPZ = "application/x-npz"
 # fields a binary answer leaves out when they are null (the JSON answer has them as null)
@@ -130,8 +140,9 @@ class OKBoostClient:
         ``cv``: K-fold cross-validation before the final fit, e.g. ``{"folds": 5, "grid":
         {"max_splits": [2, 8]}, "scoring": "auc", "random_state": 0}``; the best grid values
         are fitted on all rows and the model record's ``cv`` holds the table."""
+        inputs, ids = table_inputs(inputs, ids)
         kernel = {
-            k: (np.asarray(v) if k in ("gram", "outputs", "edges") else v)
+            k: (pairs(v) if k == "edges" else np.asarray(v) if k in ("gram", "outputs") else v)
             for k, v in output_kernel.items()
         }
         body: dict[str, Any] = {
@@ -215,6 +226,7 @@ class OKBoostClient:
     ) -> dict[str, Any]:
         """POST /predict; arrays in the answer come back as ndarrays (``index_ids`` and
         ``weights_sparse_ids`` as string arrays when the model or ``ids`` names vertices)."""
+        inputs, ids = table_inputs(inputs, ids)
         body = {
             "model_id": model_id,
             "inputs": as_inputs(inputs),
@@ -254,6 +266,7 @@ class OKBoostClient:
         """POST /kernel; ``kernel`` and the edge lists come back as ndarrays (edges of shape
         (E, 3): [a, b, score]; ``edges["new_new_ids"]`` / ``["new_known_ids"]`` (E, 2)
         strings when the model or ``ids`` names vertices)."""
+        inputs, ids = table_inputs(inputs, ids)
         body = {
             "model_id": model_id,
             "inputs": as_inputs(inputs),
@@ -303,6 +316,7 @@ class OKBoostClient:
         ``k``); pairs not listed are non-edges. With ``ids`` (one string per test row) the
         edges may be pairs of ids instead (``new_known``: [test id, the model's training
         id])."""
+        inputs, ids = table_inputs(inputs, ids)
         edges = {
             key: self._test_edges(value, key)
             for key, value in (("new_new", new_new), ("new_known", new_known))
@@ -326,7 +340,7 @@ class OKBoostClient:
     def _test_edges(value: Any, name: str) -> Any:
         """Test edges as the request takes them: pairs of rows as an int64 array (a binary
         part), pairs of ids as a JSON list (/evaluate reads ids from JSON only)."""
-        arr = np.asarray(value)
+        arr = pairs(value)
         if arr.size == 0:
             return np.zeros((0, 2), dtype=np.int64)
         if arr.dtype.kind == "U":

@@ -171,3 +171,33 @@ def test_train_with_cv_keeps_okcore_grid_search_table(
     with pytest.raises(OKBoostError) as bad:
         c.train(X, spec, params=SMALL, cv={"folds": 1})
     assert bad.value.status == 422 and "cv.folds" in bad.value.message
+
+
+def test_data_frames_with_an_id_column(http: TestClient, graph: Graph) -> None:
+    """A features table and edge tables by id, as pandas reads them from CSV / TSV files: the
+    same scores as arrays with ids=."""
+    pd = pytest.importorskip("pandas", reason="pandas is not installed (an optional input)")
+    c = OKBoostClient("http://localhost", transport=http._transport)
+    ids = np.asarray([f"ORF{int(v)}" for v in graph.train])
+    test_ids = np.asarray([f"ORF{int(v)}" for v in graph.test])
+    features = pd.DataFrame(graph.features[graph.train], columns=["a", "b", "c", "d"])
+    features.insert(2, "orf", ids)  # not called id, not first: the first non-numeric column
+    edges = pd.DataFrame(ids[graph.train_edges()], columns=["source", "target"])
+    spec = {"type": "diffusion", "beta": BETA, "edges": edges}
+    mid = c.train(features, spec, params=SMALL, wait=True)["model_id"]
+    assert c.model(mid)["has_ids"]
+    new_new, new_known = held_out_edges(graph)
+    test_table = pd.DataFrame(graph.features[graph.test], columns=["a", "b", "c", "d"])
+    test_table["id"] = test_ids
+    truth = pd.DataFrame({"test": test_ids[new_known[:, 0]], "known": ids[new_known[:, 1]]})
+    got = c.evaluate(mid, test_table, new_new=test_ids[new_new], new_known=truth, k=3)
+    for name in ("auc", "auc_new_new", "auc_new_known", "precision_at_k"):
+        assert got[name] == pytest.approx(expected_scores(graph, k=3)[name], rel=1e-10), name
+    out = c.kernel(mid, test_table, top_k=2)
+    assert set(out["edges"]["new_known_ids"][:, 0]) <= set(test_ids)
+
+    with pytest.raises(ValueError, match="not both"):
+        c.kernel(mid, test_table, ids=test_ids)
+    test_table["note"] = "x"
+    with pytest.raises(TypeError, match="column 'note' is not numeric"):
+        c.kernel(mid, test_table)
