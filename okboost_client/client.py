@@ -6,6 +6,7 @@
 >>> job = c.wait(fit["job_id"])
 >>> out = c.kernel(fit["model_id"], X_new, threshold=0.5)
 >>> out["kernel"].shape, out["edges"]["new_known"][:3]
+>>> c.evaluate(fit["model_id"], X_test, new_known=E_test)["auc"]
 
 Arrays are sent as ``.npy`` parts of a multipart request (``binary=True``, the
 default) or as JSON lists (``binary=False``). Inputs keep their dtype when it is
@@ -15,7 +16,9 @@ matrices: sent in CSR layout as parts ``inputs.data``, ``inputs.indices``,
 ``{data, indices, indptr, shape}`` with ``binary=False``). Vertex ids (``ids=``, and
 edges given as pairs of ids) travel as text parts. With ``binary=True`` the answers of
 /kernel and /predict also come back binary (``Accept: application/x-npz``), read with
-``allow_pickle=False``; either way their arrays are returned as ndarrays.
+``allow_pickle=False``; either way their arrays are returned as ndarrays. Wherever inputs
+go, a pandas DataFrame works too: its ``id`` column (or else its first non-numeric column)
+gives the ids, the other columns the inputs; edges may be a two-column DataFrame.
 """
 
 from __future__ import annotations
@@ -29,7 +32,15 @@ from typing import Any
 import httpx
 import numpy as np
 
-from okboost_client.encoding import as_inputs, from_npz, id_array, jsonable, split_arrays
+from okboost_client.encoding import (
+    as_inputs,
+    from_npz,
+    id_array,
+    jsonable,
+    pairs,
+    split_arrays,
+    table_inputs,
+)
 
 NPZ = "application/x-npz"
 # fields a binary answer leaves out when they are null (the JSON answer has them as null)
@@ -118,14 +129,20 @@ class OKBoostClient:
         name: str | None = None,
         eval_set: dict[str, Any] | None = None,
         ids: Any = None,
+        cv: dict[str, Any] | None = None,
         wait: bool = False,
     ) -> dict[str, Any]:
         """POST /train. ``inputs``: array (float64, float32 and uint8 sent as they are) or
         scipy sparse matrix (sent as CSR). ``output_kernel`` is the request's dict, arrays as
         ndarrays or lists, e.g. ``{"type": "precomputed", "gram": K}``; with ``ids`` (one
-        string per row) the diffusion kernel's ``edges`` may be pairs of ids."""
+        string per row) the diffusion kernel's ``edges`` may be pairs of ids.
+
+        ``cv``: K-fold cross-validation before the final fit, e.g. ``{"folds": 5, "grid":
+        {"max_splits": [2, 8]}, "scoring": "auc", "random_state": 0}``; the best grid values
+        are fitted on all rows and the model record's ``cv`` holds the table."""
+        inputs, ids = table_inputs(inputs, ids)
         kernel = {
-            k: (np.asarray(v) if k in ("gram", "outputs", "edges") else v)
+            k: (pairs(v) if k == "edges" else np.asarray(v) if k in ("gram", "outputs") else v)
             for k, v in output_kernel.items()
         }
         body: dict[str, Any] = {
@@ -135,6 +152,7 @@ class OKBoostClient:
             "params": params or {},
             "name": name,
             "ids": None if ids is None else id_array(ids),
+            "cv": cv,
             "wait": wait,
         }
         if eval_set is not None:
@@ -208,6 +226,7 @@ class OKBoostClient:
     ) -> dict[str, Any]:
         """POST /predict; arrays in the answer come back as ndarrays (``index_ids`` and
         ``weights_sparse_ids`` as string arrays when the model or ``ids`` names vertices)."""
+        inputs, ids = table_inputs(inputs, ids)
         body = {
             "model_id": model_id,
             "inputs": as_inputs(inputs),
@@ -247,6 +266,7 @@ class OKBoostClient:
         """POST /kernel; ``kernel`` and the edge lists come back as ndarrays (edges of shape
         (E, 3): [a, b, score]; ``edges["new_new_ids"]`` / ``["new_known_ids"]`` (E, 2)
         strings when the model or ``ids`` names vertices)."""
+        inputs, ids = table_inputs(inputs, ids)
         body = {
             "model_id": model_id,
             "inputs": as_inputs(inputs),
@@ -271,6 +291,63 @@ class OKBoostClient:
                 if v is not None
             }
         return out
+
+    def evaluate(
+        self,
+        model_id: str,
+        inputs: Any,
+        *,
+        outputs: Any = None,
+        gram_cross: Any = None,
+        gram_diag: Any = None,
+        new_new: Any = None,
+        new_known: Any = None,
+        ids: Any = None,
+        k: int = 10,
+        known_scores: str = "predicted",
+    ) -> dict[str, Any]:
+        """POST /evaluate: the model's scores on Q test inputs with their truth; a score
+        whose truth is not given is None.
+
+        ``outputs`` (Q x d, models trained on output vectors) or ``gram_cross`` (Q x N) with
+        ``gram_diag`` (Q) give ``err_phi`` and ``err_y``. ``new_new`` (edges among the test
+        vertices, pairs of rows of ``inputs``) and ``new_known`` (pairs [test row, training
+        row]) give ``auc``, ``auc_new_new``, ``auc_new_known`` and ``precision_at_k`` (at
+        ``k``); pairs not listed are non-edges. With ``ids`` (one string per test row) the
+        edges may be pairs of ids instead (``new_known``: [test id, the model's training
+        id])."""
+        inputs, ids = table_inputs(inputs, ids)
+        edges = {
+            key: self._test_edges(value, key)
+            for key, value in (("new_new", new_new), ("new_known", new_known))
+            if value is not None
+        }
+        body = {
+            "model_id": model_id,
+            "inputs": as_inputs(inputs),
+            "ids": None if ids is None else id_array(ids),
+            "outputs": None if outputs is None else np.asarray(outputs, dtype=float),
+            "gram_cross": None if gram_cross is None else np.asarray(gram_cross, dtype=float),
+            "gram_diag": None if gram_diag is None else np.asarray(gram_diag, dtype=float),
+            "edges": edges or None,
+            "k": k,
+            "known_scores": known_scores,
+        }
+        result: dict[str, Any] = self._post("/evaluate", body)
+        return result
+
+    @staticmethod
+    def _test_edges(value: Any, name: str) -> Any:
+        """Test edges as the request takes them: pairs of rows as an int64 array (a binary
+        part), pairs of ids as a JSON list (/evaluate reads ids from JSON only)."""
+        arr = pairs(value)
+        if arr.size == 0:
+            return np.zeros((0, 2), dtype=np.int64)
+        if arr.dtype.kind == "U":
+            return id_array(arr, name).tolist()
+        if arr.dtype.kind == "f" and not np.array_equal(arr, np.round(arr)):
+            raise TypeError(f"{name} must be pairs of row indices (integers) or of ids (strings)")
+        return arr.astype(np.int64)
 
     def models(self, *, curves: bool = False, importances: bool = False) -> list[dict[str, Any]]:
         """Every stored model (GET /models, all pages), oldest first; ``curves`` and

@@ -35,6 +35,50 @@ def as_inputs(value: Any) -> Any:
     return np.asarray(value, dtype=float)
 
 
+def is_data_frame(value: Any) -> bool:
+    """True for a pandas DataFrame (checked by its module, pandas not imported)."""
+    return type(value).__module__.startswith("pandas") and hasattr(value, "columns")
+
+
+NUMERIC_KINDS = "biuf"
+
+
+def table_inputs(value: Any, ids: Any, name: str = "inputs") -> tuple[Any, Any]:
+    """(inputs, ids) from a pandas DataFrame: its id column ("id", or else the first
+    non-numeric column) gives the ids, the other columns, all numeric, the inputs. Anything
+    else is returned as it is."""
+    if not is_data_frame(value):
+        return value, ids
+    kinds = {column: value[column].dtype.kind for column in value.columns}
+    id_column = (
+        "id"
+        if "id" in kinds
+        else next((column for column, kind in kinds.items() if kind not in NUMERIC_KINDS), None)
+    )
+    if id_column is not None:
+        if ids is not None:
+            raise ValueError(
+                f"{name}: give the ids as its id column {id_column!r} or as ids=, not both"
+            )
+        ids = np.asarray([str(v) for v in value[id_column].tolist()])
+        value = value.drop(columns=[id_column])
+        del kinds[id_column]
+    bad = next((column for column, kind in kinds.items() if kind not in NUMERIC_KINDS), None)
+    if bad is not None:
+        raise TypeError(
+            f"{name}: column {bad!r} is not numeric ({value[bad].dtype}); only one column "
+            "(the id column) may hold ids"
+        )
+    return value.to_numpy(dtype=float), ids
+
+
+def pairs(value: Any) -> np.ndarray:
+    """Edges as an array: pairs of rows (numbers) or of ids (strings; object arrays, as
+    pandas gives, become unicode)."""
+    arr = np.asarray(value)
+    return arr.astype(str) if arr.dtype.kind == "O" else arr
+
+
 def npy_bytes(arr: Any) -> bytes:
     """``arr`` as the bytes of a ``.npy`` file (never pickled)."""
     buf = io.BytesIO()

@@ -3,13 +3,18 @@
     okboost serve [--host H] [--port P] [--model-dir DIR] [--token-file F] [--max-workers N]
                   [--dask-scheduler tcp://HOST:8786]
     okboost train X.npy --edges E.csv [--beta 1] [--param n_estimators=200 ...]
+    okboost train X.csv --ids ids.txt --edges E.tsv    (edges as pairs of ids)
     okboost train X.csv --gram K.npy | --outputs Y.csv [--kernel rbf --sigma 7]
-    okboost predict MODEL_ID Xnew.npy [--top-k 3] [--weights dense]
-    okboost kernel MODEL_ID Xnew.npy [--against training] [--threshold 0.5 | --top-k 5]
+    okboost train ... --cv-folds 5 [--cv-grid max_splits=2,8 ...] [--cv-scoring auc]
+    okboost predict MODEL_ID Xnew.npy [--ids new.txt] [--top-k 3] [--weights dense]
+    okboost kernel MODEL_ID Xnew.npy [--ids new.txt] [--against training] [--top-k 5]
+    okboost evaluate MODEL_ID Xtest.npy [--ids test.txt] [--new-known E.tsv]
+                     [--new-new E.tsv] [--outputs Y.npy | --gram-cross G.npy --gram-diag D.npy]
 
-train/predict/kernel talk to a running service (--url, default
+train/predict/kernel/evaluate talk to a running service (--url, default
 http://127.0.0.1:8000; token from --token-file, OKBOOST_TOKEN or OKBOOST_TOKEN_FILE) and
-print JSON; train shows the job's progress on stderr.
+print JSON; train shows the job's progress on stderr. Errors are one line on stderr and
+exit code 1.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 from tqdm import tqdm
 
@@ -38,7 +44,79 @@ def load_array(path: str, *, dtype: Any = float) -> np.ndarray:
     try:
         return np.loadtxt(p, delimiter=delimiter, ndmin=2, dtype=dtype)
     except ValueError:
+        pass
+    try:
         return np.loadtxt(p, delimiter=delimiter, ndmin=2, dtype=dtype, skiprows=1)
+    except ValueError as exc:
+        raise ValueError(
+            f"{path} is not a table of numbers ({exc}); vertex ids go in a file of their own, "
+            "one per line, given with --ids"
+        ) from None
+
+
+def load_ids(path: str) -> np.ndarray:
+    """Vertex ids, one per line (UTF-8; blank lines at the end ignored)."""
+    lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    ids = [line.strip() for line in lines]
+    empty = next((k for k, v in enumerate(ids) if not v), None)
+    if empty is not None:
+        raise ValueError(f"{path} line {empty + 1} is empty: one id per line")
+    if not ids:
+        raise ValueError(f"{path} holds no id: one id per line")
+    return np.asarray(ids)
+
+
+def _edge_rows(path: Path) -> list[tuple[int, list[str]]]:
+    """(line number, fields) of each line of an edge file (comma-separated for .csv, else
+    tabs or spaces); blank lines and lines starting with # are skipped."""
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = [f.strip() for f in line.split(",")] if path.suffix == ".csv" else line.split()
+        if len(fields) != 2:
+            raise ValueError(
+                f"{path} line {number} has {len(fields)} fields: an edge is two vertices"
+            )
+        rows.append((number, fields))
+    return rows
+
+
+def load_edges(path: str, ids: np.ndarray | None = None) -> np.ndarray:
+    """E x 2 edges: ``.npy`` (integers: rows; strings: ids), or a text file whose lines hold
+    two vertices. Without ``ids`` they are row numbers counted from 0 (a header line is
+    skipped); with ``ids`` they are vertex ids, and a first line naming no known id is a
+    header, skipped with a note on stderr."""
+    p = Path(path)
+    if p.suffix == ".npy":  # integers are rows, strings ids
+        arr = np.load(p, allow_pickle=False)
+        return arr if arr.dtype.kind == "U" else arr.astype(np.int64)
+    rows = _edge_rows(p)
+    if ids is not None:
+        known = set(ids.tolist())
+        if rows and not known.intersection(rows[0][1]):
+            print(
+                f"okboost: note: line {rows[0][0]} of {path} ({', '.join(rows[0][1])}) names "
+                "no id of --ids: read as a header and skipped",
+                file=sys.stderr,
+            )
+            rows = rows[1:]
+        return np.asarray([f for _, f in rows], dtype=str).reshape(-1, 2)
+    start = 0 if not rows or all(f.lstrip("-").isdigit() for f in rows[0][1]) else 1
+    for number, fields in rows[start:]:
+        bad = next((f for f in fields if not f.lstrip("-").isdigit()), None)
+        if bad is not None:
+            raise ValueError(
+                f"{path} line {number}: {bad!r} is not a row number; to name vertices by id, "
+                "give the ids of the rows with --ids FILE (one id per line)"
+            )
+    return np.asarray([f for _, f in rows[start:]], dtype=np.int64).reshape(-1, 2)
+
+
+def _ids(args: argparse.Namespace) -> np.ndarray | None:
+    return None if args.ids is None else load_ids(args.ids)
 
 
 def _param_value(text: str) -> Any:
@@ -127,18 +205,14 @@ def _client(args: argparse.Namespace) -> OKBoostClient:
     return OKBoostClient(args.url, token=_token(args))
 
 
-def _output_kernel(args: argparse.Namespace) -> dict[str, Any]:
+def _output_kernel(args: argparse.Namespace, ids: np.ndarray | None) -> dict[str, Any]:
     given = [x for x in (args.gram, args.outputs, args.edges) if x]
     if len(given) != 1:
-        raise SystemExit("give exactly one of --gram, --outputs, --edges")
+        raise SystemExit("okboost: error: give exactly one of --gram, --outputs, --edges")
     if args.gram:
         return {"type": "precomputed", "gram": load_array(args.gram)}
     if args.edges:
-        return {
-            "type": "diffusion",
-            "beta": args.beta,
-            "edges": load_array(args.edges, dtype=np.int64),
-        }
+        return {"type": "diffusion", "beta": args.beta, "edges": load_edges(args.edges, ids)}
     spec: dict[str, Any] = {"type": args.kernel, "outputs": load_array(args.outputs)}
     for name in ("sigma", "gamma", "degree", "coef0"):
         value = getattr(args, name)
@@ -147,14 +221,37 @@ def _output_kernel(args: argparse.Namespace) -> dict[str, Any]:
     return spec
 
 
+def _cv(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The CV spec of --cv-folds, --cv-grid NAME=V1,V2 ..., --cv-scoring, --cv-seed."""
+    if args.cv_folds is None:
+        if args.cv_grid or args.cv_scoring:
+            raise SystemExit("okboost: error: --cv-grid and --cv-scoring need --cv-folds")
+        return None
+    grid = {}
+    for item in args.cv_grid:
+        key, sep, values = item.partition("=")
+        if not sep or not values:
+            raise SystemExit(f"okboost: error: --cv-grid expects NAME=V1,V2,..., got {item!r}")
+        grid[key.strip()] = [_param_value(v.strip()) for v in values.split(",")]
+    spec: dict[str, Any] = {"folds": args.cv_folds, "random_state": args.cv_seed}
+    if grid:
+        spec["grid"] = grid
+    if args.cv_scoring:
+        spec["scoring"] = args.cv_scoring
+    return spec
+
+
 def cmd_train(args: argparse.Namespace) -> int:
+    ids = _ids(args)
     with _client(args) as client:
         accepted = client.train(
             load_array(args.inputs),
-            _output_kernel(args),
+            _output_kernel(args, ids),
             model=args.model,
             params=_parse_params(args.param),
             name=args.name,
+            ids=ids,
+            cv=_cv(args),
         )
         result: dict[str, Any] = {"model_id": accepted["model_id"], "job_id": accepted["job_id"]}
         if not args.no_wait:
@@ -202,6 +299,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             top_k=args.top_k,
             return_outputs=args.return_outputs,
             weights=args.weights,
+            ids=_ids(args),
         )
     _dump(out, args.output)
     return 0
@@ -216,8 +314,38 @@ def cmd_kernel(args: argparse.Namespace) -> int:
             threshold=args.threshold,
             top_k=args.top_k,
             known_scores=args.known_scores,
+            ids=_ids(args),
         )
     _dump(out, args.output)
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    if (args.gram_cross is None) != (args.gram_diag is None):
+        raise SystemExit("okboost: error: --gram-cross and --gram-diag go together")
+    ids = _ids(args)
+
+    def optional(path: str | None) -> np.ndarray | None:
+        return None if path is None else load_array(path)
+
+    with _client(args) as client:
+        out = client.evaluate(
+            args.model_id,
+            load_array(args.inputs),
+            outputs=optional(args.outputs),
+            gram_cross=optional(args.gram_cross),
+            gram_diag=None if args.gram_diag is None else load_array(args.gram_diag).ravel(),
+            new_new=None if args.new_new is None else load_edges(args.new_new, ids),
+            new_known=None if args.new_known is None else load_edges(args.new_known, ids),
+            ids=ids,
+            k=args.k,
+            known_scores=args.known_scores,
+        )
+    text = json.dumps(out)
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
     return 0
 
 
@@ -295,7 +423,12 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("inputs", help="N x p inputs (.npy or .csv)")
     train.add_argument("--gram", help="N x N precomputed Gram matrix")
     train.add_argument("--outputs", help="N x d outputs (with --kernel)")
-    train.add_argument("--edges", help="E x 2 edge list of a graph over the N rows")
+    train.add_argument(
+        "--edges",
+        help="E x 2 edge list of a graph over the N rows: row numbers from 0 (.npy, .csv, "
+        ".tsv), or pairs of ids with --ids",
+    )
+    train.add_argument("--ids", help="ids of the N rows, one per line (edges may then name them)")
     train.add_argument("--kernel", default="linear", choices=["linear", "rbf", "polynomial"])
     train.add_argument("--sigma", type=float)
     train.add_argument("--gamma", type=float)
@@ -311,6 +444,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="estimator parameter, e.g. n_estimators=200 (repeatable)",
     )
     train.add_argument("--name")
+    train.add_argument(
+        "--cv-folds", type=int, help="cross-validate over this many folds before the final fit"
+    )
+    train.add_argument(
+        "--cv-grid",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="candidate values of a parameter, e.g. max_splits=2,8 (repeatable)",
+    )
+    train.add_argument(
+        "--cv-scoring", help="score picking the best: err_phi, err_y, r2, auc, auc_known"
+    )
+    train.add_argument("--cv-seed", type=int, default=0, help="seed of the fold shuffle")
     train.add_argument("--no-wait", action="store_true", help="print the job id and return")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.set_defaults(func=cmd_train)
@@ -319,6 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
     remote(predict)
     predict.add_argument("model_id")
     predict.add_argument("inputs", help="Q x p inputs (.npy or .csv)")
+    predict.add_argument("--ids", help="ids of the Q new rows, one per line")
     predict.add_argument("--top-k", type=int, default=1)
     predict.add_argument("--return-outputs", action="store_true")
     predict.add_argument("--weights", default="none", choices=["none", "dense", "sparse"])
@@ -329,23 +477,47 @@ def build_parser() -> argparse.ArgumentParser:
     remote(kernel)
     kernel.add_argument("model_id")
     kernel.add_argument("inputs", help="Q x p inputs (.npy or .csv)")
+    kernel.add_argument("--ids", help="ids of the Q new rows, one per line")
     kernel.add_argument("--against", default="predicted", choices=["predicted", "training"])
     kernel.add_argument("--threshold", type=float)
     kernel.add_argument("--top-k", type=int)
     kernel.add_argument("--known-scores", default="predicted", choices=["predicted", "observed"])
     kernel.add_argument("--output", "-o", help="write JSON (or the kernel as .npy) here")
     kernel.set_defaults(func=cmd_kernel)
+
+    evaluate = sub.add_parser(
+        "evaluate", help="scores on held-out inputs with their truth (AUC, precision@k, Err)"
+    )
+    remote(evaluate)
+    evaluate.add_argument("model_id")
+    evaluate.add_argument("inputs", help="Q x p test inputs (.npy or .csv)")
+    evaluate.add_argument("--ids", help="ids of the Q test rows, one per line")
+    evaluate.add_argument(
+        "--new-known",
+        help="true edges [test row, training row] (row numbers from 0), or [test id, "
+        "training id] with --ids",
+    )
+    evaluate.add_argument("--new-new", help="true edges among the test rows (or ids)")
+    evaluate.add_argument("--outputs", help="Q x d true outputs (models trained on outputs)")
+    evaluate.add_argument("--gram-cross", help="Q x N kernel of the true outputs vs training")
+    evaluate.add_argument("--gram-diag", help="Q values k(y, y) of the true outputs")
+    evaluate.add_argument("--k", type=int, default=10, help="precision at k (default 10)")
+    evaluate.add_argument("--known-scores", default="predicted", choices=["predicted", "observed"])
+    evaluate.add_argument("--output", "-o", help="write the JSON here")
+    evaluate.set_defaults(func=cmd_evaluate)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; any error is one line on stderr (no traceback) and exit code 1."""
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
-    except OKBoostError as exc:
-        print(f"okboost: error: {exc}", file=sys.stderr)
+    except httpx.TransportError as exc:
+        url = getattr(args, "url", "")
+        print(f"okboost: error: cannot reach the service at {url}: {exc}", file=sys.stderr)
         return 1
-    except OSError as exc:
+    except (OKBoostError, OSError, ValueError, TypeError) as exc:
         print(f"okboost: error: {exc}", file=sys.stderr)
         return 1
     return code

@@ -15,11 +15,18 @@
 // objects over Float64Array, ids as arrays of strings.
 // Vertex ids: train(X, {type: "diffusion", edges: [["a", "b"], ...]}, {ids: ["a", "b", ...]});
 // kernel(modelId, Xnew, {ids: [...]}) then also answers edges.new_known_ids = [["x", "a"], ...].
+// Tables: wherever inputs go, an array of objects works too ([{id: "a", f1: 0.2, f2: 1.3}, ...]:
+// the "id" column, or the first non-numeric one, gives the ids; see table.js), and edges may be
+// an array of objects with two fields ([{source: "a", target: "b"}, ...]).
+//
+//   const scores = await c.evaluate(fit.model_id, Xtest, { newKnown: [[0, 3], [1, 5]], k: 5 });
+//   scores.auc, scores.precision_at_k
 
 import { LITTLE_ENDIAN, Matrix } from "./matrix.js";
 import { nest, readNpz } from "./npz.js";
+import { isRows, rowsToEdges, rowsToInputs } from "./table.js";
 
-export { Matrix, readNpz };
+export { Matrix, readNpz, rowsToEdges, rowsToInputs };
 
 /** An error answer of the service, in its one JSON error shape. */
 export class OKBoostError extends Error {
@@ -72,6 +79,18 @@ function toMultipart(plain, parts) {
   }
   return form;
 }
+
+/** Inputs given as rows of objects become a matrix, their id column the ids. */
+function tableInputs(inputs, ids, name = "inputs") {
+  if (!isRows(inputs)) return { inputs, ids };
+  const table = rowsToInputs(inputs, { name });
+  if (table.ids && ids) {
+    throw new RangeError(`${name}: give the ids as an id column or as the ids option, not both`);
+  }
+  return { inputs: table.inputs, ids: table.ids ?? ids };
+}
+
+const edgeList = (edges, name) => (isRows(edges) ? rowsToEdges(edges, name) : edges);
 
 const NPZ = "application/x-npz";
 
@@ -127,16 +146,23 @@ export class OKBoostClient {
    * POST /train. `inputs`: nested arrays or a Matrix; `outputKernel`: e.g.
    * {type: "diffusion", beta: 1, edges} (edges nested [[i, j], ...] or an Int32Array Matrix),
    * {type: "precomputed", gram}, {type: "rbf", outputs, sigma}.
-   * Options: model ("okboost" | "ok3" | "ok3-forest" | "krr-boost"), params, name, evalSet, wait, and any
-   * other field of the request (camelCase).
+   * Options: model ("okboost" | "ok3" | "ok3-forest" | "krr-boost"), params, name, ids, evalSet,
+   * wait, cv, and any other field of the request (camelCase).
+   * `inputs` may be rows of objects (the id column gives `ids`), `outputKernel.edges` rows of
+   * objects with two fields. `cv`: K-fold cross-validation before the final fit, e.g.
+   * {folds: 5, grid: {max_splits: [2, 8]}, scoring: "auc", randomState: 0}; the model record
+   * (model(id).cv) then holds the table and the chosen grid values.
    */
-  train(inputs, outputKernel, { model = "okboost", params = {}, ...options } = {}) {
+  train(inputs, outputKernel, { model = "okboost", params = {}, cv, ...options } = {}) {
+    const table = tableInputs(inputs, options.ids);
+    const kernel = { ...outputKernel };
+    if (kernel.edges !== undefined) kernel.edges = edgeList(kernel.edges, "outputKernel.edges");
     return this.#request("POST", "/train", {
-      inputs,
-      output_kernel: outputKernel,
+      inputs: table.inputs,
+      output_kernel: kernel,
       model,
       params,
-      ...snakeKeys(options),
+      ...snakeKeys({ ...options, ids: table.ids, cv: cv && snakeKeys(cv) }),
     });
   }
 
@@ -192,7 +218,12 @@ export class OKBoostClient {
    * format: "npz" for a binary answer (Matrix objects; fields that are null in JSON absent).
    */
   predict(modelId, inputs, { format, ...options } = {}) {
-    const body = { model_id: modelId, inputs, ...snakeKeys(options) };
+    const table = tableInputs(inputs, options.ids);
+    const body = {
+      model_id: modelId,
+      inputs: table.inputs,
+      ...snakeKeys({ ...options, ids: table.ids }),
+    };
     return this.#request("POST", "/predict", body, { format });
   }
 
@@ -204,8 +235,36 @@ export class OKBoostClient {
    * format: "npz" for a binary answer (kernel and edges as Matrix objects, E x 3).
    */
   kernel(modelId, inputs, { format, ...options } = {}) {
-    const body = { model_id: modelId, inputs, ...snakeKeys(options) };
+    const table = tableInputs(inputs, options.ids);
+    const body = {
+      model_id: modelId,
+      inputs: table.inputs,
+      ...snakeKeys({ ...options, ids: table.ids }),
+    };
     return this.#request("POST", "/kernel", body, { format });
+  }
+
+  /**
+   * POST /evaluate: the model's scores on test inputs with their truth (a score without its
+   * truth is null). Options: outputs (Q x d, models trained on output vectors) or gramCross
+   * (Q x N) with gramDiag (Q): err_phi, err_y; newNew (edges among the test vertices: pairs
+   * of rows of `inputs`) and newKnown ([test row, training row]): auc, auc_new_new,
+   * auc_new_known, precision_at_k; k (default 10), knownScores ("predicted" | "observed"),
+   * ids (of the test vertices: the edges may then name vertices by id, newKnown's second id
+   * being the model's). Edges may be nested arrays, Int32Array Matrix objects or rows of
+   * objects with two fields; `inputs` rows of objects (the id column gives `ids`).
+   */
+  evaluate(modelId, inputs, { newNew, newKnown, ...options } = {}) {
+    const table = tableInputs(inputs, options.ids);
+    const edges = snakeKeys({
+      newNew: newNew == null ? null : edgeList(newNew, "newNew"),
+      newKnown: newKnown == null ? null : edgeList(newKnown, "newKnown"),
+    });
+    return this.#request("POST", "/evaluate", {
+      model_id: modelId,
+      inputs: table.inputs,
+      ...snakeKeys({ ...options, ids: table.ids, edges: Object.keys(edges).length ? edges : null }),
+    });
   }
 
   /** Every stored model (all pages), oldest first; curves / importances on request. */

@@ -1,4 +1,5 @@
-"""``okboost train / predict / kernel`` from .csv and .npy files against a live server."""
+"""``okboost train / predict / kernel / evaluate`` from .csv, .tsv and .npy files (ids files
+too) against a live server; errors are one line."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from client_expectations import expectations
 from e2e_server import Server
 from svc_data import clustered_graph
 
+from okboost_client import OKBoostClient
 from service.cli import ProgressDisplay, build_parser, json_ready, load_array, main
 
 
@@ -137,3 +140,98 @@ def test_edge_and_weight_indices_are_printed_as_integers() -> None:
     text = json.dumps(json_ready(out))
     assert '"new_new": [[0, 1, 0.25]]' in text and '"weights_sparse": [[2, 7, 0.5]]' in text
     assert '"indices": [[3, 1]]' in text
+
+
+def test_ids_cv_and_evaluate_from_files_equal_okcore(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The walk-through with ids: a features CSV, an ids file, an edge TSV with a header,
+    trained with CV; held-out scores by id as okcore computes them."""
+    expected = expectations()
+    d = expected["data"]
+    names = [f"YAL{i:03d}C" for i in range(len(d["inputs"]))]
+    test_names = [f"new-{i}" for i in range(len(d["test_inputs"]))]
+    np.savetxt(tmp_path / "X.csv", d["inputs"], delimiter=",", header="f1,f2", comments="")
+    np.savetxt(tmp_path / "Xt.csv", d["test_inputs"], delimiter=",")
+    (tmp_path / "ids.txt").write_text("".join(f"{n}\n" for n in names))
+    (tmp_path / "test_ids.txt").write_text("".join(f"{n}\n" for n in test_names))
+    (tmp_path / "E.tsv").write_text(
+        "source\ttarget\n" + "".join(f"{names[a]}\t{names[b]}\n" for a, b in d["edges"])
+    )
+    (tmp_path / "new_known.tsv").write_text(
+        "".join(f"{test_names[a]}\t{names[i]}\n" for a, i in d["new_known"])
+    )
+    (tmp_path / "new_new.csv").write_text(
+        "".join(f"{test_names[a]},{test_names[b]}\n" for a, b in d["new_new"])
+    )
+    url = ["--url", server.url]
+    params = [f"--param={k}={v}" for k, v in d["params"].items()]
+    cv = expected["cv"]["spec"]
+    grid = [f"--cv-grid={k}={','.join(map(str, v))}" for k, v in cv["grid"].items()]
+    train = ["train", *url, str(tmp_path / "X.csv"), "--ids", str(tmp_path / "ids.txt")]
+    train += ["--edges", str(tmp_path / "E.tsv"), *params, "--quiet"]
+    assert main([*train, "--cv-folds", str(cv["folds"]), *grid, "--cv-scoring", "auc"]) == 0
+    out, err = capsys.readouterr()
+    model_id = json.loads(out)["model_id"]
+    assert "line 1 of" in err and "read as a header" in err  # said, not silent
+    with OKBoostClient(server.url) as client:
+        record = client.model(model_id)
+    assert record["has_ids"] and record["cv"]["table"] == expected["cv"]["table"]
+
+    assert main([*train]) == 0  # the same data without CV: the model okcore fitted
+    model_id = json.loads(capsys.readouterr().out)["model_id"]
+    evaluate = ["evaluate", *url, model_id, str(tmp_path / "Xt.csv")]
+    evaluate += ["--ids", str(tmp_path / "test_ids.txt"), "--k", str(d["k"])]
+    evaluate += ["--new-known", str(tmp_path / "new_known.tsv")]
+    evaluate += ["--new-new", str(tmp_path / "new_new.csv"), "-o", str(tmp_path / "s.json")]
+    assert main(evaluate) == 0
+    scores = json.loads((tmp_path / "s.json").read_text())
+    for name in ("auc", "auc_new_new", "auc_new_known", "precision_at_k"):
+        assert scores[name] == pytest.approx(expected["evaluate"][name], rel=1e-10), name
+    assert scores["err_phi"] is None
+
+    gram = ["--gram-cross", str(tmp_path / "G.npy"), "--gram-diag", str(tmp_path / "D.npy")]
+    np.save(tmp_path / "G.npy", np.asarray(d["gram_cross"]))
+    np.save(tmp_path / "D.npy", np.asarray(d["gram_diag"]))
+    assert main(["evaluate", *url, model_id, str(tmp_path / "Xt.csv"), *gram]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    for name in ("err_phi", "err_y"):
+        assert scores[name] == pytest.approx(expected["evaluate"][name], rel=1e-10), name
+
+    kernel = ["kernel", *url, model_id, str(tmp_path / "Xt.csv"), "--top-k", "2"]
+    assert main([*kernel, "--ids", str(tmp_path / "test_ids.txt")]) == 0
+    named = json.loads(capsys.readouterr().out)["edges"]["new_known_ids"]
+    assert {a for a, _ in named} == set(test_names) and {b for _, b in named} <= set(names)
+
+
+def test_errors_are_one_line_without_a_traceback(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    np.savetxt(tmp_path / "X.csv", np.eye(3), delimiter=",")
+    (tmp_path / "E.tsv").write_text("a\tb\nb\tc\n")
+    (tmp_path / "Xid.csv").write_text("id,f1\na,0.5\nb,0.7\n")
+    (tmp_path / "ids.txt").write_text("a\nb\nc\n")
+    (tmp_path / "E3.tsv").write_text("a\tb\tc\n")
+    url = ["--url", server.url]
+    cases = [
+        (["train", *url, str(tmp_path / "X.csv"), "--edges", str(tmp_path / "E.tsv")],
+         "E.tsv line 2: 'b' is not a row number; to name vertices by id"),
+        (["train", *url, str(tmp_path / "Xid.csv"), "--edges", str(tmp_path / "E.tsv")],
+         "Xid.csv is not a table of numbers"),
+        (["train", *url, str(tmp_path / "X.csv"), "--ids", str(tmp_path / "ids.txt"),
+          "--edges", str(tmp_path / "E3.tsv")], "E3.tsv line 1 has 3 fields"),
+        (["train", *url, str(tmp_path / "X.csv"), "--ids", str(tmp_path / "ids.txt"),
+          "--edges", str(tmp_path / "E.tsv"), "--param", "n_estimators=0"],
+         "422 invalid_parameter"),
+        (["evaluate", "--url", "http://127.0.0.1:9", "f" * 32, str(tmp_path / "X.csv"),
+          "--new-known", str(tmp_path / "E.tsv"), "--ids", str(tmp_path / "ids.txt")],
+         "cannot reach the service at http://127.0.0.1:9"),
+        (["evaluate", *url, "f" * 32, str(tmp_path / "X.csv"), "--outputs",
+          str(tmp_path / "X.csv")], "404 not_found"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        assert main(argv) == 1, argv
+        err = capsys.readouterr().err
+        lines = [line for line in err.splitlines() if not line.startswith("okboost: note")]
+        assert len(lines) == 1 and lines[0].startswith("okboost: error: "), err
+        assert message in lines[0] and "Traceback" not in err

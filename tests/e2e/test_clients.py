@@ -1,6 +1,9 @@
-"""The JavaScript and R clients (clients/js, clients/r) run their own test suites against a
-live server: train, poll the job, ask /kernel for edges. Skipped with the reason when node or
-Rscript (with httr2, jsonlite, testthat) is missing; failing instead under CI=true."""
+"""The Python client here, and the JavaScript and R clients (clients/js, clients/r) through
+their own test suites, against a live server: train (with cross-validation too), poll the job, ask /kernel for edges, score
+held-out vertices with /evaluate. Their evaluate and CV results are compared with what okcore
+computes on the same data (client_expectations.py, passed as the file OKBOOST_EXPECTED).
+Skipped with the reason when node or Rscript (with httr2, jsonlite, testthat) is missing;
+failing instead under CI=true."""
 
 from __future__ import annotations
 
@@ -10,9 +13,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
+from client_expectations import expectations, write_expectations
 from e2e_server import ROOT, Server
 from external_tools import in_ci, require_tool
+
+from okboost_client import OKBoostClient
 
 CLIENTS = ROOT / "clients"
 R_PACKAGES = ("httr2", "jsonlite", "testthat", "curl")
@@ -30,6 +37,46 @@ def run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[s
     )
 
 
+def test_python_client_evaluate_and_cv_against_a_live_server(
+    server_factory: type[Server], tmp_path: Path
+) -> None:
+    expected = expectations()
+    d = expected["data"]
+    server = server_factory(tmp_path / "models").start()
+    spec = {"type": "diffusion", "beta": d["beta"], "edges": d["edges"]}
+    names = np.asarray([f"v{i}" for i in range(len(d["inputs"]))])
+    test_names = np.asarray([f"new-{i}" for i in range(len(d["test_inputs"]))])
+    new_known = np.asarray(d["new_known"])
+    with OKBoostClient(server.url) as client:
+        fit = client.train(d["inputs"], spec, ids=names, params=d["params"])
+        client.wait(fit["job_id"], poll=0.05)
+        scores = client.evaluate(
+            fit["model_id"],
+            d["test_inputs"],
+            gram_cross=d["gram_cross"],
+            gram_diag=d["gram_diag"],
+            new_new=d["new_new"],
+            new_known=new_known,
+            k=d["k"],
+        )
+        by_id = client.evaluate(
+            fit["model_id"],
+            d["test_inputs"],
+            ids=test_names,
+            new_new=test_names[np.asarray(d["new_new"])],
+            new_known=np.column_stack([test_names[new_known[:, 0]], names[new_known[:, 1]]]),
+            k=d["k"],
+        )
+        cv = expected["cv"]
+        tuned = client.train(d["inputs"], spec, params=d["params"], cv=cv["spec"], wait=True)
+        record = client.model(tuned["model_id"])
+    for name, value in expected["evaluate"].items():
+        assert scores[name] == pytest.approx(value, rel=1e-10), name
+        if name.startswith(("auc", "precision")):
+            assert by_id[name] == pytest.approx(value, rel=1e-10), name
+    assert record["cv"]["table"] == cv["table"] and record["cv"]["best_params"] == cv["best_params"]
+
+
 def test_javascript_client_against_a_live_server(
     server_factory: type[Server], tmp_path: Path
 ) -> None:
@@ -40,11 +87,17 @@ def test_javascript_client_against_a_live_server(
         pytest.fail(reason) if in_ci() else pytest.skip(reason)
     tests = sorted(str(p) for p in (CLIENTS / "js" / "test").glob("*.test.js"))
     server = server_factory(tmp_path / "models").start()
-    out = run([node, "--test", *tests], CLIENTS / "js", OKBOOST_URL=server.url)
+    expected = write_expectations(tmp_path / "expected.json")
+    out = run(
+        [node, "--test", *tests],
+        CLIENTS / "js",
+        OKBOOST_URL=server.url,
+        OKBOOST_EXPECTED=str(expected),
+    )
     report = out.stdout + out.stderr
     assert out.returncode == 0, report
     passed = int(re.search(r"^# pass (\d+)$", out.stdout, re.M).group(1))  # type: ignore[union-attr]
-    assert passed >= 3 and re.search(r"^# skipped 0$", out.stdout, re.M), report
+    assert passed >= 8 and re.search(r"^# skipped 0$", out.stdout, re.M), report
 
 
 def test_r_client_against_a_live_server(server_factory: type[Server], tmp_path: Path) -> None:
@@ -66,6 +119,7 @@ def test_r_client_against_a_live_server(server_factory: type[Server], tmp_path: 
         package / "tests",
         R_LIBS=str(library),
         OKBOOST_URL=server.url,
+        OKBOOST_EXPECTED=str(write_expectations(tmp_path / "expected.json")),
     )
     report = out.stdout + out.stderr
     assert out.returncode == 0, report

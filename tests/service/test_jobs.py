@@ -65,6 +65,40 @@ def test_done_with_progress_and_loss(tmp_path: Path) -> None:
     jobs.shutdown()
 
 
+def test_an_answer_is_one_record_even_while_the_final_one_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job's state flips to done a moment before its final record is on disk: an answer
+    read then is the previous record whole (still running), never "done" with the progress
+    of a tree ago (what made a client's end-to-end test fail now and then)."""
+    store, jobs = _manager(tmp_path)
+    writing_final, release = threading.Event(), threading.Event()
+    write = jobs_module.write_json_atomic
+
+    def slow_final_write(path: Path, record: dict[str, Any]) -> None:
+        if record["state"] == "done":
+            writing_final.set()
+            assert release.wait(5)
+        write(path, record)
+
+    monkeypatch.setattr(jobs_module, "write_json_atomic", slow_final_write)
+
+    def task(progress: Any) -> str:
+        for i in range(1, 51):  # trees faster than PERSIST_EVERY: the last one is not written
+            progress(Tree(i, 50, 1.0 / i))
+        return "done"
+
+    job = jobs.submit(_model(store), task, total=50)
+    assert writing_final.wait(5)
+    during = job.info()  # the job as GET /jobs/{id} holds it (found before the flip)
+    release.set()
+    assert jobs.wait(job.job_id, 5)
+    after = jobs.get(job.job_id).info()
+    assert during["state"] == "running" and during["finished"] is None
+    assert during["progress"]["done"] < 50
+    assert after["state"] == "done" and after["progress"]["done"] == 50
+
+
 def test_failure_keeps_the_reason(tmp_path: Path) -> None:
     store, jobs = _manager(tmp_path)
 

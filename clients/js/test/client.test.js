@@ -8,7 +8,7 @@ import { Matrix, OKBoostClient, OKBoostError } from "../okboost.js";
 const URL = process.env.OKBOOST_URL;
 const skip = URL ? false : "OKBOOST_URL is not set: start a server (okboost serve) and point to it";
 
-// The README walk-through: two communities of 4 vertices, A near (0, 1), B near (1, 0), one bridge.
+// The walk-through of docs/walkthrough.md: two communities of 4 vertices, A near (0, 1), B near (1, 0), one bridge.
 const X = [
   [0.0, 1.0], [0.1, 0.9], [0.2, 1.0], [0.0, 0.8],
   [1.0, 0.0], [0.9, 0.1], [1.0, 0.2], [0.8, 0.0],

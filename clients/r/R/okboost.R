@@ -16,6 +16,10 @@
 # Vertex ids: ok_train(cl, X, list(type = "diffusion", edges = E_by_id), ids = ids) with
 # E_by_id a two-column character matrix of ids; the answers then name vertices by id too
 # (edges$new_known_ids, index_ids).
+# Tables: inputs may be a data.frame whose id column ("id", or the first non-numeric
+# column) gives the ids, and edges a two-column data.frame (ids, or 1-based rows).
+# Held-out scores: ok_evaluate(cl, model_id, X_test, new_known = E_test) (AUCs,
+# precision at k; Err^phi and Err^Y with the true outputs).
 
 #' A connection to an okboost service.
 #'
@@ -215,11 +219,112 @@ as_edges <- function(rows, ids = FALSE) {
 # ids stay a JSON array even when there is one (jsonlite unboxes length-1 vectors)
 as_ids <- function(ids) if (!is.null(ids)) I(as.character(ids))
 
-as_inputs <- function(x) {
-  if (is.data.frame(x)) x <- as.matrix(x)
+input_error <- function(...) stop(sprintf(...), call. = FALSE)
+
+# The id column of a data.frame: "id" when there is one, else the first non-numeric column.
+id_column <- function(x) {
+  if ("id" %in% names(x)) {
+    return("id")
+  }
+  numeric <- vapply(x, is.numeric, logical(1))
+  if (all(numeric)) NULL else names(x)[which(!numeric)[1]]
+}
+
+# Inputs as the service takes them: a numeric matrix, and the ids from a data.frame's id
+# column (or `ids`; not both). Positions in messages count from 1.
+as_table <- function(x, ids = NULL, name = "inputs") {
+  if (is.data.frame(x)) {
+    id <- id_column(x)
+    if (!is.null(id)) {
+      if (!is.null(ids)) {
+        input_error("%s: give the ids as its id column '%s' or as `ids`, not both", name, id)
+      }
+      ids <- as.character(x[[id]])
+      x <- x[setdiff(names(x), id)]
+    }
+    if (!ncol(x)) input_error("%s: no numeric column besides the id column", name)
+    numeric <- vapply(x, is.numeric, logical(1))
+    if (!all(numeric)) {
+      col <- names(x)[which(!numeric)[1]]
+      input_error(
+        "%s: column '%s' is not numeric (value in row 1: %s); only one column may hold ids",
+        name, col, format(x[[col]][1])
+      )
+    }
+    x <- as.matrix(x)
+  }
   if (is.null(dim(x))) x <- matrix(x, nrow = 1)
   storage.mode(x) <- "double"
-  x
+  bad <- which(!is.finite(x), arr.ind = TRUE)
+  if (length(bad)) {
+    first <- bad[order(bad[, 1], bad[, 2])[1], ]
+    input_error(
+      "%s row %d, column %d is %s: the service takes finite numbers only",
+      name, first[[1]], first[[2]], format(x[first[[1]], first[[2]]])
+    )
+  }
+  if (!is.null(ids)) check_ids(ids, nrow(x), name)
+  list(inputs = unname(x), ids = ids)
+}
+
+# One unique, non-missing id per row; positions in messages count from 1.
+check_ids <- function(ids, n, name) {
+  if (length(ids) != n) {
+    input_error("%d ids for the %d rows of %s: give one per row", length(ids), n, name)
+  }
+  missing <- which(is.na(ids) | !nzchar(as.character(ids)))
+  if (length(missing)) input_error("id %d (of %s's rows) is missing or empty", missing[1], name)
+  again <- which(duplicated(ids))
+  if (length(again)) {
+    first <- match(ids[again[1]], ids)
+    input_error("id %d (\"%s\") repeats id %d: ids are unique", again[1], ids[again[1]], first)
+  }
+}
+
+as_inputs <- function(x) as_table(x)$inputs
+
+# Edges as a two-column matrix: numbers (rows), or characters (ids) when a column of a
+# data.frame is not numeric; a vector is one edge.
+edge_matrix <- function(edges, name) {
+  if (is.data.frame(edges)) {
+    if (ncol(edges) != 2) {
+      input_error("%s must have two columns (the two vertices), not %d", name, ncol(edges))
+    }
+    edges <- if (all(vapply(edges, is.numeric, logical(1)))) {
+      as.matrix(edges)
+    } else {
+      cbind(as.character(edges[[1]]), as.character(edges[[2]]))
+    }
+  }
+  if (is.null(dim(edges))) edges <- matrix(edges, ncol = 2, byrow = TRUE)
+  if (ncol(edges) != 2) {
+    input_error("%s must have two columns (the two vertices), not %d", name, ncol(edges))
+  }
+  unname(edges)
+}
+
+# Edges as the service takes them: ids stay as they are; numbers are 1-based rows, checked
+# against 1..n_a (first column) and 1..n_b (second) and sent 0-based as integers.
+as_edges_in <- function(edges, name, n_a, n_b = n_a) {
+  edges <- edge_matrix(edges, name)
+  if (is.character(edges)) {
+    return(edges)
+  }
+  whole <- !is.na(edges) & edges == round(edges)
+  bound <- cbind(rep(n_a, nrow(edges)), rep(n_b, nrow(edges)))
+  bad <- which(!whole | edges < 1 | edges > bound, arr.ind = TRUE)
+  if (length(bad)) {
+    first <- bad[order(bad[, 1], bad[, 2])[1], ]
+    row <- first[[1]]
+    value <- edges[row, first[[2]]]
+    limit <- bound[row, first[[2]]]
+    input_error(
+      "%s row %d = (%s, %s): %s is not a vertex: rows count from 1 to %d",
+      name, row, format(edges[row, 1]), format(edges[row, 2]), format(value), limit
+    )
+  }
+  storage.mode(edges) <- "integer"
+  edges - 1L
 }
 
 #' Train a model (POST /train); answers at once with `model_id` and `job_id`.
@@ -230,21 +335,37 @@ as_inputs <- function(x) {
 #'   gram = K)`, or `list(type = "rbf", outputs = Y, sigma = 1)`.
 #'   With `ids`, `edges` may be a two-column character matrix of ids.
 #' @param params estimator parameters, e.g. `list(n_estimators = 200, max_splits = 8)`.
-#' @param ids optional vertex ids: one unique string per row of `inputs`.
+#' @param ids optional vertex ids: one unique string per row of `inputs` (or the id column
+#'   of a data.frame `inputs`).
+#' @param cv optional K-fold cross-validation before the final fit, e.g.
+#'   `list(folds = 5, grid = list(max_splits = c(2, 8)), scoring = "auc",
+#'   random_state = 0)`: every grid combination is cross-validated, the best is fitted on
+#'   all rows, and `ok_model(cl, id)$cv` holds the table.
 #' @param ... further fields of the request (e.g. `eval_set`).
 #' @export
 ok_train <- function(client, inputs, output_kernel, model = "okboost", params = list(),
-                     name = NULL, ids = NULL, wait = FALSE, ...) {
-  if (is.numeric(output_kernel$edges)) {
-    edges <- as.matrix(output_kernel$edges)
-    if (all(edges == round(edges))) storage.mode(edges) <- "integer"
-    output_kernel$edges <- edges - 1L
+                     name = NULL, ids = NULL, wait = FALSE, cv = NULL, ...) {
+  table <- as_table(inputs, ids)
+  if (!is.null(output_kernel$edges)) {
+    output_kernel$edges <- as_edges_in(
+      output_kernel$edges, "output_kernel$edges", nrow(table$inputs)
+    )
   }
   body <- list(
-    inputs = as_inputs(inputs), output_kernel = output_kernel, model = model,
-    params = if (length(params)) params, name = name, ids = as_ids(ids), wait = wait, ...
+    inputs = table$inputs, output_kernel = output_kernel, model = model,
+    params = if (length(params)) params, name = name, ids = as_ids(table$ids), wait = wait,
+    cv = as_cv(cv), ...
   )
   ok_request(client, "POST", "/train", body)
+}
+
+# The CV spec as JSON wants it: grid values stay arrays even when there is one.
+as_cv <- function(cv) {
+  if (is.null(cv)) {
+    return(NULL)
+  }
+  if (!is.null(cv$grid)) cv$grid <- lapply(cv$grid, function(values) I(values))
+  cv
 }
 
 flag <- function(x) if (isTRUE(x)) "true" else "false"
@@ -312,8 +433,9 @@ ok_wait <- function(client, job_id, poll = 0.2, timeout = Inf, on_progress = NUL
 ok_kernel <- function(client, model_id, inputs, inputs2 = NULL, against = "predicted",
                       threshold = NULL, top_k = NULL, known_scores = "predicted",
                       return_kernel = TRUE, ids = NULL, ...) {
+  table <- as_table(inputs, ids)
   body <- list(
-    model_id = model_id, inputs = as_inputs(inputs), ids = as_ids(ids),
+    model_id = model_id, inputs = table$inputs, ids = as_ids(table$ids),
     inputs2 = if (!is.null(inputs2)) as_inputs(inputs2), against = against,
     threshold = threshold, top_k = top_k, known_scores = known_scores,
     return_kernel = return_kernel, ...
@@ -337,12 +459,13 @@ ok_kernel <- function(client, model_id, inputs, inputs2 = NULL, against = "predi
 #' @export
 ok_predict <- function(client, model_id, inputs, top_k = 1, return_outputs = FALSE,
                        weights = "none", weights_top_k = 10, ids = NULL, ...) {
+  table <- as_table(inputs, ids)
   body <- list(
-    model_id = model_id, inputs = as_inputs(inputs), ids = as_ids(ids), top_k = top_k,
+    model_id = model_id, inputs = table$inputs, ids = as_ids(table$ids), top_k = top_k,
     return_outputs = return_outputs, weights = weights, weights_top_k = weights_top_k, ...
   )
   out <- ok_request(client, "POST", "/predict", body, npz_answer = TRUE)
-  q <- nrow(as_inputs(inputs))
+  q <- nrow(table$inputs)
   out$indices <- matrix(as.integer(out$indices), nrow = q) + 1L
   out$scores <- matrix(out$scores, nrow = q)
   if (!is.null(out$index_ids)) out$index_ids <- matrix(out$index_ids, nrow = q)
@@ -354,6 +477,45 @@ ok_predict <- function(client, model_id, inputs, top_k = 1, return_outputs = FAL
     )
   }
   out
+}
+
+#' Scores of a model on held-out inputs with their truth (POST /evaluate).
+#'
+#' @param inputs Q x p test inputs (matrix, or data.frame with an id column).
+#' @param outputs Q x d true outputs (models trained on output vectors), or
+#' @param gram_cross Q x N kernel between the true test outputs and the training outputs,
+#'   with `gram_diag` (the Q values k(y, y)): give Err^phi and Err^Y.
+#' @param new_new edges among the test vertices: two columns of 1-based rows of `inputs`.
+#' @param new_known edges from test vertices to training vertices: (1-based row of
+#'   `inputs`, 1-based training row). Either may be a character matrix (or data.frame) of
+#'   ids instead: the test vertices' `ids` and the model's training ids. Pairs not listed
+#'   are non-edges.
+#' @param k precision at k: the k training vertices ranked first for each test vertex.
+#' @param known_scores how test-training pairs are ranked: "predicted" or "observed".
+#' @return a list: `err_phi`, `err_y`, `auc`, `auc_new_new`, `auc_new_known`,
+#'   `precision_at_k` (NULL when their truth is not given), `n_test`, `k`, `n_ranked`.
+#' @export
+ok_evaluate <- function(client, model_id, inputs, outputs = NULL, gram_cross = NULL,
+                        gram_diag = NULL, new_new = NULL, new_known = NULL, ids = NULL,
+                        k = 10, known_scores = "predicted") {
+  table <- as_table(inputs, ids)
+  q <- nrow(table$inputs)
+  edges <- list()
+  if (!is.null(new_new)) edges$new_new <- as_edges_in(new_new, "new_new", q)
+  if (!is.null(new_known)) {
+    new_known <- edge_matrix(new_known, "new_known")
+    # rows of the training set: checked here so that a message counts from 1
+    n_train <- if (is.numeric(new_known)) ok_model(client, model_id)$n_train
+    edges$new_known <- as_edges_in(new_known, "new_known", q, n_train)
+  }
+  as_matrix <- function(x, name) if (!is.null(x)) as_table(x, name = name)$inputs
+  body <- list(
+    model_id = model_id, inputs = table$inputs, ids = as_ids(table$ids),
+    outputs = as_matrix(outputs, "outputs"), gram_cross = as_matrix(gram_cross, "gram_cross"),
+    gram_diag = if (!is.null(gram_diag)) I(as.double(gram_diag)),
+    edges = if (length(edges)) edges, k = k, known_scores = known_scores
+  )
+  ok_request(client, "POST", "/evaluate", body)
 }
 
 #' The stored models (GET /models, every page), oldest first, as a data.frame; `curves` and

@@ -3,7 +3,7 @@
 
 url <- Sys.getenv("OKBOOST_URL")
 
-# The README walk-through: two communities of 4 vertices, A near (0, 1), B near (1, 0), one
+# The walk-through of docs/walkthrough.md: two communities of 4 vertices, A near (0, 1), B near (1, 0), one
 # bridge; rows and edges numbered from 1 as in R.
 X <- matrix(c(
   0.0, 1.0, 0.1, 0.9, 0.2, 1.0, 0.0, 0.8,
@@ -88,12 +88,17 @@ test_that("errors are okboost_error conditions with the service's status and cod
   skip_if(url == "", "OKBOOST_URL is not set")
   cl <- okboost_client(url)
   err <- tryCatch(
-    ok_train(cl, X, list(type = "diffusion", beta = 1, edges = rbind(c(1, 99))), params = params),
+    ok_train(cl, X, list(type = "diffusion", beta = -1, edges = E), params = params),
     okboost_error = function(e) e
   )
   expect_s3_class(err, "okboost_error")
   expect_equal(err$status, 422)
-  expect_match(conditionMessage(err), "98") # the service counts from 0
+  expect_match(conditionMessage(err), "beta")
+  # rows are checked here, so that the message counts from 1 as R does
+  expect_error(
+    ok_train(cl, X, list(type = "diffusion", beta = 1, edges = rbind(c(1, 99)))),
+    "99 is not a vertex: rows count from 1 to 8"
+  )
   expect_error(ok_kernel(cl, strrep("0", 32), X_new), class = "okboost_error")
   expect_equal(ok_health(cl)$status, "ready")
 })

@@ -1,0 +1,85 @@
+// Tables as JavaScript programs hold them: arrays of objects (rows of a CSV parsed by any
+// library, records from a database), turned into what the okboost service takes: a
+// matrix of numbers plus, from an id column, the vertex ids.
+//
+//   rowsToInputs([{ id: "YAL001C", f1: 0.2, f2: 1.3 }, ...])
+//     -> { inputs: [[0.2, 1.3], ...], ids: ["YAL001C", ...], columns: ["f1", "f2"] }
+//   rowsToEdges([{ source: "YAL001C", target: "YBR002W" }, ...]) -> [["YAL001C", "YBR002W"], ...]
+
+/** True for a non-empty array of plain objects (rows of a table), not of arrays. */
+export function isRows(value) {
+  return (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((row) => row !== null && typeof row === "object" && !Array.isArray(row))
+  );
+}
+
+const isNumber = (v) => typeof v === "number" && Number.isFinite(v);
+
+/**
+ * Inputs from rows of objects: every column holds numbers except the id column, which is
+ * `idColumn` when given, else "id" when present, else the first column holding a
+ * non-number. Columns follow the first row's key order; every row must have them all.
+ * @returns {{inputs: number[][], ids: string[] | null, columns: string[]}}
+ */
+export function rowsToInputs(rows, { idColumn, name = "inputs" } = {}) {
+  const keys = Object.keys(rows[0]);
+  let id = idColumn;
+  if (id === undefined) {
+    id = keys.includes("id") ? "id" : keys.find((key) => !isNumber(rows[0][key]));
+  }
+  if (id !== undefined && !keys.includes(id)) {
+    throw new RangeError(`${name}: no column "${id}" (the columns are ${keys.join(", ")})`);
+  }
+  const columns = keys.filter((key) => key !== id);
+  if (!columns.length) throw new RangeError(`${name}: no numeric column besides the id column`);
+  const inputs = rows.map((row, i) => {
+    const extra = Object.keys(row).find((key) => !keys.includes(key));
+    if (extra !== undefined) {
+      throw new RangeError(`${name}[${i}] has a column "${extra}" that row 0 has not`);
+    }
+    return columns.map((key) => {
+      const value = row[key];
+      if (!isNumber(value)) {
+        throw new TypeError(
+          `${name}[${i}].${key} = ${JSON.stringify(value)} is not a finite number` +
+            (id === undefined ? "" : ` (the id column is "${id}")`),
+        );
+      }
+      return value;
+    });
+  });
+  const ids =
+    id === undefined
+      ? null
+      : rows.map((row, i) => {
+          const value = row[id];
+          if (typeof value !== "string" && !isNumber(value)) {
+            throw new TypeError(`${name}[${i}].${id} = ${JSON.stringify(value)} is not an id`);
+          }
+          return String(value);
+        });
+  return { inputs, ids, columns };
+}
+
+/**
+ * Edges from rows of objects with two fields (the first two keys of row 0, e.g. source and
+ * target): numbers are row indices, strings vertex ids.
+ * @returns {Array<[number, number] | [string, string]>}
+ */
+export function rowsToEdges(rows, name = "edges") {
+  const keys = Object.keys(rows[0]);
+  if (keys.length !== 2) {
+    throw new RangeError(
+      `${name}: rows must have two fields (the two vertices), got ${keys.join(", ")}`,
+    );
+  }
+  return rows.map((row, i) => {
+    const pair = keys.map((key) => row[key]);
+    if (pair.some((v) => v === undefined)) {
+      throw new RangeError(`${name}[${i}] lacks "${keys.find((k) => row[k] === undefined)}"`);
+    }
+    return pair;
+  });
+}
