@@ -18,6 +18,7 @@ import pytest
 
 import okcore
 import service.jobs.manager as jobs_module
+import service.jobs.records as job_records
 from service.errors import Busy, NotFound
 from service.jobs.manager import RESTART_REASON, JobManager
 from service.jobs.progress import CURVE_POINTS, PhasePlan, Progress
@@ -73,7 +74,7 @@ def test_an_answer_is_one_record_even_while_the_final_one_is_written(
     of a tree ago (what made a client's end-to-end test fail now and then)."""
     store, jobs = _manager(tmp_path)
     writing_final, release = threading.Event(), threading.Event()
-    write = jobs_module.write_json_atomic
+    write = job_records.write_json_atomic
 
     def slow_final_write(path: Path, record: dict[str, Any]) -> None:
         if record["state"] == "done":
@@ -81,7 +82,7 @@ def test_an_answer_is_one_record_even_while_the_final_one_is_written(
             assert release.wait(5)
         write(path, record)
 
-    monkeypatch.setattr(jobs_module, "write_json_atomic", slow_final_write)
+    monkeypatch.setattr(job_records, "write_json_atomic", slow_final_write)
 
     def task(progress: Any) -> str:
         for i in range(1, 51):  # trees faster than PERSIST_EVERY: the last one is not written
