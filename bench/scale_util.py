@@ -1,4 +1,4 @@
-"""Small helpers shared by the issue-7 "real data at real size" scripts (usps_full,
+"""Small helpers shared by the "real data at real size" scripts (usps_full,
 sbm_service, network_completion's whole-graph flags): load average, CPU time of this process
 and of its children, peak RSS, and the JSON + printed-output files in bench/results/.
 

@@ -26,7 +26,7 @@ from .trees.estimator import TREE_CONSTRAINTS, TreeEstimator
 
 #: Default ("auto") split search: the paper's exact search below this much work per tree
 #: (training rows x factor columns), histograms + a sketch above it. Measured (docs/
-#: PERFORMANCE.md, issue 7): at N x r = 2e5 (N = 4000, r = 50) the fast mode fitted 9.7x
+#: PERFORMANCE.md, "Scale"): at N x r = 2e5 (N = 4000, r = 50) the fast mode fitted 9.7x
 #: faster than exact with an 18% lower held-out error; every paper protocol is below 1e5.
 AUTO_FAST_MIN_WORK = 200_000
 AUTO_MAX_BINS = 255

@@ -440,7 +440,7 @@ def test_candidate_arguments_are_checked(data):
         est.predict_index(X[:2], candidate_gram=K[:, :39], candidate_diag=np.ones(4))
     with pytest.raises(DataError, match="^candidates have 2 columns but the outputs have 3$"):
         est.predict_index(X[:2], Y[:4, :2])
-    # k(c, c) is a squared norm (issue 10: a negative one was decoded into negative distances)
+    # k(c, c) is a squared norm (a negative one was once decoded into negative distances)
     with pytest.raises(
         DataError,
         match=re.escape("candidate_diag[2] = -1 is negative: k(c, c) is a squared norm"),

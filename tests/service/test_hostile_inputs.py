@@ -1,4 +1,4 @@
-"""Issue 10's hostile and absurd inputs, one regression test each: a clear 4xx, never a 500."""
+"""Hostile and absurd inputs, one regression test each: a clear 4xx, never a 500."""
 
 from __future__ import annotations
 
@@ -258,7 +258,7 @@ def test_a_client_that_stops_sending_its_body_gets_408_and_is_disconnected(
 
 # ------------------------------------------------------------------ absurd work
 def test_absurd_tree_count_is_refused_before_it_starts(client: TestClient) -> None:
-    """n_estimators = 10**30 held the only worker for 10 minutes (issue 10)."""
+    """n_estimators = 10**30 held the only worker for 10 minutes."""
     body = diffusion_request(clustered_graph(), wait=False)
     body["params"]["n_estimators"] = 10**30
     r = client.post("/train", json=body)
@@ -267,7 +267,7 @@ def test_absurd_tree_count_is_refused_before_it_starts(client: TestClient) -> No
 
 
 def test_a_job_whose_memory_estimate_is_over_the_budget_is_refused(tmp_path: Path) -> None:
-    """The 20,000-vertex graph of issue 10 reached 9.5 GB: with an exact factor (rank = N)
+    """A 20,000-vertex graph once reached 9.5 GB: with an exact factor (rank = N)
     the estimate says so before anything is queued."""
     n = 20_000
     edges = np.c_[np.arange(n - 1), np.arange(1, n)]

@@ -321,7 +321,7 @@ def test_tree_time_blends_the_estimate_with_the_median_of_measured_trees() -> No
 
 
 def test_one_slow_tree_does_not_swing_the_eta() -> None:
-    """Issue 10: the ETA was 9x off at 2 of 50 trees. A tree slowed once (a compilation,
+    """The ETA was once 9x off at 2 of 50 trees. A tree slowed once (a compilation,
     the machine's other load) counts as one interval of many: the median ignores it."""
     p = Progress(total=50, plan=PhasePlan(factor=1.0, setup=0.0, per_tree=2.0))
     now = 0.0

@@ -1,4 +1,4 @@
-"""/train with "model": "krr-boost" (boosted sparse KRR, issue 9): trained through the
+"""/train with "model": "krr-boost" (boosted sparse KRR): trained through the
 registry like the tree models, predicting exactly as okcore, with an eval set, a stored
 record and the standard 422 for bad parameters."""
 

@@ -200,7 +200,7 @@ BAD_PARAMS = [
         {"type": "polynomial", "gamma": 1e301},
         "polynomial kernel 'gamma' must be in [1e-300, 1e+300]: got 1e+301",
     ),
-    # widths whose gamma = 1 / (2 sigma^2) is not a normal float64 (issue 10: a 500 before)
+    # widths whose gamma = 1 / (2 sigma^2) is not a normal float64 (once a 500)
     *(
         (
             {"type": "rbf", "sigma": sigma},

@@ -409,7 +409,7 @@ def test_truncated_factor_still_rejects_a_clearly_non_psd_gram():
     ],
 )
 def test_kernel_overflow_on_the_outputs_is_a_kernel_error(outputs, kernel, scale):
-    """k(y, y) beyond float64 (issue 10: the Gram's eigendecomposition then failed with a
+    """k(y, y) beyond float64 (once, the Gram's eigendecomposition then failed with a
     bare ValueError, a 500 in the service): named, with what to change."""
     with pytest.raises(KernelError, match=f"the {kernel.name} kernel overflows on Y: k\\(y, y\\)"):
         OutputSpace.from_outputs(outputs * scale, kernel)

@@ -1,4 +1,4 @@
-"""Histogram split search (issue 7): exactly the exact search when bins hold one distinct
+"""Histogram split search: exactly the exact search when bins hold one distinct
 value each, subtraction = direct builds, orthogonal sketches keep the gains, CSR = dense."""
 
 from __future__ import annotations
