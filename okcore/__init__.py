@@ -24,6 +24,7 @@ from .exceptions import (
 from .io import load, save
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr_boosting import KRRBoostRegressor
+from .multilabel import MultiLabelClassifier
 from .outputs import graph
 from .outputs.kernels import (
     DiffusionKernel,
@@ -53,6 +54,7 @@ __all__ = [
     "Kernel",
     "KernelError",
     "LinearKernel",
+    "MultiLabelClassifier",
     "NotFittedError",
     "OK3ForestRegressor",
     "OK3Regressor",
