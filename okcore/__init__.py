@@ -4,7 +4,7 @@ Geurts, Wehenkel & d'Alché-Buc, "Gradient boosting for kernelized output spaces
 numpy / scipy / numba only; never imports the web stack.
 """
 
-from . import metrics, model_selection
+from . import bipartite, metrics, model_selection
 from .base import FITTED_ATTRIBUTES, FitProgress, FittedEnsemble, OKEstimator
 from .boosting import OKBoostRegressor
 from .estimators import (
@@ -67,6 +67,7 @@ __all__ = [
     "PrecomputedKernel",
     "RBFKernel",
     "__version__",
+    "bipartite",
     "graph",
     "estimator_parameter_schema",
     "estimator_parameters",
