@@ -194,13 +194,18 @@ def run(argv: Sequence[str] | None = None) -> Report:
                 f"  {method:14s} AUROC blocks {summary['blocks_auroc']:.3f} "
                 f"AP blocks {summary['blocks_ap']:.3f} ({fit_cpu:.0f} CPU s)"
             )
-    out_dir, _ = output_dirs(args)
-    text = render(report, sets, methods)
-    print(text)
-    print(report.timing())
-    report.save(out_dir)
-    (out_dir / f"{report.name}.txt").write_text(text + "\n" + report.timing() + "\n")
+            save(report, args, sets, methods)  # after every method: a stopped run keeps its rows
+    print(save(report, args, sets, methods))
     return report
+
+
+def save(report: Report, args: Any, sets: list[str], methods: list[str]) -> str:
+    """Write the JSON and the text tables of the rows so far; return the text."""
+    out_dir, _ = output_dirs(args)
+    text = render(report, sets, methods) + "\n" + report.timing() + "\n"
+    report.save(out_dir)
+    (out_dir / f"{report.name}.txt").write_text(text)
+    return text
 
 
 def render(report: Report, sets: list[str], methods: list[str]) -> str:
