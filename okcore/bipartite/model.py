@@ -14,10 +14,11 @@ the known columns scores W_row(r) Y, a new column c against the known rows W_col
 New row x new column (neither side known) combines both models (``new_pairs``):
 - "two-step": S(r, c) = W_row(r) Y W_col(c)^T, the column model's weights over the known
   columns applied to the row model's predicted profile of r (equivalently the row model's
-  weights applied to c's predicted profile: the two orders agree). For kernel ridge models
-  this is two-step kernel ridge regression (Stock et al. 2018, eq. 7), which equals
-  Kronecker KRR with a product regulariser; for trees the second step keeps the trees grown
-  on the known profiles. No fit at prediction time: O(q n_cols (n_rows + q')) given W.
+  weights applied to c's predicted profile: the two orders agree). With one kernel ridge
+  regression per side this is two-step kernel ridge regression (Pahikkala et al. 2014; Stock
+  et al. 2018, who relate it to Kronecker KRR), here with the mean profile as offset; for
+  trees the second step keeps the trees grown on the known profiles. No fit at prediction
+  time: O(q n_cols (n_rows + q')) given W.
 - "refit": two-step with the second model refitted, as Pahikkala et al. and Schrynemackers
   et al. describe it: a fresh column model learns the predicted profiles of the new rows,
   P = W_row(R) Y (q columns of outputs), from the known columns' inputs and predicts them for
