@@ -113,3 +113,13 @@ def test_params_and_clone() -> None:
     assert sk_base.clone(model).get_params()["estimator__n_estimators"] == 9
     with pytest.raises(InvalidParameterError, match="'metric' parameter"):
         MultiLabelClassifier(metric="auc").fit(*_data())
+
+
+def test_wraps_a_scikit_learn_regressor() -> None:
+    """Any regressor with fit / predict and get_params works (the benchmarks' peers)."""
+    ensemble = pytest.importorskip("sklearn.ensemble")
+    X, Y = _data()
+    forest = ensemble.ExtraTreesRegressor(n_estimators=10, random_state=0)
+    model = MultiLabelClassifier(forest).fit(X, Y)
+    assert model.estimator_ is not forest and model.predict(X).shape == Y.shape
+    assert 0 <= model.predict_proba(X).min() and model.predict_proba(X).max() <= 1
