@@ -82,7 +82,8 @@ class BipartiteRegressor(MetaEstimator):
         themselves; any name :func:`okcore.make_kernel` knows).
 
     Fitted attributes: ``row_model_``, ``col_model_`` (fitted clones), ``Y_`` (n_rows,
-    n_cols), ``n_rows_``, ``n_cols_``.
+    n_cols), ``X_rows_``, ``X_cols_`` (the training inputs, referenced, not copied),
+    ``n_rows_``, ``n_cols_``.
     """
 
     _parameter_constraints: dict[str, list[Any]] = {"new_pairs": [Options(NEW_PAIR_METHODS)]}
@@ -123,8 +124,7 @@ class BipartiteRegressor(MetaEstimator):
         )
         self.Y_ = Y
         self.n_rows_, self.n_cols_ = Y.shape
-        if self.new_pairs == "refit":  # the second step refits on the training inputs
-            self.X_rows_, self.X_cols_ = X_rows, X_cols
+        self.X_rows_, self.X_cols_ = X_rows, X_cols  # "refit" fits its second step on them
         return self
 
     def row_weights(self, X_new_rows: Any) -> np.ndarray:
