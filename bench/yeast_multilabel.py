@@ -206,13 +206,18 @@ def run(argv: Sequence[str] | None = None) -> Report | None:
         report.add(method, **row, cpu_s=cpu)
         log(f"{method:16s} micro-F1 {row['micro_f1']:.3f} macro-F1 {row['macro_f1']:.3f} "
             f"Hamming {row['hamming_loss']:.3f} rank loss {row['ranking_loss']:.3f} ({cpu:.0f} CPU s)")  # fmt: skip
-    out_dir, _ = output_dirs(args)
-    text = render(report, methods)
-    print(text)
-    print(report.timing())
-    report.save(out_dir)
-    (out_dir / f"{report.name}.txt").write_text(text + "\n" + report.timing() + "\n")
+        save(report, args, methods)  # after every method: a stopped run keeps its rows
+    print(save(report, args, methods))
     return report
+
+
+def save(report: Report, args: Any, methods: list[str]) -> str:
+    """Write the JSON and the text table of the rows so far; return the text."""
+    out_dir, _ = output_dirs(args)
+    text = render(report, [m for m in methods if m in report.rows]) + "\n" + report.timing() + "\n"
+    report.save(out_dir)
+    (out_dir / f"{report.name}.txt").write_text(text)
+    return text
 
 
 def render(report: Report, methods: list[str]) -> str:
