@@ -1,4 +1,5 @@
-"""Evaluation measures of the paper (section 3): Err^phi, Err^Y and edge AUC."""
+"""Evaluation measures: the paper's (section 3: Err^phi, Err^Y, edge AUC), average precision, and
+the multi-label measures (Hamming loss, F1, ranking loss, one-error, coverage, LRAP)."""
 
 from __future__ import annotations
 
