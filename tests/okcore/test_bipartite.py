@@ -179,3 +179,15 @@ def test_block_scores_and_forest_cv() -> None:
     forest = BipartiteRegressor(OK3ForestRegressor(n_estimators=20, random_state=0))
     result = bipartite_cross_validate(forest, X_rows, X_cols, Y, n_folds=(2, 3))
     assert len(result.folds) == 6 and result.summary()["new_rows_auroc"] > 0.6
+
+
+def test_bad_shapes_and_parameters_are_refused() -> None:
+    X_rows, X_cols, Y = _network()
+    with pytest.raises(DataError, match="one input row per row and per column vertex"):
+        BipartiteRegressor(_boost()).fit(X_rows[:-1], X_cols, Y)
+    with pytest.raises(DataError, match="pass X_rows"):
+        BipartiteRegressor(_boost()).fit(X_rows, X_cols, Y).predict()
+    from okcore.exceptions import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="'new_pairs' parameter"):
+        BipartiteRegressor(new_pairs="product").fit(X_rows, X_cols, Y)

@@ -123,3 +123,13 @@ def test_wraps_a_scikit_learn_regressor() -> None:
     model = MultiLabelClassifier(forest).fit(X, Y)
     assert model.estimator_ is not forest and model.predict(X).shape == Y.shape
     assert 0 <= model.predict_proba(X).min() and model.predict_proba(X).max() <= 1
+
+
+def test_label_rows_must_be_binary() -> None:
+    from okcore.exceptions import DataError
+
+    X, Y = _data()
+    with pytest.raises(DataError, match="0/1 label rows"):
+        MultiLabelClassifier(threshold=0.5).fit(X, Y * 2)
+    with pytest.raises(DataError, match="rows but Y has"):
+        MultiLabelClassifier(threshold=0.5).fit(X[:-1], Y)
