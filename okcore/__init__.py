@@ -4,7 +4,7 @@ Geurts, Wehenkel & d'Alché-Buc, "Gradient boosting for kernelized output spaces
 numpy / scipy / numba only; never imports the web stack.
 """
 
-from . import metrics, model_selection
+from . import bipartite, metrics, model_selection
 from .base import FITTED_ATTRIBUTES, FittedEnsemble, OKEstimator
 from .boosting import OKBoostRegressor
 from .callbacks import EarlyStopping, FitProgress
@@ -31,6 +31,7 @@ from .exceptions import (
 from .io import load, save
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr_boosting import KRRBoostRegressor
+from .multilabel import MultiLabelClassifier
 from .outputs import graph
 from .outputs.kernels import (
     DiffusionKernel,
@@ -63,6 +64,7 @@ __all__ = [
     "Kernel",
     "KernelError",
     "LinearKernel",
+    "MultiLabelClassifier",
     "NotFittedError",
     "OK3ForestRegressor",
     "OK3Regressor",
@@ -77,6 +79,7 @@ __all__ = [
     "TreeEstimator",
     "UnknownParameterError",
     "__version__",
+    "bipartite",
     "check_gram",
     "graph",
     "check_parameter_names",

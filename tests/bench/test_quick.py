@@ -20,6 +20,7 @@ if str(REPO) not in sys.path:
 
 from bench import (  # noqa: E402
     bench_scale,
+    drug_target,
     friedman1,
     krr_cora,
     krr_kin40k,
@@ -28,6 +29,7 @@ from bench import (  # noqa: E402
     network_completion,
     robust_losses,
     usps_completion,
+    yeast_multilabel,
 )
 from bench.common import weight_errors  # noqa: E402
 
@@ -44,14 +46,16 @@ SCRIPTS = {
     "krr_widths": (krr_kin40k.run, ["--width-scales", "1", "2", "--jobs", "2"], []),
     "krr_usps": (krr_usps.run, [], []),
     "krr_cora": (krr_cora.run, [], []),
+    "drug_target": (drug_target.run, [], []),
+    "yeast_multilabel": (yeast_multilabel.run, [], []),
 }
 
 
-def _have_data() -> bool:
+def _have_data(folder: str = "cora") -> bool:
     try:
         from bench.common import data_dir
 
-        return (data_dir() / "cora").is_dir()
+        return (data_dir() / folder).is_dir()
     except FileNotFoundError:
         return False
 
@@ -69,7 +73,11 @@ NEEDS_DATA = {
     "krr_widths",
     "krr_usps",
     "krr_cora",
+    "drug_target",
+    "yeast_multilabel",
 }
+# the data folder a script reads, where it is not cora
+DATA_FOLDER = {"drug_target": "yamanishi2008_dti", "yeast_multilabel": "yeast_multilabel"}
 
 
 @pytest.mark.parametrize(
@@ -78,7 +86,7 @@ NEEDS_DATA = {
         pytest.param(
             name,
             marks=pytest.mark.skipif(
-                name in NEEDS_DATA and not _have_data(),
+                name in NEEDS_DATA and not _have_data(DATA_FOLDER.get(name, "cora")),
                 reason="shared data folder not found (set OKBOOST_DATA)",
             ),
         )

@@ -1,0 +1,236 @@
+"""Drug-target interaction prediction on the Yamanishi et al. (2008) gold standard: okcore's
+bipartite models against scikit-learn peers on the same K x K folds.
+
+Data (../shared/data/yamanishi2008_dti, see its SOURCE.md): for each of nuclear receptors
+(nr), GPCRs (gpcr), ion channels (ic) and enzymes (e), the targets x drugs adjacency, the
+drug-drug SIMCOMP similarity (asymmetric: used as (S + S^T) / 2) and the target-target
+normalised Smith-Waterman similarity.
+
+Protocol (Schrynemackers et al. 2013): targets and drugs each split into K folds stratified by
+degree (K = 4 nr, 3 gpcr, 2 ic and e; seed 0); for every (target fold, drug fold) the models
+learn the learned targets x learned drugs only, each side's inputs being the empirical kernel
+map (similarities to the learned vertices of that side); AUROC and average precision on the
+new-target, new-drug and new x new blocks, averaged over the K x K configurations, then over
+the three blocks. okcore.bipartite.bipartite_cross_validate runs every method, peers included,
+so all see the same folds and the same input slices.
+
+Methods (rows = targets, columns = drugs; every one is a row model + a column model):
+- okboost: OKBoostRegressor() defaults (M = 100, nu = 0.1, J = 10), "two-step" new x new;
+- okboost_refit: the same with the refitted two-step (new_pairs="refit");
+- okboost_et: OK3-et + OKBoost (splitter="random", M = 300, nu = 0.05, J = 10);
+- ok3_et: extra-trees of OK3 (100 fully grown trees, splitter="random", no bootstrap);
+- ok3_et_refit: the same with the refitted two-step;
+- krr: one kernel ridge regression per side, KRRBoostRegressor(n_estimators=1, subset_size=N,
+  n_basis=N, basis_selection="random", regularization="shrinkage", learning_rate=1,
+  input_kernel="precomputed", alpha=1) (N = all training rows of the side);
+- sk_et: scikit-learn ExtraTreesRegressor (100 trees, multi-output) per side on the same
+  kernel-map features, new x new by the refitted two-step (it has no W^F);
+- sk_krr: scikit-learn KernelRidge(kernel="precomputed", alpha=1) per side, refitted two-step
+  (for a linear smoother the same as two-step KRR).
+
+    python -m bench.drug_target                 # all four sets
+    python -m bench.drug_target --sets nr gpcr  # some
+    python -m bench.drug_target --quick         # CI smoke run (nr, tiny models)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone as sk_clone
+from sklearn.ensemble import ExtraTreesRegressor
+from sklearn.kernel_ridge import KernelRidge
+
+from bench.common import Report, base_parser, data_dir, log, output_dirs
+from okcore import KRRBoostRegressor, OK3ForestRegressor, OKBoostRegressor
+from okcore.bipartite import BipartiteRegressor, bipartite_cross_validate
+from okcore.meta import MetaEstimator
+
+SETS = {"nr": 4, "gpcr": 3, "ic": 2, "e": 2}
+SET_NAMES = {"nr": "nuclear receptors", "gpcr": "GPCRs", "ic": "ion channels", "e": "enzymes"}
+LABELS = {
+    "okboost": "OKBoost (defaults), two-step",
+    "okboost_refit": "OKBoost (defaults), refitted two-step",
+    "okboost_et": "OK3-et + OKBoost (M 300, nu 0.05), two-step",
+    "ok3_et": "OK3 extra-trees (100), two-step",
+    "ok3_et_refit": "OK3 extra-trees (100), refitted two-step",
+    "krr": "okcore KRR (one stage, exact), two-step",
+    "sk_et": "scikit-learn ExtraTreesRegressor (100), refitted two-step",
+    "sk_krr": "scikit-learn KernelRidge, refitted two-step",
+}
+BLOCK_NAMES = {"new_rows": "new target", "new_cols": "new drug", "new_pairs": "new x new"}
+
+
+def load_set(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], list[str]]:
+    """(Y targets x drugs, target similarity, symmetrised drug similarity, target ids, drug ids)."""
+    import pandas as pd
+
+    folder = data_dir() / "yamanishi2008_dti"
+    adm = pd.read_csv(folder / f"{name}_admat_dgc.txt", sep="\t", index_col=0)
+    drugs = pd.read_csv(folder / f"{name}_simmat_dc.txt", sep="\t", index_col=0)
+    if name == "e":
+        targets = np.load(folder / "e_simmat_dg.npy").astype(np.float64)
+    else:
+        frame = pd.read_csv(folder / f"{name}_simmat_dg.txt", sep="\t", index_col=0)
+        assert list(frame.index) == list(adm.index)
+        targets = frame.to_numpy(np.float64)
+    assert list(drugs.index) == list(adm.columns)
+    S_drug = drugs.to_numpy(np.float64)
+    return (
+        adm.to_numpy(np.float64),
+        (targets + targets.T) / 2,
+        (S_drug + S_drug.T) / 2,
+        list(adm.index),
+        list(adm.columns),
+    )
+
+
+class SklearnBipartite(MetaEstimator):
+    """A row and a column scikit-learn regressor; new x new by the refitted two-step (average
+    of both orders), the combination available to a model without W^F."""
+
+    def __init__(self, estimator: Any = None) -> None:
+        self.estimator = estimator
+
+    def fit(self, X_rows: Any, X_cols: Any, Y: np.ndarray) -> SklearnBipartite:
+        self.row_ = sk_clone(self.estimator).fit(X_rows, Y)
+        self.col_ = sk_clone(self.estimator).fit(X_cols, Y.T)
+        self.X_rows_, self.X_cols_ = X_rows, X_cols
+        return self
+
+    def predict_new_rows(self, X: Any) -> np.ndarray:
+        return self.row_.predict(X).reshape(X.shape[0], -1)
+
+    def predict_new_cols(self, X: Any) -> np.ndarray:
+        return self.col_.predict(X).reshape(X.shape[0], -1).T
+
+    def predict_new_pairs(self, X_rows: Any, X_cols: Any) -> np.ndarray:
+        P = self.predict_new_rows(X_rows)  # (q, n_cols)
+        by_cols = sk_clone(self.estimator).fit(self.X_cols_, P.T).predict(X_cols)  # (q', q)
+        Pc = self.predict_new_cols(X_cols)  # (n_rows, q')
+        by_rows = sk_clone(self.estimator).fit(self.X_rows_, Pc).predict(X_rows)  # (q, q')
+        return 0.5 * (by_cols.reshape(len(X_cols), -1).T + by_rows.reshape(len(X_rows), -1))
+
+
+#: One exact kernel ridge regression: a single stage on all rows, every row a basis vector
+#: (subset_size and n_basis are capped at the number of training rows).
+EXACT_KRR = {
+    "n_estimators": 1,
+    "subset_size": 10**9,
+    "n_basis": 10**9,
+    "basis_selection": "random",
+    "regularization": "shrinkage",
+    "learning_rate": 1.0,
+    "input_kernel": "precomputed",
+    "alpha": 1.0,
+    "random_state": 0,
+}
+
+
+def make_method(method: str, quick: bool) -> Any:
+    trees = 5 if quick else 100
+    rounds = 5 if quick else 100
+    if method.startswith("okboost_et"):
+        est = OKBoostRegressor(
+            splitter="random",
+            n_estimators=5 if quick else 300,
+            learning_rate=0.05,
+            max_splits=10,
+            random_state=0,
+        )
+    elif method.startswith("okboost"):
+        est = OKBoostRegressor(n_estimators=rounds, random_state=0)
+    elif method.startswith("ok3_et"):
+        est = OK3ForestRegressor(
+            n_estimators=trees, splitter="random", bootstrap=False, random_state=0
+        )
+    elif method == "krr":
+        est = KRRBoostRegressor(**EXACT_KRR)  # type: ignore[arg-type]
+    elif method == "sk_et":
+        return SklearnBipartite(ExtraTreesRegressor(n_estimators=trees, random_state=0))
+    elif method == "sk_krr":
+        return SklearnBipartite(KernelRidge(alpha=1.0, kernel="precomputed"))
+    else:
+        raise ValueError(f"unknown method {method!r}")
+    return BipartiteRegressor(est, new_pairs="refit" if method.endswith("_refit") else "two-step")
+
+
+def run(argv: Sequence[str] | None = None) -> Report:
+    parser = base_parser(__doc__.splitlines()[0])
+    parser.add_argument("--sets", nargs="+", default=None, choices=list(SETS))
+    parser.add_argument("--methods", nargs="+", default=None, choices=list(LABELS))
+    args = parser.parse_args(argv)
+    sets = args.sets or (["nr"] if args.quick else list(SETS))
+    methods = args.methods or list(LABELS)
+    report = Report(
+        name=args.name or ("drug_target_quick" if args.quick else "drug_target"),
+        argv=["bench.drug_target", *(argv if argv is not None else sys.argv[1:])],
+        settings={
+            "sets": sets,
+            "methods": methods,
+            "K": {s: SETS[s] for s in sets},
+            "seed": args.seed,
+            "quick": args.quick,
+        },  # fmt: skip
+        labels=dict(LABELS),
+    )
+    for name in sets:
+        Y, S_targets, S_drugs, _, _ = load_set(name)
+        log(f"{name}: {Y.shape[0]} targets x {Y.shape[1]} drugs, {int(Y.sum())} interactions")
+        for method in methods:
+            result = bipartite_cross_validate(
+                make_method(method, args.quick), S_targets, S_drugs, Y,
+                n_folds=SETS[name], row_inputs="similarity", col_inputs="similarity",
+                random_state=args.seed,
+            )  # fmt: skip
+            summary = result.summary()
+            fit_cpu = float(np.sum([f["fit_time"] + f["predict_time"] for f in result.folds]))
+            report.add(f"{name}/{method}", **summary, cpu_s=fit_cpu)
+            report.extra.setdefault("configurations", {})[f"{name}/{method}"] = result.folds
+            log(
+                f"  {method:14s} AUROC blocks {summary['blocks_auroc']:.3f} "
+                f"AP blocks {summary['blocks_ap']:.3f} ({fit_cpu:.0f} CPU s)"
+            )
+            save(report, args, sets, methods)  # after every method: a stopped run keeps its rows
+    print(save(report, args, sets, methods))
+    return report
+
+
+def save(report: Report, args: Any, sets: list[str], methods: list[str]) -> str:
+    """Write the JSON and the text tables of the rows so far; return the text."""
+    out_dir, _ = output_dirs(args)
+    text = render(report, sets, methods) + "\n" + report.timing() + "\n"
+    report.save(out_dir)
+    (out_dir / f"{report.name}.txt").write_text(text)
+    return text
+
+
+def render(report: Report, sets: list[str], methods: list[str]) -> str:
+    lines = []
+    for measure, title in (("auroc", "AUROC"), ("ap", "average precision")):
+        lines += [
+            f"\n## {title}, mean over the K x K configurations (mean over blocks last)\n",
+            "| set | method | new target | new drug | new x new | pooled | mean of blocks | CPU s |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for name in sets:
+            for method in methods:
+                row = report.rows.get(f"{name}/{method}")
+                if row is None:
+                    continue
+                cells = [row[f"{b}_{measure}"][0] for b in BLOCK_NAMES] + [
+                    row[f"pooled_{measure}"][0],
+                    row[f"blocks_{measure}"][0],
+                ]
+                vals = " | ".join(f"{v:.3f}" for v in cells)
+                lines.append(
+                    f"| {name} (K={SETS[name]}) | {LABELS[method]} | {vals} | {row['cpu_s'][0]:.0f} |"
+                )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,23 @@
+"""Bipartite networks (drug-target, protein-ligand, user-item): two one-sided output-kernel
+models, their combination for pairs of new vertices, and K x K cross-validation with AUROC and
+average precision per block."""
+
+from .model import NEW_PAIR_METHODS, BipartiteRegressor, side_inputs
+from .validation import (
+    BLOCKS,
+    BipartiteCVResult,
+    bipartite_cross_validate,
+    block_scores,
+    degree_stratified_folds,
+)
+
+__all__ = [
+    "BLOCKS",
+    "NEW_PAIR_METHODS",
+    "BipartiteCVResult",
+    "BipartiteRegressor",
+    "bipartite_cross_validate",
+    "block_scores",
+    "degree_stratified_folds",
+    "side_inputs",
+]

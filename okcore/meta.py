@@ -1,0 +1,74 @@
+"""Estimators built on other estimators (multi-label, bipartite): scikit-learn's parameter
+protocol for an estimator whose parameters include estimators, and ``clone``.
+
+Nested parameters follow scikit-learn: ``get_params(deep=True)`` lists ``estimator__<name>``
+for every parameter of an inner estimator and ``set_params`` accepts them, so grid searches
+and ``sklearn.base.clone`` work on these wrappers as on any okcore estimator.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+
+def clone(estimator: Any) -> Any:
+    """A fresh unfitted estimator with the same parameters (inner estimators cloned too);
+    scikit-learn's ``clone`` without the dependency."""
+    params = {
+        name: clone(value)
+        if hasattr(value, "get_params") and not isinstance(value, type)
+        else value
+        for name, value in estimator.get_params(deep=False).items()
+    }
+    return type(estimator)(**params)
+
+
+class MetaEstimator:
+    """Parameter handling for estimators whose ``__init__`` stores keyword arguments, some of
+    them estimators (``get_params`` / ``set_params`` with ``<inner>__<name>`` keys)."""
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        signature = inspect.signature(cls.__init__)
+        return sorted(p.name for p in signature.parameters.values() if p.name != "self")
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        params = {name: getattr(self, name) for name in self._get_param_names()}
+        if deep:
+            for name, value in list(params.items()):
+                if hasattr(value, "get_params") and not isinstance(value, type):
+                    for key, inner in value.get_params(deep=True).items():
+                        params[f"{name}__{key}"] = inner
+        return params
+
+    def set_params(self, **params: Any) -> MetaEstimator:
+        valid = self._get_param_names()
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            name, _, inner = key.partition("__")
+            if name not in valid:
+                raise ValueError(
+                    f"Invalid parameter {name!r} for estimator {type(self).__name__}. "
+                    f"Valid parameters are: {valid}."
+                )
+            if inner:
+                nested.setdefault(name, {})[inner] = value
+            else:
+                setattr(self, name, value)
+        for name, inner_params in nested.items():
+            getattr(self, name).set_params(**inner_params)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {
+            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+        }
+        changed = [
+            f"{k}={v!r}"
+            for k, v in self.get_params(deep=False).items()
+            if not (
+                v is defaults.get(k) or (isinstance(v, str | int | float) and v == defaults.get(k))
+            )
+        ]
+        return f"{type(self).__name__}({', '.join(changed)})"
