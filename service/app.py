@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic.json_schema import models_json_schema
@@ -26,7 +27,13 @@ from service.deps import Services, require_token
 from service.docs_pages import create_offline_docs_app
 from service.errors import ServiceError, error_body
 from service.evaluate_schemas import EvaluateRequest
-from service.guards import BodyLimits, HostAllowList, LastResort
+from service.guards import (
+    BodyLimits,
+    CrossSiteGuard,
+    HostAllowList,
+    LastResort,
+    normalise_origin,
+)
 from service.jobs import JobManager
 from service.metrics import Metrics, MetricsMiddleware
 from service.routes import (
@@ -188,7 +195,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.services = services
-    # the last added runs first: Host check, then body caps, then the last-resort 500
+    # the last added runs first: Host check, cross-site check, body caps, last-resort 500
     app.add_middleware(LastResort)
     app.add_middleware(
         BodyLimits,
@@ -196,6 +203,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_json_bytes=settings.max_json_bytes,
         read_timeout=settings.body_read_timeout,
     )
+    app.add_middleware(CrossSiteGuard, allowed_origins=settings.allowed_origin_list())
+    if settings.allowed_origin_list():  # their pages must read answers and pass preflights
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=[normalise_origin(o) for o in settings.allowed_origin_list()],
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "Accept"],
+            expose_headers=["Location"],
+        )
     app.add_middleware(HostAllowList, allowed_hosts=settings.allowed_host_list())
     # added last, so it runs first: every request is counted, refused ones included
     app.add_middleware(

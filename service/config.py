@@ -52,6 +52,14 @@ class Settings(BaseSettings):
         "Default: localhost, 127.0.0.1, [::1] and the bound host when it is a specific "
         "interface; any host when a token is set (the token then keeps other sites out).",
     )
+    allowed_origins: str | None = Field(
+        None,
+        description="Comma-separated origins (scheme://host:port, such as "
+        "https://app.example.org) of web pages allowed to send state-changing requests "
+        "(POST, DELETE) to the service from a browser; they also get CORS answers. Default: "
+        "none, a browser request from a page of another site is refused (403): any page the "
+        "user visits could otherwise send forms to a server on localhost.",
+    )
     allow_remote_without_token: bool = Field(
         False,
         description="Let `okboost serve` listen on a non-loopback interface (such as "
@@ -185,6 +193,10 @@ class Settings(BaseSettings):
         if self.allowed_hosts is not None:
             return [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
         return ["*"] if self.token else default_allowed_hosts(self.host)
+
+    def allowed_origin_list(self) -> list[str]:
+        """The origins of ``allowed_origins``."""
+        return [o.strip() for o in (self.allowed_origins or "").split(",") if o.strip()]
 
     def exposure_problem(self) -> str | None:
         """Why `okboost serve` must not start with these settings: a non-loopback interface
