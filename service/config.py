@@ -161,11 +161,13 @@ class Settings(BaseSettings):
     max_dense_values: int = Field(
         20_000_000,
         ge=1,
-        description="Largest dense matrix an answer may hold, in values (Q x N for "
-        "/predict weights = dense and /kernel against = training, Q x Q or Q x Q2 for the "
-        "predicted kernel), the most edges one /kernel answer and the most triples one "
-        "sparse W^F answer may list; larger asks get "
-        "422 naming the sparse alternative (weights = sparse, top_k edges, fewer rows).",
+        description="Largest dense matrix an answer or an intermediate may hold, in values "
+        "(Q x N for /predict weights = dense and /kernel against = training, Q x Q or Q x Q2 "
+        "for the predicted kernel, Q x top_k pre-images (times d with return_outputs), C x N "
+        "for candidates sent to /predict, Q x top_k new-known edges), the most edges one "
+        "/kernel answer and the most triples one sparse W^F answer may list; pre-images are "
+        "computed in blocks of rows within it. Larger asks get 422 naming the way around "
+        "(weights = sparse, top_k edges, fewer rows or candidates per request).",
     )
     log_level: str = Field("info", description="uvicorn log level.")
 
