@@ -25,7 +25,7 @@ from service.bodies import from_validation_error
 from service.config import Settings
 from service.deps import Services, require_token
 from service.docs_pages import create_offline_docs_app
-from service.errors import ServiceError, error_body
+from service.errors import NotFound, ServiceError, UnknownModel, error_body
 from service.evaluate_schemas import EvaluateRequest
 from service.guards import (
     BodyLimits,
@@ -104,9 +104,23 @@ def _allowed_methods(request: Request) -> list[str]:
     return sorted(methods)
 
 
+def _unknown_model(exc: UnknownModel, jobs: JobManager) -> ServiceError:
+    """The 404 of an unknown model id, saying so when the id is a training job's (the id a
+    202 from /train answers first)."""
+    if not jobs.path(exc.model_id).exists():
+        return exc
+    return NotFound(
+        f"'{exc.model_id}' is the id of a training job, not of a model: GET "
+        f"/jobs/{exc.model_id} tells the job's state and, once it is done, the model_id "
+        "to use here"
+    )
+
+
 def _install_error_handlers(app: FastAPI) -> None:
-    async def service_error(_: Request, exc: Exception) -> JSONResponse:
+    async def service_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ServiceError)
+        if isinstance(exc, UnknownModel):
+            exc = _unknown_model(exc, request.app.state.services.jobs)
         return JSONResponse(exc.body(), exc.status, headers=exc.headers or None)
 
     async def okcore_error(_: Request, exc: Exception) -> JSONResponse:

@@ -304,6 +304,55 @@ def _describe_position(arr: np.ndarray) -> str:
     return "[" + ", ".join(str(int(i)) for i in bad) + "]"
 
 
+def _entry_problem(entry: Any, where: str, row: int | None) -> str | None:
+    """Why one entry of a JSON array is not a number, or None when it is one."""
+    if isinstance(entry, bool) or not isinstance(entry, int | float | None):
+        if isinstance(entry, str):
+            try:
+                float(entry)
+            except ValueError:
+                drop = f" or drop row {row}" if row is not None else ""
+                return (
+                    f"{where} is the text {entry[:40]!r}, not a number: a missing value cannot "
+                    f"be sent; fill it in (impute){drop} before sending"
+                )
+            return f"{where} is the text {entry[:40]!r}: send numbers without quotes"
+        kind = "an array" if isinstance(entry, list | tuple) else type(entry).__name__
+        return f"{where} is {kind}, not a number"
+    return None
+
+
+def _unreadable_entry(value: Any, name: str, ndim: int) -> str | None:
+    """Why nested lists are not a ``ndim``-D array of numbers: the first row whose length
+    differs from the first row's, or the first entry that is not a number, by row and
+    column; None when the cause is elsewhere. Runs only once numpy has refused the value."""
+    if not isinstance(value, list | tuple):
+        return None
+    if ndim == 1:
+        for j, entry in enumerate(value):
+            problem = _entry_problem(entry, f"{name}[{j}]", None)
+            if problem is not None:
+                return problem
+        return None
+    rows = [r for r in value if isinstance(r, list | tuple)]
+    if not rows:
+        return None
+    width = len(rows[0])
+    for i, row in enumerate(value):
+        if not isinstance(row, list | tuple):
+            return f"{name}[{i}] is not a row (a list of {width} numbers) like {name}[0]"
+        if len(row) != width:
+            return (
+                f"{name}[{i}] has {len(row)} values but {name}[0] has {width}: rows must "
+                "be of equal length, one value per column"
+            )
+        for j, entry in enumerate(row):
+            problem = _entry_problem(entry, f"{name}[{i}][{j}] (row {i}, column {j})", i)
+            if problem is not None:
+                return problem
+    return None
+
+
 def as_float_array(
     value: Any, name: str, ndim: int, *, allow_1d_column: bool = False
 ) -> np.ndarray:
@@ -315,6 +364,9 @@ def as_float_array(
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (ValueError, TypeError) as exc:
+        why = _unreadable_entry(value, name, ndim)
+        if why is not None:
+            raise ValueError(why) from None
         reason = str(exc).split(".")[0]
         raise ValueError(
             f"{name} must be a {ndim}-D array of numbers with rows of equal length ({reason})"
