@@ -223,8 +223,10 @@ class CrossSiteGuard:
     token, such a request from a page the user merely visits could train, import or delete
     models. Browsers say where a request comes from: ``Sec-Fetch-Site`` (``same-origin``,
     ``same-site``, ``cross-site``, or ``none`` when the user typed the address) and
-    ``Origin``. A request is refused when Sec-Fetch-Site is ``same-site`` or ``cross-site``,
-    or when its Origin is not the server's own, and its Origin is not in ``allowed_origins``.
+    ``Origin``. A request is refused when Sec-Fetch-Site is ``same-site`` or ``cross-site``
+    or, from a browser that does not send Sec-Fetch-Site, when its Origin is not the host
+    the request was sent to; unless its Origin is in ``allowed_origins``. Sec-Fetch-Site
+    ``same-origin`` is taken as the browser says (a reverse proxy may rewrite Host).
     Clients that are not browsers (curl, httpx, the okboost clients) send neither header and
     are not affected; GET, HEAD and OPTIONS are never refused."""
 
@@ -241,8 +243,11 @@ class CrossSiteGuard:
         origin = headers.get("origin")
         if origin is not None and normalise_origin(origin) in self.allowed:
             return None
+        if fetch_site in ("same-origin", "none"):  # the browser's word, proxies or not
+            return None
         if fetch_site in ("same-site", "cross-site"):
             return f"Sec-Fetch-Site: {fetch_site}, Origin: {(origin or 'none')[:100]}"
+        # a browser without Sec-Fetch-Site: its Origin against the Host the request names
         if origin is not None and not _same_origin(origin, headers.get("host", "")):
             return f"Origin: {origin[:100]}"
         return None

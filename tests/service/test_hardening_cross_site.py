@@ -57,6 +57,8 @@ def test_same_origin_and_non_browser_requests_pass(
         {"origin": "http://localhost", "sec-fetch-site": "same-origin"},  # the /docs page
         {"origin": "http://localhost"},
         {"sec-fetch-site": "none"},  # typed by the user
+        # the docs page behind a reverse proxy that rewrites Host: the browser's word counts
+        {"origin": "https://models.example.org", "sec-fetch-site": "same-origin"},
     ):
         r = client.post("/predict", json=body, headers=headers)
         assert r.status_code == 200, (headers, r.text)
