@@ -28,6 +28,7 @@ from service.docs_pages import create_offline_docs_app
 from service.errors import NotFound, ServiceError, UnknownModel, error_body
 from service.evaluate_schemas import EvaluateRequest
 from service.guards import (
+    SAFE_METHODS,
     BodyLimits,
     CrossSiteGuard,
     HostAllowList,
@@ -47,6 +48,7 @@ from service.routes import (
     predict,
     train,
 )
+from service.routes._docs import cross_site_response
 from service.schemas import KernelRequest, PredictRequest, TrainRequest
 from service.store import ModelStore
 
@@ -165,6 +167,10 @@ def _openapi_with_request_models(app: FastAPI) -> dict[str, Any]:
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     for name, definition in defs.get("$defs", {}).items():
         components.setdefault(name, definition)
+    for operations in schema.get("paths", {}).values():  # what CrossSiteGuard may answer
+        for method, operation in operations.items():
+            if method.upper() in _METHODS - SAFE_METHODS:
+                operation.setdefault("responses", {}).setdefault("403", cross_site_response())
     app.openapi_schema = schema
     return schema
 

@@ -115,3 +115,11 @@ def test_every_route_of_the_openapi_schema_needs_the_token(tmp_path: Path) -> No
                 checked += 1
         assert checked >= 14
         assert c.get("/health/live").status_code == 200
+
+
+def test_the_schema_documents_the_403_of_every_post_and_delete(client: TestClient) -> None:
+    paths = client.app.openapi()["paths"]  # type: ignore[attr-defined]
+    for template, operations in paths.items():
+        for method, operation in operations.items():
+            documented = "403" in operation["responses"]
+            assert documented == (method in ("post", "delete")), (method, template)
