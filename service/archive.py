@@ -393,6 +393,30 @@ def _check_arrays(folder: Path) -> None:
             _check_npz(folder / "inputs.npz", "'inputs.npz'", None)
     except InvalidArchive as exc:
         raise InvalidArchive(f"the model in the archive cannot be loaded: {exc.message}") from None
+    _check_training_arrays(folder, manifest.get("attributes"))
+
+
+def _check_training_arrays(folder: Path, attributes: Any) -> None:
+    """The shapes of ``inputs.npy`` and ``outputs.npy``, read from their headers, against the
+    estimator's N and p (okcore's manifest), before np.load reads them whole: an archive of
+    a few kilobytes can hold gigabytes of zeros there."""
+    attributes = attributes if isinstance(attributes, dict) else {}
+    n, p = attributes.get("n_train_"), attributes.get("n_features_in_")
+    for name, want in (("inputs.npy", [n, p]), ("outputs.npy", [n])):
+        if not (folder / name).exists():
+            continue
+        with (folder / name).open("rb") as fh:
+            shape, dtype, _, _ = _npy_header(fh, f"'{name}'")
+        if np.dtype(dtype).hasobject:
+            raise InvalidArchive(
+                f"the model's files cannot be read: '{name}' holds Python objects, which "
+                "would need pickle"
+            )
+        if shape[: len(want)] != want or (name == "inputs.npy" and len(shape) != 2):
+            raise InvalidArchive(
+                f"the model in the archive is inconsistent: '{name}' has shape {shape} but "
+                f"the estimator was trained on {n} rows" + (f" of {p} features" if p else "")
+            )
 
 
 def _check_model(folder: Path, model_id: str) -> dict[str, Any]:

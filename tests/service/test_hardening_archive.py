@@ -151,3 +151,23 @@ def test_json_files_over_their_cap_are_refused_before_parsing(
 def test_a_valid_archive_still_imports(other: TestClient, good: Members) -> None:
     r = _import(other, _tar_gz(good))
     assert r.status_code == 201, r.text
+
+
+def test_training_arrays_of_the_wrong_shape_are_refused_before_they_are_read(
+    other: TestClient, good: Members
+) -> None:
+    """inputs.npy holding 64 MiB of zeros (a 64 KB archive): its header is compared with the
+    estimator's N and p before np.load reads it."""
+    npy = io.BytesIO()
+    np.save(npy, np.zeros((8 * MiB // 4, 4)))
+    archive = _tar_gz(_relist({**good, f"{ROOT}/inputs.npy": npy.getvalue()}))
+    assert len(archive) < 512 * 1024
+    tracemalloc.start()
+    try:
+        r = _import(other, archive)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert r.status_code == 422, r.text
+    assert "'inputs.npy' has shape [2097152, 4]" in r.json()["error"]["message"]
+    assert peak < 24 * MiB, f"{peak / MiB:.0f} MiB allocated while refusing the archive"
