@@ -188,6 +188,15 @@ def attacks(http: httpx.Client, model: dict[str, Any], archive: bytes) -> Iterat
     body = _tar_gz(_relist({**good, key: _npz_with_extra(good[key], 400 * MB)}))
     yield ("npz_member_bomb", f"{len(body) / MB:.2f} MB archive, a 400 MB zero .npz member",
            post("/models/import", content=body, headers=GZIP))  # fmt: skip
+    npy = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        npy, {"descr": "<f8", "fortran_order": False, "shape": (400 * MB // 8 // p, p)}
+    )
+    big = npy.getvalue() + bytes(400 * MB // 8 // p * p * 8)
+    body = _tar_gz(_relist({**good, f"{ROOT}/inputs.npy": big}))
+    del big
+    yield ("training_array_bomb", f"{len(body) / MB:.2f} MB archive, a 400 MB inputs.npy",
+           post("/models/import", content=body, headers=GZIP))  # fmt: skip
     record = json.loads(good[f"{ROOT}/record.json"])
     record["padding"] = "x" * (100 * MB)
     body = _tar_gz(_relist({**good, f"{ROOT}/record.json": json.dumps(record).encode()}))
