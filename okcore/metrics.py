@@ -3,6 +3,7 @@ the multi-label measures (Hamming loss, F1, ranking loss, one-error, coverage, L
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -141,7 +142,9 @@ def macro_f1(Y_true: Any, Y_pred: Any, *, zero_division: float = 0.0) -> float:
     return float(np.mean(_f1(tp, fp, fn, zero_division)))
 
 
-def _pair_counts(T: np.ndarray, S: np.ndarray, block: int = 4096):
+def _pair_counts(
+    T: np.ndarray, S: np.ndarray, block: int = 4096
+) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """Per sample: for each label j, the number of labels k with s_k >= s_j, split into
     relevant and all. O(Q L^2) time in blocks of ``block`` samples (labels are few)."""
     for start in range(0, T.shape[0], block):

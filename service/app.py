@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic.json_schema import models_json_schema
@@ -22,10 +23,17 @@ import okcore
 from service import __version__
 from service.config import Settings
 from service.deps import Services, require_token
-from service.errors import ServiceError, error_body
+from service.errors import NotFound, ServiceError, UnknownModel, error_body
 from service.http.bodies import from_validation_error
 from service.http.docs_pages import create_offline_docs_app
-from service.http.guards import BodyLimits, HostAllowList, LastResort
+from service.http.guards import (
+    SAFE_METHODS,
+    BodyLimits,
+    CrossSiteGuard,
+    HostAllowList,
+    LastResort,
+    normalise_origin,
+)
 from service.jobs.manager import JobManager
 from service.prometheus import Metrics, MetricsMiddleware
 from service.routes import (
@@ -39,6 +47,7 @@ from service.routes import (
     prometheus,
     train,
 )
+from service.routes.openapi import cross_site_response
 from service.schemas.api import KernelRequest, PredictRequest, TrainRequest
 from service.schemas.evaluate import EvaluateRequest
 from service.store.model_store import ModelStore
@@ -102,9 +111,23 @@ def _allowed_methods(request: Request) -> list[str]:
     return sorted(methods)
 
 
+def _unknown_model(exc: UnknownModel, jobs: JobManager) -> ServiceError:
+    """The 404 of an unknown model id, saying so when the id is a training job's (the id a
+    202 from /train answers first)."""
+    if not jobs.path(exc.model_id).exists():
+        return exc
+    return NotFound(
+        f"'{exc.model_id}' is the id of a training job, not of a model: GET "
+        f"/jobs/{exc.model_id} tells the job's state and, once it is done, the model_id "
+        "to use here"
+    )
+
+
 def _install_error_handlers(app: FastAPI) -> None:
-    async def service_error(_: Request, exc: Exception) -> JSONResponse:
+    async def service_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ServiceError)
+        if isinstance(exc, UnknownModel):
+            exc = _unknown_model(exc, request.app.state.services.jobs)
         return JSONResponse(exc.body(), exc.status, headers=exc.headers or None)
 
     async def okcore_error(_: Request, exc: Exception) -> JSONResponse:
@@ -149,6 +172,10 @@ def _openapi_with_request_models(app: FastAPI) -> dict[str, Any]:
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     for name, definition in defs.get("$defs", {}).items():
         components.setdefault(name, definition)
+    for operations in schema.get("paths", {}).values():  # what CrossSiteGuard may answer
+        for method, operation in operations.items():
+            if method.upper() in _METHODS - SAFE_METHODS:
+                operation.setdefault("responses", {}).setdefault("403", cross_site_response())
     app.openapi_schema = schema
     return schema
 
@@ -194,7 +221,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.services = services
-    # the last added runs first: Host check, then body caps, then the last-resort 500
+    # the last added runs first: Host check, cross-site check, body caps, last-resort 500
     app.add_middleware(LastResort)
     app.add_middleware(
         BodyLimits,
@@ -202,6 +229,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_json_bytes=settings.max_json_bytes,
         read_timeout=settings.body_read_timeout,
     )
+    app.add_middleware(CrossSiteGuard, allowed_origins=settings.allowed_origin_list())
+    if settings.allowed_origin_list():  # their pages must read answers and pass preflights
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=[normalise_origin(o) for o in settings.allowed_origin_list()],
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "Accept"],
+            expose_headers=["Location"],
+        )
     app.add_middleware(HostAllowList, allowed_hosts=settings.allowed_host_list())
     # added last, so it runs first: every request is counted, refused ones included
     app.add_middleware(

@@ -52,6 +52,14 @@ class Settings(BaseSettings):
         "Default: localhost, 127.0.0.1, [::1] and the bound host when it is a specific "
         "interface; any host when a token is set (the token then keeps other sites out).",
     )
+    allowed_origins: str | None = Field(
+        None,
+        description="Comma-separated origins (scheme://host:port, such as "
+        "https://app.example.org) of web pages allowed to send state-changing requests "
+        "(POST, DELETE) to the service from a browser; they also get CORS answers. Default: "
+        "none, a browser request from a page of another site is refused (403): any page the "
+        "user visits could otherwise send forms to a server on localhost.",
+    )
     allow_remote_without_token: bool = Field(
         False,
         description="Let `okboost serve` listen on a non-loopback interface (such as "
@@ -153,11 +161,13 @@ class Settings(BaseSettings):
     max_dense_values: int = Field(
         20_000_000,
         ge=1,
-        description="Largest dense matrix an answer may hold, in values (Q x N for "
-        "/predict weights = dense and /kernel against = training, Q x Q or Q x Q2 for the "
-        "predicted kernel), the most edges one /kernel answer and the most triples one "
-        "sparse W^F answer may list; larger asks get "
-        "422 naming the sparse alternative (weights = sparse, top_k edges, fewer rows).",
+        description="Largest dense matrix an answer or an intermediate may hold, in values "
+        "(Q x N for /predict weights = dense and /kernel against = training, Q x Q or Q x Q2 "
+        "for the predicted kernel, Q x top_k pre-images (times d with return_outputs), C x N "
+        "for candidates sent to /predict, Q x top_k new-known edges), the most edges one "
+        "/kernel answer and the most triples one sparse W^F answer may list; pre-images are "
+        "computed in blocks of rows within it. Larger asks get 422 naming the way around "
+        "(weights = sparse, top_k edges, fewer rows or candidates per request).",
     )
     log_level: str = Field("info", description="uvicorn log level.")
 
@@ -185,6 +195,10 @@ class Settings(BaseSettings):
         if self.allowed_hosts is not None:
             return [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
         return ["*"] if self.token else default_allowed_hosts(self.host)
+
+    def allowed_origin_list(self) -> list[str]:
+        """The origins of ``allowed_origins``."""
+        return [o.strip() for o in (self.allowed_origins or "").split(",") if o.strip()]
 
     def exposure_problem(self) -> str | None:
         """Why `okboost serve` must not start with these settings: a non-loopback interface

@@ -50,6 +50,14 @@ class NotFound(ServiceError):
     code = "not_found"
 
 
+class UnknownModel(NotFound):
+    """No model has this (well-formed) id; ``model_id`` lets the app say what the id is."""
+
+    def __init__(self, model_id: str) -> None:
+        super().__init__(f"unknown model '{model_id}'")
+        self.model_id = model_id
+
+
 class NotReady(ServiceError):
     """The model exists but cannot answer yet (training) or ever (failed)."""
 

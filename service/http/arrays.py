@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from service.errors import InvalidRequest, TooLarge
+from service.http.zipread import read_member
 
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -49,6 +50,28 @@ DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 CSR_MEMBERS = ("data", "indices", "indptr")
 
 
+class DecodeBudget:
+    """Bytes that decoding the parts of one request may allocate, all parts together: the
+    members of compressed ``.npz`` parts as they inflate, and the row pointers of a sparse
+    matrix converted to CSR (its declared rows, not its bytes). Each part is capped by the
+    request-size limit on its own; without a shared budget, 40 small sparse parts each
+    declaring 10^7 rows cost gigabytes before the request is validated."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.used = limit, 0
+
+    def charge(self, size: int, what: str) -> None:
+        """Count ``size`` more bytes for ``what``, or 413 when the total would pass the limit."""
+        if self.used + size > self.limit:
+            others = f" after {self.used} bytes of its other parts" if self.used else ""
+            raise TooLarge(
+                f"{what} expands to {size} bytes once decoded{others}: over the limit of "
+                f"{self.limit} bytes for all parts of one request together "
+                "(OKBOOST_MAX_REQUEST_BYTES); send fewer rows per request"
+            )
+        self.used += size
+
+
 def parse_shape(text: str, name: str) -> tuple[int, ...]:
     """Parse ``"300,5"``, ``"300x5"`` or ``"[300, 5]"`` into a shape tuple."""
     cleaned = text.strip().strip("[]()").replace("x", ",").replace(" ", "")
@@ -64,7 +87,9 @@ def parse_shape(text: str, name: str) -> tuple[int, ...]:
     return shape
 
 
-def _npy_header(data: bytes, name: str) -> tuple[np.dtype[Any], tuple[int, ...], bool, int]:
+def _npy_header(
+    data: bytes | bytearray, name: str
+) -> tuple[np.dtype[Any], tuple[int, ...], bool, int]:
     """(dtype, shape, fortran_order, data offset) of a .npy file, checked against its size."""
     fp = io.BytesIO(data)
     try:
@@ -100,7 +125,7 @@ def _npy_header(data: bytes, name: str) -> tuple[np.dtype[Any], tuple[int, ...],
     return dtype, tuple(shape), bool(fortran), fp.tell()
 
 
-def _parse_npy(data: bytes, name: str, *, allow_text: bool = False) -> np.ndarray:
+def _parse_npy(data: bytes | bytearray, name: str, *, allow_text: bool = False) -> np.ndarray:
     dtype, shape, fortran, offset = _npy_header(data, name)
     if allow_text and dtype.kind in "SU" and math.prod(shape) <= 16:
         return np.load(io.BytesIO(data), allow_pickle=False)
@@ -112,18 +137,20 @@ def _parse_npy(data: bytes, name: str, *, allow_text: bool = False) -> np.ndarra
     return arr.reshape(shape, order="F" if fortran else "C")
 
 
-def _parse_sparse_npz(data: bytes, name: str, max_bytes: int) -> sp.csr_matrix:
+def _parse_sparse_npz(data: bytes, name: str, budget: DecodeBudget) -> sp.csr_matrix:
     try:
-        return _read_sparse_npz(data, name, max_bytes)
+        return _read_sparse_npz(data, name, budget)
     except ValueError as exc:
         raise InvalidRequest(f"part '{name}': {exc}") from None
 
 
-def _read_sparse_npz(data: bytes, name: str, max_bytes: int) -> sp.csr_matrix:
+def _read_sparse_npz(data: bytes, name: str, budget: DecodeBudget) -> sp.csr_matrix:
     """A scipy.sparse.save_npz file (csr, csc or coo) as a checked CSR matrix, no pickle.
 
-    Every member's uncompressed size is read from the zip directory and bounded before
-    anything is decompressed (a zip reader never returns more than that size)."""
+    Every member's uncompressed size is read from the zip directory and charged to the
+    request's budget before anything is decompressed; members are then inflated a chunk at
+    a time, never past that size (:mod:`service.http.zipread`). The row pointers of a CSC or COO
+    matrix's CSR form are charged from its declared rows before it is converted."""
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         infos = {info.filename: info for info in zf.infolist()}
@@ -131,12 +158,7 @@ def _read_sparse_npz(data: bytes, name: str, max_bytes: int) -> sp.csr_matrix:
         raise InvalidRequest(
             f"part '{name}' is not a readable .npz file (scipy.sparse.save_npz): {exc}"
         ) from None
-    expanded = sum(info.file_size for info in infos.values())
-    if expanded > max_bytes:
-        raise TooLarge(
-            f"part '{name}' expands to {expanded} bytes, over the limit of {max_bytes} bytes "
-            "(OKBOOST_MAX_REQUEST_BYTES)"
-        )
+    budget.charge(sum(info.file_size for info in infos.values()), f"part '{name}'")
 
     def member(key: str, *, allow_text: bool = False) -> np.ndarray:
         info = infos.get(f"{key}.npy")
@@ -146,7 +168,7 @@ def _read_sparse_npz(data: bytes, name: str, max_bytes: int) -> sp.csr_matrix:
                 "by scipy.sparse.save_npz"
             )
         try:
-            raw = zf.read(info)
+            raw = read_member(zf, info)
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
             raise InvalidRequest(f"part '{name}': member '{key}' cannot be read: {exc}") from None
         return _parse_npy(raw, f"{name}[{key}]", allow_text=allow_text)
@@ -160,7 +182,8 @@ def _read_sparse_npz(data: bytes, name: str, max_bytes: int) -> sp.csr_matrix:
         if fmt == "csr":
             return as_csr({**arrays, "shape": shape}, name)
         # a CSC matrix is the CSR matrix of the transpose: check it so, then convert
-        _csr_shape(shape, name)  # the rows and columns it declares, before any conversion
+        rows, _ = _csr_shape(shape, name)  # what it declares, before any conversion
+        budget.charge(2 * 8 * (rows + 1), f"part '{name}' (the row pointers of {rows} rows)")
         shape_t = np.asarray(shape)[::-1] if np.ndim(shape) == 1 else shape
         csr_t = as_csr({**arrays, "shape": shape_t}, name, max_columns=None)
         return as_csr(csr_t.T.tocsr(), name)
@@ -174,6 +197,9 @@ def _read_sparse_npz(data: bytes, name: str, max_bytes: int) -> sp.csr_matrix:
             row, col = member("row"), member("col")
         values = member("data")
         coo_shape = _csr_shape(shape, name)
+        budget.charge(
+            2 * 8 * (coo_shape[0] + 1), f"part '{name}' (the row pointers of {coo_shape[0]} rows)"
+        )
         for label, idx, bound in (("row", row, coo_shape[0]), ("col", col, coo_shape[1])):
             idx = _integer_vector(idx, f"{name}.{label}")
             if idx.shape[0] != values.shape[0] or (
@@ -202,11 +228,14 @@ def parse_binary(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     vector: bool = False,
+    budget: DecodeBudget | None = None,
 ) -> Any:
     """Decode one binary part: ``.npy``, scipy ``.npz`` (sparse), or raw values.
 
     ``vector``: a raw part without a shape field is read as a 1-D array (the parts of a
-    CSR matrix). Sizes are checked against the bytes received before any array is made.
+    CSR matrix). Sizes are checked against the bytes received before any array is made;
+    what decoding allocates beyond them is charged to ``budget`` (the request's, shared by
+    its parts; by default ``max_bytes`` for this part alone).
     """
     if data.startswith(NPY_MAGIC):
         arr = _parse_npy(data, name)
@@ -221,7 +250,7 @@ def parse_binary(
             )
         return arr
     if data.startswith(ZIP_MAGIC):
-        return _parse_sparse_npz(data, name, max_bytes)
+        return _parse_sparse_npz(data, name, budget or DecodeBudget(max_bytes))
     dtype = _raw_dtype(dtype_text or "<f8", name)
     if shape_text is None:
         if not vector:
@@ -275,6 +304,55 @@ def _describe_position(arr: np.ndarray) -> str:
     return "[" + ", ".join(str(int(i)) for i in bad) + "]"
 
 
+def _entry_problem(entry: Any, where: str, row: int | None) -> str | None:
+    """Why one entry of a JSON array is not a number, or None when it is one."""
+    if isinstance(entry, bool) or not isinstance(entry, int | float | None):
+        if isinstance(entry, str):
+            try:
+                float(entry)
+            except ValueError:
+                drop = f" or drop row {row}" if row is not None else ""
+                return (
+                    f"{where} is the text {entry[:40]!r}, not a number: a missing value cannot "
+                    f"be sent; fill it in (impute){drop} before sending"
+                )
+            return f"{where} is the text {entry[:40]!r}: send numbers without quotes"
+        kind = "an array" if isinstance(entry, list | tuple) else type(entry).__name__
+        return f"{where} is {kind}, not a number"
+    return None
+
+
+def _unreadable_entry(value: Any, name: str, ndim: int) -> str | None:
+    """Why nested lists are not a ``ndim``-D array of numbers: the first row whose length
+    differs from the first row's, or the first entry that is not a number, by row and
+    column; None when the cause is elsewhere. Runs only once numpy has refused the value."""
+    if not isinstance(value, list | tuple):
+        return None
+    if ndim == 1:
+        for j, entry in enumerate(value):
+            problem = _entry_problem(entry, f"{name}[{j}]", None)
+            if problem is not None:
+                return problem
+        return None
+    rows = [r for r in value if isinstance(r, list | tuple)]
+    if not rows:
+        return None
+    width = len(rows[0])
+    for i, row in enumerate(value):
+        if not isinstance(row, list | tuple):
+            return f"{name}[{i}] is not a row (a list of {width} numbers) like {name}[0]"
+        if len(row) != width:
+            return (
+                f"{name}[{i}] has {len(row)} values but {name}[0] has {width}: rows must "
+                "be of equal length, one value per column"
+            )
+        for j, entry in enumerate(row):
+            problem = _entry_problem(entry, f"{name}[{i}][{j}] (row {i}, column {j})", i)
+            if problem is not None:
+                return problem
+    return None
+
+
 def as_float_array(
     value: Any, name: str, ndim: int, *, allow_1d_column: bool = False
 ) -> np.ndarray:
@@ -286,6 +364,9 @@ def as_float_array(
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (ValueError, TypeError) as exc:
+        why = _unreadable_entry(value, name, ndim)
+        if why is not None:
+            raise ValueError(why) from None
         reason = str(exc).split(".")[0]
         raise ValueError(
             f"{name} must be a {ndim}-D array of numbers with rows of equal length ({reason})"

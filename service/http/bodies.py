@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
@@ -22,8 +22,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from service.errors import InvalidRequest, UnsupportedMediaType
-from service.http.arrays import CSR_MEMBERS, parse_binary, parse_shape
+from service.errors import InvalidRequest, TooLarge, UnsupportedMediaType
+from service.http.arrays import CSR_MEMBERS, DecodeBudget, parse_binary, parse_shape
 from service.http.guards import is_json_media
 from service.http.jsontext import loads
 from service.vertex_ids import is_text_part, text_part
@@ -78,17 +78,92 @@ def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
-async def _from_multipart(request: Request, max_bytes: int, max_depth: int) -> dict[str, Any]:
+def _submodels(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models a field's type names (through unions, Optional, Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _submodels(arg)]
+
+
+def _is_field_path(model_cls: type[BaseModel], parts: list[str]) -> bool:
+    """Whether ``parts`` names a field of ``model_cls`` (a nested one through its models)."""
+    field = model_cls.model_fields.get(parts[0])
+    if field is None:
+        return False
+    inner = _submodels(field.annotation)
+    return len(parts) == 1 or not inner or any(_is_field_path(m, parts[1:]) for m in inner)
+
+
+def _check_part_names(names: list[str], model_cls: type[BaseModel]) -> None:
+    """422 for a part named twice or not after a field of the request, before any part is
+    decoded: decoding is what costs (a small sparse part may declare 10^7 rows)."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InvalidRequest(
+                f"part '{name[:80]}' is sent twice: send each field of the request once"
+            )
+        seen.add(name)
+        if name == "json":
+            continue
+        parts = name.split(".")
+        if len(parts) > 1 and parts[-1] in ("shape", "dtype", *CSR_MEMBERS):
+            parts = parts[:-1]  # the shape or dtype of a raw part, a member of a CSR matrix
+        if not _is_field_path(model_cls, parts):
+            fields = ", ".join(sorted(model_cls.model_fields))
+            raise InvalidRequest(
+                f"part '{name[:80]}' is not a field of the request: name each part by the "
+                f"path of its field ({fields}, or 'json' for the rest)"
+            )
+
+
+class _JsonBudget:
+    """The JSON text of all parts of one request (the json part and JSON text parts),
+    counted against max_json_bytes before each is parsed, as a JSON body would be."""
+
+    def __init__(self, limit: int, max_depth: int) -> None:
+        self.limit, self.used, self.max_depth = limit, 0, max_depth
+
+    def loads(self, text: bytes | str, what: str) -> Any:
+        self.used += len(text)
+        if self.used > self.limit:
+            raise TooLarge(
+                f"the JSON text of the multipart request ({what} and the parts before it) "
+                f"exceeds the limit of {self.limit} bytes for JSON (OKBOOST_MAX_JSON_BYTES): "
+                "send large arrays as binary file parts (.npy or raw values)"
+            )
+        return loads(text, what, self.max_depth)
+
+
+async def _from_multipart(
+    request: Request, model_cls: type[BaseModel], max_bytes: int, settings: Any
+) -> dict[str, Any]:
+    max_json = settings.max_json_bytes
     try:
-        form = await request.form(max_files=256, max_fields=256, max_part_size=max_bytes)
+        # a part that is not a file is held in memory: capped as a JSON body is
+        form = await request.form(max_files=256, max_fields=256, max_part_size=max_json)
     except StarletteHTTPException as exc:
+        if "maximum size" in str(exc.detail):
+            raise TooLarge(
+                f"a text part of the multipart request exceeds the limit of {max_json} bytes "
+                "for JSON (OKBOOST_MAX_JSON_BYTES): send large arrays as binary file parts "
+                "(.npy or raw values)"
+            ) from None
         raise InvalidRequest(f"multipart body cannot be parsed: {exc.detail}") from None
     try:
+        _check_part_names([name for name, _ in form.multi_items()], model_cls)
+        json_text = _JsonBudget(max_json, settings.max_json_depth)
+        budget = DecodeBudget(max_bytes)
         data: dict[str, Any] = {}
         if "json" in form:
             raw = form["json"]
+            if isinstance(raw, UploadFile) and (raw.size or 0) > max_json:
+                raise TooLarge(
+                    f"part 'json' holds {raw.size} bytes, over the limit of {max_json} bytes "
+                    "for JSON (OKBOOST_MAX_JSON_BYTES): send large arrays as binary file parts"
+                )
             text = await raw.read() if isinstance(raw, UploadFile) else raw
-            data = loads(text, "part 'json'", max_depth) if text.strip() else {}
+            data = json_text.loads(text, "part 'json'") if text.strip() else {}
             if not isinstance(data, dict):
                 raise InvalidRequest("part 'json' must be a JSON object")
         csr_groups = {
@@ -121,15 +196,14 @@ async def _from_multipart(request: Request, max_bytes: int, max_depth: int) -> d
                     dtype if isinstance(dtype, str) else None,
                     max_bytes=max_bytes,
                     vector=is_csr_part,
+                    budget=budget,
                 )
                 if len(raw_part) <= INLINE_BYTES:
                     array: Any = decode()
                 else:  # header checks, checksums, decompression: off the event loop
                     array = await run_in_threadpool(decode)
             else:
-                array = loads(
-                    value, f"text part '{name}' (a JSON array, or send a file)", max_depth
-                )
+                array = json_text.loads(value, f"text part '{name}' (a JSON array, or send a file)")
             _set_path(data, name, array)
         return data
     finally:
@@ -140,14 +214,15 @@ async def read_body(request: Request, model_cls: type[M], max_bytes: int) -> M:
     """Parse and validate the body; CPU-heavy decoding runs in the thread pool."""
     ctype = request.headers.get("content-type", "application/json")
     media = ctype.split(";")[0].strip().lower()
-    max_depth = request.app.state.services.settings.max_json_depth
+    settings = request.app.state.services.settings
+    max_depth = settings.max_json_depth
     if is_json_media(ctype):
         raw = await request.body()
         if len(raw) <= INLINE_BYTES:  # microseconds of work: a thread hop would cost more
             return _from_json(raw, model_cls, max_depth)
         return await run_in_threadpool(_from_json, raw, model_cls, max_depth)
     if media == "multipart/form-data":
-        data = await _from_multipart(request, max_bytes, max_depth)
+        data = await _from_multipart(request, model_cls, max_bytes, settings)
         return await run_in_threadpool(validate, model_cls, data)
     raise UnsupportedMediaType(
         f"content type '{media}' is not supported: send application/json or "

@@ -1,5 +1,5 @@
-"""ASGI guards in front of the routes: the Host allow-list, request-body caps and read
-timeout, and a last-resort 500 that keeps the connection usable.
+"""ASGI guards in front of the routes: the Host allow-list, the cross-site check,
+request-body caps and read timeout, and a last-resort 500 that keeps the connection usable.
 
 They are plain ASGI middleware (no request object is built), so a refused request costs
 a header scan and nothing is read from a body that is too large.
@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 import anyio
 from fastapi.responses import JSONResponse
@@ -167,6 +168,101 @@ class HostAllowList:
             )
             body = error_body(400, "host_not_allowed", message)
             await JSONResponse(body, 400)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+"""Methods that change nothing; every other one is refused cross-site."""
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin_key(origin: str) -> tuple[str, int | None] | None:
+    """(host, port) of an Origin header such as ``https://app.example:8443``, None when it
+    is not a scheme://host[:port] origin (``null`` included)."""
+    try:
+        parts = urlsplit(origin.strip().lower())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname or parts.path not in ("", "/"):
+        return None
+    return parts.hostname, port if port is not None else DEFAULT_PORTS[parts.scheme]
+
+
+def normalise_origin(origin: str) -> str:
+    """``scheme://host[:port]`` lower-cased, without a default port or a trailing slash."""
+    key = _origin_key(origin)
+    if key is None:
+        return origin.strip().lower()
+    scheme = urlsplit(origin.strip().lower()).scheme
+    host = f"[{key[0]}]" if ":" in key[0] else key[0]
+    return (
+        f"{scheme}://{host}" if key[1] == DEFAULT_PORTS[scheme] else f"{scheme}://{host}:{key[1]}"
+    )
+
+
+def _same_origin(origin: str, host_header: str) -> bool:
+    """Whether ``origin`` names the host (and port, when the Host header has one) the
+    request was sent to."""
+    key = _origin_key(origin)
+    host = _host_name(host_header)
+    if key is None or host is None:
+        return False
+    name = key[0] if ":" not in key[0] else f"[{key[0]}]"
+    port = host_header.strip().lower()[len(host) :].removeprefix(":")
+    return name == host and (not port or int(port) == key[1])
+
+
+class CrossSiteGuard:
+    """Refuse (403) a state-changing request that a browser sent from a web page of another
+    site, unless that page's origin is allowed.
+
+    Browsers let any page send a POST with a "simple" body (text/plain, a form, a multipart
+    form) to any address, localhost included, without asking the server first; without a
+    token, such a request from a page the user merely visits could train, import or delete
+    models. Browsers say where a request comes from: ``Sec-Fetch-Site`` (``same-origin``,
+    ``same-site``, ``cross-site``, or ``none`` when the user typed the address) and
+    ``Origin``. A request is refused when Sec-Fetch-Site is ``same-site`` or ``cross-site``
+    or, from a browser that does not send Sec-Fetch-Site, when its Origin is not the host
+    the request was sent to; unless its Origin is in ``allowed_origins``. Sec-Fetch-Site
+    ``same-origin`` is taken as the browser says (a reverse proxy may rewrite Host).
+    Clients that are not browsers (curl, httpx, the okboost clients) send neither header and
+    are not affected; GET, HEAD and OPTIONS are never refused."""
+
+    def __init__(self, app: ASGIApp, *, allowed_origins: Iterable[str]) -> None:
+        self.app = app
+        self.allowed = {normalise_origin(o) for o in allowed_origins if o.strip()}
+
+    def refusal(self, scope: Scope) -> str | None:
+        """Why the request is refused as cross-site, or None."""
+        if scope["method"] in SAFE_METHODS:
+            return None
+        headers = Headers(scope=scope)
+        fetch_site = headers.get("sec-fetch-site", "").strip().lower()
+        origin = headers.get("origin")
+        if origin is not None and normalise_origin(origin) in self.allowed:
+            return None
+        if fetch_site in ("same-origin", "none"):  # the browser's word, proxies or not
+            return None
+        if fetch_site in ("same-site", "cross-site"):
+            return f"Sec-Fetch-Site: {fetch_site}, Origin: {(origin or 'none')[:100]}"
+        # a browser without Sec-Fetch-Site: its Origin against the Host the request names
+        if origin is not None and not _same_origin(origin, headers.get("host", "")):
+            return f"Origin: {origin[:100]}"
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        why = scope["type"] == "http" and self.refusal(scope)
+        if why:
+            message = (
+                f"cross-site request refused ({why}): this server takes state-changing "
+                "requests only from its own pages and from clients that are not browsers. "
+                "If the web page sending it is yours, add its origin (scheme://host:port) to "
+                "OKBOOST_ALLOWED_ORIGINS"
+            )
+            body = error_body(403, "cross_site_refused", message)
+            await JSONResponse(body, 403, headers={"connection": "close"})(scope, receive, send)
             return
         await self.app(scope, receive, send)
 

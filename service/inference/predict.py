@@ -168,8 +168,8 @@ def predict(
         else (pool.shape[0] if pool is not None else n_train)
     )
     top_k = min(req.top_k, n_pool)
-    indices, scores = est.predict_index(req.inputs, top_k=top_k, **kwargs)
-    indices = np.asarray(indices, dtype=np.int64)
+    check_answer_sizes(req, n_query, n_train, top_k, pool, max_dense)
+    indices, scores = _pre_images(est, req.inputs, top_k, n_pool, max_dense, kwargs)
     out: dict[str, Any] = {
         "model_id": m.model_id,
         "index_space": index_space,
@@ -207,6 +207,60 @@ def predict(
         if namers is not None:
             out["weights_sparse_ids"] = _pair_names(out["weights_sparse"], *namers)
     return out
+
+
+def check_answer_sizes(
+    req: PredictRequest,
+    n_query: int,
+    n_train: int,
+    top_k: int,
+    pool: np.ndarray | None,
+    max_dense: int,
+) -> None:
+    """422 before any work for an answer or intermediate over ``max_dense`` values: the
+    Q x top_k pre-images, their Q x top_k x d outputs, and the C x N kernel between the
+    candidates sent and the training outputs (what embedding them computes)."""
+    check_dense(
+        n_query,
+        top_k,
+        max_dense,
+        "the pre-images (Q x top_k indices and scores)",
+        "ask for a smaller top_k or send fewer rows per request",
+    )
+    if req.return_outputs and pool is not None:
+        check_dense(
+            n_query * top_k,
+            int(np.prod(pool.shape[1:])),
+            max_dense,
+            "return_outputs (Q x top_k pre-images of d values)",
+            "set return_outputs false (indices name the outputs you hold) or ask for a "
+            "smaller top_k",
+        )
+    if req.candidates is not None:
+        check_dense(
+            req.candidates.shape[0],
+            n_train,
+            max_dense,
+            "the candidates' kernel against the training outputs (C x N)",
+            "send fewer candidates per request: split the set, ask each part for top_k, "
+            "and keep the smallest scores",
+        )
+
+
+def _pre_images(
+    est: Any, inputs: Any, top_k: int, n_pool: int, max_dense: int, kwargs: dict[str, Any]
+) -> tuple[np.ndarray, np.ndarray]:
+    """okcore's pre-images (eq. 8), ``max_dense // n_pool`` query rows at a time: the
+    (rows, C) distances it computes stay within ``max_dense`` values whatever Q is. O(Q C r)."""
+    n_query = inputs.shape[0]
+    step = max(1, max_dense // max(n_pool, 1))
+    parts = [
+        est.predict_index(inputs[start : start + step], top_k=top_k, **kwargs)
+        for start in range(0, n_query, step)
+    ]
+    indices = np.concatenate([np.asarray(i, dtype=np.int64) for i, _ in parts])
+    scores = np.concatenate([np.asarray(s, dtype=float) for _, s in parts])
+    return indices, scores
 
 
 def sparse_top_k(w: np.ndarray, k: int, row_offset: int = 0) -> Triples:
@@ -337,6 +391,14 @@ def kernel(
             max_dense,
             "new-new edges (scores of all Q x Q pairs of new vertices)",
             "send fewer new vertices per request",
+        )
+    if req.top_k is not None:
+        check_dense(
+            n_query,
+            min(req.top_k, m.inputs.shape[0]),
+            max_dense,
+            "top_k new-known edges (Q x top_k)",
+            "ask for a smaller top_k or send fewer new vertices per request",
         )
     F = np.asarray(est.predict_features(req.inputs), dtype=float)
     mat: np.ndarray | None = None

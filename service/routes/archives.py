@@ -24,6 +24,14 @@ from service.store.archives import export_to_file, import_file
 router = APIRouter(tags=["models"])
 
 ARCHIVE_MEDIA = "application/gzip"
+ARCHIVE_MEDIA_TYPES = (
+    ARCHIVE_MEDIA,
+    "application/x-gzip",
+    "application/x-tar",
+    "application/octet-stream",
+)
+"""Content types POST /models/import takes: none of them is one a web page can send to
+another site without the browser asking that site first (CORS preflight)."""
 _CHUNK = 1 << 20
 
 EXPORT_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -122,10 +130,14 @@ async def import_archive(
     `export.json`, the model loads without pickle; at most `OKBOOST_MAX_ARCHIVE_BYTES`
     once decompressed. Answers the imported model as GET /models/{id} describes it."""
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media.startswith("multipart/") or media == "application/x-www-form-urlencoded":
+    if media not in ARCHIVE_MEDIA_TYPES:
+        # a browser sends text/plain or a form to any site without asking it first: a
+        # type only a client that means it can send keeps such imports out
+        got = f"Content-Type '{media[:100]}'" if media else "no Content-Type"
         raise UnsupportedMediaType(
-            "send the archive itself as the request body (curl --data-binary @model.tar.gz "
-            "-H 'Content-Type: application/gzip'), not as a form"
+            f"send the archive itself as the request body with Content-Type "
+            f"application/gzip (curl --data-binary @model.tar.gz -H 'Content-Type: "
+            f"application/gzip'), not as a form or text: got {got}"
         )
     fd, name = tempfile.mkstemp(prefix=".tmp-upload-", dir=svc.store.root)
     upload = Path(name)

@@ -89,6 +89,27 @@ def responses(
     return out
 
 
+def cross_site_response() -> dict[str, Any]:
+    """The 403 every POST and DELETE may answer (service.guards.CrossSiteGuard), as an
+    OpenAPI response object."""
+    message = (
+        "cross-site request refused (Origin: https://evil.example): this server takes "
+        "state-changing requests only from its own pages and from clients that are not "
+        "browsers. If the web page sending it is yours, add its origin (scheme://host:port) "
+        "to OKBOOST_ALLOWED_ORIGINS"
+    )
+    return {
+        "description": "Sent by a browser from a web page of another site whose origin is "
+        "not in OKBOOST_ALLOWED_ORIGINS",
+        "content": {
+            "application/json": {
+                "schema": {"$ref": "#/components/schemas/ErrorResponse"},
+                "example": error_body(403, "cross_site_refused", message),
+            }
+        },
+    }
+
+
 def request_body(
     model: type[BaseModel],
     example: dict[str, Any],

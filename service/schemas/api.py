@@ -387,7 +387,11 @@ class KernelRequest(_Model):
     )
     threshold: float | None = Field(None, description="Return edges whose score is >= threshold.")
     top_k: int | None = Field(
-        None, ge=1, description="Return, per new vertex, the top_k highest-scoring edges."
+        None,
+        ge=1,
+        le=10000,  # as /predict's top_k
+        description="Return, per new vertex, the top_k highest-scoring edges (at most "
+        "10,000, as /predict's top_k; more than there are vertices returns them all).",
     )
     known_scores: Literal["predicted", "observed"] = Field(
         "predicted",

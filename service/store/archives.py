@@ -30,15 +30,19 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import shutil
 import tarfile
 import tempfile
 import time
+import zipfile
 import zlib
 from pathlib import Path
 from typing import IO, Any
+
+import numpy as np
 
 import okcore
 from service import __version__
@@ -53,6 +57,18 @@ FORMAT_VERSION = 1
 MAX_MEMBERS = 64
 """Most members (files and directories) an archive may have; a model has about ten."""
 MAX_MANIFEST_BYTES = 1 << 20
+MAX_HEADER_BYTES = 256 * 1024
+"""Most bytes tarfile may read between the end of one member's data and the start of the
+next one's: its header block plus PAX extended headers and GNU long names (a model's are
+well under a kilobyte), with room for read-ahead. tarfile reads such headers whole, so a
+PAX header holding a 300 MB comment would be held in memory without this bound."""
+MAX_JSON_FILE_BYTES = {
+    "record.json": 8 << 20,  # curves of up to 50,000 trees take about 1 MB each
+    "estimator/manifest.json": 8 << 20,
+    "ids.json": 64 << 20,  # 200,000 ids of 256 ASCII characters, quoted: 52 MB
+}
+"""Largest size of each JSON file of an archive, checked before it is parsed (``export.json``
+has MAX_MANIFEST_BYTES)."""
 _SEGMENT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")
 _CHUNK = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
@@ -139,13 +155,20 @@ def _write_archive(folder: Path, model_id: str, dest: Path) -> None:
 
 # ---------------------------------------------------------------- import
 class _Bounded(io.RawIOBase):
-    """A reader that refuses to give more than ``limit`` bytes (decompressed) in total."""
+    """A reader that refuses to give more than ``limit`` bytes (decompressed) in total, and
+    no more than the window set by :meth:`allow` (a member's data plus MAX_HEADER_BYTES)
+    from where that window was opened: tar headers cannot make tarfile hold more."""
 
     def __init__(self, inner: IO[bytes], limit: int) -> None:
         self.inner, self.limit, self.count = inner, limit, 0
+        self.window_end = MAX_HEADER_BYTES
 
     def readable(self) -> bool:
         return True
+
+    def allow(self, size: int) -> None:
+        """Let ``size`` more bytes (a member's data) and MAX_HEADER_BYTES be read from here."""
+        self.window_end = self.count + size + MAX_HEADER_BYTES
 
     def read(self, size: int = -1) -> bytes:
         data = self.inner.read(size if size is not None and size >= 0 else _CHUNK)
@@ -153,6 +176,12 @@ class _Bounded(io.RawIOBase):
         if self.count > self.limit:
             raise TooLarge(
                 f"the archive expands to more than {self.limit} bytes (OKBOOST_MAX_ARCHIVE_BYTES)"
+            )
+        if self.count > self.window_end:
+            raise InvalidArchive(
+                f"a tar header of the archive (a PAX extended header or a long name) holds "
+                f"more than {MAX_HEADER_BYTES} bytes; a model's headers take under a "
+                "kilobyte: not an okboost model export"
             )
         return data
 
@@ -209,11 +238,13 @@ def _extract(source: IO[bytes], dest: Path, max_bytes: int) -> dict[str, tuple[s
     stream: IO[bytes] = (
         gzip.GzipFile(fileobj=source) if head == GZIP_MAGIC else source  # type: ignore[assignment]
     )
-    bounded = io.BufferedReader(_Bounded(stream, max_bytes + 64 * 1024 * (MAX_MEMBERS + 1)))
+    guard = _Bounded(stream, max_bytes + MAX_HEADER_BYTES * (MAX_MEMBERS + 1))
+    bounded = io.BufferedReader(guard)
     written: dict[str, tuple[str, int]] = {}
     total = 0
     with tarfile.open(fileobj=bounded, mode="r|") as tar:
         for count, member in enumerate(tar, start=1):
+            guard.allow(member.size)
             if count > MAX_MEMBERS:
                 raise InvalidArchive(
                     f"the archive has more than {MAX_MEMBERS} members; a model has about ten"
@@ -287,6 +318,123 @@ def _verify_files(manifest: dict[str, Any], written: dict[str, tuple[str, int]])
             )
 
 
+def _check_json_sizes(written: dict[str, tuple[str, int]]) -> None:
+    """422 for a JSON file larger than its MAX_JSON_FILE_BYTES, before any is parsed."""
+    for rel, limit in MAX_JSON_FILE_BYTES.items():
+        size = written.get(rel, ("", 0))[1]
+        if size > limit:
+            raise InvalidArchive(
+                f"'{rel}' holds {size} bytes, over the {limit} bytes such a file may have: "
+                "not an okboost model export"
+            )
+
+
+def _npy_header(fh: IO[bytes], what: str) -> tuple[list[int], str, bool, int]:
+    """(shape, dtype string, fortran order, header length) of the .npy stream ``fh``."""
+    try:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+        else:
+            raise ValueError(f"format version {version} of .npy")
+    except (ValueError, OSError, EOFError, SyntaxError) as exc:
+        raise InvalidArchive(f"{what} is not a readable .npy array: {exc}") from None
+    return list(shape), dtype.str, bool(fortran), fh.tell()
+
+
+def _check_npz(path: Path, what: str, expected: dict[str, Any] | None) -> None:
+    """Check an .npz of the archive without inflating anything: its members are stored
+    (as the service writes them; np.load would inflate a compressed member in one call),
+    are .npy arrays whose headers agree with their sizes and, for the estimator's arrays,
+    are exactly the arrays ``expected`` (okcore's manifest) lists, with their shapes, dtypes
+    and SHA-256 (streamed). okcore and scipy then load only what was checked."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+            if len(infos) > MAX_MEMBERS:
+                raise InvalidArchive(f"{what} has more than {MAX_MEMBERS} arrays")
+            names = {info.filename.removesuffix(".npy") for info in infos}
+            if expected is not None and (len(names) != len(infos) or names != set(expected)):
+                raise InvalidArchive(f"{what} does not hold the arrays its manifest lists")
+            for info in infos:
+                if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
+                    raise InvalidArchive(
+                        f"{what} member '{info.filename[:200]}' is compressed; model files "
+                        "are written uncompressed"
+                    )
+                _check_npz_member(zf, info, f"{what} member '{info.filename[:200]}'", expected)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise InvalidArchive(f"{what} is not a readable .npz file: {exc}") from None
+
+
+def _check_npz_member(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, what: str, expected: dict[str, Any] | None
+) -> None:
+    with zf.open(info) as fh:
+        shape, dtype, fortran, offset = _npy_header(fh, what)
+        if math.prod(shape) * np.dtype(dtype).itemsize != info.file_size - offset:
+            raise InvalidArchive(f"{what} declares shape {shape} but holds another size")
+        if expected is None:
+            return
+        meta = expected[info.filename.removesuffix(".npy")]
+        if not isinstance(meta, dict) or [shape, dtype] != [meta.get("shape"), meta.get("dtype")]:
+            raise InvalidArchive(f"{what} does not have the shape and dtype its manifest lists")
+    if fortran:  # okcore hashes the C-order bytes: checked by okcore.load, from here on
+        return
+    digest = hashlib.sha256()
+    with zf.open(info) as fh:
+        fh.seek(offset)
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    if digest.hexdigest() != meta.get("sha256"):
+        raise InvalidArchive(f"{what} fails its checksum (corrupted or modified)")
+
+
+def _check_arrays(folder: Path) -> None:
+    """The estimator's arrays and sparse inputs, checked as :func:`_check_npz` says."""
+    try:
+        manifest = json.loads((folder / "estimator" / "manifest.json").read_text("utf-8"))
+    except FileNotFoundError:
+        raise InvalidArchive("the archive has no 'estimator/manifest.json'") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidArchive(f"'estimator/manifest.json' is not valid JSON: {exc}") from None
+    arrays = manifest.get("arrays") if isinstance(manifest, dict) else None
+    if not isinstance(arrays, dict):
+        raise InvalidArchive("'estimator/manifest.json' has no 'arrays' listing")
+    try:
+        _check_npz(folder / "estimator" / "arrays.npz", "'estimator/arrays.npz'", arrays)
+        if (folder / "inputs.npz").exists():
+            _check_npz(folder / "inputs.npz", "'inputs.npz'", None)
+    except InvalidArchive as exc:
+        raise InvalidArchive(f"the model in the archive cannot be loaded: {exc.message}") from None
+    _check_training_arrays(folder, manifest.get("attributes"))
+
+
+def _check_training_arrays(folder: Path, attributes: Any) -> None:
+    """The shapes of ``inputs.npy`` and ``outputs.npy``, read from their headers, against the
+    estimator's N and p (okcore's manifest), before np.load reads them whole: an archive of
+    a few kilobytes can hold gigabytes of zeros there."""
+    attributes = attributes if isinstance(attributes, dict) else {}
+    n, p = attributes.get("n_train_"), attributes.get("n_features_in_")
+    for name, want in (("inputs.npy", [n, p]), ("outputs.npy", [n])):
+        if not (folder / name).exists():
+            continue
+        with (folder / name).open("rb") as fh:
+            shape, dtype, _, _ = _npy_header(fh, f"'{name}'")
+        if np.dtype(dtype).hasobject:
+            raise InvalidArchive(
+                f"the model's files cannot be read: '{name}' holds Python objects, which "
+                "would need pickle"
+            )
+        if shape[: len(want)] != want or (name == "inputs.npy" and len(shape) != 2):
+            raise InvalidArchive(
+                f"the model in the archive is inconsistent: '{name}' has shape {shape} but "
+                f"the estimator was trained on {n} rows" + (f" of {p} features" if p else "")
+            )
+
+
 def _check_model(folder: Path, model_id: str) -> dict[str, Any]:
     """Load the model as the store would and check that its parts agree; its record."""
     try:
@@ -337,6 +485,8 @@ def import_model(
         manifest = _read_manifest(tmp, written)
         _verify_files(manifest, written)
         (tmp / MANIFEST).unlink()
+        _check_json_sizes(written)
+        _check_arrays(tmp)
         record = _check_model(tmp, manifest["model_id"])
         record.update(job_id=None, error=None)
         try:

@@ -52,7 +52,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import okcore
-from service.errors import NotFound, NotReady, StorageFull, StoreCorrupted
+from service.errors import NotFound, NotReady, StorageFull, StoreCorrupted, UnknownModel
 from service.store import pagination
 from service.store.ids import new_id, valid_id
 from service.vertex_ids import VertexIds, as_id_array
@@ -335,7 +335,7 @@ class ModelStore:
             with path.open(encoding="utf-8") as fh:
                 record: dict[str, Any] = json.load(fh)
         except FileNotFoundError:
-            raise NotFound(f"unknown model '{model_id}'") from None
+            raise UnknownModel(model_id) from None
         except (OSError, ValueError) as exc:
             raise StoreCorrupted(f"record of model '{model_id}' cannot be read: {exc}") from exc
         return record
@@ -434,22 +434,26 @@ class ModelStore:
                 return hit
             load_lock = self._load_locks.setdefault(model_id, threading.Lock())
         with load_lock:
-            with self._lock:
-                hit = self._cache.get(model_id)
-                if hit is not None:
-                    self.cache_hits += 1
-                    return hit
-                self.cache_misses += 1
-            loaded = self._load_from_disk(model_id)
-            with self._lock:
-                self._cache[model_id] = loaded
-                self._stamps[model_id] = stamp
-                self._cache.move_to_end(model_id)
-                while len(self._cache) > self.cache_size:
-                    evicted, _ = self._cache.popitem(last=False)
-                    self._stamps.pop(evicted, None)
-                self._load_locks.pop(model_id, None)
-            return loaded
+            try:
+                with self._lock:
+                    hit = self._cache.get(model_id)
+                    if hit is not None:
+                        self.cache_hits += 1
+                        return hit
+                    self.cache_misses += 1
+                loaded = self._load_from_disk(model_id)
+                with self._lock:
+                    self._cache[model_id] = loaded
+                    self._stamps[model_id] = stamp
+                    self._cache.move_to_end(model_id)
+                    while len(self._cache) > self.cache_size:
+                        evicted, _ = self._cache.popitem(last=False)
+                        self._stamps.pop(evicted, None)
+                return loaded
+            finally:  # loaded or not (an unknown id): no lock is kept per id asked for
+                with self._lock:
+                    if self._load_locks.get(model_id) is load_lock:
+                        del self._load_locks[model_id]
 
     def _load_from_disk(self, model_id: str) -> LoadedModel:
         record = self.read_record(model_id)
@@ -511,5 +515,5 @@ class ModelStore:
     def delete(self, model_id: str) -> None:
         """Remove a model with its record (the folder is first renamed out of sight)."""
         if not self.model_path(model_id).exists():
-            raise NotFound(f"unknown model '{model_id}'")
+            raise UnknownModel(model_id)
         self.delete_files(model_id)

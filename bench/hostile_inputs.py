@@ -1,0 +1,357 @@
+"""Hostile inputs against a live server: per attack, the answer and the server's peak RSS growth.
+
+Starts `okboost serve` of this source tree on loopback with default settings (no token, a
+temporary model store), trains one small model, then sends each attack below and reports
+its status, its error code and how much the server's peak resident memory grew while it was
+answered: the kernel's high-water mark (VmHWM) is reset before each attack (writing 5 to
+/proc/<pid>/clear_refs) and compared with the resident size (VmRSS) just before. After
+every attack, GET /models must answer 200.
+
+Target: every attack a 4xx (403 for the cross-site ones) with less than 50 MB growth.
+
+    python -m bench.hostile_inputs            # results in bench/results/hostile_inputs.*
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import platform
+import struct
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from bench.bench_service import start_server
+from bench.common import RESULTS_DIR, cpu_model
+
+MB = 1_000_000
+MiB = 1 << 20
+TARGET_MB = 50.0
+ROOT = "okboost-model"
+GZIP = {"content-type": "application/gzip"}
+EVIL = {"origin": "https://evil.example", "sec-fetch-site": "cross-site"}
+
+
+# ---------------------------------------------------------------- server memory
+def _status_kb(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/{pid}/status")
+
+
+def measure(pid: int, send: Callable[[], httpx.Response]) -> tuple[httpx.Response, float, float]:
+    """(answer, peak RSS growth in MB, seconds) of one attack."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")  # reset VmHWM to the current RSS
+    before = _status_kb(pid, "VmRSS")
+    start = time.perf_counter()
+    answer = send()
+    seconds = time.perf_counter() - start
+    peak = _status_kb(pid, "VmHWM")
+    return answer, (peak - before) * 1024 / MB, seconds
+
+
+# ---------------------------------------------------------------- payloads
+def _tar_gz(members: dict[str, bytes], *, fmt: int = tarfile.PAX_FORMAT, **first: Any) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", format=fmt, compresslevel=6) as tar:
+        for i, (name, data) in enumerate(members.items()):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            for key, value in (first if i == 0 else {}).items():
+                setattr(info, key, value)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _members(archive: bytes) -> dict[str, bytes]:
+    out = {}
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+        for m in tar.getmembers():
+            f = tar.extractfile(m)
+            if f is not None:
+                out[m.name] = f.read()
+    return out
+
+
+def _relist(members: dict[str, bytes]) -> dict[str, bytes]:
+    """export.json rewritten to match tampered members (what an attacker would do)."""
+    import hashlib
+
+    key = f"{ROOT}/export.json"
+    manifest = json.loads(members[key])
+    manifest["files"] = {
+        n.removeprefix(f"{ROOT}/"): {"sha256": hashlib.sha256(d).hexdigest(), "size": len(d)}
+        for n, d in members.items()
+        if n != key
+    }
+    return {**members, key: json.dumps(manifest).encode()}
+
+
+def _zeros_tar_gz(name: str, size: int) -> bytes:
+    """A .tar.gz of one member of ``size`` zero bytes, compressed as it is produced."""
+    info = tarfile.TarInfo(name)
+    info.size = size
+    header = info.tobuf(tarfile.USTAR_FORMAT)
+    gz = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip wrapper
+    out = [gz.compress(header)]
+    block = bytes(MiB)
+    for _ in range(size // MiB):
+        out.append(gz.compress(block))
+    out.append(gz.compress(bytes(size % MiB + (-size % 512) + 1024)))
+    out.append(gz.flush())
+    return b"".join(out)
+
+
+def _npz_with_extra(arrays_npz: bytes, extra_bytes: int) -> bytes:
+    buf = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(arrays_npz)) as src,
+        zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as dst,
+    ):
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info), zipfile.ZIP_STORED)
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(
+            header, {"descr": "<f8", "fortran_order": False, "shape": (extra_bytes // 8,)}
+        )
+        with dst.open("zeros.npy", "w", force_zip64=True) as fh:
+            fh.write(header.getvalue())
+            block = bytes(MiB)
+            for _ in range(extra_bytes // MiB):
+                fh.write(block)
+    return buf.getvalue()
+
+
+def _coo_npz(rows: int) -> bytes:
+    buf = io.BytesIO()
+    np.savez_compressed(
+        buf,
+        format=np.array("coo"),
+        shape=np.array([rows, 5]),
+        row=np.array([0]),
+        col=np.array([0]),
+        data=np.array([1.0]),
+    )
+    return buf.getvalue()
+
+
+def _lying_npz(declared: int, inflated: int) -> bytes:
+    """An .npz whose member declares ``declared`` bytes but inflates to ``inflated``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        with zf.open("format.npy", "w", force_zip64=True) as fh:
+            block = bytes(MiB)
+            for _ in range(inflated // MiB):
+                fh.write(block)
+    data = bytearray(buf.getvalue())
+    central = data.index(b"PK\x01\x02")
+    struct.pack_into("<I", data, central + 24, declared)
+    return bytes(data)
+
+
+# ---------------------------------------------------------------- attacks
+Attack = tuple[str, str, Callable[[], httpx.Response]]
+
+
+def attacks(http: httpx.Client, model: dict[str, Any], archive: bytes) -> Iterator[Attack]:
+    """(name, what it is, send) for each attack; payloads are built before each is sent."""
+    good = _members(archive)
+    mid, p = model["model_id"], model["p"]
+    row = [0.0] * p
+
+    def post(path: str, **kw: Any) -> Callable[[], httpx.Response]:
+        return lambda: http.post(path, **kw)
+
+    body = _tar_gz(good, pax_headers={"comment": "a" * (300 * MB)})
+    yield ("pax_header_bomb", f"{len(body) / MB:.1f} MB archive, 300 MB PAX comment",
+           post("/models/import", content=body, headers=GZIP))  # fmt: skip
+    body = _tar_gz({f"{ROOT}/" + "a" * (64 * MB): b"x", **good}, fmt=tarfile.GNU_FORMAT)
+    yield ("gnu_long_name_bomb", f"{len(body) / MB:.1f} MB archive, 64 MB member name",
+           post("/models/import", content=body, headers=GZIP))  # fmt: skip
+    body = _zeros_tar_gz(f"{ROOT}/inputs.npy", (4 << 30) + MiB)
+    yield ("gzip_bomb", f"{len(body) / MB:.1f} MB archive expanding to 4 GiB + 1 MiB",
+           post("/models/import", content=body, headers=GZIP))  # fmt: skip
+    key = f"{ROOT}/estimator/arrays.npz"
+    body = _tar_gz(_relist({**good, key: _npz_with_extra(good[key], 400 * MB)}))
+    yield ("npz_member_bomb", f"{len(body) / MB:.2f} MB archive, a 400 MB zero .npz member",
+           post("/models/import", content=body, headers=GZIP))  # fmt: skip
+    npy = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        npy, {"descr": "<f8", "fortran_order": False, "shape": (400 * MB // 8 // p, p)}
+    )
+    big = npy.getvalue() + bytes(400 * MB // 8 // p * p * 8)
+    body = _tar_gz(_relist({**good, f"{ROOT}/inputs.npy": big}))
+    del big
+    yield ("training_array_bomb", f"{len(body) / MB:.2f} MB archive, a 400 MB inputs.npy",
+           post("/models/import", content=body, headers=GZIP))  # fmt: skip
+    record = json.loads(good[f"{ROOT}/record.json"])
+    record["padding"] = "x" * (100 * MB)
+    body = _tar_gz(_relist({**good, f"{ROOT}/record.json": json.dumps(record).encode()}))
+    yield ("huge_record_json", f"{len(body) / MB:.1f} MB archive, 100 MB record.json",
+           post("/models/import", content=body, headers=GZIP))  # fmt: skip
+    part = _coo_npz(10_000_000)
+    files = {"json": (None, json.dumps({"model_id": mid}))}
+    files.update({f"x{i}": (f"x{i}.npz", part) for i in range(40)})
+    yield ("many_sparse_parts", "40 parts of 1 KB, each a COO .npz declaring 10^7 rows",
+           post("/predict", files=files))  # fmt: skip
+    dup = [("json", (None, json.dumps({"model_id": mid})))]
+    dup += [("inputs", ("inputs.npz", part))] * 40
+    yield ("repeated_sparse_parts", "the same, all named 'inputs'",
+           post("/predict", files=dup))  # fmt: skip
+    part = _lying_npz(100, 1 << 30)
+    files = {"json": (None, json.dumps({"model_id": mid})), "inputs": ("i.npz", part)}
+    yield ("lying_zip_member", f"{len(part) / MB:.1f} MB part declaring 100 bytes, inflating to 1 GiB",
+           post("/predict", files=files))  # fmt: skip
+    text = json.dumps({"model_id": mid, "inputs": [row] * (100 * MB // (6 * p))})
+    yield ("json_part_over_json_cap", f"{len(text) / MB:.0f} MB multipart json part",
+           post("/predict", files={"json": (None, text)}))  # fmt: skip
+    yield ("json_body_over_json_cap", f"{len(text) / MB:.0f} MB JSON body",
+           post("/predict", content=text, headers={"content-type": "application/json"}))  # fmt: skip
+    yield ("cross_site_import", "text/plain archive from a page of another site",
+           post("/models/import", content=archive, headers={**EVIL, "content-type": "text/plain"}))  # fmt: skip
+    train = {"json": (None, json.dumps({"inputs": [row], "output_kernel": {}}))}
+    yield ("cross_site_train_form", "multipart /train from a page of another site",
+           post("/train", files=train, headers=EVIL))  # fmt: skip
+    yield ("cross_site_delete", "DELETE /models/{id} from a page of another site",
+           lambda: http.delete(f"/models/{mid}", headers=EVIL))  # fmt: skip
+    yield ("text_plain_import", "text/plain archive, no Origin (a form a page posts)",
+           post("/models/import", content=archive, headers={"content-type": "text/plain"}))  # fmt: skip
+    q = 20_000_000 // min(10_000, model["n"]) + 1  # top_k beyond N returns N per row
+    yield ("q_times_top_k", f"top_k 10,000 (N = {model['n']}) for {q} queries, cap 2 x 10^7",
+           post("/predict", json={"model_id": mid, "inputs": [row] * q, "top_k": 10_000}))  # fmt: skip
+    n_cand = 20_000_000 // model["n"] + 1
+    cand = np.zeros((n_cand, model["d"])).tolist()
+    yield ("candidates_times_n", f"{n_cand} candidates x N = {model['n']}",
+           post("/predict", json={"model_id": mid, "inputs": [row], "candidates": cand}))  # fmt: skip
+    yield ("kernel_top_k_10e6", "/kernel top_k = 10^6",
+           post("/kernel", json={"model_id": mid, "inputs": [row], "top_k": 10**6}))  # fmt: skip
+    yield ("ragged_row", "inputs with a short row",
+           post("/predict", json={"model_id": mid, "inputs": [row, row[:-1]]}))  # fmt: skip
+    yield ("na_value", "'NA' as a value",
+           post("/predict", json={"model_id": mid, "inputs": [row, ["NA", *row[1:]]]}))  # fmt: skip
+    yield ("job_id_as_model_id", "a job id sent as a model id",
+           post("/predict", json={"model_id": model["job_id"], "inputs": [row]}))  # fmt: skip
+
+    def unknown_ids() -> httpx.Response:
+        last = None
+        for i in range(10_000):
+            last = http.post("/predict", json={"model_id": f"{i:032x}", "inputs": [row]})
+        assert last is not None
+        return last
+
+    yield ("10000_unknown_model_ids", "10,000 /predict with unknown model ids", unknown_ids)
+
+
+def train_model(http: httpx.Client) -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] * X[:, 2]])
+    body = {
+        "inputs": X.tolist(),
+        "output_kernel": {"type": "rbf", "outputs": Y.tolist(), "gamma": 0.5},
+        "params": {"n_estimators": 5},
+        "wait": True,
+    }
+    r = http.post("/train", json=body)
+    r.raise_for_status()
+    return {**r.json(), "n": 200, "p": 5, "d": 2}
+
+
+def run(out_stem: Path) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory(prefix="okboost-hostile-") as tmp:
+        proc, url = start_server(Path(tmp) / "models", Path(tmp) / "server.log")
+        rows: list[dict[str, Any]] = []
+        try:
+            with httpx.Client(base_url=url, timeout=600) as http:
+                model = train_model(http)
+                archive = http.get(f"/models/{model['model_id']}/export").content
+                for name, what, send in attacks(http, model, archive):
+                    answer, growth, seconds = measure(proc.pid, send)
+                    try:
+                        error = answer.json().get("error", {})
+                    except ValueError:
+                        error = {}
+                    listing = http.get("/models").status_code
+                    row = {
+                        "attack": name,
+                        "what": what,
+                        "status": answer.status_code,
+                        "code": error.get("code"),
+                        "message": str(error.get("message", ""))[:160],
+                        "peak_rss_growth_mb": round(growth, 1),
+                        "seconds": round(seconds, 2),
+                        "get_models": listing,
+                        "ok": 400 <= answer.status_code < 500
+                        and growth < TARGET_MB
+                        and listing == 200,
+                    }
+                    rows.append(row)
+                    print(
+                        f"{name:26s} {row['status']} {str(row['code']):24s} "
+                        f"{growth:7.1f} MB {seconds:6.2f} s  GET /models {listing}  "
+                        f"{'ok' if row['ok'] else 'OVER TARGET'}",
+                        flush=True,
+                    )
+                models = http.get("/models").json()["models"]
+                assert [m["model_id"] for m in models] == [model["model_id"]], models
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=str(RESULTS_DIR / "hostile_inputs"))
+    args = parser.parse_args(argv)
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    rows = run(Path(args.out))
+    report = {
+        "started": started,
+        "machine": {
+            "cpu": cpu_model(),
+            "cores": os.cpu_count(),
+            "load_average_1_5_15": os.getloadavg(),
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+        },
+        "settings": "defaults (no token, loopback), temporary model store",
+        "target": f"every attack 4xx with < {TARGET_MB:.0f} MB peak RSS growth, GET /models 200",
+        "attacks": rows,
+        "all_ok": all(r["ok"] for r in rows),
+    }
+    Path(args.out + ".json").write_text(json.dumps(report, indent=1) + "\n")
+    lines = [
+        f"hostile inputs against a live server, {started}",
+        f"machine: {report['machine']}",
+        f"target: {report['target']}",
+        "",
+        f"{'attack':26s} {'status':6s} {'code':24s} {'peak RSS growth':>16s} {'seconds':>8s}",
+    ]
+    for r in rows:
+        lines.append(
+            f"{r['attack']:26s} {r['status']:<6d} {str(r['code']):24s} "
+            f"{r['peak_rss_growth_mb']:13.1f} MB {r['seconds']:8.2f}"
+            + ("" if r["ok"] else "  OVER TARGET")
+        )
+    lines.append("")
+    lines.append(f"all attacks within target: {report['all_ok']}")
+    Path(args.out + ".txt").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

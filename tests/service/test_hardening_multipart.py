@@ -1,0 +1,146 @@
+"""Multipart bombs: the parts of one request are bounded together, decoded, before they are
+held (unknown and repeated part names refused before decoding, the JSON text under the JSON
+cap, .npz members never inflated past their declared size)."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import tracemalloc
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from svc_data import TestClient, make_settings
+from test_errors import assert_error
+
+from service.app import create_app
+
+MiB = 1 << 20
+
+
+def _coo_npz(rows: int) -> bytes:
+    """A scipy COO .npz of one entry that declares ``rows`` rows (about 1 KB)."""
+    buf = io.BytesIO()
+    np.savez_compressed(
+        buf,
+        format=np.array("coo"),
+        shape=np.array([rows, 3]),
+        row=np.array([0]),
+        col=np.array([0]),
+        data=np.array([1.0]),
+    )
+    return buf.getvalue()
+
+
+def _peak(send: Any) -> tuple[Any, int]:
+    """(answer of send(), bytes allocated at the peak while it ran)."""
+    tracemalloc.start()
+    try:
+        answer = send()
+        return answer, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Iterator[TestClient]:
+    settings = make_settings(tmp_path, max_request_bytes=24 * MiB, max_json_bytes=4096)
+    with TestClient(create_app(settings)) as c:
+        yield c
+
+
+def test_many_sparse_parts_with_unknown_names_are_refused_before_decoding(
+    client: TestClient, trained: dict[str, Any]
+) -> None:
+    part = _coo_npz(10_000_000)
+    files = {"json": (None, json.dumps({"model_id": trained["model_id"]}))}
+    files.update({f"x{i}": (f"x{i}.npz", part) for i in range(40)})
+    r, peak = _peak(lambda: client.post("/predict", files=files))
+    assert_error(r, 422, "invalid_data", "part 'x0' is not a field of the request")
+    assert peak < 16 * MiB, f"{peak / MiB:.0f} MiB allocated while refusing the request"
+
+
+def test_a_part_sent_twice_is_refused_before_decoding(
+    client: TestClient, trained: dict[str, Any]
+) -> None:
+    part = _coo_npz(10_000_000)
+    files = [("json", (None, json.dumps({"model_id": trained["model_id"]})))]
+    files += [("inputs", ("inputs.npz", part))] * 20
+    r, peak = _peak(lambda: client.post("/predict", files=files))
+    assert_error(r, 422, "invalid_data", "part 'inputs' is sent twice")
+    assert peak < 16 * MiB, f"{peak / MiB:.0f} MiB allocated while refusing the request"
+
+
+def test_decoded_parts_are_bounded_together(small: TestClient) -> None:
+    """Two sparse parts each declaring 10^6 rows (16 MB of row pointers once decoded,
+    each under the 24 MiB request cap): together they are over it."""
+    files = {
+        "json": (None, json.dumps({"model_id": "0" * 32})),
+        "inputs": ("inputs.npz", _coo_npz(1_000_000)),
+        "inputs2": ("inputs2.npz", _coo_npz(1_000_000)),
+    }
+    r = small.post("/kernel", files=files)
+    assert_error(r, 413, "request_too_large", "part 'inputs2'", "after", "other parts")
+    assert "OKBOOST_MAX_REQUEST_BYTES" in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("as_file", [False, True], ids=["field", "file"])
+def test_the_json_part_is_under_the_json_cap(small: TestClient, as_file: bool) -> None:
+    text = json.dumps({"model_id": "0" * 32, "inputs": [[1.0] * 1000]})
+    assert len(text) > 4096
+    files = {"json": ("request.json", text) if as_file else (None, text)}
+    r = small.post("/predict", files=files)
+    assert_error(r, 413, "request_too_large", "OKBOOST_MAX_JSON_BYTES")
+
+
+def test_json_text_parts_count_towards_the_json_cap(small: TestClient) -> None:
+    row = json.dumps([[1.0] * 500])
+    files = {"json": (None, json.dumps({"model_id": "0" * 32})), "inputs": (None, row)}
+    files["inputs2"] = (None, row)
+    assert len(row) < 4096 < 2 * len(row)
+    r = small.post("/kernel", files=files)
+    assert_error(r, 413, "request_too_large", "text part 'inputs2'", "OKBOOST_MAX_JSON_BYTES")
+
+
+def _lying_npz(declared: int, inflated: int) -> bytes:
+    """An .npz whose first member declares ``declared`` bytes but whose deflate stream
+    expands to ``inflated`` (its central-directory size field rewritten)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("format.npy", bytes(inflated))
+    data = bytearray(buf.getvalue())
+    central = data.index(b"PK\x01\x02")
+    struct.pack_into("<I", data, central + 24, declared)
+    return bytes(data)
+
+
+def test_a_zip_member_is_not_inflated_past_its_declared_size(
+    client: TestClient, trained: dict[str, Any]
+) -> None:
+    part = _lying_npz(100, 256 * MiB)
+    assert len(part) < 512 * 1024
+    files = {
+        "json": (None, json.dumps({"model_id": trained["model_id"]})),
+        "inputs": ("inputs.npz", part),
+    }
+    r, peak = _peak(lambda: client.post("/predict", files=files))
+    assert_error(r, 422, "invalid_data", "part 'inputs'")
+    assert peak < 16 * MiB, f"{peak / MiB:.0f} MiB allocated while refusing the part"
+
+
+def test_multipart_requests_within_the_caps_still_work(
+    client: TestClient, trained: dict[str, Any], graph: Any
+) -> None:
+    buf = io.BytesIO()
+    np.save(buf, graph.features[graph.test])
+    files = {
+        "json": (None, json.dumps({"model_id": trained["model_id"], "top_k": 2})),
+        "inputs": ("inputs.npy", buf.getvalue()),
+    }
+    r = client.post("/predict", files=files)
+    assert r.status_code == 200, r.text
