@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from service.archive import MAX_HEADER_BYTES, ROOT
 from svc_data import TestClient, make_settings
 from test_archive import Members, _export, _import, _members, _relist
 
 from service.app import create_app
+from service.store.archives import MAX_HEADER_BYTES, ROOT
 
 MiB = 1 << 20
 

@@ -13,8 +13,8 @@ import pytest
 from svc_data import TestClient, make_settings, vector_data
 from test_errors import assert_error
 
-from service import inference
 from service.app import create_app
+from service.inference import predict as inference
 
 CAP = 2_000
 

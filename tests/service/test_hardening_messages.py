@@ -9,7 +9,7 @@ import pytest
 from svc_data import TestClient, clustered_graph, diffusion_request
 from test_errors import assert_error
 
-from service.store import ModelStore
+from service.store.model_store import ModelStore
 
 
 def _predict(client: TestClient, model_id: str, inputs: Any) -> Any:
