@@ -49,6 +49,7 @@ TREE_CONSTRAINTS: dict[str, list] = {
     "min_samples_leaf": [Interval(int, 1, None, "left")],
     "max_depth": [Interval(int, 1, None, "left"), Options((None,))],
     "max_bins": [Interval(int, 2, MAX_BINS, "both"), Options((None,))],
+    "refine_cuts": [Options((True, False))],
     "factor_rank": [Interval(int, 1, None, "left"), Options((None,))],
     "factor_tol": [Interval(float, 0.0, 1.0, "left")],
     "n_landmarks": [Interval(int, 1, None, "left"), Options((None,))],
@@ -305,6 +306,7 @@ class OKEstimator:
     min_samples_leaf: int
     max_depth: int | None
     max_bins: Any
+    refine_cuts: bool
     factor_rank: int | None
     factor_tol: float
     n_landmarks: int | None
@@ -428,6 +430,7 @@ class OKEstimator:
             min_samples_leaf=self.min_samples_leaf,
             max_depth=self.max_depth,
             n_threads=self._n_threads(),
+            refine_cuts=self.refine_cuts,
         )
 
     def _search_inputs(
@@ -444,7 +447,8 @@ class OKEstimator:
         if max_bins is None:
             return np.ascontiguousarray(dense_float64(X).T), None
         report_phase(callback, "binning", total, elapsed, binning_seconds(*X.shape))
-        return None, bin_inputs(X, max_bins)
+        keep_values = self.refine_cuts and self.splitter == "best"  # refinement reads them
+        return None, bin_inputs(X, max_bins, keep_values)
 
     def _n_threads(self) -> int:
         n_jobs = getattr(self, "n_jobs", None)  # estimators without threads of their own

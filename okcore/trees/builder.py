@@ -16,7 +16,7 @@ import numpy as np
 
 from ._histogram import best_split as best_split_histogram
 from ._histogram import best_split_random as best_split_random_binned
-from ._histogram import build_dense, build_sparse, gather_rows, partition_sparse
+from ._histogram import build_dense, build_sparse, gather_rows, partition_sparse, refine_split
 from .binning import BinnedInputs
 from .splitter import (
     best_split_exact,
@@ -44,6 +44,7 @@ class TreeParams:
     min_samples_leaf: int
     max_depth: int | None
     n_threads: int = 1  # threads of the executor the search may use
+    refine_cuts: bool = False  # histogram search: exact cut inside the bins of the chosen edge
 
 
 @dataclass(frozen=True)
@@ -200,6 +201,10 @@ class _HistogramSearch:
     searched; a parent's is kept until its children's exist, so memory is O(open leaves x
     B k). In the paper's variance order most final leaves are never searched and cost
     nothing; in the gain order every child is searched when created.
+
+    With ``refine_cuts`` (splitter "best", ``binned`` made with ``keep_values=True``) the
+    chosen cut moves to the best exact cut inside the two bins around its edge
+    (:func:`~okcore.trees._histogram.refine_split`) and rows are partitioned on raw values.
     """
 
     def __init__(
@@ -223,6 +228,16 @@ class _HistogramSearch:
             self.codes2d, self.codes1d = binned.codes, np.zeros(0, dtype=np.uint8)
             self.indptr = np.zeros(0, dtype=np.int64)
             self.indices = np.zeros(0, dtype=np.int32)
+        self.refine = params.refine_cuts and params.splitter == "best"
+        if self.refine and binned.values is None:
+            raise ValueError("refine_cuts needs the raw values: bin_inputs(keep_values=True)")
+        self.values2d, self.values1d = np.zeros((0, 0)), np.zeros(0)
+        if self.refine:
+            assert binned.values is not None
+            if binned.is_sparse:
+                self.values1d = binned.values
+            else:
+                self.values2d = binned.values
         self.hists: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         # child -> (parent, sibling, sibling's row range, sibling may be searched)
         self.family: dict[int, tuple[int, int, tuple[int, int], bool]] = {}
@@ -287,9 +302,16 @@ class _HistogramSearch:
             )  # fmt: skip
         hist, counts = self._histogram(node, start, end)
         features = _best_features(p, b.n_features, rng)
-        return best_split_histogram(
+        split = best_split_histogram(
             hist, counts, b.bin_offset, b.bin_min, b.bin_max, features, end - start, mu,
             p.min_samples_leaf,
+        )  # fmt: skip
+        if not self.refine or split[0] < 0:
+            return split
+        return refine_split(
+            self._samples, start, end, self.codes2d, self.values2d,
+            self.codes1d, self.values1d, self.indptr, self.indices, b.zero_code, hist, counts,
+            b.bin_offset, self.R_search, mu, split, p.min_samples_leaf,
         )  # fmt: skip
 
     def _histogram(self, node: int, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
@@ -343,8 +365,21 @@ class _HistogramSearch:
         return (small, large) if small_left else (large, small)
 
     def split(self, node: int, start: int, end: int, split: tuple) -> None:
-        """Rows whose bin of the split feature is <= its last left bin go left."""
+        """Rows whose bin of the split feature is <= its last left bin go left; with refined
+        cuts, rows whose raw value is <= the threshold."""
         feature, last_bin = split[0], split[4]
+        if self.refine:
+            if self.binned.is_sparse:
+                partition_sparse(
+                    self._samples, start, end, self.values1d, self.indptr, self.indices,
+                    np.zeros(self.binned.n_features), feature, split[2], self.buffer,
+                )  # fmt: skip
+            else:
+                partition(
+                    self._samples[None, :], start, end, self.values2d, feature, split[2],
+                    self.goes_left, self.buffer,
+                )  # fmt: skip
+            return
         if self.binned.is_sparse:
             partition_sparse(
                 self._samples, start, end, self.codes1d, self.indptr, self.indices,

@@ -33,6 +33,12 @@ class OK3Regressor(OKEstimator):
         Histogram split search on inputs binned once per fit into at most ``max_bins``
         quantile bins (scikit-learn HGB, LightGBM); exactly the exact search's tree when no
         feature has more distinct values. None (default): the exact presorted search.
+    refine_cuts : bool
+        With ``max_bins`` and ``splitter="best"``: once the histogram has chosen a feature
+        and a bin edge, move the cut to the best exact cut (midpoint between distinct
+        values) inside the two bins around that edge, so a sharp step is not missed by up to
+        one bin (default True; keeps the raw inputs, 8 bytes per value, during the fit).
+        False: cuts at bin edges only.
     factor_rank, factor_tol : int or None, float
         Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
         eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).
@@ -56,6 +62,7 @@ class OK3Regressor(OKEstimator):
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
         max_bins: int | None = None,
+        refine_cuts: bool = True,
         factor_rank: int | None = None,
         factor_tol: float = RANK_TOLERANCE,
         n_landmarks: int | None = None,
@@ -69,6 +76,7 @@ class OK3Regressor(OKEstimator):
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
         self.max_bins = max_bins
+        self.refine_cuts = refine_cuts
         self.factor_rank = factor_rank
         self.factor_tol = factor_tol
         self.n_landmarks = n_landmarks
