@@ -37,14 +37,20 @@ TIE_TOLERANCE = 1e-9
 
 
 @njit(cache=True, nogil=True)
-def gather_rows(samples, start, end, R):  # pragma: no cover - jit
-    """R[samples[start:end]] as a contiguous (n, k) array: the builds then read it in order."""
+def gather_rows_into(samples, start, lo, hi, R, out):  # pragma: no cover - jit
+    """out[t - start] = R[samples[t]] for t in lo..hi-1 (threads fill disjoint ranges)."""
     k = R.shape[1]
-    out = np.empty((end - start, k))
-    for t in range(start, end):
+    for t in range(lo, hi):
         i = samples[t]
         for c in range(k):
             out[t - start, c] = R[i, c]
+
+
+@njit(cache=True, nogil=True)
+def gather_rows(samples, start, end, R):  # pragma: no cover - jit
+    """R[samples[start:end]] as a contiguous (n, k) array: the builds then read it in order."""
+    out = np.empty((end - start, R.shape[1]))
+    gather_rows_into(samples, start, start, end, R, out)
     return out
 
 

@@ -227,19 +227,48 @@ def node_statistics(samples, start, end, R):  # pragma: no cover - jit
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def project(R, G):  # pragma: no cover - jit
-    """R @ G, (n, r) x (r, k), single-threaded (a BLAS call would spin threads for this
-    size): k dot products of contiguous length-r rows per row of R. O(n r k)."""
-    GT = np.ascontiguousarray(G.T)
-    n, k = R.shape[0], G.shape[1]
-    out = np.empty((n, k))
-    for i in range(n):
+def project_rows(R, GT, lo, hi, out):  # pragma: no cover - jit
+    """out[lo:hi] = R[lo:hi] @ GT.T for R (n, r) and GT (k, r) contiguous: k dot products of
+    length-r rows per row. Each output row is computed alone, so any split of the rows
+    between threads gives the same array. O((hi - lo) r k)."""
+    k = GT.shape[0]
+    for i in range(lo, hi):
         for j in range(k):
             acc = 0.0
             for c in range(R.shape[1]):
                 acc += R[i, c] * GT[j, c]
             out[i, j] = acc
+
+
+def project(R: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """R @ G, (n, r) x (r, k), single-threaded (a BLAS call would spin threads for this
+    size; threads split the rows in the builder). O(n r k)."""
+    out = np.empty((R.shape[0], G.shape[1]))
+    project_rows(R, np.ascontiguousarray(G.T), 0, R.shape[0], out)
     return out
+
+
+@njit(cache=True, nogil=True)
+def column_statistics(samples, start, end, R, c_lo, c_hi, mu, spread):  # pragma: no cover
+    """Mean mu[c] and sum of squared deviations spread[c] of the columns c_lo..c_hi-1 of R
+    over the rows samples[start:end] (the node's N*var is spread.sum()). Each column is
+    summed over the rows in order, with no reassociation (no fastmath), so any split of the
+    columns between threads gives the same numbers. O(n (c_hi - c_lo)), two passes."""
+    n = end - start
+    for c in range(c_lo, c_hi):
+        mu[c] = 0.0
+        spread[c] = 0.0
+    for t in range(start, end):
+        i = samples[t]
+        for c in range(c_lo, c_hi):
+            mu[c] += R[i, c]
+    for c in range(c_lo, c_hi):
+        mu[c] /= n
+    for t in range(start, end):
+        i = samples[t]
+        for c in range(c_lo, c_hi):
+            d = R[i, c] - mu[c]
+            spread[c] += d * d
 
 
 def presort(XT: np.ndarray) -> np.ndarray:
