@@ -30,9 +30,12 @@ from .splitter import (
 
 #: A node whose N*var is below this fraction of the root's is treated as constant (a leaf).
 CONSTANT_NODE_TOLERANCE = 1e-12
-#: Exact searches over fewer (rows x features x outputs) than this stay on one thread; so do
-#: the histogram search's builds, row statistics and projections below this many additions.
+#: Exact searches over fewer (rows x features x outputs) than this stay on one thread.
 PARALLEL_SEARCH_MIN_WORK = 200_000
+#: The histogram search's builds, row statistics, gathers and projections involving fewer
+#: additions than this stay on one thread: about 0.5 ms of work, against tens of
+#: microseconds to hand a chunk to another thread and wait for it.
+PARALLEL_ROWS_MIN_WORK = 1_000_000
 
 
 def _in_chunks(
@@ -43,7 +46,7 @@ def _in_chunks(
     The calling thread runs the first chunk while the executor runs the others (no idle
     wake-up round trip). Kernels run this way write disjoint outputs in the same order for
     any chunking, so results do not depend on the number of threads."""
-    n_chunks = 1 if executor is None or work < PARALLEL_SEARCH_MIN_WORK else n_threads
+    n_chunks = 1 if executor is None or work < PARALLEL_ROWS_MIN_WORK else n_threads
     n_chunks = max(1, min(n_chunks, total // grain))
     if n_chunks == 1:
         run(0, total)

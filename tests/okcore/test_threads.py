@@ -18,6 +18,7 @@ FIELDS = ("feature", "threshold", "left", "right", "n_samples", "impurity", "gai
 def every_node_parallel(monkeypatch):
     """Split even the smallest nodes between threads, so small data exercises every chunking."""
     monkeypatch.setattr(builder, "PARALLEL_SEARCH_MIN_WORK", 0)
+    monkeypatch.setattr(builder, "PARALLEL_ROWS_MIN_WORK", 0)
 
 
 def _data(n=700, p=9, r=13, seed=0):
