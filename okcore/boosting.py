@@ -204,7 +204,9 @@ class OKBoostRegressor(OKEstimator):
         Nystrom factor of an RBF / polynomial output kernel on that many landmark outputs
         (random training outputs, seeded by ``random_state``): O(N m) memory, no N x N.
     n_jobs : int or None
-        Threads for the exact split search and for W^F (None = 1, -1 = all cores).
+        Threads for the split search (the exact search's features; the histogram search's
+        builds, row statistics and sketch) and for W^F (None = 1, -1 = all cores). The
+        model does not depend on it.
     random_state : None, int or Generator
 
     Fitted attributes: ``output_space_``, ``ensemble_``, ``train_loss_`` (M,) and
