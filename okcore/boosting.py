@@ -186,6 +186,10 @@ class OKBoostRegressor(TreeEstimator):
         values than ``max_bins``. None: exact presorted search. "auto" (default): 255 when
         N x r >= AUTO_FAST_MIN_WORK (2e5), else None. ``max_bins=None, sketch_dim=None`` is
         the paper's algorithm at any size.
+    refine_cuts : bool
+        With the histogram search and ``splitter="best"``: move each chosen bin edge to the
+        best exact cut inside the two bins around it (see
+        :class:`~okcore.trees.tree.OK3Regressor`); default True.
     factor_rank, factor_tol : int or None, float
         Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
         eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).
@@ -193,7 +197,9 @@ class OKBoostRegressor(TreeEstimator):
         Nystrom factor of an RBF / polynomial output kernel on that many landmark outputs
         (random training outputs, seeded by ``random_state``): O(N m) memory, no N x N.
     n_jobs : int or None
-        Threads for the exact split search and for W^F (None = 1, -1 = all cores).
+        Threads for the split search (the exact search's features; the histogram search's
+        builds, row statistics and sketch) and for W^F (None = 1, -1 = all cores). The
+        model does not depend on it.
     random_state : None, int or Generator
 
     Fitted attributes: ``output_space_``, ``ensemble_``, ``train_loss_`` (M,) and
@@ -239,6 +245,7 @@ class OKBoostRegressor(TreeEstimator):
         tol: float = 1e-7,
         sketch_dim: int | str | None = "auto",
         max_bins: int | str | None = "auto",
+        refine_cuts: bool = True,
         factor_rank: int | None = None,
         factor_tol: float = RANK_TOLERANCE,
         n_landmarks: int | None = None,
@@ -261,6 +268,7 @@ class OKBoostRegressor(TreeEstimator):
         self.tol = tol
         self.sketch_dim = sketch_dim
         self.max_bins = max_bins
+        self.refine_cuts = refine_cuts
         self.factor_rank = factor_rank
         self.factor_tol = factor_tol
         self.n_landmarks = n_landmarks

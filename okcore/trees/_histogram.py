@@ -12,6 +12,13 @@ for CSR inputs), O(B k) to scan or subtract it — instead of O(p n r) for the e
 Kernels are compiled with numba (``nogil``: threads build disjoint feature ranges).
 Thresholds are real values placed in the gap between the values present in the node, like
 the exact search's midpoints, so prediction needs no binning.
+
+Refinement (:func:`refine_split`): a bin edge can miss a sharp step in the outputs by up to
+one bin. Once the histogram has chosen a feature and an edge, the exact cuts (midpoints
+between consecutive distinct raw values, the exact search's candidates) inside the two bins
+on either side of that edge are scored from the node's rows in those bins, and the best one
+is kept; the node's rows are then partitioned on the raw value. O(m log m + m k) for the m
+rows of the two bins, against O(n p k) for the histogram of the node.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from ._sparse import csr_find
+from .splitter import FEATURE_THRESHOLD
 
 #: Gains within this relative margin are ties, kept by the first candidate (feature order,
 #: then the leftmost cut): dense and CSR inputs sum in different orders, and a genuine tie
@@ -32,16 +40,24 @@ TIE_TOLERANCE = 1e-9
 
 
 @njit(cache=True, nogil=True)
+def gather_rows_into(
+    samples: np.ndarray, start: int, lo: int, hi: int, R: np.ndarray, out: np.ndarray
+) -> None:  # pragma: no cover - jit
+    """out[t - start] = R[samples[t]] for t in lo..hi-1 (threads fill disjoint ranges)."""
+    k = R.shape[1]
+    for t in range(lo, hi):
+        i = samples[t]
+        for c in range(k):
+            out[t - start, c] = R[i, c]
+
+
+@njit(cache=True, nogil=True)
 def gather_rows(
     samples: np.ndarray, start: int, end: int, R: np.ndarray
 ) -> np.ndarray:  # pragma: no cover - jit
     """R[samples[start:end]] as a contiguous (n, k) array: the builds then read it in order."""
-    k = R.shape[1]
-    out = np.empty((end - start, k))
-    for t in range(start, end):
-        i = samples[t]
-        for c in range(k):
-            out[t - start, c] = R[i, c]
+    out = np.empty((end - start, R.shape[1]))
+    gather_rows_into(samples, start, start, end, R, out)
     return out
 
 
@@ -125,9 +141,9 @@ def build_dense(
 
 @njit(cache=True, nogil=True, fastmath=True)
 def build_sparse(
-    codes: np.ndarray,
-    indptr: np.ndarray,
-    indices: np.ndarray,
+    codes: Any,
+    indptr: Any,
+    indices: Any,
     zero_code: np.ndarray,
     samples: np.ndarray,
     start: int,
@@ -244,6 +260,100 @@ def best_split(
             threshold = x0
         best_bin -= bin_offset[best_f]  # the feature's own bin number, as codes are
     return best_f, best_left, threshold, best_gain, best_bin
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def refine_split(
+    samples: np.ndarray,
+    start: int,
+    end: int,
+    codes2d: Any,
+    values2d: Any,
+    codes1d: Any,
+    values1d: Any,
+    indptr: Any,
+    indices: Any,
+    zero_code: np.ndarray,
+    hist: np.ndarray,
+    counts: np.ndarray,
+    bin_offset: np.ndarray,
+    R: np.ndarray,
+    mu: np.ndarray,
+    split: tuple[int, int, float, float, int],
+    min_leaf: int,
+) -> tuple[int, int, float, float, int]:  # pragma: no cover - jit
+    """The best exact cut of the histogram split's feature inside the two bins around its
+    chosen edge: (feature, n_left, threshold, gain, last left bin), as :func:`best_split`.
+
+    ``split`` is :func:`best_split`'s result for the node samples[start:end] and ``hist``,
+    ``counts`` the node's histogram. With b the last left bin and b' the next non-empty bin
+    of the node, the left sum starts from the bins below b (from the histogram); the node's
+    rows in b and b' are sorted by raw value (dense ``values2d`` (p, N) or CSR ``values1d``
+    aligned with ``codes1d``) and every cut between consecutive distinct values (more than
+    FEATURE_THRESHOLD apart) is scored with the exact search's gain
+    ||S_L||^2 n / (n_L n_R) (S_L centred at ``mu``) and threshold formula. The chosen edge is
+    one of these cuts, so the gain never drops; ties keep the leftmost cut, as the exact
+    search does. The last left bin returned is meaningless: rows must be partitioned on the
+    raw value. O(n) to find the rows, O(m log m + m k) for the m rows of the two bins.
+    """
+    f, last = split[0], split[4]
+    n = end - start
+    k = R.shape[1]
+    base = bin_offset[f]
+    nxt = last + 1
+    while counts[base + nxt] == 0:
+        nxt += 1
+    S = np.zeros(k)
+    n_below = 0
+    for b in range(base, base + last):
+        n_below += counts[b]
+        for c in range(k):
+            S[c] += hist[b, c]
+    for c in range(k):
+        S[c] -= n_below * mu[c]
+    m = counts[base + last] + counts[base + nxt]
+    rows = np.empty(m, dtype=np.int64)
+    x = np.empty(m)
+    j = 0
+    sparse = indptr.shape[0] > 0
+    for t in range(start, end):
+        i = samples[t]
+        if sparse:
+            at = csr_find(indptr, indices, i, f)
+            code = codes1d[at] if at >= 0 else zero_code[f]
+            value = values1d[at] if at >= 0 else 0.0
+        else:
+            code = codes2d[f, i]
+            value = values2d[f, i]
+        if code == last or code == nxt:
+            rows[j] = i
+            x[j] = value
+            j += 1
+    order = np.argsort(x, kind="mergesort")
+    n_left = n_below
+    best_left, best_pos, best_gain = -1, -1, -1.0
+    for t in range(m - 1):
+        i = rows[order[t]]
+        acc = 0.0
+        for c in range(k):
+            v = S[c] + (R[i, c] - mu[c])
+            S[c] = v
+            acc += v * v
+        n_left += 1
+        if x[order[t + 1]] <= x[order[t]] + FEATURE_THRESHOLD:
+            continue
+        if n_left < min_leaf or n - n_left < min_leaf:
+            continue
+        gain = acc * n / (n_left * (n - n_left))
+        if gain > best_gain:
+            best_left, best_pos, best_gain = n_left, t, gain
+    if best_pos < 0:  # cannot happen for a valid split (its edge is a candidate): keep it
+        return split
+    x0, x1 = x[order[best_pos]], x[order[best_pos + 1]]
+    threshold = x0 / 2.0 + x1 / 2.0
+    if threshold == x1 or not np.isfinite(threshold):
+        threshold = x0
+    return f, best_left, threshold, best_gain, last
 
 
 @njit(cache=True, nogil=True, fastmath=True)
@@ -392,17 +502,20 @@ def partition_sparse(
     samples: np.ndarray,
     start: int,
     end: int,
-    codes: np.ndarray,
-    indptr: np.ndarray,
-    indices: np.ndarray,
+    codes: Any,
+    indptr: Any,
+    indices: Any,
     zero_code: np.ndarray,
     feature: int,
-    last_bin: int,
+    last_bin: float,
     buffer: np.ndarray,
 ) -> int:  # pragma: no cover - jit
     """Stable partition of samples[start:end] on CSR codes: rows whose bin of ``feature`` is
     <= last_bin first (dense codes use :func:`okcore.trees.splitter.partition`). Returns the number
-    of left rows. O(n log nnz_row)."""
+    of left rows. O(n log nnz_row).
+
+    The same on raw values: ``codes`` the stored values, ``zero_code`` 0.0 per feature and
+    ``last_bin`` the threshold."""
     n_left = 0
     n_right = 0
     for t in range(start, end):

@@ -19,6 +19,10 @@ exact search does), and the randomized splitter draws its cut in the node's valu
 Dense inputs give a feature-major (p, n) code matrix (each feature's codes contiguous); a scipy CSR matrix gives codes of its
 stored entries only, with the code of 0 per feature (its implicit entries), so memory and
 histogram work stay proportional to the non-zeros.
+
+``keep_values=True`` also keeps the raw values, laid out as the codes (float64, 8 bytes per
+code instead of 1): the refinement of a binned cut (:mod:`okcore.trees._histogram`) scores
+the exact cuts between them inside the bins around the chosen edge.
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ class BinnedInputs:
         edges[bin_offset[f] - f : bin_offset[f + 1] - f - 1].
     bin_min, bin_max : float64 ndarrays of shape (n_bins_total,)
         Smallest and largest training value in each bin.
+    values : float64 ndarray shaped as ``codes``, or None
+        The raw value of each code (``keep_values=True``), else None.
     """
 
     codes: np.ndarray
@@ -64,6 +70,7 @@ class BinnedInputs:
     edges: np.ndarray
     bin_min: np.ndarray
     bin_max: np.ndarray
+    values: np.ndarray | None = None
 
     def __sizeof__(self) -> int:  # the arrays too: scattered once to a cluster (_shipping)
         return nbytes_with_arrays(self)
@@ -115,17 +122,21 @@ def _feature_bins(
     return edges, low, high
 
 
-def bin_inputs(X: np.ndarray | sparse.spmatrix, max_bins: int) -> BinnedInputs:
+def bin_inputs(
+    X: np.ndarray | sparse.spmatrix, max_bins: int, keep_values: bool = False
+) -> BinnedInputs:
     """Bin every feature of X (n, p), dense array of any real dtype or sparse matrix.
 
     O(p n log n) for the per-feature sorts (O(nnz log nnz) for CSR), O(n p) (O(nnz)) for the
-    codes. ``max_bins`` in [2, 255].
+    codes. ``max_bins`` in [2, 255]. ``keep_values`` also keeps the raw values as float64,
+    laid out as the codes (O(n p) (O(nnz)) more memory).
     """
     if not 2 <= max_bins <= MAX_BINS:
         raise ValueError(f"max_bins must be in [2, {MAX_BINS}]: got {max_bins}")
     if sparse.issparse(X):
-        return _bin_sparse(sparse.csc_matrix(X, dtype=np.float64, copy=True), max_bins)
-    return _bin_dense(np.asarray(X), max_bins)
+        columns = sparse.csc_matrix(X, dtype=np.float64, copy=True)
+        return _bin_sparse(columns, max_bins, keep_values)
+    return _bin_dense(np.asarray(X), max_bins, keep_values)
 
 
 def _bins_of(
@@ -144,8 +155,8 @@ def _bins_of(
     return list(edges), zero_code, flat
 
 
-def _bin_dense(X: np.ndarray, max_bins: int) -> BinnedInputs:
-    """Feature-major codes (p, n) of a dense array."""
+def _bin_dense(X: np.ndarray, max_bins: int, keep_values: bool) -> BinnedInputs:
+    """Feature-major codes (p, n) of a dense array (and its values, feature-major)."""
     n, p = X.shape
     distinct = [
         np.unique(np.asarray(X[:, f], dtype=np.float64), return_counts=True) for f in range(p)
@@ -154,12 +165,16 @@ def _bin_dense(X: np.ndarray, max_bins: int) -> BinnedInputs:
     codes = np.empty((p, n), dtype=np.uint8)
     for f in range(p):
         codes[f] = np.searchsorted(edges[f], X[:, f], side="left")
-    return BinnedInputs(codes=codes, indptr=None, indices=None, zero_code=zero_code, **flat)
+    values = np.ascontiguousarray(X.T, dtype=np.float64) if keep_values else None
+    return BinnedInputs(
+        codes=codes, indptr=None, indices=None, zero_code=zero_code, values=values, **flat
+    )
 
 
-def _bin_sparse(columns: sparse.csc_matrix, max_bins: int) -> BinnedInputs:
-    """Codes of the stored entries of a sparse matrix (CSC copy, overwritten), in CSR order;
-    each column's implicit zeros join the count of the value 0."""
+def _bin_sparse(columns: sparse.csc_matrix, max_bins: int, keep_values: bool) -> BinnedInputs:
+    """Codes of the stored entries of a sparse matrix (CSC copy, overwritten), in CSR order
+    (and their values, in the same order); each column's implicit zeros join the count of
+    the value 0."""
     n, p = columns.shape
     distinct = []
     for f in range(p):
@@ -174,6 +189,12 @@ def _bin_sparse(columns: sparse.csc_matrix, max_bins: int) -> BinnedInputs:
                 values, counts = np.insert(values, at, 0.0), np.insert(counts, at, n_zeros)
         distinct.append((values, counts))
     edges, zero_code, flat = _bins_of(distinct, max_bins)
+    stored_values = None
+    if keep_values:  # the stored values in CSR order, as the codes will be
+        raw = sparse.csc_matrix((columns.data.copy(), columns.indices, columns.indptr), (n, p))
+        raw = raw.tocsr()
+        raw.sort_indices()
+        stored_values = raw.data
     for f in range(p):  # codes of each column's entries, scattered back to CSR order
         lo, hi = columns.indptr[f], columns.indptr[f + 1]
         columns.data[lo:hi] = np.searchsorted(edges[f], columns.data[lo:hi], side="left")
@@ -186,5 +207,6 @@ def _bin_sparse(columns: sparse.csc_matrix, max_bins: int) -> BinnedInputs:
         indptr=coded.indptr.astype(np.int64),
         indices=coded.indices.astype(np.int32),
         zero_code=zero_code,
+        values=stored_values,
         **flat,
     )

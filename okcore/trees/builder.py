@@ -16,21 +16,47 @@ import numpy as np
 
 from ._histogram import best_split as best_split_histogram
 from ._histogram import best_split_random as best_split_random_binned
-from ._histogram import build_dense, build_sparse, gather_rows, partition_sparse
+from ._histogram import build_dense, build_sparse, gather_rows_into, partition_sparse, refine_split
 from .binning import BinnedInputs
 from .splitter import (
     best_split_exact,
     best_split_random,
+    column_statistics,
     node_statistics,
     partition,
     presort,
-    project,
+    project_rows,
 )
 
 #: A node whose N*var is below this fraction of the root's is treated as constant (a leaf).
 CONSTANT_NODE_TOLERANCE = 1e-12
 #: Exact searches over fewer (rows x features x outputs) than this stay on one thread.
 PARALLEL_SEARCH_MIN_WORK = 200_000
+#: The histogram search's builds, row statistics, gathers and projections involving fewer
+#: additions than this stay on one thread: about 0.5 ms of work, against tens of
+#: microseconds to hand a chunk to another thread and wait for it.
+PARALLEL_ROWS_MIN_WORK = 1_000_000
+
+
+def _in_chunks(
+    executor: Executor | None, n_threads: int, work: int, total: int, run: Any, grain: int = 1
+) -> None:
+    """run(lo, hi) over contiguous chunks covering range(total), one per thread when
+    ``work`` (the additions involved) is worth it; chunk bounds are multiples of ``grain``.
+    The calling thread runs the first chunk while the executor runs the others (no idle
+    wake-up round trip). Kernels run this way write disjoint outputs in the same order for
+    any chunking, so results do not depend on the number of threads."""
+    n_chunks = 1 if executor is None or work < PARALLEL_ROWS_MIN_WORK else n_threads
+    n_chunks = max(1, min(n_chunks, total // grain))
+    if n_chunks == 1:
+        run(0, total)
+        return
+    bounds = [total * c // n_chunks // grain * grain for c in range(n_chunks)] + [total]
+    assert executor is not None
+    others = [executor.submit(run, bounds[c], bounds[c + 1]) for c in range(1, n_chunks)]
+    run(bounds[0], bounds[1])
+    for future in others:
+        future.result()
 
 
 @dataclass(frozen=True)
@@ -44,6 +70,7 @@ class TreeParams:
     min_samples_leaf: int
     max_depth: int | None
     n_threads: int = 1  # threads of the executor the search may use
+    refine_cuts: bool = False  # histogram search: exact cut inside the bins of the chosen edge
 
 
 @dataclass(frozen=True)
@@ -78,12 +105,14 @@ class _ExactSearch:
     def __init__(
         self,
         XT: np.ndarray,
+        R: np.ndarray,
         R_search: np.ndarray,
         params: TreeParams,
         order: np.ndarray | None,
         executor: Executor | None,
     ) -> None:
-        self.XT, self.R_search, self.params, self.executor = XT, R_search, params, executor
+        self.XT, self.R, self.R_search = XT, R, R_search
+        self.params, self.executor = params, executor
         n_fit = XT.shape[1]
         if params.splitter == "best":
             self.index = presort(XT) if order is None else order.copy()
@@ -104,7 +133,7 @@ class _ExactSearch:
             features = _best_features(p, n_features, rng)
             return self._search_exact(start, end, mu, features)
         features = rng.permutation(n_features).astype(np.int32)
-        uniforms = rng.random((n_features,))
+        uniforms = np.asarray(rng.random(n_features))
         return best_split_random(
             self.index[0],
             start,
@@ -144,6 +173,10 @@ class _ExactSearch:
         results = list(self.executor.map(search, np.array_split(features, n_chunks)))
         return max(results, key=lambda split: split[3])  # max keeps the first on ties
 
+    def statistics(self, start: int, end: int) -> tuple[np.ndarray, float]:
+        """(mean, N*var) of the rows samples[start:end] of the leaf-value rows R."""
+        return node_statistics(self.samples, start, end, self.R)
+
     def split(self, node: int, start: int, end: int, split: tuple) -> None:
         partition(self.index, start, end, self.XT, split[0], split[2], self.goes_left, self.buffer)
 
@@ -157,10 +190,7 @@ class _ExactSearch:
         """(mean, N*var) of both children, each from its own rows (the paper's reference
         path: no derived quantities, so ties resolve as in the brute-force tests)."""
         start, end = growth.start[node], growth.end[node]
-        return (
-            node_statistics(self.samples, start, cut, growth.R),
-            node_statistics(self.samples, cut, end, growth.R),
-        )
+        return self.statistics(start, cut), self.statistics(cut, end)
 
 
 class HistogramPool:
@@ -209,18 +239,24 @@ class _HistogramSearch:
     searched; a parent's is kept until its children's exist, so memory is O(open leaves x
     B k). In the paper's variance order most final leaves are never searched and cost
     nothing; in the gain order every child is searched when created.
+
+    With ``refine_cuts`` (splitter "best", ``binned`` made with ``keep_values=True``) the
+    chosen cut moves to the best exact cut inside the two bins around its edge
+    (:func:`~okcore.trees._histogram.refine_split`) and rows are partitioned on raw values.
     """
 
     def __init__(
         self,
         binned: BinnedInputs,
+        R: np.ndarray,
         R_search: np.ndarray,
         params: TreeParams,
         rows: np.ndarray | None,
         executor: Executor | None,
         pool: HistogramPool | None = None,
     ) -> None:
-        self.binned, self.R_search, self.params, self.executor = binned, R_search, params, executor
+        self.binned, self.R, self.R_search = binned, R, R_search
+        self.params, self.executor = params, executor
         self.pool = HistogramPool(binned.n_bins_total) if pool is None else pool
         n = binned.n_samples
         self._samples = (
@@ -238,6 +274,16 @@ class _HistogramSearch:
             self.codes2d, self.codes1d = binned.codes, np.zeros(0, dtype=np.uint8)
             self.indptr = np.zeros(0, dtype=np.int64)
             self.indices = np.zeros(0, dtype=np.int32)
+        self.refine = params.refine_cuts and params.splitter == "best"
+        if self.refine and binned.values is None:
+            raise ValueError("refine_cuts needs the raw values: bin_inputs(keep_values=True)")
+        self.values2d, self.values1d = np.zeros((0, 0)), np.zeros(0)
+        if self.refine:
+            assert binned.values is not None
+            if binned.is_sparse:
+                self.values1d = binned.values
+            else:
+                self.values2d = binned.values
         self.hists: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         # child -> (parent, sibling, sibling's row range, sibling may be searched)
         self.family: dict[int, tuple[int, int, tuple[int, int], bool]] = {}
@@ -263,33 +309,25 @@ class _HistogramSearch:
         hist, counts = self.pool.take(self.R_search.shape[1])
         b = self.binned
         if b.is_sparse:
-            assert b.indptr is not None and b.indices is not None
             build_sparse(
                 b.codes, b.indptr, b.indices, b.zero_code, self._samples, start, end,
                 self.R_search, b.bin_offset, hist, counts,
             )  # fmt: skip
             return hist, counts
-        p = b.n_features
-        rows = gather_rows(self._samples, start, end, self.R_search)
-        work = (end - start) * p * self.R_search.shape[1]
-        n_chunks = (
-            1
-            if self.executor is None or work < PARALLEL_SEARCH_MIN_WORK
-            else min(p, self.params.n_threads)
-        )
-        bounds = [p * chunk // n_chunks for chunk in range(n_chunks + 1)]
+        p, k, n = b.n_features, self.R_search.shape[1], end - start
+        rows = np.empty((n, k))
+        threads = self.executor, self.params.n_threads
 
-        def run(chunk: int) -> None:
+        def gather(lo: int, hi: int) -> None:
+            gather_rows_into(self._samples, start, start + lo, start + hi, self.R_search, rows)
+
+        def build(f_lo: int, f_hi: int) -> None:
             build_dense(
-                b.codes, self._samples, start, end, rows, b.bin_offset,
-                bounds[chunk], bounds[chunk + 1], hist, counts,
-            )  # fmt: skip
+                b.codes, self._samples, start, end, rows, b.bin_offset, f_lo, f_hi, hist, counts
+            )
 
-        if n_chunks == 1:
-            run(0)
-        else:
-            assert self.executor is not None  # several chunks only with threads
-            list(self.executor.map(run, range(n_chunks)))
+        _in_chunks(*threads, n * k, n, gather)
+        _in_chunks(*threads, n * p * k, p, build)  # each feature's bins built by one thread
         return hist, counts
 
     def find(
@@ -306,9 +344,16 @@ class _HistogramSearch:
             )  # fmt: skip
         hist, counts = self._histogram(node, start, end)
         features = _best_features(p, b.n_features, rng)
-        return best_split_histogram(
+        split = best_split_histogram(
             hist, counts, b.bin_offset, b.bin_min, b.bin_max, features, end - start, mu,
             p.min_samples_leaf,
+        )  # fmt: skip
+        if not self.refine or split[0] < 0:
+            return split
+        return refine_split(
+            self._samples, start, end, self.codes2d, self.values2d,
+            self.codes1d, self.values1d, self.indptr, self.indices, b.zero_code, hist, counts,
+            b.bin_offset, self.R_search, mu, split, p.min_samples_leaf,
         )  # fmt: skip
 
     def _histogram(self, node: int, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
@@ -342,6 +387,20 @@ class _HistogramSearch:
         """Release the histogram of a node that will not be split."""
         self._drop(node)
 
+    def statistics(self, start: int, end: int) -> tuple[np.ndarray, float]:
+        """(mean, N*var) of the rows samples[start:end] of R, the columns shared between
+        the threads (:func:`~okcore.trees.splitter.column_statistics`: the same numbers for
+        any number of threads). O(n r)."""
+        r = self.R.shape[1]
+        mu, spread = np.empty(r), np.empty(r)
+
+        def run(c_lo: int, c_hi: int) -> None:
+            column_statistics(self._samples, start, end, self.R, c_lo, c_hi, mu, spread)
+
+        # chunks of 8 columns: whole cache lines of each row per thread
+        _in_chunks(self.executor, self.params.n_threads, (end - start) * r, r, run, grain=8)
+        return mu, float(spread.sum())
+
     def child_statistics(self, growth: _Growth, node: int, cut: int) -> tuple:
         """(mean, N*var) of both children, scanning only the smaller one's rows: the larger's
         mean from the parent's sum, its N*var by Chan et al.'s parallel formula
@@ -352,7 +411,7 @@ class _HistogramSearch:
         n, n_left = end - start, cut - start
         small_left = n_left <= n - n_left
         lo, hi = (start, cut) if small_left else (cut, end)
-        mu_s, var_s = node_statistics(self._samples, lo, hi, growth.R)
+        mu_s, var_s = self.statistics(lo, hi)
         n_s = hi - lo
         n_l = n - n_s
         mu_l = (n * growth.mean[node] - n_s * mu_s) / n_l
@@ -362,10 +421,22 @@ class _HistogramSearch:
         return (small, large) if small_left else (large, small)
 
     def split(self, node: int, start: int, end: int, split: tuple) -> None:
-        """Rows whose bin of the split feature is <= its last left bin go left."""
+        """Rows whose bin of the split feature is <= its last left bin go left; with refined
+        cuts, rows whose raw value is <= the threshold."""
         feature, last_bin = split[0], split[4]
+        if self.refine:
+            if self.binned.is_sparse:
+                partition_sparse(
+                    self._samples, start, end, self.values1d, self.indptr, self.indices,
+                    np.zeros(self.binned.n_features), feature, split[2], self.buffer,
+                )  # fmt: skip
+            else:
+                partition(
+                    self._samples[None, :], start, end, self.values2d, feature, split[2],
+                    self.goes_left, self.buffer,
+                )  # fmt: skip
+            return
         if self.binned.is_sparse:
-            assert self.indptr is not None and self.indices is not None
             partition_sparse(
                 self._samples, start, end, self.codes1d, self.indptr, self.indices,
                 self.binned.zero_code, feature, last_bin, self.buffer,
@@ -390,6 +461,18 @@ class _HistogramSearch:
             return
         self.family[left_id] = (node, right_id, (right_start, right_end), right_open)
         self.family[right_id] = (node, left_id, (left_start, left_end), left_open)
+
+
+def _project(R: np.ndarray, G: np.ndarray, executor: Executor | None, n_threads: int) -> np.ndarray:
+    """R @ G (the sketch of the residual rows), the rows shared between the threads."""
+    out = np.empty((R.shape[0], G.shape[1]))
+    GT = np.ascontiguousarray(G.T)
+
+    def run(lo: int, hi: int) -> None:
+        project_rows(R, GT, lo, hi, out)
+
+    _in_chunks(executor, n_threads, R.size * G.shape[1], R.shape[0], run)
+    return out
 
 
 def _best_features(params: TreeParams, n_features: int, rng: np.random.Generator) -> np.ndarray:
@@ -427,7 +510,7 @@ class _Growth:
     def add_node(self, start: int, end: int, depth: int, stats: tuple | None = None) -> int:
         """Append a node over samples[start:end]; ``stats`` = (mean, N*var) when known."""
         if stats is None:
-            stats = node_statistics(self.search.samples, start, end, self.R)
+            stats = self.search.statistics(start, end)
         mu, total = stats
         if self.projection is not None:  # the mean of the sketched rows is the sketched mean
             self.search_mean.append(mu @ self.projection)
@@ -541,13 +624,13 @@ def build_tree(
     every fitted row, so callers need not re-apply the tree to them. ``histogram_pool``
     lends histogram buffers across the trees of a fit.
     """
-    R_search = R if projection is None else project(R, projection)
+    R_search = R if projection is None else _project(R, projection, executor, params.n_threads)
     search: _ExactSearch | _HistogramSearch
     if binned is None:
         assert XT is not None  # the exact search reads the inputs
-        search = _ExactSearch(XT, R_search, params, order, executor)
+        search = _ExactSearch(XT, R, R_search, params, order, executor)
     else:
-        search = _HistogramSearch(binned, R_search, params, rows, executor, histogram_pool)
+        search = _HistogramSearch(binned, R, R_search, params, rows, executor, histogram_pool)
     g = _Growth(R, projection, params, rng, search)
     heap: list[tuple[float, int, tuple | None]] = []
 

@@ -32,6 +32,7 @@ TREE_CONSTRAINTS: dict[str, list[Any]] = {
     "min_samples_leaf": [Interval(int, 1, None, "left")],
     "max_depth": [Interval(int, 1, None, "left"), Options((None,))],
     "max_bins": [Interval(int, 2, MAX_BINS, "both"), Options((None,))],
+    "refine_cuts": [Options((True, False))],
     "factor_rank": [Interval(int, 1, None, "left"), Options((None,))],
     "factor_tol": [Interval(float, 0.0, 1.0, "left")],
     "n_landmarks": [Interval(int, 1, None, "left"), Options((None,))],
@@ -66,6 +67,7 @@ class TreeEstimator(OKEstimator):
     min_samples_leaf: int
     max_depth: int | None
     max_bins: Any
+    refine_cuts: bool
     n_jobs: int | None
 
     def _tree_params(self, n_features: int) -> TreeParams:
@@ -78,6 +80,7 @@ class TreeEstimator(OKEstimator):
             min_samples_leaf=self.min_samples_leaf,
             max_depth=self.max_depth,
             n_threads=self._n_threads(),
+            refine_cuts=self.refine_cuts,
         )
 
     def _search_inputs(
@@ -94,7 +97,8 @@ class TreeEstimator(OKEstimator):
         if max_bins is None:
             return np.ascontiguousarray(dense_float64(X).T), None
         report_phase(callback, "binning", total, elapsed, binning_seconds(*X.shape))
-        return None, bin_inputs(X, max_bins)
+        keep_values = self.refine_cuts and self.splitter == "best"  # refinement reads them
+        return None, bin_inputs(X, max_bins, keep_values)
 
     # ------------------------------------------------------------------ cost model
     def _rows_per_tree(self, n_samples: int) -> float:

@@ -66,7 +66,8 @@ class OK3ForestRegressor(TreeEstimator):
         Number of trees.
     bootstrap : bool
         Fit each tree on a bootstrap sample (bagging, random forests) or on all rows.
-    splitter, max_splits, max_features, leaf_order, min_samples_leaf, max_depth, max_bins :
+    splitter, max_splits, max_features, leaf_order, min_samples_leaf, max_depth, max_bins,
+    refine_cuts :
         Growth of each tree, see :class:`~okcore.trees.tree.OK3Regressor` (fully grown by default).
     factor_rank, factor_tol : int or None, float
         Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
@@ -101,6 +102,7 @@ class OK3ForestRegressor(TreeEstimator):
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
         max_bins: int | None = None,
+        refine_cuts: bool = True,
         factor_rank: int | None = None,
         factor_tol: float = RANK_TOLERANCE,
         n_landmarks: int | None = None,
@@ -116,6 +118,7 @@ class OK3ForestRegressor(TreeEstimator):
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
         self.max_bins = max_bins
+        self.refine_cuts = refine_cuts
         self.factor_rank = factor_rank
         self.factor_tol = factor_tol
         self.n_landmarks = n_landmarks

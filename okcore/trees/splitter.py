@@ -265,19 +265,66 @@ def node_statistics(
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def project(R: np.ndarray, G: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
-    """R @ G, (n, r) x (r, k), single-threaded (a BLAS call would spin threads for this
-    size): k dot products of contiguous length-r rows per row of R. O(n r k)."""
-    GT = np.ascontiguousarray(G.T)
-    n, k = R.shape[0], G.shape[1]
-    out = np.empty((n, k))
-    for i in range(n):
+def project_rows(
+    R: np.ndarray, GT: np.ndarray, lo: int, hi: int, out: np.ndarray
+) -> None:  # pragma: no cover - jit
+    """out[lo:hi] = R[lo:hi] @ GT.T for R (n, r) and GT (k, r) contiguous: k dot products of
+    length-r rows per row. Each output row is computed alone, so any split of the rows
+    between threads gives the same array. O((hi - lo) r k)."""
+    k = GT.shape[0]
+    for i in range(lo, hi):
         for j in range(k):
             acc = 0.0
             for c in range(R.shape[1]):
                 acc += R[i, c] * GT[j, c]
             out[i, j] = acc
+
+
+def project(R: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """R @ G, (n, r) x (r, k), single-threaded (a BLAS call would spin threads for this
+    size; threads split the rows in the builder). O(n r k)."""
+    out = np.empty((R.shape[0], G.shape[1]))
+    project_rows(R, np.ascontiguousarray(G.T), 0, R.shape[0], out)
     return out
+
+
+@njit(cache=True, nogil=True)
+def column_statistics(
+    samples: np.ndarray,
+    start: int,
+    end: int,
+    R: np.ndarray,
+    c_lo: int,
+    c_hi: int,
+    mu: np.ndarray,
+    spread: np.ndarray,
+) -> None:  # pragma: no cover
+    """Mean mu[c] and sum of squared deviations spread[c] of the columns c_lo..c_hi-1 of R
+    over the rows samples[start:end] (the node's N*var is spread.sum()). Each column is
+    summed over the rows in order, with no reassociation (no fastmath), so any split of the
+    columns between threads gives the same numbers. O(n (c_hi - c_lo)), two passes.
+
+    Unsigned indices (no negative-index wraparound branch) let LLVM vectorize across the
+    columns, each lane keeping its own column's order.
+    """
+    n = end - start
+    width = c_hi - c_lo
+    lo = np.uint64(c_lo)
+    total = np.zeros(width)
+    for t in range(start, end):
+        i = np.uint64(samples[t])
+        for c in range(width):
+            total[c] += R[i, lo + np.uint64(c)]
+    mean = total / n
+    squares = np.zeros(width)
+    for t in range(start, end):
+        i = np.uint64(samples[t])
+        for c in range(width):
+            d = R[i, lo + np.uint64(c)] - mean[c]
+            squares[c] += d * d
+    for c in range(width):
+        mu[c_lo + c] = mean[c]
+        spread[c_lo + c] = squares[c]
 
 
 def presort(XT: np.ndarray) -> np.ndarray:

@@ -35,6 +35,12 @@ class OK3Regressor(TreeEstimator):
         Histogram split search on inputs binned once per fit into at most ``max_bins``
         quantile bins (scikit-learn HGB, LightGBM); exactly the exact search's tree when no
         feature has more distinct values. None (default): the exact presorted search.
+    refine_cuts : bool
+        With ``max_bins`` and ``splitter="best"``: once the histogram has chosen a feature
+        and a bin edge, move the cut to the best exact cut (midpoint between distinct
+        values) inside the two bins around that edge, so a sharp step is not missed by up to
+        one bin (default True; keeps the raw inputs, 8 bytes per value, during the fit).
+        False: cuts at bin edges only.
     factor_rank, factor_tol : int or None, float
         Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
         eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).
@@ -42,7 +48,9 @@ class OK3Regressor(TreeEstimator):
         Nystrom factor of an RBF / polynomial output kernel on that many landmark outputs
         (random training outputs, seeded by ``random_state``): O(N m) memory, no N x N.
     n_jobs : int or None
-        Threads for the exact split search (None = 1, -1 = all cores).
+        Threads for the split search (the exact search's features; the histogram search's
+        builds and row statistics) (None = 1, -1 = all cores). The tree does not depend
+        on it.
     random_state : None, int or Generator
     """
 
@@ -58,6 +66,7 @@ class OK3Regressor(TreeEstimator):
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
         max_bins: int | None = None,
+        refine_cuts: bool = True,
         factor_rank: int | None = None,
         factor_tol: float = RANK_TOLERANCE,
         n_landmarks: int | None = None,
@@ -71,6 +80,7 @@ class OK3Regressor(TreeEstimator):
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
         self.max_bins = max_bins
+        self.refine_cuts = refine_cuts
         self.factor_rank = factor_rank
         self.factor_tol = factor_tol
         self.n_landmarks = n_landmarks

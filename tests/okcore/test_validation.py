@@ -62,6 +62,8 @@ TREE_CASES = [
     ("random_state", 2**32, RANDOM_STATE),
     ("random_state", "seed", RANDOM_STATE),
     ("random_state", 1.5, RANDOM_STATE),
+    ("refine_cuts", 1, "one of True, False"),
+    ("refine_cuts", None, "one of True, False"),
 ]
 MAX_BINS_CASES = [
     ("max_bins", 1, "an int in [2, 255] or None"),

@@ -1,0 +1,163 @@
+"""Threads of the fast mode: wall, CPU and peak RSS of one OKBoost fit with 1 and 2 threads
+on bench_scale's problem, and a check that both give the same model.
+
+Problem: ``bench_okcore.make_data`` (p = 50, r = 50), M = 500 trees of J = 10 splits,
+nu = 0.1, the default fast search (255 bins, sketch k = 8, refined cuts). Each fit runs in a
+fresh process (``--child``) after a small warm-up fit that loads the compiled kernels: wall =
+perf_counter around ``fit``, CPU = user + system of the process over the fit (all threads),
+RSS = the child's peak. Fits alternate 1 and 2 threads, ``--repeats`` times per N, and
+each row records the load average before and after: the machine is shared, so a speed-up
+is only meaningful beside the load it was measured at.
+
+On a machine loaded beyond its cores the wall time says little, so the children also time
+every parallel region of the growth (measurement-only wrapper of the builder's chunk
+runner): "critical path" = the fit's CPU time minus the CPU of the chunks plus, per parallel
+region, its slowest chunk's CPU, i.e. the wall time the fit would take if each of its
+threads had a core. CPU 1 thread / critical path 2 threads is the speed-up those threads
+can give, load or not (cache sharing under load still inflates both).
+
+    python -m bench.threads                         # N = 4000 and 64000, 3 repeats
+    python -m bench.threads --sizes 4000 --repeats 5 --trees 100
+
+Results: bench/results/threads.{json,txt}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from bench.bench_okcore import make_data  # noqa: E402
+from bench.scale_util import Tee, cpu_seconds, load_avg, log, peak_rss_mb, save_run  # noqa: E402
+
+P, R, J, NU = 50, 50, 10, 0.1
+
+
+def _time_parallel_regions(ledger: dict[str, float]) -> None:
+    """Wrap the builder's chunk runner so each chunk's thread CPU is recorded: ledger gets
+    the chunks' total CPU and the sum over regions of the slowest chunk's CPU."""
+    from okcore.trees import builder
+
+    runner = builder._in_chunks
+
+    def timed_runner(executor, n_threads, work, total, run, grain=1):
+        chunks: list[float] = []
+
+        def timed_run(lo: int, hi: int) -> None:
+            t0 = time.thread_time()
+            run(lo, hi)
+            chunks.append(time.thread_time() - t0)
+
+        runner(executor, n_threads, work, total, timed_run, grain)
+        ledger["chunks_cpu"] += sum(chunks)
+        ledger["slowest_chunks_cpu"] += max(chunks)
+
+    builder._in_chunks = timed_runner
+
+
+def child(n: int, n_jobs: int, n_trees: int) -> dict[str, Any]:
+    """One timed fit in this process; the model's fingerprint says whether threads changed it."""
+    from okcore import OKBoostRegressor
+
+    ledger = {"chunks_cpu": 0.0, "slowest_chunks_cpu": 0.0}
+    _time_parallel_regions(ledger)
+
+    X, Y, _, _ = make_data(n, P, R)
+    OKBoostRegressor(n_estimators=2, max_splits=J, max_bins=255, n_jobs=n_jobs).fit(
+        X[:3000], Y[:3000]
+    )
+    est = OKBoostRegressor(
+        n_estimators=n_trees, max_splits=J, learning_rate=NU, max_bins=255, sketch_dim=8,
+        n_jobs=n_jobs, random_state=0,
+    )  # fmt: skip
+    load_before = load_avg()
+    ledger.update(chunks_cpu=0.0, slowest_chunks_cpu=0.0)
+    wall, cpu = time.perf_counter(), cpu_seconds()
+    est.fit(X, Y)
+    row = {"wall_s": time.perf_counter() - wall, "cpu_s": cpu_seconds() - cpu}
+    row["critical_path_s"] = row["cpu_s"] - ledger["chunks_cpu"] + ledger["slowest_chunks_cpu"]
+    row["parallel_fraction"] = ledger["chunks_cpu"] / row["cpu_s"]
+    e = est.ensemble_
+    digest = hashlib.sha256()
+    for field in ("feature", "threshold", "value", "impurity", "train_leaf"):
+        digest.update(np.ascontiguousarray(getattr(e, field)).tobytes())
+    return {
+        **row,
+        "peak_rss_mb": peak_rss_mb(),
+        "model_sha256": digest.hexdigest()[:16],
+        "load_before": load_before,
+        "load_after": load_avg(),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4000, 64000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--trees", type=int, default=500)
+    parser.add_argument("--name", default="threads")
+    parser.add_argument("--child", type=int, nargs=2, metavar=("N", "N_JOBS"))
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child[0], args.child[1], args.trees)))
+        return
+    started, cpu_started = time.time(), time.process_time()
+    out = Tee()
+    out(f"M={args.trees} J={J} nu={NU} p={P} r={R}, fast mode (255 bins, sketch 8)")
+    out(
+        f"{'N':>6} {'rep':>3} {'thr':>3} {'wall s':>7} {'CPU s':>7} {'crit s':>7} {'par %':>5} "
+        f"{'RSS MB':>7}  model    load"
+    )
+    rows = []
+    for n in args.sizes:
+        for rep in range(args.repeats):
+            pair = {}
+            for n_jobs in (1, 2):
+                log(f"N={n} repeat {rep + 1} threads {n_jobs}")
+                env = {**os.environ, "NUMBA_NUM_THREADS": str(n_jobs), "OMP_NUM_THREADS": "1"}
+                cmd = [sys.executable, "-m", "bench.threads", "--trees", str(args.trees)]
+                done = subprocess.run(
+                    [*cmd, "--child", str(n), str(n_jobs)],
+                    env=env, cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+                )  # fmt: skip
+                row = {"n": n, "repeat": rep, "n_jobs": n_jobs, **json.loads(done.stdout)}
+                rows.append(row)
+                pair[n_jobs] = row
+                out(
+                    f"{n:>6} {rep:>3} {n_jobs:>3} {row['wall_s']:7.2f} {row['cpu_s']:7.2f} "
+                    f"{row['critical_path_s']:7.2f} {100 * row['parallel_fraction']:5.1f} "
+                    f"{row['peak_rss_mb']:7.0f}  {row['model_sha256'][:8]} "
+                    f"{row['load_before']} -> {row['load_after']}"
+                )
+            out(
+                f"{'':>6} wall speed-up {pair[1]['wall_s'] / pair[2]['wall_s']:.2f}x, "
+                f"critical-path speed-up {pair[1]['cpu_s'] / pair[2]['critical_path_s']:.2f}x, "
+                f"CPU ratio {pair[2]['cpu_s'] / pair[1]['cpu_s']:.2f}, same model: "
+                f"{pair[1]['model_sha256'] == pair[2]['model_sha256']}"
+            )
+    save_run(
+        REPO_ROOT / "bench" / "results",
+        args.name,
+        ["bench.threads", *(argv if argv is not None else sys.argv[1:])],
+        {"rows": rows},
+        out,
+        started,
+        cpu_started,
+    )
+
+
+if __name__ == "__main__":
+    main()

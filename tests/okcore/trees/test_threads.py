@@ -1,0 +1,94 @@
+"""Threads in the tree growth: 1, 2 and 3 threads give bitwise-identical models (each
+parallel kernel writes disjoint outputs computed in the same order for any chunking)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from okcore import OK3Regressor, OKBoostRegressor
+from okcore.trees import builder
+from okcore.trees.splitter import column_statistics, node_statistics, project, project_rows
+
+FIELDS = ("feature", "threshold", "left", "right", "n_samples", "impurity", "gain", "value")
+
+
+@pytest.fixture
+def every_node_parallel(monkeypatch):
+    """Split even the smallest nodes between threads, so small data exercises every chunking."""
+    monkeypatch.setattr(builder, "PARALLEL_SEARCH_MIN_WORK", 0)
+    monkeypatch.setattr(builder, "PARALLEL_ROWS_MIN_WORK", 0)
+
+
+def _data(n=700, p=9, r=13, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, p))
+    B = np.c_[np.sin(5 * X[:, 0]), X[:, 1] * X[:, 2], X[:, 3] > 0.5, X[:, 4] ** 2]
+    Y = B @ rng.standard_normal((4, r)) + 0.2 * rng.standard_normal((n, r))
+    return X, Y
+
+
+def _assert_same_models(a, b):
+    for field in FIELDS:
+        np.testing.assert_array_equal(getattr(a.ensemble_, field), getattr(b.ensemble_, field))
+    np.testing.assert_array_equal(a.ensemble_.train_leaf, b.ensemble_.train_leaf)
+
+
+@pytest.mark.parametrize(
+    "search",
+    [
+        dict(max_bins=255, sketch_dim=4),  # the fast mode
+        dict(max_bins=32, sketch_dim=None, leaf_order="gain", refine_cuts=False),
+        dict(max_bins=64, sketch_dim=3, subsample=0.6),
+        dict(max_bins=None, sketch_dim=None),  # exact search: features split between threads
+    ],
+)
+def test_boosting_models_do_not_depend_on_the_number_of_threads(search, every_node_parallel):
+    X, Y = _data()
+    common = dict(n_estimators=12, max_splits=7, random_state=0, **search)
+    one = OKBoostRegressor(n_jobs=1, **common).fit(X, Y)
+    for n_jobs in (2, 3):
+        _assert_same_models(one, OKBoostRegressor(n_jobs=n_jobs, **common).fit(X, Y))
+
+
+def test_csr_inputs_and_single_trees_do_not_depend_on_the_number_of_threads(
+    every_node_parallel,
+):
+    X, Y = _data(seed=1)
+    X[X < 0.4] = 0.0
+    Xs = sparse.csr_matrix(X)
+    common = dict(n_estimators=8, max_splits=6, max_bins=40, sketch_dim=5, random_state=2)
+    _assert_same_models(
+        OKBoostRegressor(n_jobs=1, **common).fit(Xs, Y),
+        OKBoostRegressor(n_jobs=2, **common).fit(Xs, Y),
+    )
+    tree = dict(max_splits=20, max_bins=50)
+    _assert_same_models(
+        OK3Regressor(n_jobs=1, **tree).fit(X, Y), OK3Regressor(n_jobs=2, **tree).fit(X, Y)
+    )
+
+
+def test_chunked_kernels_equal_whole_ones():
+    rng = np.random.default_rng(3)
+    R = rng.standard_normal((300, 21))
+    samples = rng.permutation(300).astype(np.int32)
+    mu, spread = np.empty(21), np.empty(21)
+    column_statistics(samples, 10, 250, R, 0, 21, mu, spread)
+    for cuts in ([0, 8, 21], [0, 5, 16, 21], [0, 1, 2, 21]):
+        mu_c, spread_c = np.empty(21), np.empty(21)
+        for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+            column_statistics(samples, 10, 250, R, lo, hi, mu_c, spread_c)
+        np.testing.assert_array_equal(mu_c, mu)
+        np.testing.assert_array_equal(spread_c, spread)
+    ref_mu, ref_total = node_statistics(samples, 10, 250, R)  # the exact search's kernel
+    np.testing.assert_allclose(mu, ref_mu, rtol=1e-12, atol=1e-14)
+    assert spread.sum() == pytest.approx(ref_total, rel=1e-12)
+    G = rng.standard_normal((21, 5))
+    whole = project(R, G)
+    np.testing.assert_allclose(whole, R @ G, rtol=1e-12, atol=1e-12)
+    parts = np.empty_like(whole)
+    GT = np.ascontiguousarray(G.T)
+    for lo, hi in ((0, 7), (7, 150), (150, 300)):
+        project_rows(R, GT, lo, hi, parts)
+    np.testing.assert_array_equal(parts, whole)
