@@ -4,6 +4,8 @@ searches, ``clone``, the error messages they match) work with okcore's estimator
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -47,3 +49,25 @@ def test_passes_scikit_learns_estimator_checks(name):
     assert not failed
     passed = {r["check_name"] for r in results if r["status"] == "passed"}
     assert MATCHED_MESSAGES <= passed  # they ran: not skipped by a tag or a version
+
+
+def test_okcore_runs_without_scikit_learn():
+    """scikit-learn is optional: without it NotFittedError keeps scikit-learn's bases."""
+    script = """
+import sys
+sys.modules["sklearn"] = None  # import sklearn now raises ImportError
+import numpy as np
+import okcore
+assert issubclass(okcore.NotFittedError, ValueError)
+assert issubclass(okcore.NotFittedError, AttributeError)
+X = np.arange(12.0).reshape(6, 2)
+est = okcore.OK3Regressor()
+try:
+    est.predict(X)
+    raise SystemExit("predict before fit did not raise")
+except ValueError as exc:
+    assert isinstance(exc, okcore.NotFittedError)
+assert est.fit(X, X[:, 0]).predict(X).shape == (6,)
+assert "sklearn" not in {name.split(".")[0] for name in sys.modules if sys.modules[name]}
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=300)
