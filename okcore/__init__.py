@@ -21,6 +21,7 @@ from .estimators import (
 )
 from .exceptions import (
     DataError,
+    DataTypeError,
     InvalidParameterError,
     KernelError,
     NotFittedError,
@@ -52,6 +53,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ESTIMATORS",
     "DataError",
+    "DataTypeError",
     "DiffusionKernel",
     "EarlyStopping",
     "FITTED_ATTRIBUTES",

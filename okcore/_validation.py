@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from .exceptions import DataError, InvalidParameterError, NotFittedError
+from .exceptions import DataError, DataTypeError, InvalidParameterError, NotFittedError
 
 
 @dataclass(frozen=True)
@@ -178,26 +178,46 @@ def check_matrix(
     allow_1d: bool = False,
     keep_dtypes: tuple[np.dtype, ...] = (),
 ) -> np.ndarray:
-    """Convert to a finite float64 array of the given ndim; raise :class:`DataError` otherwise.
+    """Convert to a finite float64 array of the given ndim; raise :class:`DataError` otherwise
+    (:class:`DataTypeError` for elements that are no numbers at all).
 
     ``allow_1d`` turns a vector of length n into an (n, 1) matrix (a single output); an
-    ndarray whose dtype is in ``keep_dtypes`` is checked without conversion.
+    ndarray whose dtype is in ``keep_dtypes`` is checked without conversion. The messages
+    contain scikit-learn's patterns ("Reshape your data", "0 feature(s) (shape=(n, 0)) while
+    a minimum of 1 is required", "Complex data not supported"), which tools built on
+    scikit-learn match.
     """
     if array is None:
         raise DataError(f"{name} is required")
     try:
-        keep = isinstance(array, np.ndarray) and array.dtype in keep_dtypes
-        arr = array if keep else np.asarray(array, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+        arr = np.asarray(array)
+        if arr.dtype not in keep_dtypes and arr.dtype.kind != "c":
+            arr = arr.astype(np.float64, copy=False)
+    except TypeError as exc:  # numpy's word for an element that is no number (a dict)
+        raise DataTypeError(f"{name} must be a numeric array: {exc}") from None
+    except ValueError as exc:  # a string that is no number, rows of different lengths
         raise DataError(f"{name} must be a numeric array: {exc}") from None
+    check_real(arr, name)
     if allow_1d and arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != ndim:
-        raise DataError(f"{name} must be a {ndim}-d array: got shape {arr.shape}")
+        hint = ""
+        if ndim == 2 and arr.ndim == 1:
+            hint = (
+                f". Reshape your data: {name}.reshape(-1, 1) if it has a single feature, "
+                f"{name}.reshape(1, -1) if it is a single sample"
+            )
+        raise DataError(f"{name} must be a {ndim}-d array: got shape {arr.shape}{hint}")
     if arr.shape[0] < min_rows:
-        raise DataError(f"{name} must have at least {min_rows} row(s): got shape {arr.shape}")
+        raise DataError(
+            f"{name} must have at least {min_rows} row(s): got {arr.shape[0]} sample(s) "
+            f"(shape={arr.shape}) while a minimum of {min_rows} is required."
+        )
     if ndim == 2 and arr.shape[1] < 1:
-        raise DataError(f"{name} must have at least one column: got shape {arr.shape}")
+        raise DataError(
+            f"{name} must have at least one column: got 0 feature(s) (shape={arr.shape}) "
+            "while a minimum of 1 is required."
+        )
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise DataError(
@@ -205,6 +225,17 @@ def check_matrix(
             "remove or impute those values"
         )
     return np.ascontiguousarray(arr)
+
+
+def check_real(arr: Any, name: str, error: type[DataError] = DataError) -> None:
+    """Refuse an array (dense or sparse) of complex dtype: a cast to float64 would silently
+    drop the imaginary parts. (Complex elements of a list or an object array make the cast
+    itself fail.)"""
+    if getattr(getattr(arr, "dtype", None), "kind", None) == "c":
+        raise error(
+            f"Complex data not supported: {name} holds complex numbers; pass real values "
+            "(e.g. the real and imaginary parts as separate columns)"
+        )
 
 
 def check_kernel_diag(diag: Any, name: str) -> np.ndarray:
@@ -225,8 +256,11 @@ def check_kernel_diag(diag: Any, name: str) -> np.ndarray:
 COMPACT_DTYPES = (np.dtype(np.float32), np.dtype(np.uint8))
 
 
-def check_inputs(X: Any, n_features: int | None = None, name: str = "X") -> Any:
-    """Validate an input matrix (n_samples, n_features), optionally against the fitted width.
+def check_inputs(
+    X: Any, n_features: int | None = None, name: str = "X", owner: str = "the model"
+) -> Any:
+    """Validate an input matrix (n_samples, n_features), optionally against the width
+    ``n_features`` the estimator named ``owner`` was fitted with (scikit-learn's message).
 
     Returns a C-contiguous ndarray, float64 unless it is float32 or uint8 (kept: compact
     inputs), or, for any scipy sparse matrix, a canonical CSR matrix with float64 values
@@ -238,13 +272,15 @@ def check_inputs(X: Any, n_features: int | None = None, name: str = "X") -> Any:
         arr = check_matrix(X, name, keep_dtypes=COMPACT_DTYPES)
     if n_features is not None and arr.shape[1] != n_features:
         raise DataError(
-            f"{name} has {arr.shape[1]} features but the model was fitted with {n_features}"
+            f"{name} has {arr.shape[1]} features, but {owner} is expecting {n_features} "
+            f"features as input: it was fitted with {n_features} input columns"
         )
     return arr
 
 
 def _check_sparse(X: Any, name: str) -> sparse.csr_matrix:
     """A canonical float64 CSR copy of a sparse matrix with finite values and >= 1 row/column."""
+    check_real(X, name)
     try:
         csr = sparse.csr_matrix(X, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:

@@ -85,12 +85,13 @@ class EvalData:
     diag: np.ndarray
 
 
-def embed_eval_set(eval_set: Any, space: OutputSpace, n_features: int) -> EvalData:
+def embed_eval_set(eval_set: Any, space: OutputSpace, n_features: int, owner: str) -> EvalData:
     """A boosting ``eval_set``, (X_val, Y_val) or (X_val, K_val_train, k_val_diag), checked
-    and embedded in the training output space."""
+    (``n_features`` inputs, as estimator ``owner`` was fitted with) and embedded in the
+    training output space."""
     if not isinstance(eval_set, tuple | list) or len(eval_set) not in (2, 3):
         raise DataError("eval_set must be (X_val, Y_val) or (X_val, K_val_train, k_val_diag)")
-    X_val = check_inputs(eval_set[0], n_features, name="eval_set X")
+    X_val = check_inputs(eval_set[0], n_features, name="eval_set X", owner=owner)
     if len(eval_set) == 2:
         phi, diag = target_features(space, Y=eval_set[1], n_rows=X_val.shape[0])
     else:
@@ -395,7 +396,9 @@ class OKEstimator:
         )
         self.n_features_in_ = X.shape[1]
         self.n_train_ = X.shape[0]
-        self.output_1d_ = Y is not None and np.ndim(Y) == 1
+        # np.asarray, not np.ndim: array-likes that only convert (scikit-learn's NotAnArray);
+        # Y has been checked by the output space already
+        self.output_1d_ = Y is not None and np.asarray(Y).ndim == 1
         return X, space
 
     def _factor_eta(self, n_samples: int, gram: Any, kernel: Any) -> float | None:
@@ -419,14 +422,21 @@ class OKEstimator:
         return target_features(self.output_space_, Y, gram_cross, gram_diag, n_rows)
 
     # ------------------------------------------------------------------ predictions
+    def _fitted_inputs(self, X: Any) -> Any:
+        """Inputs checked against the fitted estimator: :class:`NotFittedError` before
+        ``fit``, :class:`DataError` unless X has ``n_features_in_`` columns (scikit-learn's
+        message: "X has 3 features, but OKBoostRegressor is expecting 4 features as input")."""
+        check_is_fitted(self)
+        return check_inputs(X, self.n_features_in_, owner=type(self).__name__)
+
     def predict_features(self, X: Any) -> np.ndarray:
         """F(x) in the factor coordinates of the output space, shape (Q, r). O(M Q r).
 
         <F(x), F(x')> is the predicted kernel (eq. 7) and <F(x), phi(y_i)> the score against
         training output i, so callers that score many pairs can compute F once and reuse it.
         """
-        check_is_fitted(self)
-        return self.ensemble_.decision(check_inputs(X, self.n_features_in_))
+        X = self._fitted_inputs(X)  # first: NotFittedError before reading ensemble_
+        return self.ensemble_.decision(X)
 
     def predict_weights(self, X: Any) -> np.ndarray:
         """W^F: weights of F(x) over the training outputs phi(y_i), shape (Q, N) (eq. 5-6),
@@ -436,8 +446,7 @@ class OKEstimator:
         never N x N matrices. Kernel models: see
         :meth:`okcore.kernel_models.kernel_ensemble.KernelEnsemble.weights`.
         """
-        check_is_fitted(self)
-        X = check_inputs(X, self.n_features_in_)
+        X = self._fitted_inputs(X)
         return self.ensemble_.weights(X, n_threads=self._n_threads())
 
     def predict_kernel(self, X: Any, X2: Any = None) -> np.ndarray:
@@ -501,8 +510,9 @@ class OKEstimator:
         index = self.predict_index(X)[0][:, 0]
         return index if space.outputs is None else space.outputs[index]
 
-    def score(self, X: Any, Y: Any) -> float:
-        """Kernelized R^2 on (X, Y): 1 - Err^phi / Var^phi, with Err^phi = sum_q
+    def score(self, X: Any, y: Any) -> float:
+        """Kernelized R^2 on (X, y), y the true output vectors (scikit-learn's name for the
+        argument, which its tools pass by keyword): 1 - Err^phi / Var^phi, with Err^phi = sum_q
         ||phi(y_q) - F(x_q)||^2 (eq. 7) and Var^phi = sum_q ||phi(y_q) - mean_q' phi(y_q')||^2
         the spread of the given outputs around their own mean, as in scikit-learn's r2_score:
         with the linear kernel it is ``r2_score(Y, predict(X), multioutput="variance_weighted")``,
@@ -518,11 +528,11 @@ class OKEstimator:
                 "(use okcore.model_selection.cross_validate with gram= or a diffusion kernel)"
             )
         F = self.predict_features(X)
-        phi, diag = self._target_features(Y, n_rows=F.shape[0])
+        phi, diag = self._target_features(y, n_rows=F.shape[0])
         err = float(
             np.sum(diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F))
         )
-        Y = np.asarray(Y, dtype=np.float64).reshape(len(diag), -1)
+        Y = np.asarray(y, dtype=np.float64).reshape(len(diag), -1)
         total = sum(float(kernel.gram(Y[s : s + 512], Y).sum()) for s in range(0, len(Y), 512))
         spread = float(diag.sum()) - total / len(Y)
         if spread <= 0.0:

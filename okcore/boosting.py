@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import Interval, Options, check_inputs, check_is_fitted
+from ._validation import Interval, Options
 from .base import EvalData, FitContext, FittedModel, embed_eval_set, hold_out_rows
 from .callbacks import EarlyStopping, FitProgress, RoundMonitor, early_stopping
 from .learners import BaseLearner, TreeLearner
@@ -342,7 +342,7 @@ class OKBoostRegressor(TreeEstimator):
         )
 
     def _eval_data(self, eval_set: tuple, space: Any) -> EvalData:
-        return embed_eval_set(eval_set, space, self.n_features_in_)
+        return embed_eval_set(eval_set, space, self.n_features_in_, type(self).__name__)
 
     def _hold_out(
         self, X: np.ndarray, space: Any, rng: np.random.Generator
@@ -355,8 +355,7 @@ class OKBoostRegressor(TreeEstimator):
         self, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None
     ) -> np.ndarray:
         """Err^phi = mean ||phi(y) - F_m(x)||^2 after each round m = 1..M, shape (M,). O(M Q r)."""
-        check_is_fitted(self)
-        X = check_inputs(X, self.n_features_in_)
+        X = self._fitted_inputs(X)
         phi, diag = self._target_features(Y, gram_cross, gram_diag, n_rows=X.shape[0])
         e = self.ensemble_
         assert isinstance(e, TreeEnsemble)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from ._validation import check_inputs, check_is_fitted, check_matrix
+from ._validation import check_matrix
 from .exceptions import DataError
 from .losses import SquaredFeatureLoss
 
@@ -32,8 +32,7 @@ def err_y(
 ) -> float:
     """Mean kernel loss of the pre-image: k(y,y) - 2 k(y, y^) + k(y^, y^), with y^ the
     training output closest to F(x) (eq. 8). Same arguments as :func:`err_phi`."""
-    check_is_fitted(estimator)  # before reading n_features_in_: NotFittedError, not AttributeError
-    X = check_inputs(X, estimator.n_features_in_)
+    X = estimator._fitted_inputs(X)
     index = estimator.predict_index(X)[0][:, 0]
     phi, diag = estimator._target_features(Y, gram_cross, gram_diag, n_rows=X.shape[0])
     space = estimator.output_space_

@@ -108,9 +108,12 @@ def make_input_kernel(name: str, gamma: Any, X: np.ndarray) -> InputKernel:
     if isinstance(gamma, str):  # "auto"
         theta = 2.0 * n / max(n - 1, 1) * float(X.var(axis=0).sum())
         if theta <= 0.0:
-            raise DataError(
-                "gamma='auto' is undefined when every training input is the same; give gamma"
+            why = (
+                "there is one training sample (n_samples = 1)"
+                if n == 1
+                else "every training input is the same"
             )
+            raise DataError(f"gamma='auto' is undefined when {why}; give gamma")
         widths = np.full(p, 1.0 / theta)
     elif isinstance(gamma, numbers.Real):
         widths = np.full(p, float(gamma))

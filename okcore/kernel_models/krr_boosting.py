@@ -25,8 +25,6 @@ from .._validation import (
     Options,
     PositiveFloats,
     RandomStateLike,
-    check_inputs,
-    check_is_fitted,
     dense_float64,
 )
 from ..base import EvalData, FitContext, FittedModel, OKEstimator, embed_eval_set, hold_out_rows
@@ -320,7 +318,9 @@ class KRRBoostRegressor(OKEstimator):
         rows = np.arange(X.shape[0])
         eval_data = None
         if context.eval_set is not None:
-            eval_data = embed_eval_set(context.eval_set, space, self.n_features_in_)
+            eval_data = embed_eval_set(
+                context.eval_set, space, self.n_features_in_, type(self).__name__
+            )
             eval_data.X = dense_float64(eval_data.X)
         elif self.n_iter_no_change is not None:
             rows, val = hold_out_rows(X.shape[0], self.validation_fraction, rng)
@@ -417,8 +417,7 @@ class KRRBoostRegressor(OKEstimator):
     ) -> np.ndarray:
         """Err^phi = mean ||phi(y) - F_m(x)||^2 after each stage m = 1..M with the fitted
         coefficients, shape (M,). O(Q T (p + r))."""
-        check_is_fitted(self)
-        X = dense_float64(check_inputs(X, self.n_features_in_))
+        X = dense_float64(self._fitted_inputs(X))
         phi, diag = self._target_features(Y, gram_cross, gram_diag, n_rows=X.shape[0])
         e = self.ensemble_
         assert isinstance(e, KernelEnsemble)

@@ -24,7 +24,7 @@ import numpy as np
 from scipy import linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from .._validation import check_matrix
+from .._validation import check_matrix, check_real
 from ..exceptions import DataError, KernelError
 from . import graph
 from .kernels import DiffusionKernel, Kernel, LinearKernel, PrecomputedKernel, make_kernel
@@ -358,6 +358,7 @@ class OutputSpace:
 
 def check_gram(gram: Any, name: str = "gram") -> np.ndarray:
     """Validate a Gram matrix: square, finite, symmetric (relative tolerance PSD_TOLERANCE)."""
+    check_real(gram, name, KernelError)
     try:
         K = np.asarray(gram, dtype=np.float64)
     except (TypeError, ValueError):

@@ -6,11 +6,14 @@ import re
 
 import numpy as np
 import pytest
+import sklearn.exceptions
 from okdata import make_regression, ring_edges
+from scipy import sparse
 from sklearn.base import clone
 
 from okcore import (
     DataError,
+    DataTypeError,
     InvalidParameterError,
     KernelError,
     NotFittedError,
@@ -278,6 +281,49 @@ def test_wrong_dimensions(cls):
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
+def test_one_sample_to_predict_is_refused_with_how_to_reshape(cls, data):
+    X, Y = data
+    est = cls(**SMALL[cls]).fit(X, Y)
+    expected = (
+        "X must be a 2-d array: got shape (4,). Reshape your data: X.reshape(-1, 1) if it "
+        "has a single feature, X.reshape(1, -1) if it is a single sample"
+    )
+    with pytest.raises(DataError, match=f"^{re.escape(expected)}$"):
+        est.predict(X[0])
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_complex_data_is_refused_not_cast(cls, data):
+    """A cast to float64 would drop the imaginary parts silently."""
+    X, Y = data
+    est = cls(**SMALL[cls])
+    message = "^Complex data not supported: {} holds complex numbers; pass real values"
+    with pytest.raises(DataError, match=message.format("X")):
+        est.fit(X + 1j, Y)
+    with pytest.raises(DataError, match=message.format("X")):
+        est.fit(sparse.csr_matrix(X + 1j), Y)
+    with pytest.raises(DataError, match=message.format("Y")):
+        est.fit(X, Y + 1j)
+    with pytest.raises(KernelError, match=message.format("gram")):
+        est.fit(X, gram=(Y @ Y.T).astype(complex))
+    est.fit(X, Y)
+    with pytest.raises(DataError, match=message.format("X")):
+        est.predict(X + 1j)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_elements_that_are_no_numbers_raise_a_type_error(cls, data):
+    """As numpy's own conversion does (TypeError), and a DataError for okcore's callers."""
+    X, Y = data
+    X = X.astype(object)
+    X[0, 0] = {"a": 1}
+    with pytest.raises(DataTypeError, match="^X must be a numeric array: float.. argument must"):
+        cls(**SMALL[cls]).fit(X, Y)
+    X[0, 0] = 0.5  # an object array of numbers is numbers
+    assert cls(**SMALL[cls]).fit(X, Y).predict(X).shape == Y.shape
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
 def test_row_count_mismatch(cls):
     X, Y = make_regression(n=15)
     est = cls(**SMALL[cls])
@@ -301,25 +347,32 @@ def test_row_count_mismatch(cls):
 @pytest.mark.parametrize("cls", ESTIMATORS)
 def test_empty_inputs(cls):
     est = cls(**SMALL[cls])
-    with pytest.raises(
-        DataError, match=re.escape("X must have at least 1 row(s): got shape (0, 3)")
-    ):
+    # okcore's words, with scikit-learn's pattern ("0 feature(s) (shape=(n, 0)) while ...")
+    rows = (
+        "X must have at least 1 row(s): got 0 sample(s) (shape=(0, 3)) "
+        "while a minimum of 1 is required."
+    )
+    with pytest.raises(DataError, match=f"^{re.escape(rows)}$"):
         est.fit(np.zeros((0, 3)), np.zeros((0, 2)))
-    with pytest.raises(
-        DataError, match=re.escape("X must have at least one column: got shape (5, 0)")
-    ):
-        est.fit(np.zeros((5, 0)), np.zeros((5, 2)))
-    with pytest.raises(
-        DataError, match=re.escape("Y must have at least one column: got shape (5, 0)")
-    ):
-        est.fit(np.zeros((5, 2)), np.zeros((5, 0)))
+    for name, shapes in (("X", ((5, 0), (5, 2))), ("Y", ((5, 2), (5, 0)))):
+        columns = (
+            f"{name} must have at least one column: got 0 feature(s) (shape=(5, 0)) "
+            "while a minimum of 1 is required."
+        )
+        with pytest.raises(DataError, match=f"^{re.escape(columns)}$"):
+            est.fit(np.zeros(shapes[0]), np.zeros(shapes[1]))
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
 def test_predict_with_wrong_number_of_features(cls, data):
     X, Y = data
     est = cls(**SMALL[cls]).fit(X, Y)
-    expected = "^X has 3 features but the model was fitted with 4$"
+    expected = (
+        f"^X has 3 features, but {cls.__name__} is expecting 4 features as input: "
+        "it was fitted with 4 input columns$"
+    )
+    with pytest.raises(DataError, match=expected):
+        est.score(X[:, :3], y=Y)
     for method in ("predict", "predict_weights", "predict_kernel", "predict_kernel_train"):
         with pytest.raises(DataError, match=expected):
             getattr(est, method)(X[:, :3])
@@ -373,7 +426,8 @@ EVAL_SET_ERRORS = [
     (
         "features",
         lambda X, Y: (X[:, :2], Y),
-        "^eval_set X has 2 features but the model was fitted with 4$",
+        "^eval_set X has 2 features, but OKBoostRegressor is expecting 4 features as input: "
+        "it was fitted with 4 input columns$",
     ),
     ("rows", lambda X, Y: (X[:5], Y[:6]), "^X has 5 rows but the true outputs describe 6$"),
     (
@@ -543,4 +597,7 @@ def test_exception_hierarchy():
     assert issubclass(InvalidParameterError, ValueError) and issubclass(DataError, ValueError)
     assert issubclass(KernelError, DataError)
     assert not issubclass(PersistenceError, ValueError)
-    assert not issubclass(NotFittedError, ValueError)
+    # scikit-learn's NotFittedError bases, and scikit-learn's class itself when installed
+    assert issubclass(NotFittedError, ValueError) and issubclass(NotFittedError, AttributeError)
+    assert issubclass(NotFittedError, sklearn.exceptions.NotFittedError)
+    assert issubclass(DataTypeError, DataError) and issubclass(DataTypeError, TypeError)

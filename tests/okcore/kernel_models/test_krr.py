@@ -326,6 +326,11 @@ def test_data_errors_say_what_to_change(monkeypatch):
         small(reweight=True, regularization="shrinkage").fit(X, Y)
     with pytest.raises(DataError, match="every training input is the same"):
         small(gamma="auto").fit(np.ones((30, 3)), Y)
+    with pytest.raises(
+        DataError,
+        match=r"^gamma='auto' is undefined when there is one training sample \(n_samples = 1\)",
+    ):
+        small(gamma="auto").fit(X[:1], Y[:1])
     monkeypatch.setattr(krr_boosting_module, "MAX_STAGE_KERNEL_BYTES", 1000)
     with pytest.raises(DataError, match="lower n_basis"):
         small().fit(X, Y)
