@@ -387,7 +387,9 @@ class KernelRequest(_Model):
     )
     threshold: float | None = Field(None, description="Return edges whose score is >= threshold.")
     top_k: int | None = Field(
-        None, ge=1, description="Return, per new vertex, the top_k highest-scoring edges."
+        None,
+        ge=1,
+        description="Return, per new vertex, the top_k highest-scoring edges, best first.",
     )
     known_scores: Literal["predicted", "observed"] = Field(
         "predicted",
@@ -603,11 +605,13 @@ class EdgeLists(BaseModel):
     model_config = ConfigDict(json_schema_extra=documented(ex.KERNEL_RESPONSE["edges"]))
 
     new_new: list[list[float]] = Field(
-        description="[a, b, score] with a < b: rows a and b of `inputs` (new vertices)."
+        description="[a, b, score] with a < b: rows a and b of `inputs` (new vertices); "
+        "grouped by a in row order, best (highest score) first within a group."
     )
     new_known: list[list[float]] = Field(
         description="[a, i, score]: row a of `inputs` and training vertex i (row i of the "
-        "training inputs)."
+        "training inputs); grouped by a in row order, best (highest score) first within a "
+        "group, ties by increasing i."
     )
     new_new_ids: list[list[str]] | None = Field(
         None,
