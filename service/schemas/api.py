@@ -16,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainValidator,
+    PrivateAttr,
     ValidationInfo,
     WithJsonSchema,
     model_validator,
@@ -202,6 +203,15 @@ class DiffusionKernelSpec(_Model):
         "pairs of 0-based row indices of `inputs` (integers), or [a, b] pairs of vertex "
         "ids (strings, the request's `ids`)."
     )
+    drop_unknown_edges: bool = Field(
+        False,
+        description="Drop the edges naming a vertex that is not a training vertex (an "
+        "unknown id, or a row index >= N) and report how many in the model record "
+        "(`kernel.dropped_edges`); false: such edges are a 422 giving their count and the "
+        "first five.",
+    )
+    _dropped_edges: int = PrivateAttr(0)
+    """Edges dropped by drop_unknown_edges (set by TrainRequest's validation)."""
 
 
 OutputKernel = Annotated[
@@ -293,26 +303,46 @@ class TrainRequest(_Model):
                 )
         if self.ids is not None and self.ids.shape[0] != n:
             raise ValueError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows")
-        if isinstance(spec, DiffusionKernelSpec) and spec.edges.dtype == object:
-            if self.ids is None:
-                raise ValueError(
-                    "output_kernel.edges name vertices by id but the request has no ids: "
-                    "add ids (one string per row of inputs) or give edges as row indices"
-                )
-            spec.edges = VertexIds(self.ids).rows_of(spec.edges, "output_kernel.edges")
-        if isinstance(spec, DiffusionKernelSpec) and spec.edges.size:
-            too_big = np.argwhere(spec.edges >= n)
-            if too_big.size:
-                k, col = (int(i) for i in too_big[0])
-                raise ValueError(
-                    f"edges[{k}] = {spec.edges[k].tolist()} refers to vertex "
-                    f"{int(spec.edges[k, col])} but there are {n} training vertices"
-                )
+        if isinstance(spec, DiffusionKernelSpec):
+            spec.edges, spec._dropped_edges = _known_edges(spec, self.ids, n)
         if self.eval_set is not None and self.model not in EVAL_SET_MODELS:
             raise ValueError(
                 f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
             )
         return self
+
+
+_DROP_HINT = "; set output_kernel.drop_unknown_edges = true to drop the edges naming them"
+
+
+def _known_edges(
+    spec: DiffusionKernelSpec, ids: np.ndarray | None, n: int
+) -> tuple[np.ndarray, int]:
+    """The diffusion kernel's edges as rows of the N training vertices, and how many were
+    dropped for naming an unknown vertex (``drop_unknown_edges``; else a ValueError giving
+    their count and the first five)."""
+    edges = spec.edges
+    if edges.dtype == object:
+        if ids is None:
+            raise ValueError(
+                "output_kernel.edges name vertices by id but the request has no ids: "
+                "add ids (one string per row of inputs) or give edges as row indices"
+            )
+        names = VertexIds(ids)
+        rows, found = names.find(edges)
+        if not spec.drop_unknown_edges:
+            names.rows_of(edges, "output_kernel.edges", _DROP_HINT)  # the 422's message
+    else:
+        rows, found = edges, edges < n
+        if not spec.drop_unknown_edges and not found.all():
+            bad = np.flatnonzero(~found.all(axis=1))
+            listed = ", ".join(f"[{k}] = {edges[k].tolist()}" for k in bad[:5])
+            raise ValueError(
+                f"output_kernel.edges: {bad.size} edges refer to a vertex >= {n} but there "
+                f"are {n} training vertices (the first {min(5, bad.size)}: {listed})" + _DROP_HINT
+            )
+    keep = found.all(axis=1)
+    return np.ascontiguousarray(rows[keep], dtype=np.int64), int(keep.size - keep.sum())
 
 
 # ---------------------------------------------------------------- predict / kernel

@@ -67,6 +67,8 @@ def _kernel_call(spec: Any) -> tuple[np.ndarray | None, dict[str, Any], dict[str
         # the (E, 2) int64 array as it is: a list of E Python pairs would take ~10x the memory
         kdict = {"type": "diffusion", "beta": spec.beta, "edges": spec.edges}
         summary = {"type": "diffusion", "beta": spec.beta, "n_edges": int(spec.edges.shape[0])}
+        if spec.drop_unknown_edges:
+            summary.update(drop_unknown_edges=True, dropped_edges=spec._dropped_edges)
         return None, {"kernel": kdict}, summary
     raise InvalidRequest(f"unknown output kernel {spec!r}")  # pragma: no cover - schema forbids
 
