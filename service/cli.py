@@ -3,13 +3,16 @@
     okboost serve [--host H] [--port P] [--model-dir DIR] [--token-file F] [--max-workers N]
                   [--dask-scheduler tcp://HOST:8786]
     okboost train X.npy --edges E.csv [--beta 1] [--param n_estimators=200 ...]
+    okboost train features.csv --edges edges.tsv [--drop-unknown-edges]   (an id column)
     okboost train X.csv --gram K.npy | --outputs Y.csv [--kernel rbf --sigma 7]
     okboost predict MODEL_ID Xnew.npy [--top-k 3] [--weights dense]
     okboost kernel MODEL_ID Xnew.npy [--against training] [--threshold 0.5 | --top-k 5]
 
 train/predict/kernel talk to a running service (--url, default
 http://127.0.0.1:8000; token from --token-file, OKBOOST_TOKEN or OKBOOST_TOKEN_FILE) and
-print JSON; train shows the job's progress on stderr.
+print JSON; train shows the job's progress on stderr. Table files (.csv, .tsv, .txt) are
+read by the service's parser: a header row detected, an id column of the inputs giving
+vertex ids (edges then name vertices by id; answers carry ids).
 """
 
 from __future__ import annotations
@@ -26,19 +29,33 @@ from tqdm import tqdm
 
 import okcore
 from okboost_client import OKBoostClient, OKBoostError
+from service.errors import ServiceError
+from service.http.tables import edges_of, matrix_of, read_table_file
 
 
-def load_array(path: str, *, dtype: Any = float) -> np.ndarray:
-    """Read ``.npy`` (no pickle) or ``.csv``/``.txt`` (comma or whitespace; a header
-    line is skipped)."""
-    p = Path(path)
-    if p.suffix == ".npy":
-        return np.load(p, allow_pickle=False).astype(dtype)
-    delimiter = "," if p.suffix == ".csv" else None
-    try:
-        return np.loadtxt(p, delimiter=delimiter, ndmin=2, dtype=dtype)
-    except ValueError:
-        return np.loadtxt(p, delimiter=delimiter, ndmin=2, dtype=dtype, skiprows=1)
+def read_inputs(path: str) -> tuple[np.ndarray, list[str] | None]:
+    """Inputs from ``.npy`` (no pickle) or a CSV / TSV / text table read by the service's
+    own parser (:mod:`service.http.tables`): a header detected, an id column giving ids."""
+    if Path(path).suffix == ".npy":
+        return np.load(path, allow_pickle=False).astype(float), None
+    return matrix_of(read_table_file(path, Path(path).read_bytes()), with_ids=True)
+
+
+def load_array(path: str) -> np.ndarray:
+    """A numeric array from ``.npy`` or a table file (no id column)."""
+    if Path(path).suffix == ".npy":
+        return np.load(path, allow_pickle=False).astype(float)
+    return matrix_of(read_table_file(path, Path(path).read_bytes()), with_ids=False)[0]
+
+
+def read_edges(path: str, ids: list[str] | None) -> Any:
+    """Edges from ``.npy`` (row indices) or a table file: pairs of ids when the inputs have
+    ids, else of row indices (as the service reads an edge part)."""
+    if Path(path).suffix == ".npy":
+        return np.load(path, allow_pickle=False).astype(np.int64)
+    return edges_of(
+        read_table_file(path, Path(path).read_bytes()), None if ids is None else set(ids)
+    )
 
 
 def _param_value(text: str) -> Any:
@@ -127,7 +144,7 @@ def _client(args: argparse.Namespace) -> OKBoostClient:
     return OKBoostClient(args.url, token=_token(args))
 
 
-def _output_kernel(args: argparse.Namespace) -> dict[str, Any]:
+def _output_kernel(args: argparse.Namespace, ids: list[str] | None) -> dict[str, Any]:
     given = [x for x in (args.gram, args.outputs, args.edges) if x]
     if len(given) != 1:
         raise SystemExit("give exactly one of --gram, --outputs, --edges")
@@ -137,7 +154,8 @@ def _output_kernel(args: argparse.Namespace) -> dict[str, Any]:
         return {
             "type": "diffusion",
             "beta": args.beta,
-            "edges": load_array(args.edges, dtype=np.int64),
+            "edges": read_edges(args.edges, ids),
+            "drop_unknown_edges": args.drop_unknown_edges,
         }
     spec: dict[str, Any] = {"type": args.kernel, "outputs": load_array(args.outputs)}
     for name in ("sigma", "gamma", "degree", "coef0"):
@@ -149,9 +167,11 @@ def _output_kernel(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_train(args: argparse.Namespace) -> int:
     with _client(args) as client:
+        inputs, ids = read_inputs(args.inputs)
         accepted = client.train(
-            load_array(args.inputs),
-            _output_kernel(args),
+            inputs,
+            _output_kernel(args, ids),
+            ids=ids,
             model=args.model,
             params=_parse_params(args.param),
             name=args.name,
@@ -196,9 +216,11 @@ def _dump(out: dict[str, Any], path: str | None) -> None:
 
 def cmd_predict(args: argparse.Namespace) -> int:
     with _client(args) as client:
+        inputs, ids = read_inputs(args.inputs)
         out = client.predict(
             args.model_id,
-            load_array(args.inputs),
+            inputs,
+            ids=ids,
             top_k=args.top_k,
             return_outputs=args.return_outputs,
             weights=args.weights,
@@ -209,9 +231,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 def cmd_kernel(args: argparse.Namespace) -> int:
     with _client(args) as client:
+        inputs, ids = read_inputs(args.inputs)
         out = client.kernel(
             args.model_id,
-            load_array(args.inputs),
+            inputs,
+            ids=ids,
             against=args.against,
             threshold=args.threshold,
             top_k=args.top_k,
@@ -302,6 +326,11 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--degree", type=int)
     train.add_argument("--coef0", type=float)
     train.add_argument("--beta", type=float, default=1.0, help="diffusion time (with --edges)")
+    train.add_argument(
+        "--drop-unknown-edges",
+        action="store_true",
+        help="drop edges naming vertices that are not in the inputs (the model record counts them)",
+    )
     train.add_argument("--model", default="okboost", choices=okcore.estimator_names())
     train.add_argument(
         "--param",
@@ -345,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     except OKBoostError as exc:
         print(f"okboost: error: {exc}", file=sys.stderr)
         return 1
-    except OSError as exc:
+    except (OSError, ServiceError) as exc:  # a file that cannot be read or parsed
         print(f"okboost: error: {exc}", file=sys.stderr)
         return 1
     return code

@@ -4,7 +4,7 @@ A table part is UTF-8 text, one row per line (``\\n`` or ``\\r\\n``, blank lines
 ``text/csv`` is comma-separated with RFC 4180 quoting, ``text/tab-separated-values``
 split on tabs (no quoting, as IANA defines TSV). A part without either type whose bytes
 are text (no ``.npy`` or zip magic, UTF-8 without control characters other than tab and
-line ends) is read the same way, its separator sniffed from its first line.
+line ends) is read the same way, its separator sniffed from its first line (tab, comma, runs of spaces, or one column).
 
 A first **header** row is declared (the content-type parameter ``header=present`` or
 ``absent``, RFC 4180; or a text field ``<part>.header`` = ``true`` / ``false``) or
@@ -129,7 +129,7 @@ def parse_table(
     data: bytes, part: str, *, separator: str | None = None, header: bool | None = None
 ) -> Table:
     """Cells of a CSV / TSV part (``separator`` None: sniffed from the first line: tab,
-    else comma, else one column), its header declared or detected (module docstring)."""
+    else comma, else runs of spaces, else one column; ``""``: one column), its header declared or detected (module docstring)."""
     text = _text(data, part)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     numbered = [(k + 1, line) for k, line in enumerate(lines) if line.strip()]
@@ -138,12 +138,16 @@ def parse_table(
     if separator is None:
         first = numbered[0][1]
         separator = "\t" if "\t" in first else ("," if "," in first else "")
+        if not separator and len(first.split()) > 1:
+            separator = " "  # columns separated by runs of spaces (a numpy savetxt file)
     if separator == ",":
         reader = csv.reader([line for _, line in numbered], strict=True)
         try:
             cells = [[c.strip() for c in row] for row in reader]
         except csv.Error as exc:
             raise InvalidRequest(f"part '{part}' is not readable CSV: {exc}") from None
+    elif separator == " ":
+        cells = [line.split() for _, line in numbered]
     elif separator:
         cells = [[c.strip() for c in line.split(separator)] for _, line in numbered]
     else:
