@@ -507,6 +507,11 @@ class JobInfo(BaseModel):
     validation_loss: list[float] | None = Field(None, description="As train_loss (eval_set).")
     curve_step: int | None = Field(None, description="Trees between two curve points.")
     error: str | None = Field(None, description="Why the job failed or was cancelled.")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What is degenerate about the training data (the model record's "
+        "`warnings`): the job runs anyway.",
+    )
 
 
 class JobList(BaseModel):
@@ -574,6 +579,13 @@ class ModelInfo(BaseModel):
         description="The cross-validation of POST /train `cv`: its table and the chosen "
         "params; null without one and until training ends.",
         examples=[ex.CV_RESULT],
+    )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What is degenerate about the training data, one sentence each: too few "
+        "rows, CV test folds too small for their scores, and for a graph no edges, "
+        "self-loops, duplicate or dropped edges, isolated training vertices. The model is "
+        "trained anyway; empty when nothing is.",
     )
     error: str | None = None
 

@@ -89,6 +89,23 @@ def _estimator(model: str, params: dict[str, Any]) -> okcore.OKEstimator:
     return okcore.make_estimator(model, params)
 
 
+def data_warnings(req: TrainRequest) -> list[str]:
+    """What is degenerate about the training data (okcore says what, this lists it): too
+    few rows, CV folds too small for their scores, and for a graph no edges, self-loops,
+    duplicate or dropped edges, isolated vertices."""
+    n = int(req.inputs.shape[0])
+    out = okcore.model_selection.training_warnings(n, None if req.cv is None else req.cv.folds)
+    spec = req.output_kernel
+    if isinstance(spec, DiffusionKernelSpec):
+        if spec._dropped_edges:
+            out.append(
+                f"{spec._dropped_edges} edges naming vertices outside the training set were "
+                "dropped (output_kernel.drop_unknown_edges)"
+            )
+        out += okcore.graph.graph_warnings(spec.edges, n)
+    return out
+
+
 def plan_training(req: TrainRequest) -> TrainPlan:
     """Check what can be checked before queueing (names, kernel spec) and build the plan."""
     est = _estimator(req.model, req.params)
@@ -121,6 +138,7 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         "n_features": int(req.inputs.shape[1]),
         "output_dim": None if outputs is None else int(outputs.shape[1]),
         "has_ids": req.ids is not None,
+        "warnings": data_warnings(req),
     }
     sent = [req.inputs, outputs, fit_kwargs.get("gram"), *fit_kwargs.get("eval_set", ())]
     if isinstance(req.output_kernel, DiffusionKernelSpec):
