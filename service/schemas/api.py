@@ -337,9 +337,11 @@ def _known_edges(
         if not spec.drop_unknown_edges and not found.all():
             bad = np.flatnonzero(~found.all(axis=1))
             listed = ", ".join(f"[{k}] = {edges[k].tolist()}" for k in bad[:5])
+            first = edges[int(bad[0])]
             raise ValueError(
-                f"output_kernel.edges: {bad.size} edges refer to a vertex >= {n} but there "
-                f"are {n} training vertices (the first {min(5, bad.size)}: {listed})" + _DROP_HINT
+                f"edges[{int(bad[0])}] = {first.tolist()} refers to vertex {int(first.max())} "
+                f"but there are {n} training vertices ({bad.size} such edges in all; the "
+                f"first {min(5, bad.size)}: {listed})" + _DROP_HINT
             )
     keep = found.all(axis=1)
     return np.ascontiguousarray(rows[keep], dtype=np.int64), int(keep.size - keep.sum())

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from svc_data import SMALL, Graph, TestClient
+from svc_data import SMALL, Graph, TestClient, diffusion_request
 
 from service.errors import InvalidRequest
 from service.http.tables import edges_of, matrix_of, parse_table
@@ -205,3 +205,18 @@ def test_header_detection_and_id_column() -> None:
     edges = edges_of(parse_table(b"from\tto\na\tb\n", "e"), {"a", "b"})
     assert edges == [["a", "b"]]
     assert edges_of(parse_table(b"3,4\n5,6\n", "e"), None) == [[3, 4], [5, 6]]
+
+
+def test_row_index_edges_past_n_are_counted_or_dropped(client: TestClient, graph: Graph) -> None:
+    body = diffusion_request(graph)
+    n = len(graph.train)
+    body["output_kernel"]["edges"] += [[0, n], [n + 1, 2]]
+    r = client.post("/train", json=body)
+    assert r.status_code == 422
+    assert "2 such edges in all; the first 2:" in r.json()["error"]["message"]
+    body["output_kernel"]["drop_unknown_edges"] = True
+    r = client.post("/train", json=body)
+    assert r.status_code == 201, r.text
+    model = r.json()["model"]
+    assert model["kernel"]["dropped_edges"] == 2
+    assert any("2 edges naming vertices outside" in w for w in model["warnings"])
