@@ -103,6 +103,12 @@ def test_features_csv_with_ids_and_edges_tsv_with_header_train_kernel_evaluate(
                         "new_new": [[name(a), name(b)] for a, b in nn]}},
     ).json()  # fmt: skip
     assert ev.json()["auc"] == by_json_ev["auc"] and ev.json()["auc"] is not None
+    # one TSV of every test edge, either order: split by the ids
+    mixed = [(b, a) for a, b in nk[::2]] + nk[1::2] + nn
+    files = {**new, "edges.by_id": ("all.tsv", edges_tsv(mixed), TSV)}
+    one = client.post("/evaluate", data={"json": json.dumps({"model_id": mid})}, files=files)
+    assert one.status_code == 200, one.text
+    assert one.json() == ev.json()
 
 
 def test_a_csv_without_a_content_type_is_read_as_a_table(client: TestClient, graph: Graph) -> None:
