@@ -55,6 +55,37 @@ GRAPH_SCORES = ("auc", "auc_known")
 SearchCallback = Callable[[int, FitProgress], object]
 
 
+MIN_TRAIN_SAMPLES = 20
+"""Fewer training rows than this draw a warning: any score of such a model is anecdotal."""
+MIN_TEST_FOLD = 5
+"""Test folds smaller than this draw a warning: a fold's score rests on a handful of rows."""
+
+
+def training_warnings(n_samples: int, cv_folds: int | None = None) -> list[str]:
+    """What is too small about a training set (and its K-fold CV), one sentence each.
+
+    A test fold holds floor(n / K) or ceil(n / K) rows; with fewer than ``MIN_TEST_FOLD``
+    its score rests on a handful of rows (5-fold CV on 5 vertices scores each fold on one
+    vertex: an AUC of 1.0 +- 0 says little), and the folds' standard deviation understates
+    the uncertainty.
+    """
+    out = []
+    if n_samples < MIN_TRAIN_SAMPLES:
+        out.append(
+            f"only {n_samples} training rows: the model and its scores are anecdotal (at "
+            f"least {MIN_TRAIN_SAMPLES} are advised)"
+        )
+    if cv_folds is not None and cv_folds >= 2:
+        smallest = n_samples // cv_folds
+        if smallest < MIN_TEST_FOLD:
+            out.append(
+                f"{cv_folds}-fold CV of {n_samples} rows tests each fold on {smallest} to "
+                f"{-(-n_samples // cv_folds)} rows: the scores and their spread say little "
+                f"(ask for fewer folds, or bring at least {MIN_TEST_FOLD * cv_folds} rows)"
+            )
+    return out
+
+
 def kfold(n_samples: int, n_splits: int = 5, random_state: Any = None) -> list[tuple]:
     """Shuffled K-fold splits of range(n_samples): a list of (train, test) index arrays.
 

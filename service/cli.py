@@ -4,6 +4,7 @@
                   [--dask-scheduler tcp://HOST:8786]
     okboost train X.npy --edges E.csv [--beta 1] [--param n_estimators=200 ...]
     okboost train X.csv --ids ids.txt --edges E.tsv    (edges as pairs of ids)
+    okboost train features.csv --edges edges.tsv [--drop-unknown-edges]   (an id column)
     okboost train X.csv --gram K.npy | --outputs Y.csv [--kernel rbf --sigma 7]
     okboost train ... --cv-folds 5 [--cv-grid max_splits=2,8 ...] [--cv-scoring auc]
     okboost predict MODEL_ID Xnew.npy [--ids new.txt] [--top-k 3] [--weights dense]
@@ -13,8 +14,9 @@
 
 train/predict/kernel/evaluate talk to a running service (--url, default
 http://127.0.0.1:8000; token from --token-file, OKBOOST_TOKEN or OKBOOST_TOKEN_FILE) and
-print JSON; train shows the job's progress on stderr. Errors are one line on stderr and
-exit code 1.
+print JSON; train shows the job's progress on stderr. Table files (.csv, .tsv, .txt) are
+read by the service's own parser: a header row detected, an id column of the inputs giving
+vertex ids (edges then name vertices by id). Errors are one line on stderr and exit code 1.
 """
 
 from __future__ import annotations
@@ -32,91 +34,56 @@ from tqdm import tqdm
 
 import okcore
 from okboost_client import OKBoostClient, OKBoostError
+from service.errors import ServiceError
+from service.http.tables import edges_of, ids_of, matrix_of, parse_table, read_table_file
 
 
-def load_array(path: str, *, dtype: Any = float) -> np.ndarray:
-    """Read ``.npy`` (no pickle) or ``.csv``/``.txt`` (comma or whitespace; a header
-    line is skipped)."""
-    p = Path(path)
-    if p.suffix == ".npy":
-        return np.load(p, allow_pickle=False).astype(dtype)
-    delimiter = "," if p.suffix == ".csv" else None
-    try:
-        return np.loadtxt(p, delimiter=delimiter, ndmin=2, dtype=dtype)
-    except ValueError:
-        pass
-    try:
-        return np.loadtxt(p, delimiter=delimiter, ndmin=2, dtype=dtype, skiprows=1)
-    except ValueError as exc:
-        raise ValueError(
-            f"{path} is not a table of numbers ({exc}); vertex ids go in a file of their own, "
-            "one per line, given with --ids"
-        ) from None
+def _table(path: str) -> Any:
+    """A CSV / TSV / text file read by the service's own table parser
+    (:mod:`service.http.tables`): separator from the suffix, a header row detected."""
+    return read_table_file(path, Path(path).read_bytes())
 
 
-def load_ids(path: str) -> np.ndarray:
-    """Vertex ids, one per line (UTF-8; blank lines at the end ignored)."""
-    lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-    ids = [line.strip() for line in lines]
-    empty = next((k for k, v in enumerate(ids) if not v), None)
-    if empty is not None:
-        raise ValueError(f"{path} line {empty + 1} is empty: one id per line")
+def load_array(path: str) -> np.ndarray:
+    """A numeric array from ``.npy`` (no pickle) or a table file (no id column)."""
+    if Path(path).suffix == ".npy":
+        return np.load(path, allow_pickle=False).astype(float)
+    return matrix_of(_table(path), with_ids=False)[0]
+
+
+def read_inputs(path: str) -> tuple[np.ndarray, list[str] | None]:
+    """Inputs from ``.npy`` or a table file whose column ``id`` (or first non-numeric
+    column) gives the vertex ids, as the service reads an ``inputs`` part."""
+    if Path(path).suffix == ".npy":
+        return np.load(path, allow_pickle=False).astype(float), None
+    return matrix_of(_table(path), with_ids=True)
+
+
+def load_ids(path: str) -> list[str]:
+    """Vertex ids, one per line (the first column of a table, or its column ``id``)."""
+    ids = ids_of(parse_table(Path(path).read_bytes(), path, separator=""))
     if not ids:
         raise ValueError(f"{path} holds no id: one id per line")
-    return np.asarray(ids)
+    return ids
 
 
-def _edge_rows(path: Path) -> list[tuple[int, list[str]]]:
-    """(line number, fields) of each line of an edge file (comma-separated for .csv, else
-    tabs or spaces); blank lines and lines starting with # are skipped."""
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        fields = [f.strip() for f in line.split(",")] if path.suffix == ".csv" else line.split()
-        if len(fields) != 2:
-            raise ValueError(
-                f"{path} line {number} has {len(fields)} fields: an edge is two vertices"
-            )
-        rows.append((number, fields))
-    return rows
-
-
-def load_edges(path: str, ids: np.ndarray | None = None) -> np.ndarray:
-    """E x 2 edges: ``.npy`` (integers: rows; strings: ids), or a text file whose lines hold
-    two vertices. Without ``ids`` they are row numbers counted from 0 (a header line is
-    skipped); with ``ids`` they are vertex ids, and a first line naming no known id is a
-    header, skipped with a note on stderr."""
-    p = Path(path)
-    if p.suffix == ".npy":  # integers are rows, strings ids
-        arr = np.load(p, allow_pickle=False)
+def load_edges(path: str, ids: list[str] | None = None) -> Any:
+    """E x 2 edges: ``.npy`` (integers: rows; strings: ids), or a table file of two vertices
+    per line: ids when the rows have ids, else row numbers counted from 0 (a header row is
+    detected), as the service reads an edge part."""
+    if Path(path).suffix == ".npy":
+        arr = np.load(path, allow_pickle=False)
         return arr if arr.dtype.kind == "U" else arr.astype(np.int64)
-    rows = _edge_rows(p)
-    if ids is not None:
-        known = set(ids.tolist())
-        if rows and not known.intersection(rows[0][1]):
-            print(
-                f"okboost: note: line {rows[0][0]} of {path} ({', '.join(rows[0][1])}) names "
-                "no id of --ids: read as a header and skipped",
-                file=sys.stderr,
-            )
-            rows = rows[1:]
-        return np.asarray([f for _, f in rows], dtype=str).reshape(-1, 2)
-    start = 0 if not rows or all(f.lstrip("-").isdigit() for f in rows[0][1]) else 1
-    for number, fields in rows[start:]:
-        bad = next((f for f in fields if not f.lstrip("-").isdigit()), None)
-        if bad is not None:
-            raise ValueError(
-                f"{path} line {number}: {bad!r} is not a row number; to name vertices by id, "
-                "give the ids of the rows with --ids FILE (one id per line)"
-            )
-    return np.asarray([f for _, f in rows[start:]], dtype=np.int64).reshape(-1, 2)
+    return edges_of(_table(path), None if ids is None else set(ids))
 
 
-def _ids(args: argparse.Namespace) -> np.ndarray | None:
-    return None if args.ids is None else load_ids(args.ids)
+def _ids(args: argparse.Namespace, column: list[str] | None) -> list[str] | None:
+    """The rows' ids: from --ids, or from the id column of the inputs file (not both)."""
+    if args.ids is not None and column is not None:
+        raise ValueError(
+            f"ids are given twice: by the id column of {args.inputs} and by --ids; give one"
+        )
+    return load_ids(args.ids) if args.ids is not None else column
 
 
 def _param_value(text: str) -> Any:
@@ -205,14 +172,19 @@ def _client(args: argparse.Namespace) -> OKBoostClient:
     return OKBoostClient(args.url, token=_token(args))
 
 
-def _output_kernel(args: argparse.Namespace, ids: np.ndarray | None) -> dict[str, Any]:
+def _output_kernel(args: argparse.Namespace, ids: list[str] | None) -> dict[str, Any]:
     given = [x for x in (args.gram, args.outputs, args.edges) if x]
     if len(given) != 1:
         raise SystemExit("okboost: error: give exactly one of --gram, --outputs, --edges")
     if args.gram:
         return {"type": "precomputed", "gram": load_array(args.gram)}
     if args.edges:
-        return {"type": "diffusion", "beta": args.beta, "edges": load_edges(args.edges, ids)}
+        return {
+            "type": "diffusion",
+            "beta": args.beta,
+            "edges": load_edges(args.edges, ids),
+            "drop_unknown_edges": args.drop_unknown_edges,
+        }
     spec: dict[str, Any] = {"type": args.kernel, "outputs": load_array(args.outputs)}
     for name in ("sigma", "gamma", "degree", "coef0"):
         value = getattr(args, name)
@@ -242,10 +214,11 @@ def _cv(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    ids = _ids(args)
+    inputs, column = read_inputs(args.inputs)
+    ids = _ids(args, column)
     with _client(args) as client:
         accepted = client.train(
-            load_array(args.inputs),
+            inputs,
             _output_kernel(args, ids),
             model=args.model,
             params=_parse_params(args.param),
@@ -292,29 +265,33 @@ def _dump(out: dict[str, Any], path: str | None) -> None:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
+    inputs, column = read_inputs(args.inputs)
+    ids = _ids(args, column)
     with _client(args) as client:
         out = client.predict(
             args.model_id,
-            load_array(args.inputs),
+            inputs,
             top_k=args.top_k,
             return_outputs=args.return_outputs,
             weights=args.weights,
-            ids=_ids(args),
+            ids=ids,
         )
     _dump(out, args.output)
     return 0
 
 
 def cmd_kernel(args: argparse.Namespace) -> int:
+    inputs, column = read_inputs(args.inputs)
+    ids = _ids(args, column)
     with _client(args) as client:
         out = client.kernel(
             args.model_id,
-            load_array(args.inputs),
+            inputs,
             against=args.against,
             threshold=args.threshold,
             top_k=args.top_k,
             known_scores=args.known_scores,
-            ids=_ids(args),
+            ids=ids,
         )
     _dump(out, args.output)
     return 0
@@ -323,7 +300,8 @@ def cmd_kernel(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     if (args.gram_cross is None) != (args.gram_diag is None):
         raise SystemExit("okboost: error: --gram-cross and --gram-diag go together")
-    ids = _ids(args)
+    inputs, column = read_inputs(args.inputs)
+    ids = _ids(args, column)
 
     def optional(path: str | None) -> np.ndarray | None:
         return None if path is None else load_array(path)
@@ -331,7 +309,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     with _client(args) as client:
         out = client.evaluate(
             args.model_id,
-            load_array(args.inputs),
+            inputs,
             outputs=optional(args.outputs),
             gram_cross=optional(args.gram_cross),
             gram_diag=None if args.gram_diag is None else load_array(args.gram_diag).ravel(),
@@ -435,6 +413,11 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--degree", type=int)
     train.add_argument("--coef0", type=float)
     train.add_argument("--beta", type=float, default=1.0, help="diffusion time (with --edges)")
+    train.add_argument(
+        "--drop-unknown-edges",
+        action="store_true",
+        help="drop edges naming vertices that are not rows (the model record counts them)",
+    )
     train.add_argument("--model", default="okboost", choices=okcore.estimator_names())
     train.add_argument(
         "--param",
@@ -517,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
         url = getattr(args, "url", "")
         print(f"okboost: error: cannot reach the service at {url}: {exc}", file=sys.stderr)
         return 1
-    except (OKBoostError, OSError, ValueError, TypeError) as exc:
+    except (OKBoostError, ServiceError, OSError, ValueError, TypeError) as exc:
         print(f"okboost: error: {exc}", file=sys.stderr)
         return 1
     return code

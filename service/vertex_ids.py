@@ -18,8 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from service.errors import InvalidRequest
-
 MAX_ID_LENGTH = 256
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -105,64 +103,32 @@ class VertexIds:
     def __len__(self) -> int:
         return int(self.values.shape[0])
 
-    def rows_of(self, names: np.ndarray, name: str) -> np.ndarray:
-        """Rows of ``names`` (any shape) as int64; ``ValueError`` naming the first unknown."""
+    def find(self, names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rows of ``names`` as int64, mask of the names found), both of ``names``' shape;
+        the row of a name not found is meaningless."""
         flat = names.ravel()
         pos = np.searchsorted(self._sorted, flat)
         pos = np.minimum(pos, len(self._sorted) - 1)
         found = self._sorted[pos] == flat
+        rows = self._order[pos].astype(np.int64)
+        return rows.reshape(names.shape), found.reshape(names.shape)
+
+    def rows_of(self, names: np.ndarray, name: str, hint: str = "") -> np.ndarray:
+        """Rows of ``names`` (any shape) as int64; ``ValueError`` naming the first unknown,
+        how many there are and (up to five) which, then ``hint``."""
+        rows, found = self.find(names)
         if not found.all():
-            k = int(np.argmin(found))
-            where = np.unravel_index(k, names.shape)
-            raise ValueError(
-                f"{name}[{']['.join(str(int(i)) for i in where)}] = {flat[k]!r} is not one of "
-                f"the {len(self)} ids"
+            unknown = np.argwhere(~found)
+            where = ["[" + "][".join(str(int(i)) for i in pos) + "]" for pos in unknown[:5]]
+            listed = ", ".join(
+                f"{names[tuple(pos)]!r} at {w}" for pos, w in zip(unknown[:5], where, strict=True)
             )
-        return self._order[pos].astype(np.int64).reshape(names.shape)
+            raise ValueError(
+                f"{name}{where[0]} = {names[tuple(unknown[0])]!r} is not one of the "
+                f"{len(self)} ids ({len(unknown)} unknown in all; the first "
+                f"{min(5, len(unknown))}: {listed}){hint}"
+            )
+        return rows
 
     def names(self, rows: np.ndarray) -> np.ndarray:
         return self.values[rows]
-
-
-# ---------------------------------------------------------------- text parts (multipart)
-def _lines(data: bytes, part: str) -> list[str]:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidRequest(f"part '{part}' is not UTF-8 text: {exc}") from None
-    lines = text.replace("\r\n", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # a final newline ends the last line
-    return lines
-
-
-def id_lines(data: bytes, part: str) -> list[str]:
-    """A text part of ids: UTF-8, one id per line."""
-    return _lines(data, part)
-
-
-def is_text_part(name: str, content_type: str | None) -> bool:
-    """Multipart file parts read as text lines: ``ids`` always, ``output_kernel.edges``
-    when sent with a ``text/...`` content type (e.g. ``text/tab-separated-values``)."""
-    if name == "ids":
-        return True
-    return name == "output_kernel.edges" and (content_type or "").lower().startswith("text/")
-
-
-def text_part(name: str, data: bytes) -> list[Any]:
-    """The ids (one per line) or edges by id (two per line, tab-separated) of a text part."""
-    return id_lines(data, name) if name == "ids" else edge_lines(data, name)
-
-
-def edge_lines(data: bytes, part: str) -> list[list[str]]:
-    """A text part of edges by id: UTF-8, one edge per line, two ids separated by a tab."""
-    edges = []
-    for k, line in enumerate(_lines(data, part)):
-        pair = line.split("\t")
-        if len(pair) != 2:
-            raise InvalidRequest(
-                f"part '{part}' line {k + 1} must hold two vertex ids separated by one tab: "
-                f"got {line[:80]!r}"
-            )
-        edges.append(pair)
-    return edges

@@ -37,6 +37,47 @@ def laplacian(edges: Any, n_vertices: int) -> sparse.csr_matrix:
     return (sparse.diags(degree) - A).tocsr()
 
 
+def graph_warnings(edges: Any, n_vertices: int) -> list[str]:
+    """What is degenerate about a training graph, one sentence each (empty when nothing).
+
+    Edges are (E, 2) 0-based vertex indices in ``0..n_vertices-1``. Reports a graph without
+    edges (the diffusion kernel is then the identity: every pair of vertices looks equally
+    unrelated), self-loops and duplicate edges (both are ignored by :func:`laplacian`:
+    likely a mistake in the data), and isolated vertices (no edge: their outputs are all
+    alike, so they teach the model nothing about links). O(E log E).
+    """
+    E = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    if len(E) == 0:
+        return [
+            f"the graph has no edges: the diffusion kernel of {n_vertices} isolated vertices is "
+            "the identity, so there are no links to learn"
+        ]
+    out = []
+    loops = E[:, 0] == E[:, 1]
+    if loops.any():
+        k = int(np.argmax(loops))
+        out.append(
+            f"{int(loops.sum())} self-loops (the first: edge {k}, vertex {int(E[k, 0])}) are "
+            "ignored: the Laplacian L = D - A has no self-loops"
+        )
+    pairs = np.sort(E[~loops], axis=1)
+    unique = np.unique(pairs, axis=0)
+    if len(unique) < len(pairs):
+        out.append(
+            f"{len(pairs) - len(unique)} duplicate edges (a pair given twice, in either order) "
+            "count once"
+        )
+    degree = np.bincount(unique.ravel(), minlength=n_vertices)
+    isolated = np.flatnonzero(degree == 0)
+    if isolated.size:
+        out.append(
+            f"{isolated.size} of {n_vertices} training vertices have no edge (the first: "
+            f"{', '.join(str(int(v)) for v in isolated[:5])}): their outputs are all alike, "
+            "they teach nothing about links"
+        )
+    return out
+
+
 def diffusion_gram(edges: Any, n_vertices: int, beta: float = 1.0) -> np.ndarray:
     """Diffusion kernel K = expm(-beta L) (Kondor & Lafferty 2002), shape (n, n). O(n^3)."""
     lam, U = linalg.eigh(laplacian(edges, n_vertices).toarray())

@@ -13,6 +13,7 @@ of these need no shape) plus the text part ``<path>.shape`` (``N,p``).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar, get_args
 
@@ -26,7 +27,16 @@ from service.errors import InvalidRequest, TooLarge, UnsupportedMediaType
 from service.http.arrays import CSR_MEMBERS, DecodeBudget, parse_binary, parse_shape
 from service.http.guards import is_json_media
 from service.http.jsontext import loads
-from service.vertex_ids import is_text_part, text_part
+from service.http.tables import (
+    EDGE_PARTS,
+    declared_header,
+    edges_of,
+    ids_of,
+    looks_like_text,
+    matrix_of,
+    media_separator,
+    parse_table,
+)
 
 M = TypeVar("M", bound=BaseModel)
 INLINE_BYTES = 32 * 1024
@@ -78,6 +88,52 @@ def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
+@dataclass
+class _TablePart:
+    data: bytes
+    separator: str | None
+    header: bool | None
+
+
+def _is_table(name: str, content_type: str | None, raw: bytes, has_shape: bool) -> bool:
+    """A part read as a CSV / TSV table: ``ids``, a part sent as ``text/...``, or one
+    without a shape field whose bytes are clearly text (see :mod:`service.http.tables`)."""
+    media = (content_type or "").split(";")[0].strip().lower()
+    if name == "ids" or media.startswith("text/"):
+        return True
+    return not has_shape and looks_like_text(raw)
+
+
+def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart]) -> None:
+    """Parse the table parts into ``data``: ids first, then arrays (the id column of
+    ``inputs`` gives ``ids``), then edges, read as ids when the request has ids."""
+
+    def parse(name: str) -> Any:
+        t = tables[name]
+        return parse_table(t.data, name, separator=t.separator, header=t.header)
+
+    names = sorted(tables, key=lambda n: (n != "ids", n in EDGE_PARTS))
+    for name in names:
+        if name == "ids":
+            _set_path(data, name, ids_of(parse(name)))
+        elif name not in EDGE_PARTS:
+            matrix, ids = matrix_of(parse(name), with_ids=name == "inputs")
+            _set_path(data, name, matrix)
+            if ids is not None:
+                if "ids" in data:
+                    raise InvalidRequest(
+                        "ids are given twice: by the id column of part 'inputs' and by "
+                        "'ids'; send one of them"
+                    )
+                data["ids"] = ids
+        else:
+            ids = data.get("ids")
+            known = (
+                set(ids) if isinstance(ids, list) and all(isinstance(i, str) for i in ids) else None
+            )
+            _set_path(data, name, edges_of(parse(name), known))
+
+
 def _submodels(annotation: Any) -> list[type[BaseModel]]:
     """The pydantic models a field's type names (through unions, Optional, Annotated)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
@@ -107,8 +163,8 @@ def _check_part_names(names: list[str], model_cls: type[BaseModel]) -> None:
         if name == "json":
             continue
         parts = name.split(".")
-        if len(parts) > 1 and parts[-1] in ("shape", "dtype", *CSR_MEMBERS):
-            parts = parts[:-1]  # the shape or dtype of a raw part, a member of a CSR matrix
+        if len(parts) > 1 and parts[-1] in ("shape", "dtype", "header", *CSR_MEMBERS):
+            parts = parts[:-1]  # a raw part's shape or dtype, a table's header flag, a CSR member
         if not _is_field_path(model_cls, parts):
             fields = ", ".join(sorted(model_cls.model_fields))
             raise InvalidRequest(
@@ -118,20 +174,25 @@ def _check_part_names(names: list[str], model_cls: type[BaseModel]) -> None:
 
 
 class _JsonBudget:
-    """The JSON text of all parts of one request (the json part and JSON text parts),
-    counted against max_json_bytes before each is parsed, as a JSON body would be."""
+    """The text of all parts of one request that are parsed into Python objects (the json
+    part, JSON text parts and CSV / TSV tables), counted against max_json_bytes before each
+    is parsed, as a JSON body would be."""
 
     def __init__(self, limit: int, max_depth: int) -> None:
         self.limit, self.used, self.max_depth = limit, 0, max_depth
 
-    def loads(self, text: bytes | str, what: str) -> Any:
-        self.used += len(text)
+    def count(self, size: int, what: str) -> None:
+        self.used += size
         if self.used > self.limit:
             raise TooLarge(
-                f"the JSON text of the multipart request ({what} and the parts before it) "
-                f"exceeds the limit of {self.limit} bytes for JSON (OKBOOST_MAX_JSON_BYTES): "
-                "send large arrays as binary file parts (.npy or raw values)"
+                f"the text of the multipart request ({what} and the parts before it) "
+                f"exceeds the limit of {self.limit} bytes for JSON and tables "
+                "(OKBOOST_MAX_JSON_BYTES): send large arrays as binary file parts (.npy or "
+                "raw values)"
             )
+
+    def loads(self, text: bytes | str, what: str) -> Any:
+        self.count(len(text), what)
         return loads(text, what, self.max_depth)
 
 
@@ -169,17 +230,15 @@ async def _from_multipart(
         csr_groups = {
             name.rsplit(".", 1)[0] for name in form if name.endswith(".indptr") and "." in name
         }
+        tables: dict[str, _TablePart] = {}
         for name, value in form.multi_items():
-            if name == "json" or name.endswith(".dtype"):
+            if name == "json" or name.endswith((".dtype", ".header")):
                 continue
             if name.endswith(".shape"):
                 prefix = name.rsplit(".", 1)[0]
                 if prefix in csr_groups:  # the shape of a CSR matrix, not of a raw part
                     text = value if isinstance(value, str) else (await value.read()).decode()
                     _set_path(data, name, list(parse_shape(text, prefix)))
-                continue
-            if isinstance(value, UploadFile) and is_text_part(name, value.content_type):
-                _set_path(data, name, text_part(name, await value.read()))
                 continue
             if isinstance(value, UploadFile):
                 shape = form.get(f"{name}.shape")
@@ -188,6 +247,21 @@ async def _from_multipart(
                     name.rsplit(".", 1)[0] in csr_groups and name.rsplit(".", 1)[1] in CSR_MEMBERS
                 )
                 raw_part = await value.read()
+                has_shape = shape is not None or is_csr_part
+                if _is_table(name, value.content_type, raw_part, has_shape):
+                    json_text.count(len(raw_part), f"table part '{name}'")
+                    field = form.get(f"{name}.header")
+                    separator = media_separator(value.content_type)
+                    if name == "ids" and separator is None:
+                        separator = ""  # one id per line, whatever characters it holds
+                    tables[name] = _TablePart(
+                        raw_part,
+                        separator,
+                        declared_header(
+                            value.content_type, field if isinstance(field, str) else None, name
+                        ),
+                    )
+                    continue
                 decode = partial(
                     parse_binary,
                     raw_part,
@@ -205,6 +279,12 @@ async def _from_multipart(
             else:
                 array = json_text.loads(value, f"text part '{name}' (a JSON array, or send a file)")
             _set_path(data, name, array)
+        if tables:
+            size = sum(len(t.data) for t in tables.values())
+            if size <= INLINE_BYTES:
+                _tables_into(data, tables)
+            else:
+                await run_in_threadpool(_tables_into, data, tables)
         return data
     finally:
         await form.close()
@@ -226,5 +306,5 @@ async def read_body(request: Request, model_cls: type[M], max_bytes: int) -> M:
         return await run_in_threadpool(validate, model_cls, data)
     raise UnsupportedMediaType(
         f"content type '{media}' is not supported: send application/json or "
-        "multipart/form-data (see README, Binary uploads)"
+        "multipart/form-data (see the docs, Uploads)"
     )

@@ -60,6 +60,10 @@ def adjacency(
         i = _rows(nk, 1, train_ids, n_train, "training vertex", "edges.new_known")
     except ValueError as exc:  # an unknown id
         raise InvalidRequest(str(exc)) from None
+    if edges.by_id.size:
+        more_nn, more_nk = _split_by_id(edges.by_id, test_ids, train_ids)
+        a, b = np.r_[a, more_nn[:, 0]], np.r_[b, more_nn[:, 1]]
+        u, i = np.r_[u, more_nk[:, 0]], np.r_[i, more_nk[:, 1]]
     loops = np.flatnonzero(a == b)
     if loops.size:
         k = int(loops[0])
@@ -69,6 +73,36 @@ def adjacency(
     new_known = np.zeros((n_test, n_train), dtype=bool)
     new_known[u, i] = True
     return new_new, new_known
+
+
+def _split_by_id(
+    edges: np.ndarray, test_ids: VertexIds | None, train_ids: VertexIds | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Edges by id with a test vertex at either end as (test-test rows, [test row, training
+    row] pairs); an id of both sets counts as the test vertex's."""
+    if edges.dtype != object or test_ids is None or train_ids is None:
+        raise InvalidRequest(
+            "edges.by_id names vertices by id: send the test vertices' ids (`ids`, or an id "
+            "column in inputs) to a model trained with ids"
+        )
+    test_rows, is_test = test_ids.find(edges)
+    train_rows, is_train = train_ids.find(edges)
+    both = is_test.all(axis=1)
+    forward = is_test[:, 0] & ~is_test[:, 1] & is_train[:, 1]
+    backward = is_test[:, 1] & ~is_test[:, 0] & is_train[:, 0]
+    bad = np.flatnonzero(~(both | forward | backward))
+    if bad.size:
+        k = int(bad[0])
+        raise InvalidRequest(
+            f"edges.by_id[{k}] = {edges[k].tolist()} does not join a test vertex to a test or "
+            f"training vertex ({bad.size} such edges in all): each edge needs a test id "
+            "(`ids`) at one end and a test or training id at the other"
+        )
+    new_known = np.r_[
+        np.column_stack([test_rows[forward, 0], train_rows[forward, 1]]),
+        np.column_stack([test_rows[backward, 1], train_rows[backward, 0]]),
+    ]
+    return test_rows[both].reshape(-1, 2), new_known.reshape(-1, 2)
 
 
 def _auc_or_none(scores: np.ndarray, truth: np.ndarray) -> float | None:

@@ -274,10 +274,20 @@ def sparse_top_k(w: np.ndarray, k: int, row_offset: int = 0) -> Triples:
     return Triples(rows, cols.ravel().astype(np.int64), np.take_along_axis(vals, order, 1).ravel())
 
 
+def ranked(
+    rows: np.ndarray, cols: np.ndarray, vals: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The edges (rows, cols, vals) grouped by row in increasing order and, within a row,
+    best first: by decreasing score, ties by increasing column. O(E log E)."""
+    order = np.lexsort((cols, -vals, rows))
+    return rows[order], cols[order], vals[order]
+
+
 def select_edges(
     scores: np.ndarray, *, threshold: float | None, top_k: int | None, square: bool
 ) -> Triples:
-    """Edges [a, b, score] from a score matrix, sorted by (a, b).
+    """Edges [a, b, score] from a score matrix, by row a and best first within a row
+    (:func:`ranked`).
 
     ``square``: scores among the same new vertices; the diagonal is ignored, a
     pair is kept when either endpoint selects it, and it is reported once with
@@ -302,17 +312,18 @@ def select_edges(
     if square:
         keep &= np.triu(np.ones_like(keep), k=1)
     rows, cols = np.nonzero(keep)
-    return Triples(rows.astype(np.int64), cols.astype(np.int64), s[rows, cols])
+    rows, cols, vals = ranked(rows.astype(np.int64), cols.astype(np.int64), s[rows, cols])
+    return Triples(rows, cols, vals)
 
 
 def _block_edges(
     s: np.ndarray, *, threshold: float | None, top_k: int | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows, columns and scores of the edges of one block of a rectangular score matrix,
-    sorted by (row, column): what :func:`select_edges` (``square=False``) keeps."""
+    by row and best first within a row: what :func:`select_edges` (``square=False``) keeps."""
     if top_k is not None and s.shape[1] > 0:
         k = min(top_k, s.shape[1])
-        best = np.sort(np.argpartition(-s, k - 1, axis=1)[:, :k], axis=1)
+        best = np.sort(np.argpartition(-s, k - 1, axis=1)[:, :k], axis=1)  # ties: low column
         values = np.take_along_axis(s, best, axis=1)
         keep = np.isfinite(values)
         if threshold is not None:
@@ -325,7 +336,7 @@ def _block_edges(
             keep &= s >= threshold
         rows, cols = np.nonzero(keep)
         vals = s[rows, cols]
-    return rows, cols, vals
+    return ranked(rows, cols, vals)
 
 
 def edges_against(

@@ -156,9 +156,11 @@ class JobManager(JobRecords):
         total: int,
         job_id: str | None = None,
         plan: PhasePlan | None = None,
+        warnings: list[str] | None = None,
     ) -> Job:
-        """Queue ``task`` (``total`` trees; ``plan``: the estimated phases, for the ETA), in
-        this process's pool or on the Dask cluster."""
+        """Queue ``task`` (``total`` trees; ``plan``: the estimated phases, for the ETA;
+        ``warnings``: what is degenerate about its data), in this process's pool or on the
+        Dask cluster."""
         with self._lock:
             waiting = self._jobs.values() if self.cluster is None else self.cluster.unsettled()
             queued = sum(1 for j in waiting if j.state == "queued")
@@ -168,7 +170,12 @@ class JobManager(JobRecords):
                     "(or raise OKBOOST_MAX_QUEUED_JOBS)"
                 )
             progress = Progress(total=max(int(total), 1), plan=plan)
-            job = Job(job_id=job_id or new_id(), model_id=model_id, progress=progress)
+            job = Job(
+                job_id=job_id or new_id(),
+                model_id=model_id,
+                progress=progress,
+                warnings=list(warnings or []),
+            )
         if self.cluster is not None:
             self.cluster.submit(job, task, plan)
             return job

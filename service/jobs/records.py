@@ -53,6 +53,7 @@ class Job:
     # worker died)
     runner: dict[str, Any] | None = None
     attempt: int = 0
+    warnings: list[str] = field(default_factory=list)  # degenerate training data
     exception: BaseException | None = field(default=None, repr=False)
     cancel_event: threading.Event = field(default_factory=threading.Event, repr=False)
     finished_event: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -77,6 +78,7 @@ class Job:
             "eta": 0.0 if self.state == "done" else eta,
             "runner": self.runner,
             "attempt": self.attempt,
+            "warnings": self.warnings,
             **self.progress.record(),
         }
 
@@ -96,6 +98,7 @@ class Job:
             live=False,
             runner=record.get("runner"),
             attempt=int(record.get("attempt", 0)),
+            warnings=list(record.get("warnings", [])),
         )
         job.record.setdefault("curve_step", 1)  # records written before curves were sampled
         if job.state not in ACTIVE:
@@ -138,6 +141,7 @@ class Job:
             "last_train_loss": rec.get("last_train_loss"),
             "last_validation_loss": rec.get("last_validation_loss"),
             "error": rec.get("error", self.error),
+            "warnings": rec.get("warnings", self.warnings),
         }
         if curves:
             if self.live:

@@ -32,7 +32,15 @@ def _evaluate(store: ModelStore, req: EvaluateRequest, max_dense: int) -> dict[s
     openapi_extra=request_body(
         EvaluateRequest,
         EVALUATE_EXAMPLE,
-        ["inputs", "outputs", "gram_cross", "gram_diag", "edges.new_new", "edges.new_known"],
+        [
+            "inputs",
+            "outputs",
+            "gram_cross",
+            "gram_diag",
+            "edges.new_new",
+            "edges.new_known",
+            "edges.by_id",
+        ],
     ),
 )
 async def evaluate(request: Request, svc: ServicesDep) -> JSONResponse:

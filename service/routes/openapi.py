@@ -137,6 +137,16 @@ def request_body(
                 f"'{part}.indices', '{part}.indptr' with '{part}.shape'."
                 if part.split(".")[-1].startswith("inputs")
                 else "."
+            )
+            + " Or a table: text/csv or text/tab-separated-values (sniffed when the type is "
+            f"missing), a header row detected or declared ('{part}.header' true / false)"
+            + (
+                "; a column named id (or the first non-numeric column) gives the ids."
+                if part == "inputs"
+                else "; edges: two columns of ids (or row indices), an optional third of "
+                "weights that must be 1."
+                if part.endswith(("edges", "new_new", "new_known"))
+                else "."
             ),
         }
     json_example = {k: v for k, v in example.items() if v is not None}

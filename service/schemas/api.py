@@ -16,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainValidator,
+    PrivateAttr,
     ValidationInfo,
     WithJsonSchema,
     model_validator,
@@ -202,6 +203,15 @@ class DiffusionKernelSpec(_Model):
         "pairs of 0-based row indices of `inputs` (integers), or [a, b] pairs of vertex "
         "ids (strings, the request's `ids`)."
     )
+    drop_unknown_edges: bool = Field(
+        False,
+        description="Drop the edges naming a vertex that is not a training vertex (an "
+        "unknown id, or a row index >= N) and report how many in the model record "
+        "(`kernel.dropped_edges`); false: such edges are a 422 giving their count and the "
+        "first five.",
+    )
+    _dropped_edges: int = PrivateAttr(0)
+    """Edges dropped by drop_unknown_edges (set by TrainRequest's validation)."""
 
 
 OutputKernel = Annotated[
@@ -293,26 +303,48 @@ class TrainRequest(_Model):
                 )
         if self.ids is not None and self.ids.shape[0] != n:
             raise ValueError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows")
-        if isinstance(spec, DiffusionKernelSpec) and spec.edges.dtype == object:
-            if self.ids is None:
-                raise ValueError(
-                    "output_kernel.edges name vertices by id but the request has no ids: "
-                    "add ids (one string per row of inputs) or give edges as row indices"
-                )
-            spec.edges = VertexIds(self.ids).rows_of(spec.edges, "output_kernel.edges")
-        if isinstance(spec, DiffusionKernelSpec) and spec.edges.size:
-            too_big = np.argwhere(spec.edges >= n)
-            if too_big.size:
-                k, col = (int(i) for i in too_big[0])
-                raise ValueError(
-                    f"edges[{k}] = {spec.edges[k].tolist()} refers to vertex "
-                    f"{int(spec.edges[k, col])} but there are {n} training vertices"
-                )
+        if isinstance(spec, DiffusionKernelSpec):
+            spec.edges, spec._dropped_edges = _known_edges(spec, self.ids, n)
         if self.eval_set is not None and self.model not in EVAL_SET_MODELS:
             raise ValueError(
                 f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
             )
         return self
+
+
+_DROP_HINT = "; set output_kernel.drop_unknown_edges = true to drop the edges naming them"
+
+
+def _known_edges(
+    spec: DiffusionKernelSpec, ids: np.ndarray | None, n: int
+) -> tuple[np.ndarray, int]:
+    """The diffusion kernel's edges as rows of the N training vertices, and how many were
+    dropped for naming an unknown vertex (``drop_unknown_edges``; else a ValueError giving
+    their count and the first five)."""
+    edges = spec.edges
+    if edges.dtype == object:
+        if ids is None:
+            raise ValueError(
+                "output_kernel.edges name vertices by id but the request has no ids: "
+                "add ids (one string per row of inputs) or give edges as row indices"
+            )
+        names = VertexIds(ids)
+        rows, found = names.find(edges)
+        if not spec.drop_unknown_edges:
+            names.rows_of(edges, "output_kernel.edges", _DROP_HINT)  # the 422's message
+    else:
+        rows, found = edges, edges < n
+        if not spec.drop_unknown_edges and not found.all():
+            bad = np.flatnonzero(~found.all(axis=1))
+            listed = ", ".join(f"[{k}] = {edges[k].tolist()}" for k in bad[:5])
+            first = edges[int(bad[0])]
+            raise ValueError(
+                f"edges[{int(bad[0])}] = {first.tolist()} refers to vertex {int(first.max())} "
+                f"but there are {n} training vertices ({bad.size} such edges in all; the "
+                f"first {min(5, bad.size)}: {listed})" + _DROP_HINT
+            )
+    keep = found.all(axis=1)
+    return np.ascontiguousarray(rows[keep], dtype=np.int64), int(keep.size - keep.sum())
 
 
 # ---------------------------------------------------------------- predict / kernel
@@ -390,8 +422,8 @@ class KernelRequest(_Model):
         None,
         ge=1,
         le=10000,  # as /predict's top_k
-        description="Return, per new vertex, the top_k highest-scoring edges (at most "
-        "10,000, as /predict's top_k; more than there are vertices returns them all).",
+        description="Return, per new vertex, the top_k highest-scoring edges, best first (at "
+        "most 10,000, as /predict's top_k; more than there are vertices returns them all).",
     )
     known_scores: Literal["predicted", "observed"] = Field(
         "predicted",
@@ -479,6 +511,11 @@ class JobInfo(BaseModel):
     validation_loss: list[float] | None = Field(None, description="As train_loss (eval_set).")
     curve_step: int | None = Field(None, description="Trees between two curve points.")
     error: str | None = Field(None, description="Why the job failed or was cancelled.")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What is degenerate about the training data (the model record's "
+        "`warnings`): the job runs anyway.",
+    )
 
 
 class JobList(BaseModel):
@@ -547,6 +584,13 @@ class ModelInfo(BaseModel):
         "params; null without one and until training ends.",
         examples=[ex.CV_RESULT],
     )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What is degenerate about the training data, one sentence each: too few "
+        "rows, CV test folds too small for their scores, and for a graph no edges, "
+        "self-loops, duplicate or dropped edges, isolated training vertices. The model is "
+        "trained anyway; empty when nothing is.",
+    )
     error: str | None = None
 
 
@@ -607,11 +651,13 @@ class EdgeLists(BaseModel):
     model_config = ConfigDict(json_schema_extra=documented(ex.KERNEL_RESPONSE["edges"]))
 
     new_new: list[list[float]] = Field(
-        description="[a, b, score] with a < b: rows a and b of `inputs` (new vertices)."
+        description="[a, b, score] with a < b: rows a and b of `inputs` (new vertices); "
+        "grouped by a in row order, best (highest score) first within a group."
     )
     new_known: list[list[float]] = Field(
         description="[a, i, score]: row a of `inputs` and training vertex i (row i of the "
-        "training inputs)."
+        "training inputs); grouped by a in row order, best (highest score) first within a "
+        "group, ties by increasing i."
     )
     new_new_ids: list[list[str]] | None = Field(
         None,

@@ -35,6 +35,13 @@ class TestEdges(BaseModel):
         "`inputs` and i a training vertex (a row of the training inputs), or [test id, "
         "training id] (the request's `ids`, the model's ids).",
     )
+    by_id: Edges = Field(
+        default_factory=lambda: np.zeros((0, 2), dtype=np.int64),
+        description="Edges of the test vertices by id, whatever the other end, as one list "
+        "(one TSV part `edges.by_id`): [test id, test id] counts in new_new, [test id, "
+        "training id] (either order) in new_known. Needs the request's `ids` and a model "
+        "with ids.",
+    )
 
 
 class EvaluateRequest(BaseModel):

@@ -140,6 +140,11 @@ EVAL_SET: dict[str, Any] = {
 FIELD_EXAMPLES: dict[str, Any] = {
     # fields whose model example is null: a value to show instead
     "eval_set": EVAL_SET,
+    "warnings": [
+        "only 12 training rows: the model and its scores are anecdotal (at least 20 are advised)"
+    ],
+    "drop_unknown_edges": True,
+    "by_id": [["new-1", "paper-a"], ["new-2", "new-1"]],
     "candidates": [[0.1, 1.0], [1.0, 0.0]],
     "candidate_gram": [[0.9, 0.2, 0.1, 0.0]],
     "candidate_diag": [1.0],

@@ -67,6 +67,8 @@ def _kernel_call(spec: Any) -> tuple[np.ndarray | None, dict[str, Any], dict[str
         # the (E, 2) int64 array as it is: a list of E Python pairs would take ~10x the memory
         kdict = {"type": "diffusion", "beta": spec.beta, "edges": spec.edges}
         summary = {"type": "diffusion", "beta": spec.beta, "n_edges": int(spec.edges.shape[0])}
+        if spec.drop_unknown_edges:
+            summary.update(drop_unknown_edges=True, dropped_edges=spec._dropped_edges)
         return None, {"kernel": kdict}, summary
     raise InvalidRequest(f"unknown output kernel {spec!r}")  # pragma: no cover - schema forbids
 
@@ -85,6 +87,23 @@ def _estimator(model: str, params: dict[str, Any]) -> okcore.OKEstimator:
             details=[{"loc": ["params", u], "msg": "unknown parameter"} for u in unknown],
         ) from None
     return okcore.make_estimator(model, params)
+
+
+def data_warnings(req: TrainRequest) -> list[str]:
+    """What is degenerate about the training data (okcore says what, this lists it): too
+    few rows, CV folds too small for their scores, and for a graph no edges, self-loops,
+    duplicate or dropped edges, isolated vertices."""
+    n = int(req.inputs.shape[0])
+    out = okcore.model_selection.training_warnings(n, None if req.cv is None else req.cv.folds)
+    spec = req.output_kernel
+    if isinstance(spec, DiffusionKernelSpec):
+        if spec._dropped_edges:
+            out.append(
+                f"{spec._dropped_edges} edges naming vertices outside the training set were "
+                "dropped (output_kernel.drop_unknown_edges)"
+            )
+        out += okcore.graph.graph_warnings(spec.edges, n)
+    return out
 
 
 def plan_training(req: TrainRequest) -> TrainPlan:
@@ -119,6 +138,7 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         "n_features": int(req.inputs.shape[1]),
         "output_dim": None if outputs is None else int(outputs.shape[1]),
         "has_ids": req.ids is not None,
+        "warnings": data_warnings(req),
     }
     sent = [req.inputs, outputs, fit_kwargs.get("gram"), *fit_kwargs.get("eval_set", ())]
     if isinstance(req.output_kernel, DiffusionKernelSpec):

@@ -47,7 +47,14 @@ def start_training(plan: TrainPlan, store: ModelStore, jobs: JobManager, setting
     store.create_record(plan.record)  # a full disk: 507, nothing written
     task = functools.partial(run_training, plan, store.root, model_id)
     try:
-        return jobs.submit(model_id, task, plan.total, job_id=job_id, plan=plan.estimate.phases())
+        return jobs.submit(
+            model_id,
+            task,
+            plan.total,
+            job_id=job_id,
+            plan=plan.estimate.phases(),
+            warnings=plan.record.get("warnings", []),
+        )
     except ServiceError:
         with contextlib.suppress(NotFound):
             store.delete(model_id)

@@ -189,7 +189,9 @@ def test_edge_text_part_with_a_bad_line_is_a_422(client: TestClient, graph: Grap
         "/train", data={"json": '{"output_kernel": {"type": "diffusion"}}'}, files=files
     )
     assert r.status_code == 422
-    assert "line 2 must hold two vertex ids separated by one tab" in r.json()["error"]["message"]
+    assert (
+        "line 2 has 1 columns but line 1 has 2 (separated by tabs)" in r.json()["error"]["message"]
+    )
 
 
 def test_vertex_id_lookup_is_vectorised_and_exact() -> None:

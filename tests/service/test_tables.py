@@ -1,0 +1,228 @@
+"""CSV / TSV parts with ids and headers on /train, /kernel, /predict and /evaluate."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from svc_data import SMALL, Graph, TestClient, diffusion_request
+
+from service.errors import InvalidRequest
+from service.http.tables import edges_of, matrix_of, parse_table
+
+CSV, TSV = "text/csv", "text/tab-separated-values"
+
+
+def name(v: int) -> str:
+    return f"YAL{v:03d}W"
+
+
+def features_csv(g: Graph, rows: np.ndarray) -> bytes:
+    lines = ["id," + ",".join(f"f{j}" for j in range(g.features.shape[1]))]
+    lines += [name(v) + "," + ",".join(str(float(x)) for x in g.features[v]) for v in rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def edges_tsv(pairs: list[tuple[int, int]], header: bool = True) -> bytes:
+    lines = ["source\ttarget"] if header else []
+    lines += [f"{name(a)}\t{name(b)}" for a, b in pairs]
+    return ("\r\n".join(lines) + "\r\n").encode()
+
+
+def train_pairs(g: Graph) -> list[tuple[int, int]]:
+    train = set(g.train.tolist())
+    return [(int(a), int(b)) for a, b in g.edges if a in train and b in train]
+
+
+def train_tables(client: TestClient, g: Graph, files: dict[str, Any], **kernel: Any) -> Any:
+    spec = {"output_kernel": {"type": "diffusion", **kernel}, "params": SMALL, "wait": True}
+    return client.post("/train", data={"json": json.dumps(spec)}, files=files)
+
+
+def test_features_csv_with_ids_and_edges_tsv_with_header_train_kernel_evaluate(
+    client: TestClient, graph: Graph
+) -> None:
+    g = graph
+    files = {
+        "inputs": ("features.csv", features_csv(g, g.train), CSV),
+        "output_kernel.edges": ("edges.tsv", edges_tsv(train_pairs(g)), TSV),
+    }
+    r = train_tables(client, g, files)
+    assert r.status_code == 201, r.text
+    model = r.json()["model"]
+    assert model["has_ids"] and model["kernel"]["n_edges"] == len(train_pairs(g))
+    # the same model trained from JSON arrays and ids
+    by_json = {
+        "inputs": g.features[g.train].tolist(),
+        "ids": [name(v) for v in g.train],
+        "output_kernel": {
+            "type": "diffusion",
+            "edges": [[name(a), name(b)] for a, b in train_pairs(g)],
+        },
+        "params": SMALL,
+        "wait": True,
+    }
+    twin = client.post("/train", json=by_json).json()["model_id"]
+    mid = r.json()["model_id"]
+
+    new = {"inputs": ("new.csv", features_csv(g, g.test), CSV)}
+    ask = {"model_id": mid, "top_k": 10, "return_kernel": False}
+    got = client.post("/kernel", data={"json": json.dumps(ask)}, files=new).json()
+    want = client.post(
+        "/kernel",
+        json={**ask, "model_id": twin, "inputs": g.features[g.test].tolist(),
+              "ids": [name(v) for v in g.test]},
+    ).json()  # fmt: skip
+    assert got["edges"] == want["edges"]
+    partners = got["edges"]["new_known_ids"]
+    assert partners[0][0] == name(int(g.test[0])) and len(partners) == 10 * len(g.test)
+    pred = client.post("/predict", data={"json": json.dumps({"model_id": mid})}, files=new)
+    assert pred.status_code == 200 and len(pred.json()["index_ids"]) == len(g.test)
+
+    test, train = set(g.test.tolist()), set(g.train.tolist())
+    nk = [
+        (a, b) if a in test else (b, a) for a, b in g.edges.tolist() if (a in test) != (b in test)
+    ]
+    nn = [(a, b) for a, b in g.edges.tolist() if a in test and b in test]
+    assert nk and all(b in train for _, b in nk)
+    files = {
+        **new,
+        "edges.new_known": ("test.tsv", edges_tsv(nk), TSV),
+        "edges.new_new": ("test-nn.tsv", edges_tsv(nn, header=False), TSV),
+    }
+    ev = client.post("/evaluate", data={"json": json.dumps({"model_id": mid})}, files=files)
+    assert ev.status_code == 200, ev.text
+    by_json_ev = client.post(
+        "/evaluate",
+        json={"model_id": twin, "inputs": g.features[g.test].tolist(),
+              "ids": [name(v) for v in g.test],
+              "edges": {"new_known": [[name(a), name(b)] for a, b in nk],
+                        "new_new": [[name(a), name(b)] for a, b in nn]}},
+    ).json()  # fmt: skip
+    assert ev.json()["auc"] == by_json_ev["auc"] and ev.json()["auc"] is not None
+    # one TSV of every test edge, either order: split by the ids
+    mixed = [(b, a) for a, b in nk[::2]] + nk[1::2] + nn
+    files = {**new, "edges.by_id": ("all.tsv", edges_tsv(mixed), TSV)}
+    one = client.post("/evaluate", data={"json": json.dumps({"model_id": mid})}, files=files)
+    assert one.status_code == 200, one.text
+    assert one.json() == ev.json()
+
+
+def test_a_csv_without_a_content_type_is_read_as_a_table(client: TestClient, graph: Graph) -> None:
+    g = graph
+    files = {
+        "inputs": ("features.csv", features_csv(g, g.train), "application/octet-stream"),
+        "output_kernel.edges": ("edges.tsv", edges_tsv(train_pairs(g)), "application/octet-stream"),
+    }
+    r = train_tables(client, g, files)
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["kernel"]["n_edges"] == len(train_pairs(g))
+
+
+def test_row_index_edges_with_a_header_and_weights_of_one(client: TestClient, graph: Graph) -> None:
+    g = graph
+    X = "\n".join(",".join(str(float(x)) for x in row) for row in g.features[g.train]).encode()
+    e = "a,b,weight\n" + "".join(f"{a},{b},1\n" for a, b in g.train_edges().tolist())
+    files = {"inputs": ("x.csv", X, CSV), "output_kernel.edges": ("e.csv", e.encode(), CSV)}
+    r = train_tables(client, g, files)
+    assert r.status_code == 201, r.text
+    assert not r.json()["model"]["has_ids"]
+    assert r.json()["model"]["kernel"]["n_edges"] == len(g.train_edges())
+
+
+def test_weighted_edges_are_refused(client: TestClient, graph: Graph) -> None:
+    g = graph
+    e = "".join(f"{name(a)}\t{name(b)}\t0.5\n" for a, b in train_pairs(g))
+    files = {
+        "inputs": ("features.csv", features_csv(g, g.train), CSV),
+        "output_kernel.edges": ("edges.tsv", e.encode(), TSV),
+    }
+    r = train_tables(client, g, files)
+    assert r.status_code == 422
+    assert "third column of edge weights" in r.json()["error"]["message"]
+    assert "unweighted" in r.json()["error"]["message"]
+
+
+def test_unknown_ids_are_counted_or_dropped(client: TestClient, graph: Graph) -> None:
+    g = graph
+    unknown = [(int(g.test[k]), int(g.train[k])) for k in range(6)]
+    pairs = train_pairs(g) + unknown
+    files = {
+        "inputs": ("features.csv", features_csv(g, g.train), CSV),
+        "output_kernel.edges": ("edges.tsv", edges_tsv(pairs), TSV),
+    }
+    r = train_tables(client, g, files)
+    assert r.status_code == 422
+    message = r.json()["error"]["message"]
+    assert "6 unknown in all; the first 5:" in message and "drop_unknown_edges" in message
+    assert name(unknown[4][0]) in message and name(unknown[5][0]) not in message
+    r = train_tables(client, g, files, drop_unknown_edges=True)
+    assert r.status_code == 201, r.text
+    kernel = r.json()["model"]["kernel"]
+    assert kernel["dropped_edges"] == 6 and kernel["n_edges"] == len(train_pairs(g))
+
+
+def test_declared_header(client: TestClient, graph: Graph) -> None:
+    g = graph
+    pairs = train_pairs(g)
+    body = edges_tsv(pairs, header=False)  # a first edge that is no header: keep it
+    for ctype, fields in (
+        (TSV + "; header=absent", {}),
+        (TSV, {"output_kernel.edges.header": "false"}),
+    ):
+        files = {
+            "inputs": ("features.csv", features_csv(g, g.train), CSV),
+            "output_kernel.edges": ("edges.tsv", body, ctype),
+        }
+        spec = {"output_kernel": {"type": "diffusion"}, "params": SMALL, "wait": True}
+        r = client.post("/train", data={"json": json.dumps(spec), **fields}, files=files)
+        assert r.status_code == 201, r.text
+        assert r.json()["model"]["kernel"]["n_edges"] == len(pairs)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b"a,b\n1,2\n3\n", "line 3 has 1 columns but line 1 has 2"),
+        (b"id,x\nv1,1\nv2,oops\nv3,2\n", "line 3 column 2 ('x') is 'oops', not a finite number"),
+        (b"\n\n", "is empty"),
+        (b"\xff\xfe1,2\n", "not UTF-8"),
+    ],
+)
+def test_bad_tables_are_a_clear_422(text: bytes, message: str) -> None:
+    with pytest.raises(InvalidRequest, match=re.escape(message)):
+        matrix_of(parse_table(text, "inputs", separator=","), with_ids=True)
+
+
+def test_header_detection_and_id_column() -> None:
+    t = parse_table(b"name,x,y\nv1,1,2\nv2,3,4\n", "inputs")
+    X, ids = matrix_of(t, with_ids=True)
+    assert t.header == ["name", "x", "y"] and ids == ["v1", "v2"]
+    assert X.tolist() == [[1, 2], [3, 4]]
+    X, ids = matrix_of(parse_table(b"1\t2\n3\t4\n", "inputs"), with_ids=True)
+    assert ids is None and X.shape == (2, 2)
+    with pytest.raises(InvalidRequest, match="only 'inputs' takes one"):
+        matrix_of(parse_table(b"id,y\nv1,1\nv2,2\n", "candidates"), with_ids=False)
+    with pytest.raises(InvalidRequest, match=r"is 'v1', not a finite number \(numbers only"):
+        matrix_of(parse_table(b"v1,1\nv2,2\n", "candidates"), with_ids=False)
+    edges = edges_of(parse_table(b"from\tto\na\tb\n", "e"), {"a", "b"})
+    assert edges == [["a", "b"]]
+    assert edges_of(parse_table(b"3,4\n5,6\n", "e"), None) == [[3, 4], [5, 6]]
+
+
+def test_row_index_edges_past_n_are_counted_or_dropped(client: TestClient, graph: Graph) -> None:
+    body = diffusion_request(graph)
+    n = len(graph.train)
+    body["output_kernel"]["edges"] += [[0, n], [n + 1, 2]]
+    r = client.post("/train", json=body)
+    assert r.status_code == 422
+    assert "2 such edges in all; the first 2:" in r.json()["error"]["message"]
+    body["output_kernel"]["drop_unknown_edges"] = True
+    r = client.post("/train", json=body)
+    assert r.status_code == 201, r.text
+    model = r.json()["model"]
+    assert model["kernel"]["dropped_edges"] == 2
+    assert any("2 edges naming vertices outside" in w for w in model["warnings"])
