@@ -74,7 +74,28 @@ def load_edges(path: str, ids: list[str] | None = None) -> Any:
     if Path(path).suffix == ".npy":
         arr = np.load(path, allow_pickle=False)
         return arr if arr.dtype.kind == "U" else arr.astype(np.int64)
-    return edges_of(_table(path), None if ids is None else set(ids))
+    table = _table(path)
+    edges = edges_of(table, None if ids is None else set(ids))
+    header = table.header if table.header is not None else None
+    if header is None and len(edges) < len(table.rows):  # a first row naming no known id
+        header = table.rows[0]
+    if header is not None:  # said, not silent: a first edge misread would be lost
+        print(
+            f"okboost: note: line 1 of {path} ({', '.join(header)}) names no vertex: "
+            "read as a header and skipped",
+            file=sys.stderr,
+        )
+    if ids is None:  # row numbers: a cell that is not one names the fix here, with its line
+        for k, edge in enumerate(edges):
+            bad = next((c for c in edge if isinstance(c, str)), None)
+            if bad is not None:
+                line = k + 1 + (header is not None)
+                raise ValueError(
+                    f"{path} line {line}: {bad!r} is not a row number; to name vertices by "
+                    "id, give the ids of the rows with --ids FILE (one id per line) or an "
+                    "id column in the inputs file"
+                )
+    return edges
 
 
 def _ids(args: argparse.Namespace, column: list[str] | None) -> list[str] | None:

@@ -244,13 +244,13 @@ def edges_of(table: Table, request_ids: set[str] | None) -> list[list[Any]]:
             f"part '{table.part}' has {table.n_columns} columns: edges are two columns of "
             "vertices (ids or row indices) and an optional third column of weights"
         )
-    rows = table.rows
+    rows, first_line = table.rows, table.line_of_first_row
     if table.header is None and request_ids is not None and rows:
         first = rows[0][:2]  # by id, a header can only be told by its names
         if first[0] not in request_ids and first[1] not in request_ids:
-            rows = rows[1:]
+            rows, first_line = rows[1:], first_line + 1
     if table.n_columns == 3 and rows:
-        weights = _numbers(Table(table.part, table.header, rows, 0), [2], "edge weights")
+        weights = _numbers(Table(table.part, table.header, rows, first_line), [2], "edge weights")
         off = np.flatnonzero(weights[:, 0] != 1.0)
         if off.size:
             k = int(off[0])

@@ -215,11 +215,12 @@ def test_errors_are_one_line_without_a_traceback(
     url = ["--url", server.url]
     cases = [
         (["train", *url, str(tmp_path / "X.csv"), "--edges", str(tmp_path / "E.tsv")],
-         "E.tsv line 2: 'b' is not a row number; to name vertices by id"),
+         "E.tsv line 1: 'a' is not a row number; to name vertices by id"),
+        # the id column of Xid.csv names a and b: edge b-c names an unknown vertex
         (["train", *url, str(tmp_path / "Xid.csv"), "--edges", str(tmp_path / "E.tsv")],
-         "Xid.csv is not a table of numbers"),
+         "'c' is not one of the 2 ids"),
         (["train", *url, str(tmp_path / "X.csv"), "--ids", str(tmp_path / "ids.txt"),
-          "--edges", str(tmp_path / "E3.tsv")], "E3.tsv line 1 has 3 fields"),
+          "--edges", str(tmp_path / "E3.tsv")], "E3.tsv' line 1 column 3 is 'c', not a finite number (edge weights)"),
         (["train", *url, str(tmp_path / "X.csv"), "--ids", str(tmp_path / "ids.txt"),
           "--edges", str(tmp_path / "E.tsv"), "--param", "n_estimators=0"],
          "422 invalid_parameter"),
