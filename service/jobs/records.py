@@ -21,14 +21,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from service.errors import NotFound, ServiceError
+from pydantic import ValidationError
+
+from service.errors import JobRecordInvalid, NotFound, ServiceError
 from service.jobs.progress import Progress
+from service.schemas.records import JobRecord, validation_reason
 from service.store.ids import valid_id
 from service.store.model_store import ModelStore, write_json_atomic
 
 log = logging.getLogger("okboost.jobs")
 
-__all__ = ["ACTIVE", "Job", "JobRecords", "failure_reason"]
+__all__ = ["ACTIVE", "Job", "JobRecords", "check_job_record", "failure_reason"]
 
 ACTIVE = ("queued", "running")
 PERSIST_EVERY = 1.0  # seconds between progress writes while trees grow
@@ -82,6 +85,9 @@ class Job:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Job:
+        """The job a record describes, validated (service.schemas.records.JobRecord): a
+        RecordInvalid (409) names what is wrong."""
+        check_job_record(record)
         total = max(int(record.get("total", 1)), 1)
         job = cls(
             job_id=record["job_id"],
@@ -151,6 +157,17 @@ class Job:
         return info
 
 
+def check_job_record(record: Any) -> None:
+    """Raise RecordInvalid unless ``record`` is a valid job record."""
+    try:
+        JobRecord.model_validate(record)
+    except ValidationError as exc:
+        job_id = record.get("job_id") if isinstance(record, dict) else None
+        raise JobRecordInvalid(
+            f"the record of job '{str(job_id)[:64]}' is invalid: {validation_reason(exc)}"
+        ) from None
+
+
 def failure_reason(exc: BaseException) -> str:
     """What a failed job's record says: the message of a user error (bad data, a service
     limit), else the exception's type and message."""
@@ -177,6 +194,7 @@ class JobRecords:
 
     def persist(self, job: Job) -> None:
         record = job.snapshot(time.time())
+        check_job_record(record)  # never write what cannot be read back
         write_json_atomic(self.path(job.job_id), record)
         job.record = record
 

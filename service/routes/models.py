@@ -51,8 +51,11 @@ def model_view(
     record: dict[str, Any], curves: bool = False, importances: bool = False
 ) -> dict[str, Any]:
     """A model record as answered: the last losses always, the whole curves and the
-    feature importances (sizes M and p) only when asked for."""
+    feature importances (sizes M and p) only when asked for; a quarantined model (status
+    "invalid") as the store describes it."""
     view = dict(record)
+    if view.get("status") == "invalid":
+        return view
     for name in CURVE_FIELDS:
         curve = record.get(name)
         view[f"last_{name}"] = curve[-1] if curve else None
@@ -97,7 +100,7 @@ async def get_model(
     curves: Curves = False,
     importances: Importances = False,
 ) -> JSONResponse:
-    record = await run_in_threadpool(svc.store.read_record, model_id)
+    record = await run_in_threadpool(svc.store.describe, model_id)
     return JSONResponse(model_view(record, curves, importances))
 
 

@@ -7,7 +7,6 @@ here so that okcore only ever sees clean arrays.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -24,9 +23,10 @@ from pydantic import (
 import okcore
 from service.http.arrays import as_edge_array, as_float_array, as_input_matrix
 from service.schemas import examples as ex
-from service.schemas.cv import CVResult, CVSpec
-from service.schemas.examples import FIELD_EXAMPLES
+from service.schemas.cv import CVSpec
+from service.schemas.examples import documented
 from service.schemas.params import EVAL_SET_MODELS, ModelName, Params, params_by_model
+from service.schemas.records import JobState, ModelRecord, Phase
 from service.vertex_ids import VertexIds, as_id_array, as_id_edges, is_id_edges
 
 _NUM = {"type": "number"}
@@ -116,22 +116,6 @@ Ids = Annotated[
     WithJsonSchema({"type": "array", "items": _ID_SCHEMA}),
 ]
 """Vertex ids: unique strings (1-256 characters, no control characters), one per row."""
-
-
-def documented(example: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
-    """``json_schema_extra`` giving the model an example and every field an example: the
-    field's value in the model example, or ``FIELD_EXAMPLES`` where that value is null."""
-
-    def extra(schema: dict[str, Any]) -> None:
-        schema["examples"] = [example]
-        for name, prop in schema.get("properties", {}).items():
-            value = example.get(name)
-            if value is None:
-                value = FIELD_EXAMPLES.get(name)
-            if value is not None and "examples" not in prop:
-                prop["examples"] = [value]
-
-    return extra
 
 
 class _Model(BaseModel):
@@ -426,10 +410,6 @@ class ErrorResponse(BaseModel):
     error: ErrorInfo
 
 
-JobState = Literal["queued", "running", "done", "failed", "cancelled"]
-ModelStatus = Literal["training", "ready", "failed", "cancelled"]
-
-
 class Progress(BaseModel):
     model_config = ConfigDict(json_schema_extra=documented(ex.JOB_INFO["progress"]))
 
@@ -449,7 +429,7 @@ class JobInfo(BaseModel):
     started: float | None = None
     finished: float | None = None
     elapsed: float = Field(description="Seconds since the job started (0 while queued).")
-    phase: Literal["output_space", "binning", "trees"] | None = Field(
+    phase: Phase | None = Field(
         None,
         description="What the fit is doing: output_space (factorising the output kernel), "
         "binning (histogram bins of the inputs), trees (growing the trees); null before the "
@@ -488,62 +468,29 @@ class JobList(BaseModel):
     )
 
 
-class OutputSpaceInfo(BaseModel):
-    model_config = ConfigDict(json_schema_extra=documented(ex.MODEL_INFO["output_space"]))
+class ModelInfo(ModelRecord):
+    """A model as GET /models/{id} answers it: its record, with the last losses always and
+    the whole curves and the feature importances only when asked for."""
 
-    rank: int = Field(description="Columns r of the training factor phi (N x r), K ~ phi phi^T.")
-    trace_fraction: float = Field(
-        description="Sum of the kept eigenvalues over trace(K): the share of the kernel's "
-        "trace the factor keeps (1.0 for an exact factor and for phi = Y)."
-    )
-    diag_exact: bool = Field(
-        description="False when k(y_i, y_i) are estimates (the low-rank diffusion kernel), "
-        "true when computed exactly."
-    )
-
-
-class ModelInfo(BaseModel):
     model_config = ConfigDict(json_schema_extra=documented(ex.MODEL_INFO))
 
-    model_id: str
-    name: str | None = None
-    status: ModelStatus
-    job_id: str | None = None
-    created: float
-    model: ModelName
-    params: dict[str, Any]
-    kernel: dict[str, Any] = Field(description="Output kernel spec (without its data arrays).")
-    n_train: int
-    n_features: int
-    output_dim: int | None = Field(None, description="d when outputs are vectors, else null.")
-    fit_time: float | None = None
-    n_estimators: int | None = None
     last_train_loss: float | None = Field(None, description="Training loss of the model.")
     last_validation_loss: float | None = None
-    train_loss: list[float] | None = Field(
-        None, description="With ?curves=true: the training loss after each tree."
+
+
+class InvalidModelInfo(BaseModel):
+    """A model whose record fails validation: quarantined (never loaded), listed with the
+    reason until it is deleted."""
+
+    model_config = ConfigDict(json_schema_extra=documented(ex.INVALID_MODEL_INFO))
+
+    model_id: str
+    status: Literal["invalid"]
+    created: float = Field(
+        description="Unix time: the record's own when it is readable, else when the record "
+        "file was last written."
     )
-    validation_loss: list[float] | None = Field(
-        None, description="With ?curves=true: the validation loss after each tree (eval_set)."
-    )
-    feature_importances: list[float] | None = Field(
-        None, description="With ?importances=true: one value per input feature, summing to 1."
-    )
-    has_ids: bool = Field(
-        False, description="True when the training vertices have ids (POST /train `ids`)."
-    )
-    output_space: OutputSpaceInfo | None = Field(
-        None,
-        description="The output kernel's factor form (max_bins / sketch_dim are in params); "
-        "null for models stored before this field existed and until training ends.",
-    )
-    cv: CVResult | None = Field(
-        None,
-        description="The cross-validation of POST /train `cv`: its table and the chosen "
-        "params; null without one and until training ends.",
-        examples=[ex.CV_RESULT],
-    )
-    error: str | None = None
+    error: str = Field(description="What is wrong with the record, field by field.")
 
 
 class ModelList(BaseModel):
@@ -551,7 +498,7 @@ class ModelList(BaseModel):
         json_schema_extra=documented({"models": [ex.MODEL_INFO], "next_cursor": None})
     )
 
-    models: list[ModelInfo]
+    models: list[ModelInfo | InvalidModelInfo]
     next_cursor: str | None = Field(
         description="Pass as ?cursor= for the next page; null on the last page."
     )
