@@ -295,7 +295,7 @@ class JobManager(JobRecords):
                 self.fail(job, exc)
             return
         with self._lock:
-            if outcome != "done" and self._shutting_down:
+            if outcome == "cancelled" and self._shutting_down:
                 self.finish(job, "failed", SHUTDOWN_REASON)
             else:
                 self.settle(job, outcome)

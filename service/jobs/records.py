@@ -34,6 +34,7 @@ log = logging.getLogger("okboost.jobs")
 __all__ = ["ACTIVE", "Job", "JobRecords", "check_job_record", "failure_reason"]
 
 ACTIVE = ("queued", "running")
+DELETED_REASON = "cancelled: the model was deleted"
 PERSIST_EVERY = 1.0  # seconds between progress writes while trees grow
 
 
@@ -245,12 +246,25 @@ class JobRecords:
         self.finish(job, "failed", reason)
 
     def settle(self, job: Job, outcome: str) -> None:
-        """Finish ``job`` by its task's outcome: "done" (a model deleted while it trained
-        was not written: service.store.model_store.write_model), else cancelled."""
-        if outcome == "done":
+        """Finish ``job`` by its task's outcome: "done", else cancelled. Deletion wins: a
+        job whose model was deleted before its save ("deleted": nothing was written,
+        service.store.model_store.write_model) or after it, before the job is finished
+        here (its record is gone), is cancelled, not done."""
+        if outcome == "done" and self.model_exists(job.model_id):
             self.finish(job, "done", None)
+        elif outcome in ("done", "deleted"):
+            self.finish(job, "cancelled", DELETED_REASON)
         else:
             self.finish(job, "cancelled", "cancelled by request")
+
+    def model_exists(self, model_id: str) -> bool:
+        try:
+            self.store.read_record(model_id)
+        except NotFound:
+            return False
+        except ServiceError:
+            return True  # there, but unreadable (quarantined): not deleted
+        return True
 
     def report(self, job: Job, p: Any, last_write: list[float]) -> None:
         """Take one FitProgress: a new phase is written at once, trees at most every

@@ -118,22 +118,25 @@ def write_model(
     outputs: np.ndarray | None,
     record: dict[str, Any],
     ids: np.ndarray | None = None,
-) -> None:
+) -> bool:
     """Write the model ``model_id`` of the store at ``root``: its files, then ``record``
-    (the model is ready once the record says so). A model deleted meanwhile (its folder
-    is gone) is not written.
+    (the model is ready once the record says so). Returns whether the model was written:
+    deletion wins, so a model deleted meanwhile (its folder is gone, before or while its
+    files are written) is not, and nothing of it is left.
 
     A plain function (no store object) so that a training process can call it.
     """
     if not valid_id(model_id):
         raise NotFound(f"unknown model '{model_id[:64]}'")
     check_record(record)
+    if not (root / model_id).is_dir():
+        return False  # deleted before its files were written: none are
     tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{model_id}-", dir=root))
     try:
         with disk_full_is_507(f"model {model_id}"):
             _write_model_files(tmp, estimator, inputs, outputs, ids)
             write_json_atomic(tmp / RECORD_FILE, record)
-            _publish(tmp, root / model_id)
+            return _publish(tmp, root / model_id)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -153,10 +156,12 @@ def _write_model_files(
             json.dump(ids.tolist(), fh, ensure_ascii=False)
 
 
-def _publish(tmp: Path, folder: Path) -> None:
+def _publish(tmp: Path, folder: Path) -> bool:
     """Move the files written in ``tmp`` into the model's ``folder``, then its record (one
-    ``os.replace``: the commit). Nothing happens once the folder is gone (the model was
-    deleted while it trained): a rename into it fails, and the rest stays in ``tmp``."""
+    ``os.replace``: the commit); whether it was committed. Nothing happens once the folder
+    is gone (the model was deleted while it trained; a deletion renames the folder away in
+    one step, so it is either before the commit, which then fails, or after it, and takes
+    the model): a rename into it fails, and the rest stays in ``tmp``."""
     try:
         for entry in sorted(tmp.iterdir()):
             if entry.name == RECORD_FILE:
@@ -169,7 +174,8 @@ def _publish(tmp: Path, folder: Path) -> None:
     except FileNotFoundError:
         if folder.exists():
             raise
-        # deleted meanwhile: whatever was moved went with the folder
+        return False  # deleted meanwhile: whatever was moved went with the folder
+    return True
 
 
 def _remove(path: Path) -> None:
@@ -471,9 +477,11 @@ class ModelStore:
         outputs: np.ndarray | None,
         record: dict[str, Any],
         ids: np.ndarray | None = None,
-    ) -> None:
+    ) -> bool:
         """Write the model's files, then its ``record`` (saying "ready"): see write_model."""
-        write_model(self.root, self._check(model_id), estimator, inputs, outputs, record, ids)
+        return write_model(
+            self.root, self._check(model_id), estimator, inputs, outputs, record, ids
+        )
 
     def _folder_stamp(self, model_id: str) -> tuple[int, int] | None:
         """(inode, mtime) of the model's folder, None when there is none."""
@@ -571,10 +579,12 @@ class ModelStore:
             self._cache.pop(model_id, None)
             self._created.pop(model_id, None)
             self._quarantined.discard(model_id)
-        if folder.exists():
-            trash = self.root / f"{_TMP_PREFIX}del-{model_id}-{time.time_ns()}"
-            os.replace(folder, trash)
-            shutil.rmtree(trash, ignore_errors=True)
+        trash = self.root / f"{_TMP_PREFIX}del-{model_id}-{time.time_ns()}"
+        try:
+            os.replace(folder, trash)  # one step: a training's save either precedes it or fails
+        except FileNotFoundError:
+            raise NotFound(f"unknown model '{model_id}' (deleted meanwhile)") from None
+        shutil.rmtree(trash, ignore_errors=True)
 
     def delete(self, model_id: str) -> None:
         """Remove a model with its record (the folder is first renamed out of sight)."""
