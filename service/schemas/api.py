@@ -126,6 +126,19 @@ class _Model(BaseModel):
 
 
 # ---------------------------------------------------------------- output kernels
+def kernel_parameter(kind: str, name: str) -> Any:
+    """The field of output kernel ``kind``'s parameter ``name``, as okcore declares it
+    (okcore.kernel_parameter_schema: range, default, description)."""
+    schema = okcore.kernel_parameter_schema(kind)[name]
+    return Field(
+        schema["default"],
+        ge=schema.get("minimum"),
+        gt=schema.get("exclusiveMinimum"),
+        le=schema.get("maximum"),
+        description=schema["description"],
+    )
+
+
 class PrecomputedKernelSpec(_Model):
     model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["precomputed"]))
 
@@ -152,12 +165,8 @@ class RBFKernelSpec(_Model):
 
     type: Literal["rbf"]
     outputs: Outputs = Field(description="N x d output vectors.")
-    sigma: float | None = Field(
-        None, gt=0, description="Bandwidth: k = exp(-||y - y'||^2 / (2 sigma^2))."
-    )
-    gamma: float | None = Field(
-        None, gt=0, description="Alternative to sigma: k = exp(-gamma ||y - y'||^2)."
-    )
+    sigma: float | None = kernel_parameter("rbf", "sigma")
+    gamma: float | None = kernel_parameter("rbf", "gamma")
 
     @model_validator(mode="after")
     def _one_width(self) -> RBFKernelSpec:
@@ -171,16 +180,16 @@ class PolynomialKernelSpec(_Model):
 
     type: Literal["polynomial"]
     outputs: Outputs = Field(description="N x d output vectors.")
-    degree: int = Field(2, ge=1, le=20, description="k = (gamma y.y' + coef0)^degree.")
-    gamma: float = Field(1.0, gt=0)
-    coef0: float = Field(1.0, ge=0)
+    degree: int = kernel_parameter("polynomial", "degree")
+    gamma: float = kernel_parameter("polynomial", "gamma")
+    coef0: float = kernel_parameter("polynomial", "coef0")
 
 
 class DiffusionKernelSpec(_Model):
     model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["diffusion"]))
 
     type: Literal["diffusion"]
-    beta: float = Field(1.0, gt=0, description="Diffusion time: K = expm(-beta L), L = D - A.")
+    beta: float = kernel_parameter("diffusion", "beta")
     edges: Edges = Field(
         description="Undirected edges of the graph over the N training vertices: [i, j] "
         "pairs of 0-based row indices of `inputs` (integers), or [a, b] pairs of vertex "
