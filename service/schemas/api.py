@@ -502,6 +502,13 @@ class InvalidModelInfo(BaseModel):
     error: str = Field(description="What is wrong with the record, field by field.")
 
 
+class ModelDeleted(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.MODEL_DELETED))
+
+    model_id: str
+    deleted: bool = Field(description="True: the model, its files and its record are gone.")
+
+
 class ModelList(BaseModel):
     model_config = ConfigDict(
         json_schema_extra=documented({"models": [ex.MODEL_INFO], "next_cursor": None})

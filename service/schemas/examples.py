@@ -30,6 +30,8 @@ MODEL_INFO: dict[str, Any] = {
     "error": None,
 }
 
+MODEL_DELETED: dict[str, Any] = {"model_id": MODEL_ID, "deleted": True}
+
 INVALID_MODEL_INFO: dict[str, Any] = {
     "model_id": MODEL_ID,
     "status": "invalid",
