@@ -126,17 +126,20 @@ class _Model(BaseModel):
 
 
 # ---------------------------------------------------------------- output kernels
-def kernel_parameter(kind: str, name: str) -> Any:
-    """The field of output kernel ``kind``'s parameter ``name``, as okcore declares it
-    (okcore.kernel_parameter_schema: range, default, description)."""
+def kernel_schema(kind: str, name: str) -> WithJsonSchema:
+    """The JSON Schema of output kernel ``kind``'s parameter ``name`` as okcore declares it
+    (okcore.kernel_parameter_schema: type and range). Validation stays okcore's
+    (okcore.make_kernel when the job is planned: a 422 ``invalid_kernel`` with okcore's
+    message), after the sign checked here: the schema documents, okcore decides."""
     schema = okcore.kernel_parameter_schema(kind)[name]
-    return Field(
-        schema["default"],
-        ge=schema.get("minimum"),
-        gt=schema.get("exclusiveMinimum"),
-        le=schema.get("maximum"),
-        description=schema["description"],
-    )
+    keys = ("type", "minimum", "exclusiveMinimum", "maximum")
+    return WithJsonSchema({k: schema[k] for k in keys if k in schema})
+
+
+def kernel_field(kind: str, name: str) -> Any:
+    """The field of output kernel ``kind``'s parameter ``name``: okcore's default and words."""
+    schema = okcore.kernel_parameter_schema(kind)[name]
+    return Field(schema["default"], description=schema["description"])
 
 
 class PrecomputedKernelSpec(_Model):
@@ -165,8 +168,12 @@ class RBFKernelSpec(_Model):
 
     type: Literal["rbf"]
     outputs: Outputs = Field(description="N x d output vectors.")
-    sigma: float | None = kernel_parameter("rbf", "sigma")
-    gamma: float | None = kernel_parameter("rbf", "gamma")
+    sigma: Annotated[float, Field(gt=0), kernel_schema("rbf", "sigma")] | None = kernel_field(
+        "rbf", "sigma"
+    )
+    gamma: Annotated[float, Field(gt=0), kernel_schema("rbf", "gamma")] | None = kernel_field(
+        "rbf", "gamma"
+    )
 
     @model_validator(mode="after")
     def _one_width(self) -> RBFKernelSpec:
@@ -180,16 +187,24 @@ class PolynomialKernelSpec(_Model):
 
     type: Literal["polynomial"]
     outputs: Outputs = Field(description="N x d output vectors.")
-    degree: int = kernel_parameter("polynomial", "degree")
-    gamma: float = kernel_parameter("polynomial", "gamma")
-    coef0: float = kernel_parameter("polynomial", "coef0")
+    degree: Annotated[int, Field(ge=1), kernel_schema("polynomial", "degree")] = kernel_field(
+        "polynomial", "degree"
+    )
+    gamma: Annotated[float, Field(gt=0), kernel_schema("polynomial", "gamma")] = kernel_field(
+        "polynomial", "gamma"
+    )
+    coef0: Annotated[float, Field(ge=0), kernel_schema("polynomial", "coef0")] = kernel_field(
+        "polynomial", "coef0"
+    )
 
 
 class DiffusionKernelSpec(_Model):
     model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["diffusion"]))
 
     type: Literal["diffusion"]
-    beta: float = kernel_parameter("diffusion", "beta")
+    beta: Annotated[float, Field(gt=0), kernel_schema("diffusion", "beta")] = kernel_field(
+        "diffusion", "beta"
+    )
     edges: Edges = Field(
         description="Undirected edges of the graph over the N training vertices: [i, j] "
         "pairs of 0-based row indices of `inputs` (integers), or [a, b] pairs of vertex "
