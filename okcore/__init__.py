@@ -41,6 +41,7 @@ from .outputs.kernels import (
     PolynomialKernel,
     PrecomputedKernel,
     RBFKernel,
+    kernel_parameter_schema,
     make_kernel,
 )
 from .outputs.space import OutputSpace, check_gram
@@ -92,6 +93,7 @@ __all__ = [
     "load",
     "eval_set_estimators",
     "make_estimator",
+    "kernel_parameter_schema",
     "make_kernel",
     "metrics",
     "model_selection",

@@ -114,6 +114,20 @@ class StoreCorrupted(ServiceError):
     code = "model_corrupted"
 
 
+class RecordInvalid(ServiceError):
+    """A stored record fails validation: the model is quarantined (listed as "invalid",
+    never loaded) until it is deleted or imported again."""
+
+    status = 409
+    code = "model_invalid"
+
+
+class JobRecordInvalid(RecordInvalid):
+    """A stored job record fails validation: the job is left out of GET /jobs."""
+
+    code = "job_invalid"
+
+
 def error_body(
     status: int, code: str, message: str, details: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:

@@ -29,6 +29,75 @@ POLYNOMIAL_MAX_DEGREE = 20
 POLYNOMIAL_GAMMA_RANGE = (1e-300, 1e300)
 POLYNOMIAL_MAX_COEF0 = 1e300
 
+#: Each output kernel's parameters, declared once: JSON type, range and default (the same
+#: as the constructor's), and what the parameter means. The kernels check the ranges above;
+#: :func:`kernel_parameter_schema` hands this table out as JSON Schema (the service's
+#: request schema is built from it, so the two cannot differ).
+KERNEL_PARAMETERS: dict[str, dict[str, dict[str, Any]]] = {
+    "linear": {},
+    "rbf": {
+        "sigma": {
+            "type": "number",
+            "minimum": SIGMA_RANGE[0],
+            "maximum": SIGMA_RANGE[1],
+            "default": None,
+            "description": "Bandwidth: k = exp(-||y - y'||^2 / (2 sigma^2)); give sigma or gamma.",
+        },
+        "gamma": {
+            "type": "number",
+            "minimum": GAMMA_RANGE[0],
+            "maximum": GAMMA_RANGE[1],
+            "default": None,
+            "description": "Alternative to sigma: k = exp(-gamma ||y - y'||^2).",
+        },
+    },
+    "polynomial": {
+        "degree": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": POLYNOMIAL_MAX_DEGREE,
+            "default": 2,
+            "description": "k = (gamma y.y' + coef0)^degree.",
+        },
+        "gamma": {
+            "type": "number",
+            "minimum": POLYNOMIAL_GAMMA_RANGE[0],
+            "maximum": POLYNOMIAL_GAMMA_RANGE[1],
+            "default": 1.0,
+            "description": "Scale of y.y'.",
+        },
+        "coef0": {
+            "type": "number",
+            "minimum": 0.0,
+            "maximum": POLYNOMIAL_MAX_COEF0,
+            "default": 1.0,
+            "description": "Constant added to gamma y.y'.",
+        },
+    },
+    "diffusion": {
+        "beta": {
+            "type": "number",
+            "exclusiveMinimum": 0.0,
+            "maximum": BETA_MAX,
+            "default": 1.0,
+            "description": "Diffusion time: K = expm(-beta L), L = D - A.",
+        },
+    },
+    "precomputed": {},
+}
+
+
+def kernel_parameter_schema(kind: str) -> dict[str, dict[str, Any]]:
+    """JSON Schema of each numeric parameter of the output kernel ``kind`` ("rbf",
+    "polynomial", ...): ``type``, the range the kernel accepts (``minimum`` /
+    ``exclusiveMinimum``, ``maximum``), ``default`` and ``description``. Data parameters
+    (the diffusion kernel's ``edges``) are not listed."""
+    if kind not in KERNEL_PARAMETERS:
+        raise KernelError(
+            f"unknown kernel type {kind!r}; expected one of {sorted(KERNEL_PARAMETERS)}"
+        )
+    return {name: dict(schema) for name, schema in KERNEL_PARAMETERS[kind].items()}
+
 
 class Kernel(ABC):
     """Base class: a positive semi-definite kernel on output vectors."""

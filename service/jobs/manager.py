@@ -35,7 +35,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
-from service.errors import Busy, NotFound
+from service.errors import Busy, JobRecordInvalid, NotFound, RecordInvalid
 from service.jobs.process import child_main, process_context
 from service.jobs.progress import PhasePlan, Progress
 from service.jobs.records import ACTIVE, Job, JobRecords
@@ -125,7 +125,7 @@ class JobManager(JobRecords):
                 continue
             try:
                 job = self._read(path)
-            except (OSError, ValueError, TypeError, KeyError) as exc:
+            except (OSError, ValueError, TypeError, KeyError, RecordInvalid) as exc:
                 log.warning("skipping unreadable job record %s: %s", path, exc)
                 continue
             if job.state in ACTIVE and self._abandoned(job):
@@ -199,6 +199,8 @@ class JobManager(JobRecords):
             job = self._read(path)
         except FileNotFoundError:
             raise NotFound(f"unknown job '{job_id}'") from None
+        except ValueError as exc:  # not JSON
+            raise JobRecordInvalid(f"the record of job '{job_id}' is not JSON: {exc}") from None
         if self.cluster is not None and job.state in ACTIVE:
             return self.cluster.check(job)
         return job
@@ -214,7 +216,8 @@ class JobManager(JobRecords):
         for job_id in on_disk - set(self._created):
             try:
                 self._read(self.path(job_id))
-            except (OSError, ValueError, TypeError, KeyError):
+            except (OSError, ValueError, TypeError, KeyError, RecordInvalid) as exc:
+                log.warning("job %s is not listed, its record cannot be read: %s", job_id, exc)
                 continue
         with self._lock:
             keys = [(c, i) for i, c in self._created.items() if i in on_disk or i in self._jobs]
@@ -223,7 +226,7 @@ class JobManager(JobRecords):
         for _, job_id in keys:
             try:
                 jobs.append(self.get(job_id))
-            except (NotFound, OSError, ValueError, TypeError, KeyError):
+            except (NotFound, OSError, ValueError, TypeError, KeyError, RecordInvalid):
                 continue
         return jobs, next_cursor
 
@@ -299,7 +302,7 @@ class JobManager(JobRecords):
                 self.fail(job, exc)
             return
         with self._lock:
-            if outcome != "done" and self._shutting_down:
+            if outcome == "cancelled" and self._shutting_down:
                 self.finish(job, "failed", SHUTDOWN_REASON)
             else:
                 self.settle(job, outcome)

@@ -21,16 +21,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from service.errors import NotFound, ServiceError
+from pydantic import ValidationError
+
+from service.errors import JobRecordInvalid, NotFound, ServiceError
 from service.jobs.progress import Progress
+from service.schemas.records import JobRecord, validation_reason
 from service.store.ids import valid_id
 from service.store.model_store import ModelStore, write_json_atomic
 
 log = logging.getLogger("okboost.jobs")
 
-__all__ = ["ACTIVE", "Job", "JobRecords", "failure_reason"]
+__all__ = ["ACTIVE", "Job", "JobRecords", "check_job_record", "failure_reason"]
 
 ACTIVE = ("queued", "running")
+DELETED_REASON = "cancelled: the model was deleted"
 PERSIST_EVERY = 1.0  # seconds between progress writes while trees grow
 
 
@@ -84,6 +88,9 @@ class Job:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Job:
+        """The job a record describes, validated (service.schemas.records.JobRecord): a
+        RecordInvalid (409) names what is wrong."""
+        check_job_record(record)
         total = max(int(record.get("total", 1)), 1)
         job = cls(
             job_id=record["job_id"],
@@ -155,6 +162,17 @@ class Job:
         return info
 
 
+def check_job_record(record: Any) -> None:
+    """Raise RecordInvalid unless ``record`` is a valid job record."""
+    try:
+        JobRecord.model_validate(record)
+    except ValidationError as exc:
+        job_id = record.get("job_id") if isinstance(record, dict) else None
+        raise JobRecordInvalid(
+            f"the record of job '{str(job_id)[:64]}' is invalid: {validation_reason(exc)}"
+        ) from None
+
+
 def failure_reason(exc: BaseException) -> str:
     """What a failed job's record says: the message of a user error (bad data, a service
     limit), else the exception's type and message."""
@@ -181,6 +199,7 @@ class JobRecords:
 
     def persist(self, job: Job) -> None:
         record = job.snapshot(time.time())
+        check_job_record(record)  # never write what cannot be read back
         write_json_atomic(self.path(job.job_id), record)
         job.record = record
 
@@ -231,12 +250,25 @@ class JobRecords:
         self.finish(job, "failed", reason)
 
     def settle(self, job: Job, outcome: str) -> None:
-        """Finish ``job`` by its task's outcome: "done" (a model deleted while it trained
-        was not written: service.store.model_store.write_model), else cancelled."""
-        if outcome == "done":
+        """Finish ``job`` by its task's outcome: "done", else cancelled. Deletion wins: a
+        job whose model was deleted before its save ("deleted": nothing was written,
+        service.store.model_store.write_model) or after it, before the job is finished
+        here (its record is gone), is cancelled, not done."""
+        if outcome == "done" and self.model_exists(job.model_id):
             self.finish(job, "done", None)
+        elif outcome in ("done", "deleted"):
+            self.finish(job, "cancelled", DELETED_REASON)
         else:
             self.finish(job, "cancelled", "cancelled by request")
+
+    def model_exists(self, model_id: str) -> bool:
+        try:
+            self.store.read_record(model_id)
+        except NotFound:
+            return False
+        except ServiceError:
+            return True  # there, but unreadable (quarantined): not deleted
+        return True
 
     def report(self, job: Job, p: Any, last_write: list[float]) -> None:
         """Take one FitProgress: a new phase is written at once, trees at most every

@@ -23,5 +23,6 @@ class Reporter(Protocol):
 
 
 TrainTask = Callable[[Reporter], str]
-"""Runs the fit; returns "done" or "cancelled"; raises on failure. With process isolation
+"""Runs the fit; returns "done", "cancelled" or "deleted" (the model was deleted before it
+was saved); raises on failure. With process isolation
 it must be picklable (a module-level function or a functools.partial of one)."""

@@ -98,7 +98,7 @@ async def export(model_id: ModelId, svc: ServicesDep) -> FileResponse:
     "/models/import",
     status_code=201,
     summary="Upload a model archive from GET /models/{id}/export",
-    response_model=None,
+    response_model=ModelInfo,
     responses=IMPORT_RESPONSES,
     openapi_extra={
         "requestBody": {

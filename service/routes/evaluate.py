@@ -25,7 +25,7 @@ def _evaluate(store: ModelStore, req: EvaluateRequest, max_dense: int) -> dict[s
 @router.post(
     "/evaluate",
     summary="Score a model on test inputs with their truth (Err^phi, Err^Y, AUC, precision@k)",
-    response_model=None,
+    response_model=EvaluateResponse,
     responses=responses(
         200, EvaluateResponse, examples.EVALUATE_RESPONSE, 401, 404, 409, 413, 415, 422
     ),

@@ -25,7 +25,7 @@ version_router = APIRouter(tags=["health"])
 @health_router.get(
     "/health/live",
     summary="The process answers",
-    response_model=None,
+    response_model=HealthResponse,
     responses=responses(200, HealthResponse, {"status": "live"}),
 )
 async def live() -> JSONResponse:
@@ -35,7 +35,7 @@ async def live() -> JSONResponse:
 @health_router.get(
     "/health/ready",
     summary="The model store is writable and the service can take requests",
-    response_model=None,
+    response_model=HealthResponse,
     responses={
         **responses(200, HealthResponse, {"status": "ready"}),
         503: {
@@ -62,7 +62,7 @@ async def ready(svc: ServicesDep) -> JSONResponse:
 @version_router.get(
     "/version",
     summary="Versions of the service, okcore and the API",
-    response_model=None,
+    response_model=VersionResponse,
     responses=responses(
         200,
         VersionResponse,

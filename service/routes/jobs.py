@@ -30,7 +30,7 @@ Curves = Annotated[
 @router.get(
     "/jobs",
     summary="List training jobs, a page at a time",
-    response_model=None,
+    response_model=JobList,
     responses=responses(200, JobList, {"jobs": [examples.JOB_INFO], "next_cursor": None}, 401, 422),
 )
 async def list_jobs(
@@ -48,7 +48,7 @@ async def list_jobs(
 @router.get(
     "/jobs/{job_id}",
     summary="State, phase, progress and ETA of a training job (loss curves on request)",
-    response_model=None,
+    response_model=JobInfo,
     responses=responses(200, JobInfo, examples.JOB_INFO, 401, 404, 422),
 )
 async def get_job(job_id: JobId, svc: ServicesDep, curves: Curves = False) -> JSONResponse:
@@ -59,7 +59,7 @@ async def get_job(job_id: JobId, svc: ServicesDep, curves: Curves = False) -> JS
 @router.delete(
     "/jobs/{job_id}",
     summary="Cancel a training job",
-    response_model=None,
+    response_model=JobInfo,
     responses=responses(200, JobInfo, dict(examples.JOB_INFO, state="cancelled"), 401, 404, 422),
 )
 async def cancel_job(job_id: JobId, svc: ServicesDep) -> JSONResponse:

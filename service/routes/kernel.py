@@ -39,7 +39,7 @@ def _kernel(
 @router.post(
     "/kernel",
     summary="Predicted kernel <F(x), F(x')> or <F(x), phi(y_i)>, and edges",
-    response_model=None,
+    response_model=KernelResponse,
     responses=responses(
         200,
         KernelResponse,

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from service.deps import ServicesDep
 from service.routes.openapi import responses
 from service.schemas import examples
-from service.schemas.api import ModelInfo, ModelList
+from service.schemas.api import InvalidModelInfo, ModelDeleted, ModelInfo, ModelList
 from service.store import pagination
 from service.training import lifecycle
 
@@ -51,8 +51,11 @@ def model_view(
     record: dict[str, Any], curves: bool = False, importances: bool = False
 ) -> dict[str, Any]:
     """A model record as answered: the last losses always, the whole curves and the
-    feature importances (sizes M and p) only when asked for."""
+    feature importances (sizes M and p) only when asked for; a quarantined model (status
+    "invalid") as the store describes it."""
     view = dict(record)
+    if view.get("status") == "invalid":
+        return view
     for name in CURVE_FIELDS:
         curve = record.get(name)
         view[f"last_{name}"] = curve[-1] if curve else None
@@ -66,7 +69,7 @@ def model_view(
 @router.get(
     "/models",
     summary="List the stored models, a page at a time",
-    response_model=None,
+    response_model=ModelList,
     responses=responses(
         200, ModelList, {"models": [model_view(examples.MODEL_INFO)], "next_cursor": None}, 401, 422
     ),
@@ -88,8 +91,8 @@ async def list_models(
 @router.get(
     "/models/{model_id}",
     summary="Describe one model (params, kernel, N, p; loss curves and importances on request)",
-    response_model=None,
-    responses=responses(200, ModelInfo, model_view(examples.MODEL_INFO), 401, 404, 422),
+    response_model=ModelInfo | InvalidModelInfo,
+    responses=responses(200, None, model_view(examples.MODEL_INFO), 401, 404, 422),
 )
 async def get_model(
     model_id: ModelId,
@@ -97,16 +100,16 @@ async def get_model(
     curves: Curves = False,
     importances: Importances = False,
 ) -> JSONResponse:
-    record = await run_in_threadpool(svc.store.read_record, model_id)
+    record = await run_in_threadpool(svc.store.describe, model_id)
     return JSONResponse(model_view(record, curves, importances))
 
 
 @router.delete(
     "/models/{model_id}",
     summary="Delete a model (cancels its training job if any)",
-    response_model=None,
-    responses=responses(200, None, {"model_id": examples.MODEL_ID, "deleted": True}, 401, 404, 422),
+    response_model=ModelDeleted,
+    responses=responses(200, ModelDeleted, examples.MODEL_DELETED, 401, 404, 422),
 )
 async def delete_model(model_id: ModelId, svc: ServicesDep) -> JSONResponse:
     await run_in_threadpool(lifecycle.delete_model, svc.store, svc.jobs, model_id)
-    return JSONResponse({"model_id": model_id, "deleted": True})
+    return JSONResponse(ModelDeleted(model_id=model_id, deleted=True).model_dump())

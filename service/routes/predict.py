@@ -35,7 +35,7 @@ def _predict(
 @router.post(
     "/predict",
     summary="Predict pre-images (and W^F weights) for new inputs",
-    response_model=None,
+    response_model=PredictResponse,
     responses=responses(
         200,
         PredictResponse,

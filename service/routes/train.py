@@ -38,7 +38,7 @@ def _accepted(job: Job, state: str, model: Any = None) -> dict[str, Any]:
     "/train",
     status_code=202,
     summary="Train a model (as a background job)",
-    response_model=None,
+    response_model=TrainAccepted,
     responses={
         **responses(
             202,

@@ -7,7 +7,6 @@ here so that okcore only ever sees clean arrays.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -25,9 +24,10 @@ from pydantic import (
 import okcore
 from service.http.arrays import as_edge_array, as_float_array, as_input_matrix
 from service.schemas import examples as ex
-from service.schemas.cv import CVResult, CVSpec
-from service.schemas.examples import FIELD_EXAMPLES
+from service.schemas.cv import CVSpec
+from service.schemas.examples import documented
 from service.schemas.params import EVAL_SET_MODELS, ModelName, Params, params_by_model
+from service.schemas.records import JobState, ModelRecord, Phase
 from service.vertex_ids import VertexIds, as_id_array, as_id_edges, is_id_edges
 
 _NUM = {"type": "number"}
@@ -119,22 +119,6 @@ Ids = Annotated[
 """Vertex ids: unique strings (1-256 characters, no control characters), one per row."""
 
 
-def documented(example: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
-    """``json_schema_extra`` giving the model an example and every field an example: the
-    field's value in the model example, or ``FIELD_EXAMPLES`` where that value is null."""
-
-    def extra(schema: dict[str, Any]) -> None:
-        schema["examples"] = [example]
-        for name, prop in schema.get("properties", {}).items():
-            value = example.get(name)
-            if value is None:
-                value = FIELD_EXAMPLES.get(name)
-            if value is not None and "examples" not in prop:
-                prop["examples"] = [value]
-
-    return extra
-
-
 class _Model(BaseModel):
     # allow_inf_nan: a NaN threshold or width would compare False with everything
     model_config = ConfigDict(
@@ -143,6 +127,22 @@ class _Model(BaseModel):
 
 
 # ---------------------------------------------------------------- output kernels
+def kernel_schema(kind: str, name: str) -> WithJsonSchema:
+    """The JSON Schema of output kernel ``kind``'s parameter ``name`` as okcore declares it
+    (okcore.kernel_parameter_schema: type and range). Validation stays okcore's
+    (okcore.make_kernel when the job is planned: a 422 ``invalid_kernel`` with okcore's
+    message), after the sign checked here: the schema documents, okcore decides."""
+    schema = okcore.kernel_parameter_schema(kind)[name]
+    keys = ("type", "minimum", "exclusiveMinimum", "maximum")
+    return WithJsonSchema({k: schema[k] for k in keys if k in schema})
+
+
+def kernel_field(kind: str, name: str) -> Any:
+    """The field of output kernel ``kind``'s parameter ``name``: okcore's default and words."""
+    schema = okcore.kernel_parameter_schema(kind)[name]
+    return Field(schema["default"], description=schema["description"])
+
+
 class PrecomputedKernelSpec(_Model):
     model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["precomputed"]))
 
@@ -169,11 +169,11 @@ class RBFKernelSpec(_Model):
 
     type: Literal["rbf"]
     outputs: Outputs = Field(description="N x d output vectors.")
-    sigma: float | None = Field(
-        None, gt=0, description="Bandwidth: k = exp(-||y - y'||^2 / (2 sigma^2))."
+    sigma: Annotated[float, Field(gt=0), kernel_schema("rbf", "sigma")] | None = kernel_field(
+        "rbf", "sigma"
     )
-    gamma: float | None = Field(
-        None, gt=0, description="Alternative to sigma: k = exp(-gamma ||y - y'||^2)."
+    gamma: Annotated[float, Field(gt=0), kernel_schema("rbf", "gamma")] | None = kernel_field(
+        "rbf", "gamma"
     )
 
     @model_validator(mode="after")
@@ -188,16 +188,24 @@ class PolynomialKernelSpec(_Model):
 
     type: Literal["polynomial"]
     outputs: Outputs = Field(description="N x d output vectors.")
-    degree: int = Field(2, ge=1, le=20, description="k = (gamma y.y' + coef0)^degree.")
-    gamma: float = Field(1.0, gt=0)
-    coef0: float = Field(1.0, ge=0)
+    degree: Annotated[int, Field(ge=1), kernel_schema("polynomial", "degree")] = kernel_field(
+        "polynomial", "degree"
+    )
+    gamma: Annotated[float, Field(gt=0), kernel_schema("polynomial", "gamma")] = kernel_field(
+        "polynomial", "gamma"
+    )
+    coef0: Annotated[float, Field(ge=0), kernel_schema("polynomial", "coef0")] = kernel_field(
+        "polynomial", "coef0"
+    )
 
 
 class DiffusionKernelSpec(_Model):
     model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["diffusion"]))
 
     type: Literal["diffusion"]
-    beta: float = Field(1.0, gt=0, description="Diffusion time: K = expm(-beta L), L = D - A.")
+    beta: Annotated[float, Field(gt=0), kernel_schema("diffusion", "beta")] = kernel_field(
+        "diffusion", "beta"
+    )
     edges: Edges = Field(
         description="Undirected edges of the graph over the N training vertices: [i, j] "
         "pairs of 0-based row indices of `inputs` (integers), or [a, b] pairs of vertex "
@@ -462,10 +470,6 @@ class ErrorResponse(BaseModel):
     error: ErrorInfo
 
 
-JobState = Literal["queued", "running", "done", "failed", "cancelled"]
-ModelStatus = Literal["training", "ready", "failed", "cancelled"]
-
-
 class Progress(BaseModel):
     model_config = ConfigDict(json_schema_extra=documented(ex.JOB_INFO["progress"]))
 
@@ -485,7 +489,7 @@ class JobInfo(BaseModel):
     started: float | None = None
     finished: float | None = None
     elapsed: float = Field(description="Seconds since the job started (0 while queued).")
-    phase: Literal["output_space", "binning", "trees"] | None = Field(
+    phase: Phase | None = Field(
         None,
         description="What the fit is doing: output_space (factorising the output kernel), "
         "binning (histogram bins of the inputs), trees (growing the trees); null before the "
@@ -529,69 +533,36 @@ class JobList(BaseModel):
     )
 
 
-class OutputSpaceInfo(BaseModel):
-    model_config = ConfigDict(json_schema_extra=documented(ex.MODEL_INFO["output_space"]))
+class ModelInfo(ModelRecord):
+    """A model as GET /models/{id} answers it: its record, with the last losses always and
+    the whole curves and the feature importances only when asked for."""
 
-    rank: int = Field(description="Columns r of the training factor phi (N x r), K ~ phi phi^T.")
-    trace_fraction: float = Field(
-        description="Sum of the kept eigenvalues over trace(K): the share of the kernel's "
-        "trace the factor keeps (1.0 for an exact factor and for phi = Y)."
-    )
-    diag_exact: bool = Field(
-        description="False when k(y_i, y_i) are estimates (the low-rank diffusion kernel), "
-        "true when computed exactly."
-    )
-
-
-class ModelInfo(BaseModel):
     model_config = ConfigDict(json_schema_extra=documented(ex.MODEL_INFO))
 
-    model_id: str
-    name: str | None = None
-    status: ModelStatus
-    job_id: str | None = None
-    created: float
-    model: ModelName
-    params: dict[str, Any]
-    kernel: dict[str, Any] = Field(description="Output kernel spec (without its data arrays).")
-    n_train: int
-    n_features: int
-    output_dim: int | None = Field(None, description="d when outputs are vectors, else null.")
-    fit_time: float | None = None
-    n_estimators: int | None = None
     last_train_loss: float | None = Field(None, description="Training loss of the model.")
     last_validation_loss: float | None = None
-    train_loss: list[float] | None = Field(
-        None, description="With ?curves=true: the training loss after each tree."
+
+
+class InvalidModelInfo(BaseModel):
+    """A model whose record fails validation: quarantined (never loaded), listed with the
+    reason until it is deleted."""
+
+    model_config = ConfigDict(json_schema_extra=documented(ex.INVALID_MODEL_INFO))
+
+    model_id: str
+    status: Literal["invalid"]
+    created: float = Field(
+        description="Unix time: the record's own when it is readable, else when the record "
+        "file was last written."
     )
-    validation_loss: list[float] | None = Field(
-        None, description="With ?curves=true: the validation loss after each tree (eval_set)."
-    )
-    feature_importances: list[float] | None = Field(
-        None, description="With ?importances=true: one value per input feature, summing to 1."
-    )
-    has_ids: bool = Field(
-        False, description="True when the training vertices have ids (POST /train `ids`)."
-    )
-    output_space: OutputSpaceInfo | None = Field(
-        None,
-        description="The output kernel's factor form (max_bins / sketch_dim are in params); "
-        "null for models stored before this field existed and until training ends.",
-    )
-    cv: CVResult | None = Field(
-        None,
-        description="The cross-validation of POST /train `cv`: its table and the chosen "
-        "params; null without one and until training ends.",
-        examples=[ex.CV_RESULT],
-    )
-    warnings: list[str] = Field(
-        default_factory=list,
-        description="What is degenerate about the training data, one sentence each: too few "
-        "rows, CV test folds too small for their scores, and for a graph no edges, "
-        "self-loops, duplicate or dropped edges, isolated training vertices. The model is "
-        "trained anyway; empty when nothing is.",
-    )
-    error: str | None = None
+    error: str = Field(description="What is wrong with the record, field by field.")
+
+
+class ModelDeleted(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(ex.MODEL_DELETED))
+
+    model_id: str
+    deleted: bool = Field(description="True: the model, its files and its record are gone.")
 
 
 class ModelList(BaseModel):
@@ -599,7 +570,7 @@ class ModelList(BaseModel):
         json_schema_extra=documented({"models": [ex.MODEL_INFO], "next_cursor": None})
     )
 
-    models: list[ModelInfo]
+    models: list[ModelInfo | InvalidModelInfo]
     next_cursor: str | None = Field(
         description="Pass as ?cursor= for the next page; null on the last page."
     )

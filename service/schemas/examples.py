@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 MODEL_ID = "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b"
@@ -27,6 +28,15 @@ MODEL_INFO: dict[str, Any] = {
     "has_ids": True,
     "output_space": {"rank": 4, "trace_fraction": 1.0, "diag_exact": True},
     "error": None,
+}
+
+MODEL_DELETED: dict[str, Any] = {"model_id": MODEL_ID, "deleted": True}
+
+INVALID_MODEL_INFO: dict[str, Any] = {
+    "model_id": MODEL_ID,
+    "status": "invalid",
+    "created": 1763700000.0,
+    "error": "record.json: created: Input should be a valid number",
 }
 
 JOB_INFO: dict[str, Any] = {
@@ -237,3 +247,19 @@ EVALUATE_RESPONSE: dict[str, Any] = {
     "n_ranked": 2,
     "known_scores": "predicted",
 }
+
+
+def documented(example: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    """``json_schema_extra`` giving the model an example and every field an example: the
+    field's value in the model example, or ``FIELD_EXAMPLES`` where that value is null."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        schema["examples"] = [example]
+        for name, prop in schema.get("properties", {}).items():
+            value = example.get(name)
+            if value is None:
+                value = FIELD_EXAMPLES.get(name)
+            if value is not None and "examples" not in prop:
+                prop["examples"] = [value]
+
+    return extra

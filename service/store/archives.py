@@ -15,8 +15,10 @@ An import is checked as a load, before anything becomes visible:
   are refused;
 - every file is listed in ``export.json`` with its checksum and size, and every listed
   file is there;
+- its ``record.json`` is a valid model record (service.schemas.records: a 422 names the
+  field that is not), saying ``ready``;
 - the model loads as the store loads it (okcore's manifest checksums and tree checks,
-  ``.npy`` / ``.npz`` read with ``allow_pickle=False``), its record says ``ready``, and
+  ``.npy`` / ``.npz`` read with ``allow_pickle=False``), and
   the inputs, outputs and ids agree with the estimator on N and p.
 
 Files are written under a temporary name in the store's folder and renamed into place
@@ -43,10 +45,12 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+from pydantic import ValidationError
 
 import okcore
 from service import __version__
 from service.errors import InvalidRequest, NotFound, ServiceError, TooLarge
+from service.schemas.records import ModelRecord, validation_reason
 from service.store.ids import valid_id
 from service.store.model_store import IdTaken, ModelStore, read_model_folder
 
@@ -445,6 +449,16 @@ def _check_model(folder: Path, model_id: str) -> dict[str, Any]:
         raise InvalidArchive(f"'record.json' is not valid JSON: {exc}") from None
     if not isinstance(record, dict) or record.get("status") != "ready":
         raise InvalidArchive("'record.json' does not describe a ready model")
+    record["model_id"] = model_id  # the store gives it its final id (service.store.adopt)
+    try:
+        ModelRecord.model_validate(record)
+    except ValidationError as exc:
+        raise InvalidArchive(
+            f"'record.json' is not a valid model record: {validation_reason(exc)}",
+            details=[
+                {"loc": ["record.json", *err["loc"]], "msg": err["msg"]} for err in exc.errors()
+            ],
+        ) from None
     try:
         loaded = read_model_folder(folder, model_id, record)
     except okcore.PersistenceError as exc:

@@ -50,9 +50,18 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from pydantic import ValidationError
 
 import okcore
-from service.errors import NotFound, NotReady, StorageFull, StoreCorrupted, UnknownModel
+from service.errors import (
+    NotFound,
+    NotReady,
+    RecordInvalid,
+    StorageFull,
+    StoreCorrupted,
+    UnknownModel,
+)
+from service.schemas.records import ModelRecord, validation_reason
 from service.store import pagination
 from service.store.ids import new_id, valid_id
 from service.vertex_ids import VertexIds, as_id_array
@@ -99,6 +108,15 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
             raise
 
 
+def check_record(record: dict[str, Any]) -> None:
+    """Refuse to write a model record the store could not read back (a ValueError: a bug)."""
+    try:
+        ModelRecord.model_validate(record)
+    except ValidationError as exc:
+        reason = validation_reason(exc)
+        raise ValueError(f"model record not written, it is invalid: {reason}") from None
+
+
 def write_model(
     root: Path,
     model_id: str,
@@ -107,21 +125,25 @@ def write_model(
     outputs: np.ndarray | None,
     record: dict[str, Any],
     ids: np.ndarray | None = None,
-) -> None:
+) -> bool:
     """Write the model ``model_id`` of the store at ``root``: its files, then ``record``
-    (the model is ready once the record says so). A model deleted meanwhile (its folder
-    is gone) is not written.
+    (the model is ready once the record says so). Returns whether the model was written:
+    deletion wins, so a model deleted meanwhile (its folder is gone, before or while its
+    files are written) is not, and nothing of it is left.
 
     A plain function (no store object) so that a training process can call it.
     """
     if not valid_id(model_id):
         raise NotFound(f"unknown model '{model_id[:64]}'")
+    check_record(record)
+    if not (root / model_id).is_dir():
+        return False  # deleted before its files were written: none are
     tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{model_id}-", dir=root))
     try:
         with disk_full_is_507(f"model {model_id}"):
             _write_model_files(tmp, estimator, inputs, outputs, ids)
             write_json_atomic(tmp / RECORD_FILE, record)
-            _publish(tmp, root / model_id)
+            return _publish(tmp, root / model_id)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -141,10 +163,12 @@ def _write_model_files(
             json.dump(ids.tolist(), fh, ensure_ascii=False)
 
 
-def _publish(tmp: Path, folder: Path) -> None:
+def _publish(tmp: Path, folder: Path) -> bool:
     """Move the files written in ``tmp`` into the model's ``folder``, then its record (one
-    ``os.replace``: the commit). Nothing happens once the folder is gone (the model was
-    deleted while it trained): a rename into it fails, and the rest stays in ``tmp``."""
+    ``os.replace``: the commit); whether it was committed. Nothing happens once the folder
+    is gone (the model was deleted while it trained; a deletion renames the folder away in
+    one step, so it is either before the commit, which then fails, or after it, and takes
+    the model): a rename into it fails, and the rest stays in ``tmp``."""
     try:
         for entry in sorted(tmp.iterdir()):
             if entry.name == RECORD_FILE:
@@ -157,7 +181,8 @@ def _publish(tmp: Path, folder: Path) -> None:
     except FileNotFoundError:
         if folder.exists():
             raise
-        # deleted meanwhile: whatever was moved went with the folder
+        return False  # deleted meanwhile: whatever was moved went with the folder
+    return True
 
 
 def _remove(path: Path) -> None:
@@ -258,6 +283,7 @@ class ModelStore:
         self.cache_misses = 0  # load() read the model from disk
         self._created: dict[str, float] = {}  # creation times of records once read (fixed)
         self._stamps: dict[str, tuple[int, int] | None] = {}  # folder (inode, mtime) when loaded
+        self._quarantined: set[str] = set()  # models whose invalid record was logged
         self._clean_temporaries()
         self.migrate_records()
 
@@ -320,6 +346,7 @@ class ModelStore:
     # ------------------------------------------------------------ records
     def create_record(self, record: dict[str, Any]) -> None:
         """Make the model's folder with its first record (status "training")."""
+        check_record(record)
         folder = self.model_path(record["model_id"])
         with disk_full_is_507(f"the record of model {record['model_id']}"):
             folder.mkdir()
@@ -330,20 +357,71 @@ class ModelStore:
             raise
 
     def read_record(self, model_id: str) -> dict[str, Any]:
+        """The model's record, validated (service.schemas.records.ModelRecord): 404 when
+        there is none, RecordInvalid (409) when it is not JSON or fails validation."""
         path = self.record_path(model_id)
         try:
             with path.open(encoding="utf-8") as fh:
-                record: dict[str, Any] = json.load(fh)
+                record: Any = json.load(fh)
         except FileNotFoundError:
             raise UnknownModel(model_id) from None
-        except (OSError, ValueError) as exc:
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise self._invalid(model_id, f"record.json is not JSON: {exc}") from None
+        except OSError as exc:
             raise StoreCorrupted(f"record of model '{model_id}' cannot be read: {exc}") from exc
-        return record
+        try:
+            ModelRecord.model_validate(record)
+        except ValidationError as exc:
+            raise self._invalid(model_id, f"record.json: {validation_reason(exc)}") from None
+        if record["model_id"] != model_id:
+            raise self._invalid(model_id, f"record.json names model '{record['model_id']}'")
+        return dict(record)
+
+    def _invalid(self, model_id: str, reason: str) -> RecordInvalid:
+        """The quarantine of a model whose record fails validation (logged once)."""
+        if model_id not in self._quarantined:
+            self._quarantined.add(model_id)
+            log.warning("model %s is quarantined (listed as invalid): %s", model_id, reason)
+        return RecordInvalid(
+            f"model '{model_id}' is quarantined, its record is invalid ({reason}): delete it "
+            f"(DELETE /models/{model_id}) and train or import it again",
+            details=[{"loc": ["record", model_id], "msg": reason}],
+        )
+
+    def describe(self, model_id: str) -> dict[str, Any]:
+        """The model's record, or for a quarantined model what GET /models reports instead:
+        its id, the status "invalid", a creation time and the reason (404 if unknown)."""
+        try:
+            return self.read_record(model_id)
+        except RecordInvalid as exc:
+            return {
+                "model_id": model_id,
+                "status": "invalid",
+                "created": self._creation_time(model_id),
+                "error": exc.details[0]["msg"],
+            }
+
+    def _creation_time(self, model_id: str) -> float:
+        """When a model was created: its record's ``created``, or for a quarantined model
+        when its record file was last written (kept once read: it orders listings)."""
+        created = self._created.get(model_id)
+        if created is not None:
+            return created
+        try:
+            created = float(self.read_record(model_id)["created"])
+        except RecordInvalid:
+            try:
+                created = self.record_path(model_id).stat().st_mtime
+            except FileNotFoundError:
+                raise NotFound(f"unknown model '{model_id}'") from None
+        self._created[model_id] = created
+        return created
 
     def update_record(self, model_id: str, **changes: Any) -> dict[str, Any]:
         with self._lock:
             record = self.read_record(model_id)
             record.update(changes)
+            check_record(record)
             try:
                 write_json_atomic(self.record_path(model_id), record)
             except FileNotFoundError:
@@ -358,9 +436,9 @@ class ModelStore:
         }
         for model_id in on_disk - set(self._created):
             try:
-                self._created[model_id] = float(self.read_record(model_id).get("created", 0.0))
+                self._creation_time(model_id)
             except (NotFound, StoreCorrupted):
-                continue  # deleted meanwhile, or unreadable: not listed
+                continue  # deleted meanwhile, or unreadable (a disk error): not listed
         return [(c, i) for i, c in self._created.items() if i in on_disk]
 
     def list_records(self) -> list[dict[str, Any]]:
@@ -371,13 +449,14 @@ class ModelStore:
         self, limit: int | None, cursor: str | None
     ) -> tuple[list[dict[str, Any]], str | None]:
         """Records oldest first, ``limit`` of them after ``cursor`` (service.store.pagination),
-        and the next page's cursor; a record deleted or unreadable meanwhile is left out."""
+        and the next page's cursor; a record deleted or unreadable meanwhile is left out, a
+        quarantined one is described as such (:meth:`describe`)."""
         keys = self.list_keys()
         keys, next_cursor = pagination.select(keys, limit or len(keys), cursor)
         records = []
         for _, model_id in keys:
             try:
-                records.append(self.read_record(model_id))
+                records.append(self.describe(model_id))
             except (NotFound, StoreCorrupted):
                 continue
         return records, next_cursor
@@ -405,9 +484,11 @@ class ModelStore:
         outputs: np.ndarray | None,
         record: dict[str, Any],
         ids: np.ndarray | None = None,
-    ) -> None:
+    ) -> bool:
         """Write the model's files, then its ``record`` (saying "ready"): see write_model."""
-        write_model(self.root, self._check(model_id), estimator, inputs, outputs, record, ids)
+        return write_model(
+            self.root, self._check(model_id), estimator, inputs, outputs, record, ids
+        )
 
     def _folder_stamp(self, model_id: str) -> tuple[int, int] | None:
         """(inode, mtime) of the model's folder, None when there is none."""
@@ -507,10 +588,14 @@ class ModelStore:
         folder = self.model_path(model_id)
         with self._lock:
             self._cache.pop(model_id, None)
-        if folder.exists():
-            trash = self.root / f"{_TMP_PREFIX}del-{model_id}-{time.time_ns()}"
-            os.replace(folder, trash)
-            shutil.rmtree(trash, ignore_errors=True)
+            self._created.pop(model_id, None)
+            self._quarantined.discard(model_id)
+        trash = self.root / f"{_TMP_PREFIX}del-{model_id}-{time.time_ns()}"
+        try:
+            os.replace(folder, trash)  # one step: a training's save either precedes it or fails
+        except FileNotFoundError:
+            raise NotFound(f"unknown model '{model_id}' (deleted meanwhile)") from None
+        shutil.rmtree(trash, ignore_errors=True)
 
     def delete(self, model_id: str) -> None:
         """Remove a model with its record (the folder is first renamed out of sight)."""

@@ -185,7 +185,8 @@ def output_space_summary(space: okcore.OutputSpace) -> dict[str, Any]:
 
 
 def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter) -> str:
-    """Fit, then store the model atomically under ``root``. Returns "done" or "cancelled".
+    """Fit, then store the model atomically under ``root``. Returns "done", "cancelled" or
+    "deleted" (the model was deleted before its save committed: nothing is written).
 
     Runs in a training process (see :mod:`service.jobs`): it gets the store's
     directory, not the store object, and the model's record in ``plan.record``.
@@ -215,5 +216,6 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
         error=None,
     )
     progress.saving()
-    write_model(root, model_id, est, plan.inputs, plan.outputs, record, plan.ids)
+    if not write_model(root, model_id, est, plan.inputs, plan.outputs, record, plan.ids):
+        return "deleted"
     return "done"

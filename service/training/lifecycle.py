@@ -16,7 +16,7 @@ from typing import Any
 
 import okcore
 from service.config import Settings
-from service.errors import NotFound, NotReady, ServiceError
+from service.errors import NotFound, NotReady, RecordInvalid, ServiceError
 from service.jobs.manager import JobManager
 from service.jobs.records import Job
 from service.store.ids import new_id
@@ -84,8 +84,12 @@ async def wait_trained(job: Job, store: ModelStore, timeout: float) -> dict[str,
 
 
 def delete_model(store: ModelStore, jobs: JobManager, model_id: str) -> None:
-    """Delete a model; one still training has its job cancelled first (404 if unknown)."""
-    record = store.read_record(model_id)
+    """Delete a model; one still training has its job cancelled first (404 if unknown).
+    A quarantined model (its record invalid) is deleted as it is."""
+    try:
+        record = store.read_record(model_id)
+    except RecordInvalid:
+        record = {}
     if record.get("status") == "training" and record.get("job_id"):
         try:
             jobs.cancel(record["job_id"])

@@ -69,6 +69,21 @@ def clustered_graph(n: int = 40, p: int = 4, n_test: int = 6, seed: int = 0) -> 
 SMALL = {"n_estimators": 15, "learning_rate": 0.2, "max_splits": 3, "random_state": 0}
 
 
+def model_record(model_id: str, **extra: Any) -> dict[str, Any]:
+    """A valid model record (service.schemas.records.ModelRecord) saying "training"."""
+    return {
+        "model_id": model_id,
+        "status": "training",
+        "created": 0.0,
+        "model": "okboost",
+        "params": {},
+        "kernel": {"type": "diffusion"},
+        "n_train": 1,
+        "n_features": 1,
+        **extra,
+    }
+
+
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
     return Settings(model_dir=tmp_path / "models", **overrides)
 

@@ -255,9 +255,29 @@ HOSTILE: dict[str, tuple[Callable[[Members], bytes], int, str]] = {
         422,
         "does not describe a ready model",
     ),
+    "created not a number": (
+        lambda m: _pack(_relist(_edit_record(m, created="x"))),
+        422,
+        "not a valid model record: created: Input should be a valid number",
+    ),
+    "train_loss not a list": (
+        lambda m: _pack(_relist(_edit_record(m, train_loss={"a": 1}))),
+        422,
+        "not a valid model record: train_loss: Input should be a valid list",
+    ),
+    "unknown record field": (
+        lambda m: _pack(_relist(_edit_record(m, padding="x" * 100))),
+        422,
+        "padding: Extra inputs are not permitted",
+    ),
     "not an archive": (lambda m: b"hello, this is not a tar file", 422, "not a readable"),
     "not a tar inside gzip": (lambda m: gzip.compress(b"x" * 2000), 422, "not a readable"),
 }
+
+
+def _edit_record(m: Members, **changes: Any) -> Members:
+    record = json.loads(m[f"{ROOT}/record.json"])
+    return {**m, f"{ROOT}/record.json": json.dumps({**record, **changes}).encode()}
 
 
 def _info(name: str, size: int) -> tarfile.TarInfo:
@@ -292,7 +312,8 @@ def test_hostile_archives_are_refused(
     r = _import(other, build(with_ids_members))
     assert r.status_code == status, r.text
     assert message in r.json()["error"]["message"], r.json()
-    assert other.get("/models").json()["models"] == []
+    models = other.get("/models")
+    assert models.status_code == 200 and models.json()["models"] == []
     root = tmp_path / "other" / "models"
     assert sorted(p.name for p in root.iterdir()) == ["jobs"]  # nothing written, nothing left
 

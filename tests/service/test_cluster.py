@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from svc_data import model_record
 
 from service.jobs.manager import JobManager
 from service.store.ids import new_id
@@ -22,7 +23,7 @@ def test_a_job_whose_task_the_scheduler_lost_is_marked_failed_by_any_replica(
 ) -> None:
     store = ModelStore(tmp_path)
     model_id, job_id = new_id(), new_id()
-    store.create_record({"model_id": model_id, "status": "training", "created": 0.0})
+    store.create_record(model_record(model_id))
     record = {
         "job_id": job_id, "model_id": model_id, "total": 5, "state": "running", "created": 0.0,
         "updated": time.time() - cluster.LOST_GRACE - 1,  # its task never wrote again

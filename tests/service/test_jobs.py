@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from svc_data import model_record
 
 import okcore
 import service.jobs.manager as jobs_module
 import service.jobs.records as job_records
-from service.errors import Busy, NotFound
+from service.errors import Busy, JobRecordInvalid, NotFound
 from service.jobs.manager import RESTART_REASON, JobManager
 from service.jobs.progress import CURVE_POINTS, PhasePlan, Progress
 from service.jobs.records import Job, JobRecords
@@ -42,7 +43,7 @@ def _manager(tmp_path: Path, **kw: Any) -> tuple[ModelStore, JobManager]:
 
 def _model(store: ModelStore) -> str:
     mid = new_id()
-    store.create_record({"model_id": mid, "status": "training", "created": 0.0})
+    store.create_record(model_record(mid))
     return mid
 
 
@@ -478,3 +479,18 @@ def test_a_job_is_answered_as_its_last_record_says(tmp_path: Path) -> None:
     info = job.info()
     assert info["state"] == "queued" and info["finished"] is None
     assert info["progress"]["done"] == 0
+
+
+def test_an_invalid_job_record_is_reported_not_a_500(tmp_path: Path) -> None:
+    store, jobs = _manager(tmp_path)
+    done = [jobs.submit(_model(store), lambda progress: "done", total=1) for _ in range(2)]
+    for job in done:
+        assert jobs.wait(job.job_id, 5)
+    jobs.shutdown()
+    path = tmp_path / "jobs" / f"{done[1].job_id}.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "created": "x"}))
+    jobs = JobManager(store)  # a fresh replica: every record from disk
+    assert [j.job_id for j in jobs.all_jobs()] == [done[0].job_id]
+    with pytest.raises(JobRecordInvalid, match="created: Input should be a valid number"):
+        jobs.get(done[1].job_id)
+    jobs.shutdown()

@@ -110,3 +110,13 @@ def test_error_responses_use_the_one_shape(spec: dict[str, Any]) -> None:
                 example = response["content"]["application/json"]["example"]
                 assert set(example) == {"error"}, key
                 assert example["error"]["status"] == int(status), key
+
+
+def test_every_json_answer_has_a_schema(spec: dict[str, Any]) -> None:
+    """Every route declares its response model: the schema schemathesis checks answers
+    against (binary answers, the archive and the metrics text, excepted)."""
+    for key, op in _operations(spec).items():
+        for status, response in op["responses"].items():
+            json_content = response.get("content", {}).get("application/json")
+            if status.startswith("2") and json_content is not None:
+                assert "schema" in json_content, (key, status)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from svc_data import SMALL, Graph, clustered_graph
+from svc_data import SMALL, Graph, clustered_graph, model_record
 
 import okcore
 import service.inference.predict as inference
@@ -168,7 +168,7 @@ def test_training_features_are_computed_once_and_dropped_with_the_model(
     ids = []
     for _ in range(2):
         mid = new_id()
-        record = {"model_id": mid, "status": "training", "created": 0.0, "kernel": {}}
+        record = model_record(mid, kernel={})
         store.create_record(record)
         store.save_model(mid, model.estimator, model.inputs, None, {**record, "status": "ready"})
         ids.append(mid)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from svc_data import SMALL, Graph, TestClient, diffusion_request, make_settings
+from svc_data import SMALL, Graph, TestClient, diffusion_request, make_settings, model_record
 
 import okcore
 from service.app import create_app
@@ -26,13 +27,7 @@ def _fitted(g: Graph) -> Any:
 
 
 def _record(model_id: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "model_id": model_id,
-        "status": "training",
-        "created": 0.0,
-        "kernel": {"type": "diffusion"},
-        **extra,
-    }
+    return model_record(model_id, **extra)
 
 
 def _store_with_model(root: Path, g: Graph) -> tuple[ModelStore, str]:
@@ -152,3 +147,44 @@ def test_models_survive_a_restart(tmp_path: Path, graph: Graph) -> None:
         assert [m["model_id"] for m in c.get("/models").json()["models"]] == [mid]
         after = c.post("/kernel", json={"model_id": mid, "inputs": X_new}).json()
     assert after == before
+
+
+@pytest.mark.parametrize(
+    ("corrupt", "reason"),
+    [
+        (lambda r: {**r, "created": "x"}, "created: Input should be a valid number"),
+        (lambda r: {**r, "train_loss": {"a": 1}}, "train_loss: Input should be a valid list"),
+        (lambda r: "{not json", "record.json is not JSON"),
+    ],
+)
+def test_a_record_corrupted_on_disk_is_quarantined_not_a_500(
+    settings: Any, graph: Graph, corrupt: Any, reason: str
+) -> None:
+    with TestClient(create_app(settings)) as client:
+        body = diffusion_request(graph, params={**SMALL, "n_estimators": 2})
+        good, bad = (client.post("/train", json=body).json()["model_id"] for _ in range(2))
+        path = settings.model_dir / bad / "record.json"
+        record = json.loads(path.read_text())
+        damaged = corrupt(record)
+        path.write_text(damaged if isinstance(damaged, str) else json.dumps(damaged))
+
+        listing = client.get("/models")
+        assert listing.status_code == 200, listing.text
+        models = {m["model_id"]: m for m in listing.json()["models"]}
+        assert models[good]["status"] == "ready"
+        assert models[bad]["status"] == "invalid" and reason in models[bad]["error"]
+        one = client.get(f"/models/{bad}")
+        assert one.status_code == 200 and one.json() == models[bad]
+        r = client.post("/predict", json={"model_id": bad, "inputs": [[0.0] * 4]})
+        assert r.status_code == 409 and r.json()["error"]["code"] == "model_invalid"
+        assert reason in r.json()["error"]["message"]
+        assert client.delete(f"/models/{bad}").status_code == 200
+        assert not (settings.model_dir / bad).exists()
+        assert [m["model_id"] for m in client.get("/models").json()["models"]] == [good]
+
+
+def test_an_invalid_record_is_never_written(tmp_path: Path) -> None:
+    store = ModelStore(tmp_path)
+    with pytest.raises(ValueError, match="n_train: Input should be a valid integer"):
+        store.create_record(_record(new_id(), n_train="12"))
+    assert list(tmp_path.iterdir()) == []

@@ -105,3 +105,35 @@ def test_bad_params_in_a_multipart_request_are_okcores_422(client: TestClient) -
         assert r.status_code == 422, r.text
         error = r.json()["error"]
         assert error["code"] == code and message in error["message"], error
+
+
+KERNEL_SPECS = {"rbf": "RBFKernelSpec", "polynomial": "PolynomialKernelSpec"}
+KERNEL_SPECS["diffusion"] = "DiffusionKernelSpec"
+RANGE_KEYS = ("type", "minimum", "exclusiveMinimum", "maximum", "default")
+
+
+@pytest.mark.parametrize("kind", sorted(KERNEL_SPECS))
+def test_the_kernel_specs_are_okcores(spec: dict[str, Any], kind: str) -> None:
+    """Each output kernel's parameters in the request schema have okcore's type, range and
+    default (okcore.kernel_parameter_schema): a drift fails here."""
+    props = spec["components"]["schemas"][KERNEL_SPECS[kind]]["properties"]
+    for name, declared in okcore.kernel_parameter_schema(kind).items():
+        branches = props[name].get("anyOf", [props[name]])
+        typed = next(b for b in branches if b.get("type") != "null")
+        got = {k: typed.get(k, props[name].get(k)) for k in RANGE_KEYS}
+        assert got == {k: declared.get(k) for k in RANGE_KEYS}, (kind, name)
+
+
+def test_an_rbf_gamma_out_of_okcores_range_is_a_422_with_okcores_message(
+    client: TestClient, spec: dict[str, Any]
+) -> None:
+    high = okcore.kernel_parameter_schema("rbf")["gamma"]["maximum"]
+    body = {"inputs": [[0.0], [1.0]], "output_kernel": {"type": "rbf", "outputs": [[0.0], [1.0]]}}
+    body["output_kernel"]["gamma"] = high * 10
+    gamma = spec["components"]["schemas"]["RBFKernelSpec"]["properties"]["gamma"]["anyOf"][0]
+    with pytest.raises(jsonschema.ValidationError, match="is greater than the maximum"):
+        jsonschema.validate(high * 10, gamma)  # the schema says so ...
+    r = client.post("/train", json=body)  # ... and the service refuses it
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "invalid_kernel"
+    assert "rbf kernel 'gamma' must be in [1e-300, 1e+300]" in r.json()["error"]["message"]

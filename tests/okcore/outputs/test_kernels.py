@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 
@@ -17,6 +18,7 @@ from okcore import (
     PolynomialKernel,
     PrecomputedKernel,
     RBFKernel,
+    kernel_parameter_schema,
     make_kernel,
 )
 from okcore.outputs.kernels import Kernel
@@ -295,3 +297,30 @@ def test_repr_and_describe():
     # no edge list in the summary: a graph can have millions of edges
     assert d.describe() == {"type": "diffusion", "beta": 0.5, "n_edges": 3}
     assert repr(d) == "DiffusionKernel(beta=0.5, n_edges=3)"
+
+
+KERNEL_CLASSES = {"rbf": RBFKernel, "polynomial": PolynomialKernel, "diffusion": DiffusionKernel}
+
+
+@pytest.mark.parametrize("kind", sorted(KERNEL_CLASSES))
+def test_the_declared_parameters_are_the_ones_the_kernels_check(kind: str) -> None:
+    """Every parameter of the constructor is declared with its default; a value just
+    outside its declared range is refused, its bounds are accepted."""
+    cls = KERNEL_CLASSES[kind]
+    schemas = kernel_parameter_schema(kind)
+    signature = inspect.signature(cls.__init__).parameters
+    for name, schema in schemas.items():
+        assert signature[name].default == schema["default"], (kind, name)
+        low = schema.get("minimum", schema.get("exclusiveMinimum"))
+        high = schema["maximum"]
+        below = low - 1 if schema.get("exclusiveMinimum") is not None else low * 0.5 - 1e-300
+        if schema["type"] == "integer":
+            below = low - 1
+        above = high + 1 if schema["type"] == "integer" else high * 2.0
+        for value in (below, above):
+            with pytest.raises(KernelError, match=repr(name)):
+                cls(**{name: value})
+        for value in (low if "minimum" in schema else high, high):
+            kernel = cls(**{name: value})  # the bounds themselves are accepted
+            assert isinstance(kernel, cls)
+    assert set(schemas) == {p for p in signature if p not in ("self", "edges")}

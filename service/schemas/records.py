@@ -1,0 +1,132 @@
+"""The records the service keeps on disk, typed: a model's ``record.json`` and a training
+job's ``jobs/<id>.json``.
+
+Each is validated when written (a record the service cannot read back is never written),
+when read (GET /models, GET /jobs, a load) and when a model archive is imported. A stored
+record that fails validation (edited by hand, written by a buggy tool, imported before
+imports were checked) is quarantined by the store: never loaded, listed with the status
+``invalid`` and the reason (service.store.model_store). Unknown fields are refused, so a
+record holds nothing the API does not describe.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from service.schemas import examples as ex
+from service.schemas.cv import CVResult
+from service.schemas.params import ModelName
+
+ModelStatus = Literal["training", "ready", "failed", "cancelled"]
+JobState = Literal["queued", "running", "done", "failed", "cancelled"]
+Phase = Literal["output_space", "binning", "trees"]
+
+
+class _Record(BaseModel):
+    # strict: a string is not a number, a number not a string; NaN losses are kept (a
+    # diverging fit has them), so allow_inf_nan stays on
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class OutputSpaceInfo(_Record):
+    model_config = ConfigDict(json_schema_extra=ex.documented(ex.MODEL_INFO["output_space"]))
+
+    rank: int = Field(description="Columns r of the training factor phi (N x r), K ~ phi phi^T.")
+    trace_fraction: float = Field(
+        description="Sum of the kept eigenvalues over trace(K): the share of the kernel's "
+        "trace the factor keeps (1.0 for an exact factor and for phi = Y)."
+    )
+    diag_exact: bool = Field(
+        description="False when k(y_i, y_i) are estimates (the low-rank diffusion kernel), "
+        "true when computed exactly."
+    )
+
+
+class ModelRecord(_Record):
+    """A model's ``record.json``: made "training" when its job is queued, then "ready",
+    "failed" or "cancelled" (service.training)."""
+
+    model_id: str = Field(pattern=r"^[0-9a-f]{32}$")
+    name: str | None = None
+    status: ModelStatus
+    job_id: str | None = None
+    created: float = Field(description="Unix time.")
+    model: ModelName
+    params: dict[str, Any]
+    kernel: dict[str, Any] = Field(description="Output kernel spec (without its data arrays).")
+    n_train: int = Field(ge=1)
+    n_features: int = Field(ge=1)
+    output_dim: int | None = Field(None, description="d when outputs are vectors, else null.")
+    fit_time: float | None = None
+    n_estimators: int | None = None
+    train_loss: list[float] | None = Field(
+        None, description="With ?curves=true: the training loss after each tree."
+    )
+    validation_loss: list[float] | None = Field(
+        None, description="With ?curves=true: the validation loss after each tree (eval_set)."
+    )
+    feature_importances: list[float] | None = Field(
+        None, description="With ?importances=true: one value per input feature, summing to 1."
+    )
+    has_ids: bool = Field(
+        False, description="True when the training vertices have ids (POST /train `ids`)."
+    )
+    output_space: OutputSpaceInfo | None = Field(
+        None,
+        description="The output kernel's factor form (max_bins / sketch_dim are in params); "
+        "null for models stored before this field existed and until training ends.",
+    )
+    cv: CVResult | None = Field(
+        None,
+        description="The cross-validation of POST /train `cv`: its table and the chosen "
+        "params; null without one and until training ends.",
+        examples=[ex.CV_RESULT],
+    )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What is degenerate about the training data, one sentence each: too few "
+        "rows, CV test folds too small for their scores, and for a graph no edges, "
+        "self-loops, duplicate or dropped edges, isolated training vertices. The model is "
+        "trained anyway; empty when nothing is.",
+    )
+    error: str | None = None
+
+
+class JobRecord(_Record):
+    """A training job's ``jobs/<id>.json`` (service.jobs.records.Job.snapshot)."""
+
+    job_id: str = Field(pattern=r"^[0-9a-f]{32}$")
+    model_id: str = Field(pattern=r"^[0-9a-f]{32}$")
+    state: JobState
+    created: float
+    started: float | None = None
+    finished: float | None = None
+    error: str | None = None
+    updated: float | None = None
+    eta: float | None = None
+    runner: dict[str, Any] | None = None
+    attempt: int = Field(0, ge=0)
+    total: int = Field(1, ge=1)
+    done: int = Field(0, ge=0)
+    phase: Phase | None = None
+    phase_started: float | None = None
+    train_loss: list[float] | None = None
+    validation_loss: list[float] | None = None
+    curve_step: int = Field(1, ge=1)
+    last_train_loss: float | None = None
+    last_validation_loss: float | None = None
+    warnings: list[str] = Field(default_factory=list, description="As the model record's.")
+
+
+def validation_reason(exc: ValidationError) -> str:
+    """What is wrong with a record, field by field: ``created: Input should be a valid
+    number; train_loss: Input should be a valid list``."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ())) or "record"
+        problems.append(f"{where}: {err.get('msg', 'invalid value')}")
+    return "; ".join(problems[:5]) + (
+        f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+    )
