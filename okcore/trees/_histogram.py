@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from ._sparse import csr_find
+from .splitter import penalised_gain
 
 #: Gains within this relative margin are ties, kept by the first candidate (feature order,
 #: then the leftmost cut): dense and CSR inputs sum in different orders, and a genuine tie
@@ -173,7 +174,7 @@ def build_sparse(
 
 @_compiled_with_slp(
     "Tuple((int64, int64, float64, float64, int64))(float64[:, ::1], int64[::1], int64[::1],"
-    " float64[::1], float64[::1], int32[::1], int64, float64[::1], int64)"
+    " float64[::1], float64[::1], int32[::1], int64, float64[::1], int64, float64)"
 )
 def best_split(
     hist: np.ndarray,
@@ -185,6 +186,7 @@ def best_split(
     n: int,
     mu: np.ndarray,
     min_leaf: int,
+    l2: float,
 ) -> tuple[int, int, float, float, int]:  # pragma: no cover
     """Best (feature, n_left, threshold, gain, last left bin of the feature) from a histogram.
 
@@ -192,8 +194,12 @@ def best_split(
     midpoint between the largest value of bin b and the smallest of the next non-empty bin
     (the exact search's midpoint when bins hold one distinct value each). Ties go to the
     first feature, then the leftmost cut. Feature -1 when no valid cut. O(len(features) bins k).
-    Columns go four at a time with unsigned indices, as in :func:`build_dense`.
+    Columns go four at a time with unsigned indices, as in :func:`build_dense`. ``l2`` > 0:
+    the penalised gain (:func:`~okcore.trees.splitter.penalised_gain`), O(k) more per cut.
     """
+    mu_sq = 0.0
+    for j in range(mu.shape[0]):
+        mu_sq += mu[j] * mu[j]
     k = np.uint64(hist.shape[1])
     k_groups = k - k % np.uint64(4)
     one, two, three, four = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
@@ -230,7 +236,13 @@ def best_split(
                 c += one
             if n_left < min_leaf or n_right < min_leaf:
                 continue
-            gain = acc * n / (n_left * n_right)
+            if l2 > 0.0:
+                dot = 0.0
+                for j in range(mu.shape[0]):
+                    dot += (S[j] - n_left * mu[j]) * mu[j]
+                gain = penalised_gain(acc, dot, mu_sq, n_left, n_right, l2)
+            else:
+                gain = acc * n / (n_left * n_right)
             if gain > best_gain * (1.0 + TIE_TOLERANCE):
                 best_f, best_left, best_bin, best_gain = f, n_left, b, gain
     threshold = 0.0
@@ -266,6 +278,7 @@ def best_split_random(
     uniforms: np.ndarray,
     max_features: int,
     min_leaf: int,
+    l2: float = 0.0,
 ) -> tuple[int, int, float, float, int]:  # pragma: no cover - jit
     """OK3-et on bins: one uniform cut in the node's value range per feature, best of
     ``max_features`` non-constant features (consumes the draws as the exact version does).
@@ -274,7 +287,7 @@ def best_split_random(
     and maxima) sends the bins wholly <= c left, with threshold c: with one distinct value
     per bin this is the exact OK3-et split. A bin straddling c goes left (right if it is the
     node's last bin) with the bin edge as threshold. Returns (feature, n_left, threshold,
-    gain, last left bin); O(n k) per feature tried.
+    gain, last left bin); O(n k) per feature tried. ``l2`` > 0: the penalised gain.
     """
     n = end - start
     k = R.shape[1]
@@ -335,7 +348,13 @@ def best_split_random(
             acc = 0.0
             for c in range(k):
                 acc += SL[c] * SL[c]
-            gain = acc * n / (n_left * (n - n_left))
+            if l2 > 0.0:
+                dot = 0.0
+                for c in range(k):
+                    dot += SL[c] * mu[c]
+                gain = penalised_gain(acc, dot, float(mu @ mu), n_left, n - n_left, l2)
+            else:
+                gain = acc * n / (n_left * (n - n_left))
             if gain > best_gain * (1.0 + TIE_TOLERANCE):
                 best_f, best_left, best_thr, best_gain, best_bin = f, n_left, threshold, gain, last
         if tried == max_features:

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from okdata import make_regression, rbf_gram, route
 
-from okcore import DataError, FitProgress, OKBoostRegressor, metrics
+from okcore import (
+    DataError,
+    FitProgress,
+    InvalidParameterError,
+    OKBoostRegressor,
+    metrics,
+)
 from okcore.boosting import boost
 from okcore.learners import TreeLearner
 from okcore.losses import SquaredFeatureLoss
@@ -367,3 +373,74 @@ def test_set_up_phases_report_an_eta(data):
     )
     assert [p.phase for p in seen] == ["output_space", "binning", "trees", "trees"]
     assert all(p.done == 0 and p.phase_eta is not None and p.phase_eta >= 0 for p in seen[:2])
+
+
+# ---------------------------------------------------------------------- L2 penalty
+PENALISED_SEARCHES = [
+    {"max_bins": None, "sketch_dim": None},
+    {"max_bins": 16, "sketch_dim": None},
+    {"max_bins": 16, "sketch_dim": 2},
+    {"max_bins": None, "splitter": "random"},
+    {"max_bins": None, "subsample": 0.7},
+    {"max_bins": 16, "subsample": 0.7},
+]
+
+
+@pytest.mark.parametrize("search", PENALISED_SEARCHES)
+def test_penalised_weights_reproduce_the_decision(search, data):
+    X, Y, Xv, _ = data
+    est = OKBoostRegressor(
+        n_estimators=8, learning_rate=0.5, max_splits=4, l2_regularization=3.0, random_state=0,
+        **search,
+    )  # fmt: skip
+    est.fit(X, Y)
+    Xq = np.r_[Xv, X[:5]]
+    W = est.predict_weights(Xq)
+    np.testing.assert_allclose(W @ est.output_space_.phi, est.predict_features(Xq), atol=1e-12)
+    # F_0's weights sum to 1 and every residual's to 0: a boosted W^F's rows still sum to 1
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_penalised_leaves_are_ridge_leaves_of_the_residuals(data):
+    X, Y, _, _ = data
+    l2 = 4.0
+    est = OKBoostRegressor(
+        n_estimators=1, max_splits=5, l2_regularization=l2, max_bins=None, random_state=0
+    ).fit(X, Y)
+    e = est.ensemble_
+    residual = Y - Y.mean(axis=0)
+    for L in range(len(e.value)):
+        rows = residual[e.train_leaf[0] == L]
+        ridge = np.linalg.solve((len(rows) + l2) * np.eye(Y.shape[1]), rows.sum(axis=0))
+        np.testing.assert_allclose(e.value[L], ridge, atol=1e-12)
+    # each leaf's weights over its residual rows sum to n / (n + lambda)
+    W_tree = e.tree_coefficients()[0]
+    for L in range(len(e.value)):
+        n_leaf = int(np.sum(e.train_leaf[0] == L))
+        assert W_tree[e.train_leaf[0] == L].sum() == pytest.approx(n_leaf / (n_leaf + l2))
+
+
+def test_penalty_shrinks_and_zero_penalty_is_the_unpenalised_model(data):
+    X, Y, Xv, _ = data
+    base = {"n_estimators": 10, "max_splits": 4, "random_state": 0}
+    plain = OKBoostRegressor(**base).fit(X, Y)
+    zero = OKBoostRegressor(**base, l2_regularization=0.0).fit(X, Y)
+    np.testing.assert_array_equal(zero.ensemble_.value, plain.ensemble_.value)
+    np.testing.assert_array_equal(zero.predict_weights(Xv), plain.predict_weights(Xv))
+    penalised = OKBoostRegressor(**base, l2_regularization=10.0).fit(X, Y)
+    assert penalised.train_loss_[-1] > plain.train_loss_[-1]
+
+
+@pytest.mark.parametrize("loss", ["absolute", "huber"])
+def test_penalty_with_a_robust_loss_is_refused(loss, data):
+    X, Y, _, _ = data
+    est = OKBoostRegressor(loss=loss, l2_regularization=1.0)
+    with pytest.raises(InvalidParameterError, match="applies to loss='squared' only"):
+        est.fit(X, Y)
+    OKBoostRegressor(loss=loss, l2_regularization=0.0, n_estimators=2).fit(X, Y)
+
+
+def test_negative_penalty_is_refused(data):
+    X, Y, _, _ = data
+    with pytest.raises(InvalidParameterError, match="'l2_regularization' parameter"):
+        OKBoostRegressor(l2_regularization=-1.0).fit(X, Y)
