@@ -11,9 +11,10 @@ from okcore import (
     FitProgress,
     InvalidParameterError,
     OKBoostRegressor,
+    UnknownParameterError,
     metrics,
 )
-from okcore.boosting import boost
+from okcore.boosting import PAPER_PRESET, boost
 from okcore.learners import TreeLearner
 from okcore.losses import SquaredFeatureLoss
 
@@ -444,3 +445,33 @@ def test_negative_penalty_is_refused(data):
     X, Y, _, _ = data
     with pytest.raises(InvalidParameterError, match="'l2_regularization' parameter"):
         OKBoostRegressor(l2_regularization=-1.0).fit(X, Y)
+
+
+# ---------------------------------------------------------------------- the paper preset
+def test_the_paper_preset_pins_every_parameter_of_the_algorithm():
+    """Only parameters that cannot change the fitted model are left to the defaults, so a
+    change of defaults never changes the preset (a new parameter must be pinned too)."""
+    free = {"random_state", "n_jobs", "alpha", "validation_fraction", "tol"}
+    assert set(PAPER_PRESET) == set(OKBoostRegressor().get_params()) - free
+    est = OKBoostRegressor.paper()
+    assert {k: v for k, v in est.get_params().items() if k in PAPER_PRESET} == PAPER_PRESET
+    assert (est.max_bins, est.sketch_dim, est.leaf_order) == (None, None, "variance")
+    assert (est.n_estimators, est.learning_rate, est.l2_regularization) == (500, 0.01, 0.0)
+
+
+def test_the_paper_preset_takes_overrides_and_refuses_unknown_names(data):
+    X, Y, _, _ = data
+    est = OKBoostRegressor.paper(n_estimators=3, splitter="random", random_state=0)
+    assert (est.n_estimators, est.splitter, est.max_bins) == (3, "random", None)
+    est.fit(X, Y)
+    assert est.max_bins_ is None and est.sketch_dim_ is None
+    with pytest.raises(UnknownParameterError, match="not_a_parameter"):
+        OKBoostRegressor.paper(not_a_parameter=1)
+
+
+def test_the_paper_preset_searches_exactly_at_any_size():
+    rng = np.random.default_rng(0)  # N x r above the fast default's threshold
+    X, Y = rng.random((4100, 3)), rng.normal(size=(4100, 60))
+    est = OKBoostRegressor.paper(n_estimators=1, max_splits=2).fit(X, Y)
+    assert est.max_bins_ is None and est.sketch_dim_ is None
+    assert OKBoostRegressor(n_estimators=1, max_splits=2).fit(X, Y).max_bins_ == 255

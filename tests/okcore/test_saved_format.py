@@ -43,3 +43,19 @@ def test_a_refit_without_penalty_is_the_committed_model(name: str) -> None:
         )
     X_new = np.load(DATA / "expected.npz")["X_new"]
     np.testing.assert_array_equal(refit.predict_weights(X_new), committed.predict_weights(X_new))
+
+
+def test_the_paper_preset_grows_the_committed_exact_model() -> None:
+    """The committed squared-loss model was fitted with the exact search and the paper's
+    settings: the preset, given its M, nu and J, grows the same arrays."""
+    committed = okcore.load(DATA / "okboost_squared")
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40, 3))
+    Y = np.column_stack([np.sin(X[:, 0]) + X[:, 1], X[:, 2] ** 2, X[:, 0] * X[:, 1]])
+    paper = okcore.OKBoostRegressor.paper(
+        n_estimators=5, learning_rate=0.1, max_splits=4, random_state=0
+    ).fit(X, Y)
+    for field in ("feature", "threshold", "gain", "impurity", "value", "train_leaf"):
+        np.testing.assert_array_equal(
+            getattr(paper.ensemble_, field), getattr(committed.ensemble_, field), err_msg=field
+        )
