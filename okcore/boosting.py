@@ -15,7 +15,14 @@ from typing import Any, Self
 import numpy as np
 
 from ._validation import Interval, Options, check_inputs, check_is_fitted
-from .base import EvalData, FitContext, FittedModel, embed_eval_set, hold_out_rows
+from .base import (
+    EvalData,
+    FitContext,
+    FittedModel,
+    StagedPredictions,
+    embed_eval_set,
+    hold_out_rows,
+)
 from .callbacks import EarlyStopping, FitProgress, RoundMonitor, early_stopping
 from .exceptions import InvalidParameterError
 from .learners import BaseLearner, TreeLearner
@@ -165,7 +172,7 @@ def boost(
     )
 
 
-class OKBoostRegressor(TreeEstimator):
+class OKBoostRegressor(StagedPredictions, TreeEstimator):
     """Gradient boosting of OK3 trees in a kernelized output space (OKBoost, Algorithm 3).
 
     Parameters
@@ -243,6 +250,11 @@ class OKBoostRegressor(TreeEstimator):
     ``train_indices_`` (rows of the given data used as training outputs),
     ``stopped_by_callback_``, ``fit_time_``, ``feature_importances_``, ``max_bins_`` and
     ``sketch_dim_`` (the search used, "auto" resolved).
+
+    ``staged_predict``, ``staged_predict_kernel``, ``staged_predict_features``
+    (:class:`~okcore.base.StagedPredictions`): predictions after each round m = 1..M,
+    exactly those of a refit with ``n_estimators=m`` (the stage loop never looks ahead);
+    with early stopping, over the trees kept.
     """
 
     supports_eval_set = True

@@ -21,6 +21,7 @@ uniform 1/N when None).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -142,6 +143,19 @@ class TreeEnsemble:
         if self.combine == "boosting":
             return self.init + self.learning_rate * total
         return total / self.n_trees
+
+    def staged_decision(self, X: np.ndarray) -> Iterator[np.ndarray]:
+        """F(x) after each tree m = 1..M, each a new (Q, r) array: the leaf values of the
+        first m trees summed in the order :meth:`decision` sums them, so stage m is exactly
+        the decision of :meth:`truncate` (m). O(M Q r) in all plus routing."""
+        leaves = self.apply(X)
+        total = np.zeros((X.shape[0], self.value.shape[1]))
+        for m in range(self.n_trees):
+            total += self.value[self.leaf_offset[m] + leaves[m]]
+            if self.combine == "boosting":
+                yield self.init + self.learning_rate * total
+            else:
+                yield total / (m + 1)
 
     def tree_coefficients(self) -> np.ndarray:
         """Weight of each training point's residual in its leaf's value, float64 (M, N).

@@ -10,6 +10,7 @@ from okcore import (
     DataError,
     FitProgress,
     InvalidParameterError,
+    NotFittedError,
     OKBoostRegressor,
     UnknownParameterError,
     metrics,
@@ -475,3 +476,48 @@ def test_the_paper_preset_searches_exactly_at_any_size():
     est = OKBoostRegressor.paper(n_estimators=1, max_splits=2).fit(X, Y)
     assert est.max_bins_ is None and est.sketch_dim_ is None
     assert OKBoostRegressor(n_estimators=1, max_splits=2).fit(X, Y).max_bins_ == 255
+
+
+# ---------------------------------------------------------------------- staged predictions
+STAGED_SETTINGS = [
+    ({}, None),
+    ({"max_bins": 16, "sketch_dim": 2}, None),
+    ({"subsample": 0.7, "l2_regularization": 2.0}, None),
+    ({"loss": "huber", "splitter": "random"}, None),
+    ({}, {"type": "rbf", "gamma": GAMMA}),
+]
+
+
+@pytest.mark.parametrize(("params", "kernel"), STAGED_SETTINGS)
+def test_staged_predictions_are_truncated_refits(params, kernel, data):
+    X, Y, Xv, _ = data
+    base = {"learning_rate": 0.4, "max_splits": 4, "random_state": 0, **params}
+    full = OKBoostRegressor(n_estimators=9, **base).fit(X, Y, kernel=kernel)
+    features = list(full.staged_predict_features(Xv))
+    predictions = list(full.staged_predict(Xv))
+    kernels = list(full.staged_predict_kernel(Xv, X[:5]))
+    assert len(features) == len(predictions) == len(kernels) == 9
+    for m in (1, 4, 9):
+        refit = OKBoostRegressor(n_estimators=m, **base).fit(X, Y, kernel=kernel)
+        np.testing.assert_array_equal(features[m - 1], refit.predict_features(Xv))
+        np.testing.assert_array_equal(predictions[m - 1], refit.predict(Xv))
+        np.testing.assert_array_equal(kernels[m - 1], refit.predict_kernel(Xv, X[:5]))
+    np.testing.assert_array_equal(predictions[-1], full.predict(Xv))
+    square = list(full.staged_predict_kernel(Xv))
+    np.testing.assert_allclose(square[-1], full.predict_kernel(Xv), rtol=1e-13)
+
+
+def test_staged_predictions_of_an_early_stopped_model_stop_at_the_kept_trees(noisy):
+    X, Y, Xv, Yv = noisy
+    est = OKBoostRegressor(**OVERFIT, n_iter_no_change=3, tol=0.0)
+    est.fit(X, Y, eval_set=(Xv, Yv))
+    staged = list(est.staged_predict(Xv))
+    assert len(staged) == est.n_estimators_ < OVERFIT["n_estimators"]
+    np.testing.assert_array_equal(staged[-1], est.predict(Xv))
+    errors = [float(np.mean(np.sum((Yv - P) ** 2, axis=1))) for P in staged]
+    np.testing.assert_allclose(errors, est.staged_loss(Xv, Yv), rtol=1e-10)
+
+
+def test_staged_predictions_need_a_fitted_model(data):
+    with pytest.raises(NotFittedError):
+        next(OKBoostRegressor().staged_predict(data[0]))
