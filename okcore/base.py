@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -65,6 +65,10 @@ class FittedEnsemble(Protocol):
 
     def decision(self, X: Any) -> np.ndarray:
         """F(x), shape (Q, r)."""
+        ...
+
+    def staged_decision(self, X: Any) -> Iterator[np.ndarray]:
+        """F_m(x) after each stage m = 1..M, each (Q, r); the last is :meth:`decision`."""
         ...
 
     def weights(self, X: Any, *, n_threads: int = 1) -> np.ndarray:
@@ -502,12 +506,15 @@ class OKEstimator:
         training output, (Q, d). Gram or graph outputs: the index of the closest training
         output, (Q,).
         """
-        check_is_fitted(self)
+        return self._outputs_of(self.predict_features(X))
+
+    def _outputs_of(self, F: np.ndarray) -> np.ndarray:
+        """What :meth:`predict` returns for the features F (Q, r): F itself for a linear
+        kernel, else the closest training output (or its index). O(Q N r) for pre-images."""
         space = self.output_space_
         if space.kernel.name == "linear" and space.eigenvalues is None:
-            F = self.predict_features(X)
             return F.ravel() if self.output_1d_ else F
-        index = self.predict_index(X)[0][:, 0]
+        index = preimage.decode(F, space.phi, space.diag, 1)[0][:, 0]
         return index if space.outputs is None else space.outputs[index]
 
     def score(self, X: Any, y: Any) -> float:
@@ -538,3 +545,35 @@ class OKEstimator:
         if spread <= 0.0:
             raise DataError("R^2 is undefined: the given outputs are all the same")
         return 1.0 - err / spread
+
+
+class StagedPredictions:
+    """Predictions after each stage of a boosted ensemble, as scikit-learn's
+    ``staged_predict``: choose the number of stages M on held-out data from one fit, without
+    refits. Stage m's predictions are those of the same model fitted with
+    ``n_estimators=m`` whenever no stage changes earlier ones (OKBoost: always; boosted KRR:
+    unless ``reweight=True``). Each is a generator over the ``n_estimators_`` stages kept.
+    """
+
+    def staged_predict_features(self: Any, X: Any) -> Iterator[np.ndarray]:
+        """F_m(x) for m = 1..M, each (Q, r). O(M Q r) in all (plus routing the queries)."""
+        check_is_fitted(self)
+        return self.ensemble_.staged_decision(check_inputs(X, self.n_features_in_))
+
+    def staged_predict(self: Any, X: Any) -> Iterator[np.ndarray]:
+        """:meth:`~OKEstimator.predict` after each stage m = 1..M: F_m(x) for a linear kernel
+        (the regression prediction), else the closest training output or its index. Each
+        stage costs O(Q N r) with pre-images."""
+        for F in self.staged_predict_features(X):
+            yield self._outputs_of(F)
+
+    def staged_predict_kernel(self: Any, X: Any, X2: Any = None) -> Iterator[np.ndarray]:
+        """:meth:`~OKEstimator.predict_kernel` after each stage: <F_m(x), F_m(x')> for x in
+        X, x' in X2 (default X), each (Q, Q2) (eq. 7). O(Q Q2 r) per stage."""
+        if X2 is None:
+            for F in self.staged_predict_features(X):
+                yield F @ F.T
+            return
+        pairs = zip(self.staged_predict_features(X), self.staged_predict_features(X2), strict=True)
+        for F, F2 in pairs:
+            yield F @ F2.T

@@ -116,6 +116,8 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
             if getattr(ens, name) is not None:
                 arrays[f"ensemble.{name}"] = getattr(ens, name)
         ensemble_meta = {"combine": ens.combine, "learning_rate": ens.learning_rate}
+        if ens.l2_regularization > 0.0:  # absent: leaf means (models saved before it existed)
+            ensemble_meta["l2_regularization"] = ens.l2_regularization
     arrays["space.phi"], arrays["space.diag"] = space.phi, space.diag
     if space.eigenvalues is not None:
         arrays["space.eigenvalues"] = space.eigenvalues
@@ -263,6 +265,7 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
             **{f: arrays[f"ensemble.{f}"] for f in ENSEMBLE_ARRAYS},
             train_weight=arrays.get("ensemble.train_weight"),
             init_weight=arrays.get("ensemble.init_weight"),
+            l2_regularization=float(manifest["ensemble"].get("l2_regularization", 0.0)),
         )
         _check_structure(ens, space, int(attributes["n_features_in_"]))
     for key, value in attributes.items():
@@ -299,6 +302,8 @@ def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> 
 
     if ens.combine not in ("boosting", "average"):
         fail(f"unknown combination {ens.combine!r}")
+    if not (np.isfinite(ens.l2_regularization) and ens.l2_regularization >= 0.0):
+        fail(f"l2_regularization must be finite and >= 0, got {ens.l2_regularization!r}")
     n_nodes, n_leaves = len(ens.feature), len(ens.value)
     if any(len(getattr(ens, f)) != n_nodes for f in NODE_FIELDS):
         fail("node arrays differ in length")

@@ -97,6 +97,14 @@ class KernelEnsemble:
             F += h
         return F
 
+    def staged_decision(self, X: np.ndarray) -> Iterator[np.ndarray]:
+        """F(x) after each stage j = 1..M with the fitted coefficients, each a new (Q, r)
+        array (the last is :meth:`decision`). O(Q T (p + r)) in all."""
+        F = np.tile(self.init, (X.shape[0], 1))
+        for h in self.stage_values(X):
+            F += h
+            yield F.copy()
+
     @cached_property
     def _phi_pinv(self) -> np.ndarray:
         """(Phi^T Phi)^+ Phi^T, shape (r, N), from the eigendecomposition of the r x r Gram

@@ -27,7 +27,15 @@ from .._validation import (
     RandomStateLike,
     dense_float64,
 )
-from ..base import EvalData, FitContext, FittedModel, OKEstimator, embed_eval_set, hold_out_rows
+from ..base import (
+    EvalData,
+    FitContext,
+    FittedModel,
+    OKEstimator,
+    StagedPredictions,
+    embed_eval_set,
+    hold_out_rows,
+)
 from ..callbacks import EarlyStopping, FitProgress, RoundMonitor, early_stopping
 from ..cost import StageCost
 from ..exceptions import DataError
@@ -175,7 +183,7 @@ def krr_boost(
     )
 
 
-class KRRBoostRegressor(OKEstimator):
+class KRRBoostRegressor(StagedPredictions, OKEstimator):
     """Boosted sparse kernel ridge regression in a kernelized output space (Sun & Yao 2006).
 
     Each of ``n_estimators`` stages fits a sparse KRR with ``n_basis`` basis vectors on a
@@ -236,6 +244,12 @@ class KRRBoostRegressor(OKEstimator):
     per stage, ...) and ``objective_`` (M,), the penalised objective after each stage.
     Memory: a stage holds k(training rows, basis), N x D floats (refused above 2 GiB).
     Inputs are used dense (a sparse X is densified). No ``feature_importances_``.
+
+    ``staged_predict``, ``staged_predict_kernel``, ``staged_predict_features``
+    (:class:`~okcore.base.StagedPredictions`): predictions after each stage, equal to refits
+    with ``n_estimators=m``, except with ``reweight=True``, whose re-weighting changes earlier
+    stages' coefficients: stage m is then the first m stages with the final coefficients
+    (as ``staged_loss``).
     """
 
     supports_eval_set = True

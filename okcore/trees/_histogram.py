@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from ._sparse import csr_find
-from .splitter import FEATURE_THRESHOLD
+from .splitter import FEATURE_THRESHOLD, penalised_gain
 
 #: Gains within this relative margin are ties, kept by the first candidate (feature order,
 #: then the leftmost cut): dense and CSR inputs sum in different orders, and a genuine tie
@@ -189,7 +189,7 @@ def build_sparse(
 
 @_compiled_with_slp(
     "Tuple((int64, int64, float64, float64, int64))(float64[:, ::1], int64[::1], int64[::1],"
-    " float64[::1], float64[::1], int32[::1], int64, float64[::1], int64)"
+    " float64[::1], float64[::1], int32[::1], int64, float64[::1], int64, float64)"
 )
 def best_split(
     hist: np.ndarray,
@@ -201,6 +201,7 @@ def best_split(
     n: int,
     mu: np.ndarray,
     min_leaf: int,
+    l2: float,
 ) -> tuple[int, int, float, float, int]:  # pragma: no cover
     """Best (feature, n_left, threshold, gain, last left bin of the feature) from a histogram.
 
@@ -208,8 +209,12 @@ def best_split(
     midpoint between the largest value of bin b and the smallest of the next non-empty bin
     (the exact search's midpoint when bins hold one distinct value each). Ties go to the
     first feature, then the leftmost cut. Feature -1 when no valid cut. O(len(features) bins k).
-    Columns go four at a time with unsigned indices, as in :func:`build_dense`.
+    Columns go four at a time with unsigned indices, as in :func:`build_dense`. ``l2`` > 0:
+    the penalised gain (:func:`~okcore.trees.splitter.penalised_gain`), O(k) more per cut.
     """
+    mu_sq = 0.0
+    for j in range(mu.shape[0]):
+        mu_sq += mu[j] * mu[j]
     k = np.uint64(hist.shape[1])
     k_groups = k - k % np.uint64(4)
     one, two, three, four = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
@@ -246,7 +251,13 @@ def best_split(
                 c += one
             if n_left < min_leaf or n_right < min_leaf:
                 continue
-            gain = acc * n / (n_left * n_right)
+            if l2 > 0.0:
+                dot = 0.0
+                for j in range(mu.shape[0]):
+                    dot += (S[j] - n_left * mu[j]) * mu[j]
+                gain = penalised_gain(acc, dot, mu_sq, n_left, n_right, l2)
+            else:
+                gain = acc * n / (n_left * n_right)
             if gain > best_gain * (1.0 + TIE_TOLERANCE):
                 best_f, best_left, best_bin, best_gain = f, n_left, b, gain
     threshold = 0.0
@@ -281,6 +292,7 @@ def refine_split(
     mu: np.ndarray,
     split: tuple[int, int, float, float, int],
     min_leaf: int,
+    l2: float = 0.0,
 ) -> tuple[int, int, float, float, int]:  # pragma: no cover - jit
     """The best exact cut of the histogram split's feature inside the two bins around its
     chosen edge: (feature, n_left, threshold, gain, last left bin), as :func:`best_split`.
@@ -291,7 +303,8 @@ def refine_split(
     rows in b and b' are sorted by raw value (dense ``values2d`` (p, N) or CSR ``values1d``
     aligned with ``codes1d``) and every cut between consecutive distinct values (more than
     FEATURE_THRESHOLD apart) is scored with the exact search's gain
-    ||S_L||^2 n / (n_L n_R) (S_L centred at ``mu``) and threshold formula. The chosen edge is
+    ||S_L||^2 n / (n_L n_R) (S_L centred at ``mu``; with ``l2`` > 0 the penalised gain of
+    :func:`~okcore.trees.splitter.penalised_gain`) and threshold formula. The chosen edge is
     one of these cuts, so the gain never drops; ties keep the leftmost cut, as the exact
     search does. The last left bin returned is meaningless: rows must be partitioned on the
     raw value. O(n) to find the rows, O(m log m + m k) for the m rows of the two bins.
@@ -332,6 +345,7 @@ def refine_split(
     order = np.argsort(x, kind="mergesort")
     n_left = n_below
     best_left, best_pos, best_gain = -1, -1, -1.0
+    mu_sq = float(mu @ mu)
     for t in range(m - 1):
         i = rows[order[t]]
         acc = 0.0
@@ -344,7 +358,13 @@ def refine_split(
             continue
         if n_left < min_leaf or n - n_left < min_leaf:
             continue
-        gain = acc * n / (n_left * (n - n_left))
+        if l2 > 0.0:  # S is centred at mu: the penalised gain as best_split scores it
+            dot = 0.0
+            for c in range(k):
+                dot += S[c] * mu[c]
+            gain = penalised_gain(acc, dot, mu_sq, n_left, n - n_left, l2)
+        else:
+            gain = acc * n / (n_left * (n - n_left))
         if gain > best_gain:
             best_left, best_pos, best_gain = n_left, t, gain
     if best_pos < 0:  # cannot happen for a valid split (its edge is a candidate): keep it
@@ -376,6 +396,7 @@ def best_split_random(
     uniforms: np.ndarray,
     max_features: int,
     min_leaf: int,
+    l2: float = 0.0,
 ) -> tuple[int, int, float, float, int]:  # pragma: no cover - jit
     """OK3-et on bins: one uniform cut in the node's value range per feature, best of
     ``max_features`` non-constant features (consumes the draws as the exact version does).
@@ -384,7 +405,7 @@ def best_split_random(
     and maxima) sends the bins wholly <= c left, with threshold c: with one distinct value
     per bin this is the exact OK3-et split. A bin straddling c goes left (right if it is the
     node's last bin) with the bin edge as threshold. Returns (feature, n_left, threshold,
-    gain, last left bin); O(n k) per feature tried.
+    gain, last left bin); O(n k) per feature tried. ``l2`` > 0: the penalised gain.
     """
     n = end - start
     k = R.shape[1]
@@ -445,7 +466,13 @@ def best_split_random(
             acc = 0.0
             for c in range(k):
                 acc += SL[c] * SL[c]
-            gain = acc * n / (n_left * (n - n_left))
+            if l2 > 0.0:
+                dot = 0.0
+                for c in range(k):
+                    dot += SL[c] * mu[c]
+                gain = penalised_gain(acc, dot, float(mu @ mu), n_left, n - n_left, l2)
+            else:
+                gain = acc * n / (n_left * (n - n_left))
             if gain > best_gain * (1.0 + TIE_TOLERANCE):
                 best_f, best_left, best_thr, best_gain, best_bin = f, n_left, threshold, gain, last
         if tried == max_features:

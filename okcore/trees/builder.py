@@ -71,6 +71,7 @@ class TreeParams:
     max_depth: int | None
     n_threads: int = 1  # threads of the executor the search may use
     refine_cuts: bool = False  # histogram search: exact cut inside the bins of the chosen edge
+    l2_regularization: float = 0.0  # lambda: leaf value = sum of rows / (n + lambda)
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,11 @@ class TreeArrays:
 
     feature, left, right, leaf : int32 (n_nodes,), -1 where not applicable (leaf / internal)
     threshold, impurity, gain : float64 (n_nodes,); x[feature] <= threshold goes left;
-        impurity is the node's N*var (eq. 11), gain the reduction of N*var by its split.
+        impurity is the node's N*var (eq. 11), gain the reduction of N*var by its split
+        (of the penalised objective with lambda > 0, see :mod:`okcore.trees.splitter`).
     n_samples : int32 (n_nodes,) fitting rows reaching the node (bootstrap repeats counted).
-    value : float64 (n_leaves, r) mean residual row of each leaf, numbered by ``leaf``.
+    value : float64 (n_leaves, r) mean residual row of each leaf, numbered by ``leaf``; with
+        a penalty lambda the ridge leaf sum / (n + lambda) = mean * n / (n + lambda).
     """
 
     feature: np.ndarray
@@ -145,6 +148,7 @@ class _ExactSearch:
             uniforms,
             p.max_features,
             p.min_samples_leaf,
+            p.l2_regularization,
         )
 
     def _search_exact(self, start: int, end: int, mu: np.ndarray, features: np.ndarray) -> tuple:
@@ -164,6 +168,7 @@ class _ExactSearch:
                 mu,
                 chunk,
                 self.params.min_samples_leaf,
+                self.params.l2_regularization,
             )
 
         work = (end - start) * len(features) * self.R_search.shape[1]
@@ -341,19 +346,20 @@ class _HistogramSearch:
                 self._samples, start, end, self.codes2d, self.codes1d, self.indptr,
                 self.indices, b.zero_code, b.bin_offset, b.bin_min, b.bin_max, b.edges,
                 self.R_search, mu, features, uniforms, p.max_features, p.min_samples_leaf,
+                p.l2_regularization,
             )  # fmt: skip
         hist, counts = self._histogram(node, start, end)
         features = _best_features(p, b.n_features, rng)
         split = best_split_histogram(
             hist, counts, b.bin_offset, b.bin_min, b.bin_max, features, end - start, mu,
-            p.min_samples_leaf,
+            p.min_samples_leaf, p.l2_regularization,
         )  # fmt: skip
         if not self.refine or split[0] < 0:
             return split
         return refine_split(
             self._samples, start, end, self.codes2d, self.values2d,
             self.codes1d, self.values1d, self.indptr, self.indices, b.zero_code, hist, counts,
-            b.bin_offset, self.R_search, mu, split, p.min_samples_leaf,
+            b.bin_offset, self.R_search, mu, split, p.min_samples_leaf, p.l2_regularization,
         )  # fmt: skip
 
     def _histogram(self, node: int, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
@@ -556,11 +562,24 @@ class _Growth:
             (right, start + n_left, end, self.splittable(right)),
         )
         if self.projection is not None:
-            # a sketched search's gain is approximate: record the true reduction of N*var
-            gain = max(self.impurity[node] - self.impurity[left] - self.impurity[right], 0.0)
+            # a sketched search's gain is approximate: record the true reduction
+            gain = self._true_gain(node, left, right)
         self.feature[node], self.threshold[node], self.gain[node] = feature, threshold, gain
         self.left[node], self.right[node] = left, right
         return left, right
+
+    def _true_gain(self, node: int, left: int, right: int) -> float:
+        """Reduction of N*var by a split (of the penalised objective with lambda > 0: the
+        sum over children of ||T||^2 / (n + lambda), T = n mu, minus the parent's)."""
+        l2 = self.params.l2_regularization
+        if l2 == 0.0:
+            return max(self.impurity[node] - self.impurity[left] - self.impurity[right], 0.0)
+
+        def score(i: int) -> float:
+            n = self.end[i] - self.start[i]
+            return n * n * float(self.mean[i] @ self.mean[i]) / (n + l2)
+
+        return max(score(left) + score(right) - score(node), 0.0)
 
     def leaf_of_rows(self, out: np.ndarray) -> None:
         """Write the leaf number of every fitted row into ``out`` (indexed by row id)."""
@@ -574,6 +593,12 @@ class _Growth:
         internal = np.array(self.left) >= 0
         leaf = np.full(len(internal), -1, dtype=np.int32)
         leaf[~internal] = np.arange(int((~internal).sum()), dtype=np.int32)
+        leaves = np.flatnonzero(~internal)
+        value = np.array([self.mean[i] for i in leaves]).reshape(-1, self.R.shape[1])
+        l2 = self.params.l2_regularization
+        if l2 > 0.0:  # the ridge leaf argmin_v sum ||r_i - v||^2 + lambda ||v||^2
+            n = (np.array(self.end) - np.array(self.start))[leaves]
+            value = value * (n / (n + l2))[:, None]
         return TreeArrays(
             feature=np.array(self.feature, dtype=np.int32),
             threshold=np.array(self.threshold, dtype=np.float64),
@@ -583,9 +608,7 @@ class _Growth:
             n_samples=(np.array(self.end) - np.array(self.start)).astype(np.int32),
             impurity=np.array(self.impurity, dtype=np.float64),
             gain=np.array(self.gain, dtype=np.float64),
-            value=np.array([self.mean[i] for i in np.flatnonzero(~internal)]).reshape(
-                -1, self.R.shape[1]
-            ),
+            value=value,
         )
 
 
@@ -609,7 +632,9 @@ def build_tree(
     split reduces N*var most (scikit-learn's BestFirstTreeBuilder). At most ``max_splits``
     splits. ``executor`` (threads) parallelises the search over features. ``projection``
     (r, k) makes the split search run on the sketch R @ projection (math note s. 2); leaf
-    values stay the exact means of R.
+    values stay the exact means of R. ``params.l2_regularization`` (lambda > 0) scores splits
+    by the reduction of the penalised objective and shrinks each leaf's mean by
+    n / (n + lambda) (:mod:`okcore.trees.splitter`).
 
     Exact search (``binned`` None): ``order`` may pass presorted rows (``presort(XT)``)
     shared across trees. Cost: O(p n log n) presort (unless given) + O(max_features n r) per

@@ -11,13 +11,17 @@ point (M x N) with its fitting count (bootstrap / subsample multiplicity). Two c
 W^F (the weights of F(x) over the phi(y_i), paper eq. 5-6) is computed without N x N
 matrices by the backward recursion of the math note, O(M Q N), compiled with numba. It
 needs the weight of each training row's residual in its leaf's value: c / n_c (count over
-leaf size) for leaf means, stored per row (``train_weight``) for the robust losses, whose
+leaf size) for leaf means, c / (n_c + lambda) with an L2 penalty lambda on the leaf values
+(a leaf's weights then sum to n_c / (n_c + lambda) < 1; the rows of a boosted W^F still sum
+to 1, since F_0's weights do and every residual phi_i - F(x_i) has weights summing to 0),
+stored per row (``train_weight``) for the robust losses, whose
 leaf values are geometric medians and Huber steps; likewise F_0's weights (``init_weight``,
 uniform 1/N when None).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -48,6 +52,7 @@ class TreeEnsemble:
     train_weight : float64 (M, N) or None: weight of point i's residual in the value of its
         leaf of tree m; None when every leaf value is the mean of its fitting rows.
     init_weight : float64 (N,) or None: F_0 = init_weight @ phi; None for the mean.
+    l2_regularization : lambda of the leaf values sum / (n + lambda) (0: leaf means).
     """
 
     combine: str  # "boosting" or "average"
@@ -68,6 +73,7 @@ class TreeEnsemble:
     train_count: np.ndarray
     train_weight: np.ndarray | None = None
     init_weight: np.ndarray | None = None
+    l2_regularization: float = 0.0
 
     @classmethod
     def from_trees(
@@ -81,6 +87,7 @@ class TreeEnsemble:
         init: np.ndarray,
         train_weight: np.ndarray | None = None,
         init_weight: np.ndarray | None = None,
+        l2_regularization: float = 0.0,
     ) -> TreeEnsemble:
         """Stack trees (with their training leaves, counts and weights, each (M, N))."""
         nodes = {f: np.concatenate([getattr(t, f) for t in trees]) for f in NODE_FIELDS}
@@ -95,6 +102,7 @@ class TreeEnsemble:
             train_count=np.ascontiguousarray(train_count, dtype=np.int32),
             train_weight=_float_array(train_weight),
             init_weight=_float_array(init_weight),
+            l2_regularization=float(l2_regularization),
             **nodes,
         )
 
@@ -117,6 +125,7 @@ class TreeEnsemble:
             train_count=self.train_count[:n_trees],
             train_weight=None if self.train_weight is None else self.train_weight[:n_trees],
             init_weight=self.init_weight,
+            l2_regularization=self.l2_regularization,
             **fields,
         )
 
@@ -135,17 +144,34 @@ class TreeEnsemble:
             return self.init + self.learning_rate * total
         return total / self.n_trees
 
+    def staged_decision(self, X: np.ndarray) -> Iterator[np.ndarray]:
+        """F(x) after each tree m = 1..M, each a new (Q, r) array: the leaf values of the
+        first m trees summed in the order :meth:`decision` sums them, so stage m is exactly
+        the decision of :meth:`truncate` (m). O(M Q r) in all plus routing."""
+        leaves = self.apply(X)
+        total = np.zeros((X.shape[0], self.value.shape[1]))
+        for m in range(self.n_trees):
+            total += self.value[self.leaf_offset[m] + leaves[m]]
+            if self.combine == "boosting":
+                yield self.init + self.learning_rate * total
+            else:
+                yield total / (m + 1)
+
     def tree_coefficients(self) -> np.ndarray:
         """Weight of each training point's residual in its leaf's value, float64 (M, N).
 
         Row i of tree m's weight matrix W~^m is nonzero on the points of i's leaf, with these
-        values: ``train_weight`` if stored, else c_i / n_c(leaf_m(i)) (n_c = fitting rows in
-        the leaf, bootstrap/subsample counts included).
+        values: ``train_weight`` if stored, else c_i / (n_c(leaf_m(i)) + lambda) (n_c =
+        fitting rows in the leaf, bootstrap/subsample counts included; lambda the L2
+        penalty, 0 for leaf means).
         """
         if self.train_weight is not None:
             return self.train_weight
         leaf_size = self.n_samples[self.node_offset[:-1, None] + self._leaf_nodes()]
-        return self.train_count / np.take_along_axis(leaf_size, self.train_leaf, axis=1)
+        denominator = np.take_along_axis(leaf_size, self.train_leaf, axis=1)
+        if self.l2_regularization > 0.0:
+            return self.train_count / (denominator + self.l2_regularization)
+        return self.train_count / denominator
 
     @cached_property
     def _coefficients(self) -> np.ndarray:
@@ -165,7 +191,8 @@ class TreeEnsemble:
     def weights(
         self, X: np.ndarray, coefficients: np.ndarray | None = None, n_threads: int = 1
     ) -> np.ndarray:
-        """W^F for the queries X, shape (Q, N); rows sum to 1. O(M Q N), no N x N matrix.
+        """W^F for the queries X, shape (Q, N); rows sum to 1 (boosting: with or without an
+        L2 penalty on the leaf values, see the module docstring). O(M Q N), no N x N matrix.
 
         ``coefficients`` is :meth:`tree_coefficients` (computed once and cached when None).
         Boosting evaluates w^F = P^0 + nu sum_m P^m A_{m-1}...A_0 backwards (Horner),

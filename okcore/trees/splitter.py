@@ -9,6 +9,13 @@ of N*var. Centering at the node mean makes S = 0, so S_R = -S_L and the reductio
 with S_L = sum over the left rows of (r_i - mu). Centering also avoids the cancellation of
 "sum ||r||^2 - ||S||^2 / n" when the outputs have a large mean.
 
+With an L2 penalty lambda on the leaf values (``l2_regularization``, as XGBoost's
+G^2 / (H + lambda) with gradient sums and hessians n) a leaf's penalised objective
+min_v sum_i ||r_i - v||^2 + lambda ||v||^2 is sum ||r_i||^2 - ||T||^2 / (n + lambda), T the
+sum of its rows, and the score of a split is its reduction
+||T_L||^2 / (n_L + lambda) + ||T_R||^2 / (n_R + lambda) - ||T||^2 / (n + lambda), evaluated
+from the centred S_L by :func:`penalised_gain` (lambda = 0 gives the formula above).
+
 Both searches are compiled with numba (``nogil``: threads may run trees in parallel):
 - exact ("best"): every feature, every midpoint between distinct consecutive values, from
   per-feature presorted segments. O(n r) per feature per node, no sorting in the loop.
@@ -75,6 +82,30 @@ def _prefix_norms(
         j += 1
 
 
+@njit(cache=True, nogil=True)
+def penalised_gain(
+    norm_sq: float, dot: float, mu_sq: float, n_left: int, n_right: int, l2: float
+) -> float:  # pragma: no cover - jit
+    """Reduction of the penalised objective by a split (module docstring), from
+    ``norm_sq`` = ||S_L||^2 and ``dot`` = S_L . mu (S_L centred at the node mean mu),
+    ``mu_sq`` = ||mu||^2 and the penalty ``l2`` > 0. With a = n_L + lambda, b = n_R + lambda:
+
+        ||S_L||^2 (1/a + 1/b) + 2 lambda (S_L . mu) (1/b - 1/a)
+        + lambda ||mu||^2 (lambda (1/a + 1/b - 1/(n + lambda)) - 1),
+
+    T_L = S_L + n_L mu expanded with n_L^2 / a = n_L - lambda + lambda^2 / a, so that no
+    term of size n ||mu||^2 cancels. It may be negative: a split is then refused.
+    """
+    a = n_left + l2
+    b = n_right + l2
+    inv = 1.0 / a + 1.0 / b
+    return (
+        norm_sq * inv
+        + 2.0 * l2 * dot * (1.0 / b - 1.0 / a)
+        + l2 * mu_sq * (l2 * (inv - 1.0 / (n_left + n_right + l2)) - 1.0)
+    )
+
+
 @njit(cache=True, nogil=True, fastmath=True)
 def best_split_exact(
     order: np.ndarray,
@@ -85,6 +116,7 @@ def best_split_exact(
     mu: np.ndarray,
     features: np.ndarray,
     min_leaf: int,
+    l2: float = 0.0,
 ) -> tuple[int, int, float, float]:  # pragma: no cover - jit
     """Best (feature, n_left, threshold, gain) over ``features`` for the node order[:, start:end].
 
@@ -96,12 +128,26 @@ def best_split_exact(
     Rows are centred at the node mean, so S_L = -S_R: a feature is scanned from whichever
     end reaches all its valid cuts (between distinct values) with fewer rows. A sparse
     binary feature costs O(ones * r) instead of O(n * r).
+
+    With a penalty ``l2`` > 0 the gain is :func:`penalised_gain`; its S_L . mu is a prefix
+    sum of the scalars z_i = (r_i - mu) . mu, computed once per node: O(n r + p n) more.
     """
     n = end - start
     r = R.shape[1]
     best_f, best_pos, best_thr, best_gain = -1, -1, 0.0, -1.0
     S = np.empty(r)
     norms = np.empty(n)
+    z = np.zeros(R.shape[0] if l2 > 0.0 else 0)
+    mu_sq = 0.0
+    if l2 > 0.0:
+        for c in range(r):
+            mu_sq += mu[c] * mu[c]
+        for t in range(start, end):
+            i = order[0, t]
+            acc = 0.0
+            for c in range(r):
+                acc += (R[i, c] - mu[c]) * mu[c]
+            z[i] = acc
     for f in features:
         # first and last valid cut positions k (the cut lies between sorted rows k and k + 1)
         first, last = -1, -1
@@ -115,32 +161,50 @@ def best_split_exact(
             if XT[f, order[f, start + k + 1]] > XT[f, order[f, start + k]] + FEATURE_THRESHOLD:
                 last = k
                 break
-        f_gain, f_pos = -1.0, -1
+        f_gain, f_pos = -np.inf, -1
         if last + 1 <= n - 1 - first:  # from the left: norms[k] = ||S_L||^2 after rows 0..k
             _prefix_norms(order[f], start, 1, last + 1, R, mu, S, norms)
+            dot = 0.0  # S_L . mu after rows 0..k (penalty only)
+            if l2 > 0.0:
+                for t in range(first):
+                    dot += z[order[f, start + t]]
             x_here = XT[f, order[f, start + first]]  # each sorted value is read once
             for k in range(first, last + 1):
+                if l2 > 0.0:
+                    dot += z[order[f, start + k]]
                 x_next = XT[f, order[f, start + k + 1]]
                 valid = x_next > x_here + FEATURE_THRESHOLD
                 x_here = x_next
                 if not valid:
                     continue
-                gain = norms[k] * n / ((k + 1) * (n - k - 1))
+                if l2 > 0.0:
+                    gain = penalised_gain(norms[k], dot, mu_sq, k + 1, n - k - 1, l2)
+                else:
+                    gain = norms[k] * n / ((k + 1) * (n - k - 1))
                 if gain > f_gain:
                     f_gain, f_pos = gain, k
         else:  # from the right: norms[j] = ||S_R||^2 = ||S_L||^2 after rows n-1..n-1-j
             _prefix_norms(order[f], start + n - 1, -1, n - 1 - first, R, mu, S, norms)
+            dot_right = 0.0  # S_R . mu = -S_L . mu over rows k+1..n-1 (penalty only)
+            if l2 > 0.0:
+                for t in range(last + 1, n):
+                    dot_right += z[order[f, start + t]]
             x_next = XT[f, order[f, start + last + 1]]
             for k in range(last, first - 1, -1):
+                if l2 > 0.0 and k < last:
+                    dot_right += z[order[f, start + k + 1]]
                 x_here = XT[f, order[f, start + k]]
                 valid = x_next > x_here + FEATURE_THRESHOLD
                 x_next = x_here
                 if not valid:
                     continue
-                gain = norms[n - 2 - k] * n / ((k + 1) * (n - k - 1))
+                if l2 > 0.0:
+                    gain = penalised_gain(norms[n - 2 - k], -dot_right, mu_sq, k + 1, n - k - 1, l2)
+                else:
+                    gain = norms[n - 2 - k] * n / ((k + 1) * (n - k - 1))
                 if gain >= f_gain:  # >= : the leftmost of equal cuts, as from the left
                     f_gain, f_pos = gain, k
-        if f_gain > best_gain:
+        if f_pos >= 0 and f_gain > best_gain:
             best_gain, best_f, best_pos = f_gain, f, f_pos + 1
             x0 = XT[f, order[f, start + f_pos]]
             x1 = XT[f, order[f, start + f_pos + 1]]
@@ -163,16 +227,21 @@ def best_split_random(
     uniforms: np.ndarray,
     max_features: int,
     min_leaf: int,
+    l2: float = 0.0,
 ) -> tuple[int, int, float, float]:  # pragma: no cover
     """OK3-et: one uniform cut per feature in the node's range, best of ``max_features`` features.
 
     samples : int32 (n_fit,) rows, node segment samples[start:end]. features : a random
     permutation of all features; uniforms : one U[0, 1) per feature. Constant features are
     skipped and do not count. Returns (feature, n_left, threshold, gain), feature -1 if none.
+    ``l2`` > 0: the penalised gain (:func:`penalised_gain`).
     """
     n = end - start
     r = R.shape[1]
-    best_f, best_pos, best_thr, best_gain = -1, -1, 0.0, -1.0
+    best_f, best_pos, best_thr, best_gain = -1, -1, 0.0, -np.inf
+    mu_sq = 0.0
+    for c in range(r):
+        mu_sq += mu[c] * mu[c]
     SL = np.empty(r)
     tried = 0
     for t in range(features.shape[0]):
@@ -199,7 +268,13 @@ def best_split_random(
             acc = 0.0
             for c in range(r):
                 acc += SL[c] * SL[c]
-            gain = acc * n / (n_left * (n - n_left))
+            if l2 > 0.0:
+                dot = 0.0
+                for c in range(r):
+                    dot += SL[c] * mu[c]
+                gain = penalised_gain(acc, dot, mu_sq, n_left, n - n_left, l2)
+            else:
+                gain = acc * n / (n_left * (n - n_left))
             if gain > best_gain:
                 best_f, best_pos, best_thr, best_gain = f, n_left, cut, gain
         if tried == max_features:

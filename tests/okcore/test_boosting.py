@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 from okdata import make_regression, rbf_gram, route
 
-from okcore import DataError, FitProgress, OKBoostRegressor, metrics
-from okcore.boosting import boost
+from okcore import (
+    DataError,
+    FitProgress,
+    InvalidParameterError,
+    NotFittedError,
+    OKBoostRegressor,
+    UnknownParameterError,
+    metrics,
+)
+from okcore.boosting import PAPER_PRESET, boost
 from okcore.learners import TreeLearner
 from okcore.losses import SquaredFeatureLoss
 
@@ -367,3 +375,149 @@ def test_set_up_phases_report_an_eta(data):
     )
     assert [p.phase for p in seen] == ["output_space", "binning", "trees", "trees"]
     assert all(p.done == 0 and p.phase_eta is not None and p.phase_eta >= 0 for p in seen[:2])
+
+
+# ---------------------------------------------------------------------- L2 penalty
+PENALISED_SEARCHES = [
+    {"max_bins": None, "sketch_dim": None},
+    {"max_bins": 16, "sketch_dim": None},
+    {"max_bins": 16, "sketch_dim": 2},
+    {"max_bins": None, "splitter": "random"},
+    {"max_bins": None, "subsample": 0.7},
+    {"max_bins": 16, "subsample": 0.7},
+]
+
+
+@pytest.mark.parametrize("search", PENALISED_SEARCHES)
+def test_penalised_weights_reproduce_the_decision(search, data):
+    X, Y, Xv, _ = data
+    est = OKBoostRegressor(
+        n_estimators=8, learning_rate=0.5, max_splits=4, l2_regularization=3.0, random_state=0,
+        **search,
+    )  # fmt: skip
+    est.fit(X, Y)
+    Xq = np.r_[Xv, X[:5]]
+    W = est.predict_weights(Xq)
+    np.testing.assert_allclose(W @ est.output_space_.phi, est.predict_features(Xq), atol=1e-12)
+    # F_0's weights sum to 1 and every residual's to 0: a boosted W^F's rows still sum to 1
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_penalised_leaves_are_ridge_leaves_of_the_residuals(data):
+    X, Y, _, _ = data
+    l2 = 4.0
+    est = OKBoostRegressor(
+        n_estimators=1, max_splits=5, l2_regularization=l2, max_bins=None, random_state=0
+    ).fit(X, Y)
+    e = est.ensemble_
+    residual = Y - Y.mean(axis=0)
+    for L in range(len(e.value)):
+        rows = residual[e.train_leaf[0] == L]
+        ridge = np.linalg.solve((len(rows) + l2) * np.eye(Y.shape[1]), rows.sum(axis=0))
+        np.testing.assert_allclose(e.value[L], ridge, atol=1e-12)
+    # each leaf's weights over its residual rows sum to n / (n + lambda)
+    W_tree = e.tree_coefficients()[0]
+    for L in range(len(e.value)):
+        n_leaf = int(np.sum(e.train_leaf[0] == L))
+        assert W_tree[e.train_leaf[0] == L].sum() == pytest.approx(n_leaf / (n_leaf + l2))
+
+
+def test_penalty_shrinks_and_zero_penalty_is_the_unpenalised_model(data):
+    X, Y, Xv, _ = data
+    base = {"n_estimators": 10, "max_splits": 4, "random_state": 0}
+    plain = OKBoostRegressor(**base).fit(X, Y)
+    zero = OKBoostRegressor(**base, l2_regularization=0.0).fit(X, Y)
+    np.testing.assert_array_equal(zero.ensemble_.value, plain.ensemble_.value)
+    np.testing.assert_array_equal(zero.predict_weights(Xv), plain.predict_weights(Xv))
+    penalised = OKBoostRegressor(**base, l2_regularization=10.0).fit(X, Y)
+    assert penalised.train_loss_[-1] > plain.train_loss_[-1]
+
+
+@pytest.mark.parametrize("loss", ["absolute", "huber"])
+def test_penalty_with_a_robust_loss_is_refused(loss, data):
+    X, Y, _, _ = data
+    est = OKBoostRegressor(loss=loss, l2_regularization=1.0)
+    with pytest.raises(InvalidParameterError, match="applies to loss='squared' only"):
+        est.fit(X, Y)
+    OKBoostRegressor(loss=loss, l2_regularization=0.0, n_estimators=2).fit(X, Y)
+
+
+def test_negative_penalty_is_refused(data):
+    X, Y, _, _ = data
+    with pytest.raises(InvalidParameterError, match="'l2_regularization' parameter"):
+        OKBoostRegressor(l2_regularization=-1.0).fit(X, Y)
+
+
+# ---------------------------------------------------------------------- the paper preset
+def test_the_paper_preset_pins_every_parameter_of_the_algorithm():
+    """Only parameters that cannot change the fitted model are left to the defaults, so a
+    change of defaults never changes the preset (a new parameter must be pinned too)."""
+    free = {"random_state", "n_jobs", "alpha", "validation_fraction", "tol"}
+    assert set(PAPER_PRESET) == set(OKBoostRegressor().get_params()) - free
+    est = OKBoostRegressor.paper()
+    assert {k: v for k, v in est.get_params().items() if k in PAPER_PRESET} == PAPER_PRESET
+    assert (est.max_bins, est.sketch_dim, est.leaf_order) == (None, None, "variance")
+    assert (est.n_estimators, est.learning_rate, est.l2_regularization) == (500, 0.01, 0.0)
+
+
+def test_the_paper_preset_takes_overrides_and_refuses_unknown_names(data):
+    X, Y, _, _ = data
+    est = OKBoostRegressor.paper(n_estimators=3, splitter="random", random_state=0)
+    assert (est.n_estimators, est.splitter, est.max_bins) == (3, "random", None)
+    est.fit(X, Y)
+    assert est.max_bins_ is None and est.sketch_dim_ is None
+    with pytest.raises(UnknownParameterError, match="not_a_parameter"):
+        OKBoostRegressor.paper(not_a_parameter=1)
+
+
+def test_the_paper_preset_searches_exactly_at_any_size():
+    rng = np.random.default_rng(0)  # N x r above the fast default's threshold
+    X, Y = rng.random((4100, 3)), rng.normal(size=(4100, 60))
+    est = OKBoostRegressor.paper(n_estimators=1, max_splits=2).fit(X, Y)
+    assert est.max_bins_ is None and est.sketch_dim_ is None
+    assert OKBoostRegressor(n_estimators=1, max_splits=2).fit(X, Y).max_bins_ == 255
+
+
+# ---------------------------------------------------------------------- staged predictions
+STAGED_SETTINGS = [
+    ({}, None),
+    ({"max_bins": 16, "sketch_dim": 2}, None),
+    ({"subsample": 0.7, "l2_regularization": 2.0}, None),
+    ({"loss": "huber", "splitter": "random"}, None),
+    ({}, {"type": "rbf", "gamma": GAMMA}),
+]
+
+
+@pytest.mark.parametrize(("params", "kernel"), STAGED_SETTINGS)
+def test_staged_predictions_are_truncated_refits(params, kernel, data):
+    X, Y, Xv, _ = data
+    base = {"learning_rate": 0.4, "max_splits": 4, "random_state": 0, **params}
+    full = OKBoostRegressor(n_estimators=9, **base).fit(X, Y, kernel=kernel)
+    features = list(full.staged_predict_features(Xv))
+    predictions = list(full.staged_predict(Xv))
+    kernels = list(full.staged_predict_kernel(Xv, X[:5]))
+    assert len(features) == len(predictions) == len(kernels) == 9
+    for m in (1, 4, 9):
+        refit = OKBoostRegressor(n_estimators=m, **base).fit(X, Y, kernel=kernel)
+        np.testing.assert_array_equal(features[m - 1], refit.predict_features(Xv))
+        np.testing.assert_array_equal(predictions[m - 1], refit.predict(Xv))
+        np.testing.assert_array_equal(kernels[m - 1], refit.predict_kernel(Xv, X[:5]))
+    np.testing.assert_array_equal(predictions[-1], full.predict(Xv))
+    square = list(full.staged_predict_kernel(Xv))
+    np.testing.assert_allclose(square[-1], full.predict_kernel(Xv), rtol=1e-13)
+
+
+def test_staged_predictions_of_an_early_stopped_model_stop_at_the_kept_trees(noisy):
+    X, Y, Xv, Yv = noisy
+    est = OKBoostRegressor(**OVERFIT, n_iter_no_change=3, tol=0.0)
+    est.fit(X, Y, eval_set=(Xv, Yv))
+    staged = list(est.staged_predict(Xv))
+    assert len(staged) == est.n_estimators_ < OVERFIT["n_estimators"]
+    np.testing.assert_array_equal(staged[-1], est.predict(Xv))
+    errors = [float(np.mean(np.sum((Yv - P) ** 2, axis=1))) for P in staged]
+    np.testing.assert_allclose(errors, est.staged_loss(Xv, Yv), rtol=1e-10)
+
+
+def test_staged_predictions_need_a_fitted_model(data):
+    with pytest.raises(NotFittedError):
+        next(OKBoostRegressor().staged_predict(data[0]))

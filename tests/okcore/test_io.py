@@ -41,7 +41,9 @@ ESTIMATORS = {
 KERNELS = ("linear", "rbf", "polynomial", "gram", "diffusion")
 # every array field of the ensemble (from the dataclass, not from io's own list)
 ENSEMBLE_ARRAYS = tuple(
-    f.name for f in dataclasses.fields(TreeEnsemble) if f.name not in ("combine", "learning_rate")
+    f.name
+    for f in dataclasses.fields(TreeEnsemble)
+    if f.name not in ("combine", "learning_rate", "l2_regularization")
 )
 
 
@@ -96,7 +98,11 @@ def assert_same_model(a, b, X, Y):
         else:
             np.testing.assert_array_equal(getattr(sb, field), getattr(sa, field))
     ea, eb = a.ensemble_, b.ensemble_
-    assert (eb.combine, eb.learning_rate) == (ea.combine, ea.learning_rate)
+    assert (eb.combine, eb.learning_rate, eb.l2_regularization) == (
+        ea.combine,
+        ea.learning_rate,
+        ea.l2_regularization,
+    )
     for field in ENSEMBLE_ARRAYS:
         if getattr(ea, field) is None:  # the weights of losses whose leaves are means
             assert getattr(eb, field) is None, field
@@ -141,6 +147,24 @@ def test_round_trip_of_early_stopped_boosting(early, tmp_path):
         est.fit(X, Y, kernel={"type": "rbf", "gamma": 0.5})
     assert est.validation_loss_ is not None
     assert_same_model(est, load(save(est, tmp_path / "m")), X, Y)
+
+
+@pytest.mark.parametrize("kernel", [None, {"type": "rbf", "gamma": 0.5}])
+def test_round_trip_of_penalised_boosting(kernel, tmp_path):
+    X, Y = make_regression(n=N, p=3, seed=6)
+    est = OKBoostRegressor(n_estimators=6, max_splits=4, l2_regularization=2.5, random_state=0)
+    est.fit(X, Y, kernel=kernel)
+    path = save(est, tmp_path / "m")
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert manifest["ensemble"]["l2_regularization"] == 2.5
+    loaded = load(path)
+    assert loaded.ensemble_.l2_regularization == 2.5
+    assert_same_model(est, loaded, X, Y)
+    # the penalty is part of W^F: a manifest that falsifies it is refused
+    manifest["ensemble"]["l2_regularization"] = -1.0
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(PersistenceError, match="l2_regularization must be finite and >= 0"):
+        load(path)
 
 
 def test_stopped_forest_round_trip(tmp_path):

@@ -25,3 +25,37 @@ def test_committed_model_predicts_as_saved(name: str) -> None:
     X_new = expected["X_new"]
     np.testing.assert_array_equal(model.predict_features(X_new), expected[f"{name}_features"])
     np.testing.assert_array_equal(model.predict_weights(X_new), expected[f"{name}_weights"])
+
+
+@pytest.mark.parametrize("name", ["okboost_squared", "okboost_huber_histogram"])
+def test_a_refit_without_penalty_is_the_committed_model(name: str) -> None:
+    """l2_regularization=0 (the default) grows today's trees: refitting a committed model's
+    data with its saved parameters gives the same arrays, bit for bit."""
+    committed = okcore.load(DATA / name)
+    rng = np.random.default_rng(7)  # the data of make_saved_models.py
+    X = rng.normal(size=(40, 3))
+    Y = np.column_stack([np.sin(X[:, 0]) + X[:, 1], X[:, 2] ** 2, X[:, 0] * X[:, 1]])
+    params = {**committed.get_params(), "l2_regularization": 0.0}
+    refit = type(committed)(**params).fit(X, Y)
+    for field in ("feature", "threshold", "gain", "impurity", "value", "train_leaf"):
+        np.testing.assert_array_equal(
+            getattr(refit.ensemble_, field), getattr(committed.ensemble_, field), err_msg=field
+        )
+    X_new = np.load(DATA / "expected.npz")["X_new"]
+    np.testing.assert_array_equal(refit.predict_weights(X_new), committed.predict_weights(X_new))
+
+
+def test_the_paper_preset_grows_the_committed_exact_model() -> None:
+    """The committed squared-loss model was fitted with the exact search and the paper's
+    settings: the preset, given its M, nu and J, grows the same arrays."""
+    committed = okcore.load(DATA / "okboost_squared")
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40, 3))
+    Y = np.column_stack([np.sin(X[:, 0]) + X[:, 1], X[:, 2] ** 2, X[:, 0] * X[:, 1]])
+    paper = okcore.OKBoostRegressor.paper(
+        n_estimators=5, learning_rate=0.1, max_splits=4, random_state=0
+    ).fit(X, Y)
+    for field in ("feature", "threshold", "gain", "impurity", "value", "train_leaf"):
+        np.testing.assert_array_equal(
+            getattr(paper.ensemble_, field), getattr(committed.ensemble_, field), err_msg=field
+        )

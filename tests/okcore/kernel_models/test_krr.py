@@ -353,3 +353,33 @@ def test_scikit_learn_clones_and_cross_validates_it():
     assert clone(ard).get_params() == ard.get_params()
     scores = cross_val_score(small(gamma="auto"), X, Y, cv=3)  # R^2 (est.score)
     assert scores.shape == (3,) and np.all(scores > 0.3)
+
+
+@pytest.mark.parametrize("regularization", ["sun-yao", "shrinkage"])
+def test_staged_predictions_are_truncated_refits(regularization):
+    """Without re-weighting, Sun & Yao's coefficient and CG refinement act on the stage being
+    added only: stage m of a fit is the fit with n_estimators=m."""
+    X, Y = make_regression(n=60, p=3, seed=4)
+    Xq = make_regression(n=9, p=3, seed=5)[0]
+    full = small(regularization=regularization).fit(X, Y)
+    features = list(full.staged_predict_features(Xq))
+    predictions = list(full.staged_predict(Xq))
+    kernels = list(full.staged_predict_kernel(Xq))
+    assert len(features) == len(predictions) == len(kernels) == 6
+    for m in (1, 3, 6):
+        refit = small(regularization=regularization, n_estimators=m).fit(X, Y)
+        np.testing.assert_array_equal(features[m - 1], refit.predict_features(Xq))
+        np.testing.assert_array_equal(predictions[m - 1], refit.predict(Xq))
+        np.testing.assert_allclose(kernels[m - 1], refit.predict_kernel(Xq), rtol=1e-13)
+
+
+def test_reweighted_staged_predictions_use_the_final_coefficients():
+    """reweight=True changes earlier stages' coefficients: stage m sums the first m stages
+    with the final ones, as staged_loss, and the last stage is the model."""
+    X, Y = make_regression(n=60, p=3, seed=4)
+    Xq, Yq = make_regression(n=9, p=3, seed=5)
+    est = small(reweight=True).fit(X, Y)
+    staged = list(est.staged_predict(Xq))
+    errors = [float(np.mean(np.sum((Yq - P) ** 2, axis=1))) for P in staged]
+    np.testing.assert_allclose(errors, est.staged_loss(Xq, Yq), rtol=1e-10)
+    np.testing.assert_array_equal(staged[-1], est.predict(Xq))

@@ -185,7 +185,7 @@ def test_okboost_equals_bruteforce_with_rbf_kernel(leaf_order, learning_rate, se
     K = RBFKernel(sigma=1.0).gram(Y)
     M, J = 6, 4
     trees, weights = okboost_bruteforce(X, K, M, learning_rate, J, leaf_order)
-    est = OKBoostRegressor(
+    est = OKBoostRegressor.paper(
         n_estimators=M, learning_rate=learning_rate, max_splits=J, leaf_order=leaf_order
     ).fit(X, Y, kernel={"type": "rbf", "sigma": 1.0})
 
@@ -405,7 +405,7 @@ def test_robust_okboost_equals_bruteforce_with_rbf_kernel(loss, leaf_order, lear
     trees, weights, train_loss = robust_okboost_bruteforce(
         X, K, M, learning_rate, J, leaf_order, loss, alpha=0.8
     )
-    est = OKBoostRegressor(
+    est = OKBoostRegressor.paper(
         loss=loss,
         alpha=0.8,
         n_estimators=M,
