@@ -147,3 +147,37 @@ def test_random_splitter_and_forests_accept_the_option():
         leaf_sizes = e.n_samples[nodes][e.leaf[nodes] >= 0]
         reached = np.bincount(e.train_leaf[m], weights=e.train_count[m], minlength=len(leaf_sizes))
         np.testing.assert_array_equal(reached, leaf_sizes)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_with_an_l2_penalty_the_refined_cut_is_the_best_penalised_cut_inside_the_bins(seed):
+    """OKBoost's first stump with lambda > 0: the refined cut maximises the penalised
+    reduction ||S_L||^2 (1/(n_L + lambda) + 1/(n_R + lambda)) of the residuals Y - mean
+    (S_R = -S_L at the root) over the cuts inside the two bins around the binned edge."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.random((300, 3)), 3)
+    Y = np.c_[np.sin(7 * X[:, 0]), X[:, 1] * X[:, 2]] + 0.5 * rng.standard_normal((300, 2))
+    lam, max_bins = 25.0, 12
+    common = dict(
+        n_estimators=1, learning_rate=1.0, max_splits=1, max_bins=max_bins, sketch_dim=None,
+        l2_regularization=lam,
+    )  # fmt: skip
+    binned = OKBoostRegressor(refine_cuts=False, **common).fit(X, Y).ensemble_
+    refined = OKBoostRegressor(**common).fit(X, Y).ensemble_
+    f = int(binned.feature[0])
+    assert refined.feature[0] == f
+    codes, x = bin_inputs(X, max_bins).codes[f], X[:, f]
+    last = int(codes[x <= binned.threshold[0]].max())
+    nxt = int(codes[x > binned.threshold[0]].min())
+    inside = np.unique(x[(codes == last) | (codes == nxt)])
+    R = Y - Y.mean(axis=0)
+    best_gain, best_threshold = -1.0, None
+    for x0, x1 in zip(inside[:-1], inside[1:], strict=True):
+        threshold = x0 / 2 + x1 / 2
+        left = x <= threshold
+        S = R[left].sum(axis=0)
+        gain = float(S @ S) * (1 / (left.sum() + lam) + 1 / ((~left).sum() + lam))
+        if gain > best_gain * (1 + 1e-12):
+            best_gain, best_threshold = gain, threshold
+    assert refined.threshold[0] == best_threshold
+    assert refined.gain[0] == pytest.approx(best_gain, rel=1e-9)
