@@ -722,6 +722,43 @@ def make_problem(args: argparse.Namespace) -> Problem:
     return kin40k_problem(args.quick)
 
 
+def measure_cell(problem: Problem, config_name: str, cell: Cell) -> dict[str, Any]:
+    """Fit one cell of one configuration on one thread: its points, with the load average
+    before and after, or the error that stopped it (the other cells still run)."""
+    from threadpoolctl import threadpool_limits
+
+    config = CONFIGS[config_name]
+    before, when = load_avg(), time.strftime("%H:%M:%S")
+    try:
+        with threadpool_limits(1):
+            points = FITTERS[config.family](problem, cell, config.params)
+    except Exception as err:  # noqa: BLE001 - reported in the results
+        return {"error": repr(err)[-2000:]}
+    after = load_avg()
+    for q in points:
+        q.setdefault("learning_rate", cell.rate)
+        q.setdefault("leaves", cell.leaves)
+        q.update(
+            cpu=q["fit_cpu"] + q["predict_cpu"],
+            load_before=before,
+            load_after=after,
+            started=when,
+            process=os.getpid(),
+        )
+    return {"points": points}
+
+
+_WORKER_PROBLEM: list[Problem] = []
+
+
+def _init_worker(args: argparse.Namespace) -> None:
+    _WORKER_PROBLEM.append(make_problem(args))
+
+
+def _worker_cell(config_name: str, cell: Cell) -> dict[str, Any]:
+    return measure_cell(_WORKER_PROBLEM[0], config_name, cell)
+
+
 def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -740,6 +777,13 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
         metavar="CONFIG:KEY=V1,V2",
         help="one configuration's grid (KEY: rounds, rates or leaves), e.g. xgboost:rounds=300",
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="cells fitted at the same time, each in its own one-thread process (the CPU "
+        "seconds of each are its own; the machine's load rises)",
+    )
     parser.add_argument("--quick", action="store_true", help="tiny sizes and grid: a smoke run")
     parser.add_argument("--name", default=None, help="stem of the results files")
     parser.add_argument(
@@ -749,8 +793,6 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help="results folder (default bench/results; bench/out/quick with --quick)",
     )
     args = parser.parse_args(argv)
-    from threadpoolctl import threadpool_limits
-
     argv_list = list(argv if argv is not None else sys.argv[1:])
     base = dict(QUICK_GRID if args.quick else DEFAULT_GRID)
     for key in ("rounds", "rates", "leaves"):
@@ -801,6 +843,7 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
             out_dir, name, ["bench.frontier", *argv_list], payload, printed, started, cpu_started
         )
 
+    tasks: list[tuple[str, Cell]] = []
     for config_name in args.configs:
         config = CONFIGS[config_name]
         payload["configs"][config_name] = {
@@ -815,36 +858,48 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
             printed(f"# skipped {config_name}: {skipped[config_name]}")
             continue
         grids[config_name] = grid = config_grid(config_name, base, overrides, args.quick)
-        results[config_name] = []
-        for cell in cells(grid):
-            before, when = load_avg(), time.strftime("%H:%M:%S")
-            try:
-                with threadpool_limits(1):
-                    points = FITTERS[config.family](problem, cell, config.params)
-            except Exception as err:  # noqa: BLE001 - a failed cell is reported, the rest runs
-                failed[f"{config_name} nu={cell.rate} leaves={cell.leaves}"] = repr(err)[-2000:]
-                printed(
-                    f"# FAILED {config_name} nu={cell.rate} leaves={cell.leaves}: {err!r}"[:300]
-                )
-                continue
-            after = load_avg()
-            for q in points:
-                q.setdefault("learning_rate", cell.rate)
-                q.setdefault("leaves", cell.leaves)
-                q.update(
-                    cpu=q["fit_cpu"] + q["predict_cpu"],
-                    load_before=before,
-                    load_after=after,
-                    started=when,
-                )
-                results[config_name].append(q)
-                print(
-                    f"{time.strftime('%H:%M:%S')} {config_name} {setting(q)}: CPU {q['cpu']:.2f} s "
-                    f"(fit {q['fit_cpu']:.2f}), {problem.primary} {q[problem.primary]:.4f}, load {after[0]:.2f}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            save()
+        tasks += [(config_name, cell) for cell in cells(grid)]
+    done: dict[int, dict[str, Any]] = {}
+
+    def record(index: int, outcome: dict[str, Any]) -> None:
+        config_name, cell = tasks[index]
+        if "error" in outcome:
+            failed[f"{config_name} nu={cell.rate} leaves={cell.leaves}"] = outcome["error"]
+            printed(
+                f"# FAILED {config_name} nu={cell.rate} leaves={cell.leaves}: {outcome['error']}"[
+                    :300
+                ]
+            )
+        done[index] = outcome
+        for q in outcome.get("points", []):
+            print(
+                f"{time.strftime('%H:%M:%S')} {config_name} {setting(q)}: CPU {q['cpu']:.2f} s "
+                f"(fit {q['fit_cpu']:.2f}), {problem.primary} {q[problem.primary]:.4f}, "
+                f"load {q['load_after'][0]:.2f}",
+                file=sys.stderr,
+                flush=True,
+            )
+        results.clear()  # in the order of the table of configurations, whatever ended first
+        for i in sorted(done):
+            results.setdefault(tasks[i][0], []).extend(done[i].get("points", []))
+        save()
+
+    if args.jobs == 1:
+        for index, (config_name, cell) in enumerate(tasks):
+            record(index, measure_cell(problem, config_name, cell))
+    else:  # cells in worker processes, each building the problem once
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from multiprocessing import get_context
+
+        with ProcessPoolExecutor(
+            args.jobs, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(args,)
+        ) as pool:
+            futures = {
+                pool.submit(_worker_cell, config_name, cell): index
+                for index, (config_name, cell) in enumerate(tasks)
+            }
+            for future in as_completed(futures):
+                record(futures[future], future.result())
     printed()
     printed(budget_table(results, problem.primary, problem.primary in problem.maximize, BUDGETS))
     for metric in metrics:
