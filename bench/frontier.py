@@ -766,7 +766,13 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--problem", choices=("synthetic", "yeast", "kin40k"), default="synthetic")
     parser.add_argument("--n", type=int, default=None, help="synthetic: training rows (4000)")
     parser.add_argument("--queries", type=int, default=100_000, help="synthetic: held-out queries")
-    parser.add_argument("--configs", nargs="+", choices=tuple(CONFIGS), default=list(CONFIGS))
+    parser.add_argument(
+        "--configs",
+        nargs="+",
+        choices=tuple(CONFIGS),
+        default=list(CONFIGS),
+        help="configurations to run, started in this order (put the longest first with --jobs)",
+    )
     parser.add_argument("--rounds", type=int, nargs="+", default=None, help="boosting rounds M")
     parser.add_argument("--rates", type=float, nargs="+", default=None, help="learning rates")
     parser.add_argument("--leaves", type=int, nargs="+", default=None, help="leaves per tree")
@@ -880,7 +886,8 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 flush=True,
             )
         results.clear()  # in the order of the table of configurations, whatever ended first
-        for i in sorted(done):
+        order = list(CONFIGS)
+        for i in sorted(done, key=lambda i: (order.index(tasks[i][0]), i)):
             results.setdefault(tasks[i][0], []).extend(done[i].get("points", []))
         save()
 
