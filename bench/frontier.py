@@ -60,6 +60,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import importlib.util
+import json
 import math
 import os
 import subprocess
@@ -683,6 +684,17 @@ def budget_table(
     return "\n".join(lines)
 
 
+def render(payload: dict[str, Any]) -> str:
+    """The budget tables (primary metric first), the frontiers and every point of a run's
+    results (also of a saved JSON: ``--report``)."""
+    results, primary, maximize = payload["results"], payload["primary"], set(payload["maximize"])
+    metrics = [primary, *(m for m in payload["metrics"] if m != primary)]
+    parts = [budget_table(results, m, m in maximize, BUDGETS) for m in metrics]
+    parts.append(frontier_text(results, primary, primary in maximize))
+    parts.append("### Every point\n\n" + points_table(results, payload["metrics"]))
+    return "\n\n".join(parts)
+
+
 def lscpu() -> dict[str, str]:
     """CPU model, CPU count, cores per socket and sockets, as lscpu reports them."""
     try:
@@ -791,6 +803,13 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "seconds of each are its own; the machine's load rises)",
     )
     parser.add_argument("--quick", action="store_true", help="tiny sizes and grid: a smoke run")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        help="print the tables of a saved results JSON (e.g. of an interrupted run) and write "
+        "them to its .txt",
+    )
     parser.add_argument("--name", default=None, help="stem of the results files")
     parser.add_argument(
         "--out",
@@ -799,6 +818,8 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help="results folder (default bench/results; bench/out/quick with --quick)",
     )
     args = parser.parse_args(argv)
+    if args.report is not None:
+        return report(args.report)
     argv_list = list(argv if argv is not None else sys.argv[1:])
     base = dict(QUICK_GRID if args.quick else DEFAULT_GRID)
     for key in ("rounds", "rates", "leaves"):
@@ -908,23 +929,41 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
             for future in as_completed(futures):
                 record(futures[future], future.result())
     printed()
-    printed(budget_table(results, problem.primary, problem.primary in problem.maximize, BUDGETS))
-    for metric in metrics:
-        if metric != problem.primary:
-            printed()
-            printed(budget_table(results, metric, metric in problem.maximize, BUDGETS))
-    printed()
-    printed(frontier_text(results, problem.primary, problem.primary in problem.maximize))
-    printed()
-    printed("### Every point")
-    printed()
-    printed(points_table(results, metrics))
+    printed(render(payload))
     printed()
     printed(
         f"load average at the end {load_avg()}; wall time {time.time() - started:.0f} s, "
         f"CPU time {time.process_time() - cpu_started:.0f} s; results in {out_dir / name}.json"
     )
     save()
+    return payload
+
+
+def report(path: Path) -> dict[str, Any]:
+    """Tables of a saved run; cells that had not ended when it stopped are named as missing."""
+    payload = json.loads(path.read_text())
+    head = [
+        f"# {payload['command']}",
+        f"# tables re-made from {path.name}; machine {payload['machine'].get('lscpu')}, "
+        f"load average at the start {payload['load_average_start']}, at the last save "
+        f"{payload['load_average_end']}; wall time {payload['wall_time_s']} s",
+        f"# problem: {payload['description']}",
+    ]
+    for name, grid in payload["grids"].items():
+        have = [(q["learning_rate"], q["leaves"]) for q in payload["results"].get(name, [])]
+        missing = [  # None in a grid: the estimator's default, whatever it is
+            (rate, leaves)
+            for rate in grid["rates"]
+            for leaves in grid["leaves"]
+            if not any(rate in (None, a) and leaves in (None, b) for a, b in have)
+        ]
+        if missing:
+            head.append(
+                f"# not measured (the run was stopped first): {name} nu, leaves = {missing}"
+            )
+    text = "\n".join(head) + "\n\n" + render(payload) + "\n"
+    print(text, end="")
+    path.with_suffix(".txt").write_text(text)
     return payload
 
 
