@@ -249,6 +249,12 @@ def test_frontier_quick(problem: str, tmp_path: Path, capsys: pytest.CaptureFixt
     assert [q[primary] for q in exact_gain] == pytest.approx([q[primary] for q in loop])
     out = capsys.readouterr().out
     assert f"### Best {primary} within a CPU budget" in out and "### Pareto frontiers" in out
+    # --report re-makes the tables from the JSON alone (an interrupted run's)
+    path = tmp_path / f"frontier_{payload['problem']}_quick.json"
+    frontier.run(["--report", str(path)])
+    again = capsys.readouterr().out
+    assert "not measured" not in again
+    assert out.split("### Best", 1)[1].split("### Every point")[0] in again
 
 
 def test_frontier_pareto() -> None:
