@@ -806,9 +806,11 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--report",
         type=Path,
+        nargs="+",
         default=None,
-        help="print the tables of a saved results JSON (e.g. of an interrupted run) and write "
-        "them to its .txt",
+        help="print the tables of saved results JSONs (of an interrupted run, or of runs of the "
+        "same problem at the same time, as one table) and write them to the first one's .txt, "
+        "or to <--name>.txt beside it",
     )
     parser.add_argument("--name", default=None, help="stem of the results files")
     parser.add_argument(
@@ -819,7 +821,7 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     args = parser.parse_args(argv)
     if args.report is not None:
-        return report(args.report)
+        return report(args.report, args.name)
     argv_list = list(argv if argv is not None else sys.argv[1:])
     base = dict(QUICK_GRID if args.quick else DEFAULT_GRID)
     for key in ("rounds", "rates", "leaves"):
@@ -939,18 +941,26 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return payload
 
 
-def report(path: Path) -> dict[str, Any]:
-    """Tables of a saved run; cells that had not ended when it stopped are named as missing."""
-    payload = json.loads(path.read_text())
-    head = [
-        f"# {payload['command']}",
-        f"# tables re-made from {path.name}; machine {payload['machine'].get('lscpu')}, "
-        f"load average at the start {payload['load_average_start']}, at the last save "
-        f"{payload['load_average_end']}; wall time {payload['wall_time_s']} s",
-        f"# problem: {payload['description']}",
-    ]
-    for name, grid in payload["grids"].items():
-        have = [(q["learning_rate"], q["leaves"]) for q in payload["results"].get(name, [])]
+def report(paths: Sequence[Path], name: str | None = None) -> dict[str, Any]:
+    """Tables of saved runs of one problem, merged (their configurations must differ); cells
+    that had not ended when a run stopped are named as missing."""
+    runs = [json.loads(path.read_text()) for path in paths]
+    payload = {**runs[0], "results": {}, "grids": {}}
+    head = [f"# tables re-made from {', '.join(path.name for path in paths)}"]
+    for path, run_ in zip(paths, runs, strict=True):
+        if run_["problem"] != payload["problem"] or set(run_["results"]) & set(payload["results"]):
+            raise SystemExit(f"{path}: another problem, or configurations already reported")
+        payload["results"].update(run_["results"])
+        payload["grids"].update(run_["grids"])
+        head += [
+            f"# {path.name}: {run_['command']}",
+            f"#   machine {run_['machine'].get('lscpu')}; load average at the start "
+            f"{run_['load_average_start']}, at the last save {run_['load_average_end']}; wall "
+            f"time {run_['wall_time_s']} s",
+        ]
+    head.append(f"# problem: {payload['description']}")
+    for config, grid in payload["grids"].items():
+        have = [(q["learning_rate"], q["leaves"]) for q in payload["results"].get(config, [])]
         missing = [  # None in a grid: the estimator's default, whatever it is
             (rate, leaves)
             for rate in grid["rates"]
@@ -959,11 +969,14 @@ def report(path: Path) -> dict[str, Any]:
         ]
         if missing:
             head.append(
-                f"# not measured (the run was stopped first): {name} nu, leaves = {missing}"
+                f"# not measured (the run was stopped first): {config} nu, leaves = {missing}"
             )
+    order = list(CONFIGS)
+    payload["results"] = dict(sorted(payload["results"].items(), key=lambda kv: order.index(kv[0])))
     text = "\n".join(head) + "\n\n" + render(payload) + "\n"
     print(text, end="")
-    path.with_suffix(".txt").write_text(text)
+    out = paths[0].with_name(f"{name}.txt") if name else paths[0].with_suffix(".txt")
+    out.write_text(text)
     return payload
 
 
