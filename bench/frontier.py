@@ -50,6 +50,8 @@ Problems (``--problem``):
     python -m bench.frontier --problem synthetic --n 16000 --rates 0.1 --leaves 16
     python -m bench.frontier --problem yeast --configs okcore_fast_gain catboost_sym
     python -m bench.frontier --problem kin40k --set xgboost:rounds=300 --set hgb:rates=0.1
+    python -m bench.frontier --problem yeast --jobs 3       # cells in 3 one-thread processes
+    python -m bench.frontier --report A.json B.json --name merged   # tables of saved runs
     python -m bench.frontier --quick                       # every method, tiny sizes, seconds
 
 Results: bench/results/frontier_<problem>.{json,txt} (synthetic: frontier_synthetic_n<N>).
