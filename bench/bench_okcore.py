@@ -30,15 +30,9 @@ import time
 import numpy as np
 
 
-def make_data(n: int, p: int, r: int, seed: int = 0):
-    """Outputs that depend non-linearly on a few inputs, plus noise: trees have work to do.
-
-    Returns (X, Y) for training, the 1000 query inputs and their noiseless outputs.
-    """
-    rng = np.random.default_rng(seed)
-    X = rng.random((n + 1000, p))
-    A = rng.standard_normal((8, r))
-    B = np.c_[
+def signal_features(X: np.ndarray) -> np.ndarray:
+    """The 8 non-linear features of the first 10 inputs that the outputs mix, shape (n, 8)."""
+    return np.c_[
         np.sin(4 * X[:, 0]),
         X[:, 1] * X[:, 2],
         (X[:, 3] > 0.5),
@@ -48,9 +42,37 @@ def make_data(n: int, p: int, r: int, seed: int = 0):
         X[:, 8],
         X[:, 9] * X[:, 0],
     ]
-    signal = B @ A
+
+
+def make_data(n: int, p: int, r: int, seed: int = 0):
+    """Outputs that depend non-linearly on a few inputs, plus noise: trees have work to do.
+
+    Returns (X, Y) for training, the 1000 query inputs and their noiseless outputs. The mixing
+    matrix is drawn after the inputs, so the signal differs between sizes n (see
+    :func:`make_fixed_signal_data` for one signal at every n).
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.random((n + 1000, p))
+    A = rng.standard_normal((8, r))
+    signal = signal_features(X) @ A
     Y = signal + 0.3 * rng.standard_normal((n + 1000, r))
     return X[:n], Y[:n], X[n:], signal[n:]
+
+
+def make_fixed_signal_data(n: int, p: int, r: int, n_queries: int, seed: int = 0):
+    """The problem of :func:`make_data` with one signal and one query set at every size n.
+
+    The mixing matrix, the training rows and the queries come from three independent streams
+    of ``seed``: training sets of different n share the signal, and are all scored on the same
+    ``n_queries`` fresh queries (enough of them that a sharp step in the signal, which a few
+    queries may miss or hit, does not decide a comparison). Returns (X, Y, Xq, signal(Xq)).
+    """
+    mix, train, query = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
+    A = mix.standard_normal((8, r))
+    X = train.random((n, p))
+    Y = signal_features(X) @ A + 0.3 * train.standard_normal((n, r))
+    Xq = query.random((n_queries, p))
+    return X, Y, Xq, signal_features(Xq) @ A
 
 
 def run_okboost(n: int, p: int, r: int, m: int, j: int, n_jobs: int, sketch: int | None) -> dict:

@@ -231,3 +231,46 @@ def test_answer_formats_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     kernel = next(v for k, v in rec["results"].items() if "against training" in k)
     assert kernel["npy"]["bytes"] < kernel["npz"]["bytes"] < kernel["json"]["bytes"] / 2
     assert "bytes vs JSON" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("problem", ["synthetic", "yeast", "kin40k"])
+def test_frontier_quick(problem: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """frontier --quick: every configuration on a tiny grid, points, frontiers and budgets."""
+    pytest.importorskip("catboost", reason="catboost not installed (pip install -e '.[bench]')")
+    if problem != "synthetic" and not _have_data():
+        pytest.skip("shared data folder not found (set OKBOOST_DATA)")
+    from bench import frontier
+
+    payload = frontier.run(["--quick", "--problem", problem, "--out", str(tmp_path)])
+    assert not payload["failed"] and not payload["skipped"]
+    saved = json.loads((tmp_path / f"frontier_{payload['problem']}_quick.json").read_text())
+    assert set(saved["results"]) == set(frontier.CONFIGS) and saved["machine"]["lscpu"]
+    for name, points in saved["results"].items():
+        grid = saved["grids"][name]["rounds"]  # okcore's default M, or the grid's
+        assert [q["rounds"] for q in points] == ([100] if grid == [None] else grid), name
+        for q in points:
+            assert q["cpu"] == pytest.approx(q["fit_cpu"] + q["predict_cpu"])
+            assert all(math.isfinite(q[m]) for m in saved["metrics"])
+    # the scikit-learn loop grows the exact search's trees in gain order: okcore's
+    exact_gain, loop = saved["results"]["okcore_exact_gain"], saved["results"]["sklearn_loop"]
+    primary = saved["primary"]
+    assert [q[primary] for q in exact_gain] == pytest.approx([q[primary] for q in loop])
+    out = capsys.readouterr().out
+    assert f"### Best {primary} within a CPU budget" in out and "### Pareto frontiers" in out
+    # --report re-makes the tables from the JSON alone (an interrupted run's)
+    path = tmp_path / f"frontier_{payload['problem']}_quick.json"
+    frontier.run(["--report", str(path)])
+    again = capsys.readouterr().out
+    assert "not measured" not in again
+    assert out.split("### Best", 1)[1].split("### Every point")[0] in again
+
+
+def test_frontier_pareto() -> None:
+    """A frontier keeps the points no cheaper point matches, in ascending CPU."""
+    from bench.frontier import best_within, pareto
+
+    pts = [{"cpu": c, "e": e} for c, e in [(3, 0.5), (1, 0.9), (2, 0.95), (4, 0.5), (5, 0.2)]]
+    assert [(q["cpu"], q["e"]) for q in pareto(pts, "e", False)] == [(1, 0.9), (3, 0.5), (5, 0.2)]
+    assert [q["cpu"] for q in pareto(pts, "e", True)] == [1, 2]
+    assert best_within(pts, "e", False, 3.5) == {"cpu": 3, "e": 0.5}
+    assert best_within(pts, "e", False, 0.5) is None

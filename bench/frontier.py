@@ -1,0 +1,993 @@
+"""Accuracy per CPU second: held-out error against CPU time, okcore and its peers in one run.
+
+Every method is fitted over a small grid of its own main settings -- boosting rounds M x
+learning rate x tree size (leaves) -- and every grid point is reported with its held-out
+error and its CPU seconds (process CPU time, user + system, of the fit and of predicting the
+held-out rows -- the synthetic problem's first 1,000 queries of its 100,000 --, all threads
+counted), then each method's Pareto frontier (the points no cheaper
+point beats) and the best error each method reaches within a few CPU budgets.
+
+One thread everywhere: OMP / OpenBLAS / MKL / numba threads = 1 (and threadpoolctl), okcore
+``n_jobs=1``, LightGBM ``num_threads=1``, XGBoost ``n_jobs=1``, CatBoost ``thread_count=1``.
+The machine is shared: CPU seconds are the measure, the load average is recorded around every
+fit.
+
+Methods (``CONFIGS``: name -> family + fixed estimator parameters; adding an okcore
+configuration is one line there):
+
+    okcore_*        OKBoostRegressor(n_estimators=M, learning_rate=nu, max_splits=leaves - 1,
+                    **params): one fit per grid point
+    catboost_*      CatBoostRegressor(loss_function="MultiRMSE"): symmetric trees of depth
+                    log2(leaves), or grow_policy="Lossguide" with max_leaves=leaves
+    lightgbm        one LightGBM model per output (num_leaves=leaves)
+    xgboost         XGBRegressor(multi_strategy="multi_output_tree", grow_policy="lossguide",
+                    max_leaves=leaves)
+    hgb             one scikit-learn HistGradientBoostingRegressor per output
+                    (max_leaf_nodes=leaves, early_stopping=False)
+    sklearn_loop    M DecisionTreeRegressor(max_leaf_nodes=leaves) fits on the residuals
+
+Peers keep their own regularization defaults (LightGBM min_data_in_leaf=20, XGBoost
+reg_lambda=1, CatBoost l2_leaf_reg=3, HGB min_samples_leaf=20): what a user gets. A peer is
+fitted once per (learning rate, leaves) with the largest M of the grid; the points of smaller M
+are its first M rounds: fit CPU up to that round (per-round CPU stamps from the library's
+callback, set-up included) plus the CPU of predicting with the first M trees
+(``ntree_end`` / ``iteration_range`` / ``num_iteration``; HGB is grown with ``warm_start``
+checkpoint to checkpoint, re-binning each time, which counts a little against it). okcore has
+no per-round predictions yet: every okcore point is its own fit.
+
+Problems (``--problem``):
+
+    synthetic   bench_scale's problem (p = 50, r = 50 linear outputs, noise 0.3), one signal at
+                every N (``--n``), held-out MSE ||F(x) - signal(x)||^2 on ``--queries``
+                (default 100,000) fresh queries
+    yeast       MULAN yeast multi-label (14 labels, 103 inputs): trained on rows 917:, tested on
+                rows :917 (MULAN's split); Hamming loss and micro-F1 of the raw scores
+                thresholded at 0.5, ranking loss of the raw scores
+    kin40k      one output, 8 inputs; krr_kin40k's split (36,000 / 4,000, seed 0,
+                standardised); NMSE = test MSE / test variance
+
+    python -m bench.frontier --problem synthetic --n 4000
+    python -m bench.frontier --problem synthetic --n 16000 --rates 0.1 --leaves 16
+    python -m bench.frontier --problem yeast --configs okcore_fast_gain catboost_sym
+    python -m bench.frontier --problem kin40k --set xgboost:rounds=300 --set hgb:rates=0.1
+    python -m bench.frontier --problem yeast --jobs 3       # cells in 3 one-thread processes
+    python -m bench.frontier --report A.json B.json --name merged   # tables of saved runs
+    python -m bench.frontier --quick                       # every method, tiny sizes, seconds
+
+Results: bench/results/frontier_<problem>.{json,txt} (synthetic: frontier_synthetic_n<N>).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # also runnable as ``python bench/frontier.py``
+    sys.path.insert(0, str(REPO_ROOT))
+
+from bench.bench_okcore import make_fixed_signal_data  # noqa: E402
+from bench.bench_scale import THREAD_VARS, Clock, machine  # noqa: E402
+
+# one thread for whatever reads these when it loads (numba, the peers' OpenMP): set before
+# okcore or any peer is imported; BLAS, loaded with numpy, is limited by threadpoolctl
+os.environ.update({var: "1" for var in THREAD_VARS})
+
+from bench.common import data_dir  # noqa: E402
+from bench.scale_util import Tee, cpu_seconds, load_avg, save_run  # noqa: E402
+
+
+# --------------------------------------------------------------------------------------------
+# Methods: the table of configurations
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Config:
+    """One method: its family (how it is fitted), fixed parameters and grid overrides."""
+
+    family: str
+    params: dict[str, Any] = field(default_factory=dict)
+    grid: dict[str, tuple] = field(default_factory=dict)
+    label: str = ""
+
+
+FAST = {"max_bins": 255, "sketch_dim": 8}  # histograms + an 8-column sketch of the residuals
+HIST = {"max_bins": 255, "sketch_dim": None}
+EXACT = {"max_bins": None, "sketch_dim": None}
+GAIN = {"leaf_order": "gain"}
+EARLY_STOP = {"n_iter_no_change": 20, "validation_fraction": 0.1}
+RANDOM = {"splitter": "random"}
+# the estimator's own defaults, untouched: one point
+DEFAULTS_ONLY = {"rounds": (None,), "rates": (None,), "leaves": (None,)}
+
+CONFIGS: dict[str, Config] = {
+    "okcore_default": Config("okcore", {}, DEFAULTS_ONLY, "okcore defaults"),
+    "okcore_fast": Config("okcore", FAST, label="okcore fast (hist + sketch), variance order"),
+    "okcore_exact": Config("okcore", EXACT, label="okcore exact = paper (variance order)"),
+    "okcore_fast_gain": Config("okcore", {**FAST, **GAIN}, label="okcore fast, gain order"),
+    "okcore_hist_gain": Config("okcore", {**HIST, **GAIN}, label="okcore hist (no sketch), gain"),
+    "okcore_exact_gain": Config("okcore", {**EXACT, **GAIN}, label="okcore exact, gain order"),
+    "okcore_fast_gain_sub": Config(
+        "okcore", {**FAST, **GAIN, "subsample": 0.5}, label="okcore fast, gain, subsample 0.5"
+    ),
+    "okcore_fast_gain_es": Config(
+        "okcore",
+        {**FAST, **GAIN, **EARLY_STOP},
+        {"rounds": (3000,)},
+        "okcore fast, gain, early stopping (20 rounds, 10% held out)",
+    ),
+    "okcore_et_sqrt": Config(
+        "okcore", {**GAIN, **RANDOM, "max_features": "sqrt"}, label="OK3-et + OKBoost, sqrt(p)"
+    ),
+    "okcore_et_all": Config(
+        "okcore", {**GAIN, **RANDOM, "max_features": 1.0}, label="OK3-et + OKBoost, all p"
+    ),
+    "catboost_sym": Config("catboost", {}, label="CatBoost MultiRMSE, symmetric (l2 3)"),
+    "catboost_sym_l2_0": Config(
+        "catboost", {"l2_leaf_reg": 0.0}, label="CatBoost MultiRMSE, symmetric, l2 0"
+    ),
+    "catboost_lossguide": Config(
+        "catboost", {"grow_policy": "Lossguide"}, label="CatBoost MultiRMSE, Lossguide (l2 3)"
+    ),
+    "catboost_lossguide_l2_0": Config(
+        "catboost",
+        {"grow_policy": "Lossguide", "l2_leaf_reg": 0.0},
+        label="CatBoost MultiRMSE, Lossguide, l2 0",
+    ),
+    "lightgbm": Config("lightgbm", label="LightGBM, one model per output"),
+    "xgboost": Config("xgboost", label="XGBoost multi_output_tree"),
+    "hgb": Config("hgb", label="scikit-learn HGB, one model per output"),
+    "sklearn_loop": Config("sklearn_loop", label="scikit-learn tree loop"),
+}
+# the module each family needs beyond numpy (peers are in the `bench` extra)
+REQUIRES = {
+    "okcore": "okcore",
+    "catboost": "catboost",
+    "lightgbm": "lightgbm",
+    "xgboost": "xgboost",
+    "hgb": "sklearn",
+    "sklearn_loop": "sklearn",
+}
+DEFAULT_GRID: dict[str, tuple] = {
+    "rounds": (100, 300, 1000),
+    "rates": (0.05, 0.1, 0.2),
+    "leaves": (8, 16, 32),
+}
+QUICK_GRID: dict[str, tuple] = {"rounds": (5, 10), "rates": (0.1,), "leaves": (4,)}
+BUDGETS = (0.3, 1, 3, 10, 30, 100, 300, 1000)
+# the synthetic problem's error is measured on 100,000 queries so that a sharp step in the signal
+# does not decide a comparison, but a user predicts about as many rows as were trained on: the
+# CPU counted is that of predicting the first 1,000 queries (bench_scale's query count); the
+# rest are predicted in a second call, whose CPU is recorded apart ("predict_cpu_rest")
+TIMED_QUERIES = 1000
+
+
+# --------------------------------------------------------------------------------------------
+# Problems
+# --------------------------------------------------------------------------------------------
+Metrics = Callable[[np.ndarray, np.ndarray], dict[str, float]]
+
+
+@dataclass
+class Problem:
+    """Training rows, held-out rows and how predictions are scored (``primary`` first)."""
+
+    name: str
+    X: np.ndarray
+    Y: np.ndarray  # (N, r), also for one output
+    Xq: np.ndarray
+    truth: np.ndarray  # (Q, r)
+    metrics: Metrics
+    primary: str
+    maximize: frozenset[str] = frozenset()
+    description: str = ""
+    timed_queries: int | None = None  # rows whose prediction CPU counts (None: all)
+
+
+def mse_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
+    """Held-out MSE, mean over queries of ||F(x) - signal(x)||^2 (bench_scale's measure)."""
+    return {"mse": float(np.mean(np.sum((pred - truth) ** 2, axis=1)))}
+
+
+def nmse_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
+    """Test MSE over the test variance (one output)."""
+    return {"nmse": float(np.mean((pred - truth) ** 2) / np.var(truth))}
+
+
+def multilabel_metrics(scores: np.ndarray, truth: np.ndarray) -> dict[str, float]:
+    """Hamming loss and micro-F1 of ``scores >= 0.5``, ranking loss of the raw scores."""
+    from sklearn.metrics import f1_score, label_ranking_loss
+
+    labels = scores >= 0.5
+    return {
+        "hamming_loss": float(np.mean(labels != truth.astype(bool))),
+        "micro_f1": float(f1_score(truth, labels, average="micro", zero_division=0)),
+        "ranking_loss": float(label_ranking_loss(truth, scores)),
+    }
+
+
+def synthetic_problem(n: int, n_queries: int, p: int = 50, r: int = 50) -> Problem:
+    X, Y, Xq, truth = make_fixed_signal_data(n, p, r, n_queries)
+    return Problem(
+        f"synthetic_n{n}",
+        X,
+        Y,
+        Xq,
+        truth,
+        mse_metrics,
+        "mse",
+        description=f"bench_scale's signal, N = {n}, p = {p}, r = {r}, noise 0.3; held-out "
+        f"MSE against the noiseless signal on {n_queries} fresh queries; the CPU counted "
+        f"predicts the first {min(n_queries, TIMED_QUERIES)} of them",
+        timed_queries=TIMED_QUERIES,
+    )
+
+
+def yeast_problem(quick: bool = False) -> Problem:
+    path = data_dir() / "yeast_multilabel" / "yeast.csv.gz"
+    with gzip.open(path, "rt") as fh:
+        header = fh.readline().strip().split(",")
+        table = np.loadtxt(fh, delimiter=",")
+    labels = [i for i, name in enumerate(header) if name.startswith("Class")]
+    inputs = [i for i, name in enumerate(header) if name.startswith("Att")]
+    X, Y = table[:, inputs], table[:, labels]
+    train, test = slice(917, None if not quick else 1217), slice(None, 917)  # MULAN's split
+    return Problem(
+        "yeast",
+        X[train],
+        Y[train],
+        X[test],
+        Y[test],
+        multilabel_metrics,
+        "hamming_loss",
+        frozenset({"micro_f1"}),
+        f"MULAN yeast, {len(Y[train])} training rows (917:), 917 test rows (:917), "
+        f"{X.shape[1]} inputs, {Y.shape[1]} labels; scores thresholded at 0.5",
+    )
+
+
+def kin40k_problem(quick: bool = False) -> Problem:
+    from bench.krr_kin40k import load_kin40k, make_split
+
+    X_all, y_all = load_kin40k()
+    split = make_split(X_all, y_all, 4000, seed=0, gp_rows=0)
+    n_train = 1000 if quick else len(split.y_train)
+    return Problem(
+        "kin40k",
+        split.X_train[:n_train],
+        split.y_train[:n_train, None],
+        split.X_test,
+        split.y_test[:, None],
+        nmse_metrics,
+        "nmse",
+        description=f"kin40k, {n_train} training / 4000 test rows (krr_kin40k's split, seed 0, "
+        "standardised), NMSE",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Fitting: one (config, learning rate, leaves) cell -> its points, one per M
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Cell:
+    """A fit setting: rounds to report (ascending), learning rate and leaves per tree."""
+
+    rounds: tuple[int | None, ...]
+    rate: float | None
+    leaves: int | None
+
+
+def _timed(call: Callable[[], Any]) -> tuple[Any, float]:
+    c0 = cpu_seconds()
+    out = call()
+    return out, cpu_seconds() - c0
+
+
+def predict_held_out(
+    problem: Problem, predict: Callable[[np.ndarray], Any]
+) -> tuple[np.ndarray, float, float]:
+    """Predictions (Q, r) of every held-out row, the CPU of predicting the first
+    ``problem.timed_queries`` rows (the one counted) and that of the rest (recorded apart)."""
+    head = len(problem.Xq) if problem.timed_queries is None else problem.timed_queries
+    parts, cpus = [], []
+    for rows in (problem.Xq[:head], problem.Xq[head:]):
+        if len(rows):
+            pred, cpu = _timed(lambda rows=rows: predict(rows))
+            parts.append(np.asarray(pred).reshape(len(rows), -1))
+            cpus.append(cpu)
+        else:
+            cpus.append(0.0)
+    return np.vstack(parts), cpus[0], cpus[1]
+
+
+def _points_from_prefixes(
+    problem: Problem,
+    cell: Cell,
+    fit_cpu_at: Callable[[int], float],
+    predict: Callable[[np.ndarray, int], np.ndarray],
+) -> list[dict[str, Any]]:
+    """Points of a model fitted once with max(rounds): fit CPU up to round M plus the CPU of
+    predicting the held-out rows with its first M rounds."""
+    points = []
+    for m in cell.rounds:
+        assert m is not None
+        pred, predict_cpu, rest_cpu = predict_held_out(problem, lambda X, m=m: predict(X, m))
+        points.append(
+            {
+                "rounds": m,
+                "fit_cpu": fit_cpu_at(m),
+                "predict_cpu": predict_cpu,
+                "predict_cpu_rest": rest_cpu,
+                **problem.metrics(pred, problem.truth),
+            }
+        )
+    return points
+
+
+def fit_okcore(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
+    from okcore import OKBoostRegressor
+
+    def make(m: int | None) -> Any:
+        grid = {"n_estimators": m, "learning_rate": cell.rate, "max_splits": cell.leaves}
+        if grid["max_splits"] is not None:
+            grid["max_splits"] -= 1
+        given = {key: value for key, value in grid.items() if value is not None}
+        return OKBoostRegressor(**params, **given, n_jobs=1, random_state=0)
+
+    # compile this configuration's kernels before timing (numba caches, but loading costs)
+    make(2).set_params(n_estimators=2).fit(problem.X[:200], problem.Y[:200]).predict(problem.Xq[:5])
+    points = []
+    for m in cell.rounds:
+        est = make(m)
+        _, fit_cpu = _timed(lambda est=est: est.fit(problem.X, problem.Y))
+        pred, predict_cpu, rest_cpu = predict_held_out(problem, est.predict)
+        used = est.get_params()
+        points.append(
+            {
+                "rounds": used["n_estimators"],
+                "trees_kept": int(est.n_estimators_),
+                "learning_rate": used["learning_rate"],
+                "leaves": used["max_splits"] + 1,
+                "search": {"max_bins": est.max_bins_, "sketch_dim": est.sketch_dim_},
+                "fit_cpu": fit_cpu,
+                "predict_cpu": predict_cpu,
+                "predict_cpu_rest": rest_cpu,
+                **problem.metrics(pred, problem.truth),
+            }
+        )
+    return points
+
+
+def fit_catboost(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
+    from catboost import CatBoostRegressor
+
+    assert cell.rate is not None and cell.leaves is not None
+    top = max(m for m in cell.rounds if m is not None)
+    shape: dict[str, Any] = (
+        {"max_leaves": cell.leaves}
+        if params.get("grow_policy") == "Lossguide"
+        else {"depth": max(1, round(math.log2(cell.leaves)))}
+    )
+    one = problem.Y.shape[1] == 1
+    est = CatBoostRegressor(
+        iterations=top,
+        learning_rate=cell.rate,
+        loss_function="RMSE" if one else "MultiRMSE",
+        thread_count=1,
+        random_seed=0,
+        verbose=False,
+        allow_writing_files=False,
+        **shape,
+        **params,
+    )
+    clock = Clock()
+
+    class Stamp:
+        def after_iteration(self, info: Any) -> bool:
+            clock.tick()
+            return True
+
+    clock.start()
+    est.fit(problem.X, problem.Y[:, 0] if one else problem.Y, callbacks=[Stamp()])
+    rounds = clock.rounds
+
+    def predict(X: np.ndarray, m: int) -> np.ndarray:
+        return est.predict(X, ntree_end=m)
+
+    return _points_from_prefixes(problem, cell, lambda m: rounds[m - 1][1], predict)
+
+
+def fit_xgboost(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
+    import xgboost as xgb
+
+    assert cell.rate is not None and cell.leaves is not None
+    top = max(m for m in cell.rounds if m is not None)
+    clock = Clock()
+
+    class Stamp(xgb.callback.TrainingCallback):
+        def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+            clock.tick()
+            return False
+
+    est = xgb.XGBRegressor(
+        n_estimators=top,
+        learning_rate=cell.rate,
+        tree_method="hist",
+        multi_strategy="multi_output_tree",
+        grow_policy="lossguide",
+        max_leaves=cell.leaves,
+        max_depth=0,
+        n_jobs=1,
+        random_state=0,
+        callbacks=[Stamp()],
+        **params,
+    )
+    clock.start()
+    est.fit(problem.X, problem.Y)
+    rounds = clock.rounds
+
+    def predict(X: np.ndarray, m: int) -> np.ndarray:
+        return est.predict(X, iteration_range=(0, m))
+
+    return _points_from_prefixes(problem, cell, lambda m: rounds[m - 1][1], predict)
+
+
+def fit_lightgbm(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
+    import lightgbm as lgb
+
+    assert cell.rate is not None and cell.leaves is not None
+    top = max(m for m in cell.rounds if m is not None)
+    settings = {
+        "objective": "regression",
+        "num_leaves": cell.leaves,
+        "learning_rate": cell.rate,
+        "num_threads": 1,
+        "verbose": -1,
+        "deterministic": True,
+        "seed": 0,
+        **params,
+    }
+    clock = Clock()
+    per_round = np.zeros(top)  # CPU of round m summed over the r models
+    boosters = []
+    clock.start()
+    data = lgb.Dataset(problem.X, label=problem.Y[:, 0], params=settings, free_raw_data=False)
+    data.construct()  # inputs binned once for all r models
+    setup = clock.stamp()[1]
+    for col in range(problem.Y.shape[1]):
+        data.set_label(problem.Y[:, col])
+        stamps: list[float] = []
+        start = clock.stamp()[1]
+        boosters.append(
+            lgb.train(
+                settings,
+                data,
+                num_boost_round=top,
+                callbacks=[lambda env, s=stamps: s.append(clock.stamp()[1])],
+            )
+        )
+        per_round += np.diff(np.r_[start, stamps])
+    cumulative = setup + np.cumsum(per_round)
+
+    def predict(X: np.ndarray, m: int) -> np.ndarray:
+        return np.column_stack([b.predict(X, num_iteration=m) for b in boosters])
+
+    return _points_from_prefixes(problem, cell, lambda m: float(cumulative[m - 1]), predict)
+
+
+def fit_hgb(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    assert cell.rate is not None and cell.leaves is not None
+    rounds = [m for m in cell.rounds if m is not None]
+    fit_cpu = np.zeros(len(rounds))
+    predict_cpu = np.zeros(len(rounds))
+    rest_cpu = np.zeros(len(rounds))
+    preds = [np.empty(problem.truth.shape) for _ in rounds]
+    for col in range(problem.Y.shape[1]):
+        est = HistGradientBoostingRegressor(
+            learning_rate=cell.rate,
+            max_leaf_nodes=cell.leaves,
+            early_stopping=False,
+            warm_start=True,
+            random_state=0,
+            **params,
+        )
+        for k, m in enumerate(rounds):  # grown checkpoint to checkpoint
+            est.set_params(max_iter=m)
+            _, cpu = _timed(lambda est=est, col=col: est.fit(problem.X, problem.Y[:, col]))
+            fit_cpu[k:] += cpu  # the fit up to M includes every earlier stretch
+            pred, cpu, rest = predict_held_out(problem, est.predict)
+            preds[k][:, col] = pred[:, 0]
+            predict_cpu[k] += cpu  # the model of M trees predicts: the cost a user pays
+            rest_cpu[k] += rest
+    points = []
+    for k, m in enumerate(rounds):
+        points.append(
+            {
+                "rounds": m,
+                "fit_cpu": float(fit_cpu[k]),
+                "predict_cpu": float(predict_cpu[k]),
+                "predict_cpu_rest": float(rest_cpu[k]),
+                **problem.metrics(preds[k], problem.truth),
+            }
+        )
+    return points
+
+
+def fit_sklearn_loop(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
+    from sklearn.tree import DecisionTreeRegressor
+
+    assert cell.rate is not None and cell.leaves is not None
+    rounds = sorted(m for m in cell.rounds if m is not None)
+    X, Y, Xq = problem.X, problem.Y, problem.Xq
+    fit_cpu = predict_cpu = rest_cpu = 0.0
+    points = []
+    c0 = cpu_seconds()
+    F = np.tile(Y.mean(axis=0), (len(X), 1))
+    fit_cpu += cpu_seconds() - c0
+    Fq = np.tile(Y.mean(axis=0), (len(Xq), 1))
+    for m in range(1, rounds[-1] + 1):
+        c0 = cpu_seconds()
+        tree = DecisionTreeRegressor(max_leaf_nodes=cell.leaves, random_state=0, **params)
+        tree.fit(X, Y - F)
+        F += cell.rate * tree.predict(X).reshape(F.shape)
+        fit_cpu += cpu_seconds() - c0
+        pred, cpu, rest = predict_held_out(problem, tree.predict)
+        Fq += cell.rate * pred
+        predict_cpu += cpu
+        rest_cpu += rest
+        if m in rounds:
+            points.append(
+                {
+                    "rounds": m,
+                    "fit_cpu": fit_cpu,
+                    "predict_cpu": predict_cpu,
+                    "predict_cpu_rest": rest_cpu,
+                    **problem.metrics(Fq, problem.truth),
+                }
+            )
+    return points
+
+
+FITTERS: dict[str, Callable[[Problem, Cell, dict[str, Any]], list[dict[str, Any]]]] = {
+    "okcore": fit_okcore,
+    "catboost": fit_catboost,
+    "xgboost": fit_xgboost,
+    "lightgbm": fit_lightgbm,
+    "hgb": fit_hgb,
+    "sklearn_loop": fit_sklearn_loop,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# The run: grid cells per configuration, frontiers, tables
+# --------------------------------------------------------------------------------------------
+def config_grid(
+    name: str, base: dict[str, tuple], overrides: dict[str, dict[str, tuple]], quick: bool
+) -> dict[str, tuple]:
+    """The run's grid, then the configuration's own keys, then ``--set`` for that name."""
+    grid = {**base, **CONFIGS[name].grid, **overrides.get(name, {})}
+    if quick:  # a configuration's own long grid (early stopping) shrinks too
+        grid["rounds"] = tuple(
+            m if m is None else min(m, max(QUICK_GRID["rounds"])) for m in grid["rounds"]
+        )
+    return grid
+
+
+def cells(grid: dict[str, tuple]) -> list[Cell]:
+    rounds = tuple(sorted(grid["rounds"], key=lambda m: -1 if m is None else m))
+    return [Cell(rounds, rate, leaves) for rate in grid["rates"] for leaves in grid["leaves"]]
+
+
+def pareto(points: Sequence[dict[str, Any]], metric: str, maximize: bool) -> list[dict[str, Any]]:
+    """The points that no cheaper (or equally cheap) point matches: ascending CPU, each
+    better than every point before it."""
+    sign = -1.0 if maximize else 1.0
+    out: list[dict[str, Any]] = []
+    for point in sorted(points, key=lambda q: (q["cpu"], sign * q[metric])):
+        if not out or sign * point[metric] < sign * out[-1][metric]:
+            out.append(point)
+    return out
+
+
+def best_within(
+    points: Sequence[dict[str, Any]], metric: str, maximize: bool, budget: float
+) -> dict[str, Any] | None:
+    inside = [q for q in points if q["cpu"] <= budget]
+    if not inside:
+        return None
+    return (max if maximize else min)(inside, key=lambda q: q[metric])
+
+
+def setting(point: dict[str, Any]) -> str:
+    """M / nu / leaves of a point (the estimator's defaults shown as such)."""
+    parts = [
+        f"M={point['rounds']}"
+        + (
+            f" (kept {point['trees_kept']})"
+            if point.get("trees_kept") not in (None, point["rounds"])
+            else ""
+        ),
+        f"nu={point['learning_rate']}",
+        f"leaves={point['leaves']}",
+    ]
+    return ", ".join(parts)
+
+
+def points_table(results: dict[str, list[dict[str, Any]]], metrics: Sequence[str]) -> str:
+    lines = [
+        "| method | M | nu | leaves | fit CPU s | predict CPU s | CPU s | "
+        + " | ".join(metrics)
+        + " | load before -> after |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(metrics) + "---|",
+    ]
+    for name, points in results.items():
+        for q in points:
+            kept = (
+                f" (kept {q['trees_kept']})"
+                if q.get("trees_kept") not in (None, q["rounds"])
+                else ""
+            )
+            values = " | ".join(f"{q[k]:.4f}" for k in metrics)
+            load = f"{q['load_before'][0]:.2f} -> {q['load_after'][0]:.2f}"
+            lines.append(
+                f"| {name} | {q['rounds']}{kept} | {q['learning_rate']} | {q['leaves']} "
+                f"| {q['fit_cpu']:.2f} | {q['predict_cpu']:.2f} | {q['cpu']:.2f} | {values} | {load} |"
+            )
+    return "\n".join(lines)
+
+
+def frontier_text(results: dict[str, list[dict[str, Any]]], metric: str, maximize: bool) -> str:
+    lines = [f"### Pareto frontiers, {metric} ({'higher' if maximize else 'lower'} is better)", ""]
+    for name, points in results.items():
+        front = pareto(points, metric, maximize)
+        steps = "; ".join(f"{q['cpu']:.2f} s: {q[metric]:.4f} ({setting(q)})" for q in front)
+        lines.append(f"- {name}: {steps}")
+    return "\n".join(lines)
+
+
+def budget_table(
+    results: dict[str, list[dict[str, Any]]], metric: str, maximize: bool, budgets: Sequence[float]
+) -> str:
+    """Best ``metric`` of each method within each CPU budget (— when no point fits)."""
+    lines = [
+        f"### Best {metric} within a CPU budget (s; fit + predict, one thread)",
+        "",
+        "| method | " + " | ".join(f"<= {b:g} s" for b in budgets) + " | best overall (CPU s) |",
+        "|---|" + "---|" * (len(budgets) + 1),
+    ]
+    for name, points in results.items():
+        if not points:
+            continue
+        cols = []
+        for b in budgets:
+            q = best_within(points, metric, maximize, b)
+            cols.append("—" if q is None else f"{q[metric]:.4f}")
+        top = best_within(points, metric, maximize, math.inf)
+        assert top is not None
+        lines.append(
+            f"| {name} | "
+            + " | ".join(cols)
+            + f" | {top[metric]:.4f} ({top['cpu']:.1f} s; {setting(top)}) |"
+        )
+    return "\n".join(lines)
+
+
+def render(payload: dict[str, Any]) -> str:
+    """The budget tables (primary metric first), the frontiers and every point of a run's
+    results (also of a saved JSON: ``--report``)."""
+    results, primary, maximize = payload["results"], payload["primary"], set(payload["maximize"])
+    metrics = [primary, *(m for m in payload["metrics"] if m != primary)]
+    parts = [budget_table(results, m, m in maximize, BUDGETS) for m in metrics]
+    parts.append(frontier_text(results, primary, primary in maximize))
+    parts.append("### Every point\n\n" + points_table(results, payload["metrics"]))
+    return "\n\n".join(parts)
+
+
+def lscpu() -> dict[str, str]:
+    """CPU model, CPU count, cores per socket and sockets, as lscpu reports them."""
+    try:
+        text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    keys = {"Model name", "CPU(s)", "Core(s) per socket", "Socket(s)", "Thread(s) per core"}
+    return {
+        k.strip(): v.strip()
+        for k, _, v in (line.partition(":") for line in text.splitlines())
+        if k.strip() in keys
+    }
+
+
+def parse_set(specs: Sequence[str] | None) -> dict[str, dict[str, tuple]]:
+    """``["xgboost:rounds=300", "hgb:rates=0.1,0.2"]`` -> {"xgboost": {"rounds": (300,)}, ...}."""
+    out: dict[str, dict[str, tuple]] = {}
+    for spec in specs or ():
+        name, _, rest = spec.partition(":")
+        key, _, values = rest.partition("=")
+        if name not in CONFIGS or key not in DEFAULT_GRID or not values:
+            raise SystemExit(
+                f"--set {spec!r}: expected CONFIG:rounds|rates|leaves=V1,V2 with a name of {sorted(CONFIGS)}"
+            )
+        cast = float if key == "rates" else int
+        out.setdefault(name, {})[key] = tuple(cast(v) for v in values.split(","))
+    return out
+
+
+def make_problem(args: argparse.Namespace) -> Problem:
+    if args.problem == "synthetic":
+        if args.quick:
+            return synthetic_problem(args.n or 300, 2000, p=10, r=5)
+        return synthetic_problem(args.n or 4000, args.queries)
+    if args.problem == "yeast":
+        return yeast_problem(args.quick)
+    return kin40k_problem(args.quick)
+
+
+def measure_cell(problem: Problem, config_name: str, cell: Cell) -> dict[str, Any]:
+    """Fit one cell of one configuration on one thread: its points, with the load average
+    before and after, or the error that stopped it (the other cells still run)."""
+    from threadpoolctl import threadpool_limits
+
+    config = CONFIGS[config_name]
+    before, when = load_avg(), time.strftime("%H:%M:%S")
+    try:
+        with threadpool_limits(1):
+            points = FITTERS[config.family](problem, cell, config.params)
+    except Exception as err:  # noqa: BLE001 - reported in the results
+        return {"error": repr(err)[-2000:]}
+    after = load_avg()
+    for q in points:
+        q.setdefault("learning_rate", cell.rate)
+        q.setdefault("leaves", cell.leaves)
+        q.update(
+            cpu=q["fit_cpu"] + q["predict_cpu"],
+            load_before=before,
+            load_after=after,
+            started=when,
+            process=os.getpid(),
+        )
+    return {"points": points}
+
+
+_WORKER_PROBLEM: list[Problem] = []
+
+
+def _init_worker(args: argparse.Namespace) -> None:
+    _WORKER_PROBLEM.append(make_problem(args))
+
+
+def _worker_cell(config_name: str, cell: Cell) -> dict[str, Any]:
+    return measure_cell(_WORKER_PROBLEM[0], config_name, cell)
+
+
+def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--problem", choices=("synthetic", "yeast", "kin40k"), default="synthetic")
+    parser.add_argument("--n", type=int, default=None, help="synthetic: training rows (4000)")
+    parser.add_argument("--queries", type=int, default=100_000, help="synthetic: held-out queries")
+    parser.add_argument(
+        "--configs",
+        nargs="+",
+        choices=tuple(CONFIGS),
+        default=list(CONFIGS),
+        help="configurations to run, started in this order (put the longest first with --jobs)",
+    )
+    parser.add_argument("--rounds", type=int, nargs="+", default=None, help="boosting rounds M")
+    parser.add_argument("--rates", type=float, nargs="+", default=None, help="learning rates")
+    parser.add_argument("--leaves", type=int, nargs="+", default=None, help="leaves per tree")
+    parser.add_argument(
+        "--set",
+        nargs="+",
+        default=None,
+        metavar="CONFIG:KEY=V1,V2",
+        help="one configuration's grid (KEY: rounds, rates or leaves), e.g. xgboost:rounds=300",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="cells fitted at the same time, each in its own one-thread process (the CPU "
+        "seconds of each are its own; the machine's load rises)",
+    )
+    parser.add_argument("--quick", action="store_true", help="tiny sizes and grid: a smoke run")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="print the tables of saved results JSONs (of an interrupted run, or of runs of the "
+        "same problem at the same time, as one table) and write them to the first one's .txt, "
+        "or to <--name>.txt beside it",
+    )
+    parser.add_argument("--name", default=None, help="stem of the results files")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="results folder (default bench/results; bench/out/quick with --quick)",
+    )
+    args = parser.parse_args(argv)
+    if args.report is not None:
+        return report(args.report, args.name)
+    argv_list = list(argv if argv is not None else sys.argv[1:])
+    base = dict(QUICK_GRID if args.quick else DEFAULT_GRID)
+    for key in ("rounds", "rates", "leaves"):
+        if getattr(args, key) is not None:
+            base[key] = tuple(getattr(args, key))
+    overrides = parse_set(args.set)
+    problem = make_problem(args)
+    name = args.name or f"frontier_{problem.name}" + ("_quick" if args.quick else "")
+    out_dir = args.out or (REPO_ROOT / "bench" / ("out/quick" if args.quick else "results"))
+    metrics = list(problem.metrics(problem.truth, problem.truth))
+    info = {**machine(), "lscpu": lscpu(), "catboost": _version("catboost")}
+    printed = Tee()
+    started, cpu_started = time.time(), time.process_time()
+    printed(f"# python -m bench.frontier {' '.join(argv_list)}")
+    printed(
+        f"# started {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; {info['lscpu'].get('Model name', info['cpu'])}, "
+        f"{info['lscpu'].get('CPU(s)', info['nproc'])} CPUs; load average {load_avg()}; nice {os.nice(0)}; "
+        f"okcore at {info['git']}; numpy {info['numpy']}, sklearn {info['sklearn']}, "
+        f"lightgbm {info['lightgbm']}, xgboost {info['xgboost']}, catboost {info['catboost']}"
+    )
+    printed(f"# problem: {problem.description}")
+    printed(
+        f"# one thread everywhere; CPU s = process CPU of fit + predict of "
+        f"{min(len(problem.Xq), problem.timed_queries or len(problem.Xq))} held-out rows "
+        f"(error on all {len(problem.Xq)}); run grid {base}"
+    )
+    results: dict[str, list[dict[str, Any]]] = {}
+    skipped: dict[str, str] = {}
+    failed: dict[str, str] = {}
+    grids: dict[str, dict[str, tuple]] = {}
+    payload: dict[str, Any] = {
+        "problem": problem.name,
+        "description": problem.description,
+        "metrics": metrics,
+        "primary": problem.primary,
+        "maximize": sorted(problem.maximize),
+        "configs": {},
+        "machine": info,
+        "load_average_start": load_avg(),
+        "grids": grids,
+        "skipped": skipped,
+        "failed": failed,
+        "results": results,
+    }
+
+    def save() -> None:
+        save_run(
+            out_dir, name, ["bench.frontier", *argv_list], payload, printed, started, cpu_started
+        )
+
+    tasks: list[tuple[str, Cell]] = []
+    for config_name in args.configs:
+        config = CONFIGS[config_name]
+        payload["configs"][config_name] = {
+            "family": config.family,
+            "params": config.params,
+            "label": config.label,
+        }
+        if importlib.util.find_spec(REQUIRES[config.family]) is None:
+            skipped[config_name] = (
+                f"{REQUIRES[config.family]} not installed (pip install -e '.[bench]')"
+            )
+            printed(f"# skipped {config_name}: {skipped[config_name]}")
+            continue
+        grids[config_name] = grid = config_grid(config_name, base, overrides, args.quick)
+        tasks += [(config_name, cell) for cell in cells(grid)]
+    done: dict[int, dict[str, Any]] = {}
+
+    def record(index: int, outcome: dict[str, Any]) -> None:
+        config_name, cell = tasks[index]
+        if "error" in outcome:
+            failed[f"{config_name} nu={cell.rate} leaves={cell.leaves}"] = outcome["error"]
+            printed(
+                f"# FAILED {config_name} nu={cell.rate} leaves={cell.leaves}: {outcome['error']}"[
+                    :300
+                ]
+            )
+        done[index] = outcome
+        for q in outcome.get("points", []):
+            print(
+                f"{time.strftime('%H:%M:%S')} {config_name} {setting(q)}: CPU {q['cpu']:.2f} s "
+                f"(fit {q['fit_cpu']:.2f}), {problem.primary} {q[problem.primary]:.4f}, "
+                f"load {q['load_after'][0]:.2f}",
+                file=sys.stderr,
+                flush=True,
+            )
+        results.clear()  # in the order of the table of configurations, whatever ended first
+        order = list(CONFIGS)
+        for i in sorted(done, key=lambda i: (order.index(tasks[i][0]), i)):
+            results.setdefault(tasks[i][0], []).extend(done[i].get("points", []))
+        save()
+
+    if args.jobs == 1:
+        for index, (config_name, cell) in enumerate(tasks):
+            record(index, measure_cell(problem, config_name, cell))
+    else:  # cells in worker processes, each building the problem once
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from multiprocessing import get_context
+
+        with ProcessPoolExecutor(
+            args.jobs, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(args,)
+        ) as pool:
+            futures = {
+                pool.submit(_worker_cell, config_name, cell): index
+                for index, (config_name, cell) in enumerate(tasks)
+            }
+            for future in as_completed(futures):
+                record(futures[future], future.result())
+    printed()
+    printed(render(payload))
+    printed()
+    printed(
+        f"load average at the end {load_avg()}; wall time {time.time() - started:.0f} s, "
+        f"CPU time {time.process_time() - cpu_started:.0f} s; results in {out_dir / name}.json"
+    )
+    save()
+    return payload
+
+
+def report(paths: Sequence[Path], name: str | None = None) -> dict[str, Any]:
+    """Tables of saved runs of one problem, merged (their configurations must differ); cells
+    that had not ended when a run stopped are named as missing."""
+    runs = [json.loads(path.read_text()) for path in paths]
+    payload = {**runs[0], "results": {}, "grids": {}}
+    head = [f"# tables re-made from {', '.join(path.name for path in paths)}"]
+    for path, run_ in zip(paths, runs, strict=True):
+        if run_["problem"] != payload["problem"] or set(run_["results"]) & set(payload["results"]):
+            raise SystemExit(f"{path}: another problem, or configurations already reported")
+        payload["results"].update(run_["results"])
+        payload["grids"].update(run_["grids"])
+        head += [
+            f"# {path.name}: {run_['command']}",
+            f"#   machine {run_['machine'].get('lscpu')}; load average at the start "
+            f"{run_['load_average_start']}, at the last save {run_['load_average_end']}; wall "
+            f"time {run_['wall_time_s']} s",
+        ]
+    head.append(f"# problem: {payload['description']}")
+    for config, grid in payload["grids"].items():
+        have = [(q["learning_rate"], q["leaves"]) for q in payload["results"].get(config, [])]
+        missing = [  # None in a grid: the estimator's default, whatever it is
+            (rate, leaves)
+            for rate in grid["rates"]
+            for leaves in grid["leaves"]
+            if not any(rate in (None, a) and leaves in (None, b) for a, b in have)
+        ]
+        if missing:
+            head.append(
+                f"# not measured (the run was stopped first): {config} nu, leaves = {missing}"
+            )
+    order = list(CONFIGS)
+    payload["results"] = dict(sorted(payload["results"].items(), key=lambda kv: order.index(kv[0])))
+    text = "\n".join(head) + "\n\n" + render(payload) + "\n"
+    print(text, end="")
+    out = paths[0].with_name(f"{name}.txt") if name else paths[0].with_suffix(".txt")
+    out.write_text(text)
+    return payload
+
+
+def _version(module: str) -> str | None:
+    try:
+        return str(getattr(__import__(module), "__version__", "?"))
+    except ImportError:
+        return None
+
+
+if __name__ == "__main__":
+    run()
