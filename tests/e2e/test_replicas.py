@@ -122,7 +122,8 @@ def test_a_job_outlives_the_replica_that_submitted_it_and_cancels_from_another(
         job = _until(lambda: _finished(via_b, long["job_id"]))
         assert job["state"] == "cancelled" and job["progress"]["done"] < LONG["n_estimators"]
         assert via_b.model(long["model_id"])["status"] == "cancelled"
-    assert not (store / long["model_id"]).exists()  # no model written
+    # no model written: the model's folder holds its record (status "cancelled") only
+    assert sorted(p.name for p in (store / long["model_id"]).iterdir()) == ["record.json"]
 
 
 def test_killing_the_worker_that_runs_a_job_reruns_it_and_leaves_no_half_written_model(
