@@ -29,7 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench.bench_okcore import make_data  # noqa: E402
+from bench.bench_okcore import make_data, signal_features  # noqa: E402
 from bench.scale_util import Tee, cpu_seconds, load_avg, log, save_run  # noqa: E402
 
 P, R, M, J, NU = 50, 50, 500, 10, 0.1
@@ -42,20 +42,6 @@ MODES: dict[str, dict[str, Any]] = {
 }
 
 
-def _basis(X: np.ndarray) -> np.ndarray:
-    """The eight non-linear features of make_data's signal (checked against it below)."""
-    return np.c_[
-        np.sin(4 * X[:, 0]),
-        X[:, 1] * X[:, 2],
-        (X[:, 3] > 0.5),
-        np.cos(3 * X[:, 4]),
-        X[:, 5] ** 2,
-        np.abs(X[:, 6] - X[:, 7]),
-        X[:, 8],
-        X[:, 9] * X[:, 0],
-    ]
-
-
 def problem(n: int, n_queries: int, seed: int = 0):
     """make_data's training set of size n and ``n_queries`` fresh queries of the same signal
     (its mixing matrix replayed from the same seed)."""
@@ -63,9 +49,9 @@ def problem(n: int, n_queries: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     rng.random((n + 1000, P))
     A = rng.standard_normal((8, R))
-    np.testing.assert_allclose(_basis(Xq_small) @ A, truth_small, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(signal_features(Xq_small) @ A, truth_small, rtol=0, atol=1e-12)
     Xq = np.random.default_rng(seed + 12345).random((n_queries, P))
-    return X, Y, Xq, _basis(Xq) @ A
+    return X, Y, Xq, signal_features(Xq) @ A
 
 
 def fit_and_score(mode: str, X, Y, Xq, truth, seed: int) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from ._validation import (
 from .callbacks import FitProgress, check_callback, report_phase
 from .cost import FitCost, StageCost
 from .exceptions import DataError, OKCoreError, UnknownParameterError
+from .meta import params_repr
 from .outputs import preimage
 from .outputs.kernels import DiffusionKernel, make_kernel
 from .outputs.space import OutputSpace, estimate_factor_cost, estimate_factor_seconds
@@ -238,17 +239,7 @@ class OKEstimator:
         return self
 
     def __repr__(self) -> str:
-        defaults = {
-            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
-        }
-        changed = [
-            f"{k}={v!r}"
-            for k, v in self.get_params().items()
-            if not (
-                v is defaults.get(k) or (isinstance(v, int | float | str) and v == defaults.get(k))
-            )
-        ]
-        return f"{type(self).__name__}({', '.join(changed)})"
+        return params_repr(self, self.get_params())
 
     def __sklearn_tags__(self) -> Any:
         """scikit-learn's estimator tags (scikit-learn >= 1.6 asks for them in ``clone``,

@@ -61,14 +61,18 @@ class MetaEstimator:
         return self
 
     def __repr__(self) -> str:
-        defaults = {
-            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
-        }
-        changed = [
-            f"{k}={v!r}"
-            for k, v in self.get_params(deep=False).items()
-            if not (
-                v is defaults.get(k) or (isinstance(v, str | int | float) and v == defaults.get(k))
-            )
-        ]
-        return f"{type(self).__name__}({', '.join(changed)})"
+        return params_repr(self, self.get_params(deep=False))
+
+
+def params_repr(estimator: Any, params: dict[str, Any]) -> str:
+    """``Name(a=1, b='x')`` with the parameters that differ from the constructor's defaults,
+    as scikit-learn prints an estimator."""
+    defaults = {
+        p.name: p.default for p in inspect.signature(type(estimator).__init__).parameters.values()
+    }
+    changed = [
+        f"{k}={v!r}"
+        for k, v in params.items()
+        if not (v is defaults.get(k) or (isinstance(v, str | int | float) and v == defaults.get(k)))
+    ]
+    return f"{type(estimator).__name__}({', '.join(changed)})"
