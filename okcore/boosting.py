@@ -75,6 +75,7 @@ PAPER_PRESET: dict[str, Any] = {
     "n_iter_no_change": None,
     "sketch_dim": None,
     "max_bins": None,
+    "refine_cuts": False,
     "factor_rank": None,
     "factor_tol": RANK_TOLERANCE,
     "n_landmarks": None,

@@ -221,11 +221,20 @@ def _read_arrays(file: Path, expected: dict) -> dict[str, np.ndarray]:
     return arrays
 
 
+#: Parameters that models saved before them do not list, with the value those models were
+#: grown with (not today's default): a loaded model reports how it was made.
+PARAMETERS_ADDED_SINCE: dict[str, Any] = {"refine_cuts": False, "l2_regularization": 0.0}
+
+
 def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
     cls = CLASSES.get(manifest["estimator"])
     if cls is None:
         raise PersistenceError(f"unknown estimator {manifest['estimator']!r} in manifest")
-    estimator = cls().set_params(**manifest["params"])
+    params = dict(manifest["params"])
+    for name, grown_as in PARAMETERS_ADDED_SINCE.items():  # how older models were grown
+        if name in cls().get_params():
+            params.setdefault(name, grown_as)
+    estimator = cls().set_params(**params)
     estimator.validate_params()
     spec = dict(manifest["kernel"])
     if spec.get("type") == "diffusion":

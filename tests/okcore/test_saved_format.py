@@ -36,13 +36,26 @@ def test_a_refit_without_penalty_is_the_committed_model(name: str) -> None:
     X = rng.normal(size=(40, 3))
     Y = np.column_stack([np.sin(X[:, 0]) + X[:, 1], X[:, 2] ** 2, X[:, 0] * X[:, 1]])
     params = {**committed.get_params(), "l2_regularization": 0.0}
+    assert params["refine_cuts"] is False  # saved before the option: grown without it
     refit = type(committed)(**params).fit(X, Y)
-    for field in ("feature", "threshold", "gain", "impurity", "value", "train_leaf"):
+    for field in ("feature", "threshold", "train_leaf"):  # the same trees, bit for bit
         np.testing.assert_array_equal(
             getattr(refit.ensemble_, field), getattr(committed.ensemble_, field), err_msg=field
         )
+    # node statistics are now summed column by column (the threaded histogram search, the
+    # same order for any thread count): the same numbers up to the last bits
+    for field in ("gain", "impurity", "value"):
+        np.testing.assert_allclose(
+            getattr(refit.ensemble_, field),
+            getattr(committed.ensemble_, field),
+            rtol=1e-12,
+            atol=1e-12,
+            err_msg=field,
+        )
     X_new = np.load(DATA / "expected.npz")["X_new"]
-    np.testing.assert_array_equal(refit.predict_weights(X_new), committed.predict_weights(X_new))
+    np.testing.assert_allclose(
+        refit.predict_weights(X_new), committed.predict_weights(X_new), rtol=0, atol=1e-12
+    )
 
 
 def test_the_paper_preset_grows_the_committed_exact_model() -> None:
