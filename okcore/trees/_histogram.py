@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from ._sparse import csr_find
-from .splitter import FEATURE_THRESHOLD, penalised_gain
+from .splitter import FEATURE_THRESHOLD, centred_cut_gain, penalised_gain
 
 #: Gains within this relative margin are ties, kept by the first candidate (feature order,
 #: then the leftmost cut): dense and CSR inputs sum in different orders, and a genuine tie
@@ -358,13 +358,7 @@ def refine_split(
             continue
         if n_left < min_leaf or n - n_left < min_leaf:
             continue
-        if l2 > 0.0:  # S is centred at mu: the penalised gain as best_split scores it
-            dot = 0.0
-            for c in range(k):
-                dot += S[c] * mu[c]
-            gain = penalised_gain(acc, dot, mu_sq, n_left, n - n_left, l2)
-        else:
-            gain = acc * n / (n_left * (n - n_left))
+        gain = centred_cut_gain(acc, S, mu, mu_sq, n_left, n, l2)  # S is centred at mu
         if gain > best_gain:
             best_left, best_pos, best_gain = n_left, t, gain
     if best_pos < 0:  # cannot happen for a valid split (its edge is a candidate): keep it

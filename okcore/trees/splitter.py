@@ -106,6 +106,20 @@ def penalised_gain(
     )
 
 
+@njit(cache=True, nogil=True)
+def centred_cut_gain(
+    acc: float, SL: np.ndarray, mu: np.ndarray, mu_sq: float, n_left: int, n: int, l2: float
+) -> float:  # pragma: no cover - jit
+    """The gain of one cut from the left rows' sum ``SL`` centred at the node mean ``mu``
+    (``acc`` = ||SL||^2): ||SL||^2 n / (n_L n_R), or :func:`penalised_gain` with ``l2`` > 0."""
+    if l2 > 0.0:
+        dot = 0.0
+        for c in range(SL.shape[0]):
+            dot += SL[c] * mu[c]
+        return penalised_gain(acc, dot, mu_sq, n_left, n - n_left, l2)
+    return acc * n / (n_left * (n - n_left))
+
+
 @njit(cache=True, nogil=True, fastmath=True)
 def best_split_exact(
     order: np.ndarray,
@@ -268,13 +282,7 @@ def best_split_random(
             acc = 0.0
             for c in range(r):
                 acc += SL[c] * SL[c]
-            if l2 > 0.0:
-                dot = 0.0
-                for c in range(r):
-                    dot += SL[c] * mu[c]
-                gain = penalised_gain(acc, dot, mu_sq, n_left, n - n_left, l2)
-            else:
-                gain = acc * n / (n_left * (n - n_left))
+            gain = centred_cut_gain(acc, SL, mu, mu_sq, n_left, n, l2)
             if gain > best_gain:
                 best_f, best_pos, best_thr, best_gain = f, n_left, cut, gain
         if tried == max_features:
