@@ -21,12 +21,12 @@ from fastapi import Request
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service.errors import InvalidRequest, TooLarge, UnsupportedMediaType
 from service.http.arrays import CSR_MEMBERS, DecodeBudget, parse_binary, parse_shape
 from service.http.guards import is_json_media
 from service.http.jsontext import loads
+from service.http.multipart import read_form
 from service.http.tables import (
     EDGE_PARTS,
     declared_header,
@@ -200,17 +200,7 @@ async def _from_multipart(
     request: Request, model_cls: type[BaseModel], max_bytes: int, settings: Any
 ) -> dict[str, Any]:
     max_json = settings.max_json_bytes
-    try:
-        # a part that is not a file is held in memory: capped as a JSON body is
-        form = await request.form(max_files=256, max_fields=256, max_part_size=max_json)
-    except StarletteHTTPException as exc:
-        if "maximum size" in str(exc.detail):
-            raise TooLarge(
-                f"a text part of the multipart request exceeds the limit of {max_json} bytes "
-                "for JSON (OKBOOST_MAX_JSON_BYTES): send large arrays as binary file parts "
-                "(.npy or raw values)"
-            ) from None
-        raise InvalidRequest(f"multipart body cannot be parsed: {exc.detail}") from None
+    form = await read_form(request, max_files=256, max_fields=256, max_text_bytes=max_json)
     try:
         _check_part_names([name for name, _ in form.multi_items()], model_cls)
         json_text = _JsonBudget(max_json, settings.max_json_depth)

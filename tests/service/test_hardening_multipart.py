@@ -9,10 +9,11 @@ import json
 import struct
 import tracemalloc
 import zipfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 import pytest
 from svc_data import TestClient, make_settings
@@ -144,3 +145,95 @@ def test_multipart_requests_within_the_caps_still_work(
     }
     r = client.post("/predict", files=files)
     assert r.status_code == 200, r.text
+
+
+# ---------------------------------------------------------------- text fields
+BOUNDARY = "okboost-test-boundary"
+
+
+def _multipart(parts: list[tuple[str, str | None, bytes]]) -> bytes:
+    """A multipart body of (name, filename or None for a text field, content) parts."""
+    out = []
+    for name, filename, content in parts:
+        disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename else "")
+        out.append(f"--{BOUNDARY}\r\nContent-Disposition: {disposition}\r\n\r\n".encode())
+        out.append(content + b"\r\n")
+    out.append(f"--{BOUNDARY}--\r\n".encode())
+    return b"".join(out)
+
+
+def _post_streamed(client: TestClient, path: str, body: bytes, chunk: int = 64 * 1024) -> Any:
+    """POST ``body`` to the app in chunks of ``chunk`` bytes, as a server receives it from
+    the network (the test client would hand the app the whole body at once)."""
+
+    async def send() -> httpx.Response:
+        async def chunks() -> AsyncIterator[bytes]:
+            for start in range(0, len(body), chunk):
+                yield body[start : start + chunk]
+
+        transport = httpx.ASGITransport(app=client.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            headers = {"content-type": f"multipart/form-data; boundary={BOUNDARY}"}
+            return await http.post(path, content=chunks(), headers=headers)
+
+    assert client.portal is not None  # inside the client's context: the app is started
+    return client.portal.call(send)
+
+
+@pytest.fixture
+def json_8mib(tmp_path: Path) -> Iterator[TestClient]:
+    settings = make_settings(tmp_path, max_request_bytes=64 * MiB, max_json_bytes=8 * MiB)
+    with TestClient(create_app(settings)) as c:
+        yield c
+
+
+def test_a_text_field_over_the_json_cap_is_refused_before_it_is_held(
+    json_8mib: TestClient,
+) -> None:
+    """A 12 MB text field against an 8 MiB JSON cap: refused while it streams, without
+    holding the 8 MiB it was allowed (a form parser that buffers text fields holds it)."""
+    body = _multipart([("json", None, b" " * (12 * MiB))])
+    r, peak = _peak(lambda: _post_streamed(json_8mib, "/predict", body))
+    assert_error(r, 413, "request_too_large", "text part 'json'", "OKBOOST_MAX_JSON_BYTES")
+    assert "as a file part" in r.json()["error"]["message"]
+    assert peak < 4 * MiB, f"{peak / MiB:.1f} MiB allocated while refusing the text field"
+
+
+def test_text_fields_are_bounded_together_while_they_stream(json_8mib: TestClient) -> None:
+    """Four 3 MiB text fields, each under the 8 MiB cap, 12 MiB together."""
+    fields = [(name, None, b"[" + b" " * (3 * MiB) + b"]") for name in ("a", "b", "c", "d")]
+    body = _multipart(fields)
+    r, peak = _peak(lambda: _post_streamed(json_8mib, "/predict", body))
+    assert_error(r, 413, "request_too_large", "text part 'c'", "OKBOOST_MAX_JSON_BYTES")
+    assert peak < 4 * MiB, f"{peak / MiB:.1f} MiB allocated while refusing the text fields"
+
+
+def test_a_text_field_larger_than_the_spool_is_read_whole(
+    client: TestClient, trained: dict[str, Any], graph: Any
+) -> None:
+    """A json text field of 3 MB (spooled to disk past 1 MiB) is read back intact."""
+    request = {"model_id": trained["model_id"], "inputs": graph.features[graph.test].tolist()}
+    text = json.dumps(request).encode() + b" " * (3 * MiB)
+    r = _post_streamed(client, "/predict", _multipart([("json", None, text)]))
+    assert r.status_code == 200, r.text
+    assert len(r.json()["indices"]) == len(graph.test)
+
+
+def test_a_text_field_that_is_not_utf8_is_refused(client: TestClient) -> None:
+    body = _multipart([("json", None, b'{"model_id": "\xff"}')])
+    r = _post_streamed(client, "/predict", body)
+    assert_error(r, 422, "invalid_data", "text part 'json'", "UTF-8")
+
+
+def test_a_part_without_a_name_is_refused(client: TestClient) -> None:
+    body = (
+        f"--{BOUNDARY}\r\nContent-Disposition: form-data\r\n\r\n{{}}\r\n--{BOUNDARY}--\r\n"
+    ).encode()
+    r = _post_streamed(client, "/predict", body)
+    assert_error(r, 422, "invalid_data", "has no name")
+
+
+def test_too_many_text_fields_are_refused(client: TestClient) -> None:
+    body = _multipart([(f"f{i}", None, b"1") for i in range(257)])
+    r = _post_streamed(client, "/predict", body)
+    assert_error(r, 422, "invalid_data", "more than 256 text fields")
