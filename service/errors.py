@@ -123,9 +123,21 @@ class RecordInvalid(ServiceError):
 
 
 class JobRecordInvalid(RecordInvalid):
-    """A stored job record fails validation: the job is left out of GET /jobs."""
+    """A stored job record fails validation: the job is quarantined (listed with the state
+    "invalid", never run or resumed) until DELETE /jobs/{id} removes its record.
+    ``model_id``: the model the record names, when it names one."""
 
     code = "job_invalid"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        details: list[dict[str, Any]] | None = None,
+        model_id: str | None = None,
+    ) -> None:
+        super().__init__(message, details=details)
+        self.model_id = model_id
 
 
 def error_body(

@@ -40,12 +40,14 @@ from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.jobs.manager import JobManager
+from service.jobs.records import QuarantinedJob
 from service.store.model_store import ModelStore
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 UNMATCHED = "unmatched"
-JOB_STATES = ("queued", "running", "done", "failed", "cancelled")
+JOB_STATES = ("queued", "running", "done", "failed", "cancelled", "invalid")
+"""Job states counted by okboost_jobs; "invalid": quarantined, its record fails validation."""
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 TRAINING_BUCKETS = (1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 4 * 3600.0)
 
@@ -62,6 +64,8 @@ class _ServiceCollector(Collector):
         durations = []
         for job in self.jobs.all_jobs():
             by_state[job.state] = by_state.get(job.state, 0) + 1
+            if isinstance(job, QuarantinedJob):
+                continue
             if job.state == "done" and job.started is not None and job.finished is not None:
                 durations.append(max(job.finished - job.started, 0.0))
         states = GaugeMetricFamily(

@@ -23,7 +23,6 @@ file.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
@@ -31,14 +30,13 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
 from service.errors import Busy, JobRecordInvalid, NotFound, RecordInvalid
 from service.jobs.process import child_main, process_context
 from service.jobs.progress import PhasePlan, Progress
-from service.jobs.records import ACTIVE, Job, JobRecords
+from service.jobs.records import ACTIVE, Job, JobRecords, QuarantinedJob
 from service.jobs.task import TrainTask
 from service.store import pagination
 from service.store.ids import new_id, valid_id
@@ -108,8 +106,8 @@ class JobManager(JobRecords):
         self.recover()
 
     # ------------------------------------------------------------ persistence
-    def _read(self, path: Path) -> Job:
-        job = Job.from_record(json.loads(path.read_text(encoding="utf-8")))
+    def _read(self, job_id: str) -> Job:
+        job = self.read_job(job_id)
         self._created[job.job_id] = job.created
         return job
 
@@ -124,8 +122,10 @@ class JobManager(JobRecords):
             if not valid_id(path.stem):
                 continue
             try:
-                job = self._read(path)
-            except (OSError, ValueError, TypeError, KeyError, RecordInvalid) as exc:
+                job = self._read(path.stem)
+            except RecordInvalid:
+                continue  # quarantined (logged): never resumed
+            except (OSError, NotFound) as exc:
                 log.warning("skipping unreadable job record %s: %s", path, exc)
                 continue
             if job.state in ACTIVE and self._abandoned(job):
@@ -190,33 +190,43 @@ class JobManager(JobRecords):
     def get(self, job_id: str) -> Job:
         """A job of this process's pool as it runs, any other as its record says (an active
         one on the cluster checked with the scheduler first: service.jobs.cluster)."""
-        path = self.path(job_id)
+        self.path(job_id)  # 404 for an id that is not one
         with self._lock:
             job = self._jobs.get(job_id)
         if job is not None:
             return job
-        try:
-            job = self._read(path)
-        except FileNotFoundError:
-            raise NotFound(f"unknown job '{job_id}'") from None
-        except ValueError as exc:  # not JSON
-            raise JobRecordInvalid(f"the record of job '{job_id}' is not JSON: {exc}") from None
+        job = self._read(job_id)
         if self.cluster is not None and job.state in ACTIVE:
             return self.cluster.check(job)
         return job
 
-    def all_jobs(self) -> list[Job]:
+    def describe(self, job_id: str) -> Job | QuarantinedJob:
+        """The job (:meth:`get`), or for a quarantined one what GET /jobs reports instead:
+        its id, its model's, the state "invalid", when its record was written and the
+        reason."""
+        try:
+            return self.get(job_id)
+        except JobRecordInvalid as exc:
+            job = self.quarantined(job_id, exc)
+            self._created.setdefault(job_id, job.created)
+            return job
+
+    def all_jobs(self) -> list[Job | QuarantinedJob]:
         jobs, _ = self.page(None, None)
         return jobs
 
-    def page(self, limit: int | None, cursor: str | None) -> tuple[list[Job], str | None]:
-        """Jobs oldest first, ``limit`` of them after ``cursor`` (service.store.pagination); only the
-        records of the page are read (creation times are kept once read)."""
+    def page(
+        self, limit: int | None, cursor: str | None
+    ) -> tuple[list[Job | QuarantinedJob], str | None]:
+        """Jobs oldest first, ``limit`` of them after ``cursor`` (service.store.pagination);
+        only the records of the page are read (creation times are kept once read). A job
+        deleted or unreadable meanwhile is left out, a quarantined one is described as such
+        (:meth:`describe`)."""
         on_disk = {p.stem for p in self.dir.glob("*.json") if valid_id(p.stem)}
         for job_id in on_disk - set(self._created):
             try:
-                self._read(self.path(job_id))
-            except (OSError, ValueError, TypeError, KeyError, RecordInvalid) as exc:
+                self.describe(job_id)
+            except (NotFound, OSError) as exc:
                 log.warning("job %s is not listed, its record cannot be read: %s", job_id, exc)
                 continue
         with self._lock:
@@ -225,15 +235,19 @@ class JobManager(JobRecords):
         jobs = []
         for _, job_id in keys:
             try:
-                jobs.append(self.get(job_id))
-            except (NotFound, OSError, ValueError, TypeError, KeyError, RecordInvalid):
+                jobs.append(self.describe(job_id))
+            except (NotFound, OSError):
                 continue
         return jobs, next_cursor
 
-    def cancel(self, job_id: str) -> Job:
+    def cancel(self, job_id: str) -> Job | QuarantinedJob:
         """Cancel a queued job at once, or ask a running one to stop after its current tree.
-        A job run elsewhere (another replica, the cluster) is asked through its stop file."""
-        job = self.get(job_id)
+        A job run elsewhere (another replica, the cluster) is asked through its stop file.
+        A quarantined job (its record invalid) has its record removed."""
+        try:
+            job = self.get(job_id)
+        except JobRecordInvalid:
+            return self.remove_quarantined(job_id)
         with self._lock:
             ours = self._jobs.get(job_id) is job
             if job.state in ACTIVE and not ours:

@@ -8,7 +8,9 @@ the job: a worker thread of a replica (service.jobs.manager) or a Dask worker
 (service.jobs.cluster). What the API reports is the last record written, so a record on
 disk never lags what a client was told. A cancel for a job that another replica or the
 cluster runs is an empty ``<id>.stop`` file beside the record, which the runner checks
-after every tree.
+after every tree. A record that fails validation (service.schemas.records.JobRecord) is
+quarantined: the job is listed and answered with the state ``invalid`` and the reason
+(:class:`QuarantinedJob`), never run or resumed, until DELETE /jobs/{id} removes the record.
 """
 
 from __future__ import annotations
@@ -31,7 +33,14 @@ from service.store.model_store import ModelStore, write_json_atomic
 
 log = logging.getLogger("okboost.jobs")
 
-__all__ = ["ACTIVE", "Job", "JobRecords", "check_job_record", "failure_reason"]
+__all__ = [
+    "ACTIVE",
+    "Job",
+    "JobRecords",
+    "QuarantinedJob",
+    "check_job_record",
+    "failure_reason",
+]
 
 ACTIVE = ("queued", "running")
 DELETED_REASON = "cancelled: the model was deleted"
@@ -162,6 +171,29 @@ class Job:
         return info
 
 
+@dataclass
+class QuarantinedJob:
+    """A job whose record fails validation, as GET /jobs lists it: its id, the model its
+    record names (when it names a valid one), when the record was last written, and what is
+    wrong with it."""
+
+    job_id: str
+    model_id: str | None
+    created: float
+    error: str
+    state: str = "invalid"
+
+    def info(self, curves: bool = False) -> dict[str, Any]:
+        """The public view (service.schemas.api.InvalidJobInfo); there are no curves."""
+        return {
+            "job_id": self.job_id,
+            "model_id": self.model_id,
+            "state": self.state,
+            "created": self.created,
+            "error": self.error,
+        }
+
+
 def check_job_record(record: Any) -> None:
     """Raise RecordInvalid unless ``record`` is a valid job record."""
     try:
@@ -191,6 +223,7 @@ class JobRecords:
         self.store = store
         self.dir = store.root / "jobs"
         self.dir.mkdir(parents=True, exist_ok=True)
+        self._quarantined: set[str] = set()  # jobs whose invalid record was logged
 
     def path(self, job_id: str) -> Path:
         if not valid_id(job_id):
@@ -204,11 +237,63 @@ class JobRecords:
         job.record = record
 
     def read_job(self, job_id: str) -> Job:
-        """The job as its record says (404 when there is none)."""
+        """The job as its record says: 404 when there is none, JobRecordInvalid (409, the
+        job quarantined) when the record is not JSON, fails validation or names another
+        job."""
         try:
-            return Job.from_record(json.loads(self.path(job_id).read_text(encoding="utf-8")))
+            text = self.path(job_id).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise NotFound(f"unknown job '{job_id}'") from None
+        except UnicodeDecodeError as exc:
+            raise self._invalid(job_id, f"the record is not JSON: {exc}", None) from None
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            raise self._invalid(job_id, f"the record is not JSON: {exc}", None) from None
+        try:
+            JobRecord.model_validate(record)
+        except ValidationError as exc:
+            raise self._invalid(job_id, validation_reason(exc), record) from None
+        if record["job_id"] != job_id:
+            reason = f"the record names job '{str(record['job_id'])[:64]}'"
+            raise self._invalid(job_id, reason, record)
+        return Job.from_record(record)
+
+    def _invalid(self, job_id: str, reason: str, record: Any) -> JobRecordInvalid:
+        """The quarantine of a job whose record fails validation (logged once)."""
+        if job_id not in self._quarantined:
+            self._quarantined.add(job_id)
+            log.warning("job %s is quarantined (listed as invalid): %s", job_id, reason)
+        model_id = record.get("model_id") if isinstance(record, dict) else None
+        return JobRecordInvalid(
+            f"job '{job_id}' is quarantined, its record is invalid ({reason}): it is listed "
+            f"with the state 'invalid' until DELETE /jobs/{job_id} removes its record",
+            details=[{"loc": ["record", job_id], "msg": reason}],
+            model_id=model_id if isinstance(model_id, str) and valid_id(model_id) else None,
+        )
+
+    def quarantined(self, job_id: str, exc: JobRecordInvalid) -> QuarantinedJob:
+        """What GET /jobs reports for a job whose record is invalid (404 once it is gone)."""
+        try:
+            written = self.path(job_id).stat().st_mtime
+        except FileNotFoundError:
+            raise NotFound(f"unknown job '{job_id}'") from None
+        return QuarantinedJob(job_id, exc.model_id, written, str(exc.details[0]["msg"]))
+
+    def remove_quarantined(self, job_id: str) -> QuarantinedJob:
+        """Remove the record of a quarantined job (and a stop request beside it); what it
+        was listed as."""
+        try:
+            self.read_job(job_id)
+        except JobRecordInvalid as exc:
+            job = self.quarantined(job_id, exc)
+        else:
+            raise ValueError(f"job '{job_id}' is not quarantined")
+        self.path(job_id).unlink(missing_ok=True)
+        self.clear_stop(job_id)
+        self._quarantined.discard(job_id)
+        log.warning("job %s: its invalid record was removed", job_id)
+        return job
 
     def request_stop(self, job_id: str) -> None:
         self._stop_path(job_id).touch()

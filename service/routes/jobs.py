@@ -12,7 +12,7 @@ from service.deps import ServicesDep
 from service.routes.models import Cursor, Limit
 from service.routes.openapi import responses
 from service.schemas import examples
-from service.schemas.api import JobInfo, JobList
+from service.schemas.api import InvalidJobInfo, JobInfo, JobList
 from service.store import pagination
 
 router = APIRouter(tags=["jobs"])
@@ -40,7 +40,8 @@ async def list_jobs(
     curves: Curves = False,
 ) -> JSONResponse:
     """Jobs oldest first, `limit` per page; `next_cursor` (null on the last page) asks for
-    the next."""
+    the next. A job whose stored record fails validation is listed with the state `invalid`
+    and the reason (quarantined: never run or resumed)."""
     jobs, next_cursor = await run_in_threadpool(svc.jobs.page, limit, cursor)
     return JSONResponse({"jobs": [job.info(curves) for job in jobs], "next_cursor": next_cursor})
 
@@ -48,22 +49,26 @@ async def list_jobs(
 @router.get(
     "/jobs/{job_id}",
     summary="State, phase, progress and ETA of a training job (loss curves on request)",
-    response_model=JobInfo,
-    responses=responses(200, JobInfo, examples.JOB_INFO, 401, 404, 422),
+    response_model=JobInfo | InvalidJobInfo,
+    responses=responses(200, None, examples.JOB_INFO, 401, 404, 422),
 )
 async def get_job(job_id: JobId, svc: ServicesDep, curves: Curves = False) -> JSONResponse:
-    job = await run_in_threadpool(svc.jobs.get, job_id)
+    """A quarantined job (its stored record fails validation) is answered with the state
+    `invalid` and the reason."""
+    job = await run_in_threadpool(svc.jobs.describe, job_id)
     return JSONResponse(job.info(curves))
 
 
 @router.delete(
     "/jobs/{job_id}",
     summary="Cancel a training job",
-    response_model=JobInfo,
-    responses=responses(200, JobInfo, dict(examples.JOB_INFO, state="cancelled"), 401, 404, 422),
+    response_model=JobInfo | InvalidJobInfo,
+    responses=responses(200, None, dict(examples.JOB_INFO, state="cancelled"), 401, 404, 422),
 )
 async def cancel_job(job_id: JobId, svc: ServicesDep) -> JSONResponse:
     """A queued job is cancelled at once; a running one stops after its current tree
-    (its state stays `running` until then). Finished jobs are left as they are."""
+    (its state stays `running` until then). Finished jobs are left as they are. A
+    quarantined job (state `invalid`) has its record removed: the answer is what it was
+    listed as, and the job is unknown (404) afterwards."""
     job = await run_in_threadpool(svc.jobs.cancel, job_id)
     return JSONResponse(job.info())

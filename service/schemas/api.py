@@ -522,12 +522,27 @@ class JobInfo(BaseModel):
     )
 
 
+class InvalidJobInfo(BaseModel):
+    """A job whose record fails validation: quarantined (never run or resumed), listed with
+    the reason until DELETE /jobs/{id} removes its record."""
+
+    model_config = ConfigDict(json_schema_extra=documented(ex.INVALID_JOB_INFO))
+
+    job_id: str
+    model_id: str | None = Field(
+        description="The model the record names, when it names a well-formed id."
+    )
+    state: Literal["invalid"]
+    created: float = Field(description="Unix time the record file was last written.")
+    error: str = Field(description="What is wrong with the record, field by field.")
+
+
 class JobList(BaseModel):
     model_config = ConfigDict(
         json_schema_extra=documented({"jobs": [ex.JOB_INFO], "next_cursor": None})
     )
 
-    jobs: list[JobInfo]
+    jobs: list[JobInfo | InvalidJobInfo]
     next_cursor: str | None = Field(
         description="Pass as ?cursor= for the next page; null on the last page."
     )

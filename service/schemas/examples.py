@@ -39,6 +39,14 @@ INVALID_MODEL_INFO: dict[str, Any] = {
     "error": "record.json: created: Input should be a valid number",
 }
 
+INVALID_JOB_INFO: dict[str, Any] = {
+    "job_id": JOB_ID,
+    "model_id": MODEL_ID,
+    "state": "invalid",
+    "created": 1763700000.0,
+    "error": "created: Input should be a valid number",
+}
+
 JOB_INFO: dict[str, Any] = {
     "job_id": JOB_ID,
     "model_id": MODEL_ID,

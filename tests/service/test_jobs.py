@@ -23,7 +23,7 @@ import service.jobs.records as job_records
 from service.errors import Busy, JobRecordInvalid, NotFound
 from service.jobs.manager import RESTART_REASON, JobManager
 from service.jobs.progress import CURVE_POINTS, PhasePlan, Progress
-from service.jobs.records import Job, JobRecords
+from service.jobs.records import Job, JobRecords, QuarantinedJob
 from service.store.ids import new_id
 from service.store.model_store import ModelStore
 
@@ -490,7 +490,14 @@ def test_an_invalid_job_record_is_reported_not_a_500(tmp_path: Path) -> None:
     path = tmp_path / "jobs" / f"{done[1].job_id}.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "created": "x"}))
     jobs = JobManager(store)  # a fresh replica: every record from disk
-    assert [j.job_id for j in jobs.all_jobs()] == [done[0].job_id]
+    listed = {job.job_id: job for job in jobs.all_jobs()}
+    assert listed.keys() == {done[0].job_id, done[1].job_id}
+    assert listed[done[0].job_id].state == "done"
+    bad = listed[done[1].job_id]
+    assert isinstance(bad, QuarantinedJob) and bad.state == "invalid"
+    assert bad.model_id == done[1].model_id
+    assert "created: Input should be a valid number" in bad.error
     with pytest.raises(JobRecordInvalid, match="created: Input should be a valid number"):
         jobs.get(done[1].job_id)
+    assert jobs.recover() == []  # never resumed
     jobs.shutdown()

@@ -183,6 +183,49 @@ def test_a_record_corrupted_on_disk_is_quarantined_not_a_500(
         assert [m["model_id"] for m in client.get("/models").json()["models"]] == [good]
 
 
+@pytest.mark.parametrize(
+    ("corrupt", "reason"),
+    [
+        (lambda r: {**r, "created": "x"}, "created: Input should be a valid number"),
+        (lambda r: {**r, "state": "paused"}, "state: Input should be"),
+        (lambda r: {**r, "job_id": "0" * 32}, "the record names job '" + "0" * 32),
+        (lambda r: "{not json", "the record is not JSON"),
+    ],
+)
+def test_a_job_record_corrupted_on_disk_is_quarantined_and_reported(
+    settings: Any, graph: Graph, corrupt: Any, reason: str
+) -> None:
+    """As a model's: listed with the state "invalid" and the reason (never a 500, never
+    left out), answered by GET /jobs/{id}; DELETE /jobs/{id} removes the record."""
+    with TestClient(create_app(settings)) as client:
+        body = diffusion_request(graph, params={**SMALL, "n_estimators": 2}, wait=True)
+        trained = [client.post("/train", json=body).json() for _ in range(2)]
+        good, bad = (t["job_id"] for t in trained)
+        path = settings.model_dir / "jobs" / f"{bad}.json"
+        damaged = corrupt(json.loads(path.read_text()))
+        path.write_text(damaged if isinstance(damaged, str) else json.dumps(damaged))
+
+    with TestClient(create_app(settings)) as client:  # a fresh server: records from disk
+        listing = client.get("/jobs")
+        assert listing.status_code == 200, listing.text
+        jobs = {j["job_id"]: j for j in listing.json()["jobs"]}
+        assert jobs.keys() == {good, bad} and jobs[good]["state"] == "done"
+        assert jobs[bad]["state"] == "invalid" and reason in jobs[bad]["error"]
+        named = None if isinstance(damaged, str) else trained[1]["model_id"]
+        assert jobs[bad]["model_id"] == named
+        one = client.get(f"/jobs/{bad}")
+        assert one.status_code == 200 and one.json() == jobs[bad]
+        assert client.get("/models").status_code == 200
+        metrics = client.get("/metrics").text
+        assert 'okboost_jobs{state="invalid"} 1.0' in metrics
+
+        removed = client.delete(f"/jobs/{bad}")
+        assert removed.status_code == 200 and removed.json() == jobs[bad]
+        assert not path.exists()
+        assert client.get(f"/jobs/{bad}").status_code == 404
+        assert [j["job_id"] for j in client.get("/jobs").json()["jobs"]] == [good]
+
+
 def test_an_invalid_record_is_never_written(tmp_path: Path) -> None:
     store = ModelStore(tmp_path)
     with pytest.raises(ValueError, match="n_train: Input should be a valid integer"):
