@@ -76,9 +76,11 @@ class Settings(BaseSettings):
     max_json_bytes: int = Field(
         64 * 1024 * 1024,
         ge=1024,
-        description="Largest accepted JSON request body in bytes (413 beyond). Parsed JSON "
-        "numbers take about 2.5 times their text in memory, binary parts their size: large "
-        "arrays go as multipart parts (up to max_request_bytes).",
+        description="Largest accepted JSON request body in bytes (413 beyond), and the most "
+        "text the parts of one multipart request parsed as JSON or tables may hold together "
+        "(counted while they stream). Parsed JSON numbers take about 2.5 times their text "
+        "in memory, binary parts their size: large arrays go as multipart parts (up to "
+        "max_request_bytes).",
     )
     max_json_depth: int = Field(
         32,
