@@ -28,6 +28,7 @@ from service.schemas.cv import CVSpec
 from service.schemas.examples import documented
 from service.schemas.params import EVAL_SET_MODELS, ModelName, Params, params_by_model
 from service.schemas.records import JobState, ModelRecord, Phase
+from service.schemas.rules import with_rules
 from service.vertex_ids import VertexIds, as_id_array, as_id_edges, is_id_edges
 
 _NUM = {"type": "number"}
@@ -165,7 +166,9 @@ class LinearKernelSpec(_Model):
 
 
 class RBFKernelSpec(_Model):
-    model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["rbf"]))
+    model_config = ConfigDict(
+        json_schema_extra=with_rules(documented(ex.KERNELS["rbf"]), exclusive=[("sigma", "gamma")])
+    )
 
     type: Literal["rbf"]
     outputs: Outputs = Field(description="N x d output vectors.")
@@ -360,7 +363,13 @@ PREDICT_EXAMPLE = ex.PREDICT
 
 
 class PredictRequest(_Model):
-    model_config = ConfigDict(json_schema_extra=documented(PREDICT_EXAMPLE))
+    model_config = ConfigDict(
+        json_schema_extra=with_rules(
+            documented(PREDICT_EXAMPLE),
+            exclusive=[("candidates", "candidate_gram")],
+            together=[("candidate_gram", "candidate_diag")],
+        )
+    )
 
     model_id: str = Field(description="Id returned by POST /train.")
     inputs: Inputs = Field(description="Q x p inputs to predict for (dense or CSR).")
@@ -380,7 +389,13 @@ class PredictRequest(_Model):
         description="W^F weights over the N training outputs: dense Q x N, or the "
         "`weights_top_k` largest per row as [row, training_index, weight] triples.",
     )
-    weights_top_k: int = Field(10, ge=1, description="Triples per row for weights = sparse.")
+    weights_top_k: int = Field(
+        10,
+        ge=1,
+        le=10000,  # as top_k
+        description="Triples per row for weights = sparse (at most 10,000, as top_k; more "
+        "than N returns all N).",
+    )
     candidates: Outputs | None = Field(
         None, description="C x d candidate outputs to decode against instead of training outputs."
     )

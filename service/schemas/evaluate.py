@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from service.schemas import examples as ex
 from service.schemas.api import Edges, Ids, Inputs, Matrix, Outputs, Vector, documented
+from service.schemas.rules import with_rules
 
 EVALUATE_EXAMPLE = ex.EVALUATE
 
@@ -53,7 +54,12 @@ class EvaluateRequest(BaseModel):
         arbitrary_types_allowed=True,
         allow_inf_nan=False,
         strict=True,
-        json_schema_extra=documented(EVALUATE_EXAMPLE),
+        json_schema_extra=with_rules(
+            documented(EVALUATE_EXAMPLE),
+            exclusive=[("outputs", "gram_cross")],
+            together=[("gram_cross", "gram_diag")],
+            any_of=["outputs", "gram_cross", "edges"],
+        ),
     )
 
     model_id: str = Field(description="Id returned by POST /train.")

@@ -116,10 +116,17 @@ def test_kernel_top_k_edges_over_the_cap_is_a_422(
     assert_error(r, 422, "invalid_data", "Q x top_k", "OKBOOST_MAX_DENSE_VALUES")
 
 
-@pytest.mark.parametrize("route", ["/predict", "/kernel"])
+@pytest.mark.parametrize(
+    ("route", "field", "extra"),
+    [
+        ("/predict", "top_k", {}),
+        ("/kernel", "top_k", {}),
+        ("/predict", "weights_top_k", {"weights": "sparse"}),
+    ],
+)
 def test_top_k_has_one_bound_on_both_routes(
-    capped: TestClient, rbf_model: dict[str, Any], route: str
+    capped: TestClient, rbf_model: dict[str, Any], route: str, field: str, extra: dict[str, Any]
 ) -> None:
-    body = {"model_id": rbf_model["model_id"], "inputs": _inputs(rbf_model, 1), "top_k": 10**6}
-    r = capped.post(route, json=body)
-    assert_error(r, 422, "invalid_data", "top_k", "10000")
+    body = {"model_id": rbf_model["model_id"], "inputs": _inputs(rbf_model, 1), field: 10**6}
+    r = capped.post(route, json={**body, **extra})
+    assert_error(r, 422, "invalid_data", field, "10000")

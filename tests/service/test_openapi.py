@@ -9,6 +9,7 @@ from svc_data import TestClient
 
 from service.schemas import api as schemas
 from service.schemas import examples as ex
+from service.schemas.evaluate import EvaluateRequest
 
 openapi_spec_validator = pytest.importorskip("openapi_spec_validator")
 
@@ -120,3 +121,43 @@ def test_every_json_answer_has_a_schema(spec: dict[str, Any]) -> None:
             json_content = response.get("content", {}).get("application/json")
             if status.startswith("2") and json_content is not None:
                 assert "schema" in json_content, (key, status)
+
+
+@pytest.mark.parametrize(
+    ("model", "body", "message"),
+    [
+        (
+            schemas.PredictRequest,
+            {"candidates": [[0.0]], "candidate_gram": [[0.0]], "candidate_diag": [1.0]},
+            "not both",
+        ),
+        (schemas.PredictRequest, {"candidate_gram": [[0.0]]}, "go together"),
+        (schemas.PredictRequest, {"candidate_diag": [1.0]}, "go together"),
+        (
+            EvaluateRequest,
+            {"outputs": [[0.0]], "gram_cross": [[0.0]], "gram_diag": [1.0]},
+            "not both",
+        ),
+        (EvaluateRequest, {"gram_diag": [1.0]}, "go together"),
+        (EvaluateRequest, {}, "outputs"),
+    ],
+)
+def test_the_schema_states_the_cross_field_rules(
+    model: type[Any], body: dict[str, Any], message: str
+) -> None:
+    """A request the validators refuse for a rule between fields is refused by the schema
+    too, and one the schema allows (null counts as not given) is accepted."""
+    from jsonschema import Draft202012Validator
+
+    base = {"model_id": "0" * 32, "inputs": [[0.0]]}
+    schema = model.model_json_schema()
+    assert not Draft202012Validator(schema).is_valid({**base, **body})
+    with pytest.raises(ValueError, match=message):
+        model.model_validate({**base, **body})
+    allowed = {
+        **base,
+        **{k: None for k in body},
+        **({"edges": None, "outputs": [[0.0]]} if model is EvaluateRequest else {}),
+    }
+    assert Draft202012Validator(schema).is_valid(allowed)
+    model.model_validate(allowed)
