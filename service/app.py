@@ -23,7 +23,7 @@ import okcore
 from service import __version__
 from service.config import Settings
 from service.deps import Services, require_token
-from service.errors import NotFound, ServiceError, UnknownModel, error_body
+from service.errors import NotFound, ServiceError, UnknownJob, UnknownModel, error_body
 from service.http.bodies import from_validation_error
 from service.http.docs_pages import create_offline_docs_app
 from service.http.guards import (
@@ -123,11 +123,24 @@ def _unknown_model(exc: UnknownModel, jobs: JobManager) -> ServiceError:
     )
 
 
+def _unknown_job(exc: UnknownJob, store: ModelStore) -> ServiceError:
+    """The 404 of an unknown job id, saying so when the id is a model's."""
+    if not store.record_path(exc.job_id).exists():
+        return exc
+    return NotFound(
+        f"'{exc.job_id}' is the id of a model, not of a training job: GET "
+        f"/models/{exc.job_id} describes the model, and its job_id names the job that "
+        "trained it"
+    )
+
+
 def _install_error_handlers(app: FastAPI) -> None:
     async def service_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ServiceError)
         if isinstance(exc, UnknownModel):
             exc = _unknown_model(exc, request.app.state.services.jobs)
+        elif isinstance(exc, UnknownJob):
+            exc = _unknown_job(exc, request.app.state.services.store)
         return JSONResponse(exc.body(), exc.status, headers=exc.headers or None)
 
     async def okcore_error(_: Request, exc: Exception) -> JSONResponse:

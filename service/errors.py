@@ -58,6 +58,14 @@ class UnknownModel(NotFound):
         self.model_id = model_id
 
 
+class UnknownJob(NotFound):
+    """No job has this (well-formed) id; ``job_id`` lets the app say what the id is."""
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(f"unknown job '{job_id}'")
+        self.job_id = job_id
+
+
 class NotReady(ServiceError):
     """The model exists but cannot answer yet (training) or ever (failed)."""
 

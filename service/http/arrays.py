@@ -299,9 +299,16 @@ def to_npy_bytes(arr: Any) -> bytes:
     return buf.getvalue()
 
 
-def _describe_position(arr: np.ndarray) -> str:
-    bad = np.argwhere(~np.isfinite(arr))[0]
-    return "[" + ", ".join(str(int(i)) for i in bad) + "]"
+def _non_finite(name: str, arr: np.ndarray) -> str:
+    """Where the first non-finite value of ``arr`` is, and for a matrix the fix."""
+    bad = [int(i) for i in np.argwhere(~np.isfinite(arr))[0]]
+    message = f"{name} contains NaN, infinite or null values (first at {bad})"
+    if len(bad) == 2:
+        message += (
+            f": row {bad[0]}, column {bad[1]}; a missing value cannot be sent, fill it in "
+            f"(impute) or drop row {bad[0]} before sending"
+        )
+    return message
 
 
 def _entry_problem(entry: Any, where: str, row: int | None) -> str | None:
@@ -379,9 +386,7 @@ def as_float_array(
     if arr.size == 0 or arr.shape[0] == 0:
         raise ValueError(f"{name} must not be empty: got shape {list(arr.shape)}")
     if not np.isfinite(arr).all():
-        raise ValueError(
-            f"{name} contains NaN, infinite or null values (first at {_describe_position(arr)})"
-        )
+        raise ValueError(_non_finite(name, arr))
     return arr
 
 
@@ -552,9 +557,6 @@ def as_input_matrix(value: Any, name: str) -> Any:
         if value.size == 0:
             raise ValueError(f"{name} must not be empty: got shape {list(value.shape)}")
         if value.dtype.kind == "f" and not np.isfinite(value).all():
-            raise ValueError(
-                f"{name} contains NaN, infinite or null values (first at "
-                f"{_describe_position(value)})"
-            )
+            raise ValueError(_non_finite(name, value))
         return value
     return as_float_array(value, name, 2)

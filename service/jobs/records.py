@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from service.errors import JobRecordInvalid, NotFound, ServiceError
+from service.errors import JobRecordInvalid, NotFound, ServiceError, UnknownJob
 from service.jobs.progress import Progress
 from service.schemas.records import JobRecord, validation_reason
 from service.store.ids import valid_id
@@ -243,7 +243,7 @@ class JobRecords:
         try:
             text = self.path(job_id).read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise NotFound(f"unknown job '{job_id}'") from None
+            raise UnknownJob(job_id) from None
         except UnicodeDecodeError as exc:
             raise self._invalid(job_id, f"the record is not JSON: {exc}", None) from None
         try:
@@ -277,7 +277,7 @@ class JobRecords:
         try:
             written = self.path(job_id).stat().st_mtime
         except FileNotFoundError:
-            raise NotFound(f"unknown job '{job_id}'") from None
+            raise UnknownJob(job_id) from None
         return QuarantinedJob(job_id, exc.model_id, written, str(exc.details[0]["msg"]))
 
     def remove_quarantined(self, job_id: str) -> QuarantinedJob:

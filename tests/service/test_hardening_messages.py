@@ -66,3 +66,19 @@ def test_no_lock_is_kept_per_unknown_model_id(client: TestClient) -> None:
         r = _predict(client, f"{i:032x}", [[0.0, 0.0, 0.0, 0.0]])
         assert r.status_code == 404
     assert store._load_locks == {}
+
+
+def test_a_model_id_sent_as_a_job_id_says_where_to_look(
+    client: TestClient, trained: dict[str, Any]
+) -> None:
+    model_id = trained["model_id"]
+    for answer in (client.get(f"/jobs/{model_id}"), client.delete(f"/jobs/{model_id}")):
+        assert_error(answer, 404, "not_found", "is the id of a model", f"/models/{model_id}")
+    unknown = "f" * 32
+    assert_error(client.get(f"/jobs/{unknown}"), 404, "not_found", f"unknown job '{unknown}'")
+
+
+def test_a_null_value_names_row_column_and_fix(client: TestClient, trained: dict[str, Any]) -> None:
+    inputs = [[0.0, 1.0, 2.0, 3.0], [0.0, 1.0, None, 3.0]]
+    r = _predict(client, trained["model_id"], inputs)
+    assert_error(r, 422, "invalid_data", "row 1, column 2", "impute", "drop row 1")
