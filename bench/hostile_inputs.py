@@ -218,6 +218,12 @@ def attacks(http: httpx.Client, model: dict[str, Any], archive: bytes) -> Iterat
     text = json.dumps({"model_id": mid, "inputs": [row] * (100 * MB // (6 * p))})
     yield ("json_part_over_json_cap", f"{len(text) / MB:.0f} MB multipart json part",
            post("/predict", files={"json": (None, text)}))  # fmt: skip
+    fields = {"json": (None, json.dumps({"model_id": mid}))}
+    fields.update({f"inputs{i}": (None, "[" + " " * (30 * MB) + "]") for i in ("", "2")})
+    fields["candidates"] = (None, "[" + " " * (30 * MB) + "]")
+    yield ("text_fields_over_json_cap", "3 text fields of 30 MB, each under the JSON cap",
+           post("/predict", files=fields))  # fmt: skip
+    del fields
     yield ("json_body_over_json_cap", f"{len(text) / MB:.0f} MB JSON body",
            post("/predict", content=text, headers={"content-type": "application/json"}))  # fmt: skip
     yield ("cross_site_import", "text/plain archive from a page of another site",
