@@ -52,6 +52,7 @@ class _Reader:
     files: int = 0
     fields: int = 0
     text_bytes: int = 0
+    ended: bool = False  # the closing boundary was read
     _headers: list[tuple[bytes, bytes]] = field(default_factory=list)
     _header_name: bytes = b""
     _header_value: bytes = b""
@@ -121,6 +122,9 @@ class _Reader:
     def on_part_end(self) -> None:
         self._current = None
 
+    def on_end(self) -> None:
+        self.ended = True
+
 
 def _charset(content_type: str) -> str:
     _, params = parse_options_header(content_type)
@@ -157,6 +161,7 @@ async def read_form(
         "on_header_value": reader.on_header_value,
         "on_header_end": reader.on_header_end,
         "on_headers_finished": reader.on_headers_finished,
+        "on_end": reader.on_end,
     }
     try:
         parser = MultipartParser(boundary, callbacks)  # type: ignore[arg-type]
@@ -167,6 +172,12 @@ async def read_form(
                     await upload.write(data)
                 reader.pending.clear()
         parser.finalize()
+        if not reader.ended:
+            last = f" inside part '{reader.parts[-1][0][:80]}'" if reader.parts else ""
+            raise InvalidRequest(
+                f"multipart body cannot be parsed: it ends{last} before its closing boundary "
+                "(a truncated upload?): send the whole body"
+            )
         items: list[tuple[str, str | UploadFile]] = []
         for name, part in reader.parts:
             await part.upload.seek(0)

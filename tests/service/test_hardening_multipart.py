@@ -237,3 +237,10 @@ def test_too_many_text_fields_are_refused(client: TestClient) -> None:
     body = _multipart([(f"f{i}", None, b"1") for i in range(257)])
     r = _post_streamed(client, "/predict", body)
     assert_error(r, 422, "invalid_data", "more than 256 text fields")
+
+
+def test_a_body_cut_before_its_closing_boundary_is_refused(client: TestClient) -> None:
+    body = _multipart([("json", None, b'{"model_id": "' + b"0" * 32 + b'"}')])
+    cut = body[: body.rindex(f"--{BOUNDARY}--".encode())]
+    r = _post_streamed(client, "/predict", cut[:-10])
+    assert_error(r, 422, "invalid_data", "inside part 'json'", "closing boundary")
