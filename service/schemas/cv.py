@@ -132,7 +132,9 @@ class CVCandidate(BaseModel):
         examples=[ex.CV_RESULT["table"][0]["params"]],
     )
     iteration: int | None = Field(
-        None, description="Halving: the iteration of this row (0 first); absent otherwise."
+        None,
+        description="Halving: the iteration of this row (0 first); absent otherwise.",
+        examples=[0],
     )
 
 
