@@ -253,3 +253,30 @@ def test_halving_refuses_n_estimators_in_the_grid_and_unknown_searches():
         grid_search(OKBoostRegressor(**SMALL), {"n_estimators": [5, 10]}, X, Y, search="halving")
     with pytest.raises(DataError, match='search must be "grid" or "halving"'):
         grid_search(OKBoostRegressor(**SMALL), {"max_splits": [1]}, X, Y, search="random")
+
+
+@pytest.mark.parametrize(
+    ("n_candidates", "max_resources", "factor"), [(27, 243, 3), (10, 100, 3), (9, 5, 3), (7, 64, 2)]
+)
+def test_the_halving_schedule_is_scikit_learns(n_candidates, max_resources, factor):
+    from sklearn.base import BaseEstimator, RegressorMixin
+    from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+    from sklearn.model_selection import HalvingGridSearchCV
+
+    class Free(RegressorMixin, BaseEstimator):
+        def __init__(self, a=0, n_estimators=1):
+            self.a, self.n_estimators = a, n_estimators
+
+        def fit(self, X, y):
+            return self
+
+        def predict(self, X):
+            return np.zeros(len(X))
+
+    X, y = np.random.default_rng(0).random((30, 2)), np.arange(30.0)
+    search = HalvingGridSearchCV(
+        Free(), {"a": list(range(n_candidates))}, resource="n_estimators", factor=factor,
+        max_resources=max_resources, cv=2,
+    ).fit(X, y)  # fmt: skip
+    expected = list(zip(search.n_candidates_, search.n_resources_, strict=True))
+    assert halving_schedule(n_candidates, max_resources, factor) == expected
