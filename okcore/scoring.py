@@ -194,12 +194,6 @@ def available_scores(form: str, Y: Any = None) -> tuple[str, ...]:
     )
 
 
-def greater_is_better(name: str) -> bool:
-    """Whether a higher value of the named score is better (callables: always)."""
-    scorer = SCORERS.get(name)
-    return True if scorer is None else scorer.greater_is_better
-
-
 def _is_labels(Y: Any) -> bool:
     return Y is not None and bool(np.isin(np.asarray(Y), (0, 1)).all())
 
