@@ -371,13 +371,12 @@ def search_fits(estimator: Any, candidates: Sequence[Mapping[str, Any]]) -> list
     candidate, except that candidates differing only in ``n_estimators`` share the fit with
     the largest value when the estimator's stages are refits (:func:`first_stages`); the
     others are scored on its first stages. The search runs each fit on every fold."""
-    base = estimator.get_params()
     groups: dict[str, list[int]] = {}
     order: list[str] = []
     for c, params in enumerate(candidates):
         staged = RESOURCE in params and _stages_are_refits(_clone(estimator).set_params(**params))
-        key = repr(sorted((k, repr(v)) for k, v in params.items() if k != RESOURCE or not staged))
-        key = f"{staged}:{key}"
+        others = sorted((k, repr(v)) for k, v in params.items() if k != RESOURCE)
+        key = repr(others) if staged else f"alone {c}"
         if key not in groups:
             groups[key] = []
             order.append(key)
@@ -388,7 +387,7 @@ def search_fits(estimator: Any, candidates: Sequence[Mapping[str, Any]]) -> list
         if len(members) == 1:
             fits.append(SearchFit(dict(candidates[members[0]]), ((members[0], None),)))
             continue
-        trees = [int(candidates[c].get(RESOURCE, base[RESOURCE])) for c in members]
+        trees = [int(candidates[c][RESOURCE]) for c in members]
         largest = members[int(np.argmax(trees))]
         fits.append(
             SearchFit(
@@ -409,12 +408,12 @@ def halving_schedule(
 
     Iteration i fits ceil(n_{i-1} / factor) candidates (n_0 = ``n_candidates``) with
     ``min_resources`` * factor^i trees (at most ``max_resources``); the best 1/factor go on.
-    The iterations are as many as needed to leave at most ``factor`` candidates (1 + the
+    The iterations are as many as needed to leave fewer than ``factor`` candidates (1 + the
     largest k with factor^k <= n_candidates), fewer when the resources run out first
     (1 + the largest k with factor^k <= max_resources // min_resources). ``"exhaust"``: the
-    smallest number of trees such that the last iteration uses as many as possible,
-    max(1, max_resources // factor^(iterations needed - 1)). Total fits per fold: the sum of
-    the candidates; trees: the sum of candidates x trees, about (iterations) x
+    first iteration's trees chosen so that the last needed iteration gets as many as
+    possible, max(1, max_resources // factor^(iterations needed - 1)). Total fits per fold:
+    the sum of the candidates; trees: the sum of candidates x trees, about (iterations) x
     ``n_candidates`` x ``min_resources`` instead of a full grid's
     ``n_candidates`` x ``max_resources``.
     """

@@ -280,3 +280,8 @@ def test_the_halving_schedule_is_scikit_learns(n_candidates, max_resources, fact
     ).fit(X, y)  # fmt: skip
     expected = list(zip(search.n_candidates_, search.n_resources_, strict=True))
     assert halving_schedule(n_candidates, max_resources, factor) == expected
+
+
+def test_equal_candidates_of_an_estimator_without_stages_are_fitted_each():
+    fits = search_fits(OK3Regressor(), [{"max_splits": 2}, {"max_splits": 2}])
+    assert [f.scores for f in fits] == [((0, None),), ((1, None),)]
