@@ -139,7 +139,9 @@ class OKBoostClient:
 
         ``cv``: K-fold cross-validation before the final fit, e.g. ``{"folds": 5, "grid":
         {"max_splits": [2, 8]}, "scoring": "auc", "random_state": 0}``; the best grid values
-        are fitted on all rows and the model record's ``cv`` holds the table."""
+        are fitted on all rows and the model record's ``cv`` holds the table. Any score name
+        of the service's ``cv.scoring`` (e.g. ``["f1", "ranking_loss"]`` for 0/1 label rows)
+        and ``"search": "halving"`` (candidates raced over ``n_estimators``) pass as given."""
         inputs, ids = table_inputs(inputs, ids)
         kernel = {
             k: (pairs(v) if k == "edges" else np.asarray(v) if k in ("gram", "outputs") else v)

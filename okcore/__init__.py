@@ -4,7 +4,7 @@ Geurts, Wehenkel & d'Alché-Buc, "Gradient boosting for kernelized output spaces
 numpy / scipy / numba only; never imports the web stack.
 """
 
-from . import bipartite, metrics, model_selection
+from . import bipartite, metrics, model_selection, scoring
 from .base import FITTED_ATTRIBUTES, FittedEnsemble, OKEstimator
 from .boosting import OKBoostRegressor
 from .callbacks import EarlyStopping, FitProgress
@@ -98,4 +98,5 @@ __all__ = [
     "metrics",
     "model_selection",
     "save",
+    "scoring",
 ]

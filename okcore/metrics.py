@@ -65,15 +65,31 @@ def edge_auc(scores: Any, truth: Any) -> float:
     return float((ranks[t].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
-def network_auc(k_new_new: Any, k_new_known: Any, adj_new_new: Any, adj_new_known: Any) -> float:
-    """Edge AUC over every pair with at least one new vertex (paper section 3): the
-    new-new pairs above the diagonal and all new-known pairs, scored by predicted kernels."""
+def network_pairs(
+    k_new_new: Any, k_new_known: Any, adj_new_new: Any, adj_new_known: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, 0/1 truth) of every pair with at least one new vertex (paper section 3): the
+    new-new pairs above the diagonal, then all new-known pairs, scored by predicted kernels."""
     S1, A1 = np.asarray(k_new_new, float), np.asarray(adj_new_new)
     S2, A2 = np.asarray(k_new_known, float), np.asarray(adj_new_known)
     if S1.shape != A1.shape or S2.shape != A2.shape or S1.shape[0] != S2.shape[0]:
         raise DataError("kernel and adjacency blocks must have matching shapes")
     upper = np.triu_indices(S1.shape[0], k=1)
-    return edge_auc(np.r_[S1[upper], S2.ravel()], np.r_[A1[upper], A2.ravel()])
+    return np.r_[S1[upper], S2.ravel()], np.r_[A1[upper], A2.ravel()]
+
+
+def network_auc(k_new_new: Any, k_new_known: Any, adj_new_new: Any, adj_new_known: Any) -> float:
+    """Edge AUC over every pair with at least one new vertex (:func:`network_pairs`)."""
+    return edge_auc(*network_pairs(k_new_new, k_new_known, adj_new_new, adj_new_known))
+
+
+def network_average_precision(
+    k_new_new: Any, k_new_known: Any, adj_new_new: Any, adj_new_known: Any
+) -> float:
+    """:func:`average_precision` of the edges over every pair with at least one new vertex
+    (:func:`network_pairs`): the area under the precision-recall curve, which unlike the
+    AUC weighs the top of the ranking, where sparse graphs' few edges must be found."""
+    return average_precision(*network_pairs(k_new_new, k_new_known, adj_new_new, adj_new_known))
 
 
 # --------------------------------------------------------------------------------------------

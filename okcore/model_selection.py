@@ -12,10 +12,16 @@ Outputs come in three forms, and each splits differently into folds:
   scored by the edge AUC over every pair with at least one test vertex (new-new pairs from
   predicted kernels, new-known pairs from predicted kernels against the training vertices).
 
-Scores: "err_phi" (mean ||phi(y) - F(x)||^2, eq. 7), "err_y" (the pre-image's kernel loss,
-eq. 8), "r2" (the kernelized R^2 of :meth:`score`), "auc" (graphs only), "auc_known" (graphs:
-new-known pairs scored against the training vertices' own outputs, ``predict_kernel_train``).
-Lower is better for the errors, higher for the others.
+Scores: any named score of :mod:`okcore.scoring` that applies to the outputs' form ("err_phi",
+"err_y", "r2"; for graphs "auc", "auc_known", "average_precision"; for 0/1 vectors "auroc",
+"average_precision", "f1" and the multi-label measures), each knowing whether higher is
+better, or a callable ``scorer(estimator, X_test, y_test)`` (higher is better).
+
+Candidates that differ only in ``n_estimators`` share one fit per fold at the largest value
+when the estimator's stages never look ahead (OKBoost, boosted KRR without reweighting, no
+early stopping): the others are scored on its first stages (:func:`first_stages`), which are
+exactly the refits' models. ``search="halving"`` races the candidates by successive halving
+over the number of trees (:func:`halving_schedule`).
 
 Folds run in turn, or in joblib threads with ``n_jobs`` (each task gets its own estimator clone).
 Under ``joblib.parallel_config(backend="dask")`` with a ``distributed.Client`` every
@@ -27,6 +33,7 @@ index of its (candidate, fold) task, so a caller can report progress across the 
 
 from __future__ import annotations
 
+import copy
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,22 +42,17 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed
 
-from . import metrics
 from ._shipping import nbytes_with_arrays
 from ._validation import check_random_state
 from .callbacks import FitProgress
 from .exceptions import DataError
 from .outputs.graph import sparse_adjacency
 from .outputs.kernels import DiffusionKernel, make_kernel
+from .scoring import BoundScorer, FoldTruth, check_scoring
 
-#: Scores where larger is better; the others are losses.
-MAXIMIZED = frozenset({"r2", "auc", "auc_known"})
-VECTOR_SCORES = ("err_phi", "err_y", "r2")
 #: Graph AUCs score every (test vertex, vertex) pair from dense predicted kernels: refused
 #: beyond this many pairs (1.6 GB of float64) with a message instead of running out of memory.
 MAX_PAIR_VALUES = 200_000_000
-GRAM_SCORES = ("err_phi", "err_y")
-GRAPH_SCORES = ("auc", "auc_known")
 #: ``callback(task, progress)`` of :func:`cross_validate` and :func:`grid_search`.
 SearchCallback = Callable[[int, FitProgress], object]
 
@@ -139,10 +141,12 @@ class Outputs:
         assert self.Y is not None
         return self.Y
 
-    def default_scoring(self) -> tuple[str, ...]:
+    @property
+    def form(self) -> str:
+        """ "vectors", "gram" or "graph" (:data:`okcore.scoring.FORMS`)."""
         if self.graph is not None:
-            return GRAPH_SCORES
-        return GRAM_SCORES if self.gram is not None else VECTOR_SCORES
+            return "graph"
+        return "gram" if self.gram is not None else "vectors"
 
     def fit(
         self, estimator: Any, X: Any, train: np.ndarray, n_samples: int, callback: Any = None
@@ -159,10 +163,8 @@ class Outputs:
             return estimator.fit(X[train], kernel=kernel, **report)
         return estimator.fit(X[train], self.vectors[train], kernel=self.kernel, **report)
 
-    def score(self, estimator: Any, X: Any, train: np.ndarray, test: np.ndarray,
-              n_samples: int, names: Sequence[str]) -> dict[str, float]:  # fmt: skip
-        """The scores ``names`` of a fitted fold on its test rows."""
-        Xt = X[test]
+    def truth(self, X: Any, train: np.ndarray, test: np.ndarray, n_samples: int) -> FoldTruth:
+        """What the test rows of a fold are scored against (:class:`~okcore.scoring.FoldTruth`)."""
         if self.graph is not None:
             pairs = len(test) * n_samples
             if pairs > MAX_PAIR_VALUES:
@@ -172,47 +174,27 @@ class Outputs:
                     "score a sample of the vertices"
                 )
             A = sparse_adjacency(self.graph_edges, n_samples)
-            a_nn, a_nk = A[test][:, test].toarray(), A[test][:, train].toarray()
-            k_nn = estimator.predict_kernel(Xt)
-            out = {}
-            if "auc" in names:
-                k_nk = estimator.predict_kernel(Xt, X[train])
-                out["auc"] = metrics.network_auc(k_nn, k_nk, a_nn, a_nk)
-            if "auc_known" in names:
-                out["auc_known"] = metrics.network_auc(
-                    k_nn, estimator.predict_kernel_train(Xt), a_nn, a_nk
-                )
-            return out
+            return FoldTruth(
+                adjacency_test=A[test][:, test].toarray(),
+                adjacency_train=A[test][:, train].toarray(),
+                X_train=X[train],
+            )
         if self.gram is not None:
-            truth = {"gram_cross": self.gram[np.ix_(test, train)],
-                     "gram_diag": np.diag(self.gram)[test]}  # fmt: skip
-        else:
-            truth = {"Y": self.vectors[test]}
-        scorers = {
-            "err_phi": lambda: metrics.err_phi(estimator, Xt, **truth),
-            "err_y": lambda: metrics.err_y(estimator, Xt, **truth),
-            "r2": lambda: estimator.score(Xt, truth["Y"]),
-        }
-        return {name: float(scorers[name]()) for name in names}
+            return FoldTruth(
+                gram_cross=self.gram[np.ix_(test, train)], gram_diag=np.diag(self.gram)[test]
+            )
+        return FoldTruth(Y=self.vectors[test])
+
+    def score(self, estimator: Any, X: Any, train: np.ndarray, test: np.ndarray,
+              n_samples: int, scorers: Mapping[str, BoundScorer]) -> dict[str, float]:  # fmt: skip
+        """The scores of a fitted fold on its test rows, by name."""
+        truth = self.truth(X, train, test, n_samples)
+        Xt = X[test]
+        return {name: scorer(estimator, Xt, truth, self.form) for name, scorer in scorers.items()}
 
 
-def _check_scoring(outputs: Outputs, scoring: str | Sequence[str] | None) -> tuple[str, ...]:
-    names = outputs.default_scoring() if scoring is None else scoring
-    names = (names,) if isinstance(names, str) else tuple(names)
-    allowed = outputs.default_scoring()
-    bad = [name for name in names if name not in allowed]
-    if bad or not names:
-        form = (
-            "graph"
-            if outputs.graph is not None
-            else "Gram"
-            if outputs.gram is not None
-            else "vector"
-        )
-        raise DataError(
-            f"scoring {bad or names!r} is not available for {form} outputs; use some of {list(allowed)}"
-        )
-    return names
+def _check_scoring(outputs: Outputs, scoring: Any) -> dict[str, BoundScorer]:
+    return check_scoring(scoring, outputs.form, outputs.Y)
 
 
 @dataclass(frozen=True)
@@ -229,10 +211,18 @@ class _TaskReport:
 
 
 def _fold_scores(estimator: Any, X: Any, outputs: Outputs, train: np.ndarray,
-                 test: np.ndarray, n_samples: int, names: Sequence[str],
-                 report: _TaskReport | None = None) -> dict[str, float]:  # fmt: skip
+                 test: np.ndarray, n_samples: int, scorers: Mapping[str, BoundScorer],
+                 report: _TaskReport | None = None,
+                 stages: Sequence[int | None] = (None,)) -> list[dict[str, float]]:  # fmt: skip
+    """Fit a clone on the fold and score it on the test rows: once per entry of ``stages``,
+    the fitted model itself (None) or its first m stages (:func:`first_stages`)."""
     fitted = outputs.fit(_clone(estimator), X, train, n_samples, report)
-    return outputs.score(fitted, X, train, test, n_samples, names)
+    return [
+        outputs.score(
+            fitted if m is None else first_stages(fitted, m), X, train, test, n_samples, scorers
+        )
+        for m in stages
+    ]
 
 
 def _report(callback: SearchCallback | None, task: int) -> _TaskReport | None:
@@ -277,7 +267,7 @@ def cross_validate(
     *,
     gram: Any = None,
     kernel: Any = None,
-    scoring: str | Sequence[str] | None = None,
+    scoring: Any = None,
     cv: int | Iterable[tuple] = 5,
     random_state: Any = None,
     n_jobs: int | None = None,
@@ -285,6 +275,9 @@ def cross_validate(
 ) -> dict[str, np.ndarray]:
     """Scores of ``estimator`` over CV folds: {score name: (n_folds,) array}.
 
+    ``scoring``: a score name, a callable ``scorer(estimator, X_test, y_test)``, a list of
+    them or a dict {name: scorer} (:func:`okcore.scoring.check_scoring`); default: the
+    outputs' form's :data:`~okcore.scoring.DEFAULT_SCORES`.
     ``cv`` is a number of shuffled folds (:func:`kfold` with ``random_state``) or an iterable
     of (train, test) index arrays. Outputs: Y (+ ``kernel``), ``gram`` (N, N) or
     ``kernel=DiffusionKernel(edges, beta)`` over the N rows (graph). Each fold fits a clone.
@@ -293,27 +286,31 @@ def cross_validate(
     per fold.
     """
     X, outputs, n_samples = _outputs(X, Y, gram, kernel)
-    names = _check_scoring(outputs, scoring)
+    scorers = _check_scoring(outputs, scoring)
     folds = kfold(n_samples, cv, random_state) if isinstance(cv, int) else list(cv)
     results = Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(_fold_scores)(
-            estimator, X, outputs, train, test, n_samples, names, _report(callback, k)
+            estimator, X, outputs, train, test, n_samples, scorers, _report(callback, k)
         )  # fmt: skip
         for k, (train, test) in enumerate(folds)
     )
-    return {name: np.array([fold[name] for fold in results]) for name in names}
+    return {name: np.array([fold[0][name] for fold in results]) for name in scorers}
 
 
 @dataclass
 class GridSearchResult:
     """What :func:`grid_search` found: the best parameters by the mean of ``criterion``, the
     table of every candidate (its parameters, and per score the fold mean and standard
-    deviation) and, with ``refit``, the best estimator fitted on all the data."""
+    deviation; with halving one row per candidate and iteration, its ``iteration`` too) and,
+    with ``refit``, the best estimator fitted on all the data. Halving: the candidates and the
+    trees of each iteration (``n_candidates``, ``n_resources``; both empty for a full grid)."""
 
     best_params: dict[str, Any]
     criterion: str
     table: list[dict[str, Any]] = field(default_factory=list)
     best_estimator: Any = None
+    n_candidates: list[int] = field(default_factory=list)
+    n_resources: list[int] = field(default_factory=list)
 
 
 def parameter_grid(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
@@ -327,6 +324,133 @@ def parameter_grid(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*grid.values())]
 
 
+RESOURCE = "n_estimators"
+"""The resource successive halving gives the surviving candidates more of: boosting rounds."""
+
+
+def _stages_are_refits(estimator: Any) -> bool:
+    """Whether the model of the first m stages of a fit is the refit with n_estimators=m: a
+    staged estimator whose stages never look ahead (no early stopping, no reweighting)."""
+    params = estimator.get_params()
+    return (
+        hasattr(estimator, "staged_predict_features")
+        and RESOURCE in params
+        and params.get("n_iter_no_change") is None
+        and not params.get("reweight", False)
+    )
+
+
+def first_stages(estimator: Any, n_estimators: int) -> Any:
+    """A fitted staged estimator cut to its first ``n_estimators`` stages: a shallow copy that
+    shares everything but the (truncated) ``ensemble_``. Its predictions are those of
+    ``staged_predict*`` at that stage, exactly a refit's with ``n_estimators`` when the stages
+    never look ahead (OKBoost; boosted KRR without reweighting; no early stopping). O(1) in
+    the data; the truncated arrays are views."""
+    if not 1 <= n_estimators <= estimator.n_estimators_:
+        raise DataError(
+            f"the model has {estimator.n_estimators_} stages: cannot keep {n_estimators}"
+        )
+    view = copy.copy(estimator)
+    view.ensemble_ = estimator.ensemble_.truncate(n_estimators)
+    view.n_estimators_ = view.n_estimators = n_estimators
+    return view
+
+
+@dataclass(frozen=True)
+class SearchFit:
+    """One fit (per fold) of a search: the parameters it is fitted with (on top of the
+    estimator's) and the candidates it scores, as (candidate index, stages): stages None for
+    the fitted model, m for its first m stages."""
+
+    params: dict[str, Any]
+    scores: tuple[tuple[int, int | None], ...]
+
+
+def search_fits(estimator: Any, candidates: Sequence[Mapping[str, Any]]) -> list[SearchFit]:
+    """The fits that score ``candidates``, in the order of their first candidate: one per
+    candidate, except that candidates differing only in ``n_estimators`` share the fit with
+    the largest value when the estimator's stages are refits (:func:`first_stages`); the
+    others are scored on its first stages. The search runs each fit on every fold."""
+    groups: dict[str, list[int]] = {}
+    order: list[str] = []
+    for c, params in enumerate(candidates):
+        staged = RESOURCE in params and _stages_are_refits(_clone(estimator).set_params(**params))
+        others = sorted((k, repr(v)) for k, v in params.items() if k != RESOURCE)
+        key = repr(others) if staged else f"alone {c}"
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(c)
+    fits = []
+    for key in order:
+        members = groups[key]
+        if len(members) == 1:
+            fits.append(SearchFit(dict(candidates[members[0]]), ((members[0], None),)))
+            continue
+        trees = [int(candidates[c][RESOURCE]) for c in members]
+        largest = members[int(np.argmax(trees))]
+        fits.append(
+            SearchFit(
+                dict(candidates[largest]),
+                tuple(
+                    (c, None if c == largest else m) for c, m in zip(members, trees, strict=True)
+                ),
+            )
+        )
+    return fits
+
+
+def halving_schedule(
+    n_candidates: int, max_resources: int, factor: int = 3, min_resources: int | str = "exhaust"
+) -> list[tuple[int, int]]:
+    """Successive halving's iterations as (candidates, trees) (scikit-learn's
+    ``HalvingGridSearchCV`` with the resource ``n_estimators``).
+
+    Iteration i fits ceil(n_{i-1} / factor) candidates (n_0 = ``n_candidates``) with
+    ``min_resources`` * factor^i trees (at most ``max_resources``); the best 1/factor go on.
+    The iterations are as many as needed to leave fewer than ``factor`` candidates (1 + the
+    largest k with factor^k <= n_candidates), fewer when the resources run out first
+    (1 + the largest k with factor^k <= max_resources // min_resources). ``"exhaust"``: the
+    first iteration's trees chosen so that the last needed iteration gets as many as
+    possible, max(1, max_resources // factor^(iterations needed - 1)). Total fits per fold:
+    the sum of the candidates; trees: the sum of candidates x trees, about (iterations) x
+    ``n_candidates`` x ``min_resources`` instead of a full grid's
+    ``n_candidates`` x ``max_resources``.
+    """
+    for name, value in (("n_candidates", n_candidates), ("max_resources", max_resources)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise DataError(f"{name} must be an integer >= 1: got {value!r}")
+    if isinstance(factor, bool) or not isinstance(factor, int | np.integer) or factor < 2:
+        raise DataError(f"factor must be an integer >= 2: got {factor!r}")
+
+    def iterations_within(n: int) -> int:  # 1 + the largest k with factor^k <= n
+        k = 0
+        while factor ** (k + 1) <= n:
+            k += 1
+        return k + 1
+
+    required = iterations_within(n_candidates)
+    if min_resources == "exhaust":
+        smallest = max(1, max_resources // factor ** (required - 1))
+    elif (
+        isinstance(min_resources, int | np.integer)
+        and not isinstance(min_resources, bool)
+        and 1 <= min_resources <= max_resources
+    ):
+        smallest = int(min_resources)
+    else:
+        raise DataError(
+            f'min_resources must be "exhaust" or an integer in [1, {max_resources}] (the '
+            f"trees of the first iteration): got {min_resources!r}"
+        )
+    n_iterations = min(required, iterations_within(max_resources // smallest))
+    schedule, alive = [], n_candidates
+    for i in range(n_iterations):
+        schedule.append((alive, min(smallest * factor**i, max_resources)))
+        alive = -(-alive // factor)
+    return schedule
+
+
 def grid_search(
     estimator: Any,
     grid: Mapping[str, Sequence[Any]],
@@ -335,60 +459,158 @@ def grid_search(
     *,
     gram: Any = None,
     kernel: Any = None,
-    scoring: str | Sequence[str] | None = None,
+    scoring: Any = None,
     criterion: str | None = None,
     cv: int = 5,
     random_state: Any = None,
     refit: bool = True,
     n_jobs: int | None = None,
     callback: SearchCallback | None = None,
+    search: str = "grid",
+    factor: int = 3,
+    min_resources: int | str = "exhaust",
+    max_resources: int | str = "auto",
 ) -> GridSearchResult:
-    """Cross-validate every combination of ``grid`` on the same folds and pick the best mean
-    ``criterion`` (default: the first score; errors minimised, R^2 and AUC maximised; ties go
-    to the earlier candidate). The paper selects J, M and nu this way (inner CV).
+    """Cross-validate the combinations of ``grid`` on the same folds and pick the best mean
+    ``criterion`` (default: the first score; each score knows whether higher is better,
+    callables are maximised; ties go to the earlier candidate). The paper selects J, M and
+    nu this way (inner CV). ``scoring`` as in :func:`cross_validate`.
 
-    Every (candidate, fold) pair is one joblib task when ``n_jobs`` is set; task
-    c * n_folds + k is candidate c on fold k, and ``callback(task, progress)`` hears its fit's
-    FitProgress. With ``refit``, the best candidate is fitted on all rows (``best_estimator``,
-    not reported to the callback).
+    ``search="grid"``: every combination. Those differing only in ``n_estimators`` share
+    one fit per fold when the stages are refits (:func:`search_fits`): a grid over M costs
+    one fit at the largest M.
+
+    ``search="halving"``: successive halving over the number of trees (scikit-learn's
+    ``HalvingGridSearchCV`` with the resource ``n_estimators``, which must then not be in the
+    grid): every combination is cross-validated with few trees, the best 1/``factor`` of
+    them (by the mean criterion) again with ``factor`` times more trees, and so on
+    (:func:`halving_schedule` with ``max_resources``, "auto" = the estimator's
+    ``n_estimators``). A boosted model cannot be grown further, so each iteration fits its
+    candidates anew, as scikit-learn does. The best is the best of the last iteration, and
+    ``best_params`` hold its ``n_estimators``.
+
+    Every fit on a fold is one joblib task when ``n_jobs`` is set; task f * n_folds + k is
+    fit f on fold k (a full grid: the fits of :func:`search_fits`, without shared fits
+    candidate f; halving: the candidates of each iteration in turn, numbered on across
+    iterations), and ``callback(task, progress)`` hears its FitProgress. With ``refit``, the
+    best candidate is fitted on all rows (``best_estimator``, not reported to the callback).
     """
     X, outputs, n_samples = _outputs(X, Y, gram, kernel)
-    names = _check_scoring(outputs, scoring)
-    criterion = names[0] if criterion is None else criterion
-    if criterion not in names:
-        raise DataError(f"criterion {criterion!r} must be one of the scores {list(names)}")
+    scorers = _check_scoring(outputs, scoring)
+    criterion = next(iter(scorers)) if criterion is None else criterion
+    if criterion not in scorers:
+        raise DataError(f"criterion {criterion!r} must be one of the scores {list(scorers)}")
+    higher = scorers[criterion].greater_is_better
     candidates = parameter_grid(grid)
     estimator.check_parameter_names(candidates[0])
     folds = kfold(n_samples, cv, random_state)
-    tasks = [(params, train, test) for params in candidates for train, test in folds]
-    scores = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(_fold_scores)(
-            _clone(estimator).set_params(**params),
-            X,
-            outputs,
-            train,
-            test,
-            n_samples,
-            names,
-            _report(callback, task),
-        )
-        for task, (params, train, test) in enumerate(tasks)
-    )
-    table = []
-    for c, params in enumerate(candidates):
-        folds_scores = scores[c * len(folds) : (c + 1) * len(folds)]
-        row: dict[str, Any] = {"params": params}
-        for name in names:
-            values = np.array([s[name] for s in folds_scores])
-            row[name] = {"mean": float(values.mean()), "std": float(values.std()),
-                         "folds": values.tolist()}  # fmt: skip
-        table.append(row)
-    sign = -1.0 if criterion in MAXIMIZED else 1.0
-    best = min(range(len(table)), key=lambda c: sign * table[c][criterion]["mean"])
-    result = GridSearchResult(best_params=dict(candidates[best]), criterion=criterion, table=table)
+    run = _SearchRun(estimator, X, outputs, n_samples, scorers, folds, n_jobs, callback)
+    if search == "grid":
+        table = run.table(candidates, search_fits(estimator, candidates))
+        best = _best(table, criterion, higher, range(len(table)))
+        result = GridSearchResult(dict(table[best]["params"]), criterion, table)
+    elif search == "halving":
+        result = _halving(run, estimator, candidates, criterion, higher, factor,
+                          min_resources, max_resources)  # fmt: skip
+    else:
+        raise DataError(f'search must be "grid" or "halving": got {search!r}')
     if refit:
         all_rows = np.arange(n_samples)
         result.best_estimator = outputs.fit(
-            _clone(estimator).set_params(**candidates[best]), X, all_rows, n_samples
+            _clone(estimator).set_params(**result.best_params), X, all_rows, n_samples
         )
     return result
+
+
+def _best(table: list[dict[str, Any]], criterion: str, higher: bool, rows: Iterable[int]) -> int:
+    """The row of the best mean criterion among ``rows`` (ties: the first)."""
+    sign = -1.0 if higher else 1.0
+    return min(rows, key=lambda c: sign * table[c][criterion]["mean"])
+
+
+def _halving(run: _SearchRun, estimator: Any, candidates: list[dict[str, Any]],
+             criterion: str, higher: bool, factor: int, min_resources: int | str,
+             max_resources: int | str) -> GridSearchResult:  # fmt: skip
+    """Successive halving over ``n_estimators`` (see :func:`grid_search`)."""
+    if RESOURCE in candidates[0]:
+        raise DataError(
+            f"halving searches over {RESOURCE} itself (the resource): leave it out of the grid "
+            f"and set the largest in the estimator (or max_resources)"
+        )
+    params = estimator.get_params()
+    if RESOURCE not in params:
+        raise DataError(f"halving needs an estimator with {RESOURCE}: {type(estimator).__name__}")
+    most = params[RESOURCE] if max_resources == "auto" else max_resources
+    if isinstance(most, str):
+        raise DataError(f'max_resources must be "auto" or an integer >= 1: got {most!r}')
+    schedule = halving_schedule(len(candidates), most, factor, min_resources)
+    table: list[dict[str, Any]] = []
+    alive = list(range(len(candidates)))
+    for iteration, (n_alive, trees) in enumerate(schedule):
+        alive = alive[:n_alive]
+        rungs = [{**candidates[c], RESOURCE: trees} for c in alive]
+        rows = run.table(rungs, [SearchFit(p, ((i, None),)) for i, p in enumerate(rungs)])
+        for row in rows:
+            row["iteration"] = iteration
+        sign = -1.0 if higher else 1.0
+        ranked = sorted(range(len(rows)), key=lambda i: sign * rows[i][criterion]["mean"])
+        alive = [alive[i] for i in ranked]
+        table.extend(rows)
+    last = range(len(table) - schedule[-1][0], len(table))
+    best = _best(table, criterion, higher, last)
+    return GridSearchResult(
+        dict(table[best]["params"]),
+        criterion,
+        table,
+        n_candidates=[n for n, _ in schedule],
+        n_resources=[m for _, m in schedule],
+    )
+
+
+@dataclass
+class _SearchRun:
+    """Runs fits on every fold and tabulates the candidates' scores; numbers the tasks on
+    across calls (halving's iterations)."""
+
+    estimator: Any
+    X: Any
+    outputs: Outputs
+    n_samples: int
+    scorers: Mapping[str, BoundScorer]
+    folds: list[tuple]
+    n_jobs: int | None
+    callback: SearchCallback | None
+    tasks_run: int = 0
+
+    def table(self, candidates: list[dict[str, Any]], fits: list[SearchFit]) -> list[dict]:
+        """One row per candidate: its params and per score the folds' mean, std and values."""
+        n_folds, first = len(self.folds), self.tasks_run
+        self.tasks_run += len(fits) * n_folds
+        scores = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_fold_scores)(
+                _clone(self.estimator).set_params(**fit.params),
+                self.X,
+                self.outputs,
+                train,
+                test,
+                self.n_samples,
+                self.scorers,
+                _report(self.callback, first + task),
+                [m for _, m in fit.scores],
+            )  # fmt: skip
+            for task, (fit, (train, test)) in enumerate(itertools.product(fits, self.folds))
+        )
+        by_candidate: list[list[dict[str, float]]] = [[] for _ in candidates]
+        for f, fit in enumerate(fits):
+            for k in range(n_folds):
+                for (c, _), fold in zip(fit.scores, scores[f * n_folds + k], strict=True):
+                    by_candidate[c].append(fold)
+        table = []
+        for params, folds_scores in zip(candidates, by_candidate, strict=True):
+            row: dict[str, Any] = {"params": params}
+            for name in self.scorers:
+                values = np.array([s[name] for s in folds_scores])
+                row[name] = {"mean": float(values.mean()), "std": float(values.std()),
+                             "folds": values.tolist()}  # fmt: skip
+            table.append(row)
+        return table

@@ -151,7 +151,9 @@ export class OKBoostClient {
    * `inputs` may be rows of objects (the id column gives `ids`), `outputKernel.edges` rows of
    * objects with two fields. `cv`: K-fold cross-validation before the final fit, e.g.
    * {folds: 5, grid: {max_splits: [2, 8]}, scoring: "auc", randomState: 0}; the model record
-   * (model(id).cv) then holds the table and the chosen grid values.
+   * (model(id).cv) then holds the table and the chosen grid values. Any score name of the
+   * service's cv.scoring (e.g. ["f1", "ranking_loss"] for 0/1 label rows) and
+   * search: "halving" (candidates raced over n_estimators) pass as given.
    */
   train(inputs, outputKernel, { model = "okboost", params = {}, cv, ...options } = {}) {
     const table = tableInputs(inputs, options.ids);

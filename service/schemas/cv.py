@@ -9,8 +9,25 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from service.schemas import examples as ex
 
-Score = Literal["err_phi", "err_y", "r2", "auc", "auc_known"]
-"""okcore.model_selection's scores (its VECTOR_SCORES, GRAM_SCORES and GRAPH_SCORES)."""
+Score = Literal[
+    "err_phi",
+    "err_y",
+    "r2",
+    "auc",
+    "auc_known",
+    "auroc",
+    "average_precision",
+    "f1",
+    "hamming_loss",
+    "subset_accuracy",
+    "micro_f1",
+    "macro_f1",
+    "ranking_loss",
+    "one_error",
+    "coverage",
+    "label_ranking_average_precision",
+]
+"""okcore.scoring's named scores (its SCORERS)."""
 MAX_FOLDS = 100
 """More folds than this is leave-almost-one-out: refused, the job would be one fit per row."""
 
@@ -45,11 +62,17 @@ class CVSpec(BaseModel):
     )
     scoring: Score | list[Score] | None = Field(
         None,
-        description="The score(s) to compute; the first picks the best candidate (errors "
-        "lowest, r2 and AUCs highest). Output vectors: err_phi, err_y, r2; a precomputed "
-        "Gram: err_phi, err_y; a graph (diffusion kernel): auc (new-known pairs scored "
-        "<F(x), F(x_i)>), auc_known (scored <F(x), phi(y_i)>). Default: all those of the "
-        "outputs' form.",
+        description="The score(s) to compute; the first picks the best candidate (losses "
+        "lowest: err_phi, err_y, hamming_loss, ranking_loss, one_error, coverage; the others "
+        "highest). Output vectors: err_phi, err_y, r2; 0/1 output vectors (labels, links) "
+        "also auroc, average_precision (predicted values ranked against the 0/1 entries, "
+        "pooled), f1 (micro-F1 of predictions >= 0.5), hamming_loss, subset_accuracy, "
+        "micro_f1, macro_f1 (predictions >= 0.5), ranking_loss, one_error, coverage, "
+        "label_ranking_average_precision (predicted values); a precomputed Gram: err_phi, "
+        "err_y; a graph (diffusion kernel): auc = auroc (new-known pairs scored <F(x), "
+        "F(x_i)>), auc_known (scored <F(x), phi(y_i)>), average_precision (the pairs of "
+        "auc). Default: err_phi, err_y, r2 for vectors, err_phi, err_y for a Gram, auc, "
+        "auc_known for a graph.",
         examples=["auc"],
     )
     random_state: int = Field(
@@ -58,6 +81,24 @@ class CVSpec(BaseModel):
         lt=2**32,
         description="Seed of the fold shuffle (the estimator's own seed is params.random_state).",
         examples=[0],
+    )
+    search: Literal["grid", "halving"] = Field(
+        "grid",
+        description="With a grid: 'grid' cross-validates every combination (combinations "
+        "differing only in n_estimators share one fit per fold, scored at each n_estimators "
+        "from its first trees); 'halving' races them by successive halving over the number "
+        "of trees (scikit-learn's HalvingGridSearchCV with the resource n_estimators, which "
+        "must not be in the grid): every combination with few trees, the best 1/factor again "
+        "with factor times more, ..., the last iteration with up to params.n_estimators.",
+        examples=["halving"],
+    )
+    factor: int = Field(
+        3,
+        ge=2,
+        le=10,
+        description="Halving: the fraction 1/factor of the candidates kept, and the growth of "
+        "their trees, at each iteration.",
+        examples=[3],
     )
 
 
@@ -86,8 +127,14 @@ class CVCandidate(BaseModel):
     __pydantic_extra__: dict[str, CVScore] = Field(init=False)
 
     params: dict[str, Any] = Field(
-        description="The grid values of this candidate ({} without a grid).",
+        description="The grid values of this candidate ({} without a grid; with halving, "
+        "also the n_estimators it was cross-validated with).",
         examples=[ex.CV_RESULT["table"][0]["params"]],
+    )
+    iteration: int | None = Field(
+        None,
+        description="Halving: the iteration of this row (0 first); absent otherwise.",
+        examples=[0],
     )
 
 
@@ -104,6 +151,15 @@ class CVResult(BaseModel):
         description="The grid searched (null: the params as given were cross-validated).",
         examples=[ex.CV_SPEC["grid"]],
     )
+    search: Literal["grid", "halving"] = Field(
+        "grid", description="How the candidates were searched (cv.search).", examples=["grid"]
+    )
+    n_candidates: list[int] | None = Field(
+        None, description="Halving: the candidates of each iteration.", examples=[[9, 3, 1]]
+    )
+    n_resources: list[int] | None = Field(
+        None, description="Halving: the trees of each iteration.", examples=[[11, 33, 99]]
+    )
     best_params: dict[str, Any] = Field(
         description="The chosen grid values, which the final model was fitted with (its "
         "`params` hold them).",
@@ -111,6 +167,7 @@ class CVResult(BaseModel):
     )
     table: list[CVCandidate] = Field(
         description="Every candidate in grid order (the keys in the order given, the last "
-        "one varying fastest).",
+        "one varying fastest); with halving, those of each iteration in turn, best first "
+        "from the second iteration on.",
         examples=[ex.CV_RESULT["table"]],
     )

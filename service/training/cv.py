@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import okcore
-from okcore import model_selection
+from okcore import model_selection, scoring
 from service.errors import InvalidRequest
 from service.jobs.task import Reporter
 from service.schemas.api import DiffusionKernelSpec, TrainRequest
@@ -29,12 +29,12 @@ from service.training.budget import JobEstimate, array_bytes, estimate_cv, estim
 
 MAX_CV_FITS = 1000
 """Most CV fits (candidates x folds) one job may run."""
-SCORES_BY_FORM = {
-    "output vectors": model_selection.VECTOR_SCORES,
-    "a precomputed Gram matrix": model_selection.GRAM_SCORES,
-    "a graph (diffusion kernel)": model_selection.GRAPH_SCORES,
+OUTPUT_FORMS = {
+    "output vectors": "vectors",
+    "a precomputed Gram matrix": "gram",
+    "a graph (diffusion kernel)": "graph",
 }
-"""The scores okcore computes for each form of the outputs (the first: its default)."""
+"""okcore's name (okcore.scoring.FORMS) of each form of the outputs."""
 
 
 class CVCancelled(Exception):
@@ -49,6 +49,8 @@ class CVPlan:
     random_state: int
     scoring: tuple[str, ...]
     grid: dict[str, list[Any]] | None
+    search: str  # "grid" or "halving" (okcore.model_selection.grid_search)
+    factor: int
     task_trees: tuple[int, ...]  # trees of each (candidate, fold) fit, in okcore's task order
     estimate: JobEstimate  # the whole job's cost: the CV fits and the final fit
 
@@ -70,16 +72,21 @@ def _form(req: TrainRequest, fit_kwargs: dict[str, Any]) -> str:
     return "output vectors"
 
 
-def _scoring(spec: CVSpec, form: str) -> tuple[str, ...]:
-    allowed = SCORES_BY_FORM[form]
+def _scoring(spec: CVSpec, form: str, Y: Any) -> tuple[str, ...]:
+    """The scores asked for (default: okcore's for the form), each one okcore computes for
+    the outputs' form (the 0/1 ones only for 0/1 output vectors)."""
+    okform = OUTPUT_FORMS[form]
     if spec.scoring is None:
-        return tuple(allowed)
+        return scoring.DEFAULT_SCORES[okform]
+    allowed = scoring.available_scores(okform, Y)
     names = (spec.scoring,) if isinstance(spec.scoring, str) else tuple(spec.scoring)
     bad = [name for name in names if name not in allowed]
     if bad or not names:
+        needs_labels = okform == "vectors" and any(scoring.SCORERS[b].labels for b in bad)
+        why = " whose outputs are not all 0 or 1" if needs_labels else ""
         raise InvalidRequest(
             f"cv.scoring {', '.join(repr(b) for b in bad) or '[]'} does not apply to a model "
-            f"trained on {form}: use {', '.join(allowed)}",
+            f"trained on {form}{why}: use {', '.join(allowed)}",
             details=[{"loc": ["cv", "scoring"], "msg": f"one or more of {list(allowed)}"}],
         )
     return names
@@ -165,6 +172,34 @@ def _fold_bytes(req: TrainRequest, fit_kwargs: dict[str, Any], folds: int, form:
     return copies + dense_arrays * 8.0 * n_test * n
 
 
+def _search_fits(
+    spec: CVSpec, estimator: okcore.OKEstimator, candidates: list[dict[str, Any]]
+) -> list[tuple[int, list[dict[str, Any]]]]:
+    """okcore's fits per fold, in its task order, as (how many, the params one of them may
+    be fitted with): a grid's :func:`okcore.model_selection.search_fits` (one each), or for
+    each halving iteration its number of candidates and the params of every candidate with
+    that iteration's trees (which ones go on is known only then)."""
+    if spec.search == "grid" or spec.grid is None:
+        if spec.grid is None:
+            return [(1, [{}])]
+        return [(1, [fit.params]) for fit in model_selection.search_fits(estimator, candidates)]
+    resource = model_selection.RESOURCE
+    most = estimator.get_params().get(resource)
+    if most is None or resource in spec.grid:
+        why = (
+            f"is the number of trees the candidates race with: leave {resource} out of "
+            "cv.grid and set the largest in params"
+            if most is not None
+            else f"races candidates over {resource}, which this model does not have"
+        )
+        raise InvalidRequest(
+            f"cv.search 'halving' {why}",
+            details=[{"loc": ["cv", "search"], "msg": f"needs {resource} outside the grid"}],
+        )
+    schedule = model_selection.halving_schedule(len(candidates), int(most), spec.factor)
+    return [(alive, [{**c, resource: trees} for c in candidates]) for alive, trees in schedule]
+
+
 def plan_cv(
     req: TrainRequest,
     estimator: okcore.OKEstimator,
@@ -174,38 +209,56 @@ def plan_cv(
 ) -> CVPlan:
     """Check ``req.cv`` against the request (422 before queueing: unknown or bad grid values,
     a score that does not apply to the outputs' form, more folds than rows, a graph fold
-    whose AUC is undefined) and cost the whole job (service.budget.estimate_cv)."""
+    whose AUC is undefined, halving without n_estimators) and cost the whole job
+    (service.budget.estimate_cv; halving: each iteration at its most expensive candidates)."""
     spec = req.cv
     assert spec is not None
     form = _form(req, fit_kwargs)
-    scoring = _scoring(spec, form)
+    scores = _scoring(spec, form, fit_kwargs.get("Y"))
     candidates = _candidates(req, spec.grid)
-    if len(candidates) * spec.folds > MAX_CV_FITS:
+    fits = _search_fits(spec, estimator, candidates)
+    n_fits = sum(count for count, _ in fits)
+    if n_fits * spec.folds > MAX_CV_FITS:
+        what = (
+            f"{n_fits} candidates"
+            if n_fits == len(candidates)
+            else f"{n_fits} fits of {len(candidates)} candidates"
+        )
         raise InvalidRequest(
-            f"cv asks for {len(candidates)} candidates x {spec.folds} folds = "
-            f"{len(candidates) * spec.folds} fits, more than the {MAX_CV_FITS} a job may run: "
-            "search fewer values or use fewer folds"
+            f"cv asks for {what} x {spec.folds} folds = {n_fits * spec.folds} fits, more than "
+            f"the {MAX_CV_FITS} a job may run: search fewer values or use fewer folds"
         )
     base = estimator.get_params()
-    params = [{**base, **candidate} for candidate in candidates]
-    _check_folds(req, spec, params)
+    _check_folds(req, spec, [{**base, **candidate} for candidate in candidates])
     n, p = (int(s) for s in req.inputs.shape)
     kernel = fit_kwargs.get("kernel")
     test_sizes = [len(part) for part in np.array_split(np.arange(n), spec.folds)]
-    finals: list[JobEstimate] = []
-    fold_fits: list[JobEstimate] = []
-    for candidate in params:
-        finals.append(estimate_job(req.model, candidate, req.inputs, kernel, n_outputs, data_bytes))
+
+    def fold_estimates(params: dict[str, Any]) -> list[JobEstimate]:
         by_size: dict[int, JobEstimate] = {}
         for size in sorted(set(test_sizes)):
             rows = np.broadcast_to(np.uint8(0), (n - size, p))  # a shape, no memory
-            by_size[size] = estimate_job(req.model, candidate, rows, kernel, n_outputs, 0)
-        fold_fits.extend(by_size[size] for size in test_sizes)
+            by_size[size] = estimate_job(req.model, params, rows, kernel, n_outputs, 0)
+        return [by_size[size] for size in test_sizes]
+
+    fold_fits: list[JobEstimate] = []
+    for count, options in fits:
+        costs = [fold_estimates({**base, **params}) for params in options]
+        costs.sort(key=lambda folds: -sum(e.seconds for e in folds))
+        for folds in costs[:count]:
+            fold_fits.extend(folds)
+    last = fits[-1][1] if spec.search == "halving" and spec.grid is not None else candidates
+    finals = [
+        estimate_job(req.model, {**base, **params}, req.inputs, kernel, n_outputs, data_bytes)
+        for params in last
+    ]
     return CVPlan(
         folds=spec.folds,
         random_state=spec.random_state,
-        scoring=scoring,
+        scoring=scores,
         grid=spec.grid,
+        search=spec.search if spec.grid is not None else "grid",
+        factor=spec.factor,
         task_trees=tuple(e.n_trees for e in fold_fits),
         estimate=estimate_cv(finals, fold_fits, _fold_bytes(req, fit_kwargs, spec.folds, form)),
     )
@@ -269,17 +322,22 @@ def run_cv(
             result = model_selection.grid_search(
                 estimator, plan.grid, X, Y, gram=gram, kernel=kernel, scoring=plan.scoring,
                 cv=folds, random_state=seed, refit=False, callback=progress.fold,
+                search=plan.search, factor=plan.factor,
             )  # fmt: skip
             table, best = result.table, result.best_params
     except CVCancelled:
         return None
     estimator.set_params(**best)
-    return {
+    record = {
         "folds": plan.folds,
         "random_state": plan.random_state,
         "scoring": list(plan.scoring),
         "criterion": plan.scoring[0],
         "grid": plan.grid,
+        "search": plan.search,
         "best_params": best,
         "table": table,
     }
+    if plan.search == "halving":
+        record.update(n_candidates=result.n_candidates, n_resources=result.n_resources)
+    return record

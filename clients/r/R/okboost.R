@@ -340,7 +340,9 @@ as_edges_in <- function(edges, name, n_a, n_b = n_a) {
 #' @param cv optional K-fold cross-validation before the final fit, e.g.
 #'   `list(folds = 5, grid = list(max_splits = c(2, 8)), scoring = "auc",
 #'   random_state = 0)`: every grid combination is cross-validated, the best is fitted on
-#'   all rows, and `ok_model(cl, id)$cv` holds the table.
+#'   all rows, and `ok_model(cl, id)$cv` holds the table. Any score name of the service's
+#'   `cv.scoring` (e.g. `c("f1", "ranking_loss")` for 0/1 label rows) and
+#'   `search = "halving"` (candidates raced over `n_estimators`) pass as given.
 #' @param ... further fields of the request (e.g. `eval_set`).
 #' @export
 ok_train <- function(client, inputs, output_kernel, model = "okboost", params = list(),

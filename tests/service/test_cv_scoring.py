@@ -1,0 +1,148 @@
+"""POST /train "cv" with okcore.scoring's scores and successive halving: the record's table is
+okcore's on the same data and seed, the job counts okcore's fits, and scores or searches that
+do not apply are 422 before queueing with the names that do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from svc_data import SMALL, Graph, TestClient, diffusion_request
+
+import okcore
+from okcore import FitProgress, model_selection
+from service.http.bodies import validate
+from service.schemas.api import TrainRequest
+from service.schemas.cv import Score
+from service.training import cv as service_cv
+from service.training.fit import plan_training
+
+
+def _labels(n: int = 36, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 3))
+    Y = (np.c_[X[:, 0], 1 - X[:, 0], X[:, 1]] + 0.3 * rng.random((n, 3)) > 0.7).astype(float)
+    return X, Y
+
+
+def _label_body(cv: dict[str, Any], Y: np.ndarray | None = None) -> dict[str, Any]:
+    X, labels = _labels()
+    outputs = labels if Y is None else Y
+    return {
+        "inputs": X.tolist(),
+        "output_kernel": {"type": "linear", "outputs": outputs.tolist()},
+        "params": SMALL,
+        "cv": cv,
+        "wait": True,
+    }
+
+
+def test_the_service_offers_every_okcore_score() -> None:
+    assert set(Score.__args__) == set(okcore.scoring.SCORERS)  # type: ignore[attr-defined]
+
+
+def test_label_scores_equal_okcore_grid_search(client: TestClient) -> None:
+    grid = {"max_splits": [1, 4]}
+    scores = ["f1", "auroc", "hamming_loss", "ranking_loss"]
+    r = client.post("/train", json=_label_body({"folds": 3, "grid": grid, "scoring": scores}))
+    assert r.status_code == 201, r.text
+    X, Y = _labels()
+    expected = model_selection.grid_search(
+        okcore.OKBoostRegressor(**SMALL), grid, X, Y, kernel="linear", scoring=scores, cv=3,
+        random_state=0, refit=False,
+    )  # fmt: skip
+    cv = r.json()["model"]["cv"]
+    assert cv["table"] == expected.table and cv["best_params"] == expected.best_params
+    assert cv["criterion"] == "f1" and cv["search"] == "grid"
+
+
+def test_halving_equals_okcore_and_counts_its_fits(client: TestClient, graph: Graph) -> None:
+    grid = {"max_splits": [1, 2, 3], "learning_rate": [0.1, 0.3, 0.5]}
+    spec = {"folds": 3, "grid": grid, "scoring": "auc", "search": "halving"}
+    body = diffusion_request(graph, cv=spec)
+    body["params"] = {**SMALL, "n_estimators": 18}
+    r = client.post("/train", json=body)
+    assert r.status_code == 201, r.text
+    X = graph.features[graph.train]
+    kernel = okcore.DiffusionKernel(graph.train_edges(), 1.0)
+    expected = model_selection.grid_search(
+        okcore.OKBoostRegressor(**{**SMALL, "n_estimators": 18}), grid, X, kernel=kernel,
+        scoring="auc", cv=3, random_state=0, refit=False, search="halving",
+    )  # fmt: skip
+    cv = r.json()["model"]["cv"]
+    assert expected.n_candidates == [9, 3, 1] and expected.n_resources == [2, 6, 18]
+    assert cv["table"] == expected.table and cv["best_params"] == expected.best_params
+    assert cv["n_candidates"] == [9, 3, 1] and cv["n_resources"] == [2, 6, 18]
+    assert r.json()["model"]["params"]["n_estimators"] == 18
+    job = client.get(f"/jobs/{r.json()['job_id']}").json()
+    cv_trees = 3 * (9 * 2 + 3 * 6 + 1 * 18)
+    assert job["progress"]["total"] == cv_trees + 18 == job["progress"]["done"]
+
+
+def test_a_grid_over_n_estimators_is_one_fit_per_fold_in_the_plan(graph: Graph) -> None:
+    cv = {"folds": 3, "grid": {"n_estimators": [5, 15, 10]}}
+    plan = plan_training(validate(TrainRequest, diffusion_request(graph, cv=cv)))
+    assert plan.cv.task_trees == (15, 15, 15)
+    assert plan.estimate.cv_fits == 3
+    heard: list[int] = []
+    service_cv.run_cv(
+        plan.cv, plan.estimator, graph.features[graph.train], None,
+        {"kernel": plan.fit_kwargs["kernel"]},
+        service_cv.CVProgress(lambda p: heard.append(p.done) and False, plan.cv),
+    )  # fmt: skip
+    assert max(heard) == 45  # the three fits' trees, as planned
+
+
+@pytest.mark.parametrize(
+    ("body", "fragments"),
+    [
+        (
+            _label_body({"scoring": "f1"}, Y=_labels()[1] * 2.5),
+            ("cv.scoring 'f1' does not apply", "not all 0 or 1", "use err_phi, err_y, r2"),
+        ),
+        (
+            {**_label_body({"grid": {"n_estimators": [5, 10]}, "search": "halving"})},
+            ("cv.search 'halving'", "leave n_estimators out of cv.grid"),
+        ),
+        (
+            {
+                **_label_body({"grid": {"max_splits": [1, 2]}, "search": "halving"}),
+                "model": "ok3",
+                "params": {},
+            },
+            ("cv.search 'halving'", "does not have"),
+        ),
+        (_label_body({"scoring": "accuracy"}), ("cv.scoring", "auroc", "hamming_loss")),
+        (_label_body({"search": "random"}), ("cv.search", "'grid' or 'halving'")),
+        (_label_body({"factor": 1}), ("cv.factor", "greater than or equal to 2")),
+    ],
+    ids=[
+        "f1-not-labels",
+        "halving-over-grid-trees",
+        "halving-without-trees",
+        "unknown-score",
+        "unknown-search",
+        "factor",
+    ],  # fmt: skip
+)
+def test_scores_and_searches_that_do_not_apply_are_422(
+    client: TestClient, body: dict[str, Any], fragments: tuple[str, ...]
+) -> None:
+    r = client.post("/train", json={**body, "wait": False})
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    for fragment in fragments:
+        assert fragment in message, (fragment, message)
+
+
+def test_the_halving_plan_reports_fits_in_okcores_task_order(graph: Graph) -> None:
+    cv = {"folds": 2, "grid": {"max_splits": [1, 2, 3, 4]}, "search": "halving", "factor": 2}
+    plan = plan_training(validate(TrainRequest, diffusion_request(graph, cv=cv)))
+    # 4 candidates x 3 trees, 2 x 6, 1 x 12 (min_resources: 15 // 2^2 = 3), on 2 folds
+    assert plan.cv.task_trees == (3,) * 8 + (6,) * 4 + (12,) * 2
+    assert plan.estimate.cv_fits == 14
+    reporter_done = []
+    progress = service_cv.CVProgress(lambda p: reporter_done.append(p.done) and False, plan.cv)
+    progress.fold(12, FitProgress(done=1, total=15, elapsed=0.0))
+    assert reporter_done == [8 * 3 + 4 * 6 + 1]
