@@ -84,12 +84,13 @@ PAPER_PRESET: dict[str, Any] = {
 
 @dataclass
 class BoostResult:
-    """The trees with, per tree, each training row's leaf, fitting count and (losses whose
-    leaf values are not leaf means) weight in its leaf's value; F_0 and its weights."""
+    """The trees with, per tree, each training row's leaf, fitting count (None: every row
+    once) and (losses whose leaf values are not leaf means) weight in its leaf's value;
+    F_0 and its weights."""
 
     trees: list[TreeArrays]
     train_leaf: np.ndarray
-    train_count: np.ndarray
+    train_count: np.ndarray | None
     train_weight: np.ndarray | None
     init: np.ndarray
     init_weight: np.ndarray | None
@@ -97,6 +98,45 @@ class BoostResult:
     val_loss: np.ndarray | None
     best_iteration: int
     stopped_by_callback: bool = False
+
+
+#: A per-round table reserves at most this many bytes up front (all M rounds when they fit),
+#: then grows by doubling: early stopping with a huge M never reserves M x N at once.
+ROUND_TABLE_RESERVE_BYTES = 1 << 30
+
+
+class RoundTable:
+    """One row of N values per boosting round (a tree's training leaves, in-bag counts or
+    leaf weights) written in place into one (rounds, N) array, instead of a list of rows
+    stacked at the end (which held every row twice).
+
+    The array has the smallest dtype that holds what was written: leaf numbers start as
+    uint8 (256 leaves) and widen (one copy) only for a tree with more leaves. Rows are
+    reserved for all ``n_rounds`` rounds when they take at most ROUND_TABLE_RESERVE_BYTES
+    (pages are only resident once written), else added by doubling.
+    """
+
+    def __init__(self, n_rounds: int, n: int, dtype: type) -> None:
+        self.n_rounds = n_rounds
+        row_bytes = max(1, n * np.dtype(dtype).itemsize)
+        reserve = min(n_rounds, max(1, ROUND_TABLE_RESERVE_BYTES // row_bytes))
+        self.array: np.ndarray = np.empty((reserve, n), dtype=dtype)
+
+    def put(self, m: int, row: np.ndarray, largest: int | None = None) -> None:
+        """Write round ``m``'s row; ``largest`` (integer tables) bounds its values."""
+        if largest is not None and largest > np.iinfo(self.array.dtype).max:
+            self.array = self.array.astype(
+                np.promote_types(self.array.dtype, np.min_scalar_type(largest))
+            )
+        if m == len(self.array):
+            grown = np.empty((min(2 * m, self.n_rounds), self.array.shape[1]), self.array.dtype)
+            grown[:m] = self.array
+            self.array = grown
+        self.array[m] = row
+
+    def rows(self, n_rows: int) -> np.ndarray:
+        """The first ``n_rows`` rounds' rows (a view)."""
+        return self.array[:n_rows]
 
 
 def boost(
@@ -125,31 +165,43 @@ def boost(
     ``callback`` returning True stops the loop. Each stage comes from ``learner``
     (:mod:`okcore.learners`: OK3 trees, or any :class:`~okcore.learners.BaseLearner`), which
     the loop closes at the end. O(M (N r + one stage)).
+
+    Memory: F and the residuals (N, r), plus the training leaves, M x N of the smallest
+    unsigned type (1 byte per row and tree up to 256 leaves); in-bag counts (1 byte) only
+    with subsampling, leaf weights (8 bytes) only for the robust losses.
     """
     monitor = RoundMonitor(n_estimators, callback, stopping)
     n, n_fit = X.shape[0], max(1, int(round(subsample * X.shape[0])))
     init, init_weight = loss.initial(phi)
     F = np.tile(init, (n, 1))
     F_val = None if eval_data is None else np.tile(init, (len(eval_data.X), 1))
-    trees, leaves, counts, weights, train_loss, val_loss = [], [], [], [], [], []
+    trees: list[TreeArrays] = []
+    train_loss, val_loss = [], []
+    leaves = RoundTable(n_estimators, n, np.uint8)
+    counts = RoundTable(n_estimators, n, np.uint8) if n_fit < n else None
+    weights: RoundTable | None = None  # created by the first stage that has weights
+    in_bag = np.ones(n, dtype=bool)
     residual = phi - F
     try:
         for m in range(n_estimators):
-            count = np.ones(n, dtype=np.int32)
             target = loss.stage_target(residual)
             rows = None
             if n_fit < n:
                 rows = np.sort(rng.choice(n, n_fit, replace=False))
-                count[:] = 0
-                count[rows] = 1
+                in_bag[:] = False
+                in_bag[rows] = True
             tree, leaf = learner.fit_stage(target, rng, rows)
-            value, weight = loss.leaf_values(residual, leaf, count > 0, tree.n_leaves)
+            value, weight = loss.leaf_values(residual, leaf, in_bag, tree.n_leaves)
             if value is not None:
                 tree = replace(tree, value=value)
             trees.append(tree)
-            leaves.append(leaf)
-            counts.append(count)
-            weights.append(weight)
+            leaves.put(m, leaf, largest=tree.n_leaves - 1)
+            if counts is not None:
+                counts.put(m, in_bag)
+            if weight is not None:
+                if weights is None:
+                    weights = RoundTable(n_estimators, n, np.float64)
+                weights.put(m, weight)
             # F += nu h_m, the next residuals and the training loss in one pass
             train_loss.append(loss.step(phi, diag, F, tree.value, leaf, learning_rate, residual))
             if eval_data is not None:
@@ -159,16 +211,17 @@ def boost(
                 break
     finally:
         learner.close()
+    n_trees = len(trees)
     return BoostResult(
         trees=trees,
-        train_leaf=np.array(leaves),
-        train_count=np.array(counts),
-        train_weight=None if not weights or weights[0] is None else np.array(weights),
+        train_leaf=leaves.rows(n_trees),
+        train_count=None if counts is None else counts.rows(n_trees),
+        train_weight=None if weights is None else weights.rows(n_trees),
         init=init,
         init_weight=init_weight,
         train_loss=np.array(train_loss),
         val_loss=np.array(val_loss) if eval_data else None,
-        best_iteration=monitor.best_round(len(trees)),
+        best_iteration=monitor.best_round(n_trees),
         stopped_by_callback=monitor.stopped,
     )
 

@@ -26,7 +26,7 @@ from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr import INPUT_KERNELS
 from .outputs.kernels import DiffusionKernel, make_kernel
 from .outputs.space import OutputSpace
-from .trees.ensemble import NODE_FIELDS, TreeEnsemble
+from .trees.ensemble import NODE_FIELDS, TreeEnsemble, stored_counts
 
 FORMAT = "okcore-model"
 #: Version written for models whose leaf values are not leaf means (robust losses: per-row
@@ -111,7 +111,11 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
         arrays.update({f"kernel_ensemble.{f}": getattr(ens, f) for f in KERNEL_ENSEMBLE_ARRAYS})
         ensemble_meta: dict[str, Any] = {"kind": "kernel", "input_kernel": ens.kernel}
     else:
-        arrays.update({f"ensemble.{f}": getattr(ens, f) for f in ENSEMBLE_ARRAYS})
+        arrays.update(
+            {f"ensemble.{f}": getattr(ens, f) for f in ENSEMBLE_ARRAYS if f != "train_count"}
+        )
+        # implicit ones written out (1 byte each): the file layout is unchanged
+        arrays["ensemble.train_count"] = ens.fit_counts()
         for name in ENSEMBLE_WEIGHT_ARRAYS:
             if getattr(ens, name) is not None:
                 arrays[f"ensemble.{name}"] = getattr(ens, name)
@@ -271,7 +275,8 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
         ens = TreeEnsemble(
             combine=manifest["ensemble"]["combine"],
             learning_rate=float(manifest["ensemble"]["learning_rate"]),
-            **{f: arrays[f"ensemble.{f}"] for f in ENSEMBLE_ARRAYS},
+            **{f: arrays[f"ensemble.{f}"] for f in ENSEMBLE_ARRAYS if f != "train_count"},
+            train_count=stored_counts(arrays["ensemble.train_count"]),
             train_weight=arrays.get("ensemble.train_weight"),
             init_weight=arrays.get("ensemble.init_weight"),
             l2_regularization=float(manifest["ensemble"].get("l2_regularization", 0.0)),
@@ -322,8 +327,11 @@ def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> 
     n_trees = ens.n_trees
     if len(ens.leaf_offset) != n_trees + 1 or ens.train_leaf.shape != (n_trees, space.n_samples):
         fail("per-tree arrays do not match the number of trees or training outputs")
-    if ens.train_count.shape != ens.train_leaf.shape or ens.value.shape[1] != space.rank:
+    count = ens.train_leaf if ens.train_count is None else ens.train_count
+    if count.shape != ens.train_leaf.shape or ens.value.shape[1] != space.rank:
         fail("leaf values or counts have the wrong shape")
+    if ens.train_leaf.dtype.kind not in "iu" or count.dtype.kind not in "iu":
+        fail("training leaves and counts must be integers")
     tree_of_node = np.repeat(np.arange(n_trees), np.diff(ens.node_offset))
     size = np.diff(ens.node_offset)[tree_of_node]
     leaves = np.diff(ens.leaf_offset)[tree_of_node]
@@ -340,7 +348,7 @@ def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> 
         fail("leaf number out of range")
     if np.any(ens.train_leaf < 0) or np.any(ens.train_leaf >= np.diff(ens.leaf_offset)[:, None]):
         fail("training leaf out of range")
-    if np.any(ens.n_samples < 1) or np.any(ens.train_count < 0):  # W^F divides by leaf sizes
+    if np.any(ens.n_samples < 1) or np.any(count < 0):  # W^F divides by leaf sizes
         fail("node sample counts must be positive")
     if not np.all(np.isfinite(ens.value)):
         fail("output space arrays are inconsistent")

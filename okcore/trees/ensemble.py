@@ -2,7 +2,9 @@
 
 An ensemble of M trees over N training outputs stores the trees' node arrays concatenated
 (with offsets), the leaf values (r-vectors), and for each tree the leaf of every training
-point (M x N) with its fitting count (bootstrap / subsample multiplicity). Two combinations:
+point (M x N, the smallest unsigned integer type holding the leaf numbers) with its fitting
+count (bootstrap / subsample multiplicity; not stored when every row fitted every tree once).
+Two combinations:
 
 - ``"boosting"`` (Algorithm 3): F(x) = F_0 + nu * sum_m h_m(x), F_0 the training mean
   (robust losses: the geometric median, a weighted combination of the phi_i).
@@ -46,8 +48,12 @@ NODE_FIELDS = ("feature", "threshold", "left", "right", "leaf", "n_samples", "im
 class TreeEnsemble:
     """Concatenated flat trees. ``node_offset``/``leaf_offset`` are (M + 1,) prefix offsets.
 
-    train_leaf : int32 (M, N) leaf of training point i in tree m (local leaf number).
-    train_count : int32 (M, N) times point i was in tree m's fitting rows (0 when left out).
+    train_leaf : integer (M, N) leaf of training point i in tree m (local leaf number); an
+        unsigned type as small as the leaf numbers allow (uint8 up to 256 leaves), int32 in
+        models saved before that.
+    train_count : integer (M, N) or None: times point i was in tree m's fitting rows (0 when
+        left out); None when every point fitted every tree once (boosting without
+        subsampling): the counts are then implicit ones, not an M x N array of them.
     init : float64 (r,) F_0 for boosting, zeros for averages.
     train_weight : float64 (M, N) or None: weight of point i's residual in the value of its
         leaf of tree m; None when every leaf value is the mean of its fitting rows.
@@ -70,7 +76,7 @@ class TreeEnsemble:
     node_offset: np.ndarray
     leaf_offset: np.ndarray
     train_leaf: np.ndarray
-    train_count: np.ndarray
+    train_count: np.ndarray | None
     train_weight: np.ndarray | None = None
     init_weight: np.ndarray | None = None
     l2_regularization: float = 0.0
@@ -80,7 +86,7 @@ class TreeEnsemble:
         cls,
         trees: list[TreeArrays],
         train_leaf: np.ndarray,
-        train_count: np.ndarray,
+        train_count: np.ndarray | None,
         *,
         combine: str,
         learning_rate: float = 1.0,
@@ -89,8 +95,11 @@ class TreeEnsemble:
         init_weight: np.ndarray | None = None,
         l2_regularization: float = 0.0,
     ) -> TreeEnsemble:
-        """Stack trees (with their training leaves, counts and weights, each (M, N))."""
+        """Stack trees (with their training leaves, counts and weights, each (M, N); counts
+        that are all ones, or None, are stored as None). Unsigned leaf and count arrays are
+        kept as they are (no copy when contiguous), others become int32."""
         nodes = {f: np.concatenate([getattr(t, f) for t in trees]) for f in NODE_FIELDS}
+        train_count = stored_counts(train_count)
         return cls(
             combine=combine,
             learning_rate=float(learning_rate),
@@ -98,8 +107,8 @@ class TreeEnsemble:
             value=np.concatenate([t.value for t in trees]),
             node_offset=np.cumsum([0] + [len(t.feature) for t in trees]).astype(np.int64),
             leaf_offset=np.cumsum([0] + [t.n_leaves for t in trees]).astype(np.int64),
-            train_leaf=np.ascontiguousarray(train_leaf, dtype=np.int32),
-            train_count=np.ascontiguousarray(train_count, dtype=np.int32),
+            train_leaf=_index_array(train_leaf),
+            train_count=None if train_count is None else _index_array(train_count),
             train_weight=_float_array(train_weight),
             init_weight=_float_array(init_weight),
             l2_regularization=float(l2_regularization),
@@ -109,6 +118,13 @@ class TreeEnsemble:
     @property
     def n_trees(self) -> int:
         return len(self.node_offset) - 1
+
+    def fit_counts(self) -> np.ndarray:
+        """``train_count`` as an (M, N) array, implicit ones written out (for inspection:
+        W^F never builds it)."""
+        if self.train_count is None:
+            return np.ones(self.train_leaf.shape, dtype=np.uint8)
+        return self.train_count
 
     def truncate(self, n_trees: int) -> TreeEnsemble:
         """The first ``n_trees`` trees (early stopping keeps the best iteration)."""
@@ -122,7 +138,7 @@ class TreeEnsemble:
             node_offset=self.node_offset[: n_trees + 1],
             leaf_offset=self.leaf_offset[: n_trees + 1],
             train_leaf=self.train_leaf[:n_trees],
-            train_count=self.train_count[:n_trees],
+            train_count=None if self.train_count is None else self.train_count[:n_trees],
             train_weight=None if self.train_weight is None else self.train_weight[:n_trees],
             init_weight=self.init_weight,
             l2_regularization=self.l2_regularization,
@@ -161,17 +177,18 @@ class TreeEnsemble:
         """Weight of each training point's residual in its leaf's value, float64 (M, N).
 
         Row i of tree m's weight matrix W~^m is nonzero on the points of i's leaf, with these
-        values: ``train_weight`` if stored, else c_i / (n_c(leaf_m(i)) + lambda) (n_c =
-        fitting rows in the leaf, bootstrap/subsample counts included; lambda the L2
-        penalty, 0 for leaf means).
+        values: ``train_weight`` if stored, else c_i / (n_c(leaf_m(i)) + lambda) (c_i the
+        count, 1 when not stored; n_c = fitting rows in the leaf, bootstrap/subsample counts
+        included; lambda the L2 penalty, 0 for leaf means).
         """
         if self.train_weight is not None:
             return self.train_weight
         leaf_size = self.n_samples[self.node_offset[:-1, None] + self._leaf_nodes()]
         denominator = np.take_along_axis(leaf_size, self.train_leaf, axis=1)
+        count = 1.0 if self.train_count is None else self.train_count
         if self.l2_regularization > 0.0:
-            return self.train_count / (denominator + self.l2_regularization)
-        return self.train_count / denominator
+            return count / (denominator + self.l2_regularization)
+        return count / denominator
 
     @cached_property
     def _coefficients(self) -> np.ndarray:
@@ -248,6 +265,21 @@ def _block_weights(
     else:
         work = _average_weights(q_leaves, train_leaf, coefficients)
     return work.T
+
+
+def stored_counts(count: np.ndarray | None) -> np.ndarray | None:
+    """Fitting counts as an ensemble stores them: None when there are none or all are 1
+    (every row fitted every tree once), so no M x N array of ones is held."""
+    if count is None or (np.asarray(count).dtype.kind in "iu" and np.all(count == 1)):
+        return None
+    return count
+
+
+def _index_array(a: np.ndarray) -> np.ndarray:
+    """A contiguous integer array: unsigned types kept (the stage loop's smallest type),
+    anything else as int32."""
+    a = np.asarray(a)
+    return np.ascontiguousarray(a, dtype=a.dtype if a.dtype.kind == "u" else np.int32)
 
 
 def _float_array(a: np.ndarray | None) -> np.ndarray | None:

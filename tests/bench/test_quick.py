@@ -274,3 +274,14 @@ def test_frontier_pareto() -> None:
     assert [q["cpu"] for q in pareto(pts, "e", True)] == [1, 2]
     assert best_within(pts, "e", False, 3.5) == {"cpu": 3, "e": 0.5}
     assert best_within(pts, "e", False, 0.5) is None
+
+
+def test_memory_child_quick() -> None:
+    """bench.memory's child on a tiny fit: the resident set before the fit, its peak (the
+    kernel's mark reset just before), and the fit's share."""
+    from bench import memory
+
+    row = memory.child("okcore_fast", 400, 3)
+    assert row["peak_mb"] >= row["before_mb"] > 0
+    assert row["fit_mb"] == pytest.approx(row["peak_mb"] - row["before_mb"], abs=0.2)
+    assert row["cpu_s"] > 0

@@ -281,6 +281,8 @@ def set_entry(path: Path, name: str, position: int, value, *, rehash: bool) -> N
     """Change one entry (flat index) of one saved array."""
     arrays = read_arrays(path)
     arrays[name] = arrays[name].copy()
+    if value < 0 and arrays[name].dtype.kind == "u":  # a tampered file may hold any type
+        arrays[name] = arrays[name].astype(np.int32)
     arrays[name].flat[position] = value
     rewrite(path, arrays, rehash=rehash)
 
@@ -366,6 +368,15 @@ def test_valid_checksum_but_invalid_structure(saved, what):
     name, position, value = STRUCTURE_DAMAGE[what]
     set_entry(saved, name, position, value, rehash=True)
     with pytest.raises(PersistenceError, match=f"^model structure is invalid: {what.strip()}"):
+        load(saved)
+
+
+@pytest.mark.parametrize("name", ["ensemble.train_leaf", "ensemble.train_count"])
+def test_valid_checksum_but_training_leaves_or_counts_not_integers(saved, name):
+    arrays = read_arrays(saved)
+    arrays[name] = arrays[name].astype(np.float64)
+    rewrite(saved, arrays, rehash=True)
+    with pytest.raises(PersistenceError, match="^model structure is invalid: training leaves"):
         load(saved)
 
 

@@ -26,11 +26,12 @@ def hand_weights(est, Xq: np.ndarray) -> np.ndarray:
     """(1/M) sum_m count_m(i) [leaf_m(i) = leaf_m(x)] / (fitting rows in that leaf)."""
     e = est.ensemble_
     M, N = e.train_leaf.shape
+    counts = e.fit_counts()
     W = np.zeros((len(Xq), N))
     for q, x in enumerate(Xq):
         for m in range(M):
             same = e.train_leaf[m] == route(e, m, x)
-            W[q] += e.train_count[m] * same / e.train_count[m][same].sum() / M
+            W[q] += counts[m] * same / counts[m][same].sum() / M
     return W
 
 
@@ -46,8 +47,8 @@ def test_variants_fit_and_beat_the_mean(variant, data):
     counts = est.ensemble_.train_count
     if VARIANTS[variant]["bootstrap"]:
         assert np.all(counts.sum(axis=1) == len(X)) and np.any(counts == 0) and np.any(counts > 1)
-    else:
-        assert np.all(counts == 1)
+    else:  # every row once in every tree: implicit ones, no (M, N) array
+        assert counts is None and np.all(est.ensemble_.fit_counts() == 1)
 
 
 def test_extra_trees_fully_grown_interpolate_the_training_outputs(data):
@@ -82,7 +83,7 @@ def test_weights_equal_the_average_of_leaf_weights_by_hand(variant, data):
     for m in range(e.n_trees):
         assert [route(e, m, x) for x in X] == e.train_leaf[m].tolist()
         nodes = tree_nodes(e, m)
-        leaf_rows = np.bincount(e.train_leaf[m], weights=e.train_count[m])
+        leaf_rows = np.bincount(e.train_leaf[m], weights=e.fit_counts()[m])
         np.testing.assert_array_equal(
             nodes["n_samples"][nodes["leaf"] >= 0][np.argsort(nodes["leaf"][nodes["leaf"] >= 0])],
             leaf_rows,
