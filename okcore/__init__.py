@@ -32,6 +32,7 @@ from .exceptions import (
 from .io import load, save
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr_boosting import KRRBoostRegressor
+from .kernel_models.ridge import KernelRidgeRegressor
 from .multilabel import MultiLabelClassifier
 from .outputs import graph
 from .outputs.kernels import (
@@ -63,6 +64,7 @@ __all__ = [
     "FittedEnsemble",
     "InvalidParameterError",
     "KRRBoostRegressor",
+    "KernelRidgeRegressor",
     "KernelEnsemble",
     "Kernel",
     "KernelError",

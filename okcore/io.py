@@ -77,7 +77,9 @@ KERNEL_ENSEMBLE_ARRAYS = (
     "alpha",
 )
 #: Fitted arrays of one estimator kind, saved when the estimator has them.
-ESTIMATOR_ARRAYS = ("objective_",)
+ESTIMATOR_ARRAYS = ("objective_", "cv_alphas_", "cv_errors_")
+#: Fitted scalars of one estimator kind, saved when the estimator has them.
+ESTIMATOR_SCALARS = ("alpha_",)
 
 
 def _sha256(array: np.ndarray) -> str:
@@ -143,7 +145,11 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
         "kernel": kernel,
         "ensemble": ensemble_meta,
         "space": {"trace_fraction": space.trace_fraction, "diag_exact": space.diag_exact},
-        "attributes": {k: getattr(estimator, k) for k in SCALARS if hasattr(estimator, k)},
+        "attributes": {
+            k: getattr(estimator, k)
+            for k in (*SCALARS, *ESTIMATOR_SCALARS)
+            if hasattr(estimator, k)
+        },
         "arrays": {
             k: {"sha256": _sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
             for k, v in arrays.items()
@@ -278,13 +284,15 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
         )
         _check_structure(ens, space, int(attributes["n_features_in_"]))
     for key, value in attributes.items():
-        if key in SCALARS:
+        if key in SCALARS or key in ESTIMATOR_SCALARS:
             setattr(estimator, key, value)
     for name in OPTIONAL_ARRAYS:  # None where they do not apply (losses of trees, forests)
         setattr(estimator, name, arrays.get(name))
     for name in ESTIMATOR_ARRAYS:
         if name in arrays:
             setattr(estimator, name, arrays[name])
+        elif name.startswith("cv_") and "alpha_" in attributes:  # a fixed alpha: no CV
+            setattr(estimator, name, None)
     # models saved before every estimator had the same fitted attributes
     n_train = int(attributes["n_train_"])
     if estimator.train_indices_ is None:
