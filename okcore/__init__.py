@@ -46,6 +46,7 @@ from .outputs.kernels import (
     make_kernel,
 )
 from .outputs.space import OutputSpace, check_gram
+from .similarity import SimilarityInputs, pairwise_inputs
 from .trees.estimator import TreeEstimator
 from .trees.forest import OK3ForestRegressor
 from .trees.tree import OK3Regressor
@@ -81,6 +82,7 @@ __all__ = [
     "PolynomialKernel",
     "PrecomputedKernel",
     "RBFKernel",
+    "SimilarityInputs",
     "TreeEstimator",
     "UnknownParameterError",
     "__version__",
@@ -99,5 +101,6 @@ __all__ = [
     "make_kernel",
     "metrics",
     "model_selection",
+    "pairwise_inputs",
     "save",
 ]

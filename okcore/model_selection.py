@@ -40,8 +40,10 @@ from ._shipping import nbytes_with_arrays
 from ._validation import check_random_state
 from .callbacks import FitProgress
 from .exceptions import DataError
+from .meta import clone
 from .outputs.graph import sparse_adjacency
 from .outputs.kernels import DiffusionKernel, make_kernel
+from .similarity import fold_inputs
 
 #: Scores where larger is better; the others are losses.
 MAXIMIZED = frozenset({"r2", "auc", "auc_known"})
@@ -231,6 +233,8 @@ class _TaskReport:
 def _fold_scores(estimator: Any, X: Any, outputs: Outputs, train: np.ndarray,
                  test: np.ndarray, n_samples: int, names: Sequence[str],
                  report: _TaskReport | None = None) -> dict[str, float]:  # fmt: skip
+    # a precomputed input similarity: the fold sees its training items' columns only
+    X = fold_inputs(estimator, X, train)
     fitted = outputs.fit(_clone(estimator), X, train, n_samples, report)
     return outputs.score(fitted, X, train, test, n_samples, names)
 
@@ -240,9 +244,9 @@ def _report(callback: SearchCallback | None, task: int) -> _TaskReport | None:
 
 
 def _clone(estimator: Any) -> Any:
-    """A fresh unfitted estimator with the same parameters (scikit-learn's clone, without the
-    dependency)."""
-    return type(estimator)(**estimator.get_params())
+    """A fresh unfitted estimator with the same parameters, inner estimators cloned too
+    (scikit-learn's clone, without the dependency)."""
+    return clone(estimator)
 
 
 def _outputs(X: Any, Y: Any, gram: Any, kernel: Any) -> tuple[Any, Outputs, int]:
