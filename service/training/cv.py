@@ -62,6 +62,13 @@ class CVPlan:
         return self.cv_trees + self.estimate.n_trees
 
 
+def estimator_params(est: Any) -> dict[str, Any]:
+    """The parameters of the registry estimator (inside okcore.SimilarityInputs, the
+    wrapped one's): the model record's ``params`` and what the cost model reads."""
+    inner = est.estimator if isinstance(est, okcore.SimilarityInputs) else est
+    return dict(inner.get_params())
+
+
 def _form(req: TrainRequest, fit_kwargs: dict[str, Any]) -> str:
     if "gram" in fit_kwargs:
         return "a precomputed Gram matrix"
@@ -186,7 +193,7 @@ def plan_cv(
             f"{len(candidates) * spec.folds} fits, more than the {MAX_CV_FITS} a job may run: "
             "search fewer values or use fewer folds"
         )
-    base = estimator.get_params()
+    base = estimator_params(estimator)
     params = [{**base, **candidate} for candidate in candidates]
     _check_folds(req, spec, params)
     n, p = (int(s) for s in req.inputs.shape)
@@ -257,6 +264,8 @@ def run_cv(
     record's ``cv``; None when the job was cancelled meanwhile."""
     gram, kernel = fit_kwargs.get("gram"), fit_kwargs.get("kernel")
     folds, seed = plan.folds, plan.random_state
+    # the grid names the model's params; inside SimilarityInputs they are estimator__<name>
+    prefix = "estimator__" if isinstance(estimator, okcore.SimilarityInputs) else ""
     try:
         if plan.grid is None:
             scores = model_selection.cross_validate(
@@ -266,14 +275,18 @@ def run_cv(
             table = [{"params": {}, **{name: _summary(v) for name, v in scores.items()}}]
             best: dict[str, Any] = {}
         else:
+            grid = {prefix + name: values for name, values in plan.grid.items()}
             result = model_selection.grid_search(
-                estimator, plan.grid, X, Y, gram=gram, kernel=kernel, scoring=plan.scoring,
+                estimator, grid, X, Y, gram=gram, kernel=kernel, scoring=plan.scoring,
                 cv=folds, random_state=seed, refit=False, callback=progress.fold,
             )  # fmt: skip
             table, best = result.table, result.best_params
     except CVCancelled:
         return None
     estimator.set_params(**best)
+    best = {k.removeprefix(prefix): v for k, v in best.items()}
+    table = [{**row, "params": {k.removeprefix(prefix): v for k, v in row["params"].items()}}
+             for row in table]  # fmt: skip
     return {
         "folds": plan.folds,
         "random_state": plan.random_state,
