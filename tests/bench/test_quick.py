@@ -28,6 +28,7 @@ from bench import (  # noqa: E402
     learning_curves,
     network_completion,
     robust_losses,
+    similarity_inputs,
     usps_completion,
     yeast_multilabel,
 )
@@ -47,6 +48,7 @@ SCRIPTS = {
     "krr_usps": (krr_usps.run, [], []),
     "krr_cora": (krr_cora.run, [], []),
     "drug_target": (drug_target.run, [], []),
+    "similarity_inputs": (similarity_inputs.run, [], []),
     "yeast_multilabel": (yeast_multilabel.run, [], []),
 }
 
@@ -74,10 +76,15 @@ NEEDS_DATA = {
     "krr_usps",
     "krr_cora",
     "drug_target",
+    "similarity_inputs",
     "yeast_multilabel",
 }
 # the data folder a script reads, where it is not cora
-DATA_FOLDER = {"drug_target": "yamanishi2008_dti", "yeast_multilabel": "yeast_multilabel"}
+DATA_FOLDER = {
+    "drug_target": "yamanishi2008_dti",
+    "similarity_inputs": "yamanishi2008_dti",
+    "yeast_multilabel": "yeast_multilabel",
+}
 
 
 @pytest.mark.parametrize(
