@@ -69,6 +69,13 @@ def estimator_params(est: Any) -> dict[str, Any]:
     return dict(inner.get_params())
 
 
+def similarity_map(est: Any) -> tuple[str, int | None] | None:
+    """(map, components) of an okcore.SimilarityInputs, for the cost model; else None."""
+    if isinstance(est, okcore.SimilarityInputs):
+        return est.map, est.n_components
+    return None
+
+
 def _form(req: TrainRequest, fit_kwargs: dict[str, Any]) -> str:
     if "gram" in fit_kwargs:
         return "a precomputed Gram matrix"
@@ -202,11 +209,23 @@ def plan_cv(
     finals: list[JobEstimate] = []
     fold_fits: list[JobEstimate] = []
     for candidate in params:
-        finals.append(estimate_job(req.model, candidate, req.inputs, kernel, n_outputs, data_bytes))
+        finals.append(
+            estimate_job(
+                req.model,
+                candidate,
+                req.inputs,
+                kernel,
+                n_outputs,
+                data_bytes,
+                similarity_map(estimator),
+            )  # fmt: skip
+        )
         by_size: dict[int, JobEstimate] = {}
         for size in sorted(set(test_sizes)):
             rows = np.broadcast_to(np.uint8(0), (n - size, p))  # a shape, no memory
-            by_size[size] = estimate_job(req.model, candidate, rows, kernel, n_outputs, 0)
+            by_size[size] = estimate_job(
+                req.model, candidate, rows, kernel, n_outputs, 0, similarity_map(estimator)
+            )
         fold_fits.extend(by_size[size] for size in test_sizes)
     return CVPlan(
         folds=spec.folds,

@@ -22,7 +22,14 @@ from service.schemas.api import (
 )
 from service.store.model_store import write_model
 from service.training.budget import JobEstimate, array_bytes, estimate_job
-from service.training.cv import CVPlan, CVProgress, estimator_params, plan_cv, run_cv
+from service.training.cv import (
+    CVPlan,
+    CVProgress,
+    estimator_params,
+    plan_cv,
+    run_cv,
+    similarity_map,
+)
 
 
 @dataclass
@@ -183,7 +190,7 @@ def plan_training(req: TrainRequest) -> TrainPlan:
     data_bytes = sum(array_bytes(a) for a in sent)
     estimate = estimate_job(
         req.model, estimator_params(est), req.inputs, fit_kwargs.get("kernel"), n_outputs,
-        data_bytes,
+        data_bytes, similarity_map(est),
     )  # fmt: skip
     cv = None
     if req.cv is not None:

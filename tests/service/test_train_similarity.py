@@ -131,3 +131,17 @@ def test_wrong_shapes_are_clear_422s(client: TestClient) -> None:
     r = predict(client, model_id, S_new[:, :20])
     assert r.status_code == 422
     assert "the Q x 40 similarity of the new items to the training items" in r.text
+
+
+def test_the_job_estimate_counts_the_kernel_pca() -> None:
+    """A kpca map's N x N eigendecomposition is in the job's estimate (refused by the limits
+    before it starts, like any other work); the kernel map costs the estimator on N inputs."""
+    from service.training.budget import estimate_job
+
+    params = okcore.estimator_parameters("ok3")
+    S = np.zeros((3000, 3000))
+    plain = estimate_job("ok3", params, S, {"type": "linear"}, 2, 0, ("kernel_map", None))
+    kpca = estimate_job("ok3", params, S, {"type": "linear"}, 2, 0, ("kpca", None))
+    assert plain.n_features == 3000
+    assert kpca.setup_seconds == pytest.approx(plain.setup_seconds + 4.0 * 3000**3 * 1e-9)
+    assert kpca.memory_bytes > plain.memory_bytes
