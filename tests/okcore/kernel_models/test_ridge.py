@@ -148,3 +148,13 @@ def test_refusals_say_what_to_change():
         KernelRidgeRegressor()._check_memory(20_000, 20_000)
     assert KernelRidgeRegressor(input_kernel="precomputed").pairwise_inputs
     assert not KernelRidgeRegressor().pairwise_inputs
+
+
+def test_the_cost_counts_the_cv_folds_and_the_basis():
+    exact = KernelRidgeRegressor(alpha=1.0).estimate_cost(2000, 5)
+    cv = KernelRidgeRegressor(alpha="cv", cv=5).estimate_cost(2000, 5)
+    nystrom = KernelRidgeRegressor(alpha=1.0, n_components=100).estimate_cost(2000, 5)
+    assert exact.n_stages == 1 and exact.stage_size == 2000 and exact.search == "kernel"
+    assert cv.stage_seconds > 3 * exact.stage_seconds  # 5 fits on 4/5 of the rows more
+    assert nystrom.stage_size == 100 and nystrom.memory_bytes < exact.memory_bytes / 10
+    assert nystrom.stage_seconds < exact.stage_seconds / 10
