@@ -170,12 +170,17 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
         },
     }
     if input_map is not None:
+        # the model's inputs are the N items' similarities ("attributes" describe the model
+        # as callers see it: archives check the stored inputs against them); the wrapped
+        # estimator's own width (kpca: the components) is the map's n_features
         manifest["input_map"] = {
             "kind": input_map.kind,
             "n_items": input_map.n_items,
+            "n_features": estimator.n_features_in_,
             "total_mean": input_map.total_mean,
             "n_components": wrapper_components,
         }
+        manifest["attributes"]["n_features_in_"] = input_map.n_items
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
     try:
@@ -254,6 +259,16 @@ PARAMETERS_ADDED_SINCE: dict[str, Any] = {"refine_cuts": False, "l2_regularizati
 
 
 def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
+    """The saved model: an estimator, or one wrapped in its input similarity map."""
+    if "input_map" not in manifest:
+        return _rebuild_estimator(manifest, arrays)
+    meta = manifest["input_map"]
+    attributes = {**manifest["attributes"], "n_features_in_": int(meta["n_features"])}
+    inner = _rebuild_estimator({**manifest, "attributes": attributes}, arrays)
+    return _similarity_model(meta, arrays, inner)
+
+
+def _rebuild_estimator(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
     cls = CLASSES.get(manifest["estimator"])
     if cls is None:
         raise PersistenceError(f"unknown estimator {manifest['estimator']!r} in manifest")
@@ -329,8 +344,6 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
             setattr(estimator, key, value)
     estimator.output_space_ = space
     estimator.ensemble_ = ens
-    if "input_map" in manifest:
-        return _similarity_model(manifest["input_map"], arrays, estimator)
     return estimator
 
 

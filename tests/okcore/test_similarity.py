@@ -4,6 +4,8 @@ grid search never let a test item's column reach a fold's training."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from okdata import make_regression
@@ -127,13 +129,14 @@ def test_save_and_load_keep_the_input_map(tmp_path, kind):
     okcore.save(model, tmp_path / "m")
     loaded = okcore.load(tmp_path / "m")
     assert isinstance(loaded, SimilarityInputs) and loaded.map == kind
+    # the manifest describes the model as callers see it: N similarity columns
+    manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
+    assert manifest["attributes"]["n_features_in_"] == 50 and manifest["format_version"] == 5
     np.testing.assert_array_equal(loaded.predict(S[50:, :50]), model.predict(S[50:, :50]))
     assert loaded.n_features_in_ == 50
 
 
 def test_a_damaged_input_map_is_refused(tmp_path):
-    import json
-
     _, Y, S = items()
     model = SimilarityInputs(OK3Regressor(), map="kpca", n_components=4).fit(S, Y)
     okcore.save(model, tmp_path / "m")

@@ -145,3 +145,24 @@ def test_the_job_estimate_counts_the_kernel_pca() -> None:
     assert plain.n_features == 3000
     assert kpca.setup_seconds == pytest.approx(plain.setup_seconds + 4.0 * 3000**3 * 1e-9)
     assert kpca.memory_bytes > plain.memory_bytes
+
+
+def test_a_kpca_model_exports_and_imports(client: TestClient, tmp_path: Any) -> None:
+    """The archive check reads N similarity columns from the model (not the kpca width)."""
+    from svc_data import make_settings
+
+    from service.app import create_app
+
+    S, S_new, Y = similarity()
+    extra = {"input_map": "kpca", "input_components": 4, "params": {"max_splits": 3}}
+    model_id = train(client, "ok3", S, Y, input_kind="similarity", **extra).json()["model_id"]
+    archive = client.get(f"/models/{model_id}/export")
+    assert archive.status_code == 200, archive.text
+    with TestClient(create_app(make_settings(tmp_path / "other"))) as other:
+        r = other.post(
+            "/models/import", content=archive.content,
+            headers={"content-type": "application/gzip"},
+        )  # fmt: skip
+        assert r.status_code == 201, r.text
+        body = {"model_id": model_id, "inputs": S_new.tolist()}
+        assert other.post("/predict", json=body).json() == client.post("/predict", json=body).json()
