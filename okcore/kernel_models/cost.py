@@ -74,21 +74,24 @@ def ridge_cost(
     """The cost of one kernel ridge fit (:class:`~okcore.kernel_models.ridge.KernelRidgeRegressor`)
     and of its ``n_folds`` CV fits (0 for a fixed alpha), as one stage of D basis rows:
 
-        exact     flops = N^2 (p + r) + EIGH_FLOPS N^3 + 2 N^2 r, bytes 24 N^2
+        exact     flops = N^2 (p + 3 r) + N^3 / 3 (Cholesky), bytes 24 N^2
         Nystrom   flops = N D (p + 2 D + r) + (EIGH_FLOPS + 2) D^3, bytes 8 (N D + 3 D^2)
 
-    each CV fit the same on (K - 1) / K of the rows; model = 8 D (w + r + 1)."""
+    each CV fit the same on (K - 1) / K of the rows with EIGH_FLOPS N^3 (the eigendecomposition
+    that serves every penalty) for the Cholesky; model = 8 D (w + r + 1)."""
     n, p, r = n_samples, n_features, rank
     width = 0 if precomputed else p
 
-    def fit_flops(rows: float) -> float:
+    def fit_flops(rows: float, factor: float) -> float:
         if n_components is None or n_components >= rows:
-            return rows * rows * (width + 3 * r) + EIGH_FLOPS * rows**3
+            return rows * rows * (width + 3 * r) + factor * rows**3
         D = float(n_components)
         return rows * D * (width + 2 * D + r) + (EIGH_FLOPS + 2) * D**3
 
     D = n if n_components is None else min(n_components, n)
-    flops = fit_flops(n) + n_folds * fit_flops(n * (n_folds - 1) / max(n_folds, 1))
+    # the final fit solves one penalty (Cholesky, n^3 / 3); a CV fold, every penalty (eigh)
+    fold_rows = n * (n_folds - 1) / max(n_folds, 1)
+    flops = fit_flops(n, 1.0 / 3.0) + n_folds * fit_flops(fold_rows, EIGH_FLOPS)
     exact = D == n
     work = 8.0 * (3.0 * n * n if exact else n * D + 3.0 * D * D)
     model = 8.0 * D * (width + r + 1)
