@@ -1,5 +1,6 @@
-"""Cost model of boosted sparse KRR (the kernel-model family's part of
-:meth:`~okcore.base.OKEstimator.estimate_cost`): M stages, each fitting D basis vectors on
+"""Cost models of the kernel models (the family's part of
+:meth:`~okcore.base.OKEstimator.estimate_cost`): plain kernel ridge regression
+(:func:`ridge_cost`), and boosted sparse KRR: M stages, each fitting D basis vectors on
 a subset of n rows and evaluated on all N rows, with an output factor of r columns and p
 inputs:
 
