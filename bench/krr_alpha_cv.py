@@ -7,7 +7,7 @@ with a fixed width; both sides without intercept (fit_intercept=False is KernelR
 scored by the squared error, so both must choose the same alpha. CPU seconds of one process
 (``time.process_time``), run side by side.
 
-    python -m bench.krr_alpha_cv            # N = 1000 and 2000
+    python -m bench.krr_alpha_cv            # N = 500 and 1000
     python -m bench.krr_alpha_cv --quick    # N = 200
 """
 
@@ -35,7 +35,7 @@ def run(argv: Sequence[str] | None = None) -> Report:
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=None)
     args = parser.parse_args(argv)
-    sizes = args.sizes or ([200] if args.quick else [1000, 2000])
+    sizes = args.sizes or ([200] if args.quick else [500, 1000])
     report = Report(
         name=args.name or ("krr_alpha_cv_quick" if args.quick else "krr_alpha_cv"),
         argv=["bench.krr_alpha_cv", *(argv if argv is not None else sys.argv[1:])],
