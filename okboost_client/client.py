@@ -130,6 +130,9 @@ class OKBoostClient:
         eval_set: dict[str, Any] | None = None,
         ids: Any = None,
         cv: dict[str, Any] | None = None,
+        input_kind: str = "features",
+        input_map: str | None = None,
+        input_components: int | None = None,
         wait: bool = False,
     ) -> dict[str, Any]:
         """POST /train. ``inputs``: array (float64, float32 and uint8 sent as they are) or
@@ -141,7 +144,12 @@ class OKBoostClient:
         {"max_splits": [2, 8]}, "scoring": "auc", "random_state": 0}``; the best grid values
         are fitted on all rows and the model record's ``cv`` holds the table. Any score name
         of the service's ``cv.scoring`` (e.g. ``["f1", "ranking_loss"]`` for 0/1 label rows)
-        and ``"search": "halving"`` (candidates raced over ``n_estimators``) pass as given."""
+        and ``"search": "halving"`` (candidates raced over ``n_estimators``) pass as given.
+
+        ``input_kind="similarity"``: ``inputs`` is the N x N similarity among the training
+        items (predict, kernel and evaluate then take the Q x N similarity of new items to
+        them); ``input_map`` "kernel_map" (default) or "kpca" with ``input_components``
+        chooses how tree models read it (kernel models use it as their input kernel)."""
         inputs, ids = table_inputs(inputs, ids)
         kernel = {
             k: (pairs(v) if k == "edges" else np.asarray(v) if k in ("gram", "outputs") else v)
@@ -157,6 +165,12 @@ class OKBoostClient:
             "cv": cv,
             "wait": wait,
         }
+        if input_kind != "features":
+            body["input_kind"] = input_kind
+        if input_map is not None:
+            body["input_map"] = input_map
+        if input_components is not None:
+            body["input_components"] = input_components
         if eval_set is not None:
             body["eval_set"] = {
                 k: as_inputs(v) if k == "inputs" else np.asarray(v) for k, v in eval_set.items()

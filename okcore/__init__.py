@@ -32,6 +32,7 @@ from .exceptions import (
 from .io import load, save
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr_boosting import KRRBoostRegressor
+from .kernel_models.ridge import KernelRidgeRegressor
 from .multilabel import MultiLabelClassifier
 from .outputs import graph
 from .outputs.kernels import (
@@ -45,6 +46,7 @@ from .outputs.kernels import (
     make_kernel,
 )
 from .outputs.space import OutputSpace, check_gram
+from .similarity import SimilarityInputs, pairwise_inputs
 from .trees.estimator import TreeEstimator
 from .trees.forest import OK3ForestRegressor
 from .trees.tree import OK3Regressor
@@ -63,6 +65,7 @@ __all__ = [
     "FittedEnsemble",
     "InvalidParameterError",
     "KRRBoostRegressor",
+    "KernelRidgeRegressor",
     "KernelEnsemble",
     "Kernel",
     "KernelError",
@@ -79,6 +82,7 @@ __all__ = [
     "PolynomialKernel",
     "PrecomputedKernel",
     "RBFKernel",
+    "SimilarityInputs",
     "TreeEstimator",
     "UnknownParameterError",
     "__version__",
@@ -97,6 +101,7 @@ __all__ = [
     "make_kernel",
     "metrics",
     "model_selection",
+    "pairwise_inputs",
     "save",
     "scoring",
 ]

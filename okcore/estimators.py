@@ -17,6 +17,7 @@ from .base import OKEstimator
 from .boosting import OKBoostRegressor
 from .exceptions import InvalidParameterError
 from .kernel_models.krr_boosting import KRRBoostRegressor
+from .kernel_models.ridge import KernelRidgeRegressor
 from .trees.forest import OK3ForestRegressor
 from .trees.tree import OK3Regressor
 
@@ -26,6 +27,7 @@ ESTIMATORS: dict[str, type[OKEstimator]] = {
     "ok3": OK3Regressor,
     "ok3-forest": OK3ForestRegressor,
     "krr-boost": KRRBoostRegressor,
+    "krr": KernelRidgeRegressor,
 }
 
 

@@ -24,8 +24,10 @@ from .estimators import ESTIMATORS
 from .exceptions import OKCoreError, PersistenceError
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr import INPUT_KERNELS
+from .meta import clone
 from .outputs.kernels import DiffusionKernel, make_kernel
 from .outputs.space import OutputSpace
+from .similarity import SimilarityInputs, SimilarityMap
 from .trees.ensemble import NODE_FIELDS, TreeEnsemble, stored_counts
 
 FORMAT = "okcore-model"
@@ -35,11 +37,15 @@ FORMAT = "okcore-model"
 #: a version-1 reader would ignore and so mis-embed new outputs); every other model is still
 #: written as version 1. Version 4: models of kernel models (boosted KRR, a
 #: :class:`~okcore.kernel_models.kernel_ensemble.KernelEnsemble`: basis rows, alphas, coefficients instead
-#: of trees), which older readers cannot read. This okcore reads all four.
+#: of trees), which older readers cannot read. Version 5: models on a precomputed input
+#: similarity (:class:`~okcore.similarity.SimilarityInputs`: the input map's kind and
+#: arrays, without which an older reader would take the similarities for features).
+#: This okcore reads all five.
 FORMAT_VERSION = 3
 NYSTROM_VERSION = 2
 KERNEL_MODEL_VERSION = 4
-READ_VERSIONS = (1, 2, 3, 4)
+SIMILARITY_VERSION = 5
+READ_VERSIONS = (1, 2, 3, 4, 5)
 NYSTROM_ARRAYS = ("landmarks", "feature_map", "landmark_index")
 #: Ensemble arrays saved only when present (robust losses), so squared-loss files keep
 #: their version-1/2 layout.
@@ -77,7 +83,9 @@ KERNEL_ENSEMBLE_ARRAYS = (
     "alpha",
 )
 #: Fitted arrays of one estimator kind, saved when the estimator has them.
-ESTIMATOR_ARRAYS = ("objective_",)
+ESTIMATOR_ARRAYS = ("objective_", "cv_alphas_", "cv_errors_")
+#: Fitted scalars of one estimator kind, saved when the estimator has them.
+ESTIMATOR_SCALARS = ("alpha_",)
 
 
 def _sha256(array: np.ndarray) -> str:
@@ -102,6 +110,10 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
     """
     from . import __version__
 
+    input_map = None
+    if isinstance(estimator, SimilarityInputs) and hasattr(estimator, "ensemble_"):
+        wrapper_components = estimator.n_components
+        estimator, input_map = estimator.estimator_, estimator.input_map_
     if type(estimator).__name__ not in CLASSES or not hasattr(estimator, "ensemble_"):
         raise PersistenceError("only fitted okcore estimators can be saved")
     path = Path(path)
@@ -138,21 +150,41 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
         value = getattr(estimator, name, None)
         if value is not None:
             arrays[name] = np.asarray(value)
+    if input_map is not None:
+        arrays.update({f"input_map.{k}": v for k, v in input_map.arrays().items()})
     manifest = {
         "format": FORMAT,
-        "format_version": _format_version(ens, space),
+        "format_version": SIMILARITY_VERSION
+        if input_map is not None
+        else _format_version(ens, space),
         "okcore_version": __version__,
         "estimator": type(estimator).__name__,
         "params": {k: _json_param(v) for k, v in estimator.get_params().items()},
         "kernel": kernel,
         "ensemble": ensemble_meta,
         "space": {"trace_fraction": space.trace_fraction, "diag_exact": space.diag_exact},
-        "attributes": {k: getattr(estimator, k) for k in SCALARS if hasattr(estimator, k)},
+        "attributes": {
+            k: getattr(estimator, k)
+            for k in (*SCALARS, *ESTIMATOR_SCALARS)
+            if hasattr(estimator, k)
+        },
         "arrays": {
             k: {"sha256": _sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
             for k, v in arrays.items()
         },
     }
+    if input_map is not None:
+        # the model's inputs are the N items' similarities ("attributes" describe the model
+        # as callers see it: archives check the stored inputs against them); the wrapped
+        # estimator's own width (kpca: the components) is the map's n_features
+        manifest["input_map"] = {
+            "kind": input_map.kind,
+            "n_items": input_map.n_items,
+            "n_features": estimator.n_features_in_,
+            "total_mean": input_map.total_mean,
+            "n_components": wrapper_components,
+        }
+        manifest["attributes"]["n_features_in_"] = input_map.n_items
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
     try:
@@ -231,6 +263,16 @@ PARAMETERS_ADDED_SINCE: dict[str, Any] = {"refine_cuts": False, "l2_regularizati
 
 
 def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
+    """The saved model: an estimator, or one wrapped in its input similarity map."""
+    if "input_map" not in manifest:
+        return _rebuild_estimator(manifest, arrays)
+    meta = manifest["input_map"]
+    attributes = {**manifest["attributes"], "n_features_in_": int(meta["n_features"])}
+    inner = _rebuild_estimator({**manifest, "attributes": attributes}, arrays)
+    return _similarity_model(meta, arrays, inner)
+
+
+def _rebuild_estimator(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
     cls = CLASSES.get(manifest["estimator"])
     if cls is None:
         raise PersistenceError(f"unknown estimator {manifest['estimator']!r} in manifest")
@@ -283,13 +325,15 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
         )
         _check_structure(ens, space, int(attributes["n_features_in_"]))
     for key, value in attributes.items():
-        if key in SCALARS:
+        if key in SCALARS or key in ESTIMATOR_SCALARS:
             setattr(estimator, key, value)
     for name in OPTIONAL_ARRAYS:  # None where they do not apply (losses of trees, forests)
         setattr(estimator, name, arrays.get(name))
     for name in ESTIMATOR_ARRAYS:
         if name in arrays:
             setattr(estimator, name, arrays[name])
+        elif name.startswith("cv_") and "alpha_" in attributes:  # a fixed alpha: no CV
+            setattr(estimator, name, None)
     # models saved before every estimator had the same fitted attributes
     n_train = int(attributes["n_train_"])
     if estimator.train_indices_ is None:
@@ -306,6 +350,29 @@ def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
     estimator.output_space_ = space
     estimator.ensemble_ = ens
     return estimator
+
+
+def _similarity_model(meta: dict, arrays: dict[str, np.ndarray], inner: Any) -> SimilarityInputs:
+    """The saved estimator wrapped in its input map, checked against it."""
+    kind, n_items = str(meta["kind"]), int(meta["n_items"])
+    mean, projection = arrays["input_map.column_mean"], arrays["input_map.projection"]
+    if kind == "kernel_map":
+        valid = inner.n_features_in_ == n_items and mean.size == 0
+    else:
+        valid = (
+            kind == "kpca"
+            and mean.shape == (n_items,)
+            and projection.shape == (n_items, inner.n_features_in_)
+            and bool(np.all(np.isfinite(projection)) and np.all(np.isfinite(mean)))
+        )
+    if not valid or n_items < 1:
+        raise PersistenceError("model structure is invalid: the input map does not fit the model")
+    input_map = SimilarityMap(kind, n_items, mean, float(meta["total_mean"]), projection)
+    components = meta.get("n_components")
+    model = SimilarityInputs(clone(inner), map=kind, n_components=components)
+    model.validate_params()
+    model._adopt(inner, input_map)
+    return model
 
 
 def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> None:

@@ -46,9 +46,11 @@ from ._shipping import nbytes_with_arrays
 from ._validation import check_random_state
 from .callbacks import FitProgress
 from .exceptions import DataError
+from .meta import clone
 from .outputs.graph import sparse_adjacency
 from .outputs.kernels import DiffusionKernel, make_kernel
 from .scoring import BoundScorer, FoldTruth, check_scoring
+from .similarity import fold_inputs
 
 #: Graph AUCs score every (test vertex, vertex) pair from dense predicted kernels: refused
 #: beyond this many pairs (1.6 GB of float64) with a message instead of running out of memory.
@@ -216,6 +218,8 @@ def _fold_scores(estimator: Any, X: Any, outputs: Outputs, train: np.ndarray,
                  stages: Sequence[int | None] = (None,)) -> list[dict[str, float]]:  # fmt: skip
     """Fit a clone on the fold and score it on the test rows: once per entry of ``stages``,
     the fitted model itself (None) or its first m stages (:func:`first_stages`)."""
+    # a precomputed input similarity: the fold sees its training items' columns only
+    X = fold_inputs(estimator, X, train)
     fitted = outputs.fit(_clone(estimator), X, train, n_samples, report)
     return [
         outputs.score(
@@ -230,9 +234,9 @@ def _report(callback: SearchCallback | None, task: int) -> _TaskReport | None:
 
 
 def _clone(estimator: Any) -> Any:
-    """A fresh unfitted estimator with the same parameters (scikit-learn's clone, without the
-    dependency)."""
-    return type(estimator)(**estimator.get_params())
+    """A fresh unfitted estimator with the same parameters, inner estimators cloned too
+    (scikit-learn's clone, without the dependency)."""
+    return clone(estimator)
 
 
 def _outputs(X: Any, Y: Any, gram: Any, kernel: Any) -> tuple[Any, Outputs, int]:

@@ -246,6 +246,9 @@ def cmd_train(args: argparse.Namespace) -> int:
             name=args.name,
             ids=ids,
             cv=_cv(args),
+            input_kind=args.input_kind,
+            input_map=args.input_map,
+            input_components=args.input_components,
         )
         result: dict[str, Any] = {"model_id": accepted["model_id"], "job_id": accepted["job_id"]}
         if not args.no_wait:
@@ -440,6 +443,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop edges naming vertices that are not rows (the model record counts them)",
     )
     train.add_argument("--model", default="okboost", choices=okcore.estimator_names())
+    train.add_argument(
+        "--input-kind",
+        default="features",
+        choices=["features", "similarity"],
+        help="similarity: INPUTS is the N x N similarity among the training rows (predict "
+        "then takes the Q x N similarity of new rows to them)",
+    )
+    train.add_argument(
+        "--input-map",
+        choices=["kernel_map", "kpca"],
+        help="how tree models read a similarity (default kernel_map)",
+    )
+    train.add_argument("--input-components", type=int, help="kernel PCA components (kpca)")
     train.add_argument(
         "--param",
         action="append",

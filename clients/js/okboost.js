@@ -146,8 +146,10 @@ export class OKBoostClient {
    * POST /train. `inputs`: nested arrays or a Matrix; `outputKernel`: e.g.
    * {type: "diffusion", beta: 1, edges} (edges nested [[i, j], ...] or an Int32Array Matrix),
    * {type: "precomputed", gram}, {type: "rbf", outputs, sigma}.
-   * Options: model ("okboost" | "ok3" | "ok3-forest" | "krr-boost"), params, name, ids, evalSet,
-   * wait, cv, and any other field of the request (camelCase).
+   * Options: model ("okboost" | "ok3" | "ok3-forest" | "krr-boost" | "krr"), params, name, ids,
+   * evalSet, wait, cv, and any other field of the request (camelCase), e.g. inputKind:
+   * "similarity" (inputs: the N x N similarity among the training items) with inputMap
+   * ("kernel_map" | "kpca") and inputComponents.
    * `inputs` may be rows of objects (the id column gives `ids`), `outputKernel.edges` rows of
    * objects with two fields. `cv`: K-fold cross-validation before the final fit, e.g.
    * {folds: 5, grid: {max_splits: [2, 8]}, scoring: "auc", randomState: 0}; the model record

@@ -1,5 +1,6 @@
-"""Cost model of boosted sparse KRR (the kernel-model family's part of
-:meth:`~okcore.base.OKEstimator.estimate_cost`): M stages, each fitting D basis vectors on
+"""Cost models of the kernel models (the family's part of
+:meth:`~okcore.base.OKEstimator.estimate_cost`): plain kernel ridge regression
+(:func:`ridge_cost`), and boosted sparse KRR: M stages, each fitting D basis vectors on
 a subset of n rows and evaluated on all N rows, with an output factor of r columns and p
 inputs:
 
@@ -50,6 +51,56 @@ def krr_stages_cost(
         stage_size=D,
         search="kernel",
         work_bytes=work,
+        setup_seconds=0.0,
+        stage_seconds=KRR_FLOP_SECONDS * flops,
+        model_bytes=model,
+    )
+
+
+#: Floating-point operations of a symmetric eigendecomposition with vectors, per n^3
+#: (LAPACK's divide and conquer: about 4/3 n^3 for the tridiagonal reduction and up to
+#: 8/3 n^3 for the vectors, rounded up).
+EIGH_FLOPS = 4.0
+
+
+def ridge_cost(
+    n_samples: int,
+    n_features: int,
+    rank: int,
+    *,
+    n_components: int | None,
+    n_folds: int,
+    precomputed: bool,
+) -> StageCost:
+    """The cost of one kernel ridge fit (:class:`~okcore.kernel_models.ridge.KernelRidgeRegressor`)
+    and of its ``n_folds`` CV fits (0 for a fixed alpha), as one stage of D basis rows:
+
+        exact     flops = N^2 (p + 3 r) + N^3 / 3 (Cholesky), bytes 24 N^2
+        Nystrom   flops = N D (p + 2 D + r) + (EIGH_FLOPS + 2) D^3, bytes 8 (N D + 3 D^2)
+
+    each CV fit the same on (K - 1) / K of the rows with EIGH_FLOPS N^3 (the eigendecomposition
+    that serves every penalty) for the Cholesky; model = 8 D (w + r + 1)."""
+    n, p, r = n_samples, n_features, rank
+    width = 0 if precomputed else p
+
+    def fit_flops(rows: float, factor: float) -> float:
+        if n_components is None or n_components >= rows:
+            return rows * rows * (width + 3 * r) + factor * rows**3
+        D = float(n_components)
+        return rows * D * (width + 2 * D + r) + (EIGH_FLOPS + 2) * D**3
+
+    D = n if n_components is None else min(n_components, n)
+    # the final fit solves one penalty (Cholesky, n^3 / 3); a CV fold, every penalty (eigh)
+    fold_rows = n * (n_folds - 1) / max(n_folds, 1)
+    flops = fit_flops(n, 1.0 / 3.0) + n_folds * fit_flops(fold_rows, EIGH_FLOPS)
+    exact = D == n
+    work = 8.0 * (3.0 * n * n if exact else n * D + 3.0 * D * D)
+    model = 8.0 * D * (width + r + 1)
+    return StageCost(
+        n_stages=1,
+        stage_size=D,
+        search="kernel",
+        work_bytes=work + model,
         setup_seconds=0.0,
         stage_seconds=KRR_FLOP_SECONDS * flops,
         model_bytes=model,

@@ -128,18 +128,25 @@ def make_input_kernel(name: str, gamma: Any, X: np.ndarray) -> InputKernel:
 
 
 # ---------------------------------------------------------------------------- the sparse fit
+def whitening(K_DD: np.ndarray) -> np.ndarray:
+    """W = V S^{-1/2} (D, k) from K_DD = V S V^T, the directions with eigenvalue below
+    EIGEN_TOLERANCE x the largest dropped: W^T K_DD W = I, so on the features K_D W the
+    penalty alpha^T K_DD alpha becomes ||beta||^2 (alpha = W beta). O(D^3)."""
+    s, V = linalg.eigh(K_DD)
+    keep = s > EIGEN_TOLERANCE * max(float(s[-1]), np.finfo(float).tiny)
+    return V[:, keep] / np.sqrt(s[keep])
+
+
 def solve_sparse_krr(gram_blocks: Any, K_DD: np.ndarray, lam: float, n_targets: int) -> np.ndarray:
     """alpha (D, r) minimising ||R - K_D alpha||^2 + lam alpha^T K_DD alpha.
 
     ``gram_blocks`` yields (K_D block (b, D), R block (b, r)) over the fitting rows, so K_D
-    need not be held whole. Stable form: with K_DD = V S V^T (directions below
-    EIGEN_TOLERANCE dropped) and W = V S^{-1/2}, alpha = W beta where beta is the ridge
-    solution (B^T B + lam I)^{-1} B^T R on the features B = K_D W (the penalty becomes
-    ||beta||^2, so the system's eigenvalues are >= lam). O(n D^2 + D^3).
+    need not be held whole. Stable form: with W = :func:`whitening` (K_DD), alpha = W beta
+    where beta is the ridge solution (B^T B + lam I)^{-1} B^T R on the features B = K_D W
+    (the penalty becomes ||beta||^2, so the system's eigenvalues are >= lam).
+    O(n D^2 + D^3).
     """
-    s, V = linalg.eigh(K_DD)
-    keep = s > EIGEN_TOLERANCE * max(float(s[-1]), np.finfo(float).tiny)
-    W = V[:, keep] / np.sqrt(s[keep])
+    W = whitening(K_DD)
     k = W.shape[1]
     BtB, BtR = np.zeros((k, k)), np.zeros((k, n_targets))
     for K_block, R_block in gram_blocks:

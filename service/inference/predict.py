@@ -46,6 +46,12 @@ def block_rows(n_cols: int) -> int:
 
 def check_features(m: LoadedModel, arr: Any, name: str) -> None:
     p = m.inputs.shape[1]
+    if arr.shape[1] != p and m.record.get("input_kind") == "similarity":
+        raise InvalidRequest(
+            f"{name} has {arr.shape[1]} columns but model '{m.model_id}' was trained on a "
+            f"similarity among {p} training items: send the Q x {p} similarity of the new "
+            "items to the training items, columns in the training order"
+        )
     if arr.shape[1] != p:
         raise InvalidRequest(
             f"{name} has {arr.shape[1]} columns but model '{m.model_id}' was trained on "

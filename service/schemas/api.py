@@ -272,13 +272,34 @@ class TrainRequest(_Model):
         description="Optional vertex ids: one unique string per row of `inputs`. Edges may "
         "then name vertices by id, and /kernel and /predict answer with ids too.",
     )
+    input_kind: Literal["features", "similarity"] = Field(
+        "features",
+        description="features (default): `inputs` are N x p feature rows. similarity: "
+        "`inputs` is the N x N similarity among the N training items (row i, column j: "
+        "s(item i, item j)), and /predict, /kernel and /evaluate then take the Q x N "
+        "similarity of the new items to the training items, columns in the training order. "
+        "Tree models (okboost, ok3, ok3-forest) read it through `input_map`; kernel models "
+        "(krr, krr-boost) use it as their input kernel (input_kernel = 'precomputed', which "
+        "needs a symmetric matrix). Cross-validation (`cv`) gives each fold the similarities "
+        "among its training items only.",
+    )
+    input_map: Literal["kernel_map", "kpca"] | None = Field(
+        None,
+        description="With input_kind = similarity, for tree models: kernel_map (default), an "
+        "item's similarities to the N training items as its features; kpca, its kernel PCA "
+        "components (`input_components` of them, default all with a positive eigenvalue).",
+    )
+    input_components: int | None = Field(
+        None, ge=1, description="Kernel PCA components kept (input_map = kpca)."
+    )
     output_kernel: OutputKernel = Field(description="Exactly one description of the outputs.")
     params: Params = Field(
         default_factory=dict,
         description="Estimator hyper-parameters named as in okcore (n_estimators, "
         "learning_rate, max_splits, splitter, max_features, random_state, ...): those of "
         "the `model`, listed with their types, ranges and defaults in OKBoostParams, "
-        "OK3Params, OK3ForestParams and KRRBoostParams. okboost also takes loss ('squared' (default), "
+        "OK3Params, OK3ForestParams, KRRBoostParams and KernelRidgeParams. okboost also "
+        "takes loss ('squared' (default), "
         "'absolute' or 'huber': robust to wrong training outputs) and alpha (the Huber "
         "quantile in (0, 1), default 0.9). An unknown name or a bad value is a 422.",
         examples=[
@@ -316,6 +337,21 @@ class TrainRequest(_Model):
             raise ValueError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows")
         if isinstance(spec, DiffusionKernelSpec):
             spec.edges, spec._dropped_edges = _known_edges(spec, self.ids, n)
+        if self.input_kind == "similarity":
+            if self.inputs.shape[1] != n:
+                raise ValueError(
+                    f"input_kind is 'similarity', so inputs must be the square N x N "
+                    f"similarity among the N training items: got {n} x {self.inputs.shape[1]}"
+                )
+            if self.eval_set is not None and self.eval_set.inputs.shape[1] != n:
+                raise ValueError(
+                    f"eval_set.inputs must be the similarity of the validation items to the "
+                    f"{n} training items ({n} columns): got {self.eval_set.inputs.shape[1]}"
+                )
+        elif self.input_map is not None or self.input_components is not None:
+            raise ValueError("input_map and input_components apply to input_kind 'similarity'")
+        if self.input_components is not None and self.input_map != "kpca":
+            raise ValueError("input_components applies to input_map 'kpca'")
         if self.eval_set is not None and self.model not in EVAL_SET_MODELS:
             raise ValueError(
                 f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"

@@ -26,6 +26,8 @@ MODEL_INFO: dict[str, Any] = {
     "validation_loss": None,
     "feature_importances": [0.4, 0.6],
     "has_ids": True,
+    "input_kind": "features",
+    "input_map": None,
     "output_space": {"rank": 4, "trace_fraction": 1.0, "diag_exact": True},
     "error": None,
 }
@@ -162,6 +164,9 @@ FIELD_EXAMPLES: dict[str, Any] = {
         "only 12 training rows: the model and its scores are anecdotal (at least 20 are advised)"
     ],
     "drop_unknown_edges": True,
+    "input_kind": "similarity",
+    "input_map": "kernel_map",
+    "input_components": 20,
     "by_id": [["new-1", "paper-a"], ["new-2", "new-1"]],
     "candidates": [[0.1, 1.0], [1.0, 0.0]],
     "candidate_gram": [[0.9, 0.2, 0.1, 0.0]],

@@ -73,6 +73,17 @@ class ModelRecord(_Record):
     has_ids: bool = Field(
         False, description="True when the training vertices have ids (POST /train `ids`)."
     )
+    input_kind: Literal["features", "similarity"] = Field(
+        "features",
+        description="What `inputs` were (POST /train `input_kind`): features, or the N x N "
+        "similarity among the training items (predictions then take the Q x N similarity "
+        "of new items to them).",
+    )
+    input_map: Literal["kernel_map", "kpca", "input_kernel"] | None = Field(
+        None,
+        description="How a similarity became model inputs: the empirical kernel map, kernel "
+        "PCA, or the input kernel of a kernel model (krr, krr-boost); null for features.",
+    )
     output_space: OutputSpaceInfo | None = Field(
         None,
         description="The output kernel's factor form (max_bins / sketch_dim are in params); "

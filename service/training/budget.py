@@ -93,12 +93,18 @@ def estimate_job(
     kernel: dict[str, Any] | None,
     n_outputs: int | None,
     data_bytes: int,
+    input_map: tuple[str, int | None] | None = None,
 ) -> JobEstimate:
     """The cost of fitting ``model`` with ``params`` on ``inputs`` (N x p) and an output
     kernel (``kernel`` spec, None for a precomputed Gram); ``data_bytes`` is the size of every
-    array the request sent. The fit's part is the estimator's own cost model."""
+    array the request sent. The fit's part is the estimator's own cost model; with
+    ``input_map`` (map, components), that of okcore.SimilarityInputs around it (the inputs
+    are then a similarity: the kernel map's N features, or kernel PCA's eigendecomposition)."""
     n, p = (int(s) for s in inputs.shape)
-    fit = okcore.make_estimator(model, params).estimate_cost(
+    estimator: Any = okcore.make_estimator(model, params)
+    if input_map is not None:
+        estimator = okcore.SimilarityInputs(estimator, map=input_map[0], n_components=input_map[1])
+    fit = estimator.estimate_cost(
         n, p, kernel="precomputed" if kernel is None else kernel, n_outputs=n_outputs
     )
     return JobEstimate(

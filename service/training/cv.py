@@ -64,6 +64,20 @@ class CVPlan:
         return self.cv_trees + self.estimate.n_trees
 
 
+def estimator_params(est: Any) -> dict[str, Any]:
+    """The parameters of the registry estimator (inside okcore.SimilarityInputs, the
+    wrapped one's): the model record's ``params`` and what the cost model reads."""
+    inner = est.estimator if isinstance(est, okcore.SimilarityInputs) else est
+    return dict(inner.get_params())
+
+
+def similarity_map(est: Any) -> tuple[str, int | None] | None:
+    """(map, components) of an okcore.SimilarityInputs, for the cost model; else None."""
+    if isinstance(est, okcore.SimilarityInputs):
+        return est.map, est.n_components
+    return None
+
+
 def _form(req: TrainRequest, fit_kwargs: dict[str, Any]) -> str:
     if "gram" in fit_kwargs:
         return "a precomputed Gram matrix"
@@ -216,7 +230,13 @@ def plan_cv(
     form = _form(req, fit_kwargs)
     scores = _scoring(spec, form, fit_kwargs.get("Y"))
     candidates = _candidates(req, spec.grid)
-    fits = _search_fits(spec, estimator, candidates)
+    prefix = "estimator__" if isinstance(estimator, okcore.SimilarityInputs) else ""
+    fits = [
+        (count, [{k.removeprefix(prefix): v for k, v in params.items()} for params in options])
+        for count, options in _search_fits(
+            spec, estimator, [{prefix + k: v for k, v in c.items()} for c in candidates]
+        )
+    ]
     n_fits = sum(count for count, _ in fits)
     if n_fits * spec.folds > MAX_CV_FITS:
         what = (
@@ -228,7 +248,7 @@ def plan_cv(
             f"cv asks for {what} x {spec.folds} folds = {n_fits * spec.folds} fits, more than "
             f"the {MAX_CV_FITS} a job may run: search fewer values or use fewer folds"
         )
-    base = estimator.get_params()
+    base = estimator_params(estimator)
     _check_folds(req, spec, [{**base, **candidate} for candidate in candidates])
     n, p = (int(s) for s in req.inputs.shape)
     kernel = fit_kwargs.get("kernel")
@@ -238,7 +258,9 @@ def plan_cv(
         by_size: dict[int, JobEstimate] = {}
         for size in sorted(set(test_sizes)):
             rows = np.broadcast_to(np.uint8(0), (n - size, p))  # a shape, no memory
-            by_size[size] = estimate_job(req.model, params, rows, kernel, n_outputs, 0)
+            by_size[size] = estimate_job(
+                req.model, params, rows, kernel, n_outputs, 0, similarity_map(estimator)
+            )
         return [by_size[size] for size in test_sizes]
 
     fold_fits: list[JobEstimate] = []
@@ -249,7 +271,15 @@ def plan_cv(
             fold_fits.extend(folds)
     last = fits[-1][1] if spec.search == "halving" and spec.grid is not None else candidates
     finals = [
-        estimate_job(req.model, {**base, **params}, req.inputs, kernel, n_outputs, data_bytes)
+        estimate_job(
+            req.model,
+            {**base, **params},
+            req.inputs,
+            kernel,
+            n_outputs,
+            data_bytes,
+            similarity_map(estimator),
+        )  # fmt: skip
         for params in last
     ]
     return CVPlan(
@@ -310,6 +340,8 @@ def run_cv(
     record's ``cv``; None when the job was cancelled meanwhile."""
     gram, kernel = fit_kwargs.get("gram"), fit_kwargs.get("kernel")
     folds, seed = plan.folds, plan.random_state
+    # the grid names the model's params; inside SimilarityInputs they are estimator__<name>
+    prefix = "estimator__" if isinstance(estimator, okcore.SimilarityInputs) else ""
     try:
         if plan.grid is None:
             scores = model_selection.cross_validate(
@@ -319,8 +351,9 @@ def run_cv(
             table = [{"params": {}, **{name: _summary(v) for name, v in scores.items()}}]
             best: dict[str, Any] = {}
         else:
+            grid = {prefix + name: values for name, values in plan.grid.items()}
             result = model_selection.grid_search(
-                estimator, plan.grid, X, Y, gram=gram, kernel=kernel, scoring=plan.scoring,
+                estimator, grid, X, Y, gram=gram, kernel=kernel, scoring=plan.scoring,
                 cv=folds, random_state=seed, refit=False, callback=progress.fold,
                 search=plan.search, factor=plan.factor,
             )  # fmt: skip
@@ -328,6 +361,9 @@ def run_cv(
     except CVCancelled:
         return None
     estimator.set_params(**best)
+    best = {k.removeprefix(prefix): v for k, v in best.items()}
+    table = [{**row, "params": {k.removeprefix(prefix): v for k, v in row["params"].items()}}
+             for row in table]  # fmt: skip
     record = {
         "folds": plan.folds,
         "random_state": plan.random_state,

@@ -22,7 +22,14 @@ from service.schemas.api import (
 )
 from service.store.model_store import write_model
 from service.training.budget import JobEstimate, array_bytes, estimate_job
-from service.training.cv import CVPlan, CVProgress, plan_cv, run_cv
+from service.training.cv import (
+    CVPlan,
+    CVProgress,
+    estimator_params,
+    plan_cv,
+    run_cv,
+    similarity_map,
+)
 
 
 @dataclass
@@ -89,6 +96,37 @@ def _estimator(model: str, params: dict[str, Any]) -> okcore.OKEstimator:
     return okcore.make_estimator(model, params)
 
 
+def _similarity_estimator(
+    req: TrainRequest, est: okcore.OKEstimator
+) -> tuple[okcore.OKEstimator, str]:
+    """The estimator for ``input_kind`` "similarity" and how it reads the similarity: a
+    kernel model takes it as its input kernel ("precomputed", unless the params chose
+    another input kernel), any other model through okcore.SimilarityInputs with the
+    ``input_map``. 422 now for a map a kernel model would not use, or an asymmetric
+    similarity given as an input kernel."""
+    params = est.get_params()
+    kernel_model = "input_kernel" in params
+    if kernel_model and req.params.get("input_kernel", "precomputed") == "precomputed":
+        if req.input_map is not None:
+            raise InvalidRequest(
+                f"model '{req.model}' uses the similarity as its input kernel: leave out "
+                "input_map (it applies to tree models), or set params.input_kernel to 'rbf' "
+                "or 'linear' to read the similarity through the map",
+                details=[{"loc": ["input_map"], "msg": "not used by kernel models"}],
+            )
+        try:
+            okcore.check_gram(req.inputs)  # square, finite, symmetric: O(N^2)
+        except okcore.KernelError as exc:
+            raise InvalidRequest(
+                f"inputs as an input kernel: {exc} (symmetrise it, e.g. (S + S^T) / 2)"
+            ) from None
+        est.set_params(input_kernel="precomputed")
+        return est, "input_kernel"
+    input_map = req.input_map or "kernel_map"
+    wrapped = okcore.SimilarityInputs(est, map=input_map, n_components=req.input_components)
+    return wrapped, input_map
+
+
 def data_warnings(req: TrainRequest) -> list[str]:
     """What is degenerate about the training data (okcore says what, this lists it): too
     few rows, CV folds too small for their scores, and for a graph no edges, self-loops,
@@ -109,6 +147,9 @@ def data_warnings(req: TrainRequest) -> list[str]:
 def plan_training(req: TrainRequest) -> TrainPlan:
     """Check what can be checked before queueing (names, kernel spec) and build the plan."""
     est = _estimator(req.model, req.params)
+    input_map = None
+    if req.input_kind == "similarity":
+        est, input_map = _similarity_estimator(req, est)
     outputs, fit_kwargs, summary = _kernel_call(req.output_kernel)
     if "gram" in fit_kwargs:
         # square, finite, symmetric: O(N^2), so 422 now; PSD needs the O(N^3)
@@ -132,7 +173,9 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         "status": "training",
         "created": time.time(),
         "model": req.model,
-        "params": est.get_params(),
+        "params": estimator_params(est),
+        "input_kind": req.input_kind,
+        "input_map": input_map,
         "kernel": summary,
         "n_train": int(req.inputs.shape[0]),
         "n_features": int(req.inputs.shape[1]),
@@ -146,8 +189,9 @@ def plan_training(req: TrainRequest) -> TrainPlan:
     n_outputs = None if outputs is None else int(outputs.shape[1])
     data_bytes = sum(array_bytes(a) for a in sent)
     estimate = estimate_job(
-        req.model, est.get_params(), req.inputs, fit_kwargs.get("kernel"), n_outputs, data_bytes
-    )
+        req.model, estimator_params(est), req.inputs, fit_kwargs.get("kernel"), n_outputs,
+        data_bytes, similarity_map(est),
+    )  # fmt: skip
     cv = None
     if req.cv is not None:
         cv = plan_cv(req, est, fit_kwargs, n_outputs, data_bytes)
@@ -200,7 +244,7 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
         cv = run_cv(plan.cv, est, plan.inputs, y, kwargs, progress)
         if cv is None:
             return "cancelled"
-        record.update(params=est.get_params(), cv=cv)
+        record.update(params=estimator_params(est), cv=cv)
     est.fit(plan.inputs, y, callback=progress, **kwargs)
     if est.stopped_by_callback_:
         return "cancelled"

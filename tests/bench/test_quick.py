@@ -22,12 +22,14 @@ from bench import (  # noqa: E402
     bench_scale,
     drug_target,
     friedman1,
+    krr_alpha_cv,
     krr_cora,
     krr_kin40k,
     krr_usps,
     learning_curves,
     network_completion,
     robust_losses,
+    similarity_inputs,
     usps_completion,
     yeast_multilabel,
 )
@@ -46,7 +48,9 @@ SCRIPTS = {
     "krr_widths": (krr_kin40k.run, ["--width-scales", "1", "2", "--jobs", "2"], []),
     "krr_usps": (krr_usps.run, [], []),
     "krr_cora": (krr_cora.run, [], []),
+    "krr_alpha_cv": (krr_alpha_cv.run, [], []),
     "drug_target": (drug_target.run, [], []),
+    "similarity_inputs": (similarity_inputs.run, [], []),
     "yeast_multilabel": (yeast_multilabel.run, [], []),
 }
 
@@ -74,10 +78,15 @@ NEEDS_DATA = {
     "krr_usps",
     "krr_cora",
     "drug_target",
+    "similarity_inputs",
     "yeast_multilabel",
 }
 # the data folder a script reads, where it is not cora
-DATA_FOLDER = {"drug_target": "yamanishi2008_dti", "yeast_multilabel": "yeast_multilabel"}
+DATA_FOLDER = {
+    "drug_target": "yamanishi2008_dti",
+    "similarity_inputs": "yamanishi2008_dti",
+    "yeast_multilabel": "yeast_multilabel",
+}
 
 
 @pytest.mark.parametrize(

@@ -87,6 +87,10 @@ def test_train_predict_kernel_from_files(
 def test_parser_and_files(tmp_path: Path) -> None:
     args = build_parser().parse_args(["serve", "--port", "9001", "--model-dir", "/tmp/m"])
     assert (args.port, args.model_dir, args.host) == (9001, "/tmp/m", None)
+    args = build_parser().parse_args(
+        ["train", "S.npy", "--outputs", "Y.npy", "--model", "krr", "--input-kind", "similarity"]
+    )
+    assert (args.model, args.input_kind, args.input_map) == ("krr", "similarity", None)
     (tmp_path / "a.txt").write_text("1 2\n3 4\n")
     np.testing.assert_array_equal(load_array(str(tmp_path / "a.txt")), [[1, 2], [3, 4]])
 

@@ -201,3 +201,28 @@ def test_data_frames_with_an_id_column(http: TestClient, graph: Graph) -> None:
     test_table["note"] = "x"
     with pytest.raises(TypeError, match="column 'note' is not numeric"):
         c.kernel(mid, test_table)
+
+
+def test_train_names_krr_and_a_similarity_input(http: TestClient) -> None:
+    """model="krr" and input_kind="similarity" reach the service; predictions from the Q x N
+    similarity equal okcore's."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    c = OKBoostClient("http://localhost", transport=http._transport)
+    X, Y = vector_data(n=36)
+    S = rbf_kernel(X, X, gamma=0.5)
+    kernel = {"type": "linear", "outputs": Y[:30]}
+    out = c.train(
+        S[:30, :30], kernel, model="krr", params={"random_state": 0}, input_kind="similarity",
+        wait=True,
+    )  # fmt: skip
+    assert out["model"]["input_map"] == "input_kernel" and out["model"]["model"] == "krr"
+    est = okcore.KernelRidgeRegressor(input_kernel="precomputed", random_state=0)
+    est.fit(S[:30, :30], Y[:30])
+    got = c.predict(out["model_id"], S[30:, :30], weights="dense")
+    np.testing.assert_allclose(got["weights"], est.predict_weights(S[30:, :30]), atol=1e-10)
+    tree = c.train(
+        S[:30, :30], kernel, model="ok3", input_kind="similarity", input_map="kpca",
+        input_components=5, wait=True,
+    )  # fmt: skip
+    assert tree["model"]["input_map"] == "kpca"

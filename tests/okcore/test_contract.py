@@ -15,6 +15,7 @@ SMALL = {
     "ok3": {"max_splits": 3, "random_state": 0},
     "ok3-forest": {"n_estimators": 3, "max_splits": 3, "random_state": 0},
     "krr-boost": {"n_estimators": 4, "subset_size": 20, "n_basis": 5, "random_state": 0},
+    "krr": {"random_state": 0},
 }
 #: Attributes that are None where they do not apply (per-round losses, the search used).
 MAY_BE_NONE = {"train_loss_", "validation_loss_", "max_bins_", "sketch_dim_"}
