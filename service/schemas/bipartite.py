@@ -65,8 +65,11 @@ EDGES_EXAMPLE: dict[str, Any] = {
 KERNEL_RESPONSE_EXAMPLE: dict[str, Any] = {
     "model_id": "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b",
     "task": "bipartite",
-    "scores": {"new_rows": [[0.82, 0.11]], "new_cols": [[0.74], [0.08], [0.52]],
-               "new_pairs": [[0.63]]},  # fmt: skip
+    "scores": {
+        "new_rows": [[0.82, 0.11]],
+        "new_cols": [[0.74], [0.08], [0.52]],
+        "new_pairs": [[0.63]],
+    },  # fmt: skip
     "edges": EDGES_EXAMPLE,
 }
 TEST_EDGES_EXAMPLE: dict[str, Any] = {

@@ -105,10 +105,18 @@ class ModelRecord(_Record):
         "(service.training.bipartite).",
         examples=[
             {
-                "n_rows": 54, "n_cols": 26, "row_inputs": "similarity", "col_inputs": "similarity",
-                "n_row_features": 54, "n_col_features": 26, "n_interactions": 90,
-                "weighted": False, "new_pairs": "two-step", "has_row_ids": True,
-                "has_col_ids": True, "cv": None,
+                "n_rows": 54,
+                "n_cols": 26,
+                "row_inputs": "similarity",
+                "col_inputs": "similarity",
+                "n_row_features": 54,
+                "n_col_features": 26,
+                "n_interactions": 90,
+                "weighted": False,
+                "new_pairs": "two-step",
+                "has_row_ids": True,
+                "has_col_ids": True,
+                "cv": None,
             }  # fmt: skip
         ],
     )
@@ -118,9 +126,15 @@ class ModelRecord(_Record):
         "how they were chosen, the score map (service.training.multilabel).",
         examples=[
             {
-                "n_labels": 3, "label_names": ["metabolism", "transport", "signalling"],
-                "scores": "clip", "threshold": "cv", "per_label": False, "metric": "micro_f1",
-                "n_splits": 3, "random_state": 0, "thresholds": [0.35, 0.35, 0.35],
+                "n_labels": 3,
+                "label_names": ["metabolism", "transport", "signalling"],
+                "scores": "clip",
+                "threshold": "cv",
+                "per_label": False,
+                "metric": "micro_f1",
+                "n_splits": 3,
+                "random_state": 0,
+                "thresholds": [0.35, 0.35, 0.35],
                 "sigmoid": None,
             }  # fmt: skip
         ],
