@@ -35,6 +35,10 @@ def _refuse(fields: list[str], route: str) -> None:
         )
 
 
+def _same(value: Any, default: Any) -> bool:
+    return not isinstance(value, np.ndarray) and bool(value == default)
+
+
 def _scores(m: LoadedModel, inputs: Any, max_dense: int) -> tuple[np.ndarray, np.ndarray]:
     check_features(m, inputs, "inputs")
     n_labels = int(m.record["multilabel"]["n_labels"])
@@ -46,23 +50,21 @@ def _scores(m: LoadedModel, inputs: Any, max_dense: int) -> tuple[np.ndarray, np
 
 def predict(m: LoadedModel, req: PredictRequest, *, max_dense: int) -> dict[str, Any]:
     """Label scores in [0, 1], 0/1 label rows and, with label names, each row's label set."""
-    given = req.model_fields_set
-    _refuse(
-        [
-            f
-            for f in (
-                "top_k",
-                "return_outputs",
-                "weights",
-                "weights_top_k",
-                "candidates",
-                "candidate_gram",
-                "candidate_diag",
-            )  # fmt: skip
-            if f in given
-        ],
-        "/predict",
-    )
+    defaults = {name: f.default for name, f in PredictRequest.model_fields.items()}
+    changed = [
+        name
+        for name in (
+            "top_k",
+            "return_outputs",
+            "weights",
+            "weights_top_k",
+            "candidates",
+            "candidate_gram",
+            "candidate_diag",
+        )  # fmt: skip
+        if getattr(req, name) is not None and not _same(getattr(req, name), defaults[name])
+    ]
+    _refuse(changed, "/predict")
     if req.ids is not None and req.ids.shape[0] != req.inputs.shape[0]:
         raise InvalidRequest(
             f"ids has {req.ids.shape[0]} entries but inputs has {req.inputs.shape[0]} rows"
