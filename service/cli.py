@@ -11,6 +11,8 @@
     okboost kernel MODEL_ID Xnew.npy [--ids new.txt] [--against training] [--top-k 5]
     okboost evaluate MODEL_ID Xtest.npy [--ids test.txt] [--new-known E.tsv]
                      [--new-new E.tsv] [--outputs Y.npy | --gram-cross G.npy --gram-diag D.npy]
+    okboost bipartite train|kernel|evaluate ...    (two vertex sets: service.cli_tasks)
+    okboost labels train|predict|evaluate ...      (label sets: service.cli_tasks)
 
 train/predict/kernel/evaluate talk to a running service (--url, default
 http://127.0.0.1:8000; token from --token-file, OKBOOST_TOKEN or OKBOOST_TOKEN_FILE) and
@@ -509,6 +511,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--known-scores", default="predicted", choices=["predicted", "observed"])
     evaluate.add_argument("--output", "-o", help="write the JSON here")
     evaluate.set_defaults(func=cmd_evaluate)
+
+    from service.cli_tasks import add_commands  # it imports this module's file readers
+
+    add_commands(sub, remote)
     return parser
 
 
