@@ -189,7 +189,8 @@ def _by_id(
             raise InvalidRequest(
                 f"edges.by_id[{k}][{column}] = {values[k]!r} is neither a new {name} id (the "
                 f"request's {'rows' if column == 0 else 'cols'}.ids) nor a training {name} id "
-                f"({unknown.size} such ids in all)"
+                f"({unknown.size} such ids in all): send the new {name}s with their ids "
+                f"({'rows' if column == 0 else 'cols'}.ids) to score their pairs"
             )
         ends.append((np.where(is_new, new_rows, old_rows), is_new))
     (r, r_new), (c, c_new) = ends
