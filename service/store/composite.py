@@ -86,8 +86,11 @@ def rebuild(
     col_inputs = np.load(folder / COL_INPUTS, allow_pickle=False)
     if col_inputs.shape[0] != outputs.shape[1] or inputs.shape[0] != outputs.shape[0]:
         raise ValueError("the column inputs or the row inputs do not match the interactions")
+    col_ids = _col_ids(folder)
+    if col_ids is not None and len(col_ids) != outputs.shape[1]:
+        raise ValueError("the column ids do not match the interactions")
     bip = okcore.bipartite.BipartiteRegressor(template, new_pairs=info["new_pairs"])
     bip.row_model_, bip.col_model_, bip.Y_ = estimator, col_model, outputs
     bip.n_rows_, bip.n_cols_ = outputs.shape
     bip.X_rows_, bip.X_cols_ = inputs, col_inputs
-    return bip, _col_ids(folder)
+    return bip, col_ids
