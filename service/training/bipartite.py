@@ -127,7 +127,8 @@ def interaction_warnings(Y: np.ndarray) -> list[str]:
     for axis, side in ((1, "row"), (0, "column")):
         empty = int(((Y != 0).sum(axis=axis) == 0).sum())
         if empty:
-            out.append(f"{empty} {side} vertices have no interaction")
+            verb = "vertex has" if empty == 1 else "vertices have"
+            out.append(f"{empty} {side} {verb} no interaction")
     return out
 
 

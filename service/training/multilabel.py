@@ -54,9 +54,9 @@ def label_warnings(labels: np.ndarray) -> list[str]:
     out = []
     never, always = int((counts == 0).sum()), int((counts == labels.shape[0]).sum())
     if never:
-        out.append(f"{never} labels are on no training row")
+        out.append(f"{never} label{' is' if never == 1 else 's are'} on no training row")
     if always:
-        out.append(f"{always} labels are on every training row")
+        out.append(f"{always} label{' is' if always == 1 else 's are'} on every training row")
     return out
 
 
