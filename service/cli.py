@@ -132,8 +132,9 @@ class ProgressDisplay:
     file or a pipe gets no carriage-return frames. Losses are shown clipped at 0 (rounding
     can make a loss of an exactly fitted model -1e-17)."""
 
-    def __init__(self, stream: Any = None) -> None:
+    def __init__(self, stream: Any = None, unit: str = "tree") -> None:
         self.stream = stream or sys.stderr
+        self.unit = unit  # what the job counts: trees, or fits (bipartite, multi-label)
         self.terminal = bool(getattr(self.stream, "isatty", lambda: False)())
         self.bar: tqdm | None = None
         self.last: tuple[Any, ...] | None = None
@@ -158,10 +159,10 @@ class ProgressDisplay:
             if self.bar is None:
                 self.bar = tqdm(
                     total=total,
-                    unit="tree",
+                    unit=self.unit,
                     file=self.stream,
                     dynamic_ncols=True,
-                    bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} trees [{postfix}]",
+                    bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} " + self.unit + "s [{postfix}]",
                 )
             self.bar.total, self.bar.n = total, done
             self.bar.set_postfix_str(self._details(info), refresh=True)
@@ -171,7 +172,8 @@ class ProgressDisplay:
         key = (info["state"], info.get("phase"), 10 * done // max(total, 1))
         if key != self.last or finished:
             self.last = key
-            print(f"{done}/{total} trees, {self._details(info)}", file=self.stream, flush=True)
+            line = f"{done}/{total} {self.unit}s, {self._details(info)}"
+            print(line, file=self.stream, flush=True)
 
 
 def _token(args: argparse.Namespace) -> str | None:

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 import okcore
+from okcore.multilabel import THRESHOLD_GRID
+from service.errors import InvalidRequest
 from service.jobs.progress import PhasePlan
 from service.jobs.task import Reporter
 from service.schemas.multilabel import MultiLabelTrainRequest
@@ -26,6 +28,9 @@ from service.training.budget import JobEstimate, array_bytes, estimate_cv, estim
 from service.training.fit import _as_list, _estimator, output_space_summary
 
 LABEL_KERNEL = {"type": "linear"}
+MAX_THRESHOLD_WORK = 2e10
+"""Most comparisons the threshold search may make (okcore.multilabel.choose_thresholds:
+99 N L candidates for one threshold, 2 x 99 N L^2 per label): about a minute of numpy."""
 
 
 @dataclass
@@ -68,6 +73,15 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
     n, n_labels = int(X.shape[0]), int(labels.shape[1])
     if req.n_splits > n:
         raise okcore.DataError(f"n_splits = {req.n_splits} but there are only {n} training rows")
+    work = len(THRESHOLD_GRID) * n * n_labels * (2 * n_labels if req.per_label else 1)
+    if req.threshold == "cv" and work > MAX_THRESHOLD_WORK:
+        raise InvalidRequest(
+            f"choosing {'one threshold per label' if req.per_label else 'the threshold'} for "
+            f"{n_labels} labels over {n} rows would take {work:.3g} comparisons, over the "
+            f"{MAX_THRESHOLD_WORK:.3g} a job may make: "
+            + ("use one threshold for all labels (per_label false), " if req.per_label else "")
+            + "give a fixed threshold, or train on fewer rows or labels"
+        )
     options = {
         "scores": req.scores,
         "threshold": req.threshold,

@@ -86,3 +86,12 @@ def test_warnings_about_the_data(client: TestClient) -> None:
     labels[:, 0] = 0
     record = client.post("/train", json=_labels(labels=labels.tolist(), wait=True)).json()["model"]
     assert "1 label is on no training row" in record["warnings"]
+
+
+def test_per_label_threshold_search_is_bounded(client: TestClient, monkeypatch: Any) -> None:
+    from service.training import multilabel
+
+    monkeypatch.setattr(multilabel, "MAX_THRESHOLD_WORK", 1e5)
+    r = client.post("/train", json=_labels(per_label=True))
+    assert r.status_code == 422 and "per_label false" in r.json()["error"]["message"]
+    assert client.post("/train", json=_labels(per_label=True, threshold=0.5)).status_code == 202
