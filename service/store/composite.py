@@ -7,8 +7,8 @@ that reads a folder (loads, archives) finds what it expects, and adds files besi
 - bipartite: ``estimator/`` is the row model (row inputs -> interaction profiles over the
   known columns), ``inputs.npy`` the row inputs, ``outputs.npy`` the n_rows x n_cols
   interaction matrix Y (the row model's outputs), ``ids.json`` the row ids; beside them
-  ``col_estimator/`` (the column model, fitted on Y^T), ``col_inputs.npy`` and
-  ``col_ids.json``;
+  ``col_estimator/`` (the column model, fitted on Y^T), ``col_inputs.npy`` (or
+  ``col_inputs.npz``, sparse) and ``col_ids.json``;
 - multi-label: ``estimator/`` is the inner regressor fitted on the 0/1 label rows
   (``outputs.npy``), the thresholds and the score map are in the record's ``multilabel``.
 
@@ -23,12 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 import okcore
 from service.vertex_ids import VertexIds, as_id_array
 
 COL_ESTIMATOR = "col_estimator"
 COL_INPUTS = "col_inputs.npy"
+COL_SPARSE_INPUTS = "col_inputs.npz"  # sparse (CSR) column features, scipy's format
 COL_IDS = "col_ids.json"
 
 
@@ -37,7 +39,10 @@ def write_bipartite_extra(
 ) -> None:
     """The column side's files of a fitted bipartite model (the row side is the store's)."""
     okcore.save(model.col_model_, folder / COL_ESTIMATOR)
-    np.save(folder / COL_INPUTS, np.ascontiguousarray(model.X_cols_), allow_pickle=False)
+    if sp.issparse(model.X_cols_):
+        sp.save_npz(folder / COL_SPARSE_INPUTS, sp.csr_matrix(model.X_cols_), compressed=False)
+    else:
+        np.save(folder / COL_INPUTS, np.ascontiguousarray(model.X_cols_), allow_pickle=False)
     if col_ids is not None:
         with (folder / COL_IDS).open("w", encoding="utf-8") as fh:
             json.dump(col_ids.tolist(), fh, ensure_ascii=False)
@@ -83,7 +88,12 @@ def rebuild(
         return ml, None
     info = record["bipartite"]
     col_model = okcore.load(folder / COL_ESTIMATOR)
-    col_inputs = np.load(folder / COL_INPUTS, allow_pickle=False)
+    sparse_path = folder / COL_SPARSE_INPUTS
+    col_inputs: Any = (
+        sp.load_npz(sparse_path).tocsr()
+        if sparse_path.exists()
+        else np.load(folder / COL_INPUTS, allow_pickle=False)
+    )
     if col_inputs.shape[0] != outputs.shape[1] or inputs.shape[0] != outputs.shape[0]:
         raise ValueError("the column inputs or the row inputs do not match the interactions")
     col_ids = _col_ids(folder)

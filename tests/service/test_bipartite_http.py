@@ -304,3 +304,28 @@ def test_wrong_request_kind_for_the_model(
     assert r.status_code == 422 and "needs test rows and cols" in r.json()["error"]["message"]
     r = client.post("/kernel", json={"model_id": bipartite_model, "rows": {"inputs": [[0.0, 1.0]]}})
     assert r.status_code == 422 and "3 features" in r.json()["error"]["message"]
+
+
+def test_sparse_side_inputs(client: TestClient) -> None:
+    """CSR features on both sides are stored as they are and give the dense model's answers."""
+
+    def csr(X: np.ndarray) -> dict[str, Any]:
+        rows, cols = np.nonzero(X)
+        indptr = np.searchsorted(rows, np.arange(X.shape[0] + 1)).tolist()
+        return {"data": X[rows, cols].tolist(), "indices": cols.tolist(), "indptr": indptr,
+                "shape": list(X.shape)}  # fmt: skip
+
+    body = _body(ids=False)
+    body["rows"]["inputs"] = csr(NET.rows[TRAIN_R])
+    body["cols"]["inputs"] = csr(NET.cols[TRAIN_C])
+    model_id = _train(client, body)["model_id"]
+    query = {"model_id": model_id, "rows": {"inputs": NET.rows[TEST_R].tolist()},
+             "cols": {"inputs": NET.cols[TEST_C].tolist()}}  # fmt: skip
+    r = client.post("/kernel", json=query)
+    assert r.status_code == 200, r.text
+    ref = _reference()
+    np.testing.assert_allclose(
+        r.json()["scores"]["new_pairs"],
+        ref.predict_new_pairs(NET.rows[TEST_R], NET.cols[TEST_C]),
+        atol=1e-10,
+    )
