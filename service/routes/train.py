@@ -35,15 +35,19 @@ TASKS: dict[str, type[Any]] = {
 
 
 def _task_model(data: dict[str, Any]) -> type[Any]:
-    """The request model of a /train body: by its ``task`` (none: one set of samples)."""
+    """The request model of a /train body: by its ``task`` (none, or "structured" as the
+    records say, which is dropped here: one set of samples)."""
     task = data.get("task")
-    if task is None:
+    if task == "structured":
+        del data["task"]
+    if task in (None, "structured"):
         return TrainRequest
     if task not in TASKS:
         raise InvalidRequest(
             f"task {str(task)[:40]!r} is not one of {', '.join(map(repr, TASKS))}: leave it out "
-            "to train on one set of samples or graph vertices with an output kernel",
-            details=[{"loc": ["task"], "msg": f"one of {list(TASKS)}"}],
+            "(or say 'structured') to train on one set of samples or graph vertices with an "
+            "output kernel",
+            details=[{"loc": ["task"], "msg": f"one of {['structured', *TASKS]}"}],
         )
     return TASKS[task]
 

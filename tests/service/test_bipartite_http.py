@@ -329,3 +329,12 @@ def test_sparse_side_inputs(client: TestClient) -> None:
         ref.predict_new_pairs(NET.rows[TEST_R], NET.cols[TEST_C]),
         atol=1e-10,
     )
+
+
+def test_structured_task_is_the_one_set_request(client: TestClient) -> None:
+    body = {"task": "structured", "inputs": [[0.0], [1.0], [2.0]],
+            "output_kernel": {"type": "linear", "outputs": [[0.0], [1.0], [2.0]]},
+            "params": {"n_estimators": 3}, "wait": True}  # fmt: skip
+    r = client.post("/train", json=body)
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["task"] == "structured"
