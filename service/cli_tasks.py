@@ -13,7 +13,7 @@ from files (the commands of :mod:`service.cli` for the other tasks).
     okboost labels predict MODEL_ID X.csv
     okboost labels evaluate MODEL_ID X.csv LABELS.csv
 
-Files are read as :mod:`service.cli` reads them: ``.npy`` or tables (CSV / TSV) whose id
+Files are read as :mod:`service.cli` reads them (:mod:`service.cli_files`): ``.npy`` or tables (CSV / TSV) whose id
 column gives ids; an edge table holds [row, column] pairs by id (or row numbers); a labels
 table's header names the labels. Answers are printed as JSON (or written with ``-o``).
 """
@@ -24,22 +24,22 @@ import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
 import okcore
-from okcore.multilabel import THRESHOLD_METRICS
-from service.cli import (
+from service.cli_files import (
     ProgressDisplay,
-    _client,
-    _parse_params,
-    _table,
+    client_of,
     load_array,
     load_edges,
+    parse_params,
     read_inputs,
+    table_file,
 )
 from service.http.tables import matrix_of
+from service.schemas.multilabel import ThresholdMetric
 
 
 def _side(features: str | None, similarity: str | None, name: str) -> dict[str, Any]:
@@ -100,12 +100,12 @@ def cmd_bipartite_train(args: argparse.Namespace) -> int:
         raise ValueError("give the column vertices: --cols FILE or --col-similarity FILE")
     if (args.edges is None) == (args.adjacency is None):
         raise ValueError("give the interactions: --edges FILE or --adjacency FILE (one)")
-    with _client(args) as client:
+    with client_of(args) as client:
         accepted = client.train_bipartite(
             edges=None if args.edges is None else load_edges(args.edges, _known_ids(sides)),
             adjacency=None if args.adjacency is None else load_array(args.adjacency),
             model=args.model,
-            params=_parse_params(args.param),
+            params=parse_params(args.param),
             new_pairs=args.new_pairs,
             cv=_folds(args.cv_folds),
             name=args.name,
@@ -127,7 +127,7 @@ def _edges_json(edges: dict[str, Any] | None) -> Any:
 
 
 def cmd_bipartite_kernel(args: argparse.Namespace) -> int:
-    with _client(args) as client:
+    with client_of(args) as client:
         out = client.kernel_bipartite(
             args.model_id,
             threshold=args.threshold,
@@ -157,7 +157,7 @@ def cmd_bipartite_evaluate(args: argparse.Namespace) -> int:
         if known is None:
             raise ValueError("--edges names vertices by id: give the test vertices with ids")
         truth["by_id"] = load_edges(args.edges, known)
-    with _client(args) as client:
+    with client_of(args) as client:
         out = client.evaluate_bipartite(args.model_id, **sides, **truth)
     _print(out, args.output)
     return 0
@@ -167,7 +167,7 @@ def load_labels(path: str) -> tuple[np.ndarray, list[str] | None]:
     """0/1 label rows from ``.npy`` or a table whose header (when it has one) names them."""
     if Path(path).suffix == ".npy":
         return load_array(path), None
-    table = _table(path)
+    table = table_file(path)
     matrix, _ = matrix_of(table, with_ids=False)
     return matrix, table.header
 
@@ -176,14 +176,14 @@ def cmd_labels_train(args: argparse.Namespace) -> int:
     inputs, ids = read_inputs(args.inputs)
     labels, names = load_labels(args.labels)
     threshold: str | float = args.threshold if args.threshold == "cv" else float(args.threshold)
-    with _client(args) as client:
+    with client_of(args) as client:
         accepted = client.train_multilabel(
             inputs,
             labels,
             label_names=names,
             ids=ids,
             model=args.model,
-            params=_parse_params(args.param),
+            params=parse_params(args.param),
             threshold=threshold,
             per_label=args.per_label,
             metric=args.metric,
@@ -197,7 +197,7 @@ def cmd_labels_train(args: argparse.Namespace) -> int:
 
 def cmd_labels_predict(args: argparse.Namespace) -> int:
     inputs, ids = read_inputs(args.inputs)
-    with _client(args) as client:
+    with client_of(args) as client:
         out = client.predict_labels(args.model_id, inputs, ids=ids)
     _print({k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in out.items()}, args.output)
     return 0
@@ -206,7 +206,7 @@ def cmd_labels_predict(args: argparse.Namespace) -> int:
 def cmd_labels_evaluate(args: argparse.Namespace) -> int:
     inputs, _ = read_inputs(args.inputs)
     labels, _ = load_labels(args.labels)
-    with _client(args) as client:
+    with client_of(args) as client:
         out = client.evaluate_labels(args.model_id, inputs, labels)
     _print(out, args.output)
     return 0
@@ -282,7 +282,7 @@ def add_commands(sub: Any, remote: Callable[[argparse.ArgumentParser], None]) ->
     ltrain.add_argument(
         "--metric",
         default="micro_f1",
-        choices=list(THRESHOLD_METRICS),
+        choices=list(get_args(ThresholdMetric)),
         help="what the threshold optimises",
     )
     ltrain.add_argument("--scores", default="clip", choices=["clip", "sigmoid"])

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from okcore.bipartite import block_scores
+import okcore
 from service.errors import InvalidRequest
 from service.http.encoding import Triples
 from service.inference.predict import check_dense, select_edges
@@ -203,7 +203,7 @@ def _by_id(
 
 
 def _score(truth: np.ndarray, scores: np.ndarray) -> dict[str, Any]:
-    s = block_scores(truth, scores)
+    s = okcore.bipartite.block_scores(truth, scores)
     return {
         "auroc": float(s["auroc"]) if np.isfinite(s["auroc"]) else None,
         "ap": float(s["ap"]) if np.isfinite(s["ap"]) else None,

@@ -95,3 +95,15 @@ def test_per_label_threshold_search_is_bounded(client: TestClient, monkeypatch: 
     r = client.post("/train", json=_labels(per_label=True))
     assert r.status_code == 422 and "per_label false" in r.json()["error"]["message"]
     assert client.post("/train", json=_labels(per_label=True, threshold=0.5)).status_code == 202
+
+
+def test_the_service_knows_okcore_multilabel_choices() -> None:
+    """The schema's metrics and the cost model's grid are okcore's."""
+    from typing import get_args
+
+    from okcore.multilabel import THRESHOLD_GRID, THRESHOLD_METRICS
+    from service.schemas.multilabel import ThresholdMetric
+    from service.training.multilabel import THRESHOLD_CANDIDATES
+
+    assert set(get_args(ThresholdMetric)) == set(THRESHOLD_METRICS)
+    assert THRESHOLD_CANDIDATES == len(THRESHOLD_GRID)
