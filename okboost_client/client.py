@@ -8,6 +8,10 @@
 >>> out["kernel"].shape, out["edges"]["new_known"][:3]
 >>> c.evaluate(fit["model_id"], X_test, new_known=E_test)["auc"]
 
+Bipartite networks (``train_bipartite``, ``kernel_bipartite``, ``evaluate_bipartite``) and
+label sets (``train_multilabel``, ``predict_labels``, ``evaluate_labels``) have their own
+methods.
+
 Arrays are sent as ``.npy`` parts of a multipart request (``binary=True``, the
 default) or as JSON lists (``binary=False``). Inputs keep their dtype when it is
 float64, float32 or uint8 (others are sent as float64), and may be scipy sparse
@@ -41,6 +45,7 @@ from okboost_client.encoding import (
     split_arrays,
     table_inputs,
 )
+from okboost_client.tasks import TaskMethods
 
 NPZ = "application/x-npz"
 # fields a binary answer leaves out when they are null (the JSON answer has them as null)
@@ -63,7 +68,7 @@ class OKBoostError(Exception):
         self.details = details or []
 
 
-class OKBoostClient:
+class OKBoostClient(TaskMethods):
     """Mirrors the service's endpoints. Errors raise :class:`OKBoostError`."""
 
     def __init__(

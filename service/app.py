@@ -49,7 +49,13 @@ from service.routes import (
 )
 from service.routes.openapi import cross_site_response
 from service.schemas.api import KernelRequest, PredictRequest, TrainRequest
+from service.schemas.bipartite import (
+    BipartiteEvaluateRequest,
+    BipartiteKernelRequest,
+    BipartiteTrainRequest,
+)
 from service.schemas.evaluate import EvaluateRequest
+from service.schemas.multilabel import MultiLabelTrainRequest
 from service.store.model_store import ModelStore
 
 log = logging.getLogger("okboost.service")
@@ -178,8 +184,18 @@ def _openapi_with_request_models(app: FastAPI) -> dict[str, Any]:
     schema = get_openapi(
         title=app.title, version=app.version, description=app.description, routes=app.routes
     )
+    requests = (
+        TrainRequest,
+        PredictRequest,
+        KernelRequest,
+        EvaluateRequest,
+        BipartiteTrainRequest,
+        MultiLabelTrainRequest,
+        BipartiteKernelRequest,
+        BipartiteEvaluateRequest,
+    )
     _, defs = models_json_schema(
-        [(m, "validation") for m in (TrainRequest, PredictRequest, KernelRequest, EvaluateRequest)],
+        [(m, "validation") for m in requests],
         ref_template="#/components/schemas/{model}",
     )
     components = schema.setdefault("components", {}).setdefault("schemas", {})

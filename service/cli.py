@@ -11,6 +11,8 @@
     okboost kernel MODEL_ID Xnew.npy [--ids new.txt] [--against training] [--top-k 5]
     okboost evaluate MODEL_ID Xtest.npy [--ids test.txt] [--new-known E.tsv]
                      [--new-new E.tsv] [--outputs Y.npy | --gram-cross G.npy --gram-diag D.npy]
+    okboost bipartite train|kernel|evaluate ...    (two vertex sets: service.cli_tasks)
+    okboost labels train|predict|evaluate ...      (label sets: service.cli_tasks)
 
 train/predict/kernel/evaluate talk to a running service (--url, default
 http://127.0.0.1:8000; token from --token-file, OKBOOST_TOKEN or OKBOOST_TOKEN_FILE) and
@@ -30,72 +32,21 @@ from typing import Any
 
 import httpx
 import numpy as np
-from tqdm import tqdm
 
 import okcore
-from okboost_client import OKBoostClient, OKBoostError
+from okboost_client import OKBoostError
+from service.cli_files import (
+    ProgressDisplay,
+    client_of,
+    load_array,
+    load_edges,
+    load_ids,
+    param_value,
+    parse_params,
+    read_inputs,
+)
+from service.cli_tasks import add_commands
 from service.errors import ServiceError
-from service.http.tables import edges_of, ids_of, matrix_of, parse_table, read_table_file
-
-
-def _table(path: str) -> Any:
-    """A CSV / TSV / text file read by the service's own table parser
-    (:mod:`service.http.tables`): separator from the suffix, a header row detected."""
-    return read_table_file(path, Path(path).read_bytes())
-
-
-def load_array(path: str) -> np.ndarray:
-    """A numeric array from ``.npy`` (no pickle) or a table file (no id column)."""
-    if Path(path).suffix == ".npy":
-        return np.load(path, allow_pickle=False).astype(float)
-    return matrix_of(_table(path), with_ids=False)[0]
-
-
-def read_inputs(path: str) -> tuple[np.ndarray, list[str] | None]:
-    """Inputs from ``.npy`` or a table file whose column ``id`` (or first non-numeric
-    column) gives the vertex ids, as the service reads an ``inputs`` part."""
-    if Path(path).suffix == ".npy":
-        return np.load(path, allow_pickle=False).astype(float), None
-    return matrix_of(_table(path), with_ids=True)
-
-
-def load_ids(path: str) -> list[str]:
-    """Vertex ids, one per line (the first column of a table, or its column ``id``)."""
-    ids = ids_of(parse_table(Path(path).read_bytes(), path, separator=""))
-    if not ids:
-        raise ValueError(f"{path} holds no id: one id per line")
-    return ids
-
-
-def load_edges(path: str, ids: list[str] | None = None) -> Any:
-    """E x 2 edges: ``.npy`` (integers: rows; strings: ids), or a table file of two vertices
-    per line: ids when the rows have ids, else row numbers counted from 0 (a header row is
-    detected), as the service reads an edge part."""
-    if Path(path).suffix == ".npy":
-        arr = np.load(path, allow_pickle=False)
-        return arr if arr.dtype.kind == "U" else arr.astype(np.int64)
-    table = _table(path)
-    edges = edges_of(table, None if ids is None else set(ids))
-    header = table.header if table.header is not None else None
-    if header is None and len(edges) < len(table.rows):  # a first row naming no known id
-        header = table.rows[0]
-    if header is not None:  # said, not silent: a first edge misread would be lost
-        print(
-            f"okboost: note: line 1 of {path} ({', '.join(header)}) names no vertex: "
-            "read as a header and skipped",
-            file=sys.stderr,
-        )
-    if ids is None:  # row numbers: a cell that is not one names the fix here, with its line
-        for k, edge in enumerate(edges):
-            bad = next((c for c in edge if isinstance(c, str)), None)
-            if bad is not None:
-                line = k + 1 + (header is not None)
-                raise ValueError(
-                    f"{path} line {line}: {bad!r} is not a row number; to name vertices by "
-                    "id, give the ids of the rows with --ids FILE (one id per line) or an "
-                    "id column in the inputs file"
-                )
-    return edges
 
 
 def _ids(args: argparse.Namespace, column: list[str] | None) -> list[str] | None:
@@ -105,92 +56,6 @@ def _ids(args: argparse.Namespace, column: list[str] | None) -> list[str] | None
             f"ids are given twice: by the id column of {args.inputs} and by --ids; give one"
         )
     return load_ids(args.ids) if args.ids is not None else column
-
-
-def _param_value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text  # a bare string such as splitter=random
-
-
-def _parse_params(items: list[str]) -> dict[str, Any]:
-    params = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--param expects NAME=VALUE, got {item!r}")
-        params[key.strip()] = _param_value(value.strip())
-    return params
-
-
-class ProgressDisplay:
-    """A job's progress on ``stream`` (stderr): a tqdm bar redrawn in place when the stream is
-    a terminal; otherwise plain lines, one per state, phase or tenth of the trees, so a log
-    file or a pipe gets no carriage-return frames. Losses are shown clipped at 0 (rounding
-    can make a loss of an exactly fitted model -1e-17)."""
-
-    def __init__(self, stream: Any = None) -> None:
-        self.stream = stream or sys.stderr
-        self.terminal = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.bar: tqdm | None = None
-        self.last: tuple[Any, ...] | None = None
-
-    @staticmethod
-    def _details(info: dict[str, Any]) -> str:
-        eta, loss = info.get("eta"), info.get("last_train_loss")
-        parts = [info["state"]]
-        if info.get("phase") and info["state"] == "running":
-            parts.append(str(info["phase"]))
-        parts.append(f"{info['elapsed']:.1f} s")
-        if eta is not None and info["state"] == "running":
-            parts.append(f"eta {eta:.1f} s")
-        if loss is not None:
-            parts.append(f"loss {max(float(loss), 0.0):.4g}")
-        return ", ".join(parts)
-
-    def __call__(self, info: dict[str, Any]) -> None:
-        done, total = int(info["progress"]["done"]), int(info["progress"]["total"])
-        finished = info["state"] not in ("queued", "running")
-        if self.terminal:
-            if self.bar is None:
-                self.bar = tqdm(
-                    total=total,
-                    unit="tree",
-                    file=self.stream,
-                    dynamic_ncols=True,
-                    bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} trees [{postfix}]",
-                )
-            self.bar.total, self.bar.n = total, done
-            self.bar.set_postfix_str(self._details(info), refresh=True)
-            if finished:
-                self.bar.close()
-            return
-        key = (info["state"], info.get("phase"), 10 * done // max(total, 1))
-        if key != self.last or finished:
-            self.last = key
-            print(f"{done}/{total} trees, {self._details(info)}", file=self.stream, flush=True)
-
-
-def _token(args: argparse.Namespace) -> str | None:
-    """The bearer token: --token-file, OKBOOST_TOKEN, OKBOOST_TOKEN_FILE, or --token (which
-    other users see in the process list: a warning says so)."""
-    if args.token:
-        print(
-            "okboost: warning: --token is visible to other users in the process list; use "
-            "--token-file or OKBOOST_TOKEN instead",
-            file=sys.stderr,
-        )
-        return str(args.token)
-    path = args.token_file or os.environ.get("OKBOOST_TOKEN_FILE")
-    if path:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-        return lines[0].strip() if lines else None
-    return os.environ.get("OKBOOST_TOKEN")
-
-
-def _client(args: argparse.Namespace) -> OKBoostClient:
-    return OKBoostClient(args.url, token=_token(args))
 
 
 def _output_kernel(args: argparse.Namespace, ids: list[str] | None) -> dict[str, Any]:
@@ -225,7 +90,7 @@ def _cv(args: argparse.Namespace) -> dict[str, Any] | None:
         key, sep, values = item.partition("=")
         if not sep or not values:
             raise SystemExit(f"okboost: error: --cv-grid expects NAME=V1,V2,..., got {item!r}")
-        grid[key.strip()] = [_param_value(v.strip()) for v in values.split(",")]
+        grid[key.strip()] = [param_value(v.strip()) for v in values.split(",")]
     spec: dict[str, Any] = {"folds": args.cv_folds, "random_state": args.cv_seed}
     if grid:
         spec["grid"] = grid
@@ -237,12 +102,12 @@ def _cv(args: argparse.Namespace) -> dict[str, Any] | None:
 def cmd_train(args: argparse.Namespace) -> int:
     inputs, column = read_inputs(args.inputs)
     ids = _ids(args, column)
-    with _client(args) as client:
+    with client_of(args) as client:
         accepted = client.train(
             inputs,
             _output_kernel(args, ids),
             model=args.model,
-            params=_parse_params(args.param),
+            params=parse_params(args.param),
             name=args.name,
             ids=ids,
             cv=_cv(args),
@@ -291,7 +156,7 @@ def _dump(out: dict[str, Any], path: str | None) -> None:
 def cmd_predict(args: argparse.Namespace) -> int:
     inputs, column = read_inputs(args.inputs)
     ids = _ids(args, column)
-    with _client(args) as client:
+    with client_of(args) as client:
         out = client.predict(
             args.model_id,
             inputs,
@@ -307,7 +172,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 def cmd_kernel(args: argparse.Namespace) -> int:
     inputs, column = read_inputs(args.inputs)
     ids = _ids(args, column)
-    with _client(args) as client:
+    with client_of(args) as client:
         out = client.kernel(
             args.model_id,
             inputs,
@@ -330,7 +195,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     def optional(path: str | None) -> np.ndarray | None:
         return None if path is None else load_array(path)
 
-    with _client(args) as client:
+    with client_of(args) as client:
         out = client.evaluate(
             args.model_id,
             inputs,
@@ -525,6 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--known-scores", default="predicted", choices=["predicted", "observed"])
     evaluate.add_argument("--output", "-o", help="write the JSON here")
     evaluate.set_defaults(func=cmd_evaluate)
+
+    add_commands(sub, remote)
     return parser
 
 

@@ -21,6 +21,12 @@
 //
 //   const scores = await c.evaluate(fit.model_id, Xtest, { newKnown: [[0, 3], [1, 5]], k: 5 });
 //   scores.auc, scores.precision_at_k
+//
+// Bipartite networks and label sets:
+//   await c.trainBipartite(drugs, { similarity: S, ids: targetIds }, { edges: [["d1", "t2"]], wait: true });
+//   await c.kernelBipartite(modelId, { rows: newDrugs, topK: 5 });   // edges.new_rows_ids
+//   await c.trainMultilabel(X, labels, { labelNames: ["a", "b"], wait: true });
+//   await c.predictLabels(modelId, Xnew);                             // probabilities, labels, label_sets
 
 import { LITTLE_ENDIAN, Matrix } from "./matrix.js";
 import { nest, readNpz } from "./npz.js";
@@ -91,6 +97,19 @@ function tableInputs(inputs, ids, name = "inputs") {
 }
 
 const edgeList = (edges, name) => (isRows(edges) ? rowsToEdges(edges, name) : edges);
+
+/**
+ * One vertex set of a bipartite request: features directly (nested arrays, a Matrix, rows of
+ * objects whose id column gives the ids), or {inputs, similarity, ids} with one of inputs and
+ * similarity.
+ */
+function side(value, name) {
+  if (value == null) return null;
+  const direct = Array.isArray(value) || value instanceof Matrix;
+  const given = direct ? { inputs: value } : value;
+  const table = given.inputs === undefined ? { ids: given.ids } : tableInputs(given.inputs, given.ids, name);
+  return snakeKeys({ inputs: table.inputs, similarity: given.similarity, ids: table.ids });
+}
 
 const NPZ = "application/x-npz";
 
@@ -269,6 +288,98 @@ export class OKBoostClient {
       inputs: table.inputs,
       ...snakeKeys({ ...options, ids: table.ids, edges: Object.keys(edges).length ? edges : null }),
     });
+  }
+
+  /**
+   * POST /train of a bipartite network (task "bipartite"). `rows` and `cols`: each side's
+   * features (nested arrays, a Matrix, rows of objects with an id column) or
+   * {inputs | similarity, ids}. Options: edges ([row, column] pairs by row number or by id, or
+   * rows of objects with two fields) or adjacency (n_rows x n_cols, 0/1 or weights), model,
+   * params, newPairs ("two-step" | "refit"), cv ({folds: 3} or {folds: [4, 3]}), name, wait.
+   */
+  trainBipartite(rows, cols, { edges, model = "okboost", params = {}, ...options } = {}) {
+    return this.#request("POST", "/train", {
+      task: "bipartite",
+      rows: side(rows, "rows"),
+      cols: side(cols, "cols"),
+      model,
+      params,
+      ...snakeKeys({ ...options, edges: edges == null ? null : edgeList(edges, "edges") }),
+    });
+  }
+
+  /**
+   * POST /kernel of a bipartite model: `rows` (new rows: features or {similarity, ids} to the
+   * training rows) and / or `cols`. Answers scores per block (new_rows q x n_cols, new_cols
+   * n_rows x q', new_pairs q x q') and, with threshold / topK, edges per block: [row, column,
+   * score] grouped by new vertex, best first, and <block>_ids [row id, column id].
+   * Options: threshold, topK, returnScores.
+   */
+  kernelBipartite(modelId, { rows, cols, ...options } = {}) {
+    return this.#request("POST", "/kernel", {
+      model_id: modelId,
+      ...snakeKeys({ rows: side(rows, "rows"), cols: side(cols, "cols"), ...options }),
+    });
+  }
+
+  /**
+   * POST /evaluate of a bipartite model: AUROC and average precision per block and pooled.
+   * Truth as [row, column] pairs: newRows [new row, training column], newCols [training row,
+   * new column], newPairs [new row, new column] by row number, or byId [row id, column id].
+   */
+  evaluateBipartite(modelId, { rows, cols, newRows, newCols, newPairs, byId } = {}) {
+    const edges = snakeKeys({
+      newRows: newRows == null ? null : edgeList(newRows, "newRows"),
+      newCols: newCols == null ? null : edgeList(newCols, "newCols"),
+      newPairs: newPairs == null ? null : edgeList(newPairs, "newPairs"),
+      byId: byId == null ? null : edgeList(byId, "byId"),
+    });
+    return this.#request("POST", "/evaluate", {
+      model_id: modelId,
+      ...snakeKeys({ rows: side(rows, "rows"), cols: side(cols, "cols") }),
+      edges,
+    });
+  }
+
+  /**
+   * POST /train of label sets (task "multilabel"): `labels` N x L 0/1 rows. Options:
+   * labelNames, ids, model, params, threshold ("cv" or a number in (0, 1)), perLabel,
+   * metric ("micro_f1" | "macro_f1" | "hamming_loss" | "subset_accuracy"), scores
+   * ("clip" | "sigmoid"), nSplits, randomState, name, wait.
+   */
+  trainMultilabel(inputs, labels, { model = "okboost", params = {}, ...options } = {}) {
+    const table = tableInputs(inputs, options.ids);
+    return this.#request("POST", "/train", {
+      task: "multilabel",
+      inputs: table.inputs,
+      labels,
+      model,
+      params,
+      ...snakeKeys({ ...options, ids: table.ids }),
+    });
+  }
+
+  /**
+   * POST /predict of a multi-label model: probabilities (Q x L in [0, 1]), labels (0/1 rows),
+   * thresholds, and with label names label_sets (each row's labels by name).
+   */
+  predictLabels(modelId, inputs, { ids } = {}) {
+    const table = tableInputs(inputs, ids);
+    return this.#request("POST", "/predict", {
+      model_id: modelId,
+      inputs: table.inputs,
+      ...snakeKeys({ ids: table.ids }),
+    });
+  }
+
+  /**
+   * POST /evaluate of a multi-label model against the true 0/1 label rows: hamming_loss,
+   * subset_accuracy, micro_f1, macro_f1, ranking_loss, one_error, coverage,
+   * label_ranking_average_precision.
+   */
+  evaluateLabels(modelId, inputs, labels) {
+    const table = tableInputs(inputs, undefined);
+    return this.#request("POST", "/evaluate", { model_id: modelId, inputs: table.inputs, outputs: labels });
   }
 
   /** Every stored model (all pages), oldest first; curves / importances on request. */

@@ -13,6 +13,7 @@ of these need no shape) plus the text part ``<path>.shape`` (``N,p``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar, get_args
@@ -69,10 +70,24 @@ def validate(model_cls: type[M], data: Any) -> M:
         raise from_validation_error(exc) from None
 
 
-def _from_json(raw: bytes, model_cls: type[M], max_depth: int) -> M:
+@dataclass(frozen=True)
+class BodyChoice:
+    """Several request models on one route (a one-graph /train or a bipartite one), told
+    apart by the body's keys: ``pick`` names the model of a decoded body; a multipart part
+    may name a field of any of ``models``."""
+
+    models: tuple[type[BaseModel], ...]
+    pick: Callable[[dict[str, Any]], type[BaseModel]]
+
+    def of(self, data: Any) -> type[BaseModel]:
+        return self.pick(data) if isinstance(data, dict) else self.models[0]
+
+
+def _from_json(raw: bytes, model_cls: type[M] | BodyChoice, max_depth: int) -> Any:
     if not raw.strip():
         raise InvalidRequest("request body is empty: send a JSON object")
-    return validate(model_cls, loads(raw, "request body", max_depth))
+    data = loads(raw, "request body", max_depth)
+    return validate(model_cls.of(data) if isinstance(model_cls, BodyChoice) else model_cls, data)
 
 
 def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
@@ -99,14 +114,36 @@ def _is_table(name: str, content_type: str | None, raw: bytes, has_shape: bool) 
     """A part read as a CSV / TSV table: ``ids``, a part sent as ``text/...``, or one
     without a shape field whose bytes are clearly text (see :mod:`service.http.tables`)."""
     media = (content_type or "").split(";")[0].strip().lower()
-    if name == "ids" or media.startswith("text/"):
+    if name == "ids" or name.endswith(".ids") or media.startswith("text/"):
         return True
     return not has_shape and looks_like_text(raw)
 
 
+ID_INPUTS = {"inputs": "ids", "rows.inputs": "rows.ids", "cols.inputs": "cols.ids"}
+"""Table parts whose id column gives the ids of their vertices, and where those go."""
+LABEL_PARTS = ("labels",)
+"""Table parts of 0/1 label rows whose header names the labels (``label_names``)."""
+
+
+def _get_path(data: dict[str, Any], path: str) -> Any:
+    node: Any = data
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _known_ids(data: dict[str, Any]) -> set[str] | None:
+    """Every id the request gives so far (its ``ids``, a bipartite request's row and column
+    ids): what tells a header row from an edge in an edge table."""
+    found = [_get_path(data, path) for path in ID_INPUTS.values()]
+    lists = [i for i in found if isinstance(i, list) and all(isinstance(v, str) for v in i)]
+    return {v for i in lists for v in i} if lists else None
+
+
 def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart]) -> None:
     """Parse the table parts into ``data``: ids first, then arrays (the id column of
-    ``inputs`` gives ``ids``), then edges, read as ids when the request has ids."""
+    ``inputs``, ``rows.inputs`` and ``cols.inputs`` gives their ids; the header of
+    ``labels`` the label names), then edges, read as ids when the request has ids."""
 
     def parse(name: str) -> Any:
         t = tables[name]
@@ -114,24 +151,24 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart]) -> None:
 
     names = sorted(tables, key=lambda n: (n != "ids", n in EDGE_PARTS))
     for name in names:
-        if name == "ids":
+        if name == "ids" or name.endswith(".ids"):
             _set_path(data, name, ids_of(parse(name)))
         elif name not in EDGE_PARTS:
-            matrix, ids = matrix_of(parse(name), with_ids=name == "inputs")
+            table = parse(name)
+            matrix, ids = matrix_of(table, with_ids=name in ID_INPUTS)
             _set_path(data, name, matrix)
+            if name in LABEL_PARTS and table.header is not None and "label_names" not in data:
+                data["label_names"] = table.header
             if ids is not None:
-                if "ids" in data:
+                target = ID_INPUTS[name]
+                if _get_path(data, target) is not None:
                     raise InvalidRequest(
-                        "ids are given twice: by the id column of part 'inputs' and by "
-                        "'ids'; send one of them"
+                        f"ids are given twice: by the id column of part '{name}' and by "
+                        f"'{target}'; send one of them"
                     )
-                data["ids"] = ids
+                _set_path(data, target, ids)
         else:
-            ids = data.get("ids")
-            known = (
-                set(ids) if isinstance(ids, list) and all(isinstance(i, str) for i in ids) else None
-            )
-            _set_path(data, name, edges_of(parse(name), known))
+            _set_path(data, name, edges_of(parse(name), _known_ids(data)))
 
 
 def _submodels(annotation: Any) -> list[type[BaseModel]]:
@@ -150,7 +187,7 @@ def _is_field_path(model_cls: type[BaseModel], parts: list[str]) -> bool:
     return len(parts) == 1 or not inner or any(_is_field_path(m, parts[1:]) for m in inner)
 
 
-def _check_part_names(names: list[str], model_cls: type[BaseModel]) -> None:
+def _check_part_names(names: list[str], model_cls: type[BaseModel] | BodyChoice) -> None:
     """422 for a part named twice or not after a field of the request, before any part is
     decoded: decoding is what costs (a small sparse part may declare 10^7 rows)."""
     seen: set[str] = set()
@@ -165,8 +202,9 @@ def _check_part_names(names: list[str], model_cls: type[BaseModel]) -> None:
         parts = name.split(".")
         if len(parts) > 1 and parts[-1] in ("shape", "dtype", "header", *CSR_MEMBERS):
             parts = parts[:-1]  # a raw part's shape or dtype, a table's header flag, a CSR member
-        if not _is_field_path(model_cls, parts):
-            fields = ", ".join(sorted(model_cls.model_fields))
+        models = model_cls.models if isinstance(model_cls, BodyChoice) else (model_cls,)
+        if not any(_is_field_path(m, parts) for m in models):
+            fields = ", ".join(sorted({f for m in models for f in m.model_fields}))
             raise InvalidRequest(
                 f"part '{name[:80]}' is not a field of the request: name each part by the "
                 f"path of its field ({fields}, or 'json' for the rest)"
@@ -197,7 +235,7 @@ class _JsonBudget:
 
 
 async def _from_multipart(
-    request: Request, model_cls: type[BaseModel], max_bytes: int, settings: Any
+    request: Request, model_cls: type[BaseModel] | BodyChoice, max_bytes: int, settings: Any
 ) -> dict[str, Any]:
     max_json = settings.max_json_bytes
     form = await read_form(request, max_files=256, max_fields=256, max_text_bytes=max_json)
@@ -242,7 +280,7 @@ async def _from_multipart(
                     json_text.count(len(raw_part), f"table part '{name}'")
                     field = form.get(f"{name}.header")
                     separator = media_separator(value.content_type)
-                    if name == "ids" and separator is None:
+                    if (name == "ids" or name.endswith(".ids")) and separator is None:
                         separator = ""  # one id per line, whatever characters it holds
                     tables[name] = _TablePart(
                         raw_part,
@@ -282,6 +320,12 @@ async def _from_multipart(
 
 async def read_body(request: Request, model_cls: type[M], max_bytes: int) -> M:
     """Parse and validate the body; CPU-heavy decoding runs in the thread pool."""
+    body: M = await read_body_of(request, model_cls, max_bytes)
+    return body
+
+
+async def read_body_of(request: Request, model_cls: type[M] | BodyChoice, max_bytes: int) -> Any:
+    """:func:`read_body` for one request model or a :class:`BodyChoice` of several."""
     ctype = request.headers.get("content-type", "application/json")
     media = ctype.split(";")[0].strip().lower()
     settings = request.app.state.services.settings
@@ -293,7 +337,8 @@ async def read_body(request: Request, model_cls: type[M], max_bytes: int) -> M:
         return await run_in_threadpool(_from_json, raw, model_cls, max_depth)
     if media == "multipart/form-data":
         data = await _from_multipart(request, model_cls, max_bytes, settings)
-        return await run_in_threadpool(validate, model_cls, data)
+        chosen = model_cls.of(data) if isinstance(model_cls, BodyChoice) else model_cls
+        return await run_in_threadpool(validate, chosen, data)
     raise UnsupportedMediaType(
         f"content type '{media}' is not supported: send application/json or "
         "multipart/form-data (see the docs, Uploads)"

@@ -44,7 +44,16 @@ from service.errors import InvalidRequest, TooLarge
 MAX_TABLE_BYTES = 64 * 1024 * 1024
 """Largest CSV / TSV part or file: bigger arrays travel as .npy (no per-cell objects)."""
 TABLE_MEDIA = {"text/csv": ",", "text/tab-separated-values": "\t"}
-EDGE_PARTS = ("output_kernel.edges", "edges.new_new", "edges.new_known", "edges.by_id")
+EDGE_PARTS = (
+    "output_kernel.edges",
+    "edges.new_new",
+    "edges.new_known",
+    "edges.by_id",
+    "edges",  # a bipartite network's interactions
+    "edges.new_rows",
+    "edges.new_cols",
+    "edges.new_pairs",
+)
 ID_COLUMN = "id"
 _BINARY_MAGIC = (b"\x93NUMPY", b"PK\x03\x04")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

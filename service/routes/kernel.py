@@ -7,12 +7,19 @@ from fastapi.responses import Response
 
 from service.deps import ServicesDep
 from service.http import encoding
-from service.http.bodies import read_body
+from service.http.bodies import BodyChoice, read_body_of
+from service.inference import bipartite
 from service.inference import predict as inference
 from service.routes.openapi import request_body, responses
 from service.schemas import examples
 from service.schemas.api import KERNEL_EXAMPLE, KernelRequest, KernelResponse
+from service.schemas.bipartite import BipartiteKernelRequest, BipartiteKernelResponse
 from service.store.model_store import ModelStore
+
+KERNEL_BODIES = BodyChoice(
+    (KernelRequest, BipartiteKernelRequest),
+    lambda data: BipartiteKernelRequest if "rows" in data or "cols" in data else KernelRequest,
+)
 
 router = APIRouter(tags=["prediction"])
 
@@ -30,19 +37,27 @@ NPY_DESCRIPTION = (
 
 
 def _kernel(
-    store: ModelStore, req: KernelRequest, max_dense: int, fmt: encoding.Format
+    store: ModelStore,
+    req: KernelRequest | BipartiteKernelRequest,
+    max_dense: int,
+    fmt: encoding.Format,
 ) -> Response:
-    answer = inference.kernel(store.load(req.model_id), req, max_dense=max_dense)
+    m = store.load(req.model_id)
+    if isinstance(req, BipartiteKernelRequest):
+        answer = bipartite.kernel(m, req, max_dense=max_dense)
+    else:
+        bipartite.refuse_bipartite(m, "/kernel")
+        answer = inference.kernel(m, req, max_dense=max_dense)
     return encoding.render(answer, fmt, name="kernel", npy_field="kernel")
 
 
 @router.post(
     "/kernel",
     summary="Predicted kernel <F(x), F(x')> or <F(x), phi(y_i)>, and edges",
-    response_model=KernelResponse,
+    response_model=KernelResponse | BipartiteKernelResponse,
     responses=responses(
         200,
-        KernelResponse,
+        KernelResponse | BipartiteKernelResponse,  # type: ignore[arg-type]
         examples.KERNEL_RESPONSE,
         401,
         404,
@@ -57,6 +72,7 @@ def _kernel(
         KernelRequest,
         KERNEL_EXAMPLE,
         ["inputs", "inputs2"],
+        also=(BipartiteKernelRequest,),
     ),
 )
 async def kernel(request: Request, svc: ServicesDep) -> Response:
@@ -68,9 +84,15 @@ async def kernel(request: Request, svc: ServicesDep) -> Response:
     `ids`), `edges.new_new_ids` / `edges.new_known_ids` name the same edges by id.
     `Accept: application/x-npz` (or `application/x-npy` for the kernel alone) answers
     in numpy's binary formats.
+
+    A bipartite model takes new `rows` and / or `cols` (BipartiteKernelRequest) and answers
+    the scores of new rows x known columns, known rows x new columns and new x new, with
+    their edges per new vertex, best first, in (row, column) order, by id when known.
     """
     fmt = encoding.negotiate(request)
-    req = await read_body(request, KernelRequest, svc.settings.max_request_bytes)
+    req = await read_body_of(request, KERNEL_BODIES, svc.settings.max_request_bytes)
+    if fmt == "npy" and isinstance(req, BipartiteKernelRequest):
+        raise encoding.refuse_npy("a bipartite answer has a score matrix per block")
     if fmt == "npy":
         if req.threshold is not None or req.top_k is not None:
             raise encoding.refuse_npy("this answer has edges (threshold or top_k)")

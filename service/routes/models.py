@@ -51,11 +51,13 @@ def model_view(
     record: dict[str, Any], curves: bool = False, importances: bool = False
 ) -> dict[str, Any]:
     """A model record as answered: the last losses always, the whole curves and the
-    feature importances (sizes M and p) only when asked for; a quarantined model (status
-    "invalid") as the store describes it."""
+    feature importances (sizes M and p) only when asked for, its task always (records of
+    one-set models leave out "structured"); a quarantined model (status "invalid") as the
+    store describes it."""
     view = dict(record)
     if view.get("status") == "invalid":
         return view
+    view.setdefault("task", "structured")
     for name in CURVE_FIELDS:
         curve = record.get(name)
         view[f"last_{name}"] = curve[-1] if curve else None

@@ -114,8 +114,10 @@ def request_body(
     model: type[BaseModel],
     example: dict[str, Any],
     array_parts: list[str],
+    also: tuple[type[BaseModel], ...] = (),
 ) -> dict[str, Any]:
-    """``openapi_extra`` documenting a JSON body and its multipart (binary) twin. The
+    """``openapi_extra`` documenting a JSON body and its multipart (binary) twin; ``also``:
+    the other request models the route takes (bipartite, multi-label), as a oneOf. The
     multipart example is the JSON example in the ``json`` part (every array may also
     travel there): a request the service accepts as it is, which a placeholder for the
     binary parts would not be."""
@@ -150,12 +152,13 @@ def request_body(
             ),
         }
     json_example = {k: v for k, v in example.items() if v is not None}
+    refs = [{"$ref": f"#/components/schemas/{m.__name__}"} for m in (model, *also)]
     return {
         "requestBody": {
             "required": True,
             "content": {
                 "application/json": {
-                    "schema": {"$ref": f"#/components/schemas/{model.__name__}"},
+                    "schema": refs[0] if not also else {"oneOf": refs},
                     "example": json_example,
                 },
                 "multipart/form-data": {

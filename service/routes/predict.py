@@ -8,10 +8,12 @@ from fastapi.responses import Response
 from service.deps import ServicesDep
 from service.http import encoding
 from service.http.bodies import read_body
+from service.inference import bipartite, multilabel
 from service.inference import predict as inference
 from service.routes.openapi import request_body, responses
 from service.schemas import examples
 from service.schemas.api import PREDICT_EXAMPLE, PredictRequest, PredictResponse
+from service.schemas.multilabel import MultiLabelPredictResponse
 from service.store.model_store import ModelStore
 
 router = APIRouter(tags=["prediction"])
@@ -28,17 +30,24 @@ NPZ_DESCRIPTION = (
 def _predict(
     store: ModelStore, req: PredictRequest, max_dense: int, fmt: encoding.Format
 ) -> Response:
-    answer = inference.predict(store.load(req.model_id), req, max_dense=max_dense)
+    m = store.load(req.model_id)
+    bipartite.refuse_bipartite(m, "/predict")
+    if multilabel.is_multilabel(m):
+        answer = multilabel.predict(m, req, max_dense=max_dense)
+        if fmt != "json":  # ragged lists of names: JSON only (labels + label_names hold them)
+            answer.pop("label_sets")
+    else:
+        answer = inference.predict(m, req, max_dense=max_dense)
     return encoding.render(answer, fmt, name="predict")
 
 
 @router.post(
     "/predict",
     summary="Predict pre-images (and W^F weights) for new inputs",
-    response_model=PredictResponse,
+    response_model=PredictResponse | MultiLabelPredictResponse,
     responses=responses(
         200,
-        PredictResponse,
+        PredictResponse | MultiLabelPredictResponse,  # type: ignore[arg-type]
         examples.PREDICT_RESPONSE,
         401,
         404,
@@ -59,6 +68,8 @@ async def predict(request: Request, svc: ServicesDep) -> Response:
     """Decode F(x) for each row of `inputs`: the `top_k` nearest training outputs (or
     `candidates`) in feature space, with squared distances as scores (paper eq. 8).
     With a model trained with `ids`, `index_ids` names the pre-images.
+    A multi-label model answers label scores in [0, 1] (`probabilities`), 0/1 label rows
+    (`labels`) and, with label names, each row's `label_sets` (MultiLabelPredictResponse).
     `Accept: application/x-npz` answers in numpy's binary format."""
     fmt = encoding.negotiate(request)
     if fmt == "npy":

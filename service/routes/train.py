@@ -9,18 +9,59 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from service.deps import ServicesDep
-from service.http.bodies import read_body
+from service.errors import InvalidRequest
+from service.http.bodies import BodyChoice, read_body_of
 from service.jobs.records import Job
 from service.routes.models import model_view
 from service.routes.openapi import request_body, responses
 from service.schemas import examples
 from service.schemas.api import TRAIN_EXAMPLE, TrainAccepted, TrainRequest
-from service.training.fit import plan_training
+from service.schemas.bipartite import BipartiteTrainRequest
+from service.schemas.multilabel import MultiLabelTrainRequest
+from service.training.bipartite import plan_bipartite, run_bipartite
+from service.training.fit import plan_training, run_training
 from service.training.lifecycle import start_training, wait_trained
+from service.training.multilabel import plan_multilabel, run_multilabel
 
 router = APIRouter(tags=["training"])
 
 _TRAIN_DONE = dict(examples.TRAIN_ACCEPTED, state="done", model=examples.MODEL_INFO)
+
+
+TASKS: dict[str, type[Any]] = {
+    "bipartite": BipartiteTrainRequest,
+    "multilabel": MultiLabelTrainRequest,
+}
+
+
+def _task_model(data: dict[str, Any]) -> type[Any]:
+    """The request model of a /train body: by its ``task`` (none, or "structured" as the
+    records say, which is dropped here: one set of samples)."""
+    task = data.get("task")
+    if task == "structured":
+        del data["task"]
+    if task in (None, "structured"):
+        return TrainRequest
+    if task not in TASKS:
+        raise InvalidRequest(
+            f"task {str(task)[:40]!r} is not one of {', '.join(map(repr, TASKS))}: leave it out "
+            "(or say 'structured') to train on one set of samples or graph vertices with an "
+            "output kernel",
+            details=[{"loc": ["task"], "msg": f"one of {['structured', *TASKS]}"}],
+        )
+    return TASKS[task]
+
+
+TRAIN_BODIES = BodyChoice((TrainRequest, *TASKS.values()), _task_model)
+
+
+def _plan(req: Any, max_dense: int) -> tuple[Any, Any]:
+    """The job's plan and the function that runs it, by the request's task."""
+    if isinstance(req, BipartiteTrainRequest):
+        return plan_bipartite(req, max_dense), run_bipartite
+    if isinstance(req, MultiLabelTrainRequest):
+        return plan_multilabel(req), run_multilabel
+    return plan_training(req), run_training
 
 
 def _accepted(job: Job, state: str, model: Any = None) -> dict[str, Any]:
@@ -62,18 +103,22 @@ def _accepted(job: Job, state: str, model: Any = None) -> dict[str, Any]:
         TrainRequest,
         TRAIN_EXAMPLE,
         ["inputs", "output_kernel.gram", "output_kernel.outputs", "output_kernel.edges"],
+        also=(BipartiteTrainRequest, MultiLabelTrainRequest),
     ),
 )
 async def train(request: Request, svc: ServicesDep) -> JSONResponse:
     """Queue the training of an OKBoost / OK3 / OK3-forest model.
 
+    With `"task": "bipartite"` (BipartiteTrainRequest) the model learns the interactions
+    between two vertex sets (`rows`, `cols`, `edges` or `adjacency`); with `"task":
+    "multilabel"` (MultiLabelTrainRequest) label sets (`inputs`, 0/1 `labels`).
     Answers 202 with `model_id` and `job_id` at once; poll `GET /jobs/{job_id}`.
     With `"wait": true` the request blocks until the model is trained (201) or
     `OKBOOST_WAIT_TIMEOUT` seconds pass (then 202 as usual).
     """
-    req = await read_body(request, TrainRequest, svc.settings.max_request_bytes)
-    plan = await run_in_threadpool(plan_training, req)
-    job = start_training(plan, svc.store, svc.jobs, svc.settings)
+    req = await read_body_of(request, TRAIN_BODIES, svc.settings.max_request_bytes)
+    plan, run = await run_in_threadpool(_plan, req, svc.settings.max_dense_values)
+    job = start_training(plan, svc.store, svc.jobs, svc.settings, run)
     if req.wait:
         record = await wait_trained(job, svc.store, svc.settings.wait_timeout)
         if record is not None:

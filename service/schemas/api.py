@@ -524,8 +524,10 @@ class ErrorResponse(BaseModel):
 class Progress(BaseModel):
     model_config = ConfigDict(json_schema_extra=documented(ex.JOB_INFO["progress"]))
 
-    done: int = Field(description="Trees fitted so far.")
-    total: int = Field(description="Trees to fit (M).")
+    done: int = Field(
+        description="Trees fitted so far (bipartite and multi-label jobs: fits of models)."
+    )
+    total: int = Field(description="Trees to fit (M); bipartite and multi-label jobs: fits.")
     fraction: float
 
 

@@ -102,6 +102,54 @@ class ModelRecord(_Record):
         "self-loops, duplicate or dropped edges, isolated training vertices. The model is "
         "trained anyway; empty when nothing is.",
     )
+    task: Literal["structured", "bipartite", "multilabel"] = Field(
+        "structured",
+        description="What the model learned: structured (outputs of one set of samples or "
+        "graph vertices, through an output kernel), bipartite (interactions between two "
+        "vertex sets) or multilabel (label sets).",
+        examples=["bipartite"],
+    )
+    bipartite: dict[str, Any] | None = Field(
+        None,
+        description="For a bipartite model: both sides' sizes, input kinds and ids, the "
+        "interactions, new_pairs, and the K x K cross-validation when asked "
+        "(service.training.bipartite).",
+        examples=[
+            {
+                "n_rows": 54,
+                "n_cols": 26,
+                "row_inputs": "similarity",
+                "col_inputs": "similarity",
+                "n_row_features": 54,
+                "n_col_features": 26,
+                "n_interactions": 90,
+                "weighted": False,
+                "new_pairs": "two-step",
+                "has_row_ids": True,
+                "has_col_ids": True,
+                "cv": None,
+            }  # fmt: skip
+        ],
+    )
+    multilabel: dict[str, Any] | None = Field(
+        None,
+        description="For a multi-label model: the labels (count, names), the thresholds and "
+        "how they were chosen, the score map (service.training.multilabel).",
+        examples=[
+            {
+                "n_labels": 3,
+                "label_names": ["metabolism", "transport", "signalling"],
+                "scores": "clip",
+                "threshold": "cv",
+                "per_label": False,
+                "metric": "micro_f1",
+                "n_splits": 3,
+                "random_state": 0,
+                "thresholds": [0.35, 0.35, 0.35],
+                "sigmoid": None,
+            }  # fmt: skip
+        ],
+    )
     error: str | None = None
 
 

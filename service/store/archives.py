@@ -70,6 +70,8 @@ MAX_JSON_FILE_BYTES = {
     "record.json": 8 << 20,  # curves of up to 50,000 trees take about 1 MB each
     "estimator/manifest.json": 8 << 20,
     "ids.json": 64 << 20,  # 200,000 ids of 256 ASCII characters, quoted: 52 MB
+    "col_estimator/manifest.json": 8 << 20,  # a bipartite model's column side
+    "col_ids.json": 64 << 20,
 }
 """Largest size of each JSON file of an archive, checked before it is parsed (``export.json``
 has MAX_MANIFEST_BYTES)."""
@@ -397,32 +399,42 @@ def _check_npz_member(
 
 
 def _check_arrays(folder: Path) -> None:
-    """The estimator's arrays and sparse inputs, checked as :func:`_check_npz` says."""
-    try:
-        manifest = json.loads((folder / "estimator" / "manifest.json").read_text("utf-8"))
-    except FileNotFoundError:
-        raise InvalidArchive("the archive has no 'estimator/manifest.json'") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidArchive(f"'estimator/manifest.json' is not valid JSON: {exc}") from None
-    arrays = manifest.get("arrays") if isinstance(manifest, dict) else None
-    if not isinstance(arrays, dict):
-        raise InvalidArchive("'estimator/manifest.json' has no 'arrays' listing")
-    try:
-        _check_npz(folder / "estimator" / "arrays.npz", "'estimator/arrays.npz'", arrays)
-        if (folder / "inputs.npz").exists():
-            _check_npz(folder / "inputs.npz", "'inputs.npz'", None)
-    except InvalidArchive as exc:
-        raise InvalidArchive(f"the model in the archive cannot be loaded: {exc.message}") from None
-    _check_training_arrays(folder, manifest.get("attributes"))
+    """The estimators' arrays (a bipartite model has a second one, ``col_estimator/``) and
+    sparse inputs, checked as :func:`_check_npz` says."""
+    for estimator, inputs in (("estimator", "inputs"), ("col_estimator", "col_inputs")):
+        if estimator == "col_estimator" and not (folder / estimator).exists():
+            continue
+        try:
+            text = (folder / estimator / "manifest.json").read_text("utf-8")
+            manifest = json.loads(text)
+        except FileNotFoundError:
+            raise InvalidArchive(f"the archive has no '{estimator}/manifest.json'") from None
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InvalidArchive(f"'{estimator}/manifest.json' is not valid JSON: {exc}") from None
+        arrays = manifest.get("arrays") if isinstance(manifest, dict) else None
+        if not isinstance(arrays, dict):
+            raise InvalidArchive(f"'{estimator}/manifest.json' has no 'arrays' listing")
+        try:
+            what = f"'{estimator}/arrays.npz'"
+            _check_npz(folder / estimator / "arrays.npz", what, arrays)
+            if (folder / f"{inputs}.npz").exists():
+                _check_npz(folder / f"{inputs}.npz", f"'{inputs}.npz'", None)
+        except InvalidArchive as exc:
+            raise InvalidArchive(
+                f"the model in the archive cannot be loaded: {exc.message}"
+            ) from None
+        _check_training_arrays(folder, manifest.get("attributes"), inputs)
 
 
-def _check_training_arrays(folder: Path, attributes: Any) -> None:
-    """The shapes of ``inputs.npy`` and ``outputs.npy``, read from their headers, against the
-    estimator's N and p (okcore's manifest), before np.load reads them whole: an archive of
-    a few kilobytes can hold gigabytes of zeros there."""
+def _check_training_arrays(folder: Path, attributes: Any, inputs: str = "inputs") -> None:
+    """The shapes of ``inputs.npy`` and ``outputs.npy`` (a bipartite model's column side:
+    ``col_inputs.npy``), read from their headers, against the estimator's N and p (okcore's
+    manifest), before np.load reads them whole: an archive of a few kilobytes can hold
+    gigabytes of zeros there."""
     attributes = attributes if isinstance(attributes, dict) else {}
     n, p = attributes.get("n_train_"), attributes.get("n_features_in_")
-    for name, want in (("inputs.npy", [n, p]), ("outputs.npy", [n])):
+    arrays = [(f"{inputs}.npy", [n, p])] + ([("outputs.npy", [n])] if inputs == "inputs" else [])
+    for name, want in arrays:
         if not (folder / name).exists():
             continue
         with (folder / name).open("rb") as fh:
@@ -432,7 +444,7 @@ def _check_training_arrays(folder: Path, attributes: Any) -> None:
                 f"the model's files cannot be read: '{name}' holds Python objects, which "
                 "would need pickle"
             )
-        if shape[: len(want)] != want or (name == "inputs.npy" and len(shape) != 2):
+        if shape[: len(want)] != want or (name == f"{inputs}.npy" and len(shape) != 2):
             raise InvalidArchive(
                 f"the model in the archive is inconsistent: '{name}' has shape {shape} but "
                 f"the estimator was trained on {n} rows" + (f" of {p} features" if p else "")

@@ -42,7 +42,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,7 +62,7 @@ from service.errors import (
     UnknownModel,
 )
 from service.schemas.records import ModelRecord, validation_reason
-from service.store import pagination
+from service.store import composite, pagination
 from service.store.ids import new_id, valid_id
 from service.vertex_ids import VertexIds, as_id_array
 
@@ -125,11 +125,13 @@ def write_model(
     outputs: np.ndarray | None,
     record: dict[str, Any],
     ids: np.ndarray | None = None,
+    extra: Callable[[Path], None] | None = None,
 ) -> bool:
     """Write the model ``model_id`` of the store at ``root``: its files, then ``record``
     (the model is ready once the record says so). Returns whether the model was written:
     deletion wins, so a model deleted meanwhile (its folder is gone, before or while its
-    files are written) is not, and nothing of it is left.
+    files are written) is not, and nothing of it is left. ``extra`` writes a composite
+    model's further files into the folder being written (service.store.composite).
 
     A plain function (no store object) so that a training process can call it.
     """
@@ -142,6 +144,8 @@ def write_model(
     try:
         with disk_full_is_507(f"model {model_id}"):
             _write_model_files(tmp, estimator, inputs, outputs, ids)
+            if extra is not None:
+                extra(tmp)
             write_json_atomic(tmp / RECORD_FILE, record)
             return _publish(tmp, root / model_id)
     finally:
@@ -218,7 +222,10 @@ def read_model_folder(folder: Path, model_id: str, record: dict[str, Any]) -> Lo
     inputs = _load_inputs(folder)
     out_path = folder / "outputs.npy"
     outputs = np.load(out_path, allow_pickle=False) if out_path.exists() else None
-    return LoadedModel(model_id, estimator, inputs, outputs, record, load_ids(folder))
+    task_model, col_ids = composite.rebuild(folder, record, estimator, inputs, outputs)
+    return LoadedModel(
+        model_id, estimator, inputs, outputs, record, load_ids(folder), task_model, col_ids
+    )
 
 
 def load_ids(folder: Path) -> VertexIds | None:
@@ -247,6 +254,9 @@ class LoadedModel:
     outputs: np.ndarray | None  # (N, d) training outputs, when known
     record: dict[str, Any]
     ids: VertexIds | None = None  # names of the N training vertices, when given
+    # a bipartite or multi-label model: okcore's fitted composite (service.store.composite)
+    task_model: Any = None
+    col_ids: VertexIds | None = None  # a bipartite model's column ids, when given
     _derived: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     _derived_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 

@@ -11,6 +11,7 @@ import numpy as np
 
 import okcore
 from service.errors import InvalidRequest
+from service.jobs.progress import PhasePlan
 from service.jobs.task import Reporter
 from service.schemas.api import (
     DiffusionKernelSpec,
@@ -47,6 +48,10 @@ class TrainPlan:
     record: dict[str, Any] = field(default_factory=dict)
     ids: np.ndarray | None = None  # names of the training vertices, when given
     cv: CVPlan | None = None  # cross-validation before the fit (service.cv), when asked
+
+    def phases(self) -> PhasePlan:
+        """The estimated seconds of each phase, for the job's ETA."""
+        return self.estimate.phases()
 
 
 def _kernel_call(spec: Any) -> tuple[np.ndarray | None, dict[str, Any], dict[str, Any]]:

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import shutil
 import time
+from collections.abc import Callable
 from typing import Any
 
 import okcore
@@ -35,24 +36,33 @@ class TrainingFailed(ServiceError):
     code = "training_failed"
 
 
-def start_training(plan: TrainPlan, store: ModelStore, jobs: JobManager, settings: Settings) -> Job:
+def start_training(
+    plan: TrainPlan | Any,
+    store: ModelStore,
+    jobs: JobManager,
+    settings: Settings,
+    run: Callable[..., str] | None = None,
+) -> Job:
     """Queue the training of ``plan``: check its cost against the limits (422) and the free
     disk (507), give the model and the job their ids, write the model's record
-    ("training"), then submit the job. A job that is not queued (a full queue, a full
-    disk, an unreachable cluster) leaves no model behind."""
+    ("training"), then submit the job, ``run(plan, root, model_id, reporter)``. A job that
+    is not queued (a full queue, a full disk, an unreachable cluster) leaves no model
+    behind. ``plan``: a TrainPlan, or any plan with ``estimate``, ``record``, ``total`` and
+    ``phases()`` (bipartite and multi-label plans, with their own ``run``; None: a
+    TrainPlan's :func:`run_training`, looked up when called)."""
     check_limits(plan.estimate, settings)  # 422 naming the estimate and the limit
     check_disk(plan.estimate, shutil.disk_usage(store.root).free)  # 507
     model_id, job_id = new_id(), new_id()
     plan.record.update(model_id=model_id, job_id=job_id, error=None)
     store.create_record(plan.record)  # a full disk: 507, nothing written
-    task = functools.partial(run_training, plan, store.root, model_id)
+    task = functools.partial(run or run_training, plan, store.root, model_id)
     try:
         return jobs.submit(
             model_id,
             task,
             plan.total,
             job_id=job_id,
-            plan=plan.estimate.phases(),
+            plan=plan.phases(),
             warnings=plan.record.get("warnings", []),
         )
     except ServiceError:

@@ -112,3 +112,49 @@ def vector_data(
 def post_json(client: TestClient, path: str, body: Any) -> Any:
     """POST JSON as Python writes it (NaN and Infinity literals allowed, as many clients do)."""
     return client.post(path, content=json.dumps(body), headers={"content-type": "application/json"})
+
+
+@dataclass
+class Bipartite:
+    """A bipartite network between row vertices (drugs) and column vertices (targets) in
+    families: features near their family's centre, interactions mostly within a family."""
+
+    rows: np.ndarray  # (n_rows, p) row features
+    cols: np.ndarray  # (n_cols, p') column features
+    Y: np.ndarray  # (n_rows, n_cols) 0/1 interactions
+
+    @property
+    def row_ids(self) -> list[str]:
+        return [f"d{i}" for i in range(len(self.rows))]
+
+    @property
+    def col_ids(self) -> list[str]:
+        return [f"t{j}" for j in range(len(self.cols))]
+
+    def edges(self, rows: Any = None, cols: Any = None) -> list[list[int]]:
+        """[i, j] pairs of the interactions among the given rows and columns (all by default),
+        numbered within them."""
+        r = np.arange(len(self.rows)) if rows is None else np.asarray(rows)
+        c = np.arange(len(self.cols)) if cols is None else np.asarray(cols)
+        return np.argwhere(self.Y[np.ix_(r, c)] != 0).tolist()
+
+
+def bipartite_network(n_rows: int = 36, n_cols: int = 24, seed: int = 0) -> Bipartite:
+    rng = np.random.default_rng(seed)
+    fr, fc = rng.integers(0, 3, n_rows), rng.integers(0, 3, n_cols)
+    centres = rng.normal(scale=3.0, size=(3, 3))
+    rows = centres[fr] + rng.normal(scale=0.5, size=(n_rows, 3))
+    cols = centres[fc][:, :2] + rng.normal(scale=0.5, size=(n_cols, 2))
+    prob = np.where(fr[:, None] == fc[None, :], 0.6, 0.03)
+    return Bipartite(rows, cols, (rng.random((n_rows, n_cols)) < prob).astype(float))
+
+
+def label_data(
+    n: int = 60, p: int = 4, n_labels: int = 4, seed: int = 2
+) -> tuple[np.ndarray, np.ndarray]:
+    """Inputs and 0/1 label rows: label l is on when a linear score of the inputs is high."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    W = rng.normal(size=(p, n_labels))
+    labels = (X @ W + 0.3 * rng.normal(size=(n, n_labels)) > 0.2).astype(float)
+    return X, labels

@@ -1,0 +1,80 @@
+// Bipartite networks and label sets through the JavaScript client, against a live server at
+// OKBOOST_URL (tests/e2e/test_clients.py starts one). Run: node --test
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { Matrix, OKBoostClient, OKBoostError } from "../okboost.js";
+
+const URL = process.env.OKBOOST_URL;
+const skip = URL ? false : "OKBOOST_URL is not set: start a server (okboost serve) and point to it";
+const PARAMS = { n_estimators: 15, learning_rate: 0.2, max_splits: 3, random_state: 0 };
+
+// two families: drugs d0-d3 near (0, 1) bind targets t0-t1, drugs d4-d7 near (1, 0) bind t2-t3
+const DRUGS = [[0, 1], [0.1, 0.9], [0.2, 1], [0, 0.8], [1, 0], [0.9, 0.1], [1, 0.2], [0.8, 0]];
+const DRUG_IDS = DRUGS.map((_, i) => `d${i}`);
+const TARGETS = [[0, 1], [0.1, 1], [1, 0], [1, 0.1]];
+const TARGET_IDS = ["t0", "t1", "t2", "t3"];
+const EDGES = [];
+for (let i = 0; i < 8; i++) for (const j of i < 4 ? [0, 1] : [2, 3]) EDGES.push([DRUG_IDS[i], TARGET_IDS[j]]);
+
+test("bipartite: train by id, ranked edges of new drugs by id, scores per block", { skip }, async () => {
+  const client = new OKBoostClient(URL);
+  const fit = await client.trainBipartite(
+    { inputs: DRUGS, ids: DRUG_IDS },
+    { inputs: TARGETS, ids: TARGET_IDS },
+    { edges: EDGES, params: PARAMS, wait: true },
+  );
+  assert.equal(fit.model.task, "bipartite");
+  const out = await client.kernelBipartite(fit.model_id, {
+    rows: { inputs: [[0.05, 0.95], [0.95, 0.05]], ids: ["new-a", "new-b"] },
+    topK: 2,
+  });
+  assert.deepEqual(out.scores.new_rows.map((r) => r.length), [4, 4]);
+  const best = out.edges.new_rows_ids.filter(([drug]) => drug === "new-a").map(([, t]) => t);
+  assert.deepEqual(new Set(best), new Set(["t0", "t1"]));
+  const bBest = out.edges.new_rows_ids.filter(([drug]) => drug === "new-b").map(([, t]) => t);
+  assert.deepEqual(new Set(bBest), new Set(["t2", "t3"]));
+  // binary parts (a Matrix) give the same scores
+  const typed = new Matrix(new Float64Array([0.05, 0.95, 0.95, 0.05]), [2, 2]);
+  const again = await client.kernelBipartite(fit.model_id, { rows: typed });
+  assert.deepEqual(again.scores.new_rows, out.scores.new_rows);
+  const scores = await client.evaluateBipartite(fit.model_id, {
+    rows: { inputs: [[0.05, 0.95], [0.95, 0.05]], ids: ["new-a", "new-b"] },
+    byId: [["new-a", "t0"], ["new-a", "t1"], ["new-b", "t2"], ["new-b", "t3"]],
+  });
+  assert.equal(scores.new_rows.auroc, 1);
+  assert.equal(scores.new_cols, null);
+  await assert.rejects(
+    client.kernelBipartite(fit.model_id, { cols: [[1, 2, 3]] }),
+    (err) => err instanceof OKBoostError && err.status === 422 && /2 features/.test(err.message),
+  );
+});
+
+test("multi-label: thresholds by CV, label sets by name, the field's measures", { skip }, async () => {
+  const client = new OKBoostClient(URL);
+  const X = [];
+  const Y = [];
+  for (let i = 0; i < 24; i++) {
+    const x = [Math.sin(i), Math.cos(i * 0.7)];
+    X.push(x);
+    Y.push([x[0] > 0 ? 1 : 0, x[1] > 0 ? 1 : 0, x[0] + x[1] > 0.5 ? 1 : 0]);
+  }
+  const fit = await client.trainMultilabel(X.slice(0, 18), Y.slice(0, 18), {
+    labelNames: ["a", "b", "c"],
+    params: PARAMS,
+    perLabel: true,
+    wait: true,
+  });
+  assert.equal(fit.model.multilabel.thresholds.length, 3);
+  const out = await client.predictLabels(fit.model_id, X.slice(18));
+  assert.equal(out.probabilities.length, 6);
+  assert.ok(out.probabilities.flat().every((p) => p >= 0 && p <= 1));
+  out.labels.forEach((row, i) => {
+    assert.deepEqual(out.label_sets[i], ["a", "b", "c"].filter((_, j) => row[j] === 1));
+  });
+  const scores = await client.evaluateLabels(fit.model_id, X.slice(18), Y.slice(18));
+  for (const name of ["hamming_loss", "subset_accuracy", "micro_f1", "macro_f1", "ranking_loss",
+    "one_error", "coverage", "label_ranking_average_precision"]) {
+    assert.equal(typeof scores[name], "number", name);
+  }
+});

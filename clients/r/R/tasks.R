@@ -1,0 +1,174 @@
+# Bipartite networks and label sets (POST /train with a task; /kernel, /predict, /evaluate
+# of such models).
+#
+#   fit <- ok_train_bipartite(cl, drugs, targets, edges = interactions, wait = TRUE)
+#   out <- ok_kernel_bipartite(cl, fit$model_id, rows = new_drugs, top_k = 5)
+#   out$edges$new_rows_ids     # data.frame(row, col) of ids, best first per new drug
+#   fit <- ok_train_multilabel(cl, X, labels, wait = TRUE)   # labels: 0/1 matrix or data.frame
+#   ok_predict_labels(cl, fit$model_id, X_new)$label_sets
+#
+# A side is a numeric matrix or a data.frame with an id column (its features), or
+# list(similarity = S, ids = ...) (its similarity to the training vertices of that side).
+# Pairs are (row, column): 1-based row numbers, or ids (a character matrix or data.frame).
+
+# One vertex set as the service takes it.
+as_side <- function(x, name) {
+  if (is.null(x)) {
+    return(NULL)
+  }
+  if (is.list(x) && !is.data.frame(x)) {
+    if (!is.null(x$similarity)) {
+      s <- as_table(x$similarity, name = paste0(name, "$similarity"))$inputs
+      return(drop_null(list(similarity = s, ids = as_ids(x$ids))))
+    }
+    table <- as_table(x$inputs, x$ids, paste0(name, "$inputs"))
+  } else {
+    table <- as_table(x, NULL, name)
+  }
+  drop_null(list(inputs = table$inputs, ids = as_ids(table$ids)))
+}
+
+# [row, column] pairs: ids as they are, 1-based row numbers sent 0-based.
+as_pairs <- function(pairs, name, n_rows, n_cols) {
+  pairs <- edge_matrix(pairs, name)
+  if (is.character(pairs)) {
+    return(pairs)
+  }
+  as_edges_in(pairs, name, n_rows, n_cols)
+}
+
+# [row, column, score] rows of an answer as a data.frame with 1-based row and col; id pairs
+# as a data.frame of ids.
+as_scored_pairs <- function(rows, ids = FALSE) {
+  e <- as_edges(rows, ids)
+  names(e)[1:2] <- c("row", "col")
+  e
+}
+
+#' Train on a bipartite network (POST /train, task "bipartite").
+#'
+#' @param rows,cols each side: a numeric matrix or a data.frame with an id column (features),
+#'   or `list(similarity = S, ids = ids)` (the n x n similarity among its vertices).
+#' @param edges interactions: a two-column matrix of 1-based (row, column) numbers, or of ids.
+#' @param adjacency interactions as an n_rows x n_cols matrix (0/1 or weights), instead.
+#' @param cv optional K x K cross-validation first, e.g. `list(folds = c(4, 3))`.
+#' @export
+ok_train_bipartite <- function(client, rows, cols, edges = NULL, adjacency = NULL,
+                               model = "okboost", params = list(), new_pairs = "two-step",
+                               cv = NULL, name = NULL, wait = FALSE) {
+  r <- as_side(rows, "rows")
+  c <- as_side(cols, "cols")
+  size <- function(side) nrow(if (is.null(side$inputs)) side$similarity else side$inputs)
+  body <- list(
+    task = "bipartite", rows = r, cols = c,
+    edges = if (!is.null(edges)) as_pairs(edges, "edges", size(r), size(c)),
+    adjacency = if (!is.null(adjacency)) as_table(adjacency, name = "adjacency")$inputs,
+    model = model, params = if (length(params)) params, new_pairs = new_pairs,
+    cv = if (!is.null(cv)) list(folds = if (length(cv$folds) > 1) I(cv$folds) else cv$folds,
+                                random_state = if (is.null(cv$random_state)) 0 else cv$random_state),
+    name = name, wait = wait
+  )
+  ok_request(client, "POST", "/train", body)
+}
+
+#' Scores and ranked edges of new vertices of a bipartite model (POST /kernel).
+#'
+#' @param rows new row vertices (features, or `list(similarity = S, ids = ...)` with S their
+#'   similarity to the training rows), scored against the known columns; `cols` likewise.
+#'   Both: new rows x new columns too.
+#' @return a list: `scores` (matrices `new_rows` q x n_cols, `new_cols` n_rows x q',
+#'   `new_pairs` q x q') and, with `threshold` / `top_k`, `edges`: data.frames (row, col,
+#'   score) of 1-based rows and columns per block, best first per new vertex, and
+#'   `<block>_ids` (row, col) by id.
+#' @export
+ok_kernel_bipartite <- function(client, model_id, rows = NULL, cols = NULL, threshold = NULL,
+                                top_k = NULL, return_scores = TRUE) {
+  body <- list(
+    model_id = model_id, rows = as_side(rows, "rows"), cols = as_side(cols, "cols"),
+    threshold = threshold, top_k = top_k, return_scores = return_scores
+  )
+  out <- ok_request(client, "POST", "/kernel", body, npz_answer = TRUE)
+  if (!is.null(out$scores)) out$scores <- lapply(out$scores, function(s) as.matrix(s))
+  if (!is.null(out$edges)) {
+    kept <- Filter(Negate(is.null), out$edges)
+    out$edges <- sapply(names(kept), function(key) {
+      as_scored_pairs(kept[[key]], ids = endsWith(key, "_ids"))
+    }, simplify = FALSE)
+  }
+  out
+}
+
+#' AUROC and average precision of a bipartite model per block and pooled (POST /evaluate).
+#'
+#' @param new_rows true (new row, training column) pairs, 1-based; `new_cols` (training row,
+#'   new column); `new_pairs` (new row, new column); `by_id` (row id, column id) pairs of any
+#'   block. Pairs not listed do not interact.
+#' @export
+ok_evaluate_bipartite <- function(client, model_id, rows = NULL, cols = NULL, new_rows = NULL,
+                                  new_cols = NULL, new_pairs = NULL, by_id = NULL) {
+  r <- as_side(rows, "rows")
+  c <- as_side(cols, "cols")
+  size <- function(side) {
+    if (is.null(side)) 0L else nrow(if (is.null(side$inputs)) side$similarity else side$inputs)
+  }
+  model <- if (!is.null(new_rows) || !is.null(new_cols)) ok_model(client, model_id)$bipartite
+  edges <- drop_null(list(
+    new_rows = if (!is.null(new_rows)) as_pairs(new_rows, "new_rows", size(r), model$n_cols),
+    new_cols = if (!is.null(new_cols)) as_pairs(new_cols, "new_cols", model$n_rows, size(c)),
+    new_pairs = if (!is.null(new_pairs)) as_pairs(new_pairs, "new_pairs", size(r), size(c)),
+    by_id = if (!is.null(by_id)) edge_matrix(by_id, "by_id")
+  ))
+  ok_request(client, "POST", "/evaluate", list(model_id = model_id, rows = r, cols = c,
+                                               edges = edges))
+}
+
+#' Train on label sets (POST /train, task "multilabel").
+#'
+#' @param labels N x L 0/1 matrix or data.frame (its column names name the labels).
+#' @param threshold "cv" (chosen by inner cross-validation for `metric`, one for all labels
+#'   or `per_label`) or a number in (0, 1).
+#' @export
+ok_train_multilabel <- function(client, inputs, labels, label_names = NULL, ids = NULL,
+                                model = "okboost", params = list(), threshold = "cv",
+                                per_label = FALSE, metric = "micro_f1", scores = "clip",
+                                n_splits = 3, random_state = 0, name = NULL, wait = FALSE) {
+  table <- as_table(inputs, ids)
+  if (is.data.frame(labels) && is.null(label_names)) label_names <- names(labels)
+  body <- list(
+    task = "multilabel", inputs = table$inputs, ids = as_ids(table$ids),
+    labels = as_table(labels, name = "labels")$inputs,
+    label_names = if (!is.null(label_names)) I(as.character(label_names)),
+    model = model, params = if (length(params)) params, threshold = threshold,
+    per_label = per_label, metric = metric, scores = scores, n_splits = n_splits,
+    random_state = random_state, name = name, wait = wait
+  )
+  ok_request(client, "POST", "/train", body)
+}
+
+#' Label scores and label sets of a multi-label model (POST /predict).
+#'
+#' @return a list: `probabilities` (Q x L in [0, 1]), `labels` (Q x L 0/1), `thresholds`,
+#'   `label_names` and `label_sets` (each row's labels by name) when the labels have names.
+#' @export
+ok_predict_labels <- function(client, model_id, inputs, ids = NULL) {
+  table <- as_table(inputs, ids)
+  body <- list(model_id = model_id, inputs = table$inputs, ids = as_ids(table$ids))
+  client$binary <- FALSE # label sets are lists of names: JSON
+  out <- ok_request(client, "POST", "/predict", body)
+  q <- nrow(table$inputs)
+  out$probabilities <- matrix(out$probabilities, nrow = q)
+  out$labels <- matrix(as.integer(out$labels), nrow = q)
+  out
+}
+
+#' Multi-label measures against the true 0/1 label rows (POST /evaluate): Hamming loss,
+#' subset accuracy, micro- and macro-F1, ranking loss, one-error, coverage, label-ranking
+#' average precision.
+#' @export
+ok_evaluate_labels <- function(client, model_id, inputs, labels) {
+  body <- list(
+    model_id = model_id, inputs = as_table(inputs)$inputs,
+    outputs = as_table(labels, name = "labels")$inputs
+  )
+  ok_request(client, "POST", "/evaluate", body)
+}

@@ -1,0 +1,61 @@
+# Bipartite networks and label sets through the R client, against a live server at
+# OKBOOST_URL (tests/e2e/test_clients.py starts one).
+
+url <- Sys.getenv("OKBOOST_URL")
+small <- list(n_estimators = 15, learning_rate = 0.2, max_splits = 3, random_state = 0)
+
+# two families: drugs d1-d4 near (0, 1) bind targets t1-t2, drugs d5-d8 near (1, 0) bind t3-t4
+drugs <- data.frame(
+  id = paste0("d", 1:8),
+  x = c(0, 0.1, 0.2, 0, 1, 0.9, 1, 0.8), y = c(1, 0.9, 1, 0.8, 0, 0.1, 0.2, 0)
+)
+targets <- matrix(c(0, 1, 0.1, 1, 1, 0, 1, 0.1), ncol = 2, byrow = TRUE)
+pairs <- rbind(cbind(rep(1:4, each = 2), rep(1:2, 4)), cbind(rep(5:8, each = 2), rep(3:4, 4)))
+
+test_that("bipartite: train, ranked edges of new drugs, scores per block", {
+  skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
+  for (binary in c(TRUE, FALSE)) {
+    cl <- okboost_client(url, binary = binary)
+    fit <- ok_train_bipartite(cl, drugs, list(inputs = targets, ids = paste0("t", 1:4)),
+      edges = pairs, params = small, cv = list(folds = c(2, 2)), wait = TRUE
+    )
+    expect_equal(fit$model$task, "bipartite")
+    expect_equal(length(fit$model$bipartite$cv$configurations$row_fold), 4)
+    new <- data.frame(id = c("new-a", "new-b"), x = c(0.05, 0.95), y = c(0.95, 0.05))
+    out <- ok_kernel_bipartite(cl, fit$model_id, rows = new, top_k = 2)
+    expect_equal(dim(out$scores$new_rows), c(2, 4))
+    a <- out$edges$new_rows_ids
+    expect_setequal(a$col[a$row == "new-a"], c("t1", "t2"))
+    expect_setequal(a$col[a$row == "new-b"], c("t3", "t4"))
+    e <- out$edges$new_rows
+    expect_true(all(e$row %in% 1:2) && all(e$col %in% 1:4))
+    by_row <- ok_evaluate_bipartite(cl, fit$model_id, rows = new,
+      new_rows = cbind(c(1, 1, 2, 2), c(1, 2, 3, 4))
+    )
+    by_id <- ok_evaluate_bipartite(cl, fit$model_id, rows = new,
+      by_id = cbind(c("new-a", "new-a", "new-b", "new-b"), c("t1", "t2", "t3", "t4"))
+    )
+    expect_equal(by_row$new_rows$auroc, 1)
+    expect_equal(by_id$new_rows, by_row$new_rows)
+    expect_null(by_id$new_cols)
+  }
+})
+
+test_that("multi-label: thresholds by CV, label sets by name, measures", {
+  skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
+  cl <- okboost_client(url)
+  i <- 0:23
+  X <- cbind(sin(i), cos(i * 0.7))
+  Y <- data.frame(a = as.integer(X[, 1] > 0), b = as.integer(X[, 2] > 0),
+                  c = as.integer(X[, 1] + X[, 2] > 0.5))
+  fit <- ok_train_multilabel(cl, X[1:18, ], Y[1:18, ], params = small, per_label = TRUE,
+                             wait = TRUE)
+  expect_equal(fit$model$multilabel$label_names, c("a", "b", "c"))
+  out <- ok_predict_labels(cl, fit$model_id, X[19:24, ])
+  expect_equal(dim(out$probabilities), c(6, 3))
+  expect_true(all(out$probabilities >= 0 & out$probabilities <= 1))
+  expect_equal(out$label_sets[[1]], c("a", "b", "c")[out$labels[1, ] == 1])
+  scores <- ok_evaluate_labels(cl, fit$model_id, X[19:24, ], Y[19:24, ])
+  expect_true(scores$hamming_loss >= 0 && scores$hamming_loss <= 1)
+  expect_true(is.numeric(scores$label_ranking_average_precision))
+})

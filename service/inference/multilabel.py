@@ -1,0 +1,115 @@
+"""Label sets and their scores from a multi-label model (POST /predict and /evaluate on a
+model trained with ``"task": "multilabel"``; no HTTP here).
+
+Scores are okcore's ``predict_proba`` (in [0, 1]), label sets the scores at or above each
+label's threshold; the measures are okcore.metrics' (those of thresholded label rows on the
+label sets, the ranking ones on the scores).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from okcore import metrics
+from service.errors import InvalidRequest
+from service.inference.predict import check_dense, check_features
+from service.schemas.api import PredictRequest
+from service.schemas.evaluate import EvaluateRequest
+from service.store.model_store import LoadedModel
+
+THRESHOLDED = ("hamming_loss", "subset_accuracy", "micro_f1", "macro_f1")
+RANKED = ("ranking_loss", "one_error", "coverage", "label_ranking_average_precision")
+
+
+def is_multilabel(m: LoadedModel) -> bool:
+    return m.record.get("task") == "multilabel"
+
+
+def _refuse(fields: list[str], route: str) -> None:
+    if fields:
+        raise InvalidRequest(
+            f"{', '.join(fields)} do not apply to a multi-label model: {route} answers label "
+            "scores and label sets for `inputs`"
+        )
+
+
+def _same(value: Any, default: Any) -> bool:
+    return not isinstance(value, np.ndarray) and bool(value == default)
+
+
+def _scores(m: LoadedModel, inputs: Any, max_dense: int) -> tuple[np.ndarray, np.ndarray]:
+    check_features(m, inputs, "inputs")
+    n_labels = int(m.record["multilabel"]["n_labels"])
+    check_dense(inputs.shape[0], n_labels, max_dense, "the label scores (Q x L)",
+                "send fewer rows per request")  # fmt: skip
+    proba = np.asarray(m.task_model.predict_proba(inputs), dtype=float)
+    return proba, (proba >= m.task_model.thresholds_).astype(np.int64)
+
+
+def predict(m: LoadedModel, req: PredictRequest, *, max_dense: int) -> dict[str, Any]:
+    """Label scores in [0, 1], 0/1 label rows and, with label names, each row's label set."""
+    defaults = {name: f.default for name, f in PredictRequest.model_fields.items()}
+    changed = [
+        name
+        for name in (
+            "top_k",
+            "return_outputs",
+            "weights",
+            "weights_top_k",
+            "candidates",
+            "candidate_gram",
+            "candidate_diag",
+        )  # fmt: skip
+        if getattr(req, name) is not None and not _same(getattr(req, name), defaults[name])
+    ]
+    _refuse(changed, "/predict")
+    if req.ids is not None and req.ids.shape[0] != req.inputs.shape[0]:
+        raise InvalidRequest(
+            f"ids has {req.ids.shape[0]} entries but inputs has {req.inputs.shape[0]} rows"
+        )
+    proba, labels = _scores(m, req.inputs, max_dense)
+    info = m.record["multilabel"]
+    names = info.get("label_names")
+    return {
+        "model_id": m.model_id,
+        "task": "multilabel",
+        "probabilities": proba,
+        "labels": labels,
+        "label_names": names,
+        "label_sets": None
+        if names is None
+        else [[names[j] for j in np.flatnonzero(row)] for row in labels],
+        "thresholds": np.asarray(info["thresholds"], dtype=float),
+        "ids": None if req.ids is None else req.ids.tolist(),
+    }
+
+
+def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[str, Any]:
+    """The multi-label measures of the model on test inputs with their true 0/1 label rows
+    (``outputs``)."""
+    _refuse(
+        [f for f in ("gram_cross", "gram_diag", "edges") if getattr(req, f) is not None],
+        "/evaluate",
+    )
+    if req.outputs is None:
+        raise InvalidRequest(
+            "a multi-label model is evaluated against the test rows' true labels: send "
+            "outputs, Q x L 0/1 label rows"
+        )
+    truth = req.outputs
+    n_labels = int(m.record["multilabel"]["n_labels"])
+    if truth.shape[1] != n_labels:
+        raise InvalidRequest(
+            f"outputs has {truth.shape[1]} columns but the model has {n_labels} labels"
+        )
+    if not np.isin(truth, (0.0, 1.0)).all():
+        raise InvalidRequest("outputs must be 0/1 label rows")
+    proba, labels = _scores(m, req.inputs, max_dense)
+    out: dict[str, Any] = {"model_id": m.model_id, "task": "multilabel", "n_test": len(truth)}
+    for name in THRESHOLDED:
+        out[name] = float(metrics.MULTILABEL_METRICS[name][0](truth, labels))
+    for name in RANKED:
+        out[name] = float(metrics.MULTILABEL_METRICS[name][0](truth, proba))
+    return out

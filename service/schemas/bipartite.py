@@ -1,0 +1,354 @@
+"""Requests and responses of bipartite networks (drug-target, protein-ligand, user-item) on
+POST /train, /kernel and /evaluate; the work is :mod:`service.training.bipartite` and
+:mod:`service.inference.bipartite`.
+
+A bipartite network has row vertices (e.g. drugs) and column vertices (e.g. targets), each
+side with its own inputs: feature rows, or a similarity among the side's vertices (the
+empirical kernel map: an item's features are its similarities to the training items of that
+side). Its interactions are edges between a row vertex and a column vertex, or a (weighted)
+row x column matrix. Every pair in these bodies is in (row, column) order.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from service.schemas.api import Edges, Ids, Inputs, Matrix, ModelName, Params, _Model
+from service.schemas.examples import documented
+
+SIDE_EXAMPLE: dict[str, Any] = {
+    "inputs": [[0.1, 1.0], [0.9, 0.2], [0.5, 0.5]],
+    "similarity": [[1.0, 0.2, 0.6], [0.2, 1.0, 0.5], [0.6, 0.5, 1.0]],
+    "ids": ["d1", "d2", "d3"],
+}
+"""A side shows both forms; a request gives one of inputs and similarity."""
+CV_EXAMPLE: dict[str, Any] = {"folds": [3, 2], "random_state": 0}
+BIPARTITE_TRAIN_EXAMPLE: dict[str, Any] = {
+    "task": "bipartite",
+    "name": "drug-target",
+    "model": "okboost",
+    "params": {"n_estimators": 50},
+    "rows": {"inputs": [[0.1, 1.0], [0.9, 0.2], [0.5, 0.5]], "ids": ["d1", "d2", "d3"]},
+    "cols": {"similarity": [[1.0, 0.2], [0.2, 1.0]], "ids": ["t1", "t2"]},
+    "edges": [["d1", "t1"], ["d2", "t2"], ["d3", "t1"]],
+    "adjacency": [[1, 0], [0, 1], [1, 0]],
+    "new_pairs": "two-step",
+    "cv": CV_EXAMPLE,
+    "wait": True,
+}
+"""Shows every field: a request gives edges or adjacency (not both), and cv only with
+enough vertices for its folds."""
+NEW_SIDE_EXAMPLE: dict[str, Any] = {
+    "inputs": [[0.2, 0.9]],
+    "similarity": [[0.9, 0.1, 0.4]],
+    "ids": ["d-new"],
+}
+KERNEL_EXAMPLE: dict[str, Any] = {
+    "model_id": "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b",
+    "rows": {"inputs": [[0.2, 0.9]], "ids": ["d-new"]},
+    "cols": {"similarity": [[0.9, 0.3]], "ids": ["t-new"]},
+    "threshold": 0.2,
+    "top_k": 2,
+    "return_scores": True,
+}
+EDGES_EXAMPLE: dict[str, Any] = {
+    "new_rows": [[0, 0, 0.82], [0, 1, 0.11]],
+    "new_cols": [[0, 0, 0.74], [2, 0, 0.52]],
+    "new_pairs": [[0, 0, 0.63]],
+    "new_rows_ids": [["d-new", "t1"], ["d-new", "t2"]],
+    "new_cols_ids": [["d1", "t-new"], ["d3", "t-new"]],
+    "new_pairs_ids": [["d-new", "t-new"]],
+}
+KERNEL_RESPONSE_EXAMPLE: dict[str, Any] = {
+    "model_id": "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b",
+    "task": "bipartite",
+    "scores": {
+        "new_rows": [[0.82, 0.11]],
+        "new_cols": [[0.74], [0.08], [0.52]],
+        "new_pairs": [[0.63]],
+    },  # fmt: skip
+    "edges": EDGES_EXAMPLE,
+}
+TEST_EDGES_EXAMPLE: dict[str, Any] = {
+    "new_rows": [[0, 0]],
+    "new_cols": [[2, 0]],
+    "new_pairs": [[0, 0]],
+    "by_id": [["d-new", "t1"], ["d3", "t-new"]],
+}
+EVALUATE_EXAMPLE: dict[str, Any] = {
+    "model_id": "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b",
+    "rows": {"inputs": [[0.2, 0.9]], "ids": ["d-new"]},
+    "cols": {"similarity": [[0.9, 0.3]], "ids": ["t-new"]},
+    "edges": TEST_EDGES_EXAMPLE,
+}
+BLOCK_EXAMPLE: dict[str, Any] = {"auroc": 0.91, "ap": 0.78, "n_pairs": 2, "n_interactions": 1}
+EVALUATE_RESPONSE_EXAMPLE: dict[str, Any] = {
+    "model_id": "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b",
+    "n_new_rows": 1,
+    "n_new_cols": 1,
+    "new_rows": BLOCK_EXAMPLE,
+    "new_cols": {"auroc": 1.0, "ap": 1.0, "n_pairs": 3, "n_interactions": 1},
+    "new_pairs": {"auroc": None, "ap": None, "n_pairs": 1, "n_interactions": 1},
+    "pooled": {"auroc": 0.88, "ap": 0.81, "n_pairs": 6, "n_interactions": 3},
+    "n_ignored": 0,
+}
+
+
+class Side(_Model):
+    """One vertex set's inputs: ``inputs`` (features) or ``similarity``, and optional ids."""
+
+    model_config = ConfigDict(json_schema_extra=documented(SIDE_EXAMPLE))
+
+    inputs: Inputs | None = Field(
+        None, description="n x p feature rows of the vertices (dense or CSR)."
+    )
+    similarity: Matrix | None = Field(
+        None,
+        description="Similarity of the vertices: at /train the n x n matrix among the "
+        "training vertices of this side; at /kernel and /evaluate the q x n similarity of the "
+        "new vertices to the training vertices (same order as at /train). Used through the "
+        "empirical kernel map (features = similarities to the training vertices).",
+    )
+    ids: Ids | None = Field(
+        None, description="Optional unique string ids, one per vertex (row of the inputs)."
+    )
+
+    @model_validator(mode="after")
+    def _one_input(self) -> Side:
+        if (self.inputs is None) == (self.similarity is None):
+            raise ValueError("give the vertices' inputs or their similarity (exactly one)")
+        n = self.size
+        if self.ids is not None and self.ids.shape[0] != n:
+            raise ValueError(f"ids has {self.ids.shape[0]} entries but the side has {n} vertices")
+        return self
+
+    @property
+    def size(self) -> int:
+        x = self.inputs if self.inputs is not None else self.similarity
+        assert x is not None
+        return int(x.shape[0])
+
+    @property
+    def kind(self) -> Literal["features", "similarity"]:
+        return "features" if self.inputs is not None else "similarity"
+
+    @property
+    def values(self) -> Any:
+        return self.inputs if self.inputs is not None else self.similarity
+
+
+class BipartiteCVSpec(_Model):
+    """K x K cross-validation before the final fit: both vertex sets split into folds
+    stratified by degree; the model is fitted on the learned rows x learned columns of each
+    configuration and scored on its three blocks (okcore.bipartite.bipartite_cross_validate)."""
+
+    model_config = ConfigDict(json_schema_extra=documented(CV_EXAMPLE))
+
+    folds: int | list[int] = Field(
+        3,
+        description="K for both sides, or [K_rows, K_cols] (each 2 to 20).",
+        examples=[3, [4, 3]],
+    )
+    random_state: int = Field(0, ge=0, description="Seeds both sides' folds.")
+
+    @model_validator(mode="after")
+    def _folds(self) -> BipartiteCVSpec:
+        k = self.folds if isinstance(self.folds, list) else [self.folds, self.folds]
+        if len(k) != 2 or not all(2 <= v <= 20 for v in k):
+            raise ValueError("cv.folds must be an integer or two integers, each in [2, 20]")
+        return self
+
+    @property
+    def pair(self) -> tuple[int, int]:
+        k = self.folds if isinstance(self.folds, list) else [self.folds, self.folds]
+        return int(k[0]), int(k[1])
+
+
+class BipartiteTrainRequest(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(BIPARTITE_TRAIN_EXAMPLE))
+
+    task: Literal["bipartite"] = Field(description="A bipartite network between two vertex sets.")
+    name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
+    model: ModelName = Field(
+        "okboost", description="The estimator of both one-sided models (okcore's registry)."
+    )
+    params: Params = Field(
+        default_factory=dict, description="Its hyper-parameters, as in the one-graph /train."
+    )
+    rows: Side = Field(description="The row vertices (e.g. drugs) at training.")
+    cols: Side = Field(description="The column vertices (e.g. targets) at training.")
+    edges: Edges | None = Field(
+        None,
+        description="Interactions as [row, column] pairs: row indices of `rows` and of "
+        "`cols` (integers), or [row id, column id] (strings). Pairs not listed do not interact.",
+    )
+    adjacency: Inputs | None = Field(
+        None,
+        description="Interactions as an n_rows x n_cols matrix (dense or CSR): 0/1, or "
+        "non-negative weights. Instead of `edges`.",
+    )
+    new_pairs: Literal["two-step", "refit"] = Field(
+        "two-step",
+        description="How both models score new rows x new columns (okcore.bipartite): "
+        "two-step (default, measured best at equal CPU time) or refit.",
+    )
+    cv: BipartiteCVSpec | None = Field(
+        None, description="Optional K x K cross-validation before the final fit."
+    )
+    wait: bool = Field(
+        False, description="Block until training ends (201) instead of answering 202 at once."
+    )
+
+    @model_validator(mode="after")
+    def _interactions(self) -> BipartiteTrainRequest:
+        if (self.edges is None) == (self.adjacency is None):
+            raise ValueError("give the interactions as edges or as adjacency (exactly one)")
+        if self.adjacency is not None:
+            shape = tuple(int(s) for s in self.adjacency.shape)
+            if shape != (self.rows.size, self.cols.size):
+                raise ValueError(
+                    f"adjacency is {shape[0]} x {shape[1]} but there are {self.rows.size} row "
+                    f"and {self.cols.size} column vertices"
+                )
+        for side in ("rows", "cols"):
+            s = getattr(self, side)
+            if s.similarity is not None and s.similarity.shape[0] != s.similarity.shape[1]:
+                raise ValueError(
+                    f"{side}.similarity is {s.similarity.shape[0]} x {s.similarity.shape[1]}: "
+                    "at /train it is the square similarity among the training vertices"
+                )
+        return self
+
+
+class NewSide(Side):
+    """New vertices of one side: features, or their similarity to the training vertices."""
+
+    model_config = ConfigDict(json_schema_extra=documented(NEW_SIDE_EXAMPLE))
+
+
+class BipartiteKernelRequest(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(KERNEL_EXAMPLE))
+
+    model_id: str = Field(description="Id of a bipartite model (POST /train, task bipartite).")
+    rows: NewSide | None = Field(
+        None, description="New row vertices: scored against the known columns (and new ones)."
+    )
+    cols: NewSide | None = Field(
+        None, description="New column vertices: scored against the known rows (and new ones)."
+    )
+    threshold: float | None = Field(None, description="Return edges whose score is >= threshold.")
+    top_k: int | None = Field(
+        None,
+        ge=1,
+        le=10000,
+        description="Return, per new vertex, its top_k highest-scoring edges, best first.",
+    )
+    return_scores: bool = Field(True, description="Set false to receive only the edges.")
+
+    @model_validator(mode="after")
+    def _something(self) -> BipartiteKernelRequest:
+        if self.rows is None and self.cols is None:
+            raise ValueError("give new rows, new cols or both")
+        return self
+
+
+class BipartiteTestEdges(BaseModel):
+    """The true interactions of the new vertices; pairs not listed do not interact."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        arbitrary_types_allowed=True,
+        strict=True,
+        json_schema_extra=documented(TEST_EDGES_EXAMPLE),
+    )
+
+    new_rows: Edges = Field(
+        default_factory=lambda: np.zeros((0, 2), dtype=np.int64),
+        description="[a, j]: new row a (a row of `rows`) and training column j.",
+    )
+    new_cols: Edges = Field(
+        default_factory=lambda: np.zeros((0, 2), dtype=np.int64),
+        description="[i, b]: training row i and new column b (a row of `cols`).",
+    )
+    new_pairs: Edges = Field(
+        default_factory=lambda: np.zeros((0, 2), dtype=np.int64),
+        description="[a, b]: new row a and new column b.",
+    )
+    by_id: Edges = Field(
+        default_factory=lambda: np.zeros((0, 2), dtype=np.int64),
+        description="[row id, column id] pairs, each id a new vertex's (the request's ids) "
+        "or a training vertex's (the model's); pairs of two training vertices are counted "
+        "in `n_ignored` and not scored.",
+    )
+
+
+class BipartiteEvaluateRequest(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(EVALUATE_EXAMPLE))
+
+    model_id: str = Field(description="Id of a bipartite model.")
+    rows: NewSide | None = Field(None, description="Test row vertices.")
+    cols: NewSide | None = Field(None, description="Test column vertices.")
+    edges: BipartiteTestEdges = Field(description="The test vertices' true interactions.")
+
+    @model_validator(mode="after")
+    def _something(self) -> BipartiteEvaluateRequest:
+        if self.rows is None and self.cols is None:
+            raise ValueError("give test rows, test cols or both")
+        return self
+
+
+class BlockScore(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(BLOCK_EXAMPLE))
+
+    auroc: float | None = Field(description="AUROC; null without an interaction and a non-one.")
+    ap: float | None = Field(description="Average precision (area under precision-recall).")
+    n_pairs: int = Field(description="Pairs scored.")
+    n_interactions: int = Field(description="Interacting pairs among them.")
+
+
+class BipartiteEvaluateResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(EVALUATE_RESPONSE_EXAMPLE))
+
+    model_id: str
+    n_new_rows: int
+    n_new_cols: int
+    new_rows: BlockScore | None = Field(description="New rows x training columns.")
+    new_cols: BlockScore | None = Field(description="Training rows x new columns.")
+    new_pairs: BlockScore | None = Field(description="New rows x new columns.")
+    pooled: BlockScore = Field(description="Every pair of the blocks above, pooled.")
+    n_ignored: int = Field(description="by_id pairs of two training vertices (not scored).")
+
+
+class BipartiteEdges(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(EDGES_EXAMPLE))
+
+    new_rows: list[list[float]] | None = Field(
+        None,
+        description="[a, j, score]: new row a, training column j; grouped by a, best first.",
+    )
+    new_cols: list[list[float]] | None = Field(
+        None,
+        description="[i, b, score]: training row i, new column b; grouped by b, best first.",
+    )
+    new_pairs: list[list[float]] | None = Field(
+        None, description="[a, b, score]: new row a, new column b; grouped by a, best first."
+    )
+    new_rows_ids: list[list[str]] | None = Field(None, description="[row id, column id].")
+    new_cols_ids: list[list[str]] | None = Field(None, description="[row id, column id].")
+    new_pairs_ids: list[list[str]] | None = Field(None, description="[row id, column id].")
+
+
+class BipartiteKernelResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(KERNEL_RESPONSE_EXAMPLE))
+
+    model_id: str
+    task: Literal["bipartite"]
+    scores: dict[str, list[list[float]]] | None = Field(
+        None,
+        description="Score matrices: new_rows (q x n_cols), new_cols (n_rows x q'), "
+        "new_pairs (q x q'), those the request's sides give.",
+    )
+    edges: BipartiteEdges | None = None

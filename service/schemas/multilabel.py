@@ -1,0 +1,156 @@
+"""Requests and responses of multi-label tasks on POST /train, /predict and /evaluate; the
+work is :mod:`service.training.multilabel` and :mod:`service.inference.multilabel`.
+
+A multi-label task learns label sets: each sample carries any subset of L labels, given as a
+0/1 row. okcore's MultiLabelClassifier fits the model on the label rows (linear output
+kernel), maps its scores to [0, 1] and chooses the decision threshold by inner
+cross-validation on the training rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from service.schemas.api import Ids, Inputs, ModelName, Outputs, Params, _Model
+from service.schemas.examples import documented
+
+MULTILABEL_TRAIN_EXAMPLE: dict[str, Any] = {
+    "task": "multilabel",
+    "inputs": [[0.1, 1.0], [0.9, 0.2], [0.5, 0.5], [0.2, 0.8]],
+    "labels": [[1, 0, 1], [0, 1, 0], [1, 1, 0], [1, 0, 1]],
+    "label_names": ["metabolism", "transport", "signalling"],
+    "name": "yeast genes",
+    "model": "okboost",
+    "params": {"n_estimators": 100},
+    "ids": ["g1", "g2", "g3", "g4"],
+    "threshold": "cv",
+    "per_label": False,
+    "metric": "micro_f1",
+    "scores": "clip",
+    "n_splits": 3,
+    "random_state": 0,
+    "wait": True,
+}
+PREDICT_RESPONSE_EXAMPLE: dict[str, Any] = {
+    "model_id": "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b",
+    "task": "multilabel",
+    "probabilities": [[0.91, 0.12, 0.55]],
+    "labels": [[1, 0, 1]],
+    "label_names": ["metabolism", "transport", "signalling"],
+    "label_sets": [["metabolism", "signalling"]],
+    "thresholds": [0.35, 0.35, 0.35],
+    "ids": ["g9"],
+}
+EVALUATE_RESPONSE_EXAMPLE: dict[str, Any] = {
+    "model_id": "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b",
+    "task": "multilabel",
+    "n_test": 967,
+    "hamming_loss": 0.195,
+    "subset_accuracy": 0.19,
+    "micro_f1": 0.68,
+    "macro_f1": 0.43,
+    "ranking_loss": 0.165,
+    "one_error": 0.23,
+    "coverage": 6.3,
+    "label_ranking_average_precision": 0.76,
+}
+ThresholdMetric = Literal["micro_f1", "macro_f1", "hamming_loss", "subset_accuracy"]
+"""The measures okcore.MultiLabelClassifier can choose its threshold for (its ``metric``;
+a test checks them against okcore's list)."""
+
+
+class MultiLabelTrainRequest(_Model):
+    model_config = ConfigDict(json_schema_extra=documented(MULTILABEL_TRAIN_EXAMPLE))
+
+    task: Literal["multilabel"] = Field(description="Label sets as outputs.")
+    name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
+    model: ModelName = Field("okboost", description="The estimator (okcore's registry).")
+    params: Params = Field(default_factory=dict, description="Its hyper-parameters.")
+    inputs: Inputs = Field(description="N x p input features (dense or CSR).")
+    ids: Ids | None = Field(None, description="Optional sample ids, one per row.")
+    labels: Outputs = Field(description="N x L 0/1 label rows (1: the sample has the label).")
+    label_names: list[str] | None = Field(
+        None,
+        description="Optional names of the L labels (unique): /predict then also answers "
+        "each row's label set by name.",
+    )
+    threshold: Literal["cv"] | float = Field(
+        "cv",
+        description='"cv": chosen by inner cross-validation on the training rows to '
+        "maximise `metric`; a number in (0, 1): that threshold.",
+    )
+    per_label: bool = Field(False, description="One threshold per label instead of one for all.")
+    metric: ThresholdMetric = Field(
+        "micro_f1", description="What the threshold optimises (losses are minimised)."
+    )
+    scores: Literal["clip", "sigmoid"] = Field(
+        "clip",
+        description="The map of the model's scores to [0, 1]: clipping (default) or a "
+        "logistic map fitted on out-of-fold scores.",
+    )
+    n_splits: int = Field(3, ge=2, le=20, description="Folds of the inner cross-validation.")
+    random_state: int = Field(0, ge=0, description="Seeds the inner folds.")
+    wait: bool = Field(
+        False, description="Block until training ends (201) instead of answering 202 at once."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MultiLabelTrainRequest:
+        n = int(self.inputs.shape[0])
+        labels = self.labels
+        if labels.shape[0] != n:
+            raise ValueError(f"labels has {labels.shape[0]} rows but inputs has {n}")
+        bad = np.flatnonzero(~np.isin(labels, (0.0, 1.0)).all(axis=1))
+        if bad.size:
+            k = int(bad[0])
+            raise ValueError(
+                f"labels must be 0/1: row {k} is {labels[k][:10].tolist()} ({bad.size} such "
+                "rows in all)"
+            )
+        if self.ids is not None and self.ids.shape[0] != n:
+            raise ValueError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows")
+        names = self.label_names
+        if names is not None:
+            if len(names) != labels.shape[1]:
+                raise ValueError(
+                    f"label_names has {len(names)} names but labels has {labels.shape[1]} columns"
+                )
+            if len(set(names)) != len(names) or not all(0 < len(s) <= 256 for s in names):
+                raise ValueError("label_names must be unique strings of 1 to 256 characters")
+        if isinstance(self.threshold, float) and not 0.0 < self.threshold < 1.0:
+            raise ValueError(f"threshold must be 'cv' or a number in (0, 1): got {self.threshold}")
+        return self
+
+
+class MultiLabelPredictResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(PREDICT_RESPONSE_EXAMPLE))
+
+    model_id: str
+    task: Literal["multilabel"]
+    probabilities: list[list[float]] = Field(description="Q x L label scores in [0, 1].")
+    labels: list[list[int]] = Field(description="Q x L 0/1 label rows (score >= threshold).")
+    label_names: list[str] | None = Field(None, description="The L label names, when given.")
+    label_sets: list[list[str]] | None = Field(
+        None, description="Each row's predicted labels by name, when the labels have names."
+    )
+    thresholds: list[float] = Field(description="The L thresholds used.")
+    ids: list[str] | None = Field(None, description="The request's ids, when given.")
+
+
+class MultiLabelEvaluateResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra=documented(EVALUATE_RESPONSE_EXAMPLE))
+
+    model_id: str
+    task: Literal["multilabel"]
+    n_test: int
+    hamming_loss: float
+    subset_accuracy: float
+    micro_f1: float
+    macro_f1: float
+    ranking_loss: float
+    one_error: float
+    coverage: float
+    label_ranking_average_precision: float

@@ -1,0 +1,106 @@
+"""Models made of okcore estimators (bipartite networks, multi-label classifiers) in the
+store's model folder, as data (no pickle).
+
+A composite model keeps the store's layout for its primary estimator, so that everything
+that reads a folder (loads, archives) finds what it expects, and adds files beside it:
+
+- bipartite: ``estimator/`` is the row model (row inputs -> interaction profiles over the
+  known columns), ``inputs.npy`` the row inputs, ``outputs.npy`` the n_rows x n_cols
+  interaction matrix Y (the row model's outputs), ``ids.json`` the row ids; beside them
+  ``col_estimator/`` (the column model, fitted on Y^T), ``col_inputs.npy`` (or
+  ``col_inputs.npz``, sparse) and ``col_ids.json``;
+- multi-label: ``estimator/`` is the inner regressor fitted on the 0/1 label rows
+  (``outputs.npy``), the thresholds and the score map are in the record's ``multilabel``.
+
+:func:`rebuild` turns the files and the record back into okcore's fitted
+``BipartiteRegressor`` / ``MultiLabelClassifier`` by their documented fitted attributes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+import okcore
+from service.vertex_ids import VertexIds, as_id_array
+
+COL_ESTIMATOR = "col_estimator"
+COL_INPUTS = "col_inputs.npy"
+COL_SPARSE_INPUTS = "col_inputs.npz"  # sparse (CSR) column features, scipy's format
+COL_IDS = "col_ids.json"
+
+
+def write_bipartite_extra(
+    folder: Path, model: okcore.bipartite.BipartiteRegressor, col_ids: np.ndarray | None
+) -> None:
+    """The column side's files of a fitted bipartite model (the row side is the store's)."""
+    okcore.save(model.col_model_, folder / COL_ESTIMATOR)
+    if sp.issparse(model.X_cols_):
+        sp.save_npz(folder / COL_SPARSE_INPUTS, sp.csr_matrix(model.X_cols_), compressed=False)
+    else:
+        np.save(folder / COL_INPUTS, np.ascontiguousarray(model.X_cols_), allow_pickle=False)
+    if col_ids is not None:
+        with (folder / COL_IDS).open("w", encoding="utf-8") as fh:
+            json.dump(col_ids.tolist(), fh, ensure_ascii=False)
+
+
+def _col_ids(folder: Path) -> VertexIds | None:
+    path = folder / COL_IDS
+    if not path.exists():
+        return None
+    with path.open(encoding="utf-8") as fh:
+        return VertexIds(as_id_array(json.load(fh), COL_IDS))
+
+
+def rebuild(
+    folder: Path, record: dict[str, Any], estimator: Any, inputs: Any, outputs: Any
+) -> tuple[Any, VertexIds | None]:
+    """(The fitted composite model, the column ids) of a bipartite or multi-label model
+    folder; (None, None) for a structured-output model. Raises ValueError when the files
+    disagree with the record (okcore.PersistenceError for a damaged estimator)."""
+    task = record.get("task", "structured")
+    if task == "structured":
+        return None, None
+    template = okcore.make_estimator(record["model"], record["params"])
+    if outputs is None:
+        raise ValueError(f"a {task} model needs outputs.npy")
+    if task == "multilabel":
+        info = record["multilabel"]
+        ml = okcore.MultiLabelClassifier(
+            template,
+            scores=info["scores"],
+            threshold=info["threshold"],
+            per_label=info["per_label"],
+            metric=info["metric"],
+            n_splits=info["n_splits"],
+            random_state=info["random_state"],
+        )
+        thresholds = np.asarray(info["thresholds"], dtype=np.float64)
+        if thresholds.shape != (outputs.shape[1],):
+            raise ValueError("the record's thresholds do not match the labels")
+        ml.estimator_, ml.thresholds_, ml.n_labels_ = estimator, thresholds, outputs.shape[1]
+        ml.sigmoid_ = None if info["sigmoid"] is None else tuple(info["sigmoid"])
+        ml.oof_scores_ = None
+        return ml, None
+    info = record["bipartite"]
+    col_model = okcore.load(folder / COL_ESTIMATOR)
+    sparse_path = folder / COL_SPARSE_INPUTS
+    col_inputs: Any = (
+        sp.load_npz(sparse_path).tocsr()
+        if sparse_path.exists()
+        else np.load(folder / COL_INPUTS, allow_pickle=False)
+    )
+    if col_inputs.shape[0] != outputs.shape[1] or inputs.shape[0] != outputs.shape[0]:
+        raise ValueError("the column inputs or the row inputs do not match the interactions")
+    col_ids = _col_ids(folder)
+    if col_ids is not None and len(col_ids) != outputs.shape[1]:
+        raise ValueError("the column ids do not match the interactions")
+    bip = okcore.bipartite.BipartiteRegressor(template, new_pairs=info["new_pairs"])
+    bip.row_model_, bip.col_model_, bip.Y_ = estimator, col_model, outputs
+    bip.n_rows_, bip.n_cols_ = outputs.shape
+    bip.X_rows_, bip.X_cols_ = inputs, col_inputs
+    return bip, col_ids

@@ -1,0 +1,308 @@
+"""Training on a bipartite network (POST /train with ``"task": "bipartite"``; no HTTP here).
+
+The model is okcore's :class:`~okcore.bipartite.BipartiteRegressor`: a row model learns the
+rows' interaction profiles over the known columns from the row inputs, a column model the
+columns' profiles over the known rows from the column inputs (the estimator fitted on the
+transposed problem). With ``cv`` the job first runs okcore's K x K cross-validation
+(:func:`okcore.bipartite.bipartite_cross_validate`: both sides split into folds stratified
+by degree, a similarity side sliced to its learned vertices in every configuration) and
+keeps its scores per block in the record.
+
+Bounds before queueing: the dense interaction matrix (n_rows x n_cols) within the service's
+dense limit, each side's fit within the job limits (rows, features, trees, memory, seconds
+of both fits and of the CV's), the edges' vertices known.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+import okcore
+from service.errors import InvalidRequest
+from service.jobs.progress import PhasePlan
+from service.jobs.task import Reporter
+from service.schemas.bipartite import BipartiteTrainRequest
+from service.store.composite import write_bipartite_extra
+from service.store.model_store import write_model
+from service.training.budget import JobEstimate, array_bytes, estimate_job
+from service.training.fit import _estimator, output_space_summary
+from service.vertex_ids import VertexIds
+
+PROFILE_KERNEL = {"type": "linear"}
+"""Both one-sided models' output kernel: on the interaction profiles themselves."""
+
+
+class _Cancelled(Exception):
+    """The job was asked to stop between two cross-validation configurations."""
+
+
+@dataclass
+class BipartitePlan:
+    """Everything a worker needs to fit and store one bipartite model (picklable)."""
+
+    model: str
+    params: dict[str, Any]
+    new_pairs: str
+    X_rows: Any
+    X_cols: Any
+    row_inputs: str  # "features" or "similarity"
+    col_inputs: str
+    Y: np.ndarray  # (n_rows, n_cols) interactions
+    row_ids: np.ndarray | None
+    col_ids: np.ndarray | None
+    cv: tuple[int, int] | None
+    cv_seed: int
+    estimate: JobEstimate
+    total: int  # one-sided fits the job runs: 2 per CV configuration, 2 for the final fit
+    record: dict[str, Any] = field(default_factory=dict)
+
+    def phases(self) -> PhasePlan:
+        """Progress counts one-sided fits: each is a 'tree' of the job's ETA."""
+        return PhasePlan(0.0, 0.0, self.estimate.seconds / self.total)
+
+
+def _ends(
+    values: np.ndarray, names: np.ndarray | None, size: int, side: str, column: int
+) -> np.ndarray:
+    """One end of the edges as vertex rows of ``side``: ids through ``names``, or indices."""
+    where = f"edges[:, {column}]"
+    if values.dtype == object:
+        if names is None:
+            raise InvalidRequest(
+                f"edges name {side} vertices by id but {side}.ids is not given: add {side}.ids "
+                "or give the edges as row indices"
+            )
+        try:
+            return VertexIds(names).rows_of(values, where)
+        except ValueError as exc:
+            raise InvalidRequest(f"{exc} (the ids of {side})") from None
+    bad = np.flatnonzero(values >= size)
+    if bad.size:
+        k = int(bad[0])
+        raise InvalidRequest(
+            f"edges[{k}] names {side[:-1]} {int(values[k])} but there are {size} {side} "
+            f"vertices ({bad.size} such edges in all)"
+        )
+    return values.astype(np.int64)
+
+
+def interactions(req: BipartiteTrainRequest, max_dense: int) -> np.ndarray:
+    """The dense n_rows x n_cols interaction matrix of the request (edges -> 0/1, or the
+    adjacency as sent), refused past ``max_dense`` values before it is allocated."""
+    n_rows, n_cols = req.rows.size, req.cols.size
+    if n_rows * n_cols > max_dense:
+        raise InvalidRequest(
+            f"the interaction matrix would hold {n_rows} x {n_cols} = {n_rows * n_cols} values, "
+            f"over the limit of {max_dense} (OKBOOST_MAX_DENSE_VALUES): train on fewer vertices"
+        )
+    if req.adjacency is not None:
+        A = req.adjacency
+        Y = np.asarray(A.toarray() if sp.issparse(A) else A, dtype=np.float64)
+        if (Y < 0).any():
+            raise InvalidRequest(
+                "adjacency has negative values: interactions are 0/1 or weights >= 0"
+            )
+        return Y
+    edges = req.edges
+    assert edges is not None
+    Y = np.zeros((n_rows, n_cols), dtype=np.float64)
+    if edges.size:
+        r = _ends(edges[:, 0], req.rows.ids, n_rows, "rows", 0)
+        c = _ends(edges[:, 1], req.cols.ids, n_cols, "cols", 1)
+        Y[r, c] = 1.0
+    return Y
+
+
+def interaction_warnings(Y: np.ndarray) -> list[str]:
+    """What is degenerate about the interactions: vertices without any (their profiles are
+    all zero: a model learns nothing about them from their own row)."""
+    out = []
+    for axis, side in ((1, "row"), (0, "column")):
+        empty = int(((Y != 0).sum(axis=axis) == 0).sum())
+        if empty:
+            verb = "vertex has" if empty == 1 else "vertices have"
+            out.append(f"{empty} {side} {verb} no interaction")
+    return out
+
+
+def _sequential(sides: list[JobEstimate]) -> JobEstimate:
+    """One estimate for fits run one after another: limits per fit (rows, features, trees:
+    the largest), memory of the largest, seconds and disk added up."""
+    n_trees = max(e.n_trees for e in sides)
+    stage_seconds = sum(e.n_trees * e.tree_seconds for e in sides)
+    return JobEstimate(
+        n_train=max(e.n_train for e in sides),
+        n_features=max(e.n_features for e in sides),
+        rank=max(e.rank for e in sides),
+        n_trees=n_trees,
+        leaves=max(e.leaves for e in sides),
+        search=sides[0].search if len({e.search for e in sides}) == 1 else "exact",
+        memory_bytes=max(e.memory_bytes for e in sides),
+        factor_seconds=sum(e.factor_seconds for e in sides),
+        setup_seconds=sum(e.setup_seconds for e in sides),
+        tree_seconds=stage_seconds / max(n_trees, 1),
+        disk_bytes=sum(e.disk_bytes for e in sides),
+    )
+
+
+def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
+    """Check what can be checked before queueing (parameters, ids, shapes, sizes, folds)
+    and cost the job."""
+    est = _estimator(req.model, req.params)
+    Y = interactions(req, max_dense)
+    if not (Y != 0).any():
+        raise InvalidRequest("the network has no interaction: there is nothing to learn")
+    X_rows, X_cols = req.rows.values, req.cols.values
+    n_rows, n_cols = Y.shape
+    data_bytes = sum(array_bytes(a) for a in (X_rows, X_cols, Y))
+    params = est.get_params()
+    row_fit = estimate_job(req.model, params, X_rows, PROFILE_KERNEL, n_cols, data_bytes)
+    col_fit = estimate_job(req.model, params, X_cols, PROFILE_KERNEL, n_rows, data_bytes)
+    estimate = _sequential([row_fit, col_fit])
+    cv, total = None, 2
+    if req.cv is not None:
+        cv = req.cv.pair
+        for k, n, side in ((cv[0], n_rows, "row"), (cv[1], n_cols, "column")):
+            if k > n:
+                raise InvalidRequest(
+                    f"cv.folds asks for {k} {side} folds but there are {n} {side} vertices"
+                )
+        configurations = cv[0] * cv[1]
+        share = (1 - 1 / cv[0]) * (1 - 1 / cv[1])  # of the interaction matrix each fit sees
+        estimate = replace(
+            estimate,
+            cv_fits=2 * configurations,
+            cv_trees=2 * configurations * estimate.n_trees,
+            cv_seconds=configurations * estimate.seconds * share,
+        )
+        total += 2 * configurations
+    warnings = okcore.model_selection.training_warnings(n_rows) + interaction_warnings(Y)
+    record = {
+        "name": req.name,
+        "status": "training",
+        "created": time.time(),
+        "model": req.model,
+        "params": params,
+        "kernel": {"type": "linear", "outputs": "interaction profiles"},
+        "n_train": int(n_rows),
+        "n_features": int(X_rows.shape[1]),
+        "output_dim": int(n_cols),
+        "has_ids": req.rows.ids is not None,
+        "warnings": warnings,
+        "task": "bipartite",
+        "bipartite": {
+            "n_rows": int(n_rows),
+            "n_cols": int(n_cols),
+            "row_inputs": req.rows.kind,
+            "col_inputs": req.cols.kind,
+            "n_row_features": int(X_rows.shape[1]),
+            "n_col_features": int(X_cols.shape[1]),
+            "n_interactions": int((Y != 0).sum()),
+            "weighted": bool(not np.isin(Y, (0.0, 1.0)).all()),
+            "new_pairs": req.new_pairs,
+            "has_row_ids": req.rows.ids is not None,
+            "has_col_ids": req.cols.ids is not None,
+            "cv": None,
+        },
+    }
+    return BipartitePlan(
+        model=req.model,
+        params=params,
+        new_pairs=req.new_pairs,
+        X_rows=X_rows,
+        X_cols=X_cols,
+        row_inputs=req.rows.kind,
+        col_inputs=req.cols.kind,
+        Y=Y,
+        row_ids=req.rows.ids,
+        col_ids=req.cols.ids,
+        cv=cv,
+        cv_seed=0 if req.cv is None else req.cv.random_state,
+        estimate=estimate,
+        total=total,
+        record=record,
+    )
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def cv_record(
+    result: okcore.bipartite.BipartiteCVResult, folds: tuple[int, int], seed: int
+) -> dict[str, Any]:
+    """The record's ``bipartite.cv``: the means over configurations (null where a block never
+    had both an interaction and a non-interaction) and every configuration's scores."""
+    blocks = (*okcore.bipartite.BLOCKS, "pooled")
+    configurations = [
+        {
+            "row_fold": int(f["row_fold"]),
+            "col_fold": int(f["col_fold"]),
+            **{b: {m: _finite(f[b][m]) for m in ("auroc", "ap")} for b in blocks},
+        }
+        for f in result.folds
+    ]
+    return {
+        "folds": list(folds),
+        "random_state": seed,
+        "mean": {k: _finite(v) for k, v in result.summary().items()},
+        "configurations": configurations,
+    }
+
+
+def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Reporter) -> str:
+    """Cross-validate (when asked), fit, store. Returns "done", "cancelled" or "deleted".
+    Progress counts one-sided fits; a cancel is heard between CV configurations."""
+    started = time.perf_counter()
+
+    def report(done: int) -> bool:
+        elapsed = time.perf_counter() - started
+        return bool(progress(okcore.FitProgress(done=done, total=plan.total, elapsed=elapsed)))
+
+    template = okcore.make_estimator(plan.model, plan.params)
+    model = okcore.bipartite.BipartiteRegressor(template, new_pairs=plan.new_pairs)
+    record = dict(plan.record)
+    info = dict(record["bipartite"])
+    if report(0):
+        return "cancelled"
+    if plan.cv is not None:
+        done = [0]
+
+        def heard(_: dict[str, Any]) -> None:
+            done[0] += 2
+            if report(done[0]):
+                raise _Cancelled
+
+        try:
+            result = okcore.bipartite.bipartite_cross_validate(
+                model, plan.X_rows, plan.X_cols, plan.Y, n_folds=plan.cv,
+                row_inputs=plan.row_inputs, col_inputs=plan.col_inputs,
+                random_state=plan.cv_seed, callback=heard,
+            )  # fmt: skip
+        except _Cancelled:
+            return "cancelled"
+        info["cv"] = cv_record(result, plan.cv, plan.cv_seed)
+    model.fit(plan.X_rows, plan.X_cols, plan.Y)
+    if report(plan.total):
+        return "cancelled"
+    record.update(
+        status="ready",
+        fit_time=float(model.row_model_.fit_time_ + model.col_model_.fit_time_),
+        n_estimators=int(model.row_model_.n_estimators_),
+        output_space=output_space_summary(model.row_model_.output_space_),
+        bipartite=info,
+        error=None,
+    )
+    progress.saving()
+    extra = functools.partial(write_bipartite_extra, model=model, col_ids=plan.col_ids)
+    written = write_model(
+        root, model_id, model.row_model_, plan.X_rows, plan.Y, record, plan.row_ids, extra=extra
+    )
+    return "done" if written else "deleted"

@@ -1,0 +1,91 @@
+"""``okboost bipartite ...`` and ``okboost labels ...`` from CSV / TSV / .npy files against a
+live server: tables with id columns, edges by id, a labels header naming the labels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from e2e_server import Server
+from svc_data import bipartite_network, label_data
+
+from service.cli import main
+
+NET = bipartite_network()
+
+
+def _table(path: Path, X: np.ndarray, ids: list[str]) -> None:
+    lines = ["id," + ",".join(f"f{k}" for k in range(X.shape[1]))]
+    lines += [f"{i}," + ",".join(f"{v:.6f}" for v in x) for i, x in zip(ids, X, strict=True)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_bipartite_from_files(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = ["--url", server.url]
+    _table(tmp_path / "drugs.csv", NET.rows[:30], NET.row_ids[:30])
+    _table(tmp_path / "targets.csv", NET.cols[:20], NET.col_ids[:20])
+    _table(tmp_path / "new_drugs.csv", NET.rows[30:], NET.row_ids[30:])
+    pairs = NET.edges(range(30), range(20))
+    (tmp_path / "interactions.tsv").write_text(
+        "drug\ttarget\n" + "".join(f"d{i}\tt{j}\n" for i, j in pairs), encoding="utf-8"
+    )
+    test = NET.edges(range(30, 36), range(20))
+    (tmp_path / "test.tsv").write_text(
+        "".join(f"d{30 + a}\tt{j}\n" for a, j in test), encoding="utf-8"
+    )
+    code = main(["bipartite", "train", *url, "--rows", str(tmp_path / "drugs.csv"),
+                 "--cols", str(tmp_path / "targets.csv"), "--edges",
+                 str(tmp_path / "interactions.tsv"), "--param", "n_estimators=15",
+                 "--cv-folds", "2", "--quiet"])  # fmt: skip
+    assert code == 0
+    trained = json.loads(capsys.readouterr().out)
+    assert trained["state"] == "done"
+    model_id = trained["model_id"]
+    code = main(["bipartite", "kernel", *url, model_id, "--rows", str(tmp_path / "new_drugs.csv"),
+                 "--top-k", "3", "--no-scores"])  # fmt: skip
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["scores"] is None
+    assert len(out["edges"]["new_rows"]) == 18 and out["edges"]["new_rows"][0][0] == 0
+    assert out["edges"]["new_rows_ids"][0][0] == "d30"
+    code = main(["bipartite", "evaluate", *url, model_id, "--rows",
+                 str(tmp_path / "new_drugs.csv"), "--edges", str(tmp_path / "test.tsv")])  # fmt: skip
+    assert code == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert scores["new_rows"]["n_interactions"] == len(test)
+    assert scores["new_cols"] is None and scores["pooled"]["auroc"] > 0.5
+    # a mistake is one line, exit code 1
+    code = main(["bipartite", "kernel", *url, model_id, "--cols", str(tmp_path / "drugs.csv")])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("okboost: error: 422") and "2 features" in err and err.count("\n") == 1
+
+
+def test_labels_from_files(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = ["--url", server.url]
+    X, Y = label_data()
+    np.save(tmp_path / "X.npy", X[:45])
+    np.save(tmp_path / "Xtest.npy", X[45:])
+    header = "alpha,beta,gamma,delta"
+    np.savetxt(tmp_path / "labels.csv", Y[:45], delimiter=",", fmt="%d", header=header,
+               comments="")  # fmt: skip
+    np.savetxt(tmp_path / "test_labels.csv", Y[45:], delimiter=",", fmt="%d")
+    code = main(["labels", "train", *url, str(tmp_path / "X.npy"), str(tmp_path / "labels.csv"),
+                 "--per-label", "--metric", "macro_f1", "--param", "n_estimators=10", "--quiet"])  # fmt: skip
+    assert code == 0
+    model_id = json.loads(capsys.readouterr().out)["model_id"]
+    assert main(["labels", "predict", *url, model_id, str(tmp_path / "Xtest.npy")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["label_names"] == header.split(",") and len(out["labels"]) == 15
+    assert all(0.0 <= p <= 1.0 for row in out["probabilities"] for p in row)
+    code = main(["labels", "evaluate", *url, model_id, str(tmp_path / "Xtest.npy"),
+                 str(tmp_path / "test_labels.csv")])  # fmt: skip
+    assert code == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert set(scores) >= {"hamming_loss", "micro_f1", "macro_f1", "one_error", "coverage"}

@@ -1,0 +1,99 @@
+"""The Python client on bipartite networks and label sets, binary and JSON, with ids and
+DataFrames: the answers equal the service's own over plain JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from svc_data import SMALL, TestClient, bipartite_network, label_data, make_settings
+
+from okboost_client import OKBoostClient, OKBoostError
+from service.app import create_app
+
+NET = bipartite_network()
+R, TR = slice(0, 30), slice(30, 36)
+C, TC = slice(0, 20), slice(20, 24)
+
+
+@pytest.fixture
+def http(tmp_path: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(make_settings(tmp_path))) as client:
+        yield client
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_bipartite_by_id(http: TestClient, binary: bool) -> None:
+    c = OKBoostClient("http://localhost", transport=http._transport, binary=binary)
+    row_ids, col_ids = np.asarray(NET.row_ids), np.asarray(NET.col_ids)
+    pairs = np.asarray([[row_ids[i], col_ids[j]] for i, j in NET.edges(range(30), range(20))])
+    fit = c.train_bipartite(NET.rows[R], NET.cols[C], pairs, row_ids=row_ids[R],
+                            col_ids=col_ids[C], params=SMALL, wait=True)  # fmt: skip
+    assert fit["model"]["task"] == "bipartite"
+    out = c.kernel_bipartite(fit["model_id"], NET.rows[TR], NET.cols[TC], row_ids=row_ids[TR],
+                             col_ids=col_ids[TC], top_k=2)  # fmt: skip
+    assert out["scores"]["new_rows"].shape == (6, 20)
+    assert out["scores"]["new_pairs"].shape == (6, 4)
+    assert out["edges"]["new_rows"].shape == (12, 3)
+    assert out["edges"]["new_cols_ids"][0, 0] in set(row_ids[R])
+    assert out["edges"]["new_cols_ids"][0, 1] == col_ids[20]
+    # the same scores over plain JSON, straight from the service
+    plain = http.post("/kernel", json={"model_id": fit["model_id"],
+                                       "rows": {"inputs": NET.rows[TR].tolist()}}).json()  # fmt: skip
+    np.testing.assert_allclose(out["scores"]["new_rows"], plain["scores"]["new_rows"])
+    truth = [[row_ids[30 + a], col_ids[j]] for a, j in NET.edges(range(30, 36), range(20))]
+    by_rows = c.evaluate_bipartite(fit["model_id"], NET.rows[TR], row_ids=row_ids[TR],
+                                   by_id=np.asarray(truth))  # fmt: skip
+    by_index = c.evaluate_bipartite(fit["model_id"], NET.rows[TR],
+                                    new_rows=NET.edges(range(30, 36), range(20)))  # fmt: skip
+    assert by_rows["new_rows"] == by_index["new_rows"] and by_rows["new_cols"] is None
+    assert 0.5 < by_rows["new_rows"]["auroc"] <= 1.0
+
+
+def test_bipartite_similarity_dataframes_and_errors(http: TestClient) -> None:
+    pd = pytest.importorskip("pandas")
+    c = OKBoostClient("http://localhost", transport=http._transport)
+    rows = pd.DataFrame(NET.rows[R], columns=["a", "b", "c"])
+    rows.insert(0, "id", NET.row_ids[:30])
+    S = np.exp(-((NET.cols[:, None] - NET.cols[None]) ** 2).sum(-1))
+    fit = c.train_bipartite(rows, col_similarity=S[C, C], adjacency=NET.Y[R, C], params=SMALL,
+                            cv={"folds": 2}, wait=True)  # fmt: skip
+    info = fit["model"]["bipartite"]
+    assert info["col_inputs"] == "similarity" and info["has_row_ids"]
+    assert len(info["cv"]["configurations"]) == 4
+    out = c.kernel_bipartite(fit["model_id"], col_similarity=S[TC, C], threshold=0.5)
+    assert set(out["scores"]) == {"new_cols"} and out["edges"]["new_cols"].shape[1] == 3
+    with pytest.raises(OKBoostError) as err:
+        c.kernel_bipartite(fit["model_id"], col_similarity=S[TC, :5])
+    assert err.value.status == 422 and "20 training vertices" in err.value.message
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_multilabel(http: TestClient, binary: bool) -> None:
+    c = OKBoostClient("http://localhost", transport=http._transport, binary=binary)
+    X, Y = label_data()
+    names = ["w", "x", "y", "z"]
+    fit = c.train_multilabel(X[:45], Y[:45], label_names=names, params=SMALL, per_label=True,
+                             metric="macro_f1", wait=True)  # fmt: skip
+    assert len(fit["model"]["multilabel"]["thresholds"]) == 4
+    out = c.predict_labels(fit["model_id"], X[45:], ids=[f"s{i}" for i in range(15)])
+    assert out["probabilities"].shape == (15, 4) and out["labels"].dtype == np.int64
+    assert ((out["probabilities"] >= out["thresholds"]) == out["labels"].astype(bool)).all()
+    assert out["label_sets"][0] == [names[j] for j in np.flatnonzero(out["labels"][0])]
+    scores = c.evaluate_labels(fit["model_id"], X[45:], Y[45:])
+    assert 0.0 <= scores["hamming_loss"] <= 1.0 and 0.0 <= scores["micro_f1"] <= 1.0
+    # the one-set predict options make no sense here: a 422 naming them
+    with pytest.raises(OKBoostError, match="top_k"):
+        c.predict(fit["model_id"], X[45:], top_k=3)
+
+
+def test_multilabel_dataframe_labels_name_them(http: TestClient) -> None:
+    pd = pytest.importorskip("pandas")
+    c = OKBoostClient("http://localhost", transport=http._transport)
+    X, Y = label_data()
+    labels = pd.DataFrame(Y[:45].astype(int), columns=["p", "q", "r", "s"])
+    fit = c.train_multilabel(X[:45], labels, params={"n_estimators": 5}, threshold=0.5, wait=True)
+    assert fit["model"]["multilabel"]["label_names"] == ["p", "q", "r", "s"]
+    assert fit["model"]["multilabel"]["thresholds"] == [0.5] * 4

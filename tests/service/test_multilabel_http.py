@@ -1,0 +1,157 @@
+"""Multi-label outputs over HTTP: /train with task multilabel (thresholds by inner CV or
+fixed, per label, a chosen metric), /predict answering scores in [0, 1], 0/1 label rows and
+label sets by name, /evaluate the field's measures, each equal to okcore's on the same model;
+a clear 422 for every mismatch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from svc_data import SMALL, TestClient, label_data
+
+import okcore
+from okcore import metrics
+
+X, LABELS = label_data()
+TRAIN, TEST = slice(0, 45), slice(45, 60)
+NAMES = ["alpha", "beta", "gamma", "delta"]
+
+
+def _body(**extra: Any) -> dict[str, Any]:
+    body = {"task": "multilabel", "inputs": X[TRAIN].tolist(), "labels": LABELS[TRAIN].tolist(),
+            "label_names": NAMES, "params": dict(SMALL), "wait": True}  # fmt: skip
+    body.update(extra)
+    return body
+
+
+def _reference(**options: Any) -> okcore.MultiLabelClassifier:
+    est = okcore.make_estimator("okboost", SMALL)
+    return okcore.MultiLabelClassifier(est, **options).fit(X[TRAIN], LABELS[TRAIN])
+
+
+@pytest.fixture
+def labels_model(client: TestClient) -> dict[str, Any]:
+    r = client.post("/train", json=_body())
+    assert r.status_code == 201, r.text
+    out: dict[str, Any] = r.json()["model"]
+    return out
+
+
+def test_record_keeps_thresholds(labels_model: dict[str, Any]) -> None:
+    assert labels_model["task"] == "multilabel"
+    info = labels_model["multilabel"]
+    ref = _reference()
+    assert info["thresholds"] == pytest.approx(ref.thresholds_.tolist())
+    assert info["label_names"] == NAMES and info["n_labels"] == 4
+    assert info["threshold"] == "cv" and info["metric"] == "micro_f1"
+
+
+def test_predict_equals_okcore(client: TestClient, labels_model: dict[str, Any]) -> None:
+    ref = _reference()
+    r = client.post("/predict", json={"model_id": labels_model["model_id"],
+                                      "inputs": X[TEST].tolist(),
+                                      "ids": [f"s{i}" for i in range(15)]})  # fmt: skip
+    assert r.status_code == 200, r.text
+    out = r.json()
+    P = np.array(out["probabilities"])
+    np.testing.assert_allclose(P, ref.predict_proba(X[TEST]), atol=1e-10)
+    assert P.min() >= 0.0 and P.max() <= 1.0
+    assert out["labels"] == ref.predict(X[TEST]).tolist()
+    assert out["label_sets"] == [[NAMES[j] for j in np.flatnonzero(row)] for row in out["labels"]]
+    assert out["ids"][0] == "s0" and out["label_names"] == NAMES
+
+
+def test_predict_npz(client: TestClient, labels_model: dict[str, Any]) -> None:
+    import io
+
+    r = client.post("/predict", json={"model_id": labels_model["model_id"],
+                                      "inputs": X[TEST].tolist()},
+                    headers={"Accept": "application/x-npz"})  # fmt: skip
+    assert r.status_code == 200, r.text
+    with np.load(io.BytesIO(r.content), allow_pickle=False) as npz:
+        assert npz["labels"].shape == (15, 4) and "label_sets" not in npz.files
+
+
+def test_evaluate_equals_okcore_metrics(client: TestClient, labels_model: dict[str, Any]) -> None:
+    ref = _reference()
+    r = client.post("/evaluate", json={"model_id": labels_model["model_id"],
+                                       "inputs": X[TEST].tolist(),
+                                       "outputs": LABELS[TEST].tolist()})  # fmt: skip
+    assert r.status_code == 200, r.text
+    out = r.json()
+    P, D = ref.predict_proba(X[TEST]), ref.predict(X[TEST])
+    for name, (function, ranked, _) in metrics.MULTILABEL_METRICS.items():
+        want = function(LABELS[TEST], P if ranked else D)
+        assert out[name] == pytest.approx(want), name
+    assert out["n_test"] == 15
+
+
+def test_fixed_per_label_sigmoid_options(client: TestClient) -> None:
+    body = _body(threshold=0.4, scores="sigmoid", per_label=True, metric="macro_f1", n_splits=4)
+    r = client.post("/train", json=body)
+    assert r.status_code == 201, r.text
+    info = r.json()["model"]["multilabel"]
+    ref = _reference(threshold=0.4, scores="sigmoid", per_label=True, metric="macro_f1",
+                     n_splits=4)  # fmt: skip
+    assert info["thresholds"] == [0.4] * 4
+    assert info["sigmoid"] == pytest.approx(list(ref.sigmoid_))
+    r = client.post("/predict", json={"model_id": r.json()["model_id"], "inputs": X[TEST].tolist()})
+    np.testing.assert_allclose(r.json()["probabilities"], ref.predict_proba(X[TEST]), atol=1e-10)
+
+
+def test_labels_table_header_names_the_labels(client: TestClient) -> None:
+    table = ",".join(NAMES) + "\n" + "".join(",".join(str(int(v)) for v in row) + "\n"
+                                            for row in LABELS[TRAIN])  # fmt: skip
+    r = client.post(
+        "/train",
+        data={"json": '{"task": "multilabel", "params": {"n_estimators": 5}, "wait": true}'},
+        files={"inputs": ("x.npy", _npy(X[TRAIN])), "labels": ("labels.csv", table.encode())},
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["multilabel"]["label_names"] == NAMES
+
+
+def _npy(arr: np.ndarray) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda b: b["labels"][0].__setitem__(0, 2), "labels must be 0/1: row 0"),
+        (lambda b: b.update(label_names=["a", "b"]), "label_names has 2 names"),
+        (lambda b: b.update(label_names=["a", "a", "b", "c"]), "unique"),
+        (lambda b: b.update(labels=b["labels"][:-1]), "labels has 44 rows but inputs has 45"),
+        (lambda b: b.update(threshold=1.5), "threshold"),
+        (lambda b: b.update(metric="auc"), "metric"),
+        (lambda b: b.update(n_splits=1), "n_splits"),
+    ],
+)
+def test_bad_train_requests_are_422(client: TestClient, change: Any, message: str) -> None:
+    body = _body(wait=False)
+    change(body)
+    r = client.post("/train", json=body)
+    assert r.status_code == 422, r.text
+    assert message in r.json()["error"]["message"]
+
+
+def test_wrong_requests_to_a_multilabel_model(
+    client: TestClient, labels_model: dict[str, Any]
+) -> None:
+    model_id = labels_model["model_id"]
+    r = client.post("/predict", json={"model_id": model_id, "inputs": X[TEST].tolist(), "top_k": 3})
+    assert r.status_code == 422 and "do not apply to a multi-label model" in r.text
+    r = client.post("/evaluate", json={"model_id": model_id, "inputs": X[TEST].tolist(),
+                                       "outputs": LABELS[TEST, :3].tolist()})  # fmt: skip
+    assert r.status_code == 422 and "4 labels" in r.json()["error"]["message"]
+    r = client.post("/evaluate", json={"model_id": model_id, "inputs": X[TEST].tolist(),
+                                       "outputs": (LABELS[TEST] * 0.5).tolist()})  # fmt: skip
+    assert r.status_code == 422 and "0/1" in r.json()["error"]["message"]
+    r = client.post("/predict", json={"model_id": model_id, "inputs": [[0.0, 1.0]]})
+    assert r.status_code == 422 and "4 features" in r.json()["error"]["message"]

@@ -1,0 +1,109 @@
+"""Bipartite and multi-label training jobs: their cost checked against the job limits before
+they are queued (422 naming the limit), their progress counted in fits, their job records."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from svc_data import SMALL, TestClient, bipartite_network, label_data, make_settings
+
+from service.app import create_app
+
+NET = bipartite_network()
+X, Y = label_data()
+
+
+def _bipartite(**extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "task": "bipartite",
+        "rows": {"inputs": NET.rows[:30].tolist()},
+        "cols": {"inputs": NET.cols[:20].tolist()},
+        "edges": NET.edges(range(30), range(20)),
+        "params": dict(SMALL),
+    }
+    body.update(extra)
+    return body
+
+
+def _labels(**extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"task": "multilabel", "inputs": X.tolist(), "labels": Y.tolist(),
+                            "params": dict(SMALL)}  # fmt: skip
+    body.update(extra)
+    return body
+
+
+@pytest.mark.parametrize(
+    ("settings_change", "body", "setting"),
+    [
+        ({"max_estimators": 10}, _bipartite(), "OKBOOST_MAX_ESTIMATORS"),
+        ({"max_train_rows": 25}, _bipartite(), "OKBOOST_MAX_TRAIN_ROWS"),
+        ({"max_features": 2}, _bipartite(), "OKBOOST_MAX_FEATURES"),
+        ({"max_estimators": 10}, _labels(), "OKBOOST_MAX_ESTIMATORS"),
+        ({"max_train_rows": 50}, _labels(), "OKBOOST_MAX_TRAIN_ROWS"),
+    ],
+)
+def test_job_limits(tmp_path: Path, settings_change: dict[str, Any], body: dict[str, Any],
+                    setting: str) -> None:  # fmt: skip
+    with TestClient(create_app(make_settings(tmp_path, **settings_change))) as c:
+        r = c.post("/train", json=body)
+        assert r.status_code == 422, r.text
+        assert setting in r.json()["error"]["message"]
+        assert c.get("/models").json()["models"] == []  # nothing left behind
+
+
+def _finished(client: TestClient, job_id: str) -> dict[str, Any]:
+    for _ in range(600):
+        job: dict[str, Any] = client.get(f"/jobs/{job_id}").json()
+        if job["state"] not in ("queued", "running"):
+            return job
+        time.sleep(0.05)
+    raise AssertionError("the job did not finish")
+
+
+def test_progress_counts_fits(client: TestClient) -> None:
+    r = client.post("/train", json=_bipartite(cv={"folds": [3, 2]}))
+    assert r.status_code == 202, r.text
+    job = _finished(client, r.json()["job_id"])
+    assert job["state"] == "done"
+    assert job["progress"]["total"] == 2 + 2 * 6 and job["progress"]["done"] == 14
+    r = client.post("/train", json=_labels(n_splits=4))
+    job = _finished(client, r.json()["job_id"])
+    assert job["state"] == "done" and job["progress"]["total"] == 5
+    r = client.post("/train", json=_labels(threshold=0.5))
+    job = _finished(client, r.json()["job_id"])
+    assert job["progress"]["total"] == 1
+
+
+def test_warnings_about_the_data(client: TestClient) -> None:
+    body = _bipartite(wait=True)
+    body["edges"] = [e for e in body["edges"] if e[0] != 0]  # row 0 without interactions
+    record = client.post("/train", json=body).json()["model"]
+    assert "1 row vertex has no interaction" in record["warnings"]
+    labels = Y.copy()
+    labels[:, 0] = 0
+    record = client.post("/train", json=_labels(labels=labels.tolist(), wait=True)).json()["model"]
+    assert "1 label is on no training row" in record["warnings"]
+
+
+def test_per_label_threshold_search_is_bounded(client: TestClient, monkeypatch: Any) -> None:
+    from service.training import multilabel
+
+    monkeypatch.setattr(multilabel, "MAX_THRESHOLD_WORK", 1e5)
+    r = client.post("/train", json=_labels(per_label=True))
+    assert r.status_code == 422 and "per_label false" in r.json()["error"]["message"]
+    assert client.post("/train", json=_labels(per_label=True, threshold=0.5)).status_code == 202
+
+
+def test_the_service_knows_okcore_multilabel_choices() -> None:
+    """The schema's metrics and the cost model's grid are okcore's."""
+    from typing import get_args
+
+    from okcore.multilabel import THRESHOLD_GRID, THRESHOLD_METRICS
+    from service.schemas.multilabel import ThresholdMetric
+    from service.training.multilabel import THRESHOLD_CANDIDATES
+
+    assert set(get_args(ThresholdMetric)) == set(THRESHOLD_METRICS)
+    assert THRESHOLD_CANDIDATES == len(THRESHOLD_GRID)
