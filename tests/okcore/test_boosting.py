@@ -581,6 +581,31 @@ def test_oblivious_trees_refuse_sparse_inputs(data):
         OKBoostRegressor(tree_type="oblivious").fit(sparse.csr_matrix(X), Y)
 
 
+def test_oblivious_model_round_trips_and_old_models_load_as_best_first(data, tmp_path):
+    import json
+
+    from okcore import load, save
+
+    X, Y, Xv, _ = data
+    est = OKBoostRegressor(
+        tree_type="oblivious", max_depth=3, n_estimators=5, colsample_bytree=0.5,
+        l2_regularization=1.0, random_state=0,
+    ).fit(X, Y)  # fmt: skip
+    path = save(est, tmp_path / "oblivious")
+    loaded = load(path)
+    assert (loaded.tree_type, loaded.colsample_bytree) == ("oblivious", 0.5)
+    np.testing.assert_array_equal(loaded.predict_weights(Xv), est.predict_weights(Xv))
+    np.testing.assert_array_equal(loaded.predict(Xv), est.predict(Xv))
+    # a manifest written before the parameters existed: grown best-first on all features
+    plain = save(OKBoostRegressor(n_estimators=3, random_state=0).fit(X, Y), tmp_path / "old")
+    manifest = json.loads((plain / "manifest.json").read_text())
+    for name in ("tree_type", "colsample_bytree"):
+        del manifest["params"][name]
+    (plain / "manifest.json").write_text(json.dumps(manifest))
+    old = load(plain)
+    assert (old.tree_type, old.colsample_bytree) == ("best-first", 1.0)
+
+
 # ---------------------------------------------------------------------- feature subsampling
 def test_colsample_bytree_one_is_the_model_without_subsampling(data):
     X, Y, Xv, _ = data
