@@ -664,6 +664,11 @@ def build_tree(
     ``row_leaf`` (int32, one entry per row of R), if given, receives the leaf number of
     every fitted row, so callers need not re-apply the tree to them. ``histogram_pool``
     lends histogram buffers across the trees of a fit.
+
+    ``params.tree_features`` (per-tree feature subsampling) draws the features this tree may
+    split on before anything else; ``max_features`` then draws each node's candidates among
+    them. ``params.tree_type="oblivious"`` grows a symmetric tree instead (one cut per level,
+    :mod:`okcore.trees.oblivious`; histogram search only).
     """
     R_search = R if projection is None else _project(R, projection, executor, params.n_threads)
     n_features = binned.n_features if binned is not None else len(XT)  # type: ignore[arg-type]
@@ -671,10 +676,12 @@ def build_tree(
     if params.tree_type == "oblivious":
         if binned is None:
             raise ValueError("oblivious trees need the histogram search (binned inputs)")
-        return build_oblivious_tree(
-            binned, R, R_search, projection, params, rng,
-            lambda level_rng: _best_features(params, pool, level_rng),
-            rows=rows, row_leaf=row_leaf, histogram_pool=histogram_pool,
+        return TreeArrays(
+            **build_oblivious_tree(
+                binned, R, R_search, projection, params, rng,
+                lambda level_rng: _best_features(params, pool, level_rng),
+                rows=rows, row_leaf=row_leaf, histogram_pool=histogram_pool,
+            )
         )  # fmt: skip
     search: _ExactSearch | _HistogramSearch
     if binned is None:

@@ -251,9 +251,9 @@ class _Nodes:
 
         return score(left) + score(right) - score(node)
 
-    def to_arrays(self, l2: float) -> Any:
-        from .builder import TreeArrays  # the builder dispatches here: import at call time
-
+    def to_arrays(self, l2: float) -> dict[str, np.ndarray]:
+        """The fields of the tree's :class:`~okcore.trees.builder.TreeArrays` (the builder,
+        which dispatches here, makes it), leaves numbered in node order."""
         left = np.array(self.left, dtype=np.int32)
         internal = left >= 0
         leaf = np.full(len(left), -1, dtype=np.int32)
@@ -261,7 +261,7 @@ class _Nodes:
         leaves = np.flatnonzero(~internal)
         count = np.array(self.count, dtype=np.int64)
         value = np.array([self.sum[i] for i in leaves]) / (count[leaves] + l2)[:, None]
-        return TreeArrays(
+        return dict(
             feature=np.array(self.feature, dtype=np.int32),
             threshold=np.array(self.threshold, dtype=np.float64),
             left=left,
@@ -290,7 +290,7 @@ def build_oblivious_tree(
     rows: np.ndarray | None = None,
     row_leaf: np.ndarray | None = None,
     histogram_pool: Any = None,
-) -> Any:
+) -> dict[str, np.ndarray]:
     """Grow one oblivious tree (module docstring) on residual rows R (N, r) and dense
     ``binned`` inputs, fitted on ``rows`` (default all N; repeats allowed). ``R_search`` is
     R, or its sketch R @ ``projection`` (leaf values stay exact). ``params`` is the
@@ -298,7 +298,7 @@ def build_oblivious_tree(
     ``min_samples_leaf``, ``l2_regularization``); ``candidate_features(rng)`` gives each
     level's candidate features (sorted int32). ``row_leaf`` receives the leaf of every
     fitted row; ``histogram_pool`` lends the level histogram buffer across the trees of a
-    fit. Returns the tree's TreeArrays. O(d (n f k + L B k + n r)) for depth d.
+    fit. Returns the fields of the tree's TreeArrays. O(d (n f k + L B k + n r)) for depth d.
     """
     if binned.is_sparse:
         raise ValueError("oblivious trees need dense binned inputs")
@@ -406,5 +406,5 @@ def build_oblivious_tree(
             histogram_pool.give(buffers)
     tree = nodes.to_arrays(l2)
     if row_leaf is not None:
-        row_leaf[samples] = tree.leaf[node_of]
+        row_leaf[samples] = tree["leaf"][node_of]
     return tree
