@@ -16,7 +16,8 @@ Methods (``CONFIGS``: name -> family + fixed estimator parameters; adding an okc
 configuration is one line there):
 
     okcore_*        OKBoostRegressor(n_estimators=M, learning_rate=nu, max_splits=leaves - 1,
-                    **params): one fit per grid point
+                    **params): one fit per grid point; oblivious trees (``tree_type=
+                    "oblivious"``) take max_depth=log2(leaves) instead, as CatBoost's
     catboost_*      CatBoostRegressor(loss_function="MultiRMSE"): symmetric trees of depth
                     log2(leaves), or grow_policy="Lossguide" with max_leaves=leaves
     lightgbm        one LightGBM model per output (num_leaves=leaves)
@@ -109,6 +110,8 @@ EXACT = {"max_bins": None, "sketch_dim": None}
 GAIN = {"leaf_order": "gain"}
 EARLY_STOP = {"n_iter_no_change": 20, "validation_fraction": 0.1}
 RANDOM = {"splitter": "random"}
+OBLIVIOUS = {**FAST, "tree_type": "oblivious"}  # symmetric trees, depth log2(leaves)
+OBLIVIOUS_GRID = {"rates": (0.1,), "leaves": (16, 64), "rounds": (100, 300, 1000)}
 # the estimator's own defaults, untouched: one point
 DEFAULTS_ONLY = {"rounds": (None,), "rates": (None,), "leaves": (None,)}
 
@@ -133,6 +136,21 @@ CONFIGS: dict[str, Config] = {
     ),
     "okcore_et_all": Config(
         "okcore", {**GAIN, **RANDOM, "max_features": 1.0}, label="OK3-et + OKBoost, all p"
+    ),
+    "okcore_oblivious": Config(
+        "okcore", OBLIVIOUS, OBLIVIOUS_GRID, "okcore oblivious (hist + sketch), l2 0"
+    ),
+    "okcore_oblivious_l2_3": Config(
+        "okcore",
+        {**OBLIVIOUS, "l2_regularization": 3.0},
+        OBLIVIOUS_GRID,
+        "okcore oblivious (hist + sketch), l2 3",
+    ),
+    "okcore_oblivious_hist_l2_3": Config(
+        "okcore",
+        {**OBLIVIOUS, **HIST, "l2_regularization": 3.0},
+        OBLIVIOUS_GRID,
+        "okcore oblivious (hist, no sketch), l2 3",
     ),
     "catboost_sym": Config("catboost", {}, label="CatBoost MultiRMSE, symmetric (l2 3)"),
     "catboost_sym_l2_0": Config(
@@ -339,10 +357,14 @@ def _points_from_prefixes(
 def fit_okcore(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
     from okcore import OKBoostRegressor
 
+    oblivious = params.get("tree_type") == "oblivious"
+
     def make(m: int | None) -> Any:
-        grid = {"n_estimators": m, "learning_rate": cell.rate, "max_splits": cell.leaves}
-        if grid["max_splits"] is not None:
-            grid["max_splits"] -= 1
+        grid = {"n_estimators": m, "learning_rate": cell.rate}
+        if cell.leaves is not None and oblivious:
+            grid["max_depth"] = max(1, round(math.log2(cell.leaves)))
+        elif cell.leaves is not None:
+            grid["max_splits"] = cell.leaves - 1
         given = {key: value for key, value in grid.items() if value is not None}
         return OKBoostRegressor(**params, **given, n_jobs=1, random_state=0)
 
@@ -359,7 +381,7 @@ def fit_okcore(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dic
                 "rounds": used["n_estimators"],
                 "trees_kept": int(est.n_estimators_),
                 "learning_rate": used["learning_rate"],
-                "leaves": used["max_splits"] + 1,
+                "leaves": 2 ** used["max_depth"] if oblivious else used["max_splits"] + 1,
                 "search": {"max_bins": est.max_bins_, "sketch_dim": est.sketch_dim_},
                 "fit_cpu": fit_cpu,
                 "predict_cpu": predict_cpu,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Self
 
 import numpy as np
+from scipy import sparse
 
 from ._validation import Interval, Options
 from .base import (
@@ -24,6 +25,7 @@ from .base import (
     hold_out_rows,
 )
 from .callbacks import EarlyStopping, FitProgress, RoundMonitor, early_stopping
+from .cost import StageCost
 from .exceptions import InvalidParameterError
 from .learners import BaseLearner, TreeLearner
 from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
@@ -31,6 +33,7 @@ from .outputs.space import RANK_TOLERANCE
 from .trees.builder import TreeArrays, TreeParams
 from .trees.ensemble import TreeEnsemble, tree_leaves
 from .trees.estimator import TREE_CONSTRAINTS, TreeEstimator
+from .trees.oblivious import HISTOGRAM_BYTES, MAX_OBLIVIOUS_DEPTH, oblivious_depth
 
 #: Default ("auto") split search: the paper's exact search below this much work per tree
 #: (training rows x factor columns), histograms + a sketch above it. Measured (docs/
@@ -72,6 +75,8 @@ PAPER_PRESET: dict[str, Any] = {
     "max_depth": None,
     "l2_regularization": 0.0,
     "subsample": 1.0,
+    "colsample_bytree": 1.0,
+    "tree_type": "best-first",
     "n_iter_no_change": None,
     "sketch_dim": None,
     "max_bins": None,
@@ -268,6 +273,24 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         squares, and a penalty with them is refused.
     subsample : float in (0, 1]
         Fraction of rows each tree is fitted on (stochastic gradient boosting).
+    colsample_bytree : float in (0, 1]
+        Fraction of the input features each tree may split on, drawn anew for every tree
+        (XGBoost's and LightGBM's ``colsample_bytree``): round(fraction x p) features, at
+        least 1. ``max_features`` then picks each node's (oblivious trees: each level's)
+        candidates among them. 1.0 (default): all features, and no random draw.
+    tree_type : {"best-first", "oblivious"}
+        "best-first" (default): OK3 trees of ``max_splits`` splits grown in ``leaf_order``.
+        "oblivious": symmetric trees (CatBoost's): one (feature, threshold) per level shared
+        by every node of the level, chosen to maximise the summed reduction of N*var (the
+        penalised objective with ``l2_regularization``) over the level's nodes, of depth
+        ``max_depth`` (None: 6, at most 16), so up to 2^depth leaves; ``max_splits`` and
+        ``leaf_order`` do not apply, ``max_features`` draws each level's candidate
+        features, and a node whose children would hold fewer than ``min_samples_leaf`` rows
+        passes to the next level uncut (:mod:`okcore.trees.oblivious`). They use the
+        histogram search only (``max_bins`` "auto" is 255 at every size; with at most
+        ``max_bins`` distinct values per feature its cuts are the exact ones), without
+        ``refine_cuts``, on dense inputs, with ``splitter="best"``. With unit sample
+        weights a minimum leaf weight is ``min_samples_leaf``.
     n_iter_no_change : int or None
         Early stopping: stop when the validation loss did not improve by ``tol`` for that
         many rounds, and keep the trees up to the best round. Uses ``eval_set`` if given,
@@ -326,6 +349,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         "learning_rate": [Interval(float, 0.0, 1.0, "right")],
         "max_splits": [Interval(int, 1, None, "left")],
         "subsample": [Interval(float, 0.0, 1.0, "right")],
+        "colsample_bytree": [Interval(float, 0.0, 1.0, "right")],
+        "tree_type": [Options(("best-first", "oblivious"))],
         "n_iter_no_change": [Interval(int, 1, None, "left"), Options((None,))],
         "validation_fraction": [Interval(float, 0.0, 1.0, "neither")],
         "tol": [Interval(float, 0.0, None, "left")],
@@ -349,6 +374,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         max_depth: int | None = None,
         l2_regularization: float = 0.0,
         subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
+        tree_type: str = "best-first",
         n_iter_no_change: int | None = None,
         validation_fraction: float = 0.1,
         tol: float = 1e-7,
@@ -373,6 +400,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         self.max_depth = max_depth
         self.l2_regularization = l2_regularization
         self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.tree_type = tree_type
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
         self.tol = tol
@@ -400,8 +429,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         return cls(**{**PAPER_PRESET, **overrides})
 
     def validate_params(self) -> None:
-        """The parameter constraints, then the one combination refused: an L2 penalty
-        with a robust loss (see ``l2_regularization``)."""
+        """The parameter constraints, then the combinations refused: an L2 penalty with a
+        robust loss (see ``l2_regularization``), and what oblivious trees cannot do."""
         super().validate_params()
         if self.l2_regularization > 0.0 and self.loss != "squared":
             raise InvalidParameterError(
@@ -412,11 +441,48 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
                 "l2_regularization=0, or regularise with learning_rate, min_samples_leaf "
                 "or max_splits."
             )
+        if self.tree_type == "oblivious":
+            self._validate_oblivious()
+
+    def _validate_oblivious(self) -> None:
+        """What oblivious trees refuse (see ``tree_type``)."""
+        name = type(self).__name__
+        if self.splitter != "best":
+            raise InvalidParameterError(
+                f"tree_type='oblivious' of {name} chooses each level's cut by the best summed "
+                f"gain: it needs splitter='best'. Got splitter={self.splitter!r}."
+            )
+        if self.max_bins is None:
+            raise InvalidParameterError(
+                f"tree_type='oblivious' of {name} uses the histogram split search only: set "
+                "max_bins='auto' or an int in [2, 255] (with at most max_bins distinct values "
+                "per feature the cuts are the exact search's). Got max_bins=None."
+            )
+        if self.max_depth is not None and self.max_depth > MAX_OBLIVIOUS_DEPTH:
+            raise InvalidParameterError(
+                f"The 'max_depth' parameter of {name} with tree_type='oblivious' must be an "
+                f"int in [1, {MAX_OBLIVIOUS_DEPTH}] or None (depth 6): a tree has up to "
+                f"2^max_depth leaves. Got {self.max_depth!r} instead."
+            )
 
     def _tree_params(self, n_features: int) -> TreeParams:
+        fraction = float(self.colsample_bytree)
+        tree_features = None if fraction >= 1.0 else max(1, int(round(fraction * n_features)))
         return replace(
-            super()._tree_params(n_features), l2_regularization=float(self.l2_regularization)
+            super()._tree_params(n_features),
+            l2_regularization=float(self.l2_regularization),
+            tree_type=self.tree_type,
+            tree_features=tree_features,
         )
+
+    def _refines_cuts(self) -> bool:
+        return super()._refines_cuts() and self.tree_type != "oblivious"
+
+    def _max_leaves(self, n_samples: int) -> int:
+        if self.tree_type != "oblivious":
+            return super()._max_leaves(n_samples)
+        leaves = 2 ** oblivious_depth(self.max_depth)
+        return max(min(leaves, n_samples // int(self.min_samples_leaf)), 1)
 
     def _n_stages(self) -> int:
         return self.n_estimators
@@ -424,8 +490,24 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
     def _rows_per_tree(self, n_samples: int) -> float:
         return n_samples * float(self.subsample)
 
+    def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
+        """The trees' cost; oblivious trees also hold one level histogram (B bins x the
+        level's nodes x the search width, at most HISTOGRAM_BYTES)."""
+        cost = super()._estimate_stages(n_samples, n_features, rank)
+        if self.tree_type != "oblivious":
+            return cost
+        max_bins, sketch = self._resolved_search(n_samples, rank)
+        width = min(rank, sketch) if sketch else rank
+        nodes = max(cost.stage_size // 2, 1)
+        level = min(8.0 * n_features * (max_bins or AUTO_MAX_BINS) * nodes * width, HISTOGRAM_BYTES)
+        return replace(cost, work_bytes=cost.work_bytes + level)
+
     def _resolved_search(self, n_samples: int, rank: int) -> tuple[int | None, int | None]:
-        return resolve_search(self.max_bins, self.sketch_dim, n_samples, rank)
+        """:func:`resolve_search`; oblivious trees always search histograms."""
+        max_bins, sketch_dim = resolve_search(self.max_bins, self.sketch_dim, n_samples, rank)
+        if self.tree_type == "oblivious" and max_bins is None:
+            max_bins = AUTO_MAX_BINS  # "auto" below the fast threshold (None is refused)
+        return max_bins, sketch_dim
 
     def _fit_model(self, context: FitContext) -> FittedModel:
         """Algorithm 3 (:func:`boost`): the eval set is embedded in the training space first;
@@ -437,9 +519,12 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         rows = np.arange(X.shape[0])
         if eval_data is None and self.n_iter_no_change is not None:
             X, space, rows, eval_data = self._hold_out(X, space, rng)
-        max_bins, sketch_dim = resolve_search(
-            self.max_bins, self.sketch_dim, X.shape[0], space.rank
-        )
+        max_bins, sketch_dim = self._resolved_search(X.shape[0], space.rank)
+        if self.tree_type == "oblivious" and sparse.issparse(X):
+            raise InvalidParameterError(
+                f"tree_type='oblivious' of {type(self).__name__} needs dense inputs: pass "
+                "X.toarray(), or use tree_type='best-first' for sparse X."
+            )
         XT, binned = self._search_inputs(
             X, max_bins, context.callback, self.n_estimators, context.elapsed()
         )

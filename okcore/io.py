@@ -259,7 +259,12 @@ def _read_arrays(file: Path, expected: dict) -> dict[str, np.ndarray]:
 
 #: Parameters that models saved before them do not list, with the value those models were
 #: grown with (not today's default): a loaded model reports how it was made.
-PARAMETERS_ADDED_SINCE: dict[str, Any] = {"refine_cuts": False, "l2_regularization": 0.0}
+PARAMETERS_ADDED_SINCE: dict[str, Any] = {
+    "refine_cuts": False,
+    "l2_regularization": 0.0,
+    "tree_type": "best-first",
+    "colsample_bytree": 1.0,
+}
 
 
 def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:

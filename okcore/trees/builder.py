@@ -18,6 +18,7 @@ from ._histogram import best_split as best_split_histogram
 from ._histogram import best_split_random as best_split_random_binned
 from ._histogram import build_dense, build_sparse, gather_rows_into, partition_sparse, refine_split
 from .binning import BinnedInputs
+from .oblivious import build_oblivious_tree
 from .splitter import (
     best_split_exact,
     best_split_random,
@@ -74,6 +75,8 @@ class TreeParams:
     n_threads: int = 1  # threads of the executor the search may use
     refine_cuts: bool = False  # histogram search: exact cut inside the bins of the chosen edge
     l2_regularization: float = 0.0  # lambda: leaf value = sum of rows / (n + lambda)
+    tree_type: str = "best-first"  # or "oblivious": one shared cut per level (oblivious.py)
+    tree_features: int | None = None  # features drawn for each tree (None: all)
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,7 @@ class _ExactSearch:
             self.index = np.arange(n_fit, dtype=np.int32)[None, :]
         self.buffer = np.empty(n_fit, dtype=np.int32)
         self.goes_left = np.empty(n_fit, dtype=np.uint8)
+        self.feature_pool = np.arange(XT.shape[0], dtype=np.int32)  # the tree's features
 
     @property
     def samples(self) -> np.ndarray:
@@ -133,12 +137,12 @@ class _ExactSearch:
     def find(
         self, node: int, start: int, end: int, mu: np.ndarray, rng: np.random.Generator
     ) -> tuple | None:
-        p, n_features = self.params, self.XT.shape[0]
+        p = self.params
         if p.splitter == "best":
-            features = _best_features(p, n_features, rng)
+            features = _best_features(p, self.feature_pool, rng)
             return self._search_exact(start, end, mu, features)
-        features = rng.permutation(n_features).astype(np.int32)
-        uniforms = np.asarray(rng.random(n_features))
+        features = rng.permutation(self.feature_pool).astype(np.int32)
+        uniforms = np.asarray(rng.random(len(features)))
         return best_split_random(
             self.index[0],
             start,
@@ -273,6 +277,7 @@ class _HistogramSearch:
         )
         self.buffer = np.empty(len(self._samples), dtype=np.int32)
         self.goes_left = np.empty(n, dtype=np.uint8)
+        self.feature_pool = np.arange(binned.n_features, dtype=np.int32)  # the tree's features
         empty_codes = np.zeros((0, 0), dtype=np.uint8)
         if binned.is_sparse:
             self.codes2d, self.codes1d = empty_codes, binned.codes
@@ -342,8 +347,8 @@ class _HistogramSearch:
     ) -> tuple | None:
         p, b = self.params, self.binned
         if p.splitter == "random":
-            features = rng.permutation(b.n_features).astype(np.int32)
-            uniforms = rng.random(b.n_features)
+            features = rng.permutation(self.feature_pool).astype(np.int32)
+            uniforms = rng.random(len(features))
             return best_split_random_binned(
                 self._samples, start, end, self.codes2d, self.codes1d, self.indptr,
                 self.indices, b.zero_code, b.bin_offset, b.bin_min, b.bin_max, b.edges,
@@ -351,7 +356,7 @@ class _HistogramSearch:
                 p.l2_regularization,
             )  # fmt: skip
         hist, counts = self._histogram(node, start, end)
-        features = _best_features(p, b.n_features, rng)
+        features = _best_features(p, self.feature_pool, rng)
         split = best_split_histogram(
             hist, counts, b.bin_offset, b.bin_min, b.bin_max, features, end - start, mu,
             p.min_samples_leaf, p.l2_regularization,
@@ -483,11 +488,22 @@ def _project(R: np.ndarray, G: np.ndarray, executor: Executor | None, n_threads:
     return out
 
 
-def _best_features(params: TreeParams, n_features: int, rng: np.random.Generator) -> np.ndarray:
-    """Candidate features of the "best" splitter: all, or a sorted random subset."""
-    if params.max_features < n_features:
-        return np.sort(rng.choice(n_features, params.max_features, replace=False)).astype(np.int32)
-    return np.arange(n_features, dtype=np.int32)
+def _best_features(params: TreeParams, pool: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Candidate features of the "best" splitter: all of the tree's ``pool`` (sorted int32),
+    or a sorted random subset of ``max_features`` of them."""
+    if params.max_features < len(pool):
+        return np.sort(rng.choice(pool, params.max_features, replace=False)).astype(np.int32)
+    return pool
+
+
+def _tree_feature_pool(params: TreeParams, n_features: int, rng: np.random.Generator) -> np.ndarray:
+    """The features a tree may split on: all, or ``tree_features`` of them drawn at random
+    for this tree (per-tree feature subsampling), sorted. Draws nothing when all are kept,
+    so models grown without subsampling are unchanged."""
+    q = params.tree_features
+    if q is None or q >= n_features:
+        return np.arange(n_features, dtype=np.int32)
+    return np.sort(rng.choice(n_features, q, replace=False)).astype(np.int32)
 
 
 class _Growth:
@@ -650,14 +666,32 @@ def build_tree(
     ``row_leaf`` (int32, one entry per row of R), if given, receives the leaf number of
     every fitted row, so callers need not re-apply the tree to them. ``histogram_pool``
     lends histogram buffers across the trees of a fit.
+
+    ``params.tree_features`` (per-tree feature subsampling) draws the features this tree may
+    split on before anything else; ``max_features`` then draws each node's candidates among
+    them. ``params.tree_type="oblivious"`` grows a symmetric tree instead (one cut per level,
+    :mod:`okcore.trees.oblivious`; histogram search only).
     """
     R_search = R if projection is None else _project(R, projection, executor, params.n_threads)
+    n_features = binned.n_features if binned is not None else len(XT)  # type: ignore[arg-type]
+    pool = _tree_feature_pool(params, n_features, rng)
+    if params.tree_type == "oblivious":
+        if binned is None:
+            raise ValueError("oblivious trees need the histogram search (binned inputs)")
+        return TreeArrays(
+            **build_oblivious_tree(
+                binned, R, R_search, projection, params, rng,
+                lambda level_rng: _best_features(params, pool, level_rng),
+                rows=rows, row_leaf=row_leaf, histogram_pool=histogram_pool,
+            )
+        )  # fmt: skip
     search: _ExactSearch | _HistogramSearch
     if binned is None:
         assert XT is not None  # the exact search reads the inputs
         search = _ExactSearch(XT, R, R_search, params, order, executor)
     else:
         search = _HistogramSearch(binned, R, R_search, params, rows, executor, histogram_pool)
+    search.feature_pool = pool
     g = _Growth(R, projection, params, rng, search)
     heap: list[tuple[float, int, tuple | None]] = []
 

@@ -80,8 +80,12 @@ class TreeEstimator(OKEstimator):
             min_samples_leaf=self.min_samples_leaf,
             max_depth=self.max_depth,
             n_threads=self._n_threads(),
-            refine_cuts=self.refine_cuts,
+            refine_cuts=self._refines_cuts(),
         )
+
+    def _refines_cuts(self) -> bool:
+        """Whether the histogram search refines its cuts (and so keeps the raw values)."""
+        return bool(self.refine_cuts) and self.splitter == "best"
 
     def _search_inputs(
         self,
@@ -97,8 +101,7 @@ class TreeEstimator(OKEstimator):
         if max_bins is None:
             return np.ascontiguousarray(dense_float64(X).T), None
         report_phase(callback, "binning", total, elapsed, binning_seconds(*X.shape))
-        keep_values = self.refine_cuts and self.splitter == "best"  # refinement reads them
-        return None, bin_inputs(X, max_bins, keep_values)
+        return None, bin_inputs(X, max_bins, self._refines_cuts())  # refinement reads values
 
     # ------------------------------------------------------------------ cost model
     def _rows_per_tree(self, n_samples: int) -> float:

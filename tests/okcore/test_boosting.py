@@ -385,6 +385,9 @@ PENALISED_SEARCHES = [
     {"max_bins": None, "splitter": "random"},
     {"max_bins": None, "subsample": 0.7},
     {"max_bins": 16, "subsample": 0.7},
+    {"tree_type": "oblivious", "max_depth": 3},
+    {"tree_type": "oblivious", "max_depth": 3, "sketch_dim": 2, "subsample": 0.7},
+    {"max_bins": 16, "colsample_bytree": 0.5},
 ]
 
 
@@ -485,6 +488,7 @@ STAGED_SETTINGS = [
     ({"subsample": 0.7, "l2_regularization": 2.0}, None),
     ({"loss": "huber", "splitter": "random"}, None),
     ({}, {"type": "rbf", "gamma": GAMMA}),
+    ({"tree_type": "oblivious", "max_depth": 3, "colsample_bytree": 0.5}, None),
 ]
 
 
@@ -521,3 +525,118 @@ def test_staged_predictions_of_an_early_stopped_model_stop_at_the_kept_trees(noi
 def test_staged_predictions_need_a_fitted_model(data):
     with pytest.raises(NotFittedError):
         next(OKBoostRegressor().staged_predict(data[0]))
+
+
+# ---------------------------------------------------------------------- oblivious trees
+def test_oblivious_boosting_shares_one_cut_per_level_and_keeps_w_f(data):
+    X, Y, Xv, _ = data
+    est = OKBoostRegressor(tree_type="oblivious", max_depth=3, n_estimators=6, random_state=0).fit(
+        X, Y
+    )
+    assert est.max_bins_ == 255  # "auto": histograms at every size
+    e = est.ensemble_
+    for m in range(e.n_trees):
+        lo, hi = e.node_offset[m], e.node_offset[m + 1]
+        internal = e.feature[lo:hi] >= 0
+        cuts = set(zip(e.feature[lo:hi][internal], e.threshold[lo:hi][internal], strict=True))
+        assert 1 <= len(cuts) <= 3 and e.leaf_offset[m + 1] - e.leaf_offset[m] <= 8
+    W = est.predict_weights(Xv)
+    np.testing.assert_allclose(W @ est.output_space_.phi, est.predict_features(Xv), atol=1e-12)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, rtol=1e-12)
+    assert est.train_loss_[-1] < est.train_loss_[0]
+
+
+def test_oblivious_depth_defaults_to_six_in_the_cost_estimate():
+    est = OKBoostRegressor(tree_type="oblivious", n_estimators=10)
+    assert est._max_leaves(10_000) == 64
+    deep = OKBoostRegressor(tree_type="oblivious", max_depth=8, min_samples_leaf=50)
+    assert deep._max_leaves(10_000) == 200
+    cost = est.estimate_cost(4000, 20, kernel={"type": "linear"}, n_outputs=5)
+    assert (cost.search, cost.stage_size) == ("histogram", 64)
+    best_first = OKBoostRegressor(n_estimators=10, max_bins=255)
+    plain = best_first.estimate_cost(4000, 20, kernel={"type": "linear"}, n_outputs=5)
+    assert cost.memory_bytes > plain.memory_bytes  # the level histogram
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"splitter": "random"}, "needs splitter='best'"),
+        ({"max_bins": None}, "histogram split search only"),
+        ({"max_depth": 17}, r"int in \[1, 16\]"),
+        ({"tree_type": "symmetric"}, "'tree_type' parameter"),
+    ],
+)
+def test_what_oblivious_trees_refuse(params, match, data):
+    X, Y, _, _ = data
+    with pytest.raises(InvalidParameterError, match=match):
+        OKBoostRegressor(**{"tree_type": "oblivious", **params}).fit(X, Y)
+
+
+def test_oblivious_trees_refuse_sparse_inputs(data):
+    from scipy import sparse
+
+    X, Y, _, _ = data
+    with pytest.raises(InvalidParameterError, match="needs dense inputs"):
+        OKBoostRegressor(tree_type="oblivious").fit(sparse.csr_matrix(X), Y)
+
+
+def test_oblivious_model_round_trips_and_old_models_load_as_best_first(data, tmp_path):
+    import json
+
+    from okcore import load, save
+
+    X, Y, Xv, _ = data
+    est = OKBoostRegressor(
+        tree_type="oblivious", max_depth=3, n_estimators=5, colsample_bytree=0.5,
+        l2_regularization=1.0, random_state=0,
+    ).fit(X, Y)  # fmt: skip
+    path = save(est, tmp_path / "oblivious")
+    loaded = load(path)
+    assert (loaded.tree_type, loaded.colsample_bytree) == ("oblivious", 0.5)
+    np.testing.assert_array_equal(loaded.predict_weights(Xv), est.predict_weights(Xv))
+    np.testing.assert_array_equal(loaded.predict(Xv), est.predict(Xv))
+    # a manifest written before the parameters existed: grown best-first on all features
+    plain = save(OKBoostRegressor(n_estimators=3, random_state=0).fit(X, Y), tmp_path / "old")
+    manifest = json.loads((plain / "manifest.json").read_text())
+    for name in ("tree_type", "colsample_bytree"):
+        del manifest["params"][name]
+    (plain / "manifest.json").write_text(json.dumps(manifest))
+    old = load(plain)
+    assert (old.tree_type, old.colsample_bytree) == ("best-first", 1.0)
+
+
+# ---------------------------------------------------------------------- feature subsampling
+def test_colsample_bytree_one_is_the_model_without_subsampling(data):
+    X, Y, Xv, _ = data
+    base = {"n_estimators": 6, "max_splits": 4, "max_bins": 16, "random_state": 0}
+    plain = OKBoostRegressor(**base).fit(X, Y)
+    full = OKBoostRegressor(**base, colsample_bytree=1.0).fit(X, Y)
+    np.testing.assert_array_equal(full.predict_features(Xv), plain.predict_features(Xv))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_bins": 16},
+        {"max_bins": None},
+        {"max_bins": None, "splitter": "random"},
+        {"tree_type": "oblivious", "max_depth": 3},
+    ],
+)
+def test_colsample_bytree_draws_each_trees_features(params, data):
+    X, Y, _, _ = data
+    X = np.c_[X, X[:, ::-1] + 0.1]  # 8 features
+    est = OKBoostRegressor(
+        n_estimators=12, max_splits=6, colsample_bytree=0.25, random_state=0, **params
+    ).fit(X, Y)
+    e = est.ensemble_
+    used = [set(e.feature[e.node_offset[m] : e.node_offset[m + 1]]) - {-1} for m in range(12)]
+    assert all(len(features) <= 2 for features in used)  # round(0.25 x 8)
+    assert len(set().union(*used)) > 2  # each tree draws its own
+
+
+def test_colsample_bytree_out_of_range_is_refused(data):
+    X, Y, _, _ = data
+    with pytest.raises(InvalidParameterError, match="'colsample_bytree' parameter"):
+        OKBoostRegressor(colsample_bytree=0.0).fit(X, Y)

@@ -1,0 +1,198 @@
+"""Oblivious trees (okcore.trees.oblivious) against a brute-force level-wise search: every
+(feature, threshold) of every level scored by the summed reduction of the (penalised)
+objective over the level's nodes, on tiny data whose features have fewer distinct values
+than bins (so the histogram cuts are the exact ones)."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from okcore.trees.binning import bin_inputs
+from okcore.trees.builder import HistogramPool, TreeParams, build_tree
+from okcore.trees.ensemble import tree_leaves
+from okcore.trees.oblivious import DEFAULT_OBLIVIOUS_DEPTH
+
+
+def params(depth, min_leaf=1, l2=0.0, max_features=10**6, tree_features=None) -> TreeParams:
+    return TreeParams(
+        splitter="best",
+        max_splits=None,
+        max_features=max_features,
+        leaf_order="variance",
+        min_samples_leaf=min_leaf,
+        max_depth=depth,
+        l2_regularization=l2,
+        tree_type="oblivious",
+        tree_features=tree_features,
+    )
+
+
+def objective(R: np.ndarray, l2: float) -> float:
+    """||sum of the rows||^2 / (n + lambda): a split's gain is the children's minus the
+    parent's (the reduction of N*var when lambda = 0, eq. 11)."""
+    total = R.sum(axis=0)
+    return float(total @ total) / (len(R) + l2)
+
+
+def impurity(R: np.ndarray) -> float:
+    return float(np.sum((R - R.mean(axis=0)) ** 2))
+
+
+def brute_force(X, R, depth, min_leaf=1, l2=0.0):
+    """(cuts, leaves): the (feature, threshold) of each level and the row sets of the
+    leaves, from the definition: at each level try every feature and every midpoint between
+    consecutive distinct values of the rows of the level's open nodes; a node is cut when
+    both children keep ``min_leaf`` rows (else it passes whole to the next level); the level
+    gain is the sum of the cut nodes' gains; ties to the lower feature, then threshold; stop
+    when no cut has a positive gain. A node with fewer than 2 min_leaf rows or constant rows
+    is a final leaf."""
+    root = impurity(R)
+
+    def is_open(rows):
+        return len(rows) >= 2 * min_leaf and impurity(R[rows]) > 1e-12 * root
+
+    frontier = [np.arange(len(X))] if is_open(np.arange(len(X))) else []
+    leaves = [] if frontier else [np.arange(len(X))]
+    cuts = []
+    for _ in range(depth):
+        if not frontier:
+            break
+        level_rows = np.concatenate(frontier)
+        best = None
+        for f in range(X.shape[1]):
+            for lo, hi in itertools.pairwise(np.unique(X[level_rows, f])):
+                t = lo / 2 + hi / 2
+                total, any_cut = 0.0, False
+                for rows in frontier:
+                    left, right = rows[X[rows, f] <= t], rows[X[rows, f] > t]
+                    if len(left) < min_leaf or len(right) < min_leaf:
+                        continue
+                    any_cut = True
+                    total += objective(R[left], l2) + objective(R[right], l2)
+                    total -= objective(R[rows], l2)
+                if any_cut and (best is None or total > best[0] + 1e-9 * abs(best[0])):
+                    best = (total, f, t)
+        if best is None or best[0] <= 0:
+            break
+        _, f, t = best
+        cuts.append((f, t))
+        next_frontier = []
+        for rows in frontier:
+            left, right = rows[X[rows, f] <= t], rows[X[rows, f] > t]
+            if len(left) < min_leaf or len(right) < min_leaf:
+                next_frontier.append(rows)
+                continue
+            for child in (left, right):
+                (next_frontier if is_open(child) else leaves).append(child)
+        frontier = next_frontier
+    return cuts, leaves + frontier
+
+
+def grown(X, R, p: TreeParams, seed=0):
+    binned = bin_inputs(X, 255)
+    row_leaf = np.empty(len(X), dtype=np.int32)
+    tree = build_tree(None, R, p, np.random.default_rng(seed), binned=binned, row_leaf=row_leaf)
+    return tree, row_leaf
+
+
+def data(seed, n=40, p=3, r=2, integer=False):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 6, (n, p)).astype(float) if integer else rng.standard_normal((n, p))
+    R = rng.standard_normal((n, r))
+    R[:, :2] += np.c_[X[:, 0] > 0.3, X[:, 1] * X[:, 0]]
+    return X, R
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize(
+    ("depth", "min_leaf", "l2", "integer"),
+    [(3, 1, 0.0, False), (4, 1, 0.0, True), (3, 4, 0.0, False), (3, 1, 2.5, False),
+     (5, 3, 1.0, True)],
+)  # fmt: skip
+def test_oblivious_tree_equals_the_brute_force_level_search(seed, depth, min_leaf, l2, integer):
+    X, R = data(seed, integer=integer)
+    tree, row_leaf = grown(X, R, params(depth, min_leaf, l2))
+    cuts, leaves = brute_force(X, R, depth, min_leaf, l2)
+    internal = tree.feature >= 0
+    got_cuts = sorted(
+        set(zip(tree.feature[internal].tolist(), tree.threshold[internal], strict=True))
+    )
+    assert [f for f, _ in got_cuts] == [f for f, _ in sorted(cuts)]
+    np.testing.assert_allclose([t for _, t in got_cuts], [t for _, t in sorted(cuts)])
+    # the same partition of the training rows into leaves
+    got = {frozenset(np.flatnonzero(row_leaf == leaf)) for leaf in range(tree.n_leaves)}
+    assert got == {frozenset(rows) for rows in leaves}
+    # leaf values: the ridge leaf sum / (n + lambda)
+    for leaf in range(tree.n_leaves):
+        rows = np.flatnonzero(row_leaf == leaf)
+        np.testing.assert_allclose(tree.value[leaf], R[rows].sum(0) / (len(rows) + l2))
+    # routing a point by the thresholds gives the leaf the growth recorded
+    np.testing.assert_array_equal(tree_leaves(tree, X), row_leaf)
+
+
+def test_every_path_takes_the_level_cuts_in_order():
+    """Each root-to-leaf path meets the level cuts in level order, skipping only the levels
+    where its node passed uncut (a child would have been empty)."""
+    X, R = data(1, n=200, p=4)
+    tree, _ = grown(X, R, params(4))
+
+    def paths(node, cuts):
+        if tree.left[node] < 0:
+            yield cuts
+            return
+        cut = (int(tree.feature[node]), float(tree.threshold[node]))
+        yield from paths(tree.left[node], [*cuts, cut])
+        yield from paths(tree.right[node], [*cuts, cut])
+
+    all_paths = list(paths(0, []))
+    levels = max(all_paths, key=len)
+    assert len(levels) == 4 == len(set(levels))
+    for path in all_paths:
+        it = iter(levels)
+        assert all(cut in it for cut in path)  # a subsequence of the level cuts
+    assert tree.n_leaves <= 16
+
+
+def test_default_depth_and_histograms_in_groups_of_nodes(monkeypatch):
+    """The level's histogram in several passes of fewer nodes gives the same tree."""
+    import okcore.trees.oblivious as oblivious
+
+    X, R = data(2, n=300, p=3, r=3)
+    tree, leaf = grown(X, R, params(None))
+    internal = tree.feature >= 0
+    n_levels = len(set(zip(tree.feature[internal], tree.threshold[internal], strict=True)))
+    assert n_levels == DEFAULT_OBLIVIOUS_DEPTH
+    binned = bin_inputs(X, 255)
+    monkeypatch.setattr(oblivious, "HISTOGRAM_BYTES", 8 * binned.n_bins_total * 3 * 3)
+    again, leaf_again = grown(X, R, params(None))
+    np.testing.assert_array_equal(again.feature, tree.feature)
+    np.testing.assert_array_equal(again.threshold, tree.threshold)
+    np.testing.assert_array_equal(leaf_again, leaf)
+    np.testing.assert_allclose(again.value, tree.value)
+
+
+def test_subsampled_rows_and_histogram_pool():
+    """A tree fitted on a subset of rows equals the tree grown on those rows alone."""
+    X, R = data(3, n=120)
+    rows = np.sort(np.random.default_rng(0).choice(120, 70, replace=False)).astype(np.int32)
+    binned = bin_inputs(X[rows], 255)
+    alone = build_tree(None, R[rows], params(3), np.random.default_rng(0), binned=binned)
+    pool = HistogramPool(bin_inputs(X, 255).n_bins_total)
+    sub = build_tree(
+        None, R, params(3), np.random.default_rng(0), binned=bin_inputs(X, 255), rows=rows,
+        histogram_pool=pool,
+    )  # fmt: skip
+    np.testing.assert_array_equal(sub.feature >= 0, alone.feature >= 0)
+    np.testing.assert_array_equal(sub.feature, alone.feature)
+    np.testing.assert_allclose(sub.value, alone.value)
+
+
+def test_tree_features_restrict_every_level():
+    X, R = data(4, n=200, p=8)
+    for seed in range(5):
+        tree, _ = grown(X, R, params(4, tree_features=3), seed=seed)
+        used = set(tree.feature[tree.feature >= 0].tolist())
+        assert len(used) <= 3
+        pool = np.sort(np.random.default_rng(seed).choice(8, 3, replace=False))
+        assert used <= set(pool.tolist())
