@@ -32,7 +32,7 @@ from service.schemas.bipartite import BipartiteTrainRequest
 from service.store.composite import write_bipartite_extra
 from service.store.model_store import write_model
 from service.training.budget import JobEstimate, array_bytes, estimate_job
-from service.training.fit import _estimator, output_space_summary
+from service.training.fit import checked_estimator, output_space_summary
 from service.vertex_ids import VertexIds
 
 PROFILE_KERNEL = {"type": "linear"}
@@ -155,7 +155,7 @@ def _sequential(sides: list[JobEstimate]) -> JobEstimate:
 def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
     """Check what can be checked before queueing (parameters, ids, shapes, sizes, folds)
     and cost the job."""
-    est = _estimator(req.model, req.params)
+    est = checked_estimator(req.model, req.params)
     Y = interactions(req, max_dense)
     if not (Y != 0).any():
         raise InvalidRequest("the network has no interaction: there is nothing to learn")

@@ -85,7 +85,7 @@ def _kernel_call(spec: Any) -> tuple[np.ndarray | None, dict[str, Any], dict[str
     raise InvalidRequest(f"unknown output kernel {spec!r}")  # pragma: no cover - schema forbids
 
 
-def _estimator(model: str, params: dict[str, Any]) -> okcore.OKEstimator:
+def checked_estimator(model: str, params: dict[str, Any]) -> okcore.OKEstimator:
     """The estimator through okcore's public registry, every parameter checked now (422
     before queueing, not a failed job later)."""
     try:
@@ -151,7 +151,7 @@ def data_warnings(req: TrainRequest) -> list[str]:
 
 def plan_training(req: TrainRequest) -> TrainPlan:
     """Check what can be checked before queueing (names, kernel spec) and build the plan."""
-    est = _estimator(req.model, req.params)
+    est = checked_estimator(req.model, req.params)
     input_map = None
     if req.input_kind == "similarity":
         est, input_map = _similarity_estimator(req, est)
@@ -216,7 +216,7 @@ def plan_training(req: TrainRequest) -> TrainPlan:
     )
 
 
-def _as_list(value: Any) -> list[float] | None:
+def float_list(value: Any) -> list[float] | None:
     if value is None:
         return None
     return [float(v) for v in np.asarray(value, dtype=float).ravel()]
@@ -257,10 +257,10 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
         status="ready",
         fit_time=float(est.fit_time_),
         n_estimators=int(est.n_estimators_),
-        train_loss=_as_list(est.train_loss_),
-        validation_loss=_as_list(est.validation_loss_),
+        train_loss=float_list(est.train_loss_),
+        validation_loss=float_list(est.validation_loss_),
         # kernel models (krr-boost) have none: the attribute raises AttributeError
-        feature_importances=_as_list(getattr(est, "feature_importances_", None)),
+        feature_importances=float_list(getattr(est, "feature_importances_", None)),
         output_space=output_space_summary(est.output_space_),
         error=None,
     )

@@ -24,7 +24,7 @@ from service.jobs.task import Reporter
 from service.schemas.multilabel import MultiLabelTrainRequest
 from service.store.model_store import write_model
 from service.training.budget import JobEstimate, array_bytes, estimate_cv, estimate_job
-from service.training.fit import _as_list, _estimator, output_space_summary
+from service.training.fit import checked_estimator, float_list, output_space_summary
 
 LABEL_KERNEL = {"type": "linear"}
 THRESHOLD_CANDIDATES = 99
@@ -68,7 +68,7 @@ def label_warnings(labels: np.ndarray) -> list[str]:
 
 def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
     """Check the estimator's parameters and cost the job (the inner CV's fits included)."""
-    est = _estimator(req.model, req.params)
+    est = checked_estimator(req.model, req.params)
     params = est.get_params()
     X, labels = req.inputs, req.labels
     n, n_labels = int(X.shape[0]), int(labels.shape[1])
@@ -148,7 +148,7 @@ def run_multilabel(plan: MultiLabelPlan, root: Path, model_id: str, progress: Re
         status="ready",
         fit_time=time.perf_counter() - started,
         n_estimators=int(inner.n_estimators_),
-        train_loss=_as_list(getattr(inner, "train_loss_", None)),
+        train_loss=float_list(getattr(inner, "train_loss_", None)),
         output_space=output_space_summary(inner.output_space_),
         multilabel=info,
         error=None,

@@ -34,7 +34,7 @@ def test_the_service_builds_estimators_through_the_registry(monkeypatch):
         return real(name, params)
 
     monkeypatch.setattr(okcore, "make_estimator", spy)
-    assert isinstance(training._estimator("ok3", {"max_splits": 2}), okcore.OK3Regressor)
+    assert isinstance(training.checked_estimator("ok3", {"max_splits": 2}), okcore.OK3Regressor)
     assert built == ["ok3"]
 
 
