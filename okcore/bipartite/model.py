@@ -32,9 +32,11 @@ New row x new column (neither side known) combines both models (``new_pairs``):
   input kernels (``pair_kernel``: "linear" on the inputs, or "precomputed" when each side's
   inputs are its similarity), ridge ``pair_alpha``; closed form by two eigendecompositions.
 The last two learn new x new pairs directly and leave the one-sided blocks to the two models.
-Measured on the four drug-target sets (docs/RESULTS.md, section 8.1), "refit" raised the new x
-new AUROC by 0.006 on average at twice the CPU time and a fit per prediction call; "two-step"
-is the default as the better choice at equal CPU time.
+Measured on the four drug-target sets (docs/RESULTS.md, sections 8.1 and 8.1.1): "refit"
+raised the new x new AUROC by 0.006 on average at twice the CPU time and a fit per prediction
+call; over good side models (OK3 extra-trees, OK3-et + OKBoost) "two-step" was best or within
+0.005 of the best on three sets of four, trees on pairs never were, and Kronecker KRR won only
+on the smallest set (26 nuclear receptors). "two-step" is the default.
 
 Inputs of either side are feature rows, or an input similarity used through the empirical
 kernel map: an item's features are its similarities to the training items of that side. At
