@@ -68,6 +68,8 @@ from .pairs import PAIR_KERNELS, KroneckerRidge, PairTrees, dense_inputs
 
 NEW_PAIR_METHODS = ("two-step", "refit", "pair-trees", "kronecker")
 SIDE_INPUTS = ("features", "similarity")
+#: The new x new methods with a model of their own, fitted by ``fit``.
+PAIR_MODELS = ("pair-trees", "kronecker")
 
 
 def side_inputs(X: Any, items: np.ndarray, train: np.ndarray, kind: str = "features") -> Any:
@@ -179,7 +181,7 @@ class BipartiteRegressor(MetaEstimator):
         return self
 
     def _fit_pair_model(self, X_rows: Any, X_cols: Any, Y: np.ndarray) -> Any:
-        if self.new_pairs not in ("pair-trees", "kronecker"):
+        if self.new_pairs not in PAIR_MODELS:
             return None
         X_rows, X_cols = dense_inputs(X_rows, "X_rows"), dense_inputs(X_cols, "X_cols")
         if self.new_pairs == "kronecker":
@@ -217,7 +219,12 @@ class BipartiteRegressor(MetaEstimator):
     def predict_new_pairs(self, X_new_rows: Any, X_new_cols: Any) -> np.ndarray:
         """Scores of new rows x new columns, (q, q'), by ``new_pairs``."""
         check_is_fitted(self, "Y_")
-        if self.pair_model_ is not None:
+        if self.new_pairs in PAIR_MODELS:
+            if getattr(self.pair_model_, "method", None) != self.new_pairs:
+                raise DataError(
+                    f"new_pairs={self.new_pairs!r} was set after fit: its pair model is fitted "
+                    "by fit, so call fit again"
+                )
             return self.pair_model_.predict(
                 dense_inputs(X_new_rows, "X_rows"), dense_inputs(X_new_cols, "X_cols")
             )

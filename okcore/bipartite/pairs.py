@@ -64,6 +64,8 @@ def pair_rows(X_rows: np.ndarray, X_cols: np.ndarray, rows: Any, cols: Any) -> n
 class PairTrees:
     """A single-output regressor (okcore tree ensemble) over pair rows [x_i, x_j] -> y_ij."""
 
+    method = "pair-trees"
+
     def __init__(self, estimator: Any, max_pairs: int, rng: np.random.Generator) -> None:
         self.estimator = estimator
         self.max_pairs = max_pairs
@@ -111,6 +113,8 @@ def side_gram(X_train: np.ndarray, X_new: np.ndarray | None, kind: str) -> np.nd
 
 class KroneckerRidge:
     """Kronecker kernel ridge regression on an interaction matrix (module docstring)."""
+
+    method = "kronecker"
 
     def __init__(self, alpha: float, kernel: str) -> None:
         self.alpha = alpha

@@ -251,6 +251,8 @@ def test_pair_trees_are_the_forest_on_concatenated_pair_rows() -> None:
     default = BipartiteRegressor(_boost(), new_pairs="pair-trees", max_pairs=150)
     S = default.fit(X_rows, X_cols, Y).predict(R, C)
     assert S.shape == (4, 6) and default.pair_model_.n_pairs_ == 150
+    with pytest.raises(DataError, match="set after fit"):
+        default.set_params(new_pairs="kronecker").predict_new_pairs(R, C)
 
 
 PAIRS_SEEN: list[dict] = []
