@@ -27,6 +27,20 @@ Methods (rows = targets, columns = drugs; every one is a row model + a column mo
   kernel-map features, new x new by the refitted two-step (it has no W^F);
 - sk_krr: scikit-learn KernelRidge(kernel="precomputed", alpha=1) per side, refitted two-step
   (for a linear smoother the same as two-step KRR).
+New x new by a model of pairs (the one-sided blocks come from one exact KRR per side):
+- okboost_et_refit: OK3-et + OKBoost with the refitted two-step;
+- pair_trees: trees on pairs, new_pairs="pair-trees" (extra-trees of OK3, 100 trees,
+  max_features sqrt, min_samples_leaf 5, on at most 20,000 training pairs, every
+  interaction kept);
+- kronecker: Kronecker KRR on the two similarities, new_pairs="kronecker",
+  pair_kernel="precomputed", pair_alpha=1.
+Hyperparameters by inner CV (``*_cv``, okcore.bipartite.BipartiteGridSearch): inside every
+outer configuration, the learned targets and drugs are split again 2 x 2 (degree-stratified,
+seed 0) and each candidate of the grid (GRIDS) is scored by its AUROC averaged over the three
+blocks on those inner folds; the best is refitted on the learned targets x learned drugs. The
+test vertices of the outer configuration are never seen. On the enzymes only the inner
+configurations (0, 0) and (1, 1) run (``--inner-configurations 2``) and the grids of the
+tree peers are halved (GRIDS_LARGE), to bound the CPU time.
 
     python -m bench.drug_target                 # all four sets
     python -m bench.drug_target --sets nr gpcr  # some
@@ -36,6 +50,7 @@ Methods (rows = targets, columns = drugs; every one is a row model + a column mo
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,7 +61,7 @@ from sklearn.kernel_ridge import KernelRidge
 
 from bench.common import Report, base_parser, data_dir, log, output_dirs
 from okcore import KRRBoostRegressor, OK3ForestRegressor, OKBoostRegressor
-from okcore.bipartite import BipartiteRegressor, bipartite_cross_validate
+from okcore.bipartite import BipartiteGridSearch, BipartiteRegressor, bipartite_cross_validate
 from okcore.meta import MetaEstimator
 
 SETS = {"nr": 4, "gpcr": 3, "ic": 2, "e": 2}
@@ -60,6 +75,42 @@ LABELS = {
     "krr": "okcore KRR (one stage, exact), two-step",
     "sk_et": "scikit-learn ExtraTreesRegressor (100), refitted two-step",
     "sk_krr": "scikit-learn KernelRidge, refitted two-step",
+    "okboost_et_refit": "OK3-et + OKBoost (M 300, nu 0.05), refitted two-step",
+    "pair_trees": "trees on pairs (OK3 extra-trees 100, <= 20,000 pairs); sides: KRR",
+    "kronecker": "Kronecker KRR (similarities, alpha 1); sides: KRR",
+    "krr_cv": "okcore KRR, alpha by inner CV, two-step",
+    "okboost_et_cv": "OK3-et + OKBoost, nu x J by inner CV, two-step",
+    "ok3_et_cv": "OK3 extra-trees (100), max_features x min_samples_leaf by inner CV",
+    "kronecker_cv": "Kronecker KRR, alpha by inner CV; sides: KRR, alpha by inner CV",
+    "sk_et_cv": "scikit-learn ExtraTreesRegressor (100), settings by inner CV, refitted",
+    "sk_krr_cv": "scikit-learn KernelRidge, alpha by inner CV, refitted two-step",
+}
+#: Candidates of the inner-CV searches (parameter names of the bipartite model).
+GRIDS: dict[str, dict[str, list[Any]]] = {
+    "krr_cv": {"row_estimator__alpha": [0.1, 1.0, 10.0]},
+    "okboost_et_cv": {
+        "row_estimator__learning_rate": [0.05, 0.1],
+        "row_estimator__max_splits": [5, 10],
+    },
+    "ok3_et_cv": {
+        "row_estimator__max_features": [None, "sqrt"],
+        "row_estimator__min_samples_leaf": [1, 5],
+    },
+    "kronecker_cv": {
+        "row_estimator__alpha": [0.1, 1.0, 10.0],
+        "pair_alpha": [0.1, 1.0, 10.0, 100.0],
+    },
+    "sk_et_cv": {
+        "estimator__max_features": [1.0, "sqrt"],
+        "estimator__min_samples_leaf": [1, 5],
+    },
+    "sk_krr_cv": {"estimator__alpha": [0.1, 1.0, 10.0]},
+}
+#: The enzymes' smaller grids for the slowest methods.
+GRIDS_LARGE = {
+    **GRIDS,
+    "ok3_et_cv": {"row_estimator__min_samples_leaf": [1, 5]},
+    "sk_et_cv": {"estimator__min_samples_leaf": [1, 5]},
 }
 BLOCK_NAMES = {"new_rows": "new target", "new_cols": "new drug", "new_pairs": "new x new"}
 
@@ -130,7 +181,19 @@ EXACT_KRR = {
 }
 
 
-def make_method(method: str, quick: bool) -> Any:
+def make_method(method: str, quick: bool, large: bool = False, inner: int = 4) -> Any:
+    """The bipartite model of ``method``; ``*_cv`` wrapped in an inner-CV grid search (the
+    smaller grids when ``large``, ``inner`` of the 2 x 2 inner configurations)."""
+    if method.endswith("_cv"):
+        grid = (GRIDS_LARGE if large else GRIDS)[method]
+        base = make_method(method[: -len("_cv")], quick)
+        if quick:
+            grid = {k: v[:1] for k, v in grid.items()}
+        configurations = [(0, 0), (1, 1), (0, 1), (1, 0)][:inner]
+        return BipartiteGridSearch(
+            base, grid, n_folds=2, row_inputs="similarity", col_inputs="similarity",
+            configurations=configurations,
+        )  # fmt: skip
     trees = 5 if quick else 100
     rounds = 5 if quick else 100
     if method.startswith("okboost_et"):
@@ -147,8 +210,15 @@ def make_method(method: str, quick: bool) -> Any:
         est = OK3ForestRegressor(
             n_estimators=trees, splitter="random", bootstrap=False, random_state=0
         )
-    elif method == "krr":
+    elif method in ("krr", "pair_trees"):
         est = KRRBoostRegressor(**EXACT_KRR)  # type: ignore[arg-type]
+        if method == "pair_trees":
+            return BipartiteRegressor(est, new_pairs="pair-trees", max_pairs=20_000)
+    elif method == "kronecker":
+        return BipartiteRegressor(
+            KRRBoostRegressor(**EXACT_KRR),  # type: ignore[arg-type]
+            new_pairs="kronecker", pair_kernel="precomputed", pair_alpha=1.0,
+        )  # fmt: skip
     elif method == "sk_et":
         return SklearnBipartite(ExtraTreesRegressor(n_estimators=trees, random_state=0))
     elif method == "sk_krr":
@@ -162,6 +232,10 @@ def run(argv: Sequence[str] | None = None) -> Report:
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=None, choices=list(SETS))
     parser.add_argument("--methods", nargs="+", default=None, choices=list(LABELS))
+    parser.add_argument(
+        "--inner-configurations", type=int, default=None, choices=(1, 2, 3, 4),
+        help="inner 2 x 2 configurations of the *_cv searches (default 4; 2 on the enzymes)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     sets = args.sets or (["nr"] if args.quick else list(SETS))
     methods = args.methods or list(LABELS)
@@ -174,15 +248,21 @@ def run(argv: Sequence[str] | None = None) -> Report:
             "K": {s: SETS[s] for s in sets},
             "seed": args.seed,
             "quick": args.quick,
+            "grids": {
+                m: GRIDS_LARGE[m] if "e" in sets else GRIDS[m] for m in methods if m in GRIDS
+            },
+            "inner_configurations": args.inner_configurations,
         },  # fmt: skip
         labels=dict(LABELS),
     )
     for name in sets:
         Y, S_targets, S_drugs, _, _ = load_set(name)
         log(f"{name}: {Y.shape[0]} targets x {Y.shape[1]} drugs, {int(Y.sum())} interactions")
+        large = name == "e"
+        inner = args.inner_configurations or (2 if large else 4)
         for method in methods:
             result = bipartite_cross_validate(
-                make_method(method, args.quick), S_targets, S_drugs, Y,
+                make_method(method, args.quick, large, inner), S_targets, S_drugs, Y,
                 n_folds=SETS[name], row_inputs="similarity", col_inputs="similarity",
                 random_state=args.seed,
             )  # fmt: skip
@@ -190,6 +270,9 @@ def run(argv: Sequence[str] | None = None) -> Report:
             fit_cpu = float(np.sum([f["fit_time"] + f["predict_time"] for f in result.folds]))
             report.add(f"{name}/{method}", **summary, cpu_s=fit_cpu)
             report.extra.setdefault("configurations", {})[f"{name}/{method}"] = result.folds
+            chosen = Counter(repr(f["best_params"]) for f in result.folds if "best_params" in f)
+            if chosen:
+                log(f"  {method} inner-CV choices (count: parameters): {dict(chosen)}")
             log(
                 f"  {method:14s} AUROC blocks {summary['blocks_auroc']:.3f} "
                 f"AP blocks {summary['blocks_ap']:.3f} ({fit_cpu:.0f} CPU s)"

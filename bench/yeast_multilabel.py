@@ -20,15 +20,31 @@ Methods:
 - ok3_rf: random forest of OK3 trees (W^F Y label frequencies), threshold by inner CV;
 - sk_rf_05: scikit-learn RandomForestClassifier (multi-output), predict_proba, threshold 0.5;
 - sk_rf: scikit-learn RandomForestRegressor (multi-output) in the same MultiLabelClassifier;
-- sk_et: scikit-learn ExtraTreesRegressor (multi-output) in the same MultiLabelClassifier.
+- sk_et: scikit-learn ExtraTreesRegressor (multi-output) in the same MultiLabelClassifier;
+- avg_et: the average (okcore.multilabel.AveragedRegressor) of OK3-et + OKBoost and
+  extra-trees of OK3 (300 trees, max_features sqrt), the average the study (below) selects
+  on out-of-fold micro-F1, threshold by inner CV (micro-F1).
 
     python -m bench.yeast_multilabel           # MULAN split
     python -m bench.yeast_multilabel --quick   # CI smoke run (small models)
     python -m bench.yeast_multilabel --tune-krr 0.3 1 3 10 30   # the KRR alpha choice
+    python -m bench.yeast_multilabel --study   # averages of members, decision rules
+
+The study (``--study``, bench/results/yeast_multilabel_study.txt) fits each member model
+(STUDY_MEMBERS) once per inner fold of the training genes (the 3 folds of
+MultiLabelClassifier, seed 0) and once on all of them, caches the out-of-fold and test scores
+(bench/out/yeast_scores/, not committed), then scores every average of members, each with the
+clipped and the sigmoid map, under four decision rules chosen on the out-of-fold scores:
+one threshold maximising micro-F1, one minimising Hamming loss, the micro-F1 threshold plus
+each gene's top label, and the top k labels with k = round(c sum_l p_l) (c chosen on micro-F1).
+The row selected is the one with the best out-of-fold micro-F1 (ties: lower out-of-fold
+ranking loss); the test genes only report. A threshold sweep on the test genes of the selected
+average is printed as a diagnostic of the micro-F1 / Hamming trade-off, never used to choose.
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from collections.abc import Sequence
@@ -39,7 +55,14 @@ from sklearn.ensemble import ExtraTreesRegressor, RandomForestClassifier, Random
 
 from bench.common import Report, base_parser, data_dir, log, output_dirs
 from okcore import KRRBoostRegressor, OK3ForestRegressor, OKBoostRegressor, metrics
-from okcore.multilabel import MultiLabelClassifier
+from okcore.model_selection import kfold
+from okcore.multilabel import (
+    THRESHOLD_GRID,
+    AveragedRegressor,
+    MultiLabelClassifier,
+    choose_thresholds,
+    fit_sigmoid,
+)
 
 N_TEST = 917  # MULAN's yeast-test.arff rows come first in the file
 #: Bogatinovski et al. 2022, RF-PCT on yeast (their 1450/967 split).
@@ -73,6 +96,7 @@ LABELS = {
     "sk_rf_05": "scikit-learn RandomForestClassifier, threshold 0.5",
     "sk_rf": "scikit-learn RandomForestRegressor, threshold by inner CV",
     "sk_et": "scikit-learn ExtraTreesRegressor, threshold by inner CV",
+    "avg_et": "average of OK3-et + OKBoost and OK3 extra-trees (300), threshold by inner CV",
 }
 
 
@@ -135,6 +159,9 @@ def make_method(method: str, quick: bool) -> Any:
     if method == "ok3_rf":
         forest = OK3ForestRegressor(n_estimators=trees, max_features="sqrt", random_state=0)
         return MultiLabelClassifier(forest)
+    if method == "avg_et":
+        members = study_members()
+        return MultiLabelClassifier(AveragedRegressor([members["okboost_et"], members["ok3_et"]]))
     if method == "sk_rf_05":
         return SklearnProba(RandomForestClassifier(n_estimators=trees, random_state=0))
     if method == "sk_rf":
@@ -146,6 +173,127 @@ def make_method(method: str, quick: bool) -> Any:
             ExtraTreesRegressor(n_estimators=trees, max_features="sqrt", random_state=0)
         )
     raise ValueError(f"unknown method {method!r}")
+
+
+def study_members() -> dict[str, Any]:
+    """The member models of the study (bench's OKBoost settings, 300-tree forests)."""
+    boost = {"max_splits": 10, "subsample": 0.8, "random_state": 0}
+    return {
+        "okboost": OKBoostRegressor(n_estimators=300, learning_rate=0.05, **boost),
+        "okboost_et": OKBoostRegressor(
+            n_estimators=300, learning_rate=0.05, splitter="random", max_features="sqrt", **boost
+        ),
+        "okboost_et_long": OKBoostRegressor(
+            n_estimators=1000, learning_rate=0.02, splitter="random", max_features="sqrt", **boost
+        ),
+        "krr": make_method("krr", False).estimator,
+        "ok3_rf": OK3ForestRegressor(n_estimators=300, max_features="sqrt", random_state=0),
+        "ok3_et": OK3ForestRegressor(
+            n_estimators=300,
+            splitter="random",
+            bootstrap=False,
+            max_features="sqrt",
+            random_state=0,
+        ),  # fmt: skip
+    }
+
+
+def member_scores(name: str, X: np.ndarray, Y: np.ndarray, X_test: np.ndarray) -> dict:
+    """{"oof": out-of-fold scores of the training genes (MultiLabelClassifier's 3 inner folds),
+    "test": scores of the test genes by the model fitted on all training genes}, cached."""
+    from bench.common import REPO_ROOT
+
+    cache = REPO_ROOT / "bench" / "out" / "yeast_scores" / f"{name}.npz"
+    if cache.exists():
+        return dict(np.load(cache))
+    est, labels = study_members()[name], Y.astype(np.float64)
+    start = time.process_time()
+    oof = np.empty_like(labels)
+    for train, test in kfold(len(X), 3, 0):
+        model = type(est)(**est.get_params()).fit(X[train], labels[train])
+        oof[test] = np.asarray(model.predict(X[test])).reshape(len(test), -1)
+    full = type(est)(**est.get_params()).fit(X, labels)
+    out = {"oof": oof, "test": np.asarray(full.predict(X_test)).reshape(len(X_test), -1)}
+    log(f"{name}: {time.process_time() - start:.0f} CPU s")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, **out)
+    return out
+
+
+def top_k(P: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """0/1 rows with each row's k[i] highest-scored labels."""
+    ranks = np.argsort(np.argsort(-P, axis=1), axis=1)
+    return ranks < np.clip(k, 0, P.shape[1])[:, None]
+
+
+def decision_rules(oof: np.ndarray, test: np.ndarray, Y: np.ndarray) -> dict[str, Any]:
+    """Each rule's (test decisions, choice, out-of-fold decisions), chosen on (Y, oof)."""
+    rules: dict[str, Any] = {}
+    for rule, metric in (
+        ("threshold (micro-F1)", "micro_f1"),
+        ("threshold (Hamming)", "hamming_loss"),
+    ):
+        t = choose_thresholds(Y.astype(bool), oof, metric=metric)[0]
+        rules[rule] = (test >= t, f"t={t:.2f}", oof >= t)
+
+    def with_top(P: np.ndarray, t: float) -> np.ndarray:
+        return (P >= t) | top_k(P, np.ones(len(P), int))
+
+    t1 = THRESHOLD_GRID[
+        int(np.argmax([metrics.micro_f1(Y, with_top(oof, g)) for g in THRESHOLD_GRID]))
+    ]
+    rules["threshold + top label"] = (with_top(test, t1), f"t={t1:.2f}", with_top(oof, t1))
+
+    def cardinality(P: np.ndarray, c: float) -> np.ndarray:
+        return top_k(P, np.maximum(1, np.round(c * P.sum(1))).astype(int))
+
+    cs = np.round(np.arange(0.7, 1.41, 0.05), 2)
+    c = cs[int(np.argmax([metrics.micro_f1(Y, cardinality(oof, c)) for c in cs]))]
+    rules["top k, k = round(c sum p)"] = (cardinality(test, c), f"c={c:.2f}", cardinality(oof, c))
+    return rules  # fmt: skip
+
+
+def study(args: Any, X: np.ndarray, Y: np.ndarray, X_test: np.ndarray, Y_test: np.ndarray) -> str:
+    """Averages of members x score maps x decision rules (module docstring); the text."""
+    names = args.members or list(study_members())
+    scores = {n: member_scores(n, X, Y, X_test) for n in names}
+    head = ("| members | map | rule | choice | OOF micro-F1 | OOF rank loss | micro-F1 | macro-F1 "
+            "| Hamming | rank loss | subset acc | one-error | labels / gene |")  # fmt: skip
+    lines = ["## yeast, averages of members and decision rules (choices on out-of-fold scores)\n",
+             head, "| --- |" + " --- |" * 12]  # fmt: skip
+    best: tuple[float, float, str, np.ndarray, np.ndarray] | None = None
+    for r in range(1, len(names) + 1):
+        for combo in itertools.combinations(names, r):
+            oof = np.clip(np.mean([scores[n]["oof"] for n in combo], 0), 0, 1)
+            test = np.clip(np.mean([scores[n]["test"] for n in combo], 0), 0, 1)
+            a, b = fit_sigmoid(oof, Y)
+            maps = {
+                "clip": (oof, test),
+                "sigmoid": (1 / (1 + np.exp(-(a * oof + b))), 1 / (1 + np.exp(-(a * test + b)))),
+            }
+            for map_name, (o, t) in maps.items():
+                for rule, (D, choice, oof_D) in decision_rules(o, t, Y).items():
+                    row = [metrics.micro_f1(Y, oof_D), metrics.ranking_loss(Y, o),
+                           metrics.micro_f1(Y_test, D), metrics.macro_f1(Y_test, D),
+                           metrics.hamming_loss(Y_test, D), metrics.ranking_loss(Y_test, t),
+                           metrics.subset_accuracy(Y_test, D), metrics.one_error(Y_test, t)]  # fmt: skip
+                    lines.append(f"| {' + '.join(combo)} | {map_name} | {rule} | {choice} | "
+                                 + " | ".join(f"{v:.4f}" for v in row) + f" | {D.sum(1).mean():.2f} |")  # fmt: skip
+                    key = (row[0], -row[1])
+                    if map_name == "clip" and (best is None or key > best[:2]):
+                        best = (*key, " + ".join(combo), o, t)
+    assert best is not None
+    _, _, chosen, oof, test = best
+    lines += [f"\nSelected by out-of-fold micro-F1 (ties: out-of-fold ranking loss): {chosen}\n",
+              f"## diagnostic only: threshold sweep of {chosen} (clip) on the training genes' "
+              "out-of-fold scores and on the test genes\n",
+              "| threshold | OOF micro-F1 | OOF Hamming | test micro-F1 | test Hamming | test macro-F1 |",
+              "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    for t in np.round(np.arange(0.28, 0.52, 0.02), 2):
+        lines.append(f"| {t:.2f} | {metrics.micro_f1(Y, oof >= t):.4f} | {metrics.hamming_loss(Y, oof >= t):.4f} "
+                     f"| {metrics.micro_f1(Y_test, test >= t):.4f} | {metrics.hamming_loss(Y_test, test >= t):.4f} "
+                     f"| {metrics.macro_f1(Y_test, test >= t):.4f} |")  # fmt: skip
+    return "\n".join(lines)
 
 
 def evaluate(Y: np.ndarray, scores: np.ndarray, decisions: np.ndarray) -> dict[str, float]:
@@ -173,9 +321,17 @@ def run(argv: Sequence[str] | None = None) -> Report | None:
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--methods", nargs="+", default=None, choices=list(LABELS))
     parser.add_argument("--tune-krr", nargs="+", type=float, default=None, metavar="ALPHA")
+    parser.add_argument("--study", action="store_true", help="averages and decision rules")
+    parser.add_argument("--members", nargs="+", default=None, help="members of the study")
     args = parser.parse_args(argv)
     methods = args.methods or list(LABELS)
     X_train, Y_train, X_test, Y_test = load_yeast()
+    if args.study:
+        text = study(args, X_train, Y_train, X_test, Y_test)
+        out_dir, _ = output_dirs(args)
+        (out_dir / f"{args.name or 'yeast_multilabel_study'}.txt").write_text(text + "\n")
+        print(text)
+        return None
     if args.tune_krr:
         tune_krr(X_train, Y_train, args.tune_krr, args.seed)
         return None

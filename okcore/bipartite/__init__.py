@@ -3,6 +3,8 @@ models, their combination for pairs of new vertices, and K x K cross-validation 
 average precision per block."""
 
 from .model import NEW_PAIR_METHODS, BipartiteRegressor, side_inputs
+from .pairs import PAIR_KERNELS
+from .search import SEARCH_SCORES, BipartiteGridSearch
 from .validation import (
     BLOCKS,
     BipartiteCVResult,
@@ -14,7 +16,10 @@ from .validation import (
 __all__ = [
     "BLOCKS",
     "NEW_PAIR_METHODS",
+    "PAIR_KERNELS",
+    "SEARCH_SCORES",
     "BipartiteCVResult",
+    "BipartiteGridSearch",
     "BipartiteRegressor",
     "bipartite_cross_validate",
     "block_scores",

@@ -24,9 +24,19 @@ New row x new column (neither side known) combines both models (``new_pairs``):
   P = W_row(R) Y (q columns of outputs), from the known columns' inputs and predicts them for
   the new columns; symmetrically a fresh row model on the new columns' predicted profiles;
   the two are averaged. Two extra fits per call.
-Measured on the four drug-target sets (docs/RESULTS.md, section 8.1), "refit" raised the new x
-new AUROC by 0.006 on average at twice the CPU time and a fit per prediction call; "two-step"
-is the default as the better choice at equal CPU time.
+- "pair-trees": a tree ensemble on pair rows [x_r, x_c] -> y_rc fitted at :meth:`fit` on at
+  most ``max_pairs`` training pairs (every interaction kept; :mod:`okcore.bipartite.pairs`),
+  the "global" approach of Schrynemackers et al. (2015). ``pair_estimator``, default extra-
+  trees of OK3 (100 trees, max_features="sqrt", min_samples_leaf=5).
+- "kronecker": Kronecker kernel ridge regression (Pahikkala et al. 2014) on the two sides'
+  input kernels (``pair_kernel``: "linear" on the inputs, or "precomputed" when each side's
+  inputs are its similarity), ridge ``pair_alpha``; closed form by two eigendecompositions.
+The last two learn new x new pairs directly and leave the one-sided blocks to the two models.
+Measured on the four drug-target sets (docs/RESULTS.md, sections 8.1 and 8.1.1): "refit"
+raised the new x new AUROC by 0.006 on average at twice the CPU time and a fit per prediction
+call; over good side models (OK3 extra-trees, OK3-et + OKBoost) "two-step" was best or within
+0.005 of the best on three sets of four, trees on pairs never were, and Kronecker KRR won only
+on the smallest set (26 nuclear receptors). "two-step" is the default.
 
 Inputs of either side are feature rows, or an input similarity used through the empirical
 kernel map: an item's features are its similarities to the training items of that side. At
@@ -41,13 +51,25 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import Options, check_is_fitted, check_matrix, validate_params
+from .._validation import (
+    Interval,
+    Options,
+    RandomStateLike,
+    check_is_fitted,
+    check_matrix,
+    check_random_state,
+    validate_params,
+)
 from ..boosting import OKBoostRegressor
 from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
+from ..trees.forest import OK3ForestRegressor
+from .pairs import PAIR_KERNELS, KroneckerRidge, PairTrees, dense_inputs
 
-NEW_PAIR_METHODS = ("two-step", "refit")
+NEW_PAIR_METHODS = ("two-step", "refit", "pair-trees", "kronecker")
 SIDE_INPUTS = ("features", "similarity")
+#: The new x new methods with a model of their own, fitted by ``fit``.
+PAIR_MODELS = ("pair-trees", "kronecker")
 
 
 def side_inputs(X: Any, items: np.ndarray, train: np.ndarray, kind: str = "features") -> Any:
@@ -76,18 +98,37 @@ class BipartiteRegressor(MetaEstimator):
         Learns rows' interaction profiles from row inputs; None = ``OKBoostRegressor()``.
     col_estimator : okcore estimator or None
         Learns columns' profiles from column inputs; None = a clone of ``row_estimator``.
-    new_pairs : {"two-step", "refit"}
-        How both models combine for new rows x new columns (module docstring).
+    new_pairs : {"two-step", "refit", "pair-trees", "kronecker"}
+        How new rows x new columns are scored (module docstring).
     kernel : str
         Output kernel on interaction profiles for both models ("linear": the profiles
         themselves; any name :func:`okcore.make_kernel` knows).
+    pair_estimator : okcore estimator or None
+        The single-output model on pair rows of ``new_pairs="pair-trees"``; None = extra-trees
+        of OK3 (100 trees, max_features="sqrt", min_samples_leaf=5, seeded by random_state).
+    max_pairs : int
+        Bound on the training pairs of "pair-trees" (interactions kept, the rest sampled).
+    pair_kernel : {"linear", "precomputed"}
+        Input kernel of each side for "kronecker": X X^T / p on the inputs, or the inputs
+        themselves as kernel values (each side's inputs its similarity).
+    pair_alpha : float > 0
+        Ridge of "kronecker".
+    random_state : None or int
+        Seeds the pair sampling and the default pair estimator.
 
     Fitted attributes: ``row_model_``, ``col_model_`` (fitted clones), ``Y_`` (n_rows,
     n_cols), ``X_rows_``, ``X_cols_`` (the training inputs, referenced, not copied),
-    ``n_rows_``, ``n_cols_``.
+    ``n_rows_``, ``n_cols_``; ``pair_model_`` (the fitted pair model of "pair-trees" or
+    "kronecker", else None).
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {"new_pairs": [Options(NEW_PAIR_METHODS)]}
+    _parameter_constraints: dict[str, list[Any]] = {
+        "new_pairs": [Options(NEW_PAIR_METHODS)],
+        "max_pairs": [Interval(int, 1, None, "left")],
+        "pair_kernel": [Options(PAIR_KERNELS)],
+        "pair_alpha": [Interval(float, 0.0, None, "neither")],
+        "random_state": [RandomStateLike()],
+    }
 
     def __init__(
         self,
@@ -96,11 +137,21 @@ class BipartiteRegressor(MetaEstimator):
         *,
         new_pairs: str = "two-step",
         kernel: str = "linear",
+        pair_estimator: Any = None,
+        max_pairs: int = 20_000,
+        pair_kernel: str = "linear",
+        pair_alpha: float = 1.0,
+        random_state: Any = 0,
     ) -> None:
         self.row_estimator = row_estimator
         self.col_estimator = col_estimator
         self.new_pairs = new_pairs
         self.kernel = kernel
+        self.pair_estimator = pair_estimator
+        self.max_pairs = max_pairs
+        self.pair_kernel = pair_kernel
+        self.pair_alpha = pair_alpha
+        self.random_state = random_state
 
     def _row_template(self) -> Any:
         return OKBoostRegressor() if self.row_estimator is None else self.row_estimator
@@ -126,7 +177,25 @@ class BipartiteRegressor(MetaEstimator):
         self.Y_ = Y
         self.n_rows_, self.n_cols_ = Y.shape
         self.X_rows_, self.X_cols_ = X_rows, X_cols  # "refit" fits its second step on them
+        self.pair_model_ = self._fit_pair_model(X_rows, X_cols, Y)
         return self
+
+    def _fit_pair_model(self, X_rows: Any, X_cols: Any, Y: np.ndarray) -> Any:
+        if self.new_pairs not in PAIR_MODELS:
+            return None
+        X_rows, X_cols = dense_inputs(X_rows, "X_rows"), dense_inputs(X_cols, "X_cols")
+        if self.new_pairs == "kronecker":
+            return KroneckerRidge(float(self.pair_alpha), self.pair_kernel).fit(X_rows, X_cols, Y)
+        rng = check_random_state(self.random_state)
+        if self.pair_estimator is None:
+            seed = int(rng.integers(2**31 - 1))
+            estimator = OK3ForestRegressor(
+                n_estimators=100, splitter="random", bootstrap=False, max_features="sqrt",
+                min_samples_leaf=5, random_state=seed,
+            )  # fmt: skip
+        else:
+            estimator = clone(self.pair_estimator)
+        return PairTrees(estimator, self.max_pairs, rng).fit(X_rows, X_cols, Y)
 
     def row_weights(self, X_new_rows: Any) -> np.ndarray:
         """W_row: weights of new rows over the training rows, (q, n_rows)."""
@@ -149,6 +218,16 @@ class BipartiteRegressor(MetaEstimator):
 
     def predict_new_pairs(self, X_new_rows: Any, X_new_cols: Any) -> np.ndarray:
         """Scores of new rows x new columns, (q, q'), by ``new_pairs``."""
+        check_is_fitted(self, "Y_")
+        if self.new_pairs in PAIR_MODELS:
+            if getattr(self.pair_model_, "method", None) != self.new_pairs:
+                raise DataError(
+                    f"new_pairs={self.new_pairs!r} was set after fit: its pair model is fitted "
+                    "by fit, so call fit again"
+                )
+            return self.pair_model_.predict(
+                dense_inputs(X_new_rows, "X_rows"), dense_inputs(X_new_cols, "X_cols")
+            )
         profiles = self.predict_new_rows(X_new_rows)  # (q, n_cols)
         if self.new_pairs == "two-step":
             return profiles @ self.col_weights(X_new_cols).T

@@ -64,7 +64,8 @@ def block_scores(truth: Any, scores: Any) -> dict[str, float]:
 class BipartiteCVResult:
     """Per configuration (row fold, column fold): the scores of every block and pooled.
 
-    ``folds[k]`` is {"row_fold", "col_fold", "fit_time", block: {"auroc", "ap"}, ...};
+    ``folds[k]`` is {"row_fold", "col_fold", "fit_time", "predict_time", block: {"auroc",
+    "ap"}, ..., and "best_params" for a :class:`~okcore.bipartite.BipartiteGridSearch`};
     :meth:`mean` averages a block's measure over configurations (NaNs skipped) and
     :meth:`summary` gives every block's means and the mean over the three blocks.
     """
@@ -159,6 +160,8 @@ def bipartite_cross_validate(
             np.concatenate([s.ravel() for s, _ in predicted.values()]),
         )
         record["predict_time"] = time.process_time() - start - record["fit_time"]
+        if hasattr(fitted, "best_params_"):  # a grid search: what its inner CV chose
+            record["best_params"] = dict(fitted.best_params_)
         result.folds.append(record)
         if callback is not None:
             callback(record)

@@ -15,6 +15,7 @@ from okcore.bipartite import (
     degree_stratified_folds,
     side_inputs,
 )
+from okcore.bipartite.pairs import sample_pairs
 from okcore.exceptions import DataError
 
 CODE = 1000.0  # similarity inputs encode (row id, column id) as CODE * i + j
@@ -120,7 +121,7 @@ class RecordingBoost(OKBoostRegressor):
         return super().predict_weights(X)
 
 
-@pytest.mark.parametrize("new_pairs", ["two-step", "refit"])
+@pytest.mark.parametrize("new_pairs", ["two-step", "refit", "pair-trees", "kronecker"])
 def test_cross_validation_never_leaks_a_test_vertex(new_pairs: str) -> None:
     _, _, Y = _network(20, 16)
     n_rows, n_cols = Y.shape
@@ -191,3 +192,162 @@ def test_bad_shapes_and_parameters_are_refused() -> None:
 
     with pytest.raises(InvalidParameterError, match="'new_pairs' parameter"):
         BipartiteRegressor(new_pairs="product").fit(X_rows, X_cols, Y)
+    with pytest.raises(InvalidParameterError, match="'pair_alpha' parameter"):
+        BipartiteRegressor(new_pairs="kronecker", pair_alpha=0.0).fit(X_rows, X_cols, Y)
+    with pytest.raises(DataError, match="similarity among the training vertices"):
+        BipartiteRegressor(_boost(), new_pairs="kronecker", pair_kernel="precomputed").fit(
+            X_rows, X_cols, Y
+        )
+
+
+def test_kronecker_ridge_equals_the_brute_force_solve() -> None:
+    """(K_c (x) K_r + alpha I) vec(A) = vec(Y - m) solved densely; f(r, c) = m + k_r A k_c."""
+    rng = np.random.default_rng(5)
+    X_rows, X_cols, Y = _network(12, 9)
+    Kr, Kc = X_rows @ X_rows.T + np.eye(12), X_cols @ X_cols.T + np.eye(9)
+    kr, kc = rng.normal(size=(4, 12)), rng.normal(size=(3, 9))
+    alpha, m = 0.7, Y.mean()
+    big = np.kron(Kc, Kr) + alpha * np.eye(12 * 9)  # vec stacks columns: Kc (x) Kr
+    A = np.linalg.solve(big, (Y - m).ravel(order="F")).reshape(12, 9, order="F")
+    model = BipartiteRegressor(
+        _boost(), new_pairs="kronecker", pair_kernel="precomputed", pair_alpha=alpha
+    ).fit(Kr, Kc, Y)
+    np.testing.assert_allclose(model.predict_new_pairs(kr, kc), m + kr @ A @ kc.T, atol=1e-9)
+    linear = BipartiteRegressor(_boost(), new_pairs="kronecker").fit(X_rows, X_cols, Y)
+    expected = BipartiteRegressor(_boost(), new_pairs="kronecker", pair_kernel="precomputed").fit(
+        X_rows @ X_rows.T / 3, X_cols @ X_cols.T / 3, Y
+    )
+    R, C = X_rows[:2] + 0.1, X_cols[:3]
+    np.testing.assert_allclose(
+        linear.predict_new_pairs(R, C),
+        expected.predict_new_pairs(R @ X_rows.T / 3, C @ X_cols.T / 3),
+        atol=1e-9,
+    )
+
+
+def test_pair_sampling_keeps_every_interaction_and_the_bound() -> None:
+    rng = np.random.default_rng(0)
+    Y = (rng.random((40, 30)) < 0.05).astype(float)
+    picked = sample_pairs(Y, 200, rng)
+    assert picked.size == 200 and np.unique(picked).size == 200
+    assert set(np.flatnonzero(Y.ravel())) <= set(picked)
+    assert sample_pairs(Y, 5000, rng).size == Y.size
+    assert sample_pairs(Y, 10, rng).size == 10  # more interactions than the bound
+
+
+def test_pair_trees_are_the_forest_on_concatenated_pair_rows() -> None:
+    X_rows, X_cols, Y = _network(20, 15)
+    forest = OK3ForestRegressor(n_estimators=10, splitter="random", bootstrap=False, random_state=0)
+    model = BipartiteRegressor(
+        _boost(), new_pairs="pair-trees", pair_estimator=forest, max_pairs=10**6
+    ).fit(X_rows, X_cols, Y)
+    assert model.pair_model_.n_pairs_ == Y.size
+    rows, cols = np.divmod(np.arange(Y.size), Y.shape[1])
+    direct = forest.fit(np.hstack([X_rows[rows], X_cols[cols]]), Y.ravel()[:, None])
+    R, C = X_rows[:4] + 0.05, X_cols[:6] - 0.05
+    r, c = np.divmod(np.arange(24), 6)
+    expected = direct.predict(np.hstack([R[r], C[c]])).reshape(4, 6)
+    np.testing.assert_allclose(model.predict_new_pairs(R, C), expected, atol=1e-12)
+    default = BipartiteRegressor(_boost(), new_pairs="pair-trees", max_pairs=150)
+    S = default.fit(X_rows, X_cols, Y).predict(R, C)
+    assert S.shape == (4, 6) and default.pair_model_.n_pairs_ == 150
+    with pytest.raises(DataError, match="set after fit"):
+        default.set_params(new_pairs="kronecker").predict_new_pairs(R, C)
+
+
+PAIRS_SEEN: list[dict] = []
+
+
+class RecordingForest(OK3ForestRegressor):
+    """An OK3 forest on pair rows [similarity row | similarity column] recording the vertex ids
+    behind each pair row and the training items of its similarity columns."""
+
+    n_row_items = 0
+
+    def _record(self, kind: str, X) -> None:
+        X = np.asarray(X)
+        n = type(self).n_row_items
+        PAIRS_SEEN.append({"kind": kind, "rows": set((X[:, 0] // CODE).astype(int)),
+                           "cols": set((X[:, n] // CODE).astype(int)),
+                           "row_items": set((X[0, :n] % CODE).round().astype(int)),
+                           "col_items": set((X[0, n:] % CODE).round().astype(int))})  # fmt: skip
+
+    def fit(self, X, Y=None, **kwargs):  # type: ignore[override]
+        self._record("fit", X)
+        return super().fit(X, Y, **kwargs)
+
+    def predict(self, X):  # type: ignore[override]
+        self._record("predict", X)
+        return super().predict(X)
+
+
+def test_pair_trees_never_see_a_test_vertex_in_cross_validation() -> None:
+    _, _, Y = _network(12, 10)
+    rows, cols = np.arange(12), 100 + np.arange(10)
+    S_rows = CODE * rows[:, None] + rows[None, :]
+    S_cols = CODE * cols[:, None] + cols[None, :]
+    RecordingForest.n_row_items = 6  # 12 rows in 2 folds: 6 learned rows
+    model = BipartiteRegressor(
+        OKBoostRegressor(n_estimators=2),
+        new_pairs="pair-trees",
+        pair_estimator=RecordingForest(n_estimators=3, splitter="random", random_state=0),
+    )
+    PAIRS_SEEN.clear()
+    result = bipartite_cross_validate(
+        model, S_rows, S_cols, Y, n_folds=2, row_inputs="similarity", col_inputs="similarity"
+    )
+    assert len(PAIRS_SEEN) == 8
+    for k, record in enumerate(result.folds):
+        test_r = set(rows[result.row_folds == record["row_fold"]])
+        test_c = set(cols[result.col_folds == record["col_fold"]])
+        fit, predict = PAIRS_SEEN[2 * k], PAIRS_SEEN[2 * k + 1]
+        for entry in (fit, predict):
+            assert entry["row_items"] == set(rows) - test_r
+            assert entry["col_items"] == set(cols) - test_c
+        assert fit["rows"] == set(rows) - test_r and fit["cols"] == set(cols) - test_c
+        assert predict["rows"] == test_r and predict["cols"] == test_c
+
+
+def test_grid_search_scores_candidates_on_inner_folds_of_the_training_vertices_only() -> None:
+    from okcore.bipartite import BipartiteGridSearch
+
+    _, _, Y = _network(20, 16)
+    rows, cols = np.arange(20), 100 + np.arange(16)
+    S_rows = CODE * rows[:, None] + rows[None, :]
+    S_cols = CODE * cols[:, None] + cols[None, :]
+    grid = {"row_estimator__learning_rate": [0.1, 0.5]}
+    search = BipartiteGridSearch(
+        BipartiteRegressor(RecordingBoost(n_estimators=3)), grid,
+        row_inputs="similarity", col_inputs="similarity",
+    )  # fmt: skip
+    SEEN.clear()
+    marks: list[int] = []
+    result = bipartite_cross_validate(
+        search, S_rows, S_cols, Y, n_folds=2, row_inputs="similarity", col_inputs="similarity",
+        callback=lambda record: marks.append(len(SEEN)),
+    )  # fmt: skip
+    start = 0
+    for record, end in zip(result.folds, marks, strict=True):
+        test = set(rows[result.row_folds == record["row_fold"]]) | set(
+            cols[result.col_folds == record["col_fold"]]
+        )
+        for entry in SEEN[start:end]:  # inner fits, refit and predictions alike
+            assert not entry["columns"] & test
+            if entry["kind"] == "fit":
+                assert not entry["ids"] & test
+        start = end
+        assert record["best_params"]["row_estimator__learning_rate"] in (0.1, 0.5)
+    # the choice is the argmax of the inner scores, refitted on all the training vertices
+    fitted = search.fit(S_rows, S_cols, Y)
+    inner = [
+        bipartite_cross_validate(
+            BipartiteRegressor(RecordingBoost(n_estimators=3, learning_rate=lr)), S_rows,
+            S_cols, Y, n_folds=2, row_inputs="similarity", col_inputs="similarity",
+        ).summary()["blocks_auroc"]
+        for lr in (0.1, 0.5)
+    ]  # fmt: skip
+    assert [r["score"] for r in fitted.cv_results_] == pytest.approx(inner)
+    assert fitted.best_params_ == {
+        "row_estimator__learning_rate": (0.1, 0.5)[int(np.argmax(inner))]
+    }
+    assert fitted.best_estimator_.n_rows_ == 20

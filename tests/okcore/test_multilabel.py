@@ -133,3 +133,25 @@ def test_label_rows_must_be_binary() -> None:
         MultiLabelClassifier(threshold=0.5).fit(X, Y * 2)
     with pytest.raises(DataError, match="rows but Y has"):
         MultiLabelClassifier(threshold=0.5).fit(X[:-1], Y)
+
+
+def test_averaged_regressor_is_the_weighted_mean_of_its_members() -> None:
+    from okcore.exceptions import DataError
+    from okcore.multilabel import AveragedRegressor
+
+    X, Y = _data()
+    boost = OKBoostRegressor(n_estimators=10, random_state=0)
+    forest = OK3ForestRegressor(n_estimators=5, random_state=0)
+    mean = AveragedRegressor([boost, forest], weights=[1, 3]).fit(X, Y)
+    alone = [clone(boost).fit(X, Y), clone(forest).fit(X, Y)]
+    expected = 0.25 * alone[0].predict(X[:7]) + 0.75 * alone[1].predict(X[:7])
+    np.testing.assert_allclose(mean.predict(X[:7]), expected, atol=1e-12)
+    np.testing.assert_allclose(mean.predict_weights(X[:7]) @ Y, expected, atol=1e-10)
+    assert boost.__dict__.get("ensemble_") is None  # members are cloned, never fitted in place
+    model = MultiLabelClassifier(AveragedRegressor([boost, forest]), threshold=0.5).fit(X, Y)
+    P = model.predict_proba(X)
+    assert P.min() >= 0 and P.max() <= 1 and model.predict(X).shape == Y.shape
+    with pytest.raises(DataError, match="non-empty list"):
+        AveragedRegressor([]).fit(X, Y)
+    with pytest.raises(DataError, match="weights must be 2 non-negative"):
+        AveragedRegressor([boost, forest], weights=[1, -1]).fit(X, Y)
