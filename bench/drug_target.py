@@ -55,7 +55,13 @@ LABELS = {
     "okboost": "OKBoost (defaults), two-step",
     "okboost_refit": "OKBoost (defaults), refitted two-step",
     "okboost_et": "OK3-et + OKBoost (M 300, nu 0.05), two-step",
+    "okboost_et_sqrt": "OK3-et + OKBoost (M 300, nu 0.05), sqrt(p) candidates, two-step",
+    "okboost_et_all": "OK3-et + OKBoost (M 300, nu 0.05), all p candidates, two-step",
+    "okboost_et_sqrt_variance": "OK3-et + OKBoost (M 300, nu 0.05), sqrt(p), variance order",
+    "okboost_et_all_variance": "OK3-et + OKBoost (M 300, nu 0.05), all p, variance order",
     "ok3_et": "OK3 extra-trees (100), two-step",
+    "ok3_et_sqrt": "OK3 extra-trees (100), sqrt(p) candidates, two-step",
+    "ok3_et_all": "OK3 extra-trees (100), all p candidates, two-step",
     "ok3_et_refit": "OK3 extra-trees (100), refitted two-step",
     "krr": "okcore KRR (one stage, exact), two-step",
     "sk_et": "scikit-learn ExtraTreesRegressor (100), refitted two-step",
@@ -130,9 +136,20 @@ EXACT_KRR = {
 }
 
 
+#: settings of the extra-trees methods by the words of their names: candidate features per
+#: node (..._sqrt, ..._all) and the order leaves are split in (..._variance); a method
+#: without them takes the estimator's default
+NAMED_SETTINGS = {
+    "sqrt": {"max_features": "sqrt"},
+    "all": {"max_features": 1.0},
+    "variance": {"leaf_order": "variance"},
+}
+
+
 def make_method(method: str, quick: bool) -> Any:
     trees = 5 if quick else 100
     rounds = 5 if quick else 100
+    named = {k: v for word in method.split("_") for k, v in NAMED_SETTINGS.get(word, {}).items()}
     if method.startswith("okboost_et"):
         est = OKBoostRegressor(
             splitter="random",
@@ -140,12 +157,13 @@ def make_method(method: str, quick: bool) -> Any:
             learning_rate=0.05,
             max_splits=10,
             random_state=0,
+            **named,
         )
     elif method.startswith("okboost"):
         est = OKBoostRegressor(n_estimators=rounds, random_state=0)
     elif method.startswith("ok3_et"):
         est = OK3ForestRegressor(
-            n_estimators=trees, splitter="random", bootstrap=False, random_state=0
+            n_estimators=trees, splitter="random", bootstrap=False, random_state=0, **named
         )
     elif method == "krr":
         est = KRRBoostRegressor(**EXACT_KRR)  # type: ignore[arg-type]
