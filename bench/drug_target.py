@@ -19,6 +19,8 @@ Methods (rows = targets, columns = drugs; every one is a row model + a column mo
 - okboost_refit: the same with the refitted two-step (new_pairs="refit");
 - okboost_et: OK3-et + OKBoost (splitter="random", M = 300, nu = 0.05, J = 10);
 - ok3_et: extra-trees of OK3 (100 fully grown trees, splitter="random", no bootstrap);
+- okboost_et_sqrt / _all, ok3_et_sqrt / _all: the same with sqrt(p) or all p candidate
+  features per node; okboost_et_sqrt_variance / _all_variance: also in the paper's leaf order;
 - ok3_et_refit: the same with the refitted two-step;
 - krr: one kernel ridge regression per side, KRRBoostRegressor(n_estimators=1, subset_size=N,
   n_basis=N, basis_selection="random", regularization="shrinkage", learning_rate=1,
