@@ -43,7 +43,7 @@ AUTO_SKETCH_DIM = 8
 #: ``early_stopping="auto"`` turns early stopping on above this many training rows (scikit-
 #: learn's HistGradientBoosting rule), with a patience of DEFAULT_N_ITER_NO_CHANGE rounds when
 #: ``n_iter_no_change`` is None. Below it a 10% validation split is too small a sample to stop
-#: on, and costs a tenth of the training rows (measured: docs/RESULTS.md section 9.4).
+#: on, and costs a tenth of the training rows (measured: docs/RESULTS.md section 9.5).
 EARLY_STOPPING_MIN_SAMPLES = 10_000
 DEFAULT_N_ITER_NO_CHANGE = 10
 
@@ -376,7 +376,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         """The parameter constraints, then the combinations refused: an L2 penalty with a
         robust loss (see ``l2_regularization``), a patience with early stopping off."""
         super().validate_params()
-        if self.early_stopping is False and self.n_iter_no_change is not None:
+        if self._early_stopping_off() and self.n_iter_no_change is not None:
             raise InvalidParameterError(
                 f"The 'n_iter_no_change' parameter of {type(self).__name__} is the patience "
                 f"of early stopping, which early_stopping=False turns off. Got "
@@ -404,13 +404,18 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
     def early_stopping_patience(self, n_samples: int) -> int | None:
         """The patience a fit on ``n_samples`` training rows stops with, or None when it
         does not stop early (``early_stopping`` and ``n_iter_no_change`` resolved)."""
-        if self.early_stopping is False:
+        if self._early_stopping_off():
             return None
         if self.n_iter_no_change is not None:
-            return int(self.n_iter_no_change)
-        if self.early_stopping is True or n_samples > EARLY_STOPPING_MIN_SAMPLES:
-            return DEFAULT_N_ITER_NO_CHANGE
-        return None
+            return self.n_iter_no_change
+        auto = isinstance(self.early_stopping, str)  # "auto", the one string allowed
+        return (
+            None if auto and n_samples <= EARLY_STOPPING_MIN_SAMPLES else DEFAULT_N_ITER_NO_CHANGE
+        )
+
+    def _early_stopping_off(self) -> bool:
+        """early_stopping=False (numpy's False too)."""
+        return not isinstance(self.early_stopping, str) and not self.early_stopping
 
     def _rows_per_tree(self, n_samples: int) -> float:
         return n_samples * float(self.subsample)

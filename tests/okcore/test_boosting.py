@@ -210,9 +210,12 @@ def test_a_patience_turns_early_stopping_on_under_auto(data):
     assert est.validation_loss_ is not None and est.n_train_ < len(X)
 
 
-def test_a_patience_with_early_stopping_off_is_refused(data):
+@pytest.mark.parametrize("off", [False, np.False_])
+def test_a_patience_with_early_stopping_off_is_refused(off, data):
     X, Y, _, _ = data
-    est = OKBoostRegressor(early_stopping=False, n_iter_no_change=5)
+    assert OKBoostRegressor(early_stopping=off).early_stopping_patience(10**6) is None
+    assert OKBoostRegressor(early_stopping=np.True_).early_stopping_patience(10) == 10
+    est = OKBoostRegressor(early_stopping=off, n_iter_no_change=5)
     with pytest.raises(InvalidParameterError, match="set early_stopping=True"):
         est.fit(X, Y)
     with pytest.raises(InvalidParameterError, match="'early_stopping' parameter"):
