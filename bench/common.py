@@ -119,8 +119,9 @@ def make_okcore(method: str, max_splits: int | None = None, *, seed: int, cfg: B
     Single tree: fully grown (no size selection), our reading of the paper (its Err on
     Friedman1, 11.2, is what a fully grown regression tree gets). Forests: fully grown trees,
     bagging = bootstrap + exact split search; extra-trees = no bootstrap, random cut-points with
-    okcore's default sqrt(p) candidates. OKBoost: ``max_splits`` = J, leaves split best-first
-    by variance (the paper's order).
+    sqrt(p) candidates (``..._all``: all p). OKBoost: ``max_splits`` = J, leaves split
+    best-first by variance (the paper's order), no early stopping. The parameters whose
+    estimator defaults changed since these protocols were measured are pinned here.
     """
     from okcore import OK3ForestRegressor, OK3Regressor, OKBoostRegressor
 
@@ -130,14 +131,14 @@ def make_okcore(method: str, max_splits: int | None = None, *, seed: int, cfg: B
         return OK3ForestRegressor(
             n_estimators=cfg.n_trees, bootstrap=True, splitter="best", random_state=seed
         )
-    all_p = {"max_features": 1.0} if method.endswith("_all") else {}
+    candidates = {"max_features": 1.0 if method.endswith("_all") else None}
     if method in ("ok3_et", "ok3_et_all"):
         return OK3ForestRegressor(
             n_estimators=cfg.n_trees,
             bootstrap=False,
             splitter="random",
             random_state=seed,
-            **all_p,
+            **candidates,
         )
     if method in BOOSTED:
         return OKBoostRegressor(
@@ -145,8 +146,10 @@ def make_okcore(method: str, max_splits: int | None = None, *, seed: int, cfg: B
             learning_rate=cfg.learning_rate,
             max_splits=max_splits,
             splitter="best" if method == "okboost" else "random",
+            leaf_order="variance",
+            early_stopping=False,
             random_state=seed,
-            **all_p,
+            **candidates,
         )
     raise ValueError(f"unknown method {method!r}")
 

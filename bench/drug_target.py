@@ -19,6 +19,8 @@ Methods (rows = targets, columns = drugs; every one is a row model + a column mo
 - okboost_refit: the same with the refitted two-step (new_pairs="refit");
 - okboost_et: OK3-et + OKBoost (splitter="random", M = 300, nu = 0.05, J = 10);
 - ok3_et: extra-trees of OK3 (100 fully grown trees, splitter="random", no bootstrap);
+- okboost_et_sqrt / _all, ok3_et_sqrt / _all: the same with sqrt(p) or all p candidate
+  features per node; okboost_et_sqrt_variance / _all_variance: also in the paper's leaf order;
 - ok3_et_refit: the same with the refitted two-step;
 - krr: one kernel ridge regression per side, KRRBoostRegressor(n_estimators=1, subset_size=N,
   n_basis=N, basis_selection="random", regularization="shrinkage", learning_rate=1,
@@ -70,7 +72,13 @@ LABELS = {
     "okboost": "OKBoost (defaults), two-step",
     "okboost_refit": "OKBoost (defaults), refitted two-step",
     "okboost_et": "OK3-et + OKBoost (M 300, nu 0.05), two-step",
+    "okboost_et_sqrt": "OK3-et + OKBoost (M 300, nu 0.05), sqrt(p) candidates, two-step",
+    "okboost_et_all": "OK3-et + OKBoost (M 300, nu 0.05), all p candidates, two-step",
+    "okboost_et_sqrt_variance": "OK3-et + OKBoost (M 300, nu 0.05), sqrt(p), variance order",
+    "okboost_et_all_variance": "OK3-et + OKBoost (M 300, nu 0.05), all p, variance order",
     "ok3_et": "OK3 extra-trees (100), two-step",
+    "ok3_et_sqrt": "OK3 extra-trees (100), sqrt(p) candidates, two-step",
+    "ok3_et_all": "OK3 extra-trees (100), all p candidates, two-step",
     "ok3_et_refit": "OK3 extra-trees (100), refitted two-step",
     "krr": "okcore KRR (one stage, exact), two-step",
     "sk_et": "scikit-learn ExtraTreesRegressor (100), refitted two-step",
@@ -181,6 +189,16 @@ EXACT_KRR = {
 }
 
 
+#: settings of the extra-trees methods by the words of their names: candidate features per
+#: node (..._sqrt, ..._all) and the order leaves are split in (..._variance); a method
+#: without them takes the estimator's default
+NAMED_SETTINGS = {
+    "sqrt": {"max_features": "sqrt"},
+    "all": {"max_features": 1.0},
+    "variance": {"leaf_order": "variance"},
+}
+
+
 def make_method(method: str, quick: bool, large: bool = False, inner: int = 4) -> Any:
     """The bipartite model of ``method``; ``*_cv`` wrapped in an inner-CV grid search (the
     smaller grids when ``large``, ``inner`` of the 2 x 2 inner configurations)."""
@@ -196,6 +214,7 @@ def make_method(method: str, quick: bool, large: bool = False, inner: int = 4) -
         )  # fmt: skip
     trees = 5 if quick else 100
     rounds = 5 if quick else 100
+    named = {k: v for word in method.split("_") for k, v in NAMED_SETTINGS.get(word, {}).items()}
     if method.startswith("okboost_et"):
         est = OKBoostRegressor(
             splitter="random",
@@ -203,12 +222,13 @@ def make_method(method: str, quick: bool, large: bool = False, inner: int = 4) -
             learning_rate=0.05,
             max_splits=10,
             random_state=0,
+            **named,
         )
     elif method.startswith("okboost"):
         est = OKBoostRegressor(n_estimators=rounds, random_state=0)
     elif method.startswith("ok3_et"):
         est = OK3ForestRegressor(
-            n_estimators=trees, splitter="random", bootstrap=False, random_state=0
+            n_estimators=trees, splitter="random", bootstrap=False, random_state=0, **named
         )
     elif method in ("krr", "pair_trees"):
         est = KRRBoostRegressor(**EXACT_KRR)  # type: ignore[arg-type]

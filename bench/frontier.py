@@ -131,6 +131,39 @@ CONFIGS: dict[str, Config] = {
         {"rounds": (3000,)},
         "okcore fast, gain, early stopping (20 rounds, 10% held out)",
     ),
+    "okcore_gain": Config("okcore", GAIN, label="okcore, gain order, search 'auto'"),
+    "okcore_gain_l2_1": Config(
+        "okcore", {**GAIN, "l2_regularization": 1.0}, label="okcore, gain order, l2 1"
+    ),
+    "okcore_gain_l2_10": Config(
+        "okcore", {**GAIN, "l2_regularization": 10.0}, label="okcore, gain order, l2 10"
+    ),
+    "okcore_gain_l2_100": Config(
+        "okcore", {**GAIN, "l2_regularization": 100.0}, label="okcore, gain order, l2 100"
+    ),
+    # the same with other seeds (the sketch's and hold-out's draws): the run-to-run spread
+    **{
+        f"okcore_gain{'_l2_' if l2 else ''}{l2}_seed{seed}": Config(
+            "okcore",
+            {**GAIN, "l2_regularization": float(l2 or 0), "random_state": seed},
+            label=f"okcore, gain order, l2 {l2 or 0}, seed {seed}",
+        )
+        for l2 in ("", 10)
+        for seed in (1, 2)
+    },
+    "okcore_gain_no_es": Config(
+        "okcore", {**GAIN, "early_stopping": False}, label="okcore, gain order, no early stopping"
+    ),
+    "okcore_gain_es50": Config(
+        "okcore",
+        {**GAIN, "early_stopping": True, "n_iter_no_change": 50, "validation_fraction": 0.1},
+        label="okcore, gain order, early stopping (50 rounds, 10% held out)",
+    ),
+    "okcore_gain_es10": Config(
+        "okcore",
+        {**GAIN, "n_iter_no_change": 10, "validation_fraction": 0.1},
+        label="okcore, gain order, early stopping (10 rounds, 10% held out)",
+    ),
     "okcore_et_sqrt": Config(
         "okcore", {**GAIN, **RANDOM, "max_features": "sqrt"}, label="OK3-et + OKBoost, sqrt(p)"
     ),
@@ -366,7 +399,7 @@ def fit_okcore(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dic
         elif cell.leaves is not None:
             grid["max_splits"] = cell.leaves - 1
         given = {key: value for key, value in grid.items() if value is not None}
-        return OKBoostRegressor(**params, **given, n_jobs=1, random_state=0)
+        return OKBoostRegressor(**{"n_jobs": 1, "random_state": 0, **params, **given})
 
     # compile this configuration's kernels before timing (numba caches, but loading costs)
     make(2).set_params(n_estimators=2).fit(problem.X[:200], problem.Y[:200]).predict(problem.Xq[:5])
@@ -602,10 +635,11 @@ def config_grid(
 ) -> dict[str, tuple]:
     """The run's grid, then the configuration's own keys, then ``--set`` for that name."""
     grid = {**base, **CONFIGS[name].grid, **overrides.get(name, {})}
-    if quick:  # a configuration's own long grid (early stopping) shrinks too
+    if quick:  # a configuration's own long grid (early stopping, oblivious depths) shrinks too
         grid["rounds"] = tuple(
             m if m is None else min(m, max(QUICK_GRID["rounds"])) for m in grid["rounds"]
         )
+        grid["rates"], grid["leaves"] = grid["rates"][:1], grid["leaves"][:1]  # one cell
     return grid
 
 

@@ -95,6 +95,9 @@ def make_boost(args: Any, J: int, seed: int, nu: float | None = None) -> Any:
         learning_rate=args.learning_rate if nu is None else nu,
         max_splits=J,
         splitter="random",
+        max_features=None,  # sqrt(p) candidates and the paper's leaf order, as measured
+        leaf_order="variance",
+        early_stopping=False,
         factor_rank=args.factor_rank,
         random_state=seed,
     )

@@ -43,6 +43,13 @@ AUTO_FAST_MIN_WORK = 200_000
 AUTO_MAX_BINS = 255
 AUTO_SKETCH_DIM = 8
 
+#: ``early_stopping="auto"`` turns early stopping on above this many training rows (scikit-
+#: learn's HistGradientBoosting rule), with a patience of DEFAULT_N_ITER_NO_CHANGE rounds when
+#: ``n_iter_no_change`` is None. Below it a 10% validation split is too small a sample to stop
+#: on, and costs a tenth of the training rows (measured: docs/RESULTS.md section 9.5).
+EARLY_STOPPING_MIN_SAMPLES = 10_000
+DEFAULT_N_ITER_NO_CHANGE = 10
+
 
 def resolve_search(
     max_bins: int | str | None, sketch_dim: int | str | None, n_samples: int, rank: int
@@ -77,6 +84,7 @@ PAPER_PRESET: dict[str, Any] = {
     "subsample": 1.0,
     "colsample_bytree": 1.0,
     "tree_type": "best-first",
+    "early_stopping": False,
     "n_iter_no_change": None,
     "sketch_dim": None,
     "max_bins": None,
@@ -248,15 +256,21 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         The quantile of the residual norms where the Huber loss turns from squared to
         absolute, re-set every stage (default 0.9). Used by ``loss="huber"`` only.
     n_estimators : int
-        M, the number of boosting rounds.
+        M, the number of boosting rounds (default 300); with early stopping the most rounds.
     learning_rate : float
         nu in (0, 1], the shrinkage of every tree (F_0, the mean or for the robust losses
-        the geometric median, is not shrunk).
+        the geometric median, is not shrunk). Default 0.1.
     max_splits : int
-        J, splits per tree (J + 1 leaves).
+        J, splits per tree (J + 1 leaves); default 10.
     splitter, max_features, leaf_order, min_samples_leaf, max_depth :
         Growth of each OK3 tree, see :class:`~okcore.trees.tree.OK3Regressor`;
-        ``splitter="random"`` gives the paper's OK3-et + OKBoost.
+        ``splitter="random"`` gives the paper's OK3-et + OKBoost. ``leaf_order`` defaults to
+        "gain" (split the leaf whose best split reduces the loss most, as LightGBM's
+        leaf-wise growth); the paper's "variance" (the leaf of highest N*var) was worse in
+        held-out error and CPU on every problem measured (docs/RESULTS.md section 9.4).
+        ``max_features`` defaults to 1.0, all p inputs are candidates at every node, also
+        for ``splitter="random"`` (scikit-learn's and Geurts' extra-trees regression
+        default); ``"sqrt"`` is the cheap option when the signal is spread over many inputs.
     l2_regularization : float >= 0
         lambda, the L2 penalty on the leaf values (XGBoost's ``reg_lambda``, LightGBM's
         ``lambda_l2``, CatBoost's ``l2_leaf_reg``): each leaf value is the ridge solution
@@ -291,11 +305,19 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         ``max_bins`` distinct values per feature its cuts are the exact ones), without
         ``refine_cuts``, on dense inputs, with ``splitter="best"``. With unit sample
         weights a minimum leaf weight is ``min_samples_leaf``.
+    early_stopping : "auto", True or False
+        Stop when the validation loss did not improve by ``tol`` for ``n_iter_no_change``
+        rounds, and keep the trees up to the best round (scikit-learn's
+        HistGradientBoosting rule). The validation set is ``eval_set`` if given, else a
+        random ``validation_fraction`` of the training rows, which are then not fitted.
+        "auto" (default): on with more than EARLY_STOPPING_MIN_SAMPLES (10,000) training
+        rows, or when ``n_iter_no_change`` is given; False: never (``n_iter_no_change``
+        must then be None).
     n_iter_no_change : int or None
-        Early stopping: stop when the validation loss did not improve by ``tol`` for that
-        many rounds, and keep the trees up to the best round. Uses ``eval_set`` if given,
-        else holds out ``validation_fraction`` of the training rows.
+        The patience of early stopping; None: DEFAULT_N_ITER_NO_CHANGE (10) rounds when
+        early stopping is on. An int turns early stopping on under ``early_stopping="auto"``.
     validation_fraction : float in (0, 1)
+        Rows held out for early stopping without an ``eval_set`` (default 0.1).
     tol : float >= 0
     sketch_dim : int, "auto" or None
         Search each tree's splits on a k-dimensional Gaussian random projection of the
@@ -351,6 +373,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         "subsample": [Interval(float, 0.0, 1.0, "right")],
         "colsample_bytree": [Interval(float, 0.0, 1.0, "right")],
         "tree_type": [Options(("best-first", "oblivious"))],
+        "early_stopping": [Options(("auto", True, False))],
         "n_iter_no_change": [Interval(int, 1, None, "left"), Options((None,))],
         "validation_fraction": [Interval(float, 0.0, 1.0, "neither")],
         "tol": [Interval(float, 0.0, None, "left")],
@@ -364,18 +387,19 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         *,
         loss: str = "squared",
         alpha: float = 0.9,
-        n_estimators: int = 100,
+        n_estimators: int = 300,
         learning_rate: float = 0.1,
         max_splits: int = 10,
         splitter: str = "best",
-        max_features: Any = None,
-        leaf_order: str = "variance",
+        max_features: Any = 1.0,
+        leaf_order: str = "gain",
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
         l2_regularization: float = 0.0,
         subsample: float = 1.0,
         colsample_bytree: float = 1.0,
         tree_type: str = "best-first",
+        early_stopping: bool | str = "auto",
         n_iter_no_change: int | None = None,
         validation_fraction: float = 0.1,
         tol: float = 1e-7,
@@ -402,6 +426,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         self.subsample = subsample
         self.colsample_bytree = colsample_bytree
         self.tree_type = tree_type
+        self.early_stopping = early_stopping
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
         self.tol = tol
@@ -419,7 +444,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         """The paper's exact algorithm (:data:`PAPER_PRESET`): squared loss, exact presorted
         split search on all r factor columns (no histograms, no sketch), the exact output
         factor, leaves split in order of highest N*var, no penalty, no subsampling, no early
-        stopping, M = 500 and nu = 0.01 (Table 1), J = 10. ``overrides`` (any parameter, e.g.
+        stopping, M = 500 and nu = 0.01 (Table 1), J = 10; with ``splitter="random"``
+        sqrt(p) candidate features per node (``max_features=None``). ``overrides`` (any parameter, e.g.
         ``max_splits``, ``random_state``, ``splitter="random"`` for OK3-et + OKBoost) replace
         the preset's values; an unknown name raises
         :class:`~okcore.exceptions.UnknownParameterError`. Its trees, W^F, kernel predictions
@@ -430,8 +456,16 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
 
     def validate_params(self) -> None:
         """The parameter constraints, then the combinations refused: an L2 penalty with a
-        robust loss (see ``l2_regularization``), and what oblivious trees cannot do."""
+        robust loss (see ``l2_regularization``), a patience with early stopping off, and
+        what oblivious trees cannot do."""
         super().validate_params()
+        if self._early_stopping_off() and self.n_iter_no_change is not None:
+            raise InvalidParameterError(
+                f"The 'n_iter_no_change' parameter of {type(self).__name__} is the patience "
+                f"of early stopping, which early_stopping=False turns off. Got "
+                f"n_iter_no_change={self.n_iter_no_change!r}; set early_stopping=True (or "
+                "'auto') to stop early, or n_iter_no_change=None."
+            )
         if self.l2_regularization > 0.0 and self.loss != "squared":
             raise InvalidParameterError(
                 f"The 'l2_regularization' parameter of {type(self).__name__} applies to "
@@ -487,6 +521,22 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
     def _n_stages(self) -> int:
         return self.n_estimators
 
+    def early_stopping_patience(self, n_samples: int) -> int | None:
+        """The patience a fit on ``n_samples`` training rows stops with, or None when it
+        does not stop early (``early_stopping`` and ``n_iter_no_change`` resolved)."""
+        if self._early_stopping_off():
+            return None
+        if self.n_iter_no_change is not None:
+            return self.n_iter_no_change
+        auto = isinstance(self.early_stopping, str)  # "auto", the one string allowed
+        return (
+            None if auto and n_samples <= EARLY_STOPPING_MIN_SAMPLES else DEFAULT_N_ITER_NO_CHANGE
+        )
+
+    def _early_stopping_off(self) -> bool:
+        """early_stopping=False (numpy's False too)."""
+        return not isinstance(self.early_stopping, str) and not self.early_stopping
+
     def _rows_per_tree(self, n_samples: int) -> float:
         return n_samples * float(self.subsample)
 
@@ -517,7 +567,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             self._eval_data(context.eval_set, space) if context.eval_set is not None else None
         )
         rows = np.arange(X.shape[0])
-        if eval_data is None and self.n_iter_no_change is not None:
+        patience = self.early_stopping_patience(X.shape[0])
+        if eval_data is None and patience is not None:
             X, space, rows, eval_data = self._hold_out(X, space, rng)
         max_bins, sketch_dim = self._resolved_search(X.shape[0], space.rank)
         if self.tree_type == "oblivious" and sparse.issparse(X):
@@ -543,7 +594,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             subsample=self.subsample,
             rng=rng,
             eval_data=eval_data,
-            stopping=early_stopping(self.n_iter_no_change, self.tol),
+            stopping=early_stopping(patience, self.tol),
             callback=context.callback,
         )
         keep = result.best_iteration + 1

@@ -257,13 +257,22 @@ def _read_arrays(file: Path, expected: dict) -> dict[str, np.ndarray]:
     return arrays
 
 
+def _grown_with_early_stopping(params: dict[str, Any]) -> bool:
+    """Before ``early_stopping`` existed a model stopped early exactly when it was given a
+    patience (``n_iter_no_change``)."""
+    return params.get("n_iter_no_change") is not None
+
+
 #: Parameters that models saved before them do not list, with the value those models were
-#: grown with (not today's default): a loaded model reports how it was made.
+#: grown with (not today's default), or a function of the saved parameters giving it: a
+#: loaded model reports how it was made. Parameters whose default changed need nothing here:
+#: every saved model lists the values it was grown with.
 PARAMETERS_ADDED_SINCE: dict[str, Any] = {
     "refine_cuts": False,
     "l2_regularization": 0.0,
     "tree_type": "best-first",
     "colsample_bytree": 1.0,
+    "early_stopping": _grown_with_early_stopping,
 }
 
 
@@ -283,8 +292,8 @@ def _rebuild_estimator(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
         raise PersistenceError(f"unknown estimator {manifest['estimator']!r} in manifest")
     params = dict(manifest["params"])
     for name, grown_as in PARAMETERS_ADDED_SINCE.items():  # how older models were grown
-        if name in cls().get_params():
-            params.setdefault(name, grown_as)
+        if name in cls().get_params() and name not in params:
+            params[name] = grown_as(manifest["params"]) if callable(grown_as) else grown_as
     estimator = cls().set_params(**params)
     estimator.validate_params()
     spec = dict(manifest["kernel"])

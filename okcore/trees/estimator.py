@@ -42,8 +42,9 @@ TREE_CONSTRAINTS: dict[str, list[Any]] = {
 
 
 def resolve_max_features(max_features: Any, n_features: int, splitter: str) -> int:
-    """Number of candidate features per node (None: all for "best", sqrt(p) for "random"),
-    the one rule of the tree growth and of its cost model."""
+    """Number of candidate features per node (None: all for "best", sqrt(p) for "random",
+    the paper preset's and older models' rule; the estimators' default is 1.0, all p), the
+    one rule of the tree growth and of its cost model."""
     if max_features is None:
         return n_features if splitter == "best" else max(1, int(np.sqrt(n_features)))
     if max_features == "sqrt":

@@ -3,7 +3,8 @@
 F(x) is the average of the trees' leaf means; W^F the average of their leaf weights.
 - bagging: ``bootstrap=True``, all features (``splitter="best"``);
 - random forest: ``bootstrap=True``, ``max_features="sqrt"``;
-- extra-trees: ``splitter="random"``, ``bootstrap=False``.
+- extra-trees: ``splitter="random"``, ``bootstrap=False`` (all p candidate features by
+  default, as scikit-learn's ExtraTreesRegressor; ``max_features="sqrt"`` is cheaper).
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ class OK3ForestRegressor(TreeEstimator):
         n_estimators: int = 100,
         bootstrap: bool = True,
         splitter: str = "best",
-        max_features: Any = None,
+        max_features: Any = 1.0,
         max_splits: int | None = None,
         leaf_order: str = "variance",
         min_samples_leaf: int = 1,

@@ -26,7 +26,12 @@ class OK3Regressor(TreeEstimator):
     max_splits : int or None
         J, the number of splits (J + 1 leaves); None grows the tree fully.
     max_features : None, "sqrt", "log2", int or float
-        Candidate features per node; None = all for "best", sqrt(p) for "random".
+        Candidate features per node: a count, a fraction of p, "sqrt" or "log2" of p. Default
+        1.0, all p, also for "random" (scikit-learn's and Geurts' extra-trees regression
+        default: measured in docs/RESULTS.md sections 1 and 9.4, all p costs up to 5x the CPU
+        of sqrt(p) and was better wherever few inputs carry the signal). None = all for
+        "best", sqrt(p) for "random": the former default, which the paper preset and models
+        saved with it keep.
     leaf_order : {"variance", "gain"}
         Next leaf to split: highest N*var (the paper) or largest improvement (scikit-learn).
     min_samples_leaf : int
@@ -61,7 +66,7 @@ class OK3Regressor(TreeEstimator):
         *,
         splitter: str = "best",
         max_splits: int | None = None,
-        max_features: Any = None,
+        max_features: Any = 1.0,
         leaf_order: str = "variance",
         min_samples_leaf: int = 1,
         max_depth: int | None = None,

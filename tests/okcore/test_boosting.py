@@ -15,7 +15,12 @@ from okcore import (
     UnknownParameterError,
     metrics,
 )
-from okcore.boosting import PAPER_PRESET, boost
+from okcore.boosting import (
+    DEFAULT_N_ITER_NO_CHANGE,
+    EARLY_STOPPING_MIN_SAMPLES,
+    PAPER_PRESET,
+    boost,
+)
 from okcore.learners import TreeLearner
 from okcore.losses import SquaredFeatureLoss
 
@@ -163,6 +168,58 @@ def test_hold_out_too_small(data):
     X, Y, _, _ = data
     with pytest.raises(DataError, match="validation_fraction=0.01 of 10 rows leaves no usable"):
         OKBoostRegressor(n_iter_no_change=2, validation_fraction=0.01).fit(X[:10], Y[:10])
+
+
+@pytest.fixture(scope="module")
+def just_above_auto():
+    """One row more than early_stopping="auto" fits without a validation split."""
+    rng = np.random.default_rng(3)
+    X = rng.random((EARLY_STOPPING_MIN_SAMPLES + 1, 2))
+    return X, np.column_stack([X[:, 0] > 0.5, X[:, 1]]) + 0.1 * rng.normal(size=(len(X), 2))
+
+
+def test_early_stopping_auto_holds_out_rows_above_its_threshold_only(just_above_auto):
+    X, Y = just_above_auto
+    small = {"n_estimators": 3, "max_splits": 2, "random_state": 0}
+    above = OKBoostRegressor(**small).fit(X, Y)
+    assert above.early_stopping == "auto" and above.validation_loss_ is not None
+    assert above.early_stopping_patience(len(X)) == DEFAULT_N_ITER_NO_CHANGE
+    held_out = round(0.1 * len(X))
+    assert above.n_train_ == len(X) - held_out
+    at = OKBoostRegressor(**small).fit(X[:-1], Y[:-1])  # exactly the threshold: every row
+    assert at.validation_loss_ is None and at.n_train_ == EARLY_STOPPING_MIN_SAMPLES
+    off = OKBoostRegressor(**small, early_stopping=False).fit(X, Y)
+    assert off.validation_loss_ is None and off.n_train_ == len(X)
+
+
+def test_early_stopping_true_is_a_patience_of_ten(noisy):
+    """early_stopping=True on any size is n_iter_no_change=10 (DEFAULT_N_ITER_NO_CHANGE)."""
+    X, Y, _, _ = noisy
+    on = OKBoostRegressor(**OVERFIT, early_stopping=True, tol=0.0).fit(X, Y)
+    explicit = OKBoostRegressor(**OVERFIT, n_iter_no_change=10, tol=0.0).fit(X, Y)
+    assert on.n_estimators_ < OVERFIT["n_estimators"]  # it stopped
+    assert on.n_estimators_ == explicit.n_estimators_
+    np.testing.assert_array_equal(on.train_indices_, explicit.train_indices_)
+    np.testing.assert_array_equal(on.predict(X), explicit.predict(X))
+
+
+def test_a_patience_turns_early_stopping_on_under_auto(data):
+    """Before early_stopping existed, n_iter_no_change alone asked for it: still so."""
+    X, Y, _, _ = data
+    est = OKBoostRegressor(n_estimators=3, max_splits=2, n_iter_no_change=2).fit(X, Y)
+    assert est.validation_loss_ is not None and est.n_train_ < len(X)
+
+
+@pytest.mark.parametrize("off", [False, np.False_])
+def test_a_patience_with_early_stopping_off_is_refused(off, data):
+    X, Y, _, _ = data
+    assert OKBoostRegressor(early_stopping=off).early_stopping_patience(10**6) is None
+    assert OKBoostRegressor(early_stopping=np.True_).early_stopping_patience(10) == 10
+    est = OKBoostRegressor(early_stopping=off, n_iter_no_change=5)
+    with pytest.raises(InvalidParameterError, match="set early_stopping=True"):
+        est.fit(X, Y)
+    with pytest.raises(InvalidParameterError, match="'early_stopping' parameter"):
+        OKBoostRegressor(early_stopping="yes").fit(X, Y)
 
 
 # ---------------------------------------------------------------------- callbacks
@@ -335,7 +392,9 @@ def test_boost_is_a_plain_function(data):
     assert len(result.trees) == 5 and result.train_leaf.shape == (5, len(X))
     assert result.best_iteration == 4 and result.val_loss is None
     np.testing.assert_allclose(result.init, Y.mean(axis=0))
-    est = OKBoostRegressor(n_estimators=5, learning_rate=0.5, max_splits=3).fit(X, Y)
+    est = OKBoostRegressor(
+        n_estimators=5, learning_rate=0.5, max_splits=3, leaf_order="variance"
+    ).fit(X, Y)
     np.testing.assert_allclose(result.train_loss, est.train_loss_, rtol=1e-12)
 
 
@@ -461,6 +520,34 @@ def test_the_paper_preset_pins_every_parameter_of_the_algorithm():
     assert {k: v for k, v in est.get_params().items() if k in PAPER_PRESET} == PAPER_PRESET
     assert (est.max_bins, est.sketch_dim, est.leaf_order) == (None, None, "variance")
     assert (est.n_estimators, est.learning_rate, est.l2_regularization) == (500, 0.01, 0.0)
+
+
+def test_the_defaults_are_the_measured_ones_and_the_preset_keeps_the_former(data):
+    """The estimator's defaults (docs/RESULTS.md section 9.4) differ from the paper preset
+    in leaf order, M, nu, search and early stopping; with splitter="random" the preset
+    keeps sqrt(p) candidates (max_features=None), the default draws all p."""
+    default = OKBoostRegressor()
+    assert (default.leaf_order, default.n_estimators, default.learning_rate) == ("gain", 300, 0.1)
+    assert (default.max_features, default.early_stopping, default.l2_regularization) == (
+        1.0,
+        "auto",
+        0.0,
+    )
+    X, Y, _, _ = data
+    paper = OKBoostRegressor.paper(n_estimators=4, splitter="random", random_state=0).fit(X, Y)
+    explicit = OKBoostRegressor(
+        n_estimators=4, learning_rate=0.01, max_splits=10, splitter="random",
+        max_features="sqrt", leaf_order="variance", max_bins=None, sketch_dim=None,
+        refine_cuts=False, early_stopping=False, random_state=0,
+    ).fit(X, Y)  # fmt: skip
+    for field in ("feature", "threshold", "value", "train_leaf"):
+        np.testing.assert_array_equal(
+            getattr(paper.ensemble_, field), getattr(explicit.ensemble_, field), err_msg=field
+        )
+    all_p = OKBoostRegressor.paper(
+        n_estimators=4, splitter="random", max_features=1.0, random_state=0
+    ).fit(X, Y)
+    assert not np.array_equal(all_p.ensemble_.threshold, paper.ensemble_.threshold)
 
 
 def test_the_paper_preset_takes_overrides_and_refuses_unknown_names(data):

@@ -149,6 +149,22 @@ def test_round_trip_of_early_stopped_boosting(early, tmp_path):
     assert_same_model(est, load(save(est, tmp_path / "m")), X, Y)
 
 
+@pytest.mark.parametrize(("patience", "grown_as"), [(2, True), (None, False)])
+def test_models_saved_before_early_stopping_load_as_grown(patience, grown_as, tmp_path):
+    """A manifest without ``early_stopping``: the model stopped early exactly when it had
+    a patience, and loads saying so (under today's "auto" the second would claim to stop
+    above 10,000 rows)."""
+    X, Y = make_regression(n=40, p=3, seed=6, noise=1.0)
+    est = OKBoostRegressor(n_estimators=5, max_splits=3, n_iter_no_change=patience)
+    path = save(est.fit(X, Y), tmp_path / "m")
+    manifest = json.loads((path / "manifest.json").read_text())
+    del manifest["params"]["early_stopping"]
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    loaded = load(path)
+    assert loaded.early_stopping is grown_as and loaded.n_iter_no_change == patience
+    assert_same_model(est.set_params(early_stopping=grown_as), loaded, X, Y)
+
+
 @pytest.mark.parametrize("kernel", [None, {"type": "rbf", "gamma": 0.5}])
 def test_round_trip_of_penalised_boosting(kernel, tmp_path):
     X, Y = make_regression(n=N, p=3, seed=6)

@@ -72,3 +72,18 @@ def test_the_paper_preset_grows_the_committed_exact_model() -> None:
         np.testing.assert_array_equal(
             getattr(paper.ensemble_, field), getattr(committed.ensemble_, field), err_msg=field
         )
+
+
+@pytest.mark.parametrize("name", ["okboost_squared", "okboost_huber_histogram", "ok3_forest"])
+def test_committed_models_keep_the_parameters_they_were_grown_with(name: str) -> None:
+    """Defaults changed since these models were saved (leaf order, M, candidate features,
+    early stopping): a loaded model reports its own parameters, not today's defaults."""
+    model = okcore.load(DATA / name)
+    params = model.get_params()
+    assert params["leaf_order"] == "variance" and params["max_features"] is None
+    today = type(model)().get_params()
+    assert today["max_features"] == 1.0
+    if name.startswith("okboost"):
+        assert today["leaf_order"] == "gain" and today["early_stopping"] == "auto"
+        assert params["n_estimators"] == 5 and params["n_iter_no_change"] is None
+        assert params["early_stopping"] is False  # saved before the option: never stopped

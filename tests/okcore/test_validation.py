@@ -94,6 +94,9 @@ CASES = {
         ("tree_type", "symmetric", "one of 'best-first', 'oblivious'"),
         ("tree_type", None, "one of 'best-first', 'oblivious'"),
         ("n_iter_no_change", 0, INT_GE_1_OR_NONE),
+        ("early_stopping", "on", "one of 'auto', True, False"),
+        ("early_stopping", 1, "one of 'auto', True, False"),
+        ("early_stopping", None, "one of 'auto', True, False"),
         ("validation_fraction", 0.0, "a float in (0.0, 1.0)"),
         ("validation_fraction", 1.0, "a float in (0.0, 1.0)"),
         ("tol", -1e-3, "a float in [0.0, inf)"),
@@ -569,7 +572,7 @@ def test_repr_shows_changed_parameters_only():
     assert repr(OK3Regressor(max_splits=4)) == "OK3Regressor(max_splits=4)"
     assert repr(OK3ForestRegressor(bootstrap=False)) == "OK3ForestRegressor(bootstrap=False)"
     # equal values of another type are still a change worth showing
-    assert repr(OK3Regressor(max_features=1.0)) == "OK3Regressor(max_features=1.0)"
+    assert repr(OK3Regressor(max_features=None)) == "OK3Regressor(max_features=None)"
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)

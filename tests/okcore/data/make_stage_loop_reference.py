@@ -33,7 +33,10 @@ CONFIGS = {
         "n_iter_no_change": 3,
     },
 }  # fmt: skip
-COMMON = {"max_splits": 6, "learning_rate": 0.2, "refine_cuts": False, "random_state": 0}
+COMMON = {
+    "max_splits": 6, "learning_rate": 0.2, "refine_cuts": False, "random_state": 0,
+    "leaf_order": "variance", "max_features": None,
+}  # fmt: skip
 
 
 def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
