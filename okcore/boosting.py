@@ -540,6 +540,12 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
     def _rows_per_tree(self, n_samples: int) -> float:
         return n_samples * float(self.subsample)
 
+    def _leaf_row_bytes(self, leaves: int) -> float:
+        """The round table's bytes per training row and round: its leaf in the smallest
+        unsigned type, plus a uint8 fit count when rows are subsampled."""
+        leaf = 1.0 if leaves <= 1 << 8 else 2.0 if leaves <= 1 << 16 else 4.0
+        return leaf + (1.0 if self.subsample < 1.0 else 0.0)
+
     def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
         """The trees' cost; oblivious trees also hold one level histogram (B bins x the
         level's nodes x the search width, at most HISTOGRAM_BYTES)."""

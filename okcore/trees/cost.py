@@ -8,9 +8,11 @@ From N training rows, p features, the factor's width r, M trees and L leaves per
     search   = exact split search: 12 p N (inputs as float64 + presorted int32 orders);
                histograms: p N (uint8 bin codes)
     trees    = 4 x 8 N r (factor, F, residuals, a temporary)
-               + M x (16 N + 16 L r + 256 L)  (the leaf and fit count of every training row
-               in every tree, and each tree's leaf r-vectors and node arrays: all of them
-               twice, as per-tree arrays and as the ensemble's concatenation)
+               + M x (b N + 16 L r + 256 L)  (the leaf and fit count of every training row
+               in every tree, b bytes a row: 16 for trees grown one by one, int32 leaves and
+               counts held twice, as per-tree arrays and as the ensemble's concatenation;
+               boosting's round table holds 1 byte a row up to 256 leaves, 2 up to 65,536, +1 with
+               subsampling; and each tree's leaf r-vectors and node arrays, twice)
     model    = M x (8 N + 8 L r + 128 L)
 
     setup    = histograms: :func:`binning_seconds`; exact search with the best splitter:
@@ -64,15 +66,19 @@ def tree_stages_cost(
     features_tried: int,
     search_width: int,
     n_fit: float,
+    leaf_row_bytes: float = 16.0,
 ) -> StageCost:
     """The cost of ``n_trees`` trees of at most ``leaves`` leaves (module docstring):
     ``histogram`` or exact split search (``presorted`` when the exact search sorts the
     inputs once), ``features_tried`` per node, ``search_width`` columns read by the search,
-    ``n_fit`` rows each tree is fitted on."""
+    ``n_fit`` rows each tree is fitted on, ``leaf_row_bytes`` held per training row and tree
+    (b above)."""
     n, p, r = n_samples, n_features, rank
     search = "histogram" if histogram else "exact"
     search_bytes = 1.0 * p * n if histogram else 12.0 * p * n
-    trees_bytes = 4 * 8.0 * n * r + n_trees * (16.0 * n + 16.0 * leaves * r + 256.0 * leaves)
+    trees_bytes = 4 * 8.0 * n * r + n_trees * (
+        leaf_row_bytes * n + 16.0 * leaves * r + 256.0 * leaves
+    )
     if histogram:
         setup = binning_seconds(n, p)
     else:

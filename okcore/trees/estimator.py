@@ -137,7 +137,13 @@ class TreeEstimator(OKEstimator):
             features_tried=resolve_max_features(self.max_features, n_features, self.splitter),
             search_width=min(rank, sketch) if sketch else rank,
             n_fit=self._rows_per_tree(n_samples),
+            leaf_row_bytes=self._leaf_row_bytes(self._max_leaves(n_samples)),
         )
+
+    def _leaf_row_bytes(self, leaves: int) -> float:
+        """Bytes held per training row and tree for its leaf and fit count (trees grown one
+        by one: int32 leaves and counts, per tree and concatenated)."""
+        return 16.0
 
     # ------------------------------------------------------------------ fitted extras
     @property

@@ -41,6 +41,28 @@ def test_okboost_resolves_auto_search_as_its_fit_does() -> None:
     assert small.search == "exact" and large.search == "histogram"
 
 
+def test_boosting_counts_its_round_table_not_per_tree_int32_arrays() -> None:
+    """The stage loop keeps each round's training leaves in the smallest unsigned type (1
+    byte a row up to 256 leaves, 2 up to 65,536) and a uint8 count only when subsampling."""
+    n, extra = 20_000, 100
+
+    def per_tree(**params: object) -> float:
+        est = okcore.OKBoostRegressor(max_bins=32, **params)  # type: ignore[arg-type]
+        more = est.set_params(n_estimators=200).estimate_cost(n, 4, n_outputs=2).memory_bytes
+        less = est.set_params(n_estimators=200 - extra).estimate_cost(n, 4, n_outputs=2)
+        return (more - less.memory_bytes) / extra
+
+    def leaf_arrays(leaves: int) -> float:
+        return 16.0 * leaves * 2 + 256.0 * leaves  # leaf r-vectors (r = 2) and node arrays
+
+    assert per_tree(max_splits=9) == pytest.approx(1.0 * n + leaf_arrays(10))
+    assert per_tree(max_splits=299) == pytest.approx(2.0 * n + leaf_arrays(300))
+    assert per_tree(max_splits=9, subsample=0.5) == pytest.approx(2.0 * n + leaf_arrays(10))
+    forest = okcore.OK3ForestRegressor(max_bins=32, max_splits=9)
+    grown = [forest.set_params(n_estimators=m).estimate_cost(n, 4, n_outputs=2) for m in (2, 1)]
+    assert grown[0].memory_bytes - grown[1].memory_bytes >= 16.0 * n
+
+
 def test_krr_cost_counts_basis_vectors_per_stage() -> None:
     cost = okcore.KRRBoostRegressor(n_basis=50, subset_size=400).estimate_cost(10_000, 5)
     assert cost.stage_size == 50 and cost.search == "kernel" and cost.setup_seconds == 0.0
