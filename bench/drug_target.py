@@ -312,6 +312,7 @@ def save(report: Report, args: Any, sets: list[str], methods: list[str]) -> str:
 
 
 def render(report: Report, sets: list[str], methods: list[str]) -> str:
+    """The AUROC and average precision tables of ``methods`` (named by ``report.labels``)."""
     lines = []
     for measure, title in (("auroc", "AUROC"), ("ap", "average precision")):
         lines += [
@@ -329,8 +330,9 @@ def render(report: Report, sets: list[str], methods: list[str]) -> str:
                     row[f"blocks_{measure}"][0],
                 ]
                 vals = " | ".join(f"{v:.3f}" for v in cells)
+                label = report.labels.get(method, method)
                 lines.append(
-                    f"| {name} (K={SETS[name]}) | {LABELS[method]} | {vals} | {row['cpu_s'][0]:.0f} |"
+                    f"| {name} (K={SETS[name]}) | {label} | {vals} | {row['cpu_s'][0]:.0f} |"
                 )
     return "\n".join(lines)
 

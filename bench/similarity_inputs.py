@@ -22,8 +22,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bench.common import Report, base_parser, log, output_dirs
-from bench.drug_target import BLOCK_NAMES, SETS, load_set
+from bench.common import Report, base_parser, log
+from bench.drug_target import SETS, load_set, save
 from okcore import KernelRidgeRegressor, OK3ForestRegressor, OKBoostRegressor, SimilarityInputs
 from okcore.bipartite import BipartiteRegressor, bipartite_cross_validate
 
@@ -88,35 +88,6 @@ def run(argv: Sequence[str] | None = None) -> Report:
             save(report, args, sets, methods)
     print(save(report, args, sets, methods))
     return report
-
-
-def save(report: Report, args: Any, sets: list[str], methods: list[str]) -> str:
-    out_dir, _ = output_dirs(args)
-    text = render(report, sets, methods) + "\n" + report.timing() + "\n"
-    report.save(out_dir)
-    (out_dir / f"{report.name}.txt").write_text(text)
-    return text
-
-
-def render(report: Report, sets: list[str], methods: list[str]) -> str:
-    lines = []
-    for measure, title in (("auroc", "AUROC"), ("ap", "average precision")):
-        lines += [
-            f"\n## {title}, mean over the K x K configurations\n",
-            "| set | method | new target | new drug | new x new | mean of blocks | CPU s |",
-            "| --- | --- | --- | --- | --- | --- | --- |",
-        ]
-        for name in sets:
-            for method in methods:
-                row = report.rows.get(f"{name}/{method}")
-                if row is None:
-                    continue
-                cells = [row[f"{b}_{measure}"][0] for b in BLOCK_NAMES]
-                cells.append(row[f"blocks_{measure}"][0])
-                vals = " | ".join(f"{v:.3f}" for v in cells)
-                label = LABELS[method]
-                lines.append(f"| {name} | {label} | {vals} | {row['cpu_s'][0]:.0f} |")
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":
