@@ -38,6 +38,7 @@ import numpy as np
 
 from okboost_client.encoding import (
     as_inputs,
+    edge_arrays,
     from_npz,
     id_array,
     jsonable,
@@ -304,13 +305,7 @@ class OKBoostClient(TaskMethods):
         if out["kernel"] is not None:
             out["kernel"] = np.asarray(out["kernel"], dtype=float)
         if out["edges"] is not None:
-            out["edges"] = {
-                k: np.asarray(v, dtype=str).reshape(-1, 2)
-                if k.endswith("_ids")
-                else np.asarray(v, dtype=float).reshape(-1, 3)
-                for k, v in out["edges"].items()
-                if v is not None
-            }
+            out["edges"] = edge_arrays(out["edges"])
         return out
 
     def evaluate(

@@ -175,3 +175,15 @@ def from_npz(content: bytes) -> dict[str, Any]:
                 node = node.setdefault(parent, {})
             node[leaf] = arr.item() if arr.ndim == 0 else arr
     return out
+
+
+def edge_arrays(edges: dict[str, Any]) -> dict[str, np.ndarray]:
+    """An answer's ``edges`` as arrays: ``*_ids`` lists as (E, 2) strings, the others as
+    (E, 3) [a, b, score] floats; absent lists left out."""
+    return {
+        k: np.asarray(v, dtype=str).reshape(-1, 2)
+        if k.endswith("_ids")
+        else np.asarray(v, dtype=float).reshape(-1, 3)
+        for k, v in edges.items()
+        if v is not None
+    }

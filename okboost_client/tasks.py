@@ -13,7 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from okboost_client.encoding import as_inputs, id_array, is_data_frame, pairs, table_inputs
+from okboost_client.encoding import (
+    as_inputs,
+    edge_arrays,
+    id_array,
+    is_data_frame,
+    pairs,
+    table_inputs,
+)
 
 KERNEL_BIPARTITE_FIELDS: dict[str, Any] = {"scores": None, "edges": None}
 
@@ -133,13 +140,7 @@ class TaskMethods:
         if out["scores"] is not None:
             out["scores"] = {k: np.asarray(v, dtype=float) for k, v in out["scores"].items()}
         if out["edges"] is not None:
-            out["edges"] = {
-                k: np.asarray(v, dtype=str).reshape(-1, 2)
-                if k.endswith("_ids")
-                else np.asarray(v, dtype=float).reshape(-1, 3)
-                for k, v in out["edges"].items()
-                if v is not None
-            }
+            out["edges"] = edge_arrays(out["edges"])
         return out
 
     def evaluate_bipartite(
