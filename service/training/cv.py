@@ -71,6 +71,12 @@ def estimator_params(est: Any) -> dict[str, Any]:
     return dict(inner.get_params())
 
 
+def param_prefix(est: Any) -> str:
+    """What the registry estimator's parameter names take inside ``est``: "estimator__"
+    inside okcore.SimilarityInputs (a cv grid names the model's own parameters), else ""."""
+    return "estimator__" if isinstance(est, okcore.SimilarityInputs) else ""
+
+
 def similarity_map(est: Any) -> tuple[str, int | None] | None:
     """(map, components) of an okcore.SimilarityInputs, for the cost model; else None."""
     if isinstance(est, okcore.SimilarityInputs):
@@ -230,7 +236,7 @@ def plan_cv(
     form = _form(req, fit_kwargs)
     scores = _scoring(spec, form, fit_kwargs.get("Y"))
     candidates = _candidates(req, spec.grid)
-    prefix = "estimator__" if isinstance(estimator, okcore.SimilarityInputs) else ""
+    prefix = param_prefix(estimator)
     fits = [
         (count, [{k.removeprefix(prefix): v for k, v in params.items()} for params in options])
         for count, options in _search_fits(
@@ -340,8 +346,7 @@ def run_cv(
     record's ``cv``; None when the job was cancelled meanwhile."""
     gram, kernel = fit_kwargs.get("gram"), fit_kwargs.get("kernel")
     folds, seed = plan.folds, plan.random_state
-    # the grid names the model's params; inside SimilarityInputs they are estimator__<name>
-    prefix = "estimator__" if isinstance(estimator, okcore.SimilarityInputs) else ""
+    prefix = param_prefix(estimator)
     try:
         if plan.grid is None:
             scores = model_selection.cross_validate(
