@@ -33,7 +33,7 @@ from .io import load, save
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr_boosting import KRRBoostRegressor
 from .kernel_models.ridge import KernelRidgeRegressor
-from .multilabel import MultiLabelClassifier
+from .multilabel import THRESHOLD_GRID, THRESHOLD_METRICS, MultiLabelClassifier
 from .outputs import graph
 from .outputs.kernels import (
     DiffusionKernel,
@@ -83,6 +83,8 @@ __all__ = [
     "PrecomputedKernel",
     "RBFKernel",
     "SimilarityInputs",
+    "THRESHOLD_GRID",
+    "THRESHOLD_METRICS",
     "TreeEstimator",
     "UnknownParameterError",
     "__version__",

@@ -27,11 +27,9 @@ from service.training.budget import JobEstimate, array_bytes, estimate_cv, estim
 from service.training.fit import checked_estimator, float_list, output_space_summary
 
 LABEL_KERNEL = {"type": "linear"}
-THRESHOLD_CANDIDATES = 99
-"""Thresholds okcore's search tries (0.01 ... 0.99; a test checks it against okcore's grid)."""
 MAX_THRESHOLD_WORK = 2e10
 """Most comparisons the threshold search may make (okcore.multilabel.choose_thresholds:
-99 N L candidates for one threshold, 2 x 99 N L^2 per label): about a minute of numpy."""
+G N L candidates for one threshold, 2 G N L^2 per label, G = len(okcore.THRESHOLD_GRID)): about a minute of numpy."""
 
 
 @dataclass
@@ -74,7 +72,7 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
     n, n_labels = int(X.shape[0]), int(labels.shape[1])
     if req.n_splits > n:
         raise okcore.DataError(f"n_splits = {req.n_splits} but there are only {n} training rows")
-    work = THRESHOLD_CANDIDATES * n * n_labels * (2 * n_labels if req.per_label else 1)
+    work = len(okcore.THRESHOLD_GRID) * n * n_labels * (2 * n_labels if req.per_label else 1)
     if req.threshold == "cv" and work > MAX_THRESHOLD_WORK:
         raise InvalidRequest(
             f"choosing {'one threshold per label' if req.per_label else 'the threshold'} for "
