@@ -853,6 +853,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
                 "X, the outputs (Y, gram or kernel) or eval_set differ. Pass the same data, "
                 "or fit anew with warm_start=False."
             )
+        if state.stopped_early or self.n_estimators == state.n_rounds:
+            return self  # the fitted model is already the longer fit's
         start = time.perf_counter()
         X = check_inputs(X, self.n_features_in_, owner=name)
         if len(more.rows) < X.shape[0]:  # early stopping held rows out
