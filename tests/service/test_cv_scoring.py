@@ -76,7 +76,8 @@ def test_halving_equals_okcore_and_counts_its_fits(client: TestClient, graph: Gr
     assert cv["n_candidates"] == [9, 3, 1] and cv["n_resources"] == [2, 6, 18]
     assert r.json()["model"]["params"]["n_estimators"] == 18
     job = client.get(f"/jobs/{r.json()['job_id']}").json()
-    cv_trees = 3 * (9 * 2 + 3 * 6 + 1 * 18)
+    # the survivors' fits are continued (warm start): each iteration grows the trees it adds
+    cv_trees = 3 * (9 * 2 + 3 * (6 - 2) + 1 * (18 - 6))
     assert job["progress"]["total"] == cv_trees + 18 == job["progress"]["done"]
 
 
@@ -139,10 +140,11 @@ def test_scores_and_searches_that_do_not_apply_are_422(
 def test_the_halving_plan_reports_fits_in_okcores_task_order(graph: Graph) -> None:
     cv = {"folds": 2, "grid": {"max_splits": [1, 2, 3, 4]}, "search": "halving", "factor": 2}
     plan = plan_training(validate(TrainRequest, diffusion_request(graph, cv=cv)))
-    # 4 candidates x 3 trees, 2 x 6, 1 x 12 (min_resources: 15 // 2^2 = 3), on 2 folds
-    assert plan.cv.task_trees == (3,) * 8 + (6,) * 4 + (12,) * 2
+    # 4 candidates x 3 trees, 2 x 6, 1 x 12 (min_resources: 15 // 2^2 = 3), on 2 folds; the
+    # survivors' fits are continued, so the fits grow 3, then 6 - 3, then 12 - 6 trees
+    assert plan.cv.task_trees == (3,) * 8 + (3,) * 4 + (6,) * 2
     assert plan.estimate.cv_fits == 14
     reporter_done = []
     progress = service_cv.CVProgress(lambda p: reporter_done.append(p.done) and False, plan.cv)
-    progress.fold(12, FitProgress(done=1, total=15, elapsed=0.0))
-    assert reporter_done == [8 * 3 + 4 * 6 + 1]
+    progress.fold(12, FitProgress(done=1, total=6, elapsed=0.0))
+    assert reporter_done == [8 * 3 + 4 * 3 + 1]
