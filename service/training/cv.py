@@ -195,13 +195,21 @@ def _fold_bytes(req: TrainRequest, fit_kwargs: dict[str, Any], folds: int, form:
 @dataclass(frozen=True)
 class SearchStep:
     """Fits of a search per fold, in okcore's task order: how many, the params one of them
-    may be fitted with, and whether they continue the previous step's models (halving by
-    warm start: ``n_estimators`` is then the trees added, and no output factor is built)."""
+    may be fitted with, and for halving by warm start (``warm``) the trees its model held
+    before (``before``): a continued fit grows the rest, with no output factor, and every
+    racing candidate's fold models are held until it drops out."""
 
     count: int
     options: list[dict[str, Any]]
-    continued: bool = False
-    trees: int = 0  # halving by warm start: the trees each model holds after the step
+    warm: bool = False
+    before: int = 0
+
+    def fitted(self, params: dict[str, Any]) -> dict[str, Any]:
+        """What one fit of the step grows: ``params`` with the trees it adds."""
+        if not self.before:
+            return params
+        resource = model_selection.RESOURCE
+        return {**params, resource: int(params[resource]) - self.before}
 
 
 def _held_bytes(fold: JobEstimate) -> float:
@@ -241,9 +249,8 @@ def _search_fits(
     warm = model_selection.continues_fits(estimator)
     steps, before = [], 0
     for alive, trees in schedule:
-        grown = trees - before if warm else trees
-        options = [{**c, resource: grown} for c in candidates]
-        steps.append(SearchStep(alive, options, warm and before > 0, trees if warm else 0))
+        options = [{**c, resource: trees} for c in candidates]
+        steps.append(SearchStep(alive, options, warm, before if warm else 0))
         before = trees
     return steps
 
@@ -303,19 +310,15 @@ def plan_cv(
     fold_fits: list[JobEstimate] = []
     held = 0.0  # halving by warm start: the racing candidates' fold models, held in turn
     for step in fits:
-        costs = [fold_estimates({**base, **params}) for params in step.options]
-        if step.continued:  # the trees added to a fitted model: no output factor
+        costs = [fold_estimates({**base, **step.fitted(params)}) for params in step.options]
+        if step.before:  # trees added to a fitted model: no output factor
             costs = [[replace(e, factor_seconds=0.0) for e in folds] for folds in costs]
         costs.sort(key=lambda folds: -sum(e.seconds for e in folds))
         for folds in costs[: step.count]:
             fold_fits.extend(folds)
-        if step.trees:
-            models = [
-                {**base, **params, model_selection.RESOURCE: step.trees} for params in step.options
-            ]
-            sizes = sorted(
-                (sum(_held_bytes(e) for e in fold_estimates(m)) for m in models), reverse=True
-            )
+        if step.warm:
+            models = [fold_estimates({**base, **params}) for params in step.options]
+            sizes = sorted((sum(_held_bytes(e) for e in m) for m in models), reverse=True)
             held = max(held, sum(sizes[: step.count]))
     last = fits[-1].options if spec.search == "halving" and spec.grid is not None else candidates
     finals = [
