@@ -590,7 +590,9 @@ def _halving(run: _SearchRun, estimator: Any, candidates: list[dict[str, Any]],
         alive = alive[:n_alive]
         rungs = [{**candidates[c], RESOURCE: trees} for c in alive]
         if continues_fits(estimator):
-            rows, fitted = run.continued(rungs, [models.get(c) for c in alive])
+            previous = [models.get(c) for c in alive]
+            models.clear()  # the candidates that dropped out free their models now
+            rows, fitted = run.continued(rungs, previous)
             models = dict(zip(alive, fitted, strict=True))
         else:
             rows = run.table(rungs, [SearchFit(p, ((i, None),)) for i, p in enumerate(rungs)])
