@@ -80,7 +80,7 @@ def _show(row: dict[str, Any], reference: float) -> str:
     if "scores_equal_to_continued" in row:
         test = f"  same scores as continued: {row['scores_equal_to_continued']}"
     return (
-        f"{row['label']:<34} cpu {row['cpu']:7.1f} s ({row['cpu'] / reference:.2f}x grid)  "
+        f"{row['label']:<42} cpu {row['cpu']:7.1f} s ({row['cpu'] / reference:.2f}x grid)  "
         f"best {row['best']}{test}"
     )
 
@@ -108,7 +108,7 @@ def main() -> None:
             print(lines[-1], flush=True)
         lines.append(
             f"  continued / refitted halving CPU: {warm['cpu'] / refit['cpu']:.2f}x; same "
-            f"choice as the full grid: {warm['best'] == {**full['best'], 'n_estimators': 243}}"
+            f"choice as the full grid: {warm['best'] == {**full['best'], 'n_estimators': N_ESTIMATORS}}"
         )
         print(lines[-1], flush=True)
     trees = [27, 81, 243]
