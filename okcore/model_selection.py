@@ -21,7 +21,8 @@ Candidates that differ only in ``n_estimators`` share one fit per fold at the la
 when the estimator's stages never look ahead (OKBoost, boosted KRR without reweighting, no
 early stopping): the others are scored on its first stages (:func:`first_stages`), which are
 exactly the refits' models. ``search="halving"`` races the candidates by successive halving
-over the number of trees (:func:`halving_schedule`).
+over the number of trees (:func:`halving_schedule`), continuing the survivors' fits by warm
+start where the estimator has it (:func:`continues_fits`), exactly the refits' models.
 
 Folds run in turn, or in joblib threads with ``n_jobs`` (each task gets its own estimator clone).
 Under ``joblib.parallel_config(backend="dask")`` with a ``distributed.Client`` every
