@@ -8,6 +8,7 @@ nu times its leaf means. O(N r) per round plus the split search: no N x N work.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -740,6 +741,9 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             rng=rng, eval_data=eval_data, stopping=early_stopping(patience, self.tol),
         )  # fmt: skip
         assert result.state is not None
+        # the next round's draws, apart from a Generator given as random_state (which the
+        # caller may go on using)
+        result.state.rng = copy.deepcopy(result.state.rng)
         self._continuation = Continuation(
             result.state, eval_data, rows, self._continued_params(), fingerprint=""
         )

@@ -221,3 +221,17 @@ def test_warm_start_is_validated(data):
     X, Y, _, _ = data
     with pytest.raises(InvalidParameterError, match="'warm_start'"):
         OKBoostRegressor(warm_start="yes").fit(X, Y)
+
+
+def test_a_generator_random_state_continues_its_own_draws(data):
+    """The continued loop draws what the longer loop would have drawn next, whatever the
+    caller does with the Generator given as random_state meanwhile."""
+    X, Y, Xv, _ = data
+    params = {"subsample": 0.6, "sketch_dim": 2, "max_bins": 16}
+    generator = np.random.default_rng(5)
+    warm = OKBoostRegressor(n_estimators=4, warm_start=True, random_state=generator, **params)
+    warm.fit(X, Y)
+    generator.random(10)  # the caller draws from it
+    warm.set_params(n_estimators=9).fit(X, Y)
+    direct = OKBoostRegressor(n_estimators=9, random_state=np.random.default_rng(5), **params)
+    assert_same_model(warm, direct.fit(X, Y), Xv)
