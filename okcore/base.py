@@ -288,7 +288,12 @@ class OKEstimator:
         context = FitContext(
             X, space, check_random_state(self.random_state), callback, eval_set, start
         )
-        model = self._fit_model(context)
+        self._set_fitted(self._fit_model(context), start)
+        return self
+
+    def _set_fitted(self, model: FittedModel, start: float) -> None:
+        """The fitted attributes (:data:`FITTED_ATTRIBUTES`) of ``model``, a fit started at
+        ``start`` (``time.perf_counter``)."""
         self.output_space_ = model.space
         self.ensemble_ = model.ensemble
         self.n_train_ = model.space.n_samples
@@ -299,7 +304,6 @@ class OKEstimator:
         self.stopped_by_callback_ = model.stopped_by_callback
         self.max_bins_, self.sketch_dim_ = model.max_bins, model.sketch_dim
         self.fit_time_ = time.perf_counter() - start
-        return self
 
     def _n_stages(self) -> int:
         """Stages (trees, kernel models) the fit will grow: progress totals, cost model."""

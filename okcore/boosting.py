@@ -8,6 +8,8 @@ nu times its leaf means. O(N r) per round plus the split search: no N x N work.
 
 from __future__ import annotations
 
+import copy
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Self
@@ -15,7 +17,7 @@ from typing import Any, Self
 import numpy as np
 from scipy import sparse
 
-from ._validation import Interval, Options
+from ._validation import Interval, Options, check_inputs
 from .base import (
     EvalData,
     FitContext,
@@ -24,9 +26,10 @@ from .base import (
     embed_eval_set,
     hold_out_rows,
 )
-from .callbacks import EarlyStopping, FitProgress, RoundMonitor, early_stopping
+from .callbacks import EarlyStopping, FitProgress, RoundMonitor, check_callback, early_stopping
 from .cost import StageCost
-from .exceptions import InvalidParameterError
+from .exceptions import DataError, InvalidParameterError
+from .fingerprint import data_fingerprint
 from .learners import BaseLearner, TreeLearner
 from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
 from .outputs.space import RANK_TOLERANCE
@@ -111,6 +114,7 @@ class BoostResult:
     val_loss: np.ndarray | None
     best_iteration: int
     stopped_by_callback: bool = False
+    state: BoostState | None = None
 
 
 #: A per-round table reserves at most this many bytes up front (all M rounds when they fit),
@@ -151,6 +155,76 @@ class RoundTable:
         """The first ``n_rows`` rounds' rows (a view)."""
         return self.array[:n_rows]
 
+    def extend(self, n_rounds: int) -> None:
+        """Allow rows up to round ``n_rounds`` (a continued loop); they are added by doubling."""
+        self.n_rounds = max(self.n_rounds, n_rounds)
+
+
+@dataclass
+class BoostState:
+    """The stage loop after its last round: all that continuing it needs (warm start), so
+    that a continued loop grows exactly the trees of one loop with the larger M.
+
+    F (N, r) on the training rows (the residuals are phi - F, recomputed bit for bit), F on
+    the validation rows, the trees with their round tables, the losses so far, the
+    early-stopping counters and the random generator at the next round's draws (sketch,
+    subsample, feature draws). Memory beyond the model: F, N x r float64, and the validation
+    rows' F; the round tables are the model's own arrays (views), not copies.
+    """
+
+    F: np.ndarray
+    F_val: np.ndarray | None
+    init: np.ndarray
+    init_weight: np.ndarray | None
+    trees: list[TreeArrays]
+    leaves: RoundTable
+    counts: RoundTable | None
+    weights: RoundTable | None
+    train_loss: list[float]
+    val_loss: list[float]
+    stopping: EarlyStopping | None
+    rng: np.random.Generator
+
+    @classmethod
+    def start(
+        cls,
+        loss: FeatureLoss,
+        phi: np.ndarray,
+        n_estimators: int,
+        subsampled: bool,
+        eval_data: EvalData | None,
+        stopping: EarlyStopping | None,
+        rng: np.random.Generator,
+    ) -> BoostState:
+        """Round 0: F = F_0 everywhere, empty tables."""
+        n = phi.shape[0]
+        init, init_weight = loss.initial(phi)
+        return cls(
+            F=np.tile(init, (n, 1)),
+            F_val=None if eval_data is None else np.tile(init, (len(eval_data.X), 1)),
+            init=init,
+            init_weight=init_weight,
+            trees=[],
+            leaves=RoundTable(n_estimators, n, np.uint8),
+            counts=RoundTable(n_estimators, n, np.uint8) if subsampled else None,
+            weights=None,  # created by the first stage that has weights
+            train_loss=[],
+            val_loss=[],
+            stopping=stopping,
+            rng=rng,
+        )
+
+    @property
+    def n_rounds(self) -> int:
+        """Rounds run so far."""
+        return len(self.trees)
+
+    @property
+    def stopped_early(self) -> bool:
+        """Whether early stopping ended the loop: a longer loop would have stopped there too."""
+        s = self.stopping
+        return s is not None and s.stale >= s.n_iter_no_change
+
 
 def boost(
     X: Any,
@@ -166,6 +240,7 @@ def boost(
     eval_data: EvalData | None = None,
     stopping: EarlyStopping | None = None,
     callback: Callable[[FitProgress], bool | None] | None = None,
+    state: BoostState | None = None,
 ) -> BoostResult:
     """Algorithm 3 with shrinkage on the factor: F_0, then F_m = F_{m-1} + nu h_m.
 
@@ -179,24 +254,33 @@ def boost(
     (:mod:`okcore.learners`: OK3 trees, or any :class:`~okcore.learners.BaseLearner`), which
     the loop closes at the end. O(M (N r + one stage)).
 
+    ``state`` (warm start): the :class:`BoostState` of an earlier call's result (on the same
+    X, phi, ``eval_data``, loss, learner and rates), continued from its last round up to
+    ``n_estimators``; its generator and early-stopping counters replace ``rng`` and
+    ``stopping``, and it is updated in place. The trees, tables and losses are those of one
+    call with the larger ``n_estimators``, bit for bit; a state whose loop stopped early
+    grows nothing (the longer loop stops at the same round). The result's ``state``
+    continues it.
+
     Memory: F and the residuals (N, r), plus the training leaves, M x N of the smallest
     unsigned type (1 byte per row and tree up to 256 leaves); in-bag counts (1 byte) only
     with subsampling, leaf weights (8 bytes) only for the robust losses.
     """
-    monitor = RoundMonitor(n_estimators, callback, stopping)
     n, n_fit = X.shape[0], max(1, int(round(subsample * X.shape[0])))
-    init, init_weight = loss.initial(phi)
-    F = np.tile(init, (n, 1))
-    F_val = None if eval_data is None else np.tile(init, (len(eval_data.X), 1))
-    trees: list[TreeArrays] = []
-    train_loss, val_loss = [], []
-    leaves = RoundTable(n_estimators, n, np.uint8)
-    counts = RoundTable(n_estimators, n, np.uint8) if n_fit < n else None
-    weights: RoundTable | None = None  # created by the first stage that has weights
+    if state is None:
+        state = BoostState.start(loss, phi, n_estimators, n_fit < n, eval_data, stopping, rng)
+    else:
+        for table in (state.leaves, state.counts, state.weights):
+            if table is not None:
+                table.extend(n_estimators)
+    rng, stopping, F, F_val = state.rng, state.stopping, state.F, state.F_val
+    trees, train_loss, val_loss = state.trees, state.train_loss, state.val_loss
+    monitor = RoundMonitor(n_estimators, callback, stopping)
     in_bag = np.ones(n, dtype=bool)
     residual = phi - F
+    first = n_estimators if state.stopped_early else state.n_rounds
     try:
-        for m in range(n_estimators):
+        for m in range(first, n_estimators):
             target = loss.stage_target(residual)
             rows = None
             if n_fit < n:
@@ -208,16 +292,17 @@ def boost(
             if value is not None:
                 tree = replace(tree, value=value)
             trees.append(tree)
-            leaves.put(m, leaf, largest=tree.n_leaves - 1)
-            if counts is not None:
-                counts.put(m, in_bag)
+            state.leaves.put(m, leaf, largest=tree.n_leaves - 1)
+            if state.counts is not None:
+                state.counts.put(m, in_bag)
             if weight is not None:
-                if weights is None:
-                    weights = RoundTable(n_estimators, n, np.float64)
-                weights.put(m, weight)
+                if state.weights is None:
+                    state.weights = RoundTable(n_estimators, n, np.float64)
+                state.weights.put(m, weight)
             # F += nu h_m, the next residuals and the training loss in one pass
             train_loss.append(loss.step(phi, diag, F, tree.value, leaf, learning_rate, residual))
             if eval_data is not None:
+                assert F_val is not None
                 F_val += learning_rate * tree.value[tree_leaves(tree, eval_data.X)]
                 val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))
             if monitor.end_round(m, train_loss[-1], val_loss[-1] if val_loss else None):
@@ -226,17 +311,45 @@ def boost(
         learner.close()
     n_trees = len(trees)
     return BoostResult(
-        trees=trees,
-        train_leaf=leaves.rows(n_trees),
-        train_count=None if counts is None else counts.rows(n_trees),
-        train_weight=None if weights is None else weights.rows(n_trees),
-        init=init,
-        init_weight=init_weight,
+        trees=list(trees),
+        train_leaf=state.leaves.rows(n_trees),
+        train_count=None if state.counts is None else state.counts.rows(n_trees),
+        train_weight=None if state.weights is None else state.weights.rows(n_trees),
+        init=state.init,
+        init_weight=state.init_weight,
         train_loss=np.array(train_loss),
         val_loss=np.array(val_loss) if eval_data else None,
         best_iteration=monitor.best_round(n_trees),
         stopped_by_callback=monitor.stopped,
+        state=state,
     )
+
+
+#: The parameters a warm start may change: they do not change the trees.
+WARM_START_FREE = frozenset({"n_estimators", "n_jobs", "warm_start"})
+
+
+@dataclass
+class Continuation:
+    """What a fitted :class:`OKBoostRegressor` keeps to add trees (``warm_start``): the
+    loop's :class:`BoostState`, the validation data, the training rows, the parameters it
+    was fitted with (but WARM_START_FREE) and the data's fingerprint."""
+
+    state: BoostState
+    eval_data: EvalData | None
+    rows: np.ndarray
+    params: dict[str, Any]
+    fingerprint: str
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Whether a parameter kept its value: the same object, or equal values of one type."""
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 class OKBoostRegressor(StagedPredictions, TreeEstimator):
@@ -348,6 +461,22 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         builds, row statistics and sketch) and for W^F (None = 1, -1 = all cores). The
         model does not depend on it.
     random_state : None, int or Generator
+    warm_start : bool
+        scikit-learn's warm start (as GradientBoostingRegressor's): when the estimator is
+        fitted, ``fit`` on the same data (X, outputs, kernel and ``eval_set``, checked by a
+        fingerprint: :class:`~okcore.exceptions.DataError` otherwise) with a larger
+        ``n_estimators`` adds the missing rounds to the fitted trees instead of starting
+        over, with no new output factor: the model equals, bit for bit, a fit with the larger
+        ``n_estimators`` (same trees, random draws, training leaves, W^F, early-stopping
+        split and rounds). An equal ``n_estimators`` adds nothing, a smaller one is refused,
+        and so is a change of any parameter but ``n_estimators``, ``n_jobs`` and
+        ``warm_start`` (:class:`~okcore.exceptions.InvalidParameterError`), since the added
+        trees would not be those of any single fit. A fit that early stopping ended adds
+        nothing (a longer fit stops at the same round). Every fit keeps what continuing
+        needs in memory: F on the training rows (N x r float64, as much as the output
+        factor) and on the validation rows, plus the trees that early stopping did not keep.
+        A model loaded from disk does not (saved models hold the prediction arrays only):
+        warm starting it is refused; refit it. Default False: every ``fit`` starts over.
 
     Fitted attributes: ``output_space_``, ``ensemble_``, ``train_loss_`` (M,) and
     ``validation_loss_`` (M,) or None, both of ``loss`` after each round (Huber: at that
@@ -380,6 +509,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         "l2_regularization": [Interval(float, 0.0, None, "left")],
         "sketch_dim": [Interval(int, 1, None, "left"), Options(("auto", None))],
         "max_bins": [Interval(int, 2, 255, "both"), Options(("auto", None))],
+        "warm_start": [Options((True, False))],
     }
 
     def __init__(
@@ -411,6 +541,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         n_landmarks: int | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
+        warm_start: bool = False,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -438,6 +569,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         self.n_landmarks = n_landmarks
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.warm_start = warm_start
 
     @classmethod
     def paper(cls, **overrides: Any) -> Self:
@@ -565,6 +697,28 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             max_bins = AUTO_MAX_BINS  # "auto" below the fast threshold (None is refused)
         return max_bins, sketch_dim
 
+    def fit(
+        self,
+        X: Any,
+        Y: Any = None,
+        *,
+        gram: Any = None,
+        kernel: Any = None,
+        eval_set: tuple | None = None,
+        callback: Callable[[FitProgress], bool | None] | None = None,
+    ) -> Self:
+        """:meth:`OKEstimator.fit <okcore.base.OKEstimator.fit>`; with ``warm_start`` on a
+        fitted estimator, the rounds from ``n_estimators_`` run to ``n_estimators`` are
+        added to the fitted model (see ``warm_start``): O((M - M_before) (N r + one tree))
+        plus the inputs' binning, no output factor."""
+        fingerprint = data_fingerprint(X, Y, gram, kernel, eval_set)
+        if self.warm_start and "ensemble_" in self.__dict__:
+            return self._fit_more(X, fingerprint, callback)
+        self.__dict__.pop("_continuation", None)
+        super().fit(X, Y, gram=gram, kernel=kernel, eval_set=eval_set, callback=callback)
+        self._continuation.fingerprint = fingerprint
+        return self
+
     def _fit_model(self, context: FitContext) -> FittedModel:
         """Algorithm 3 (:func:`boost`): the eval set is embedded in the training space first;
         early stopping without one holds out ``validation_fraction`` of the rows."""
@@ -582,14 +736,41 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
                 f"tree_type='oblivious' of {type(self).__name__} needs dense inputs: pass "
                 "X.toarray(), or use tree_type='best-first' for sparse X."
             )
-        XT, binned = self._search_inputs(
-            X, max_bins, context.callback, self.n_estimators, context.elapsed()
+        result = self._boost(
+            X, space, (max_bins, sketch_dim), context.callback, context.elapsed(),
+            rng=rng, eval_data=eval_data, stopping=early_stopping(patience, self.tol),
+        )  # fmt: skip
+        assert result.state is not None
+        # the next round's draws, apart from a Generator given as random_state (which the
+        # caller may go on using)
+        result.state.rng = copy.deepcopy(result.state.rng)
+        self._continuation = Continuation(
+            result.state, eval_data, rows, self._continued_params(), fingerprint=""
         )
+        return self._fitted(result, space, rows, max_bins, sketch_dim)
+
+    def _boost(
+        self,
+        X: Any,
+        space: Any,
+        search: tuple[int | None, int | None],
+        callback: Any,
+        elapsed: float,
+        *,
+        rng: np.random.Generator,
+        eval_data: EvalData | None,
+        stopping: EarlyStopping | None = None,
+        state: BoostState | None = None,
+    ) -> BoostResult:
+        """The inputs the split search reads for ``search`` (max_bins, sketch_dim), the tree
+        learner, and :func:`boost` (from ``state`` when given)."""
+        max_bins, sketch_dim = search
+        XT, binned = self._search_inputs(X, max_bins, callback, self.n_estimators, elapsed)
         learner = TreeLearner(
             X, self._tree_params(X.shape[1]), XT=XT, binned=binned, sketch_dim=sketch_dim,
             n_threads=self._n_threads(),
         )  # fmt: skip
-        result = boost(
+        return boost(
             X,
             space.phi,
             space.diag,
@@ -600,9 +781,20 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             subsample=self.subsample,
             rng=rng,
             eval_data=eval_data,
-            stopping=early_stopping(patience, self.tol),
-            callback=context.callback,
+            stopping=stopping,
+            callback=callback,
+            state=state,
         )
+
+    def _fitted(
+        self,
+        result: BoostResult,
+        space: Any,
+        rows: np.ndarray,
+        max_bins: int | None,
+        sketch_dim: int | None,
+    ) -> FittedModel:
+        """The fitted model of a loop's result: its trees up to the best round."""
         keep = result.best_iteration + 1
         ensemble = TreeEnsemble.from_trees(
             result.trees,
@@ -626,6 +818,63 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             max_bins=max_bins,
             sketch_dim=sketch_dim,
         )
+
+    def _continued_params(self) -> dict[str, Any]:
+        """The parameters a warm start must find unchanged: all but WARM_START_FREE."""
+        return {k: v for k, v in self.get_params().items() if k not in WARM_START_FREE}
+
+    def _fit_more(self, X: Any, fingerprint: str, callback: Any) -> Self:
+        """Warm start: continue the fitted loop up to ``n_estimators`` on the same data."""
+        self.validate_params()
+        check_callback(callback)
+        name = type(self).__name__
+        more = self.__dict__.get("_continuation")
+        if more is None:
+            raise DataError(
+                f"warm_start=True cannot add trees to this {name}: it was loaded from disk, "
+                "and saved models keep the prediction arrays only, not the training state "
+                "that continuing needs (F on the training rows, the random generator). Fit "
+                "it anew (warm_start=False) with the n_estimators wanted."
+            )
+        changed = sorted(k for k, v in more.params.items() if not _same_value(getattr(self, k), v))
+        if changed:
+            was = ", ".join(f"{k}={more.params[k]!r} -> {getattr(self, k)!r}" for k in changed)
+            raise InvalidParameterError(
+                f"warm_start=True adds trees to the fitted {name} with its parameters; only "
+                f"{', '.join(sorted(WARM_START_FREE))} may change. Changed: {was}. Set them "
+                "back, or fit anew with warm_start=False."
+            )
+        state = more.state
+        if self.n_estimators < state.n_rounds:
+            raise InvalidParameterError(
+                f"The 'n_estimators' parameter of {name} with warm_start=True must be at "
+                f"least the {state.n_rounds} rounds already fitted. Got n_estimators="
+                f"{self.n_estimators}; fit anew with warm_start=False for fewer trees."
+            )
+        if fingerprint != more.fingerprint:
+            raise DataError(
+                f"warm_start=True continues the fitted {name} on the data it was fitted on: "
+                "X, the outputs (Y, gram or kernel) or eval_set differ. Pass the same data, "
+                "or fit anew with warm_start=False."
+            )
+        if state.stopped_early or self.n_estimators == state.n_rounds:
+            return self  # the fitted model is already the longer fit's
+        start = time.perf_counter()
+        X = check_inputs(X, self.n_features_in_, owner=name)
+        if len(more.rows) < X.shape[0]:  # early stopping held rows out
+            X = X[more.rows]
+        space = self.output_space_
+        del self.ensemble_  # as any refit: a failure leaves an unfitted estimator
+        del self._continuation
+        result = self._boost(
+            X, space, (self.max_bins_, self.sketch_dim_), callback, 0.0,
+            rng=state.rng, eval_data=more.eval_data, state=state,
+        )  # fmt: skip
+        self._continuation = more
+        self._set_fitted(
+            self._fitted(result, space, more.rows, self.max_bins_, self.sketch_dim_), start
+        )
+        return self
 
     def _eval_data(self, eval_set: tuple, space: Any) -> EvalData:
         return embed_eval_set(eval_set, space, self.n_features_in_, type(self).__name__)

@@ -273,6 +273,7 @@ PARAMETERS_ADDED_SINCE: dict[str, Any] = {
     "tree_type": "best-first",
     "colsample_bytree": 1.0,
     "early_stopping": _grown_with_early_stopping,
+    "warm_start": False,
 }
 
 

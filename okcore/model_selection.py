@@ -21,7 +21,8 @@ Candidates that differ only in ``n_estimators`` share one fit per fold at the la
 when the estimator's stages never look ahead (OKBoost, boosted KRR without reweighting, no
 early stopping): the others are scored on its first stages (:func:`first_stages`), which are
 exactly the refits' models. ``search="halving"`` races the candidates by successive halving
-over the number of trees (:func:`halving_schedule`).
+over the number of trees (:func:`halving_schedule`), continuing the survivors' fits by warm
+start where the estimator has it (:func:`continues_fits`), exactly the refits' models.
 
 Folds run in turn, or in joblib threads with ``n_jobs`` (each task gets its own estimator clone).
 Under ``joblib.parallel_config(backend="dask")`` with a ``distributed.Client`` every
@@ -36,7 +37,7 @@ from __future__ import annotations
 import copy
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -207,8 +208,12 @@ class _TaskReport:
 
     callback: SearchCallback
     task: int
+    rounds_before: int = 0  # a continued fit (warm start): counts its added rounds only
 
     def __call__(self, progress: FitProgress) -> None:
+        if self.rounds_before:
+            done = max(progress.done - self.rounds_before, 0)
+            progress = replace(progress, done=done, total=progress.total - self.rounds_before)
         self.callback(self.task, progress)
 
 
@@ -229,8 +234,26 @@ def _fold_scores(estimator: Any, X: Any, outputs: Outputs, train: np.ndarray,
     ]
 
 
-def _report(callback: SearchCallback | None, task: int) -> _TaskReport | None:
-    return None if callback is None else _TaskReport(callback, task)
+def _report(
+    callback: SearchCallback | None, task: int, rounds_before: int = 0
+) -> _TaskReport | None:
+    return None if callback is None else _TaskReport(callback, task, rounds_before)
+
+
+def _continued_fold(estimator: Any, fitted: Any, params: Mapping[str, Any], X: Any,
+                    outputs: Outputs, train: np.ndarray, test: np.ndarray, n_samples: int,
+                    scorers: Mapping[str, BoundScorer], callback: SearchCallback | None,
+                    task: int) -> tuple[Any, dict[str, float]]:  # fmt: skip
+    """A halving fit on a fold by warm start: ``fitted`` (this candidate's model of the
+    previous iteration on the same fold, None at the first) continued to ``params``'
+    ``n_estimators``, or a warm-startable clone fitted anew; the model and its scores."""
+    X = fold_inputs(estimator, X, train)
+    if fitted is None:
+        model, before = _clone(estimator).set_params(**params, **{WARM_START: True}), 0
+    else:
+        model, before = fitted.set_params(**{RESOURCE: params[RESOURCE]}), len(fitted.train_loss_)
+    model = outputs.fit(model, X, train, n_samples, _report(callback, task, before))
+    return model, outputs.score(model, X, train, test, n_samples, scorers)
 
 
 def _clone(estimator: Any) -> Any:
@@ -330,6 +353,14 @@ def parameter_grid(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
 
 RESOURCE = "n_estimators"
 """The resource successive halving gives the surviving candidates more of: boosting rounds."""
+WARM_START = "warm_start"
+"""The parameter that lets halving continue a surviving candidate's fits (scikit-learn's)."""
+
+
+def continues_fits(estimator: Any) -> bool:
+    """Whether successive halving continues the surviving candidates' fits (``warm_start``:
+    OKBoost) instead of refitting them with more trees."""
+    return WARM_START in estimator.get_params()
 
 
 def _stages_are_refits(estimator: Any) -> bool:
@@ -489,9 +520,14 @@ def grid_search(
     grid): every combination is cross-validated with few trees, the best 1/``factor`` of
     them (by the mean criterion) again with ``factor`` times more trees, and so on
     (:func:`halving_schedule` with ``max_resources``, "auto" = the estimator's
-    ``n_estimators``). A boosted model cannot be grown further, so each iteration fits its
-    candidates anew, as scikit-learn does. The best is the best of the last iteration, and
-    ``best_params`` hold its ``n_estimators``.
+    ``n_estimators``). An estimator with ``warm_start`` (OKBoost) continues each surviving
+    candidate's fold models with the added trees only (:func:`continues_fits`): the same
+    models and scores as refits with the larger ``n_estimators``, for the cost of the
+    survivors' added trees and no new output factor; the search then holds every racing
+    candidate's fold models (each its output factor and F, N x r floats) until it drops out.
+    Others (boosted KRR, SimilarityInputs) refit each iteration's candidates, as
+    scikit-learn does. The best is the best of the last iteration, and ``best_params`` hold
+    its ``n_estimators``.
 
     Every fit on a fold is one joblib task when ``n_jobs`` is set; task f * n_folds + k is
     fit f on fold k (a full grid: the fits of :func:`search_fits`, without shared fits
@@ -550,10 +586,17 @@ def _halving(run: _SearchRun, estimator: Any, candidates: list[dict[str, Any]],
     schedule = halving_schedule(len(candidates), most, factor, min_resources)
     table: list[dict[str, Any]] = []
     alive = list(range(len(candidates)))
+    models: dict[int, list[Any]] = {}  # warm start: each racing candidate's fold models
     for iteration, (n_alive, trees) in enumerate(schedule):
         alive = alive[:n_alive]
         rungs = [{**candidates[c], RESOURCE: trees} for c in alive]
-        rows = run.table(rungs, [SearchFit(p, ((i, None),)) for i, p in enumerate(rungs)])
+        if continues_fits(estimator):
+            previous = [models.get(c) for c in alive]
+            models.clear()  # the candidates that dropped out free their models now
+            rows, fitted = run.continued(rungs, previous)
+            models = dict(zip(alive, fitted, strict=True))
+        else:
+            rows = run.table(rungs, [SearchFit(p, ((i, None),)) for i, p in enumerate(rungs)])
         for row in rows:
             row["iteration"] = iteration
         sign = -1.0 if higher else 1.0
@@ -609,6 +652,47 @@ class _SearchRun:
             for k in range(n_folds):
                 for (c, _), fold in zip(fit.scores, scores[f * n_folds + k], strict=True):
                     by_candidate[c].append(fold)
+        return self._rows(candidates, by_candidate)
+
+    def continued(
+        self, candidates: list[dict[str, Any]], fitted: list[list[Any] | None]
+    ) -> tuple[list[dict], list[list[Any]]]:
+        """Halving by warm start: each candidate's fold models of the previous iteration
+        (``fitted``, None for a new candidate) continued to its ``n_estimators``, scored;
+        its table rows and the fold models, which hold their training state until the
+        candidate drops out. The models and scores of refits with those ``n_estimators``,
+        for the added trees' cost (:class:`~okcore.boosting.OKBoostRegressor`'s
+        ``warm_start``)."""
+        n_folds, first = len(self.folds), self.tasks_run
+        self.tasks_run += len(candidates) * n_folds
+        tasks = list(itertools.product(range(len(candidates)), range(n_folds)))
+        previous = [[None] * n_folds if f is None else f for f in fitted]
+        done = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_continued_fold)(
+                self.estimator,
+                previous[c][k],
+                candidates[c],
+                self.X,
+                self.outputs,
+                *self.folds[k],
+                self.n_samples,
+                self.scorers,
+                self.callback,
+                first + task,
+            )
+            for task, (c, k) in enumerate(tasks)
+        )
+        models: list[list[Any]] = [[] for _ in candidates]
+        by_candidate: list[list[dict[str, float]]] = [[] for _ in candidates]
+        for (c, _), (model, fold) in zip(tasks, done, strict=True):
+            models[c].append(model)
+            by_candidate[c].append(fold)
+        return self._rows(candidates, by_candidate), models
+
+    def _rows(
+        self, candidates: list[dict[str, Any]], by_candidate: list[list[dict[str, float]]]
+    ) -> list[dict]:
+        """One table row per candidate from its folds' scores."""
         table = []
         for params, folds_scores in zip(candidates, by_candidate, strict=True):
             row: dict[str, Any] = {"params": params}

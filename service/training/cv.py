@@ -192,17 +192,46 @@ def _fold_bytes(req: TrainRequest, fit_kwargs: dict[str, Any], folds: int, form:
     return copies + dense_arrays * 8.0 * n_test * n
 
 
+@dataclass(frozen=True)
+class SearchStep:
+    """Fits of a search per fold, in okcore's task order: how many, the params one of them
+    may be fitted with, and for halving by warm start (``warm``) the trees its model held
+    before (``before``): a continued fit grows the rest, with no output factor, and every
+    racing candidate's fold models are held until it drops out."""
+
+    count: int
+    options: list[dict[str, Any]]
+    warm: bool = False
+    before: int = 0
+
+    def fitted(self, params: dict[str, Any]) -> dict[str, Any]:
+        """What one fit of the step grows: ``params`` with the trees it adds."""
+        if not self.before:
+            return params
+        resource = model_selection.RESOURCE
+        return {**params, resource: int(params[resource]) - self.before}
+
+
+def _held_bytes(fold: JobEstimate) -> float:
+    """What a fold model that halving continues holds between its iterations: the model
+    (its output factor and trees, as stored) and F on its training rows (N x r float64)."""
+    return fold.disk_bytes + 8.0 * fold.n_train * fold.rank
+
+
 def _search_fits(
     spec: CVSpec, estimator: okcore.OKEstimator, candidates: list[dict[str, Any]]
-) -> list[tuple[int, list[dict[str, Any]]]]:
-    """okcore's fits per fold, in its task order, as (how many, the params one of them may
-    be fitted with): a grid's :func:`okcore.model_selection.search_fits` (one each), or for
-    each halving iteration its number of candidates and the params of every candidate with
-    that iteration's trees (which ones go on is known only then)."""
+) -> list[SearchStep]:
+    """okcore's fits per fold: a grid's :func:`okcore.model_selection.search_fits` (one
+    each), or for each halving iteration its number of candidates and the params of every
+    candidate with that iteration's trees (which ones go on is known only then); when
+    okcore continues the survivors' fits (:func:`okcore.model_selection.continues_fits`),
+    the trees each iteration adds."""
     if spec.search == "grid" or spec.grid is None:
         if spec.grid is None:
-            return [(1, [{}])]
-        return [(1, [fit.params]) for fit in model_selection.search_fits(estimator, candidates)]
+            return [SearchStep(1, [{}])]
+        return [
+            SearchStep(1, [f.params]) for f in model_selection.search_fits(estimator, candidates)
+        ]
     resource = model_selection.RESOURCE
     most = estimator.get_params().get(resource)
     if most is None or resource in spec.grid:
@@ -217,7 +246,13 @@ def _search_fits(
             details=[{"loc": ["cv", "search"], "msg": f"needs {resource} outside the grid"}],
         )
     schedule = model_selection.halving_schedule(len(candidates), int(most), spec.factor)
-    return [(alive, [{**c, resource: trees} for c in candidates]) for alive, trees in schedule]
+    warm = model_selection.continues_fits(estimator)
+    steps, before = [], 0
+    for alive, trees in schedule:
+        options = [{**c, resource: trees} for c in candidates]
+        steps.append(SearchStep(alive, options, warm, before if warm else 0))
+        before = trees
+    return steps
 
 
 def plan_cv(
@@ -238,12 +273,15 @@ def plan_cv(
     candidates = _candidates(req, spec.grid)
     prefix = param_prefix(estimator)
     fits = [
-        (count, [{k.removeprefix(prefix): v for k, v in params.items()} for params in options])
-        for count, options in _search_fits(
+        replace(
+            step,
+            options=[{k.removeprefix(prefix): v for k, v in p.items()} for p in step.options],
+        )
+        for step in _search_fits(
             spec, estimator, [{prefix + k: v for k, v in c.items()} for c in candidates]
         )
     ]
-    n_fits = sum(count for count, _ in fits)
+    n_fits = sum(step.count for step in fits)
     if n_fits * spec.folds > MAX_CV_FITS:
         what = (
             f"{n_fits} candidates"
@@ -270,12 +308,19 @@ def plan_cv(
         return [by_size[size] for size in test_sizes]
 
     fold_fits: list[JobEstimate] = []
-    for count, options in fits:
-        costs = [fold_estimates({**base, **params}) for params in options]
+    held = 0.0  # halving by warm start: the racing candidates' fold models, held in turn
+    for step in fits:
+        costs = [fold_estimates({**base, **step.fitted(params)}) for params in step.options]
+        if step.before:  # trees added to a fitted model: no output factor
+            costs = [[replace(e, factor_seconds=0.0) for e in folds] for folds in costs]
         costs.sort(key=lambda folds: -sum(e.seconds for e in folds))
-        for folds in costs[:count]:
+        for folds in costs[: step.count]:
             fold_fits.extend(folds)
-    last = fits[-1][1] if spec.search == "halving" and spec.grid is not None else candidates
+        if step.warm:
+            models = [fold_estimates({**base, **params}) for params in step.options]
+            sizes = sorted((sum(_held_bytes(e) for e in m) for m in models), reverse=True)
+            held = max(held, sum(sizes[: step.count]))
+    last = fits[-1].options if spec.search == "halving" and spec.grid is not None else candidates
     finals = [
         estimate_job(
             req.model,
@@ -296,7 +341,9 @@ def plan_cv(
         search=spec.search if spec.grid is not None else "grid",
         factor=spec.factor,
         task_trees=tuple(e.n_trees for e in fold_fits),
-        estimate=estimate_cv(finals, fold_fits, _fold_bytes(req, fit_kwargs, spec.folds, form)),
+        estimate=estimate_cv(
+            finals, fold_fits, _fold_bytes(req, fit_kwargs, spec.folds, form) + held
+        ),
     )
 
 

@@ -285,3 +285,49 @@ def test_the_halving_schedule_is_scikit_learns(n_candidates, max_resources, fact
 def test_equal_candidates_of_an_estimator_without_stages_are_fitted_each():
     fits = search_fits(OK3Regressor(), [{"max_splits": 2}, {"max_splits": 2}])
     assert [f.scores for f in fits] == [((0, None),), ((1, None),)]
+
+
+def test_halving_continues_the_survivors_fits_with_the_refits_scores():
+    """Each survivor's fold models are continued (warm start), not refitted: every row of
+    the table equals a cross-validation from scratch at its n_estimators (the refits'), the
+    best is the same, and the trees grown are each iteration's added trees only."""
+    X, Y = make_regression(n=90, noise=0.3)
+    grid = {"max_splits": [2, 6, 12], "learning_rate": [0.1, 0.4, 0.8]}
+    est = OKBoostRegressor(n_estimators=27, random_state=0, subsample=0.7, sketch_dim=2,
+                           max_bins=16)  # fmt: skip
+    trees: dict[int, int] = {}
+
+    def count(task, progress):
+        if progress.phase == "trees":
+            trees[task] = max(trees.get(task, 0), progress.done)
+
+    halving = grid_search(est, grid, X, Y, cv=3, random_state=0, search="halving",
+                          scoring=["err_phi", "r2"], refit=False, callback=count)  # fmt: skip
+    assert halving.n_candidates == [9, 3, 1] and halving.n_resources == [3, 9, 27]
+    for row in halving.table:  # the refits' scores, exactly
+        direct = cross_validate(OKBoostRegressor(**{**est.get_params(), **row["params"]}), X, Y,
+                                scoring=["err_phi", "r2"], cv=3, random_state=0)  # fmt: skip
+        for name in ("err_phi", "r2"):
+            assert row[name]["folds"] == list(direct[name])
+    refit_best = min(
+        (r for r in halving.table if r["iteration"] == 2), key=lambda r: r["err_phi"]["mean"]
+    )
+    assert halving.best_params == refit_best["params"]
+    # trees grown per fold: 9 x 3, then 3 x (9 - 3), then 1 x (27 - 9), where refits grow
+    # 9 x 3 + 3 x 9 + 1 x 27
+    assert sorted(trees) == list(range(3 * (9 + 3 + 1)))
+    assert sum(trees.values()) == 3 * (9 * 3 + 3 * 6 + 1 * 18)
+
+
+def test_halving_refits_estimators_without_warm_start():
+    """Boosted KRR has no warm start: each iteration refits its candidates."""
+    from okcore import KRRBoostRegressor
+
+    X, Y = make_regression(n=60, noise=0.3)
+    est = KRRBoostRegressor(n_estimators=9, random_state=0)
+    result = grid_search(est, {"learning_rate": [0.1, 0.5, 1.0]}, X, Y, cv=2,
+                         random_state=0, search="halving", refit=False)  # fmt: skip
+    for row in result.table:
+        direct = cross_validate(KRRBoostRegressor(**{**est.get_params(), **row["params"]}), X,
+                                Y, cv=2, random_state=0)  # fmt: skip
+        assert row["err_phi"]["folds"] == list(direct["err_phi"])

@@ -117,6 +117,8 @@ CASES = {
         ("alpha", 1.0, "a float in (0.0, 1.0)"),
         ("alpha", float("nan"), "a float in (0.0, 1.0)"),
         ("alpha", "0.9", "a float in (0.0, 1.0)"),
+        ("warm_start", 1, "one of True, False"),
+        ("warm_start", "yes", "one of True, False"),
     ],
     OK3Regressor: TREE_CASES
     + MAX_BINS_CASES

@@ -76,7 +76,8 @@ def test_halving_equals_okcore_and_counts_its_fits(client: TestClient, graph: Gr
     assert cv["n_candidates"] == [9, 3, 1] and cv["n_resources"] == [2, 6, 18]
     assert r.json()["model"]["params"]["n_estimators"] == 18
     job = client.get(f"/jobs/{r.json()['job_id']}").json()
-    cv_trees = 3 * (9 * 2 + 3 * 6 + 1 * 18)
+    # the survivors' fits are continued (warm start): each iteration grows the trees it adds
+    cv_trees = 3 * (9 * 2 + 3 * (6 - 2) + 1 * (18 - 6))
     assert job["progress"]["total"] == cv_trees + 18 == job["progress"]["done"]
 
 
@@ -139,10 +140,60 @@ def test_scores_and_searches_that_do_not_apply_are_422(
 def test_the_halving_plan_reports_fits_in_okcores_task_order(graph: Graph) -> None:
     cv = {"folds": 2, "grid": {"max_splits": [1, 2, 3, 4]}, "search": "halving", "factor": 2}
     plan = plan_training(validate(TrainRequest, diffusion_request(graph, cv=cv)))
-    # 4 candidates x 3 trees, 2 x 6, 1 x 12 (min_resources: 15 // 2^2 = 3), on 2 folds
-    assert plan.cv.task_trees == (3,) * 8 + (6,) * 4 + (12,) * 2
+    # 4 candidates x 3 trees, 2 x 6, 1 x 12 (min_resources: 15 // 2^2 = 3), on 2 folds; the
+    # survivors' fits are continued, so the fits grow 3, then 6 - 3, then 12 - 6 trees
+    assert plan.cv.task_trees == (3,) * 8 + (3,) * 4 + (6,) * 2
     assert plan.estimate.cv_fits == 14
     reporter_done = []
     progress = service_cv.CVProgress(lambda p: reporter_done.append(p.done) and False, plan.cv)
-    progress.fold(12, FitProgress(done=1, total=15, elapsed=0.0))
-    assert reporter_done == [8 * 3 + 4 * 6 + 1]
+    progress.fold(12, FitProgress(done=1, total=6, elapsed=0.0))
+    assert reporter_done == [8 * 3 + 4 * 3 + 1]
+
+
+def test_the_halving_estimate_costs_continued_fits(graph: Graph) -> None:
+    """The survivors' fits add trees to their models: each continued fit is costed as its
+    added trees without an output factor, and the racing candidates' held models (model
+    and F, N x r) are memory the job needs."""
+    cv = {"folds": 2, "grid": {"max_splits": [1, 2, 3, 4]}, "search": "halving", "factor": 2}
+    body = diffusion_request(graph, cv=cv)
+    req = validate(TrainRequest, body)
+    halving = plan_training(req)
+    grid = plan_training(validate(TrainRequest, {**body, "cv": {**cv, "search": "grid"}}))
+    n = len(graph.train)
+    sizes = [n - len(t) for t in np.array_split(np.arange(n), 2)]
+    params = service_cv.estimator_params(halving.estimator)
+    kernel = halving.fit_kwargs["kernel"]
+
+    def folds(trees: int, max_splits: int) -> list[Any]:
+        spec = {**params, "n_estimators": trees, "max_splits": max_splits}
+        return [
+            service_cv.estimate_job(
+                req.model, spec, np.broadcast_to(np.uint8(0), (rows, 4)), kernel, None, 0
+            )
+            for rows in sizes
+        ]
+
+    def costliest(trees: int, count: int) -> list[Any]:
+        every = [folds(trees, j) for j in (1, 2, 3, 4)]
+        every.sort(key=lambda f: -sum(e.seconds for e in f))
+        return [e for f in every[:count] for e in f]
+
+    # okcore's order: 4 candidates x 3 trees, then 2 x 3 trees added, then 1 x 6 added
+    first = sum(e.seconds for e in costliest(3, 4))
+    added = sum(e.seconds - e.factor_seconds for e in costliest(3, 2) + costliest(6, 1))
+    assert all(e.factor_seconds > 0 for e in costliest(3, 2))
+    assert halving.cv.estimate.cv_seconds == pytest.approx(first + added, rel=1e-9)
+    held = sum(e.disk_bytes + 8.0 * e.n_train * e.rank for e in costliest(3, 4))
+
+    def final(trees: int) -> float:  # the final fit's memory (grid: 15 trees, halving: 12)
+        return max(
+            service_cv.estimate_job(
+                req.model, {**params, "n_estimators": trees, "max_splits": j}, req.inputs,
+                kernel, None, 0,
+            ).memory_bytes
+            for j in (1, 2, 3, 4)
+        )  # fmt: skip
+
+    assert halving.cv.estimate.memory_bytes == pytest.approx(
+        grid.cv.estimate.memory_bytes - final(15) + final(12) + held, rel=1e-9
+    )
