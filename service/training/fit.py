@@ -98,6 +98,14 @@ def checked_estimator(model: str, params: dict[str, Any]) -> okcore.OKEstimator:
             f"valid parameters: {', '.join(err.valid)}",
             details=[{"loc": ["params", u], "msg": "unknown parameter"} for u in unknown],
         ) from None
+    if params.get("warm_start"):
+        raise InvalidRequest(
+            "params.warm_start continues an estimator fitted in the same process; every "
+            "/train job fits a new model, so there is nothing to continue: leave warm_start "
+            "out, and train with the larger n_estimators (a cv with search 'halving' "
+            "continues its candidates' fits by itself)",
+            details=[{"loc": ["params", "warm_start"], "msg": "not available over HTTP"}],
+        )
     return okcore.make_estimator(model, params)
 
 

@@ -95,6 +95,7 @@ def test_bad_params_in_a_multipart_request_are_okcores_422(client: TestClient) -
     for params, code, message in [
         ({"max_splits": 0}, "invalid_parameter", "The 'max_splits' parameter of OKBoostRegressor"),
         ({"n_trees": 5}, "invalid_data", "unknown parameter 'n_trees' for model 'okboost'"),
+        ({"warm_start": True}, "invalid_data", "every /train job fits a new model"),
         ([1, 2], "invalid_data", "params must be an object"),
     ]:
         r = client.post(
