@@ -35,14 +35,15 @@ L <= 2^(d - 1).
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
 from numba import njit
 
 from ._histogram import TIE_TOLERANCE, gather_rows
+from ._oblivious_kernels import assign_slots, cut_level, group_statistics, search_level
 from .binning import BinnedInputs
-from .splitter import penalised_gain
 
 #: Depth of an oblivious tree when ``max_depth`` is None (CatBoost's default depth).
 DEFAULT_OBLIVIOUS_DEPTH = 6
@@ -54,102 +55,6 @@ MAX_OBLIVIOUS_DEPTH = 16
 HISTOGRAM_BYTES = 32 << 20
 #: A node whose N*var is below this fraction of the root's is a leaf (as in the builder).
 CONSTANT_NODE_TOLERANCE = 1e-12
-
-
-@njit(cache=True, nogil=True, fastmath=True)
-def level_histograms(
-    codes: np.ndarray,
-    samples: np.ndarray,
-    slot: np.ndarray,
-    slot_lo: int,
-    rows: np.ndarray,
-    bin_offset: np.ndarray,
-    features: np.ndarray,
-    hist: np.ndarray,
-    counts: np.ndarray,
-) -> None:  # pragma: no cover - jit
-    """Per-node histograms of one level, for the nodes of slots slot_lo .. slot_lo + S - 1:
-    for every feature f of ``features`` and every fitted row t of such a slot (its node's
-    place among the level's open nodes), counts[b, s] += 1 and hist[b, s] += rows[t] at b =
-    its bin of f, s = slot[t] - slot_lo. ``codes`` (p, N) feature-major, ``rows`` the
-    (sketched) residual rows in sample order (n_fit, k). Overwrites those features' bins of
-    hist (B, S, k) and counts (B, S). O(n_fit len(features) k)."""
-    k = rows.shape[1]
-    n_slots = hist.shape[1]
-    for f in features:
-        b_lo, b_hi = bin_offset[f], bin_offset[f + 1]
-        hist[b_lo:b_hi] = 0.0
-        counts[b_lo:b_hi] = 0
-        codes_f = codes[f]
-        for t in range(samples.shape[0]):
-            s = slot[t] - slot_lo
-            if s < 0 or s >= n_slots:
-                continue
-            b = b_lo + codes_f[samples[t]]
-            counts[b, s] += 1
-            for c in range(k):
-                hist[b, s, c] += rows[t, c]
-
-
-@njit(cache=True, nogil=True, fastmath=True)
-def add_level_gains(
-    hist: np.ndarray,
-    counts: np.ndarray,
-    bin_offset: np.ndarray,
-    features: np.ndarray,
-    node_n: np.ndarray,
-    node_mu: np.ndarray,
-    min_leaf: int,
-    l2: float,
-    gain: np.ndarray,
-    cut: np.ndarray,
-    rows_in_bin: np.ndarray,
-) -> None:  # pragma: no cover - jit
-    """Add, for every cut after bin b of a feature of ``features`` (bins <= b go left), the
-    gains of the nodes of one histogram (slots s with node_n[s] rows and search mean
-    node_mu[s]) to gain[b]: each node's ||S_L - n_L mu||^2 n / (n_L n_R) (the penalised gain
-    with ``l2`` > 0) when both its children keep ``min_leaf`` rows (then cut[b] = True),
-    nothing otherwise; rows_in_bin[b] counts the level's rows in bin b. O(len(features)
-    B_f S k)."""
-    n_slots, k = hist.shape[1], hist.shape[2]
-    mu_sq = np.zeros(n_slots)
-    for s in range(n_slots):
-        for c in range(k):
-            mu_sq[s] += node_mu[s, c] * node_mu[s, c]
-    S = np.empty((n_slots, k))
-    n_left = np.empty(n_slots, dtype=np.int64)
-    for f in features:
-        S[:] = 0.0
-        n_left[:] = 0
-        for b in range(bin_offset[f], bin_offset[f + 1]):
-            for s in range(n_slots):
-                m = counts[b, s]
-                if m == 0:
-                    continue
-                rows_in_bin[b] += m
-                n_left[s] += m
-                for c in range(k):
-                    S[s, c] += hist[b, s, c]
-            if b == bin_offset[f + 1] - 1:
-                break  # the last bin: nothing goes right
-            total = 0.0
-            for s in range(n_slots):
-                nl = n_left[s]
-                nr = node_n[s] - nl
-                if nl < min_leaf or nr < min_leaf:
-                    continue
-                acc = 0.0
-                dot = 0.0
-                for c in range(k):
-                    d = S[s, c] - nl * node_mu[s, c]
-                    acc += d * d
-                    dot += d * node_mu[s, c]
-                if l2 > 0.0:
-                    total += penalised_gain(acc, dot, mu_sq[s], nl, nr, l2)
-                else:
-                    total += acc * node_n[s] / (nl * nr)
-                cut[b] = True
-            gain[b] += total
 
 
 @njit(cache=True, nogil=True)
@@ -186,31 +91,6 @@ def best_level_cut(
             threshold = x0
         best_bin -= bin_offset[best_f]
     return best_f, best_bin, threshold, best_gain
-
-
-@njit(cache=True, nogil=True)
-def group_statistics(
-    samples: np.ndarray, group: np.ndarray, n_groups: int, R: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - jit
-    """(counts, row sums (G, r), sums of squared row norms) of R's rows samples[t] over the
-    groups group[t] in [0, n_groups) (-1: skipped). O(n r)."""
-    r = R.shape[1]
-    counts = np.zeros(n_groups, dtype=np.int64)
-    sums = np.zeros((n_groups, r))
-    squares = np.zeros(n_groups)
-    for t in range(samples.shape[0]):
-        g = group[t]
-        if g < 0:
-            continue
-        i = samples[t]
-        counts[g] += 1
-        acc = 0.0
-        for c in range(r):
-            x = R[i, c]
-            sums[g, c] += x
-            acc += x * x
-        squares[g] += acc
-    return counts, sums, squares
 
 
 class _Nodes:
@@ -290,32 +170,36 @@ def build_oblivious_tree(
     rows: np.ndarray | None = None,
     row_leaf: np.ndarray | None = None,
     histogram_pool: Any = None,
+    executor: Executor | None = None,
 ) -> dict[str, np.ndarray]:
     """Grow one oblivious tree (module docstring) on residual rows R (N, r) and dense
     ``binned`` inputs, fitted on ``rows`` (default all N; repeats allowed). ``R_search`` is
     R, or its sketch R @ ``projection`` (leaf values stay exact). ``params`` is the
     builder's TreeParams (depth: ``max_depth``, else DEFAULT_OBLIVIOUS_DEPTH;
-    ``min_samples_leaf``, ``l2_regularization``); ``candidate_features(rng)`` gives each
-    level's candidate features (sorted int32). ``row_leaf`` receives the leaf of every
-    fitted row; ``histogram_pool`` lends the level histogram buffer across the trees of a
-    fit. Returns the fields of the tree's TreeArrays. O(d (n f k + L B k + n r)) for depth d.
+    ``min_samples_leaf``, ``l2_regularization``, ``n_threads``); ``candidate_features(rng)``
+    gives each level's candidate features (sorted int32). ``row_leaf`` receives the leaf of
+    every fitted row; ``histogram_pool`` lends the level histogram buffer across the trees
+    of a fit; ``executor`` (threads) splits each level's features between ``n_threads``
+    threads (the same tree for any number). Returns the fields of the tree's TreeArrays.
+    O(d (n f k + f B_f L k + n r)) for depth d.
     """
     if binned.is_sparse:
         raise ValueError("oblivious trees need dense binned inputs")
-    n_total = binned.n_samples
-    samples = (
-        np.arange(n_total, dtype=np.int32)
-        if rows is None
-        else np.ascontiguousarray(rows, dtype=np.int32)
-    )
+    if rows is None:
+        samples = np.arange(binned.n_samples, dtype=np.int32)
+        codes = binned.codes
+    else:
+        samples = np.ascontiguousarray(rows, dtype=np.int32)
+        codes = np.ascontiguousarray(binned.codes[:, samples])  # read in order at every level
     n_fit = len(samples)
     depth = oblivious_depth(params.max_depth)
     min_leaf, l2 = int(params.min_samples_leaf), float(params.l2_regularization)
     k, n_bins = R_search.shape[1], binned.n_bins_total
     search_rows = gather_rows(samples, 0, n_fit, R_search)
+    n_threads = 1 if executor is None else max(1, int(params.n_threads))
 
     nodes = _Nodes()
-    node_of = np.zeros(n_fit, dtype=np.int32)  # node of each fitted row (sample order)
+    node_of = np.zeros(n_fit, dtype=np.int32)  # node of each fitted row
     counts0, sums0, squares0 = group_statistics(samples, node_of, 1, R)
     nodes.add(counts0[0], sums0[0], squares0[0])
     root_impurity = nodes.impurity[0]
@@ -327,80 +211,75 @@ def build_oblivious_tree(
         )
 
     frontier = [0] if is_open(0) else []
+    slot = np.zeros(n_fit, dtype=np.int32)  # slot of each row's node in the frontier, or -1
     max_slots = max(1, min(2 ** (depth - 1), n_fit // max(2 * min_leaf, 1)))
     chunk = max(1, min(max_slots, HISTOGRAM_BYTES // (8 * n_bins * k)))
+    width_max = chunk * (k + 1)
     buffers = (
-        histogram_pool.take(chunk * k)
+        histogram_pool.take(width_max)
         if histogram_pool is not None and histogram_pool.n_bins == n_bins
-        else (np.empty((n_bins, chunk * k)), np.empty(0))
+        else (np.empty((n_bins, width_max)), np.empty(0))
     )
-    counts = np.empty((n_bins, chunk), dtype=np.int64)
+    gain, cut = np.empty(n_bins), np.empty(n_bins, dtype=np.bool_)
+    rows_in_bin = np.empty(n_bins, dtype=np.int64)
+
+    def searcher(lo: int, node_n: np.ndarray, node_mu: np.ndarray, hist: np.ndarray) -> Any:
+        """search_level of a chunk of the level's nodes (slots lo ..), given the features."""
+        mu = np.ascontiguousarray(node_mu)
+
+        def search(features: np.ndarray) -> None:
+            search_level(
+                codes, slot, lo, search_rows, binned.bin_offset, features, node_n, mu,
+                min_leaf, l2, hist, gain, cut, rows_in_bin,
+            )  # fmt: skip
+
+        return search
+
     try:
         for _level in range(depth):
             if not frontier:
                 break
             n_slots = len(frontier)
-            slot_of = np.full(len(nodes.count), -1, dtype=np.int32)
-            slot_of[frontier] = np.arange(n_slots, dtype=np.int32)
-            slot = slot_of[node_of]
             node_n = np.array([nodes.count[i] for i in frontier], dtype=np.int64)
             node_mu = np.array([nodes.sum[i] / nodes.count[i] for i in frontier])
             if projection is not None:
                 node_mu = node_mu @ projection
             features = candidate_features(rng)
-            gain, cut = np.zeros(n_bins), np.zeros(n_bins, dtype=np.bool_)
-            rows_in_bin = np.zeros(n_bins, dtype=np.int64)
+            gain[:], cut[:], rows_in_bin[:] = 0.0, False, 0
             for lo in range(0, n_slots, chunk):  # one histogram of `chunk` nodes at a time
                 width = min(chunk, n_slots - lo)
-                hist = buffers[0].reshape(-1)[: n_bins * width * k].reshape(n_bins, width, k)
-                chunk_counts = counts.reshape(-1)[: n_bins * width].reshape(n_bins, width)
-                level_histograms(
-                    binned.codes, samples, slot, lo, search_rows, binned.bin_offset, features,
-                    hist, chunk_counts,
-                )  # fmt: skip
-                add_level_gains(
-                    hist, chunk_counts, binned.bin_offset, features, node_n[lo : lo + width],
-                    np.ascontiguousarray(node_mu[lo : lo + width]), min_leaf, l2, gain, cut,
-                    rows_in_bin,
-                )  # fmt: skip
+                hist = (
+                    buffers[0].reshape(-1)[: n_bins * width * (k + 1)].reshape(n_bins, width, k + 1)
+                )
+                search = searcher(lo, node_n[lo : lo + width], node_mu[lo : lo + width], hist)
+                _in_threads(executor, n_threads, n_fit * len(features) * k, features, search)
             feature, last_bin, threshold, level_gain = best_level_cut(
                 gain, cut, rows_in_bin, binned.bin_offset, binned.bin_min, binned.bin_max,
                 features,
             )  # fmt: skip
             if feature < 0 or level_gain <= 0.0:
                 break
-            goes_left = binned.codes[feature, samples] <= last_bin
-            left_counts = np.bincount(slot[goes_left & (slot >= 0)], minlength=n_slots)
-            child_of = np.full((len(nodes.count), 2), -1, dtype=np.int32)  # (left, right)
+            first_child = len(nodes.count)
+            place, c_counts, c_sums, c_squares = cut_level(
+                codes[feature], last_bin, slot, node_n, min_leaf, samples, R, node_of,
+                first_child,
+            )  # fmt: skip
             next_frontier: list[int] = []
             for s, node in enumerate(frontier):
-                n_left = int(left_counts[s])
-                if n_left < min_leaf or nodes.count[node] - n_left < min_leaf:
+                j = int(place[s])
+                if j < 0:
                     next_frontier.append(node)  # passes whole to the next level's cut
                     continue
-                child_of[node] = (-2, -2)  # marked: children made below
-            split = np.flatnonzero(child_of[:, 0] == -2)
-            if len(split):
-                group = np.full(n_fit, -1, dtype=np.int32)
-                place = np.full(len(nodes.count), -1, dtype=np.int32)
-                place[split] = np.arange(len(split), dtype=np.int32)
-                in_split = place[node_of] >= 0
-                group[in_split] = 2 * place[node_of[in_split]] + (~goes_left[in_split])
-                c_counts, c_sums, c_squares = group_statistics(samples, group, 2 * len(split), R)
-                for j, parent in enumerate(split.tolist()):
-                    left = nodes.add(c_counts[2 * j], c_sums[2 * j], c_squares[2 * j])
-                    right = nodes.add(c_counts[2 * j + 1], c_sums[2 * j + 1], c_squares[2 * j + 1])
-                    child_of[parent] = (left, right)
-                    nodes.feature[parent], nodes.threshold[parent] = int(feature), float(threshold)
-                    nodes.left[parent], nodes.right[parent] = left, right
-                    nodes.gain[parent] = nodes.true_gain(parent, l2)
-                moved = in_split.nonzero()[0]
-                node_of[moved] = np.where(
-                    goes_left[moved], child_of[node_of[moved], 0], child_of[node_of[moved], 1]
-                )
-                for parent in split.tolist():
-                    next_frontier.extend(c for c in child_of[parent].tolist() if is_open(c))
-            frontier = sorted(int(c) for c in next_frontier)
+                left = nodes.add(c_counts[2 * j], c_sums[2 * j], c_squares[2 * j])
+                right = nodes.add(c_counts[2 * j + 1], c_sums[2 * j + 1], c_squares[2 * j + 1])
+                nodes.feature[node], nodes.threshold[node] = int(feature), float(threshold)
+                nodes.left[node], nodes.right[node] = left, right
+                nodes.gain[node] = nodes.true_gain(node, l2)
+                next_frontier.extend(c for c in (left, right) if is_open(c))
+            frontier = sorted(next_frontier)
+            slot_of = np.full(len(nodes.count), -1, dtype=np.int32)
+            slot_of[frontier] = np.arange(len(frontier), dtype=np.int32)
+            assign_slots(node_of, slot_of, slot)
     finally:
         if histogram_pool is not None and histogram_pool.n_bins == n_bins:
             histogram_pool.give(buffers)
@@ -408,3 +287,27 @@ def build_oblivious_tree(
     if row_leaf is not None:
         row_leaf[samples] = tree["leaf"][node_of]
     return tree
+
+
+#: Level searches of fewer (rows x features x columns) additions than this stay on one
+#: thread (as the best-first histogram builds: handing a chunk to another thread and waiting
+#: for it costs tens of microseconds).
+PARALLEL_MIN_WORK = 250_000
+
+
+def _in_threads(
+    executor: Executor | None, n_threads: int, work: int, features: np.ndarray, search: Any
+) -> None:
+    """search(run) over contiguous runs of ``features``, one per thread when the work is
+    worth it; the calling thread runs the first. Each feature writes only its own bins of
+    the level search, so the result is the same for any split."""
+    n_runs = min(n_threads, len(features)) if work >= PARALLEL_MIN_WORK else 1
+    if executor is None or n_runs <= 1:
+        search(features)
+        return
+    bounds = [len(features) * c // n_runs for c in range(n_runs + 1)]
+    runs = [features[bounds[c] : bounds[c + 1]] for c in range(n_runs)]
+    others = [executor.submit(search, run) for run in runs[1:]]
+    search(runs[0])
+    for future in others:
+        future.result()
