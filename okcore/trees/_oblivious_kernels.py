@@ -7,8 +7,9 @@ slots, the chunks of slots or the threads (results do not depend on them).
 
 Histogram layout: (B, S, k + 1) per chunk of S slots, the k search columns of a (bin, slot)
 cell followed by its row count (a float: exact below 2^53), so one row's update touches one
-cache line; a feature's block (B_f, S, k + 1) is built in one sequential pass over the rows
-and scanned for the level's gains while it is still in cache.
+cache line; a feature's block (B_f, S, k + 1) is built in one sequential pass over the rows.
+The build and the gain scan are separate kernels: the build is compiled with LLVM's SLP
+vectorizer, the scan without it, as before, so that its float sums keep their order.
 """
 
 from __future__ import annotations
@@ -16,71 +17,114 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._histogram import _compiled_with_slp as compiled_with_slp
 from .splitter import penalised_gain
 
 
-@njit(cache=True, nogil=True, fastmath=True)
-def search_level(
+@compiled_with_slp(
+    "void(uint8[:, ::1], int32[::1], int64, float64[:, ::1], int64[::1], int32[::1],"
+    " float64[:, :, ::1])"
+)
+def build_level(
     codes: np.ndarray,
     slot: np.ndarray,
     slot_lo: int,
     rows: np.ndarray,
     bin_offset: np.ndarray,
     features: np.ndarray,
+    hist: np.ndarray,
+) -> None:  # pragma: no cover - jit
+    """Histograms of one chunk of a level's nodes (slots slot_lo .. slot_lo + S - 1, S =
+    hist.shape[1]) for ``features``: for every fitted row t of such a slot, hist[b, s, :k]
+    += rows[t] and hist[b, s, k] += 1 at b = its bin, s = slot[t] - slot_lo. ``codes``
+    (p, n_fit) the bins of the fitted rows, ``rows`` (n_fit, k) their search residuals.
+    Overwrites those features' bins of hist (B, S, k + 1). O(n_fit len(features) k).
+
+    Indices are unsigned and each row's cell offset inside a bin is computed once, so the
+    inner loop is a load of the row's bin and its adds; the columns go four at a time, all
+    four loads before the four stores, which the SLP vectorizer makes one 256-bit
+    load-add-store (as the best-first histogram kernel).
+    """
+    n_fit, k = rows.shape
+    width = hist.shape[1]
+    cell = k + 1
+    stride = np.uint64(width * cell)  # one bin: S cells
+    offset = np.empty(n_fit, dtype=np.int64)  # row's cell inside its bin, -1 outside the chunk
+    for t in range(n_fit):
+        s = np.uint64(np.int64(slot[t]) - slot_lo)
+        offset[t] = np.int64(s) * cell if s < np.uint64(width) else -1
+    flat = hist.reshape(-1)
+    values = rows.reshape(-1)
+    k_groups = np.uint64(k - k % 4)
+    one, two, three, four = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
+    uk = np.uint64(k)
+    for f in features:
+        hist[bin_offset[f] : bin_offset[f + 1]] = 0.0
+        base = np.uint64(bin_offset[f]) * stride
+        codes_f = codes[f]
+        if k == 1:  # one output: no column loop
+            for t in range(n_fit):
+                o = offset[t]
+                if o < 0:
+                    continue
+                j = base + np.uint64(codes_f[t]) * stride + np.uint64(o)
+                flat[j] += values[t]
+                flat[j + one] += 1.0
+            continue
+        for t in range(n_fit):
+            o = offset[t]
+            if o < 0:
+                continue
+            j = base + np.uint64(codes_f[t]) * stride + np.uint64(o)
+            r = np.uint64(t) * uk
+            c = np.uint64(0)
+            while c < k_groups:
+                a0, a1 = values[r + c], values[r + c + one]
+                a2, a3 = values[r + c + two], values[r + c + three]
+                h0, h1 = flat[j + c], flat[j + c + one]
+                h2, h3 = flat[j + c + two], flat[j + c + three]
+                flat[j + c] = h0 + a0
+                flat[j + c + one] = h1 + a1
+                flat[j + c + two] = h2 + a2
+                flat[j + c + three] = h3 + a3
+                c += four
+            while c < uk:
+                flat[j + c] += values[r + c]
+                c += one
+            flat[j + uk] += 1.0
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def add_level_gains(
+    hist: np.ndarray,
+    bin_offset: np.ndarray,
+    features: np.ndarray,
     node_n: np.ndarray,
     node_mu: np.ndarray,
     min_leaf: int,
     l2: float,
-    hist: np.ndarray,
     gain: np.ndarray,
     cut: np.ndarray,
     rows_in_bin: np.ndarray,
 ) -> None:  # pragma: no cover - jit
-    """Histograms and summed gains of one chunk of a level's nodes, for ``features``.
-
-    Slots slot_lo .. slot_lo + S - 1 (S = hist.shape[1]) with node_n[s] rows and search mean
-    node_mu[s] (S, k); ``codes`` (p, n_fit) the bins of the fitted rows, ``rows`` (n_fit, k)
-    their search residuals, ``slot`` (n_fit,) their slots. For each feature f: builds its
-    bins of ``hist`` (counts and row sums per (bin, slot)), then adds to gain[b], for the cut
-    after bin b (bins <= b go left), each node's ||S_L - n_L mu||^2 n / (n_L n_R) (the
-    penalised gain with ``l2`` > 0) when both children keep ``min_leaf`` rows (then cut[b] =
-    True); rows_in_bin[b] counts the level's rows in bin b. Callers may split ``features``
-    between threads: each feature writes only its own bins. O(n_fit len(features) k) builds
-    + O(len(features) B_f S k) scans.
-    """
-    n_fit, k = rows.shape
-    width = hist.shape[1]
-    mu_sq = np.zeros(width)
-    for s in range(width):
+    """Add, for every cut after bin b of a feature of ``features`` (bins <= b go left), the
+    gains of the nodes of one :func:`build_level` histogram (slots s with node_n[s] rows and
+    search mean node_mu[s]) to gain[b]: each node's ||S_L - n_L mu||^2 n / (n_L n_R) (the
+    penalised gain with ``l2`` > 0) when both its children keep ``min_leaf`` rows (then
+    cut[b] = True), nothing otherwise; rows_in_bin[b] counts the level's rows in bin b.
+    Each feature writes only its own bins. O(len(features) B_f S k)."""
+    n_slots, k = hist.shape[1], hist.shape[2] - 1
+    mu_sq = np.zeros(n_slots)
+    for s in range(n_slots):
         for c in range(k):
             mu_sq[s] += node_mu[s, c] * node_mu[s, c]
-    S = np.empty((width, k))
-    n_left = np.empty(width, dtype=np.int64)
+    S = np.empty((n_slots, k))
+    n_left = np.empty(n_slots, dtype=np.int64)
     for f in features:
-        b_lo, b_hi = bin_offset[f], bin_offset[f + 1]
-        hist[b_lo:b_hi] = 0.0
-        codes_f = codes[f]
-        if k == 1:  # one output: the generic column loop costs twice the adds
-            for t in range(n_fit):
-                s = slot[t] - slot_lo
-                if s < 0 or s >= width:
-                    continue
-                b = b_lo + codes_f[t]
-                hist[b, s, 0] += rows[t, 0]
-                hist[b, s, 1] += 1.0
-        else:
-            for t in range(n_fit):
-                s = slot[t] - slot_lo
-                if s < 0 or s >= width:
-                    continue
-                b = b_lo + codes_f[t]
-                for c in range(k):
-                    hist[b, s, c] += rows[t, c]
-                hist[b, s, k] += 1.0
         S[:] = 0.0
         n_left[:] = 0
-        for b in range(b_lo, b_hi):
-            for s in range(width):
+        for b in range(bin_offset[f], bin_offset[f + 1]):
+            for s in range(n_slots):
                 m = np.int64(hist[b, s, k])
                 if m == 0:
                     continue
@@ -88,10 +132,10 @@ def search_level(
                 n_left[s] += m
                 for c in range(k):
                     S[s, c] += hist[b, s, c]
-            if b == b_hi - 1:
+            if b == bin_offset[f + 1] - 1:
                 break  # the last bin: nothing goes right
             total = 0.0
-            for s in range(width):
+            for s in range(n_slots):
                 nl = n_left[s]
                 nr = node_n[s] - nl
                 if nl < min_leaf or nr < min_leaf:
@@ -147,7 +191,7 @@ def cut_level(
     codes_f: np.ndarray,
     last_bin: int,
     slot: np.ndarray,
-    slot_count: np.ndarray,
+    n_slots: int,
     min_leaf: int,
     samples: np.ndarray,
     R: np.ndarray,
@@ -155,7 +199,7 @@ def cut_level(
     first_child: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - jit
     """Apply the level's cut (bins <= ``last_bin`` of the feature whose fitted rows' bins are
-    ``codes_f`` go left) to the open nodes (slots with slot_count[s] rows).
+    ``codes_f`` go left) to the level's ``n_slots`` open nodes (rows' ``slot``).
 
     A node is cut when both children keep ``min_leaf`` rows; the j-th cut node (in slot
     order) gets children first_child + 2 j (left) and + 2 j + 1 (right), and its rows'
@@ -163,30 +207,34 @@ def cut_level(
     the children's counts (2 J,), row sums of R (2 J, r) and sums of squared row norms,
     each summed in row order). O(n_fit r).
     """
-    n_fit, n_slots = slot.shape[0], slot_count.shape[0]
-    n_left = np.zeros(n_slots, dtype=np.int64)
+    n_fit, r = slot.shape[0], R.shape[1]
+    # both children of every open node, in one pass (the side is arithmetic, not a branch:
+    # it is a coin flip per row, and a mispredicted branch costs more than the row's adds)
+    counts = np.zeros(2 * n_slots, dtype=np.int64)
+    sums = np.zeros((2 * n_slots, r))
+    squares = np.zeros(2 * n_slots)
     for t in range(n_fit):
         s = slot[t]
-        if s >= 0 and codes_f[t] <= last_bin:
-            n_left[s] += 1
+        if s < 0:
+            continue
+        _add_row(R, samples[t], 2 * s + np.int64(codes_f[t] > last_bin), counts, sums, squares)
     place = np.full(n_slots, -1, dtype=np.int64)
     n_cut = 0
     for s in range(n_slots):
-        if n_left[s] >= min_leaf and slot_count[s] - n_left[s] >= min_leaf:
+        if counts[2 * s] >= min_leaf and counts[2 * s + 1] >= min_leaf:
             place[s] = n_cut
             n_cut += 1
-    r = R.shape[1]
-    counts = np.zeros(2 * n_cut, dtype=np.int64)
-    sums = np.zeros((2 * n_cut, r))
-    squares = np.zeros(2 * n_cut)
     for t in range(n_fit):
         s = slot[t]
         if s < 0 or place[s] < 0:
             continue
-        g = 2 * place[s] + (0 if codes_f[t] <= last_bin else 1)
-        _add_row(R, samples[t], g, counts, sums, squares)
-        node_of[t] = first_child + g
-    return place, counts, sums, squares
+        node_of[t] = first_child + 2 * place[s] + np.int64(codes_f[t] > last_bin)
+    kept = np.empty(2 * n_cut, dtype=np.int64)
+    for s in range(n_slots):
+        if place[s] >= 0:
+            kept[2 * place[s]] = 2 * s
+            kept[2 * place[s] + 1] = 2 * s + 1
+    return place, counts[kept], sums[kept], squares[kept]
 
 
 @njit(cache=True, nogil=True)

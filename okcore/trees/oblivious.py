@@ -42,7 +42,13 @@ import numpy as np
 from numba import njit
 
 from ._histogram import TIE_TOLERANCE, gather_rows
-from ._oblivious_kernels import assign_slots, cut_level, group_statistics, search_level
+from ._oblivious_kernels import (
+    add_level_gains,
+    assign_slots,
+    build_level,
+    cut_level,
+    group_statistics,
+)
 from .binning import BinnedInputs
 
 #: Depth of an oblivious tree when ``max_depth`` is None (CatBoost's default depth).
@@ -224,13 +230,15 @@ def build_oblivious_tree(
     rows_in_bin = np.empty(n_bins, dtype=np.int64)
 
     def searcher(lo: int, node_n: np.ndarray, node_mu: np.ndarray, hist: np.ndarray) -> Any:
-        """search_level of a chunk of the level's nodes (slots lo ..), given the features."""
+        """Histograms and gains of a chunk of the level's nodes (slots lo ..), given the
+        features."""
         mu = np.ascontiguousarray(node_mu)
 
         def search(features: np.ndarray) -> None:
-            search_level(
-                codes, slot, lo, search_rows, binned.bin_offset, features, node_n, mu,
-                min_leaf, l2, hist, gain, cut, rows_in_bin,
+            build_level(codes, slot, lo, search_rows, binned.bin_offset, features, hist)
+            add_level_gains(
+                hist, binned.bin_offset, features, node_n, mu, min_leaf, l2, gain, cut,
+                rows_in_bin,
             )  # fmt: skip
 
         return search
@@ -261,7 +269,7 @@ def build_oblivious_tree(
                 break
             first_child = len(nodes.count)
             place, c_counts, c_sums, c_squares = cut_level(
-                codes[feature], last_bin, slot, node_n, min_leaf, samples, R, node_of,
+                codes[feature], last_bin, slot, n_slots, min_leaf, samples, R, node_of,
                 first_child,
             )  # fmt: skip
             next_frontier: list[int] = []
