@@ -155,86 +155,70 @@ def add_level_gains(
 
 
 @njit(cache=True, nogil=True)
-def group_statistics(
-    samples: np.ndarray, group: np.ndarray, n_groups: int, R: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - jit
-    """(counts, row sums (G, r), sums of squared row norms) of R's rows samples[t] over the
-    groups group[t] in [0, n_groups) (-1: skipped). O(n r)."""
-    r = R.shape[1]
-    counts = np.zeros(n_groups, dtype=np.int64)
-    sums = np.zeros((n_groups, r))
-    squares = np.zeros(n_groups)
+def row_squares(samples: np.ndarray, R: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
+    """||R[samples[t]]||^2 for every fitted row t (columns summed in order). O(n r)."""
+    out = np.empty(samples.shape[0])
     for t in range(samples.shape[0]):
-        g = group[t]
-        if g < 0:
-            continue
-        _add_row(R, samples[t], g, counts, sums, squares)
-    return counts, sums, squares
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _add_row(
-    R: np.ndarray, i: int, g: int, counts: np.ndarray, sums: np.ndarray, squares: np.ndarray
-) -> None:  # pragma: no cover - jit
-    """counts[g] += 1, sums[g] += R[i], squares[g] += ||R[i]||^2 (columns in order)."""
-    counts[g] += 1
-    acc = 0.0
-    for c in range(R.shape[1]):
-        x = R[i, c]
-        sums[g, c] += x
-        acc += x * x
-    squares[g] += acc
+        i = samples[t]
+        acc = 0.0
+        for c in range(R.shape[1]):
+            x = R[i, c]
+            acc += x * x
+        out[t] = acc
+    return out
 
 
 @njit(cache=True, nogil=True)
-def cut_level(
+def child_statistics(
     codes_f: np.ndarray,
     last_bin: int,
     slot: np.ndarray,
-    n_slots: int,
-    min_leaf: int,
     samples: np.ndarray,
     R: np.ndarray,
-    node_of: np.ndarray,
-    first_child: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - jit
-    """Apply the level's cut (bins <= ``last_bin`` of the feature whose fitted rows' bins are
-    ``codes_f`` go left) to the level's ``n_slots`` open nodes (rows' ``slot``).
-
-    A node is cut when both children keep ``min_leaf`` rows; the j-th cut node (in slot
-    order) gets children first_child + 2 j (left) and + 2 j + 1 (right), and its rows'
-    ``node_of`` moves to them. Returns (place (S,): j or -1 for a node passing whole, and
-    the children's counts (2 J,), row sums of R (2 J, r) and sums of squared row norms,
-    each summed in row order). O(n_fit r).
-    """
-    n_fit, r = slot.shape[0], R.shape[1]
-    # both children of every open node, in one pass (the side is arithmetic, not a branch:
-    # it is a coin flip per row, and a mispredicted branch costs more than the row's adds)
-    counts = np.zeros(2 * n_slots, dtype=np.int64)
-    sums = np.zeros((2 * n_slots, r))
-    squares = np.zeros(2 * n_slots)
-    for t in range(n_fit):
+    row_sq: np.ndarray,
+    c_lo: int,
+    c_hi: int,
+    counts: np.ndarray,
+    sums: np.ndarray,
+    squares: np.ndarray,
+) -> None:  # pragma: no cover - jit
+    """Statistics of both children of every open node under the level's cut (bins <=
+    ``last_bin`` of the feature whose fitted rows' bins are ``codes_f`` go left): row t of
+    slot s >= 0 goes to group g = 2 s + (0 left, 1 right); sums[g, c] += R[samples[t], c]
+    for the columns c_lo .. c_hi - 1 and, when c_lo == 0, counts[g] += 1 and squares[g] +=
+    row_sq[t]. Every sum is taken in row order, so threads may split the columns. The side
+    is arithmetic, not a branch (a coin flip per row: a branch on it mispredicts half the
+    time). Adds to the outputs. O(n_fit (c_hi - c_lo))."""
+    first = c_lo == 0
+    for t in range(slot.shape[0]):
         s = slot[t]
         if s < 0:
             continue
-        _add_row(R, samples[t], 2 * s + np.int64(codes_f[t] > last_bin), counts, sums, squares)
-    place = np.full(n_slots, -1, dtype=np.int64)
-    n_cut = 0
-    for s in range(n_slots):
-        if counts[2 * s] >= min_leaf and counts[2 * s + 1] >= min_leaf:
-            place[s] = n_cut
-            n_cut += 1
-    for t in range(n_fit):
+        g = 2 * s + np.int64(codes_f[t] > last_bin)
+        i = samples[t]
+        for c in range(c_lo, c_hi):
+            sums[g, c] += R[i, c]
+        if first:
+            counts[g] += 1
+            squares[g] += row_sq[t]
+
+
+@njit(cache=True, nogil=True)
+def move_rows(
+    codes_f: np.ndarray,
+    last_bin: int,
+    slot: np.ndarray,
+    place: np.ndarray,
+    first_child: int,
+    node_of: np.ndarray,
+) -> None:  # pragma: no cover - jit
+    """Rows of the j-th cut node (place[slot] = j >= 0) move to its child first_child + 2 j
+    (left, bins <= ``last_bin``) or + 2 j + 1 (right). O(n)."""
+    for t in range(slot.shape[0]):
         s = slot[t]
         if s < 0 or place[s] < 0:
             continue
         node_of[t] = first_child + 2 * place[s] + np.int64(codes_f[t] > last_bin)
-    kept = np.empty(2 * n_cut, dtype=np.int64)
-    for s in range(n_slots):
-        if place[s] >= 0:
-            kept[2 * place[s]] = 2 * s
-            kept[2 * place[s] + 1] = 2 * s + 1
-    return place, counts[kept], sums[kept], squares[kept]
 
 
 @njit(cache=True, nogil=True)

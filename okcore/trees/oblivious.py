@@ -46,8 +46,9 @@ from ._oblivious_kernels import (
     add_level_gains,
     assign_slots,
     build_level,
-    cut_level,
-    group_statistics,
+    child_statistics,
+    move_rows,
+    row_squares,
 )
 from .binning import BinnedInputs
 
@@ -59,6 +60,8 @@ MAX_OBLIVIOUS_DEPTH = 16
 #: nodes is searched in groups of nodes, one histogram pass each (32 MiB: the 32 nodes of the
 #: last level of a depth-6 tree at p = 50, k = 8 in one pass).
 HISTOGRAM_BYTES = 32 << 20
+#: A last left bin above every code: the cut that sends every row left (the root's statistics).
+ALL_LEFT = 255
 #: A node whose N*var is below this fraction of the root's is a leaf (as in the builder).
 CONSTANT_NODE_TOLERANCE = 1e-12
 
@@ -204,9 +207,28 @@ def build_oblivious_tree(
     search_rows = gather_rows(samples, 0, n_fit, R_search)
     n_threads = 1 if executor is None else max(1, int(params.n_threads))
 
+    row_sq = row_squares(samples, R)
+    slot = np.zeros(n_fit, dtype=np.int32)  # slot of each row's node in the frontier, or -1
+
+    def statistics(
+        codes_f: np.ndarray, last_bin: int, n_slots: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Counts, row sums of R and squared norms of both children of the open nodes
+        (groups 2 s, 2 s + 1) under a cut; R's columns split between threads."""
+        counts = np.zeros(2 * n_slots, dtype=np.int64)
+        sums, squares = np.zeros((2 * n_slots, R.shape[1])), np.zeros(2 * n_slots)
+
+        def run(c_lo: int, c_hi: int) -> None:
+            child_statistics(
+                codes_f, last_bin, slot, samples, R, row_sq, c_lo, c_hi, counts, sums, squares
+            )
+
+        _in_threads(executor, n_threads, n_fit * R.shape[1], R.shape[1], run, grain=8)
+        return counts, sums, squares
+
     nodes = _Nodes()
     node_of = np.zeros(n_fit, dtype=np.int32)  # node of each fitted row
-    counts0, sums0, squares0 = group_statistics(samples, node_of, 1, R)
+    counts0, sums0, squares0 = statistics(codes[0], ALL_LEFT, 1)
     nodes.add(counts0[0], sums0[0], squares0[0])
     root_impurity = nodes.impurity[0]
 
@@ -217,7 +239,6 @@ def build_oblivious_tree(
         )
 
     frontier = [0] if is_open(0) else []
-    slot = np.zeros(n_fit, dtype=np.int32)  # slot of each row's node in the frontier, or -1
     max_slots = max(1, min(2 ** (depth - 1), n_fit // max(2 * min_leaf, 1)))
     chunk = max(1, min(max_slots, HISTOGRAM_BYTES // (8 * n_bins * k)))
     width_max = chunk * (k + 1)
@@ -229,17 +250,19 @@ def build_oblivious_tree(
     gain, cut = np.empty(n_bins), np.empty(n_bins, dtype=np.bool_)
     rows_in_bin = np.empty(n_bins, dtype=np.int64)
 
-    def searcher(lo: int, node_n: np.ndarray, node_mu: np.ndarray, hist: np.ndarray) -> Any:
-        """Histograms and gains of a chunk of the level's nodes (slots lo ..), given the
-        features."""
+    def searcher(
+        lo: int, node_n: np.ndarray, node_mu: np.ndarray, hist: np.ndarray, features: np.ndarray
+    ) -> Any:
+        """Histograms and gains of a chunk of the level's nodes (slots lo ..) for a range
+        of ``features``."""
         mu = np.ascontiguousarray(node_mu)
 
-        def search(features: np.ndarray) -> None:
-            build_level(codes, slot, lo, search_rows, binned.bin_offset, features, hist)
+        def search(f_lo: int, f_hi: int) -> None:
+            run = features[f_lo:f_hi]
+            build_level(codes, slot, lo, search_rows, binned.bin_offset, run, hist)
             add_level_gains(
-                hist, binned.bin_offset, features, node_n, mu, min_leaf, l2, gain, cut,
-                rows_in_bin,
-            )  # fmt: skip
+                hist, binned.bin_offset, run, node_n, mu, min_leaf, l2, gain, cut, rows_in_bin
+            )
 
         return search
 
@@ -259,27 +282,27 @@ def build_oblivious_tree(
                 hist = (
                     buffers[0].reshape(-1)[: n_bins * width * (k + 1)].reshape(n_bins, width, k + 1)
                 )
-                search = searcher(lo, node_n[lo : lo + width], node_mu[lo : lo + width], hist)
-                _in_threads(executor, n_threads, n_fit * len(features) * k, features, search)
+                search = searcher(
+                    lo, node_n[lo : lo + width], node_mu[lo : lo + width], hist, features
+                )
+                _in_threads(executor, n_threads, n_fit * len(features) * k, len(features), search)
             feature, last_bin, threshold, level_gain = best_level_cut(
                 gain, cut, rows_in_bin, binned.bin_offset, binned.bin_min, binned.bin_max,
                 features,
             )  # fmt: skip
             if feature < 0 or level_gain <= 0.0:
                 break
-            first_child = len(nodes.count)
-            place, c_counts, c_sums, c_squares = cut_level(
-                codes[feature], last_bin, slot, n_slots, min_leaf, samples, R, node_of,
-                first_child,
-            )  # fmt: skip
+            c_counts, c_sums, c_squares = statistics(codes[feature], last_bin, n_slots)
+            is_cut = (c_counts[0::2] >= min_leaf) & (c_counts[1::2] >= min_leaf)
+            place = np.where(is_cut, np.cumsum(is_cut) - 1, -1)
+            move_rows(codes[feature], last_bin, slot, place, len(nodes.count), node_of)
             next_frontier: list[int] = []
             for s, node in enumerate(frontier):
-                j = int(place[s])
-                if j < 0:
+                if place[s] < 0:
                     next_frontier.append(node)  # passes whole to the next level's cut
                     continue
-                left = nodes.add(c_counts[2 * j], c_sums[2 * j], c_squares[2 * j])
-                right = nodes.add(c_counts[2 * j + 1], c_sums[2 * j + 1], c_squares[2 * j + 1])
+                left = nodes.add(c_counts[2 * s], c_sums[2 * s], c_squares[2 * s])
+                right = nodes.add(c_counts[2 * s + 1], c_sums[2 * s + 1], c_squares[2 * s + 1])
                 nodes.feature[node], nodes.threshold[node] = int(feature), float(threshold)
                 nodes.left[node], nodes.right[node] = left, right
                 nodes.gain[node] = nodes.true_gain(node, l2)
@@ -304,18 +327,18 @@ PARALLEL_MIN_WORK = 250_000
 
 
 def _in_threads(
-    executor: Executor | None, n_threads: int, work: int, features: np.ndarray, search: Any
+    executor: Executor | None, n_threads: int, work: int, total: int, run: Any, grain: int = 1
 ) -> None:
-    """search(run) over contiguous runs of ``features``, one per thread when the work is
-    worth it; the calling thread runs the first. Each feature writes only its own bins of
-    the level search, so the result is the same for any split."""
-    n_runs = min(n_threads, len(features)) if work >= PARALLEL_MIN_WORK else 1
+    """run(lo, hi) over contiguous ranges covering range(total) (bounds multiples of
+    ``grain``), one per thread when ``work`` (the additions involved) is worth it; the
+    calling thread runs the first. The kernels run this way write disjoint outputs, each
+    summed in row order, so the tree is the same for any number of threads."""
+    n_runs = min(n_threads, total // grain) if work >= PARALLEL_MIN_WORK else 1
     if executor is None or n_runs <= 1:
-        search(features)
+        run(0, total)
         return
-    bounds = [len(features) * c // n_runs for c in range(n_runs + 1)]
-    runs = [features[bounds[c] : bounds[c + 1]] for c in range(n_runs)]
-    others = [executor.submit(search, run) for run in runs[1:]]
-    search(runs[0])
+    bounds = [total * c // n_runs // grain * grain for c in range(n_runs)] + [total]
+    others = [executor.submit(run, bounds[c], bounds[c + 1]) for c in range(1, n_runs)]
+    run(bounds[0], bounds[1])
     for future in others:
         future.result()
