@@ -155,17 +155,17 @@ def add_level_gains(
 
 
 @njit(cache=True, nogil=True)
-def row_squares(samples: np.ndarray, R: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
-    """||R[samples[t]]||^2 for every fitted row t (columns summed in order). O(n r)."""
-    out = np.empty(samples.shape[0])
-    for t in range(samples.shape[0]):
+def row_squares(
+    samples: np.ndarray, lo: int, hi: int, R: np.ndarray, out: np.ndarray
+) -> None:  # pragma: no cover - jit
+    """out[t] = ||R[samples[t]]||^2 (columns summed in order) for t in lo .. hi - 1. O(n r)."""
+    for t in range(lo, hi):
         i = samples[t]
         acc = 0.0
         for c in range(R.shape[1]):
             x = R[i, c]
             acc += x * x
         out[t] = acc
-    return out
 
 
 @njit(cache=True, nogil=True)

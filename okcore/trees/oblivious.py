@@ -204,10 +204,16 @@ def build_oblivious_tree(
     depth = oblivious_depth(params.max_depth)
     min_leaf, l2 = int(params.min_samples_leaf), float(params.l2_regularization)
     k, n_bins = R_search.shape[1], binned.n_bins_total
-    search_rows = gather_rows(samples, 0, n_fit, R_search)
     n_threads = 1 if executor is None else max(1, int(params.n_threads))
+    search_rows = (
+        np.ascontiguousarray(R_search) if rows is None else gather_rows(samples, 0, n_fit, R_search)
+    )
+    row_sq = np.empty(n_fit)  # ||R[samples[t]]||^2, rows split between threads
 
-    row_sq = row_squares(samples, R)
+    def squares_of_rows(lo: int, hi: int) -> None:
+        row_squares(samples, lo, hi, R, row_sq)
+
+    _in_threads(executor, n_threads, n_fit * R.shape[1], n_fit, squares_of_rows)
     slot = np.zeros(n_fit, dtype=np.int32)  # slot of each row's node in the frontier, or -1
 
     def statistics(
