@@ -25,12 +25,26 @@ The tree is stored as ordinary :class:`~okcore.trees.builder.TreeArrays` (every 
 level carrying the level's cut), so prediction, persistence and W^F need nothing new; a
 query still takes d comparisons per tree.
 
-Search: histograms on binned inputs (:mod:`okcore.trees.binning`) only. Per level, one pass
-over the rows builds a histogram per node (counts and sums of the sketched residual rows
-per bin), and a scan over bins sums the nodes' gains per (feature, bin). Cost per level,
-for n rows, f candidate features, k search columns, B bins and L open nodes: O(n f k)
-builds + O(L B k) scans; O(n r) for the node statistics. Memory: one (B, L, k) histogram,
-L <= 2^(d - 1).
+Search: histograms on binned inputs (:mod:`okcore.trees.binning`) only
+(:mod:`okcore.trees._oblivious_kernels`). The fitted rows keep their order for the whole
+tree; each carries its node's slot among the level's open nodes. Per level, for n fitted
+rows, f candidate features, k search columns (r, or the sketch's k), B_f bins per feature
+(B in all), L <= 2^(d - 1) open nodes and r residual columns:
+
+- histograms: one sequential pass over the rows per feature adds each row's k search values
+  and a count to its (bin, node) cell: O(n f k);
+- gains: a scan over each feature's bins sums the nodes' gains per cut: O(f B_f L k);
+- the cut: one pass sums both children's counts, rows of R (for the exact leaf values and
+  the next level's node means) and squared norms: O(n r); one pass moves the rows to their
+  child and one gives them their next slot: O(n).
+
+A tree of depth d costs O(d (n f k + f B_f L k + n r)) plus O(n r) once (the rows' squared
+norms). Every histogram cell and every child's sum adds its rows in row order, whatever the
+threads (which split the features of a level and the columns of R) or the chunks of nodes:
+the tree does not depend on them. No histogram subtraction (building the smaller child and
+subtracting it from the parent): the difference of two float sums is not the sum of the
+other child's rows, so it could change which cut wins a near tie. Memory: one (B, L, k + 1)
+histogram (in groups of nodes above HISTOGRAM_BYTES), O(n) slots and node numbers.
 """
 
 from __future__ import annotations
