@@ -204,6 +204,31 @@ def child_statistics(
 
 
 @njit(cache=True, nogil=True)
+def child_statistics_one_output(
+    codes_f: np.ndarray,
+    last_bin: int,
+    slot: np.ndarray,
+    samples: np.ndarray,
+    R: np.ndarray,
+    row_sq: np.ndarray,
+    counts: np.ndarray,
+    sums: np.ndarray,
+    squares: np.ndarray,
+) -> None:  # pragma: no cover - jit
+    """:func:`child_statistics` of all the columns of an R with one column, without the
+    column loop (half the time; a separate kernel, as a branch to it inside
+    :func:`child_statistics` made the compiled column loop slower). O(n_fit)."""
+    for t in range(slot.shape[0]):
+        s = slot[t]
+        if s < 0:
+            continue
+        g = 2 * s + np.int64(codes_f[t] > last_bin)
+        sums[g, 0] += R[samples[t], 0]
+        counts[g] += 1
+        squares[g] += row_sq[t]
+
+
+@njit(cache=True, nogil=True)
 def move_rows(
     codes_f: np.ndarray,
     last_bin: int,

@@ -61,6 +61,7 @@ from ._oblivious_kernels import (
     assign_slots,
     build_level,
     child_statistics,
+    child_statistics_one_output,
     move_rows,
     row_squares,
 )
@@ -237,6 +238,12 @@ def build_oblivious_tree(
         (groups 2 s, 2 s + 1) under a cut; R's columns split between threads."""
         counts = np.zeros(2 * n_slots, dtype=np.int64)
         sums, squares = np.zeros((2 * n_slots, R.shape[1])), np.zeros(2 * n_slots)
+
+        if R.shape[1] == 1:
+            child_statistics_one_output(
+                codes_f, last_bin, slot, samples, R, row_sq, counts, sums, squares
+            )
+            return counts, sums, squares
 
         def run(c_lo: int, c_hi: int) -> None:
             child_statistics(
