@@ -232,22 +232,20 @@ def child_statistics_one_output(
 def move_rows(
     codes_f: np.ndarray,
     last_bin: int,
-    slot: np.ndarray,
     place: np.ndarray,
     first_child: int,
+    slot_of: np.ndarray,
     node_of: np.ndarray,
+    slot: np.ndarray,
 ) -> None:  # pragma: no cover - jit
     """Rows of the j-th cut node (place[slot] = j >= 0) move to its child first_child + 2 j
-    (left, bins <= ``last_bin``) or + 2 j + 1 (right). O(n)."""
+    (left, bins <= ``last_bin``) or + 2 j + 1 (right); every row of an open node then takes
+    its node's next slot, slot_of[node] (-1: a final leaf). O(n)."""
     for t in range(slot.shape[0]):
         s = slot[t]
-        if s < 0 or place[s] < 0:
+        if s < 0:
             continue
-        node_of[t] = first_child + 2 * place[s] + np.int64(codes_f[t] > last_bin)
-
-
-@njit(cache=True, nogil=True)
-def assign_slots(node_of: np.ndarray, slot_of: np.ndarray, slot: np.ndarray) -> None:
-    """slot[t] = slot_of[node_of[t]] (the next level's slots; -1 for final leaves). O(n)."""
-    for t in range(node_of.shape[0]):
+        j = place[s]
+        if j >= 0:
+            node_of[t] = first_child + 2 * j + np.int64(codes_f[t] > last_bin)
         slot[t] = slot_of[node_of[t]]

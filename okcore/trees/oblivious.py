@@ -36,7 +36,7 @@ rows, f candidate features, k search columns (r, or the sketch's k), B_f bins pe
 - gains: a scan over each feature's bins sums the nodes' gains per cut: O(f B_f L k);
 - the cut: one pass sums both children's counts, rows of R (for the exact leaf values and
   the next level's node means) and squared norms: O(n r); one pass moves the rows to their
-  child and one gives them their next slot: O(n).
+  child and gives them its next slot: O(n).
 
 A tree of depth d costs O(d (n f k + f B_f L k + n r)) plus O(n r) once (the rows' squared
 norms). Every histogram cell and every child's sum adds its rows in row order, whatever the
@@ -58,7 +58,6 @@ from numba import njit
 from ._histogram import TIE_TOLERANCE, gather_rows
 from ._oblivious_kernels import (
     add_level_gains,
-    assign_slots,
     build_level,
     child_statistics,
     child_statistics_one_output,
@@ -322,7 +321,7 @@ def build_oblivious_tree(
             c_counts, c_sums, c_squares = statistics(codes[feature], last_bin, n_slots)
             is_cut = (c_counts[0::2] >= min_leaf) & (c_counts[1::2] >= min_leaf)
             place = np.where(is_cut, np.cumsum(is_cut) - 1, -1)
-            move_rows(codes[feature], last_bin, slot, place, len(nodes.count), node_of)
+            first_child = len(nodes.count)
             next_frontier: list[int] = []
             for s, node in enumerate(frontier):
                 if place[s] < 0:
@@ -337,7 +336,7 @@ def build_oblivious_tree(
             frontier = sorted(next_frontier)
             slot_of = np.full(len(nodes.count), -1, dtype=np.int32)
             slot_of[frontier] = np.arange(len(frontier), dtype=np.int32)
-            assign_slots(node_of, slot_of, slot)
+            move_rows(codes[feature], last_bin, place, first_child, slot_of, node_of, slot)
     finally:
         if histogram_pool is not None and histogram_pool.n_bins == n_bins:
             histogram_pool.give(buffers)
