@@ -117,62 +117,62 @@ def best_level_cut(
 
 
 class _Nodes:
-    """Node arrays of the growing tree (creation order, root 0) with each node's count,
-    row sum (r,) and N*var."""
+    """Nodes of the growing tree (creation order, root 0): each node's count, row sum (r,)
+    and N*var, and the cut nodes' (feature, threshold, left, right, gain)."""
 
     def __init__(self) -> None:
-        self.feature: list[int] = []
-        self.threshold: list[float] = []
-        self.left: list[int] = []
-        self.right: list[int] = []
-        self.gain: list[float] = []
         self.count: list[int] = []
         self.sum: list[np.ndarray] = []
         self.impurity: list[float] = []
+        self.cuts: dict[int, tuple[int, float, int, int, float]] = {}
 
     def add(self, count: int, row_sum: np.ndarray, squares: float) -> int:
-        self.feature.append(-1)
-        self.threshold.append(0.0)
-        self.left.append(-1)
-        self.right.append(-1)
-        self.gain.append(0.0)
         self.count.append(int(count))
         self.sum.append(row_sum)
         spread = squares - float(row_sum @ row_sum) / count if count > 0 else 0.0
         self.impurity.append(max(spread, 0.0))
-        return len(self.feature) - 1
+        return len(self.count) - 1
 
-    def true_gain(self, node: int, l2: float) -> float:
-        """Reduction of N*var by the node's split (of the penalised objective with l2 > 0),
-        from the full residual rows (the search may have read a sketch)."""
-        left, right = self.left[node], self.right[node]
+    def cut(
+        self, node: int, feature: int, threshold: float, left: int, right: int, l2: float
+    ) -> None:
+        """Record the node's cut into its children ``left`` and ``right`` (added) with its
+        reduction of N*var (of the penalised objective with l2 > 0), from the full residual
+        rows (the search may have read a sketch)."""
         if l2 == 0.0:
-            return max(self.impurity[node] - self.impurity[left] - self.impurity[right], 0.0)
+            gain = max(self.impurity[node] - self.impurity[left] - self.impurity[right], 0.0)
+        else:
 
-        def score(i: int) -> float:
-            return float(self.sum[i] @ self.sum[i]) / (self.count[i] + l2)
+            def score(i: int) -> float:
+                return float(self.sum[i] @ self.sum[i]) / (self.count[i] + l2)
 
-        return score(left) + score(right) - score(node)
+            gain = score(left) + score(right) - score(node)
+        self.cuts[node] = (feature, threshold, left, right, gain)
 
     def to_arrays(self, l2: float) -> dict[str, np.ndarray]:
         """The fields of the tree's :class:`~okcore.trees.builder.TreeArrays` (the builder,
         which dispatches here, makes it), leaves numbered in node order."""
-        left = np.array(self.left, dtype=np.int32)
+        n_nodes = len(self.count)
+        feature = np.full(n_nodes, -1, dtype=np.int32)
+        threshold, gain = np.zeros(n_nodes), np.zeros(n_nodes)
+        left, right = np.full(n_nodes, -1, dtype=np.int32), np.full(n_nodes, -1, dtype=np.int32)
+        for node, (f, t, lo, hi, g) in self.cuts.items():
+            feature[node], threshold[node], left[node], right[node], gain[node] = f, t, lo, hi, g
         internal = left >= 0
-        leaf = np.full(len(left), -1, dtype=np.int32)
+        leaf = np.full(n_nodes, -1, dtype=np.int32)
         leaf[~internal] = np.arange(int((~internal).sum()), dtype=np.int32)
         leaves = np.flatnonzero(~internal)
         count = np.array(self.count, dtype=np.int64)
         value = np.array([self.sum[i] for i in leaves]) / (count[leaves] + l2)[:, None]
         return dict(
-            feature=np.array(self.feature, dtype=np.int32),
-            threshold=np.array(self.threshold, dtype=np.float64),
+            feature=feature,
+            threshold=threshold,
             left=left,
-            right=np.array(self.right, dtype=np.int32),
+            right=right,
             leaf=leaf,
             n_samples=count.astype(np.int32),
             impurity=np.array(self.impurity, dtype=np.float64),
-            gain=np.array(self.gain, dtype=np.float64),
+            gain=gain,
             value=value,
         )
 
@@ -329,9 +329,7 @@ def build_oblivious_tree(
                     continue
                 left = nodes.add(c_counts[2 * s], c_sums[2 * s], c_squares[2 * s])
                 right = nodes.add(c_counts[2 * s + 1], c_sums[2 * s + 1], c_squares[2 * s + 1])
-                nodes.feature[node], nodes.threshold[node] = int(feature), float(threshold)
-                nodes.left[node], nodes.right[node] = left, right
-                nodes.gain[node] = nodes.true_gain(node, l2)
+                nodes.cut(node, int(feature), float(threshold), left, right, l2)
                 next_frontier.extend(c for c in (left, right) if is_open(c))
             frontier = sorted(next_frontier)
             slot_of = np.full(len(nodes.count), -1, dtype=np.int32)
