@@ -70,9 +70,10 @@ from .binning import BinnedInputs
 DEFAULT_OBLIVIOUS_DEPTH = 6
 #: Largest depth accepted (CatBoost's limit): 2^16 leaves per tree.
 MAX_OBLIVIOUS_DEPTH = 16
-#: Bytes of one level histogram (B bins x nodes x k columns of float64): a level with more
-#: nodes is searched in groups of nodes, one histogram pass each (32 MiB: the 32 nodes of the
-#: last level of a depth-6 tree at p = 50, k = 8 in one pass).
+#: Bytes of the sums of one level histogram (B bins x nodes x k columns of float64; each cell
+#: also holds its count, (k + 1) / k of this in all): a level with more nodes is searched in
+#: groups of nodes, one histogram pass each (32 MiB: the 32 nodes of the last level of a
+#: depth-6 tree at p = 50, k = 8 in one pass).
 HISTOGRAM_BYTES = 32 << 20
 #: A last left bin above every code: the cut that sends every row left (the root's statistics).
 ALL_LEFT = 255
@@ -210,7 +211,7 @@ def build_oblivious_tree(
         raise ValueError("oblivious trees need dense binned inputs")
     if rows is None:
         samples = np.arange(binned.n_samples, dtype=np.int32)
-        codes = binned.codes
+        codes = np.ascontiguousarray(binned.codes)
     else:
         samples = np.ascontiguousarray(rows, dtype=np.int32)
         codes = np.ascontiguousarray(binned.codes[:, samples])  # read in order at every level
@@ -220,7 +221,9 @@ def build_oblivious_tree(
     k, n_bins = R_search.shape[1], binned.n_bins_total
     n_threads = 1 if executor is None else max(1, int(params.n_threads))
     search_rows = (
-        np.ascontiguousarray(R_search) if rows is None else gather_rows(samples, 0, n_fit, R_search)
+        np.ascontiguousarray(R_search, dtype=np.float64)
+        if rows is None
+        else gather_rows(samples, 0, n_fit, R_search)
     )
     row_sq = np.empty(n_fit)  # ||R[samples[t]]||^2, rows split between threads
 
@@ -301,7 +304,7 @@ def build_oblivious_tree(
             node_mu = np.array([nodes.sum[i] / nodes.count[i] for i in frontier])
             if projection is not None:
                 node_mu = node_mu @ projection
-            features = candidate_features(rng)
+            features = np.ascontiguousarray(candidate_features(rng), dtype=np.int32)
             gain[:], cut[:], rows_in_bin[:] = 0.0, False, 0
             for lo in range(0, n_slots, chunk):  # one histogram of `chunk` nodes at a time
                 width = min(chunk, n_slots - lo)
