@@ -7,7 +7,8 @@ slots, the chunks of slots or the threads (results do not depend on them).
 
 Histogram layout: (B, S, k + 1) per chunk of S slots, the k search columns of a (bin, slot)
 cell followed by its row count (a float: exact below 2^53), so one row's update touches one
-cache line; a feature's block (B_f, S, k + 1) is built in one sequential pass over the rows.
+cell (16 bytes for one output) instead of a sum cell and a separate count; a feature's block
+(B_f, S, k + 1) is built in one sequential pass over the rows.
 The build and the gain scan are separate kernels: the build is compiled with LLVM's SLP
 vectorizer, the scan without it, as before, so that its float sums keep their order.
 """
