@@ -25,131 +25,60 @@ The tree is stored as ordinary :class:`~okcore.trees.builder.TreeArrays` (every 
 level carrying the level's cut), so prediction, persistence and W^F need nothing new; a
 query still takes d comparisons per tree.
 
-Search: histograms on binned inputs (:mod:`okcore.trees.binning`) only. Per level, one pass
-over the rows builds a histogram per node (counts and sums of the sketched residual rows
-per bin), and a scan over bins sums the nodes' gains per (feature, bin). Cost per level,
-for n rows, f candidate features, k search columns, B bins and L open nodes: O(n f k)
-builds + O(L B k) scans; O(n r) for the node statistics. Memory: one (B, L, k) histogram,
-L <= 2^(d - 1).
+Search: histograms on binned inputs (:mod:`okcore.trees.binning`) only
+(:mod:`okcore.trees._oblivious_kernels`). The fitted rows keep their order for the whole
+tree; each carries its node's slot among the level's open nodes. Per level, for n fitted
+rows, f candidate features, k search columns (r, or the sketch's k), B_f bins per feature
+(B in all), L <= 2^(d - 1) open nodes and r residual columns:
+
+- histograms: one sequential pass over the rows per feature adds each row's k search values
+  and a count to its (bin, node) cell: O(n f k);
+- gains: a scan over each feature's bins sums the nodes' gains per cut: O(f B_f L k);
+- the cut: one pass sums both children's counts, rows of R (for the exact leaf values and
+  the next level's node means) and squared norms: O(n r); one pass moves the rows to their
+  child and gives them its next slot: O(n).
+
+A tree of depth d costs O(d (n f k + f B_f L k + n r)) plus O(n r) once (the rows' squared
+norms). Every histogram cell and every child's sum adds its rows in row order, whatever the
+threads (which split the features of a level and the columns of R) or the chunks of nodes:
+the tree does not depend on them. No histogram subtraction (building the smaller child and
+subtracting it from the parent): the difference of two float sums is not the sum of the
+other child's rows, so it could change which cut wins a near tie. Memory: one (B, L, k + 1)
+histogram (in groups of nodes above HISTOGRAM_BYTES), O(n) slots and node numbers.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
 from numba import njit
 
 from ._histogram import TIE_TOLERANCE, gather_rows
+from ._oblivious_kernels import (
+    add_level_gains,
+    build_level,
+    child_statistics,
+    child_statistics_one_output,
+    move_rows,
+    row_squares,
+)
 from .binning import BinnedInputs
-from .splitter import penalised_gain
 
 #: Depth of an oblivious tree when ``max_depth`` is None (CatBoost's default depth).
 DEFAULT_OBLIVIOUS_DEPTH = 6
 #: Largest depth accepted (CatBoost's limit): 2^16 leaves per tree.
 MAX_OBLIVIOUS_DEPTH = 16
-#: Bytes of one level histogram (B bins x nodes x k columns of float64): a level with more
-#: nodes is searched in groups of nodes, one histogram pass each (32 MiB: the 32 nodes of the
-#: last level of a depth-6 tree at p = 50, k = 8 in one pass).
+#: Bytes of the sums of one level histogram (B bins x nodes x k columns of float64; each cell
+#: also holds its count, (k + 1) / k of this in all): a level with more nodes is searched in
+#: groups of nodes, one histogram pass each (32 MiB: the 32 nodes of the last level of a
+#: depth-6 tree at p = 50, k = 8 in one pass).
 HISTOGRAM_BYTES = 32 << 20
+#: A last left bin above every code: the cut that sends every row left (the root's statistics).
+ALL_LEFT = 255
 #: A node whose N*var is below this fraction of the root's is a leaf (as in the builder).
 CONSTANT_NODE_TOLERANCE = 1e-12
-
-
-@njit(cache=True, nogil=True, fastmath=True)
-def level_histograms(
-    codes: np.ndarray,
-    samples: np.ndarray,
-    slot: np.ndarray,
-    slot_lo: int,
-    rows: np.ndarray,
-    bin_offset: np.ndarray,
-    features: np.ndarray,
-    hist: np.ndarray,
-    counts: np.ndarray,
-) -> None:  # pragma: no cover - jit
-    """Per-node histograms of one level, for the nodes of slots slot_lo .. slot_lo + S - 1:
-    for every feature f of ``features`` and every fitted row t of such a slot (its node's
-    place among the level's open nodes), counts[b, s] += 1 and hist[b, s] += rows[t] at b =
-    its bin of f, s = slot[t] - slot_lo. ``codes`` (p, N) feature-major, ``rows`` the
-    (sketched) residual rows in sample order (n_fit, k). Overwrites those features' bins of
-    hist (B, S, k) and counts (B, S). O(n_fit len(features) k)."""
-    k = rows.shape[1]
-    n_slots = hist.shape[1]
-    for f in features:
-        b_lo, b_hi = bin_offset[f], bin_offset[f + 1]
-        hist[b_lo:b_hi] = 0.0
-        counts[b_lo:b_hi] = 0
-        codes_f = codes[f]
-        for t in range(samples.shape[0]):
-            s = slot[t] - slot_lo
-            if s < 0 or s >= n_slots:
-                continue
-            b = b_lo + codes_f[samples[t]]
-            counts[b, s] += 1
-            for c in range(k):
-                hist[b, s, c] += rows[t, c]
-
-
-@njit(cache=True, nogil=True, fastmath=True)
-def add_level_gains(
-    hist: np.ndarray,
-    counts: np.ndarray,
-    bin_offset: np.ndarray,
-    features: np.ndarray,
-    node_n: np.ndarray,
-    node_mu: np.ndarray,
-    min_leaf: int,
-    l2: float,
-    gain: np.ndarray,
-    cut: np.ndarray,
-    rows_in_bin: np.ndarray,
-) -> None:  # pragma: no cover - jit
-    """Add, for every cut after bin b of a feature of ``features`` (bins <= b go left), the
-    gains of the nodes of one histogram (slots s with node_n[s] rows and search mean
-    node_mu[s]) to gain[b]: each node's ||S_L - n_L mu||^2 n / (n_L n_R) (the penalised gain
-    with ``l2`` > 0) when both its children keep ``min_leaf`` rows (then cut[b] = True),
-    nothing otherwise; rows_in_bin[b] counts the level's rows in bin b. O(len(features)
-    B_f S k)."""
-    n_slots, k = hist.shape[1], hist.shape[2]
-    mu_sq = np.zeros(n_slots)
-    for s in range(n_slots):
-        for c in range(k):
-            mu_sq[s] += node_mu[s, c] * node_mu[s, c]
-    S = np.empty((n_slots, k))
-    n_left = np.empty(n_slots, dtype=np.int64)
-    for f in features:
-        S[:] = 0.0
-        n_left[:] = 0
-        for b in range(bin_offset[f], bin_offset[f + 1]):
-            for s in range(n_slots):
-                m = counts[b, s]
-                if m == 0:
-                    continue
-                rows_in_bin[b] += m
-                n_left[s] += m
-                for c in range(k):
-                    S[s, c] += hist[b, s, c]
-            if b == bin_offset[f + 1] - 1:
-                break  # the last bin: nothing goes right
-            total = 0.0
-            for s in range(n_slots):
-                nl = n_left[s]
-                nr = node_n[s] - nl
-                if nl < min_leaf or nr < min_leaf:
-                    continue
-                acc = 0.0
-                dot = 0.0
-                for c in range(k):
-                    d = S[s, c] - nl * node_mu[s, c]
-                    acc += d * d
-                    dot += d * node_mu[s, c]
-                if l2 > 0.0:
-                    total += penalised_gain(acc, dot, mu_sq[s], nl, nr, l2)
-                else:
-                    total += acc * node_n[s] / (nl * nr)
-                cut[b] = True
-            gain[b] += total
 
 
 @njit(cache=True, nogil=True)
@@ -188,88 +117,63 @@ def best_level_cut(
     return best_f, best_bin, threshold, best_gain
 
 
-@njit(cache=True, nogil=True)
-def group_statistics(
-    samples: np.ndarray, group: np.ndarray, n_groups: int, R: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - jit
-    """(counts, row sums (G, r), sums of squared row norms) of R's rows samples[t] over the
-    groups group[t] in [0, n_groups) (-1: skipped). O(n r)."""
-    r = R.shape[1]
-    counts = np.zeros(n_groups, dtype=np.int64)
-    sums = np.zeros((n_groups, r))
-    squares = np.zeros(n_groups)
-    for t in range(samples.shape[0]):
-        g = group[t]
-        if g < 0:
-            continue
-        i = samples[t]
-        counts[g] += 1
-        acc = 0.0
-        for c in range(r):
-            x = R[i, c]
-            sums[g, c] += x
-            acc += x * x
-        squares[g] += acc
-    return counts, sums, squares
-
-
 class _Nodes:
-    """Node arrays of the growing tree (creation order, root 0) with each node's count,
-    row sum (r,) and N*var."""
+    """Nodes of the growing tree (creation order, root 0): each node's count, row sum (r,)
+    and N*var, and the cut nodes' (feature, threshold, left, right, gain)."""
 
     def __init__(self) -> None:
-        self.feature: list[int] = []
-        self.threshold: list[float] = []
-        self.left: list[int] = []
-        self.right: list[int] = []
-        self.gain: list[float] = []
         self.count: list[int] = []
         self.sum: list[np.ndarray] = []
         self.impurity: list[float] = []
+        self.cuts: dict[int, tuple[int, float, int, int, float]] = {}
 
     def add(self, count: int, row_sum: np.ndarray, squares: float) -> int:
-        self.feature.append(-1)
-        self.threshold.append(0.0)
-        self.left.append(-1)
-        self.right.append(-1)
-        self.gain.append(0.0)
         self.count.append(int(count))
         self.sum.append(row_sum)
         spread = squares - float(row_sum @ row_sum) / count if count > 0 else 0.0
         self.impurity.append(max(spread, 0.0))
-        return len(self.feature) - 1
+        return len(self.count) - 1
 
-    def true_gain(self, node: int, l2: float) -> float:
-        """Reduction of N*var by the node's split (of the penalised objective with l2 > 0),
-        from the full residual rows (the search may have read a sketch)."""
-        left, right = self.left[node], self.right[node]
+    def cut(
+        self, node: int, feature: int, threshold: float, left: int, right: int, l2: float
+    ) -> None:
+        """Record the node's cut into its children ``left`` and ``right`` (added) with its
+        reduction of N*var (of the penalised objective with l2 > 0), from the full residual
+        rows (the search may have read a sketch)."""
         if l2 == 0.0:
-            return max(self.impurity[node] - self.impurity[left] - self.impurity[right], 0.0)
+            gain = max(self.impurity[node] - self.impurity[left] - self.impurity[right], 0.0)
+        else:
 
-        def score(i: int) -> float:
-            return float(self.sum[i] @ self.sum[i]) / (self.count[i] + l2)
+            def score(i: int) -> float:
+                return float(self.sum[i] @ self.sum[i]) / (self.count[i] + l2)
 
-        return score(left) + score(right) - score(node)
+            gain = score(left) + score(right) - score(node)
+        self.cuts[node] = (feature, threshold, left, right, gain)
 
     def to_arrays(self, l2: float) -> dict[str, np.ndarray]:
         """The fields of the tree's :class:`~okcore.trees.builder.TreeArrays` (the builder,
         which dispatches here, makes it), leaves numbered in node order."""
-        left = np.array(self.left, dtype=np.int32)
+        n_nodes = len(self.count)
+        feature = np.full(n_nodes, -1, dtype=np.int32)
+        threshold, gain = np.zeros(n_nodes), np.zeros(n_nodes)
+        left, right = np.full(n_nodes, -1, dtype=np.int32), np.full(n_nodes, -1, dtype=np.int32)
+        for node, (f, t, lo, hi, g) in self.cuts.items():
+            feature[node], threshold[node], left[node], right[node], gain[node] = f, t, lo, hi, g
         internal = left >= 0
-        leaf = np.full(len(left), -1, dtype=np.int32)
+        leaf = np.full(n_nodes, -1, dtype=np.int32)
         leaf[~internal] = np.arange(int((~internal).sum()), dtype=np.int32)
         leaves = np.flatnonzero(~internal)
         count = np.array(self.count, dtype=np.int64)
         value = np.array([self.sum[i] for i in leaves]) / (count[leaves] + l2)[:, None]
         return dict(
-            feature=np.array(self.feature, dtype=np.int32),
-            threshold=np.array(self.threshold, dtype=np.float64),
+            feature=feature,
+            threshold=threshold,
             left=left,
-            right=np.array(self.right, dtype=np.int32),
+            right=right,
             leaf=leaf,
             n_samples=count.astype(np.int32),
             impurity=np.array(self.impurity, dtype=np.float64),
-            gain=np.array(self.gain, dtype=np.float64),
+            gain=gain,
             value=value,
         )
 
@@ -290,33 +194,70 @@ def build_oblivious_tree(
     rows: np.ndarray | None = None,
     row_leaf: np.ndarray | None = None,
     histogram_pool: Any = None,
+    executor: Executor | None = None,
 ) -> dict[str, np.ndarray]:
     """Grow one oblivious tree (module docstring) on residual rows R (N, r) and dense
     ``binned`` inputs, fitted on ``rows`` (default all N; repeats allowed). ``R_search`` is
     R, or its sketch R @ ``projection`` (leaf values stay exact). ``params`` is the
     builder's TreeParams (depth: ``max_depth``, else DEFAULT_OBLIVIOUS_DEPTH;
-    ``min_samples_leaf``, ``l2_regularization``); ``candidate_features(rng)`` gives each
-    level's candidate features (sorted int32). ``row_leaf`` receives the leaf of every
-    fitted row; ``histogram_pool`` lends the level histogram buffer across the trees of a
-    fit. Returns the fields of the tree's TreeArrays. O(d (n f k + L B k + n r)) for depth d.
+    ``min_samples_leaf``, ``l2_regularization``, ``n_threads``); ``candidate_features(rng)``
+    gives each level's candidate features (sorted int32). ``row_leaf`` receives the leaf of
+    every fitted row; ``histogram_pool`` lends the level histogram buffer across the trees
+    of a fit; ``executor`` (threads) splits each level's features between ``n_threads``
+    threads (the same tree for any number). Returns the fields of the tree's TreeArrays.
+    O(d (n f k + f B_f L k + n r)) for depth d.
     """
     if binned.is_sparse:
         raise ValueError("oblivious trees need dense binned inputs")
-    n_total = binned.n_samples
-    samples = (
-        np.arange(n_total, dtype=np.int32)
-        if rows is None
-        else np.ascontiguousarray(rows, dtype=np.int32)
-    )
+    if rows is None:
+        samples = np.arange(binned.n_samples, dtype=np.int32)
+        codes = np.ascontiguousarray(binned.codes)
+    else:
+        samples = np.ascontiguousarray(rows, dtype=np.int32)
+        codes = np.ascontiguousarray(binned.codes[:, samples])  # read in order at every level
     n_fit = len(samples)
     depth = oblivious_depth(params.max_depth)
     min_leaf, l2 = int(params.min_samples_leaf), float(params.l2_regularization)
     k, n_bins = R_search.shape[1], binned.n_bins_total
-    search_rows = gather_rows(samples, 0, n_fit, R_search)
+    n_threads = 1 if executor is None else max(1, int(params.n_threads))
+    search_rows = (
+        np.ascontiguousarray(R_search, dtype=np.float64)
+        if rows is None
+        else gather_rows(samples, 0, n_fit, R_search)
+    )
+    row_sq = np.empty(n_fit)  # ||R[samples[t]]||^2, rows split between threads
+
+    def squares_of_rows(lo: int, hi: int) -> None:
+        row_squares(samples, lo, hi, R, row_sq)
+
+    _in_threads(executor, n_threads, n_fit * R.shape[1], n_fit, squares_of_rows)
+    slot = np.zeros(n_fit, dtype=np.int32)  # slot of each row's node in the frontier, or -1
+
+    def statistics(
+        codes_f: np.ndarray, last_bin: int, n_slots: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Counts, row sums of R and squared norms of both children of the open nodes
+        (groups 2 s, 2 s + 1) under a cut; R's columns split between threads."""
+        counts = np.zeros(2 * n_slots, dtype=np.int64)
+        sums, squares = np.zeros((2 * n_slots, R.shape[1])), np.zeros(2 * n_slots)
+
+        if R.shape[1] == 1:
+            child_statistics_one_output(
+                codes_f, last_bin, slot, samples, R, row_sq, counts, sums, squares
+            )
+            return counts, sums, squares
+
+        def run(c_lo: int, c_hi: int) -> None:
+            child_statistics(
+                codes_f, last_bin, slot, samples, R, row_sq, c_lo, c_hi, counts, sums, squares
+            )
+
+        _in_threads(executor, n_threads, n_fit * R.shape[1], R.shape[1], run, grain=8)
+        return counts, sums, squares
 
     nodes = _Nodes()
-    node_of = np.zeros(n_fit, dtype=np.int32)  # node of each fitted row (sample order)
-    counts0, sums0, squares0 = group_statistics(samples, node_of, 1, R)
+    node_of = np.zeros(n_fit, dtype=np.int32)  # node of each fitted row
+    counts0, sums0, squares0 = statistics(codes[0], ALL_LEFT, 1)
     nodes.add(counts0[0], sums0[0], squares0[0])
     root_impurity = nodes.impurity[0]
 
@@ -329,78 +270,74 @@ def build_oblivious_tree(
     frontier = [0] if is_open(0) else []
     max_slots = max(1, min(2 ** (depth - 1), n_fit // max(2 * min_leaf, 1)))
     chunk = max(1, min(max_slots, HISTOGRAM_BYTES // (8 * n_bins * k)))
+    width_max = chunk * (k + 1)
     buffers = (
-        histogram_pool.take(chunk * k)
+        histogram_pool.take(width_max)
         if histogram_pool is not None and histogram_pool.n_bins == n_bins
-        else (np.empty((n_bins, chunk * k)), np.empty(0))
+        else (np.empty((n_bins, width_max)), np.empty(0))
     )
-    counts = np.empty((n_bins, chunk), dtype=np.int64)
+    gain, cut = np.empty(n_bins), np.empty(n_bins, dtype=np.bool_)
+    rows_in_bin = np.empty(n_bins, dtype=np.int64)
+
+    def searcher(
+        lo: int, node_n: np.ndarray, node_mu: np.ndarray, hist: np.ndarray, features: np.ndarray
+    ) -> Any:
+        """Histograms and gains of a chunk of the level's nodes (slots lo ..) for a range
+        of ``features``."""
+        mu = np.ascontiguousarray(node_mu)
+
+        def search(f_lo: int, f_hi: int) -> None:
+            run = features[f_lo:f_hi]
+            build_level(codes, slot, lo, search_rows, binned.bin_offset, run, hist)
+            add_level_gains(
+                hist, binned.bin_offset, run, node_n, mu, min_leaf, l2, gain, cut, rows_in_bin
+            )
+
+        return search
+
     try:
         for _level in range(depth):
             if not frontier:
                 break
             n_slots = len(frontier)
-            slot_of = np.full(len(nodes.count), -1, dtype=np.int32)
-            slot_of[frontier] = np.arange(n_slots, dtype=np.int32)
-            slot = slot_of[node_of]
             node_n = np.array([nodes.count[i] for i in frontier], dtype=np.int64)
             node_mu = np.array([nodes.sum[i] / nodes.count[i] for i in frontier])
             if projection is not None:
                 node_mu = node_mu @ projection
-            features = candidate_features(rng)
-            gain, cut = np.zeros(n_bins), np.zeros(n_bins, dtype=np.bool_)
-            rows_in_bin = np.zeros(n_bins, dtype=np.int64)
+            features = np.ascontiguousarray(candidate_features(rng), dtype=np.int32)
+            gain[:], cut[:], rows_in_bin[:] = 0.0, False, 0
             for lo in range(0, n_slots, chunk):  # one histogram of `chunk` nodes at a time
                 width = min(chunk, n_slots - lo)
-                hist = buffers[0].reshape(-1)[: n_bins * width * k].reshape(n_bins, width, k)
-                chunk_counts = counts.reshape(-1)[: n_bins * width].reshape(n_bins, width)
-                level_histograms(
-                    binned.codes, samples, slot, lo, search_rows, binned.bin_offset, features,
-                    hist, chunk_counts,
-                )  # fmt: skip
-                add_level_gains(
-                    hist, chunk_counts, binned.bin_offset, features, node_n[lo : lo + width],
-                    np.ascontiguousarray(node_mu[lo : lo + width]), min_leaf, l2, gain, cut,
-                    rows_in_bin,
-                )  # fmt: skip
+                hist = (
+                    buffers[0].reshape(-1)[: n_bins * width * (k + 1)].reshape(n_bins, width, k + 1)
+                )
+                search = searcher(
+                    lo, node_n[lo : lo + width], node_mu[lo : lo + width], hist, features
+                )
+                _in_threads(executor, n_threads, n_fit * len(features) * k, len(features), search)
             feature, last_bin, threshold, level_gain = best_level_cut(
                 gain, cut, rows_in_bin, binned.bin_offset, binned.bin_min, binned.bin_max,
                 features,
             )  # fmt: skip
             if feature < 0 or level_gain <= 0.0:
                 break
-            goes_left = binned.codes[feature, samples] <= last_bin
-            left_counts = np.bincount(slot[goes_left & (slot >= 0)], minlength=n_slots)
-            child_of = np.full((len(nodes.count), 2), -1, dtype=np.int32)  # (left, right)
+            c_counts, c_sums, c_squares = statistics(codes[feature], last_bin, n_slots)
+            is_cut = (c_counts[0::2] >= min_leaf) & (c_counts[1::2] >= min_leaf)
+            place = np.where(is_cut, np.cumsum(is_cut) - 1, -1)
+            first_child = len(nodes.count)
             next_frontier: list[int] = []
             for s, node in enumerate(frontier):
-                n_left = int(left_counts[s])
-                if n_left < min_leaf or nodes.count[node] - n_left < min_leaf:
+                if place[s] < 0:
                     next_frontier.append(node)  # passes whole to the next level's cut
                     continue
-                child_of[node] = (-2, -2)  # marked: children made below
-            split = np.flatnonzero(child_of[:, 0] == -2)
-            if len(split):
-                group = np.full(n_fit, -1, dtype=np.int32)
-                place = np.full(len(nodes.count), -1, dtype=np.int32)
-                place[split] = np.arange(len(split), dtype=np.int32)
-                in_split = place[node_of] >= 0
-                group[in_split] = 2 * place[node_of[in_split]] + (~goes_left[in_split])
-                c_counts, c_sums, c_squares = group_statistics(samples, group, 2 * len(split), R)
-                for j, parent in enumerate(split.tolist()):
-                    left = nodes.add(c_counts[2 * j], c_sums[2 * j], c_squares[2 * j])
-                    right = nodes.add(c_counts[2 * j + 1], c_sums[2 * j + 1], c_squares[2 * j + 1])
-                    child_of[parent] = (left, right)
-                    nodes.feature[parent], nodes.threshold[parent] = int(feature), float(threshold)
-                    nodes.left[parent], nodes.right[parent] = left, right
-                    nodes.gain[parent] = nodes.true_gain(parent, l2)
-                moved = in_split.nonzero()[0]
-                node_of[moved] = np.where(
-                    goes_left[moved], child_of[node_of[moved], 0], child_of[node_of[moved], 1]
-                )
-                for parent in split.tolist():
-                    next_frontier.extend(c for c in child_of[parent].tolist() if is_open(c))
-            frontier = sorted(int(c) for c in next_frontier)
+                left = nodes.add(c_counts[2 * s], c_sums[2 * s], c_squares[2 * s])
+                right = nodes.add(c_counts[2 * s + 1], c_sums[2 * s + 1], c_squares[2 * s + 1])
+                nodes.cut(node, int(feature), float(threshold), left, right, l2)
+                next_frontier.extend(c for c in (left, right) if is_open(c))
+            frontier = sorted(next_frontier)
+            slot_of = np.full(len(nodes.count), -1, dtype=np.int32)
+            slot_of[frontier] = np.arange(len(frontier), dtype=np.int32)
+            move_rows(codes[feature], last_bin, place, first_child, slot_of, node_of, slot)
     finally:
         if histogram_pool is not None and histogram_pool.n_bins == n_bins:
             histogram_pool.give(buffers)
@@ -408,3 +345,27 @@ def build_oblivious_tree(
     if row_leaf is not None:
         row_leaf[samples] = tree["leaf"][node_of]
     return tree
+
+
+#: Level searches of fewer (rows x features x columns) additions than this stay on one
+#: thread (as the best-first histogram builds: handing a chunk to another thread and waiting
+#: for it costs tens of microseconds).
+PARALLEL_MIN_WORK = 250_000
+
+
+def _in_threads(
+    executor: Executor | None, n_threads: int, work: int, total: int, run: Any, grain: int = 1
+) -> None:
+    """run(lo, hi) over contiguous ranges covering range(total) (bounds multiples of
+    ``grain``), one per thread when ``work`` (the additions involved) is worth it; the
+    calling thread runs the first. The kernels run this way write disjoint outputs, each
+    summed in row order, so the tree is the same for any number of threads."""
+    n_runs = min(n_threads, total // grain) if work >= PARALLEL_MIN_WORK else 1
+    if executor is None or n_runs <= 1:
+        run(0, total)
+        return
+    bounds = [total * c // n_runs // grain * grain for c in range(n_runs)] + [total]
+    others = [executor.submit(run, bounds[c], bounds[c + 1]) for c in range(1, n_runs)]
+    run(bounds[0], bounds[1])
+    for future in others:
+        future.result()

@@ -4,6 +4,7 @@ objective over the level's nodes, on tiny data whose features have fewer distinc
 than bins (so the histogram cuts are the exact ones)."""
 
 import itertools
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -196,3 +197,52 @@ def test_tree_features_restrict_every_level():
         assert len(used) <= 3
         pool = np.sort(np.random.default_rng(seed).choice(8, 3, replace=False))
         assert used <= set(pool.tolist())
+
+
+class Recording(ThreadPoolExecutor):
+    """A thread pool that records the work handed to it."""
+
+    def __init__(self, n_threads: int) -> None:
+        super().__init__(n_threads)
+        self.submitted: list = []
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.submitted.append(fn)
+        return super().submit(fn, *args, **kwargs)
+
+
+@pytest.mark.parametrize("n_threads", [2, 3])
+def test_threads_grow_the_same_tree(monkeypatch, n_threads):
+    """Threads split the level's features and R's columns; every sum keeps its row order,
+    so the tree, its statistics and the rows' leaves are bit for bit those of one thread."""
+    from dataclasses import replace
+
+    import okcore.trees.oblivious as oblivious
+
+    monkeypatch.setattr(oblivious, "PARALLEL_MIN_WORK", 0)  # small data: threads anyway
+    X, R = data(5, n=500, p=7, r=19)
+    binned = bin_inputs(X, 255)
+    projection = np.random.default_rng(1).standard_normal((19, 8))
+    for p in (params(5, min_leaf=3, l2=1.5), params(4, max_features=4)):
+
+        def grow(executor, p=p):
+            row_leaf = np.empty(len(X), dtype=np.int32)
+            tree = oblivious.build_oblivious_tree(
+                binned, R, R @ projection, projection, replace(p, n_threads=n_threads),
+                np.random.default_rng(0),
+                lambda rng: np.sort(rng.choice(7, min(p.max_features, 7), replace=False)).astype(
+                    np.int32
+                ),
+                row_leaf=row_leaf, executor=executor,
+            )  # fmt: skip
+            return tree, row_leaf
+
+        one, leaf_one = grow(None)
+        with Recording(n_threads) as executor:
+            many, leaf_many = grow(executor)
+        # the levels' searches and the children's statistics did run on other threads
+        assert {"search", "run"} <= {work.__name__ for work in executor.submitted}
+        for key, value in one.items():
+            np.testing.assert_array_equal(many[key], value, err_msg=key)
+        np.testing.assert_array_equal(leaf_many, leaf_one)
+        assert (one["feature"] >= 0).sum() >= 7
