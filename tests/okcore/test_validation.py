@@ -77,9 +77,9 @@ MAX_BINS_CASES = [
 CASES = {
     OKBoostRegressor: TREE_CASES
     + [
-        ("max_splits", 0, INT_GE_1),
-        ("max_splits", None, INT_GE_1),
-        ("max_splits", 2.0, INT_GE_1),
+        ("max_splits", 0, INT_GE_1_OR_NONE),
+        ("max_splits", "10", INT_GE_1_OR_NONE),
+        ("max_splits", 2.0, INT_GE_1_OR_NONE),
         ("n_estimators", 0, INT_GE_1),
         ("n_estimators", 10.0, INT_GE_1),
         ("n_estimators", "10", INT_GE_1),
@@ -91,8 +91,8 @@ CASES = {
         ("subsample", 1.01, FRACTION),
         ("colsample_bytree", 0.0, FRACTION),
         ("colsample_bytree", 1.01, FRACTION),
-        ("tree_type", "symmetric", "one of 'best-first', 'oblivious'"),
-        ("tree_type", None, "one of 'best-first', 'oblivious'"),
+        ("tree_type", "symmetric", "one of 'auto', 'best-first', 'oblivious'"),
+        ("tree_type", None, "one of 'auto', 'best-first', 'oblivious'"),
         ("n_iter_no_change", 0, INT_GE_1_OR_NONE),
         ("early_stopping", "on", "one of 'auto', True, False"),
         ("early_stopping", 1, "one of 'auto', True, False"),
