@@ -60,6 +60,10 @@ DEFAULT_MAX_SPLITS = 10
 #: every many-output problem measured, one output wanted depth 6.
 OBLIVIOUS_DEPTH_MANY_OUTPUTS = 4
 OBLIVIOUS_DEPTH_ONE_OUTPUT = 6
+#: ``l2_regularization="auto"``: lambda of oblivious trees with the squared loss (CatBoost's
+#: ``l2_leaf_reg`` default; measured in docs/RESULTS.md section 9.7: a shared cut leaves
+#: small leaves, which the penalty shrinks), 0 (the paper's leaf mean) otherwise.
+OBLIVIOUS_L2_REGULARIZATION = 3.0
 
 
 def default_oblivious_depth(rank: int | None) -> int:
@@ -306,7 +310,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         ``max_features`` defaults to 1.0, all p inputs are candidates at every node, also
         for ``splitter="random"`` (scikit-learn's and Geurts' extra-trees regression
         default); ``"sqrt"`` is the cheap option when the signal is spread over many inputs.
-    l2_regularization : float >= 0
+    l2_regularization : float >= 0 or "auto"
         lambda, the L2 penalty on the leaf values (XGBoost's ``reg_lambda``, LightGBM's
         ``lambda_l2``, CatBoost's ``l2_leaf_reg``): each leaf value is the ridge solution
         argmin_v sum_i ||r_i - v||^2 + lambda ||v||^2 = (sum of the leaf's residual rows) /
@@ -316,10 +320,11 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         most. F(x) stays a combination of the phi(y_i): each tree's weights over its
         leaf's residual rows become 1 / (n + lambda) (summing to n / (n + lambda) < 1, the
         ridge shrinkage of the step), while the rows of W^F still sum to 1 (F_0 is the
-        mean and every residual phi_i - F(x_i) has weights summing to 0). 0 (default) is
-        the paper's leaf mean. Squared loss only: the robust losses' leaves
-        (geometric medians, Huber steps) are not the minimisers of a penalised sum of
-        squares, and a penalty with them is refused.
+        mean and every residual phi_i - F(x_i) has weights summing to 0). 0 is the paper's
+        leaf mean. Squared loss only: the robust losses' leaves (geometric medians, Huber
+        steps) are not the minimisers of a penalised sum of squares, and a penalty with
+        them is refused. "auto" (default): OBLIVIOUS_L2_REGULARIZATION (3) for oblivious
+        trees with the squared loss, else 0 (docs/RESULTS.md section 9.7).
     subsample : float in (0, 1]
         Fraction of rows each tree is fitted on (stochastic gradient boosting).
     colsample_bytree : float in (0, 1]
@@ -420,7 +425,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         "n_iter_no_change": [Interval(int, 1, None, "left"), Options((None,))],
         "validation_fraction": [Interval(float, 0.0, 1.0, "neither")],
         "tol": [Interval(float, 0.0, None, "left")],
-        "l2_regularization": [Interval(float, 0.0, None, "left")],
+        "l2_regularization": [Interval(float, 0.0, None, "left"), Options(("auto",))],
         "sketch_dim": [Interval(int, 1, None, "left"), Options(("auto", None))],
         "max_bins": [Interval(int, 2, 255, "both"), Options(("auto", None))],
     }
@@ -438,7 +443,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         leaf_order: str = "gain",
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
-        l2_regularization: float = 0.0,
+        l2_regularization: float | str = "auto",
         subsample: float = 1.0,
         colsample_bytree: float = 1.0,
         tree_type: str = "auto",
@@ -509,7 +514,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
                 f"n_iter_no_change={self.n_iter_no_change!r}; set early_stopping=True (or "
                 "'auto') to stop early, or n_iter_no_change=None."
             )
-        if self.l2_regularization > 0.0 and self.loss != "squared":
+        penalty = self.l2_regularization
+        if not isinstance(penalty, str) and penalty > 0.0 and self.loss != "squared":
             raise InvalidParameterError(
                 f"The 'l2_regularization' parameter of {type(self).__name__} applies to "
                 f"loss='squared' only: the leaves of loss={self.loss!r} are geometric "
@@ -561,15 +567,19 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
 
     def _growing(self, tree_type: str, rank: int | None = None) -> Self:
         """This estimator growing ``tree_type`` trees, ``max_splits`` None resolved to
-        DEFAULT_MAX_SPLITS and an oblivious tree's ``max_depth`` None to
-        :func:`default_oblivious_depth` of the factor's ``rank`` (itself when nothing
-        changes): what the split search, the trees' parameters and the cost model read."""
+        DEFAULT_MAX_SPLITS, an oblivious tree's ``max_depth`` None to
+        :func:`default_oblivious_depth` of the factor's ``rank`` and ``l2_regularization``
+        "auto" to its value (itself when nothing changes): what the split search, the
+        trees' parameters, the ensemble and the cost model read."""
         resolved: dict[str, Any] = {
             "tree_type": tree_type,
             "max_splits": self.max_splits or DEFAULT_MAX_SPLITS,
         }
         if tree_type == "oblivious" and self.max_depth is None:
             resolved["max_depth"] = default_oblivious_depth(rank)
+        if isinstance(self.l2_regularization, str):  # "auto"
+            oblivious = tree_type == "oblivious" and self.loss == "squared"
+            resolved["l2_regularization"] = OBLIVIOUS_L2_REGULARIZATION if oblivious else 0.0
         if all(getattr(self, name) == value for name, value in resolved.items()):
             return self
         return type(self)(**{**self.get_params(), **resolved})
@@ -708,7 +718,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             init=result.init,
             train_weight=result.train_weight,
             init_weight=result.init_weight,
-            l2_regularization=self.l2_regularization,
+            l2_regularization=float(grower.l2_regularization),
         )
         return FittedModel(
             ensemble.truncate(keep) if keep < ensemble.n_trees else ensemble,

@@ -523,16 +523,20 @@ def test_the_paper_preset_pins_every_parameter_of_the_algorithm():
 
 
 def test_the_defaults_are_the_measured_ones_and_the_preset_keeps_the_former(data):
-    """The estimator's defaults (docs/RESULTS.md section 9.4) differ from the paper preset
-    in leaf order, M, nu, search and early stopping; with splitter="random" the preset
-    keeps sqrt(p) candidates (max_features=None), the default draws all p."""
+    """The estimator's defaults (docs/RESULTS.md sections 9.4 and 9.7) differ from the paper
+    preset in tree type, leaf order, M, nu, search, penalty and early stopping; with
+    splitter="random" the preset keeps sqrt(p) candidates (max_features=None), the default
+    draws all p."""
     default = OKBoostRegressor()
     assert (default.leaf_order, default.n_estimators, default.learning_rate) == ("gain", 300, 0.1)
     assert (default.max_features, default.early_stopping, default.l2_regularization) == (
         1.0,
         "auto",
-        0.0,
+        "auto",
     )
+    assert (default.tree_type, default.max_splits, default.max_depth) == ("auto", None, None)
+    assert (PAPER_PRESET["tree_type"], PAPER_PRESET["max_splits"]) == ("best-first", 10)
+    assert PAPER_PRESET["l2_regularization"] == 0.0
     X, Y, _, _ = data
     paper = OKBoostRegressor.paper(n_estimators=4, splitter="random", random_state=0).fit(X, Y)
     explicit = OKBoostRegressor(
@@ -734,6 +738,9 @@ def test_auto_tree_type_is_oblivious_where_it_applies_else_best_first(data, tmp_
     assert depths(auto) == {4}
     same = fitted(X, Y, tree_type="oblivious", max_depth=4)
     np.testing.assert_array_equal(auto.predict_weights(Xv), same.predict_weights(Xv))
+    assert auto.ensemble_.l2_regularization == 3.0  # l2_regularization="auto"
+    assert fitted(X, Y, loss="huber").ensemble_.l2_regularization == 0.0  # no penalised mean
+    assert fitted(X, Y, max_splits=3).ensemble_.l2_regularization == 0.0  # best-first
     assert depths(fitted(X, Y[:, :1])) == {6}  # one output column
     assert depths(fitted(X, Y, max_depth=2)) == {2}
     for params in ({"max_splits": 3}, {"splitter": "random"}, {"max_bins": None}):
