@@ -18,6 +18,9 @@ Problems (``--problems``):
                 and AP over the three blocks
 
     python -m bench.tree_type_default --problems census friedman1 nr gpcr
+    python -m bench.tree_type_default --quick --problems friedman1   # 5 trees: a smoke run
+
+Results: bench/results/<name>.{json,txt} (default name tree_type_default).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import RESULTS_DIR, base_parser, log, machine_info
+from bench.common import base_parser, log, machine_info, output_dirs
 
 #: name -> OKBoostRegressor parameters (beyond n_jobs=1, random_state=0)
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -136,27 +139,29 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--problems", nargs="+", choices=list(PROBLEMS), default=list(PROBLEMS))
     parser.add_argument("--configs", nargs="+", choices=list(CONFIGS), default=list(CONFIGS))
     args = parser.parse_args(argv)
-    name = args.name or "tree_type_default"
+    name = args.name or ("tree_type_default_quick" if args.quick else "tree_type_default")
     payload: dict[str, Any] = {
         "argv": ["bench.tree_type_default", *(argv if argv is not None else sys.argv[1:])],
         "machine": machine_info(),
         "results": {},
     }
+    out, _ = output_dirs(args)
     lines = []
     for problem in args.problems:
         for config in args.configs:
             if problem in ONE_OUTPUT and "sketch_dim" in CONFIGS[config]:
                 continue
             load = os.getloadavg()[0]
-            outcome = PROBLEMS[problem](CONFIGS[config])
+            params = {**CONFIGS[config], **({"n_estimators": 5} if args.quick else {})}
+            outcome = PROBLEMS[problem](params)
             outcome["load_before"] = load
             payload["results"][f"{problem}/{config}"] = outcome
             shown = ", ".join(f"{k} {v:.4g}" for k, v in outcome.items())
             lines.append(f"{problem:10s} {config:22s} {shown}")
             log(lines[-1])
-            RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-            (RESULTS_DIR / f"{name}.json").write_text(json.dumps(payload, indent=1))
-            (RESULTS_DIR / f"{name}.txt").write_text(
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"{name}.json").write_text(json.dumps(payload, indent=1))
+            (out / f"{name}.txt").write_text(
                 " ".join(payload["argv"]) + "\n" + "\n".join(lines) + "\n"
             )
     return payload
