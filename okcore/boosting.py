@@ -77,12 +77,16 @@ def default_oblivious_depth(rank: int | None) -> int:
 
 
 def resolve_search(
-    max_bins: int | str | None, sketch_dim: int | str | None, n_samples: int, rank: int
+    max_bins: int | str | None,
+    sketch_dim: int | str | None,
+    n_samples: int,
+    rank: int,
+    always_fast: bool = False,
 ) -> tuple[int | None, int | None]:
     """(max_bins, sketch_dim) to use: "auto" becomes (AUTO_MAX_BINS, AUTO_SKETCH_DIM) when
-    n_samples x rank >= AUTO_FAST_MIN_WORK, else None (exact); a sketch only when it is
-    narrower than the factor."""
-    fast = n_samples * rank >= AUTO_FAST_MIN_WORK
+    n_samples x rank >= AUTO_FAST_MIN_WORK or ``always_fast``, else None (exact); a sketch
+    only when it is narrower than the factor."""
+    fast = always_fast or n_samples * rank >= AUTO_FAST_MIN_WORK
     if max_bins == "auto":
         max_bins = AUTO_MAX_BINS if fast else None
     if sketch_dim == "auto":
@@ -348,8 +352,9 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         ``leaf_order`` do not apply, ``max_features`` draws each level's candidate
         features, and a node whose children would hold fewer than ``min_samples_leaf`` rows
         passes to the next level uncut (:mod:`okcore.trees.oblivious`). They use the
-        histogram search only (``max_bins`` "auto" is 255 at every size; with at most
-        ``max_bins`` distinct values per feature its cuts are the exact ones), without
+        histogram search only (``max_bins`` "auto" is 255 and ``sketch_dim`` "auto" is 8
+        when r > 8, at every size; with at most ``max_bins`` distinct values per feature
+        its cuts are the exact ones), without
         ``refine_cuts``, on dense inputs, with ``splitter="best"``. With unit sample
         weights a minimum leaf weight is ``min_samples_leaf``.
     early_stopping : "auto", True or False
@@ -661,11 +666,12 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         return replace(cost, work_bytes=cost.work_bytes + level)
 
     def _resolved_search(self, n_samples: int, rank: int) -> tuple[int | None, int | None]:
-        """:func:`resolve_search`; oblivious trees always search histograms."""
-        max_bins, sketch_dim = resolve_search(self.max_bins, self.sketch_dim, n_samples, rank)
-        if self.resolve_tree_type() == "oblivious" and max_bins is None:
-            max_bins = AUTO_MAX_BINS  # "auto" below the fast threshold (None is refused)
-        return max_bins, sketch_dim
+        """:func:`resolve_search`; oblivious trees search the fast way at every size:
+        histograms, and "auto" sketches when r > AUTO_SKETCH_DIM (below the fast threshold
+        too: on the drug-target sets' 95 output columns 5x less CPU for the same AUROC,
+        docs/RESULTS.md section 9.7)."""
+        oblivious = self.resolve_tree_type() == "oblivious"
+        return resolve_search(self.max_bins, self.sketch_dim, n_samples, rank, oblivious)
 
     def _fit_model(self, context: FitContext) -> FittedModel:
         """Algorithm 3 (:func:`boost`): the eval set is embedded in the training space first;

@@ -739,6 +739,12 @@ def test_auto_tree_type_is_oblivious_where_it_applies_else_best_first(data, tmp_
     same = fitted(X, Y, tree_type="oblivious", max_depth=4)
     np.testing.assert_array_equal(auto.predict_weights(Xv), same.predict_weights(Xv))
     assert auto.ensemble_.l2_regularization == 3.0  # l2_regularization="auto"
+    assert (auto.max_bins_, auto.sketch_dim_) == (255, None)  # r <= 8: no sketch
+    wide = fitted(X, np.c_[Y, Y**2, np.sin(Y), np.cos(Y)])  # r > 8: the "auto" sketch at any size
+    assert (wide.tree_type_, wide.max_bins_, wide.sketch_dim_) == ("oblivious", 255, 8)
+    assert (
+        fitted(X, np.c_[Y, Y**2, np.sin(Y), np.cos(Y)], max_splits=3).sketch_dim_ is None
+    )  # best-first: exact
     assert fitted(X, Y, loss="huber").ensemble_.l2_regularization == 0.0  # no penalised mean
     assert fitted(X, Y, max_splits=3).ensemble_.l2_regularization == 0.0  # best-first
     assert depths(fitted(X, Y[:, :1])) == {6}  # one output column
