@@ -171,7 +171,10 @@ CONFIGS: dict[str, Config] = {
         "okcore", {**GAIN, **RANDOM, "max_features": 1.0}, label="OK3-et + OKBoost, all p"
     ),
     "okcore_oblivious": Config(
-        "okcore", OBLIVIOUS, OBLIVIOUS_GRID, "okcore oblivious (hist + sketch), l2 0"
+        "okcore",
+        {**OBLIVIOUS, "l2_regularization": 0.0},
+        OBLIVIOUS_GRID,
+        "okcore oblivious (hist + sketch), l2 0",
     ),
     "okcore_oblivious_l2_3": Config(
         "okcore",
