@@ -171,7 +171,10 @@ CONFIGS: dict[str, Config] = {
         "okcore", {**GAIN, **RANDOM, "max_features": 1.0}, label="OK3-et + OKBoost, all p"
     ),
     "okcore_oblivious": Config(
-        "okcore", OBLIVIOUS, OBLIVIOUS_GRID, "okcore oblivious (hist + sketch), l2 0"
+        "okcore",
+        {**OBLIVIOUS, "l2_regularization": 0.0},
+        OBLIVIOUS_GRID,
+        "okcore oblivious (hist + sketch), l2 0",
     ),
     "okcore_oblivious_l2_3": Config(
         "okcore",
@@ -185,6 +188,35 @@ CONFIGS: dict[str, Config] = {
         OBLIVIOUS_GRID,
         "okcore oblivious (hist, no sketch), l2 3",
     ),
+    # the default tree type's candidates: the estimator's own search ("auto"), oblivious depth
+    # log2(leaves), lambda 0 / 3, by seed (the sketch's and the hold-out's draws); "_no_es"
+    # without the default's early stopping; "okcore_best_first" the best-first default
+    **{
+        f"okcore_obl_l2_{l2}{'' if es else '_no_es'}_seed{seed}": Config(
+            "okcore",
+            {
+                "tree_type": "oblivious",
+                "l2_regularization": float(l2),
+                "random_state": seed,
+                **({} if es else {"early_stopping": False}),
+            },
+            {"rates": (0.1,), "leaves": (16, 32, 64), "rounds": (300,)},
+            f"okcore oblivious, search 'auto', l2 {l2}{'' if es else ', no early stopping'}, "
+            f"seed {seed}",
+        )
+        for l2 in (0, 3)
+        for es in (True, False)
+        for seed in (0, 1, 2)
+    },
+    **{
+        f"okcore_best_first_seed{seed}": Config(
+            "okcore",
+            {"tree_type": "best-first", "random_state": seed},
+            DEFAULTS_ONLY,
+            f"okcore best-first (the former default), seed {seed}",
+        )
+        for seed in (0, 1, 2)
+    },
     "catboost_sym": Config("catboost", {}, label="CatBoost MultiRMSE, symmetric (l2 3)"),
     "catboost_sym_l2_0": Config(
         "catboost", {"l2_leaf_reg": 0.0}, label="CatBoost MultiRMSE, symmetric, l2 0"
@@ -414,7 +446,8 @@ def fit_okcore(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dic
                 "rounds": used["n_estimators"],
                 "trees_kept": int(est.n_estimators_),
                 "learning_rate": used["learning_rate"],
-                "leaves": 2 ** used["max_depth"] if oblivious else used["max_splits"] + 1,
+                "leaves": int(np.diff(est.ensemble_.leaf_offset).max()),  # the largest tree's
+                "tree_type": est.tree_type_,
                 "search": {"max_bins": est.max_bins_, "sketch_dim": est.sketch_dim_},
                 "fit_cpu": fit_cpu,
                 "predict_cpu": predict_cpu,

@@ -36,7 +36,7 @@ from .outputs.space import RANK_TOLERANCE
 from .trees.builder import TreeArrays, TreeParams
 from .trees.ensemble import TreeEnsemble, tree_leaves
 from .trees.estimator import TREE_CONSTRAINTS, TreeEstimator
-from .trees.oblivious import HISTOGRAM_BYTES, MAX_OBLIVIOUS_DEPTH, oblivious_depth
+from .trees.oblivious import HISTOGRAM_BYTES, MAX_OBLIVIOUS_DEPTH
 
 #: Default ("auto") split search: the paper's exact search below this much work per tree
 #: (training rows x factor columns), histograms + a sketch above it. Measured (docs/
@@ -53,14 +53,43 @@ AUTO_SKETCH_DIM = 8
 EARLY_STOPPING_MIN_SAMPLES = 10_000
 DEFAULT_N_ITER_NO_CHANGE = 10
 
+#: ``tree_type`` values: "auto" resolves to one of the other two at fit time
+#: (:meth:`OKBoostRegressor.resolve_tree_type`).
+TREE_TYPES = ("auto", "best-first", "oblivious")
+#: J of a best-first tree when ``max_splits`` is None (11 leaves: docs/RESULTS.md section 9.4).
+DEFAULT_MAX_SPLITS = 10
+#: Depth of an oblivious tree when ``max_depth`` is None, by the columns r of the output
+#: factor (docs/RESULTS.md section 9.7): depth 4 had the lowest held-out error at M = 300 on
+#: every many-output problem measured, one output wanted depth 6.
+OBLIVIOUS_DEPTH_MANY_OUTPUTS = 4
+OBLIVIOUS_DEPTH_ONE_OUTPUT = 6
+#: ``l2_regularization="auto"``: lambda of oblivious trees with the squared loss (CatBoost's
+#: ``l2_leaf_reg`` default; measured in docs/RESULTS.md section 9.7: a shared cut leaves
+#: small leaves, which the penalty shrinks), 0 (the paper's leaf mean) otherwise.
+OBLIVIOUS_L2_REGULARIZATION = 3.0
+
+
+def default_oblivious_depth(rank: int | None) -> int:
+    """OBLIVIOUS_DEPTH_ONE_OUTPUT for r = 1 (or r not known yet: the larger tree),
+    OBLIVIOUS_DEPTH_MANY_OUTPUTS for r > 1."""
+    return (
+        OBLIVIOUS_DEPTH_MANY_OUTPUTS
+        if rank is not None and rank > 1
+        else OBLIVIOUS_DEPTH_ONE_OUTPUT
+    )
+
 
 def resolve_search(
-    max_bins: int | str | None, sketch_dim: int | str | None, n_samples: int, rank: int
+    max_bins: int | str | None,
+    sketch_dim: int | str | None,
+    n_samples: int,
+    rank: int,
+    always_fast: bool = False,
 ) -> tuple[int | None, int | None]:
     """(max_bins, sketch_dim) to use: "auto" becomes (AUTO_MAX_BINS, AUTO_SKETCH_DIM) when
-    n_samples x rank >= AUTO_FAST_MIN_WORK, else None (exact); a sketch only when it is
-    narrower than the factor."""
-    fast = n_samples * rank >= AUTO_FAST_MIN_WORK
+    n_samples x rank >= AUTO_FAST_MIN_WORK or ``always_fast``, else None (exact); a sketch
+    only when it is narrower than the factor."""
+    fast = always_fast or n_samples * rank >= AUTO_FAST_MIN_WORK
     if max_bins == "auto":
         max_bins = AUTO_MAX_BINS if fast else None
     if sketch_dim == "auto":
@@ -115,6 +144,18 @@ class BoostResult:
     best_iteration: int
     stopped_by_callback: bool = False
     state: BoostState | None = None
+
+
+def dearer_stages(primary: StageCost, other: StageCost) -> StageCost:
+    """``primary``'s stages with the larger seconds and bytes of the two: the cost of a
+    stage loop that may turn out to be ``other`` (known at fit time only)."""
+    return replace(
+        primary,
+        setup_seconds=max(primary.setup_seconds, other.setup_seconds),
+        stage_seconds=max(primary.stage_seconds, other.stage_seconds),
+        work_bytes=max(primary.work_bytes, other.work_bytes),
+        model_bytes=max(primary.model_bytes, other.model_bytes),
+    )
 
 
 #: A per-round table reserves at most this many bytes up front (all M rounds when they fit),
@@ -373,8 +414,10 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
     learning_rate : float
         nu in (0, 1], the shrinkage of every tree (F_0, the mean or for the robust losses
         the geometric median, is not shrunk). Default 0.1.
-    max_splits : int
-        J, splits per tree (J + 1 leaves); default 10.
+    max_splits : int or None
+        J, splits per best-first tree (J + 1 leaves). None (default): 10, and
+        ``tree_type="auto"`` may grow oblivious trees; an int asks for best-first trees of
+        that size (see ``tree_type``).
     splitter, max_features, leaf_order, min_samples_leaf, max_depth :
         Growth of each OK3 tree, see :class:`~okcore.trees.tree.OK3Regressor`;
         ``splitter="random"`` gives the paper's OK3-et + OKBoost. ``leaf_order`` defaults to
@@ -384,7 +427,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         ``max_features`` defaults to 1.0, all p inputs are candidates at every node, also
         for ``splitter="random"`` (scikit-learn's and Geurts' extra-trees regression
         default); ``"sqrt"`` is the cheap option when the signal is spread over many inputs.
-    l2_regularization : float >= 0
+    l2_regularization : float >= 0 or "auto"
         lambda, the L2 penalty on the leaf values (XGBoost's ``reg_lambda``, LightGBM's
         ``lambda_l2``, CatBoost's ``l2_leaf_reg``): each leaf value is the ridge solution
         argmin_v sum_i ||r_i - v||^2 + lambda ||v||^2 = (sum of the leaf's residual rows) /
@@ -394,10 +437,11 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         most. F(x) stays a combination of the phi(y_i): each tree's weights over its
         leaf's residual rows become 1 / (n + lambda) (summing to n / (n + lambda) < 1, the
         ridge shrinkage of the step), while the rows of W^F still sum to 1 (F_0 is the
-        mean and every residual phi_i - F(x_i) has weights summing to 0). 0 (default) is
-        the paper's leaf mean. Squared loss only: the robust losses' leaves
-        (geometric medians, Huber steps) are not the minimisers of a penalised sum of
-        squares, and a penalty with them is refused.
+        mean and every residual phi_i - F(x_i) has weights summing to 0). 0 is the paper's
+        leaf mean. Squared loss only: the robust losses' leaves (geometric medians, Huber
+        steps) are not the minimisers of a penalised sum of squares, and a penalty with
+        them is refused. "auto" (default): OBLIVIOUS_L2_REGULARIZATION (3) for oblivious
+        trees with the squared loss, else 0 (docs/RESULTS.md section 9.7).
     subsample : float in (0, 1]
         Fraction of rows each tree is fitted on (stochastic gradient boosting).
     colsample_bytree : float in (0, 1]
@@ -405,17 +449,25 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         (XGBoost's and LightGBM's ``colsample_bytree``): round(fraction x p) features, at
         least 1. ``max_features`` then picks each node's (oblivious trees: each level's)
         candidates among them. 1.0 (default): all features, and no random draw.
-    tree_type : {"best-first", "oblivious"}
-        "best-first" (default): OK3 trees of ``max_splits`` splits grown in ``leaf_order``.
+    tree_type : {"auto", "best-first", "oblivious"}
+        "auto" (default): oblivious trees wherever they apply and no best-first tree size
+        is asked for -- ``max_splits=None``, ``splitter="best"``, ``max_bins`` not None,
+        ``max_depth`` None or at most 16, dense X --, else best-first trees; the fitted
+        ``tree_type_`` says which (:meth:`resolve_tree_type`). Oblivious
+        trees gave the lowest held-out error per CPU second on every many-output problem
+        measured, and on one-output problems at depth 6 (docs/RESULTS.md section 9.7).
+        "best-first": OK3 trees of ``max_splits`` splits grown in ``leaf_order``.
         "oblivious": symmetric trees (CatBoost's): one (feature, threshold) per level shared
         by every node of the level, chosen to maximise the summed reduction of N*var (the
         penalised objective with ``l2_regularization``) over the level's nodes, of depth
-        ``max_depth`` (None: 6, at most 16), so up to 2^depth leaves; ``max_splits`` and
+        ``max_depth`` (None: 4 when the output factor has r > 1 columns, 6 for one; at most
+        16), so up to 2^depth leaves; ``max_splits`` and
         ``leaf_order`` do not apply, ``max_features`` draws each level's candidate
         features, and a node whose children would hold fewer than ``min_samples_leaf`` rows
         passes to the next level uncut (:mod:`okcore.trees.oblivious`). They use the
-        histogram search only (``max_bins`` "auto" is 255 at every size; with at most
-        ``max_bins`` distinct values per feature its cuts are the exact ones), without
+        histogram search only (``max_bins`` "auto" is 255 and ``sketch_dim`` "auto" is 8
+        when r > 8, at every size; with at most ``max_bins`` distinct values per feature
+        its cuts are the exact ones), without
         ``refine_cuts``, on dense inputs, with ``splitter="best"``. With unit sample
         weights a minimum leaf weight is ``min_samples_leaf``.
     early_stopping : "auto", True or False
@@ -482,8 +534,9 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
     ``validation_loss_`` (M,) or None, both of ``loss`` after each round (Huber: at that
     round's delta), ``n_estimators_`` (trees kept),
     ``train_indices_`` (rows of the given data used as training outputs),
-    ``stopped_by_callback_``, ``fit_time_``, ``feature_importances_``, ``max_bins_`` and
-    ``sketch_dim_`` (the search used, "auto" resolved).
+    ``stopped_by_callback_``, ``fit_time_``, ``feature_importances_``, ``max_bins_``,
+    ``sketch_dim_`` (the search used, "auto" resolved) and ``tree_type_`` (the trees grown,
+    "auto" resolved).
 
     ``staged_predict``, ``staged_predict_kernel``, ``staged_predict_features``
     (:class:`~okcore.base.StagedPredictions`): predictions after each round m = 1..M,
@@ -498,15 +551,15 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         "alpha": [Interval(float, 0.0, 1.0, "neither")],
         "n_estimators": [Interval(int, 1, None, "left")],
         "learning_rate": [Interval(float, 0.0, 1.0, "right")],
-        "max_splits": [Interval(int, 1, None, "left")],
+        "max_splits": [Interval(int, 1, None, "left"), Options((None,))],
         "subsample": [Interval(float, 0.0, 1.0, "right")],
         "colsample_bytree": [Interval(float, 0.0, 1.0, "right")],
-        "tree_type": [Options(("best-first", "oblivious"))],
+        "tree_type": [Options(TREE_TYPES)],
         "early_stopping": [Options(("auto", True, False))],
         "n_iter_no_change": [Interval(int, 1, None, "left"), Options((None,))],
         "validation_fraction": [Interval(float, 0.0, 1.0, "neither")],
         "tol": [Interval(float, 0.0, None, "left")],
-        "l2_regularization": [Interval(float, 0.0, None, "left")],
+        "l2_regularization": [Interval(float, 0.0, None, "left"), Options(("auto",))],
         "sketch_dim": [Interval(int, 1, None, "left"), Options(("auto", None))],
         "max_bins": [Interval(int, 2, 255, "both"), Options(("auto", None))],
         "warm_start": [Options((True, False))],
@@ -519,16 +572,16 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         alpha: float = 0.9,
         n_estimators: int = 300,
         learning_rate: float = 0.1,
-        max_splits: int = 10,
+        max_splits: int | None = None,
         splitter: str = "best",
         max_features: Any = 1.0,
         leaf_order: str = "gain",
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
-        l2_regularization: float = 0.0,
+        l2_regularization: float | str = "auto",
         subsample: float = 1.0,
         colsample_bytree: float = 1.0,
-        tree_type: str = "best-first",
+        tree_type: str = "auto",
         early_stopping: bool | str = "auto",
         n_iter_no_change: int | None = None,
         validation_fraction: float = 0.1,
@@ -598,7 +651,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
                 f"n_iter_no_change={self.n_iter_no_change!r}; set early_stopping=True (or "
                 "'auto') to stop early, or n_iter_no_change=None."
             )
-        if self.l2_regularization > 0.0 and self.loss != "squared":
+        penalty = self.l2_regularization
+        if not isinstance(penalty, str) and penalty > 0.0 and self.loss != "squared":
             raise InvalidParameterError(
                 f"The 'l2_regularization' parameter of {type(self).__name__} applies to "
                 f"loss='squared' only: the leaves of loss={self.loss!r} are geometric "
@@ -631,7 +685,46 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
                 f"2^max_depth leaves. Got {self.max_depth!r} instead."
             )
 
+    def resolve_tree_type(self, X: Any = None) -> str:
+        """The tree type a fit on inputs ``X`` grows: ``tree_type``, or for "auto"
+        "oblivious" where no best-first tree size is given and oblivious trees apply
+        (``max_splits=None``, ``splitter="best"``, ``max_bins`` not None, ``max_depth``
+        None or at most MAX_OBLIVIOUS_DEPTH, X not a sparse matrix) and "best-first"
+        otherwise. ``X=None`` (inputs not known yet): as for dense X."""
+        if self.tree_type != "auto":
+            return str(self.tree_type)
+        applies = (
+            self.max_splits is None
+            and self.splitter == "best"
+            and self.max_bins is not None
+            and (self.max_depth is None or self.max_depth <= MAX_OBLIVIOUS_DEPTH)
+            and not sparse.issparse(X)
+        )
+        return "oblivious" if applies else "best-first"
+
+    def _growing(self, tree_type: str, rank: int | None = None) -> Self:
+        """This estimator growing ``tree_type`` trees, ``max_splits`` None resolved to
+        DEFAULT_MAX_SPLITS, an oblivious tree's ``max_depth`` None to
+        :func:`default_oblivious_depth` of the factor's ``rank`` and ``l2_regularization``
+        "auto" to its value (itself when nothing changes): what the split search, the
+        trees' parameters, the ensemble and the cost model read."""
+        resolved: dict[str, Any] = {
+            "tree_type": tree_type,
+            "max_splits": self.max_splits or DEFAULT_MAX_SPLITS,
+        }
+        if tree_type == "oblivious" and self.max_depth is None:
+            resolved["max_depth"] = default_oblivious_depth(rank)
+        if isinstance(self.l2_regularization, str):  # "auto"
+            oblivious = tree_type == "oblivious" and self.loss == "squared"
+            resolved["l2_regularization"] = OBLIVIOUS_L2_REGULARIZATION if oblivious else 0.0
+        if all(getattr(self, name) == value for name, value in resolved.items()):
+            return self
+        return type(self)(**{**self.get_params(), **resolved})
+
     def _tree_params(self, n_features: int) -> TreeParams:
+        grower = self._growing(self.resolve_tree_type())
+        if grower is not self:
+            return grower._tree_params(n_features)
         fraction = float(self.colsample_bytree)
         tree_features = None if fraction >= 1.0 else max(1, int(round(fraction * n_features)))
         return replace(
@@ -642,12 +735,15 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         )
 
     def _refines_cuts(self) -> bool:
-        return super()._refines_cuts() and self.tree_type != "oblivious"
+        return super()._refines_cuts() and self.resolve_tree_type() != "oblivious"
 
     def _max_leaves(self, n_samples: int) -> int:
+        grower = self._growing(self.resolve_tree_type())
+        if grower is not self:
+            return grower._max_leaves(n_samples)
         if self.tree_type != "oblivious":
             return super()._max_leaves(n_samples)
-        leaves = 2 ** oblivious_depth(self.max_depth)
+        leaves = 2 ** int(self.max_depth or OBLIVIOUS_DEPTH_ONE_OUTPUT)  # set by _growing
         return max(min(leaves, n_samples // int(self.min_samples_leaf)), 1)
 
     def _n_stages(self) -> int:
@@ -680,7 +776,18 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
 
     def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
         """The trees' cost; oblivious trees also hold one level histogram (B bins x the
-        level's nodes x the search width, at most HISTOGRAM_BYTES)."""
+        level's nodes x the search width, at most HISTOGRAM_BYTES). ``tree_type="auto"``
+        before a fit (the inputs not known): the trees of dense inputs, at the larger
+        seconds and bytes of them and of the best-first trees sparse inputs grow."""
+        kind = self.resolve_tree_type()
+        if self._growing(kind, rank) is not self:
+            cost = self._growing(kind, rank)._estimate_stages(n_samples, n_features, rank)
+            if self.tree_type == "auto" and kind != "best-first":  # what sparse inputs grow
+                sparse_inputs = self._growing("best-first", rank)
+                cost = dearer_stages(
+                    cost, sparse_inputs._estimate_stages(n_samples, n_features, rank)
+                )
+            return cost
         cost = super()._estimate_stages(n_samples, n_features, rank)
         if self.tree_type != "oblivious":
             return cost
@@ -691,11 +798,12 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         return replace(cost, work_bytes=cost.work_bytes + level)
 
     def _resolved_search(self, n_samples: int, rank: int) -> tuple[int | None, int | None]:
-        """:func:`resolve_search`; oblivious trees always search histograms."""
-        max_bins, sketch_dim = resolve_search(self.max_bins, self.sketch_dim, n_samples, rank)
-        if self.tree_type == "oblivious" and max_bins is None:
-            max_bins = AUTO_MAX_BINS  # "auto" below the fast threshold (None is refused)
-        return max_bins, sketch_dim
+        """:func:`resolve_search`; oblivious trees search the fast way at every size:
+        histograms, and "auto" sketches when r > AUTO_SKETCH_DIM (below the fast threshold
+        too: on the drug-target sets (95-223 output columns) 5x less CPU for a higher AUROC,
+        docs/RESULTS.md section 9.7)."""
+        oblivious = self.resolve_tree_type() == "oblivious"
+        return resolve_search(self.max_bins, self.sketch_dim, n_samples, rank, oblivious)
 
     def fit(
         self,
@@ -727,17 +835,19 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             self._eval_data(context.eval_set, space) if context.eval_set is not None else None
         )
         rows = np.arange(X.shape[0])
+        tree_type = self.resolve_tree_type(X)
+        grower = self._growing(tree_type, space.rank)
         patience = self.early_stopping_patience(X.shape[0])
         if eval_data is None and patience is not None:
             X, space, rows, eval_data = self._hold_out(X, space, rng)
-        max_bins, sketch_dim = self._resolved_search(X.shape[0], space.rank)
-        if self.tree_type == "oblivious" and sparse.issparse(X):
+        max_bins, sketch_dim = grower._resolved_search(X.shape[0], space.rank)
+        if tree_type == "oblivious" and sparse.issparse(X):
             raise InvalidParameterError(
                 f"tree_type='oblivious' of {type(self).__name__} needs dense inputs: pass "
                 "X.toarray(), or use tree_type='best-first' for sparse X."
             )
         result = self._boost(
-            X, space, (max_bins, sketch_dim), context.callback, context.elapsed(),
+            grower, X, space, (max_bins, sketch_dim), context.callback, context.elapsed(),
             rng=rng, eval_data=eval_data, stopping=early_stopping(patience, self.tol),
         )  # fmt: skip
         assert result.state is not None
@@ -747,10 +857,11 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         self._continuation = Continuation(
             result.state, eval_data, rows, self._continued_params(), fingerprint=""
         )
-        return self._fitted(result, space, rows, max_bins, sketch_dim)
+        return self._fitted(grower, result, space, rows, max_bins, sketch_dim)
 
     def _boost(
         self,
+        grower: Self,
         X: Any,
         space: Any,
         search: tuple[int | None, int | None],
@@ -763,11 +874,12 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         state: BoostState | None = None,
     ) -> BoostResult:
         """The inputs the split search reads for ``search`` (max_bins, sketch_dim), the tree
-        learner, and :func:`boost` (from ``state`` when given)."""
+        learner of ``grower`` (:meth:`_growing`: the resolved tree type and sizes), and
+        :func:`boost` (from ``state`` when given)."""
         max_bins, sketch_dim = search
-        XT, binned = self._search_inputs(X, max_bins, callback, self.n_estimators, elapsed)
+        XT, binned = grower._search_inputs(X, max_bins, callback, self.n_estimators, elapsed)
         learner = TreeLearner(
-            X, self._tree_params(X.shape[1]), XT=XT, binned=binned, sketch_dim=sketch_dim,
+            X, grower._tree_params(X.shape[1]), XT=XT, binned=binned, sketch_dim=sketch_dim,
             n_threads=self._n_threads(),
         )  # fmt: skip
         return boost(
@@ -788,14 +900,17 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
 
     def _fitted(
         self,
+        grower: Self,
         result: BoostResult,
         space: Any,
         rows: np.ndarray,
         max_bins: int | None,
         sketch_dim: int | None,
     ) -> FittedModel:
-        """The fitted model of a loop's result: its trees up to the best round."""
+        """The fitted model of a loop's result: its trees up to the best round, grown by
+        ``grower`` (:meth:`_growing`)."""
         keep = result.best_iteration + 1
+        self.tree_type_ = grower.tree_type
         ensemble = TreeEnsemble.from_trees(
             result.trees,
             result.train_leaf,
@@ -805,7 +920,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             init=result.init,
             train_weight=result.train_weight,
             init_weight=result.init_weight,
-            l2_regularization=self.l2_regularization,
+            l2_regularization=float(grower.l2_regularization),
         )
         return FittedModel(
             ensemble.truncate(keep) if keep < ensemble.n_trees else ensemble,
@@ -866,13 +981,15 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         space = self.output_space_
         del self.ensemble_  # as any refit: a failure leaves an unfitted estimator
         del self._continuation
+        grower = self._growing(self.tree_type_, space.rank)
         result = self._boost(
-            X, space, (self.max_bins_, self.sketch_dim_), callback, 0.0,
+            grower, X, space, (self.max_bins_, self.sketch_dim_), callback, 0.0,
             rng=state.rng, eval_data=more.eval_data, state=state,
         )  # fmt: skip
         self._continuation = more
         self._set_fitted(
-            self._fitted(result, space, more.rows, self.max_bins_, self.sketch_dim_), start
+            self._fitted(grower, result, space, more.rows, self.max_bins_, self.sketch_dim_),
+            start,
         )
         return self
 

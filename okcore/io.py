@@ -85,7 +85,7 @@ KERNEL_ENSEMBLE_ARRAYS = (
 #: Fitted arrays of one estimator kind, saved when the estimator has them.
 ESTIMATOR_ARRAYS = ("objective_", "cv_alphas_", "cv_errors_")
 #: Fitted scalars of one estimator kind, saved when the estimator has them.
-ESTIMATOR_SCALARS = ("alpha_",)
+ESTIMATOR_SCALARS = ("alpha_", "tree_type_")
 
 
 def _sha256(array: np.ndarray) -> str:
@@ -359,6 +359,8 @@ def _rebuild_estimator(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
         "max_bins_": estimator.get_params().get("max_bins"),
         "sketch_dim_": None,
     }
+    if "tree_type" in estimator.get_params():  # saved before "auto": the type it names
+        defaults["tree_type_"] = estimator.get_params()["tree_type"]
     for key, value in defaults.items():
         if key not in attributes:
             setattr(estimator, key, value)

@@ -317,7 +317,7 @@ def test_grid_search_scores_candidates_on_inner_folds_of_the_training_vertices_o
     S_cols = CODE * cols[:, None] + cols[None, :]
     grid = {"row_estimator__learning_rate": [0.1, 0.5]}
     search = BipartiteGridSearch(
-        BipartiteRegressor(RecordingBoost(n_estimators=3)), grid,
+        BipartiteRegressor(RecordingBoost(n_estimators=3, random_state=0)), grid,
         row_inputs="similarity", col_inputs="similarity",
     )  # fmt: skip
     SEEN.clear()
@@ -341,7 +341,8 @@ def test_grid_search_scores_candidates_on_inner_folds_of_the_training_vertices_o
     fitted = search.fit(S_rows, S_cols, Y)
     inner = [
         bipartite_cross_validate(
-            BipartiteRegressor(RecordingBoost(n_estimators=3, learning_rate=lr)), S_rows,
+            BipartiteRegressor(RecordingBoost(n_estimators=3, learning_rate=lr, random_state=0)),
+            S_rows,
             S_cols, Y, n_folds=2, row_inputs="similarity", col_inputs="similarity",
         ).summary()["blocks_auroc"]
         for lr in (0.1, 0.5)

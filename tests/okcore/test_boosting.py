@@ -523,16 +523,20 @@ def test_the_paper_preset_pins_every_parameter_of_the_algorithm():
 
 
 def test_the_defaults_are_the_measured_ones_and_the_preset_keeps_the_former(data):
-    """The estimator's defaults (docs/RESULTS.md section 9.4) differ from the paper preset
-    in leaf order, M, nu, search and early stopping; with splitter="random" the preset
-    keeps sqrt(p) candidates (max_features=None), the default draws all p."""
+    """The estimator's defaults (docs/RESULTS.md sections 9.4 and 9.7) differ from the paper
+    preset in tree type, leaf order, M, nu, search, penalty and early stopping; with
+    splitter="random" the preset keeps sqrt(p) candidates (max_features=None), the default
+    draws all p."""
     default = OKBoostRegressor()
     assert (default.leaf_order, default.n_estimators, default.learning_rate) == ("gain", 300, 0.1)
     assert (default.max_features, default.early_stopping, default.l2_regularization) == (
         1.0,
         "auto",
-        0.0,
+        "auto",
     )
+    assert (default.tree_type, default.max_splits, default.max_depth) == ("auto", None, None)
+    assert (PAPER_PRESET["tree_type"], PAPER_PRESET["max_splits"]) == ("best-first", 10)
+    assert PAPER_PRESET["l2_regularization"] == 0.0
     X, Y, _, _ = data
     paper = OKBoostRegressor.paper(n_estimators=4, splitter="random", random_state=0).fit(X, Y)
     explicit = OKBoostRegressor(
@@ -633,14 +637,16 @@ def test_oblivious_boosting_shares_one_cut_per_level_and_keeps_w_f(data):
     assert est.train_loss_[-1] < est.train_loss_[0]
 
 
-def test_oblivious_depth_defaults_to_six_in_the_cost_estimate():
+def test_oblivious_depth_defaults_to_four_for_many_outputs_six_for_one_in_the_cost_estimate():
     est = OKBoostRegressor(tree_type="oblivious", n_estimators=10)
-    assert est._max_leaves(10_000) == 64
+    assert est._max_leaves(10_000) == 64  # r not known: the larger tree
     deep = OKBoostRegressor(tree_type="oblivious", max_depth=8, min_samples_leaf=50)
     assert deep._max_leaves(10_000) == 200
+    one = est.estimate_cost(4000, 20, kernel={"type": "linear"}, n_outputs=1)
+    assert (one.search, one.stage_size) == ("histogram", 64)
     cost = est.estimate_cost(4000, 20, kernel={"type": "linear"}, n_outputs=5)
-    assert (cost.search, cost.stage_size) == ("histogram", 64)
-    best_first = OKBoostRegressor(n_estimators=10, max_bins=255)
+    assert (cost.search, cost.stage_size) == ("histogram", 16)
+    best_first = OKBoostRegressor(tree_type="best-first", n_estimators=10, max_bins=255)
     plain = best_first.estimate_cost(4000, 20, kernel={"type": "linear"}, n_outputs=5)
     assert cost.memory_bytes > plain.memory_bytes  # the level histogram
 
@@ -684,13 +690,76 @@ def test_oblivious_model_round_trips_and_old_models_load_as_best_first(data, tmp
     np.testing.assert_array_equal(loaded.predict_weights(Xv), est.predict_weights(Xv))
     np.testing.assert_array_equal(loaded.predict(Xv), est.predict(Xv))
     # a manifest written before the parameters existed: grown best-first on all features
-    plain = save(OKBoostRegressor(n_estimators=3, random_state=0).fit(X, Y), tmp_path / "old")
-    manifest = json.loads((plain / "manifest.json").read_text())
+    assert loaded.tree_type_ == "oblivious"
+    plain = OKBoostRegressor(tree_type="best-first", n_estimators=3, random_state=0).fit(X, Y)
+    path = save(plain, tmp_path / "old")
+    manifest = json.loads((path / "manifest.json").read_text())
     for name in ("tree_type", "colsample_bytree"):
         del manifest["params"][name]
-    (plain / "manifest.json").write_text(json.dumps(manifest))
-    old = load(plain)
-    assert (old.tree_type, old.colsample_bytree) == ("best-first", 1.0)
+    del manifest["attributes"]["tree_type_"]
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    old = load(path)
+    assert (old.tree_type, old.tree_type_, old.colsample_bytree) == ("best-first",) * 2 + (1.0,)
+    np.testing.assert_array_equal(old.predict(Xv), plain.predict(Xv))
+    # a model saved before "auto" existed reports the tree type it names as the one grown
+    path = save(est, tmp_path / "before_auto")
+    manifest = json.loads((path / "manifest.json").read_text())
+    del manifest["attributes"]["tree_type_"]
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    assert load(path).tree_type_ == "oblivious"
+
+
+def test_auto_tree_type_is_oblivious_where_it_applies_else_best_first(data, tmp_path):
+    """The default ``tree_type="auto"``: oblivious trees of depth 4 (r > 1 output columns)
+    or 6 (one) on dense inputs with the best splitter, histograms and no ``max_splits``;
+    best-first trees of J = 10 (or the given ``max_splits``) otherwise. The fitted model is
+    the one of the resolved type, and it round-trips with ``tree_type_``."""
+    from scipy import sparse
+
+    from okcore import load, save
+
+    X, Y, Xv, _ = data
+    base = {"n_estimators": 4, "random_state": 0}
+
+    def fitted(X, Y, **params):
+        return OKBoostRegressor(**base, **params).fit(X, Y)
+
+    def depths(est):  # the levels of each tree: its distinct cuts
+        e, levels = est.ensemble_, set()
+        for m in range(e.n_trees):
+            lo, hi = e.node_offset[m], e.node_offset[m + 1]
+            internal = e.feature[lo:hi] >= 0
+            cuts = zip(e.feature[lo:hi][internal], e.threshold[lo:hi][internal], strict=True)
+            levels.add(len(set(cuts)))
+        return levels
+
+    auto = fitted(X, Y)
+    assert auto.tree_type_ == "oblivious" and auto.tree_type == "auto"
+    assert depths(auto) == {4}
+    same = fitted(X, Y, tree_type="oblivious", max_depth=4)
+    np.testing.assert_array_equal(auto.predict_weights(Xv), same.predict_weights(Xv))
+    assert auto.ensemble_.l2_regularization == 3.0  # l2_regularization="auto"
+    assert (auto.max_bins_, auto.sketch_dim_) == (255, None)  # r <= 8: no sketch
+    wide = fitted(X, np.c_[Y, Y**2, np.sin(Y), np.cos(Y)])  # r > 8: the "auto" sketch at any size
+    assert (wide.tree_type_, wide.max_bins_, wide.sketch_dim_) == ("oblivious", 255, 8)
+    assert (
+        fitted(X, np.c_[Y, Y**2, np.sin(Y), np.cos(Y)], max_splits=3).sketch_dim_ is None
+    )  # best-first: exact
+    assert fitted(X, Y, loss="huber").ensemble_.l2_regularization == 0.0  # no penalised mean
+    assert fitted(X, Y, max_splits=3).ensemble_.l2_regularization == 0.0  # best-first
+    assert depths(fitted(X, Y[:, :1])) == {6}  # one output column
+    assert depths(fitted(X, Y, max_depth=2)) == {2}
+    for params in ({"max_splits": 3}, {"splitter": "random"}, {"max_bins": None}):
+        est = fitted(X, Y, **params)
+        assert est.tree_type_ == "best-first"
+        pinned = fitted(X, Y, **{"tree_type": "best-first", **params})
+        np.testing.assert_array_equal(est.predict_weights(Xv), pinned.predict_weights(Xv))
+    assert np.diff(fitted(X, Y, max_bins=None).ensemble_.leaf_offset).max() == 11  # J = 10
+    sparse_fit = fitted(sparse.csr_matrix(X), Y)
+    assert sparse_fit.tree_type_ == "best-first"
+    loaded = load(save(auto, tmp_path / "auto"))
+    assert (loaded.tree_type, loaded.tree_type_) == ("auto", "oblivious")
+    np.testing.assert_array_equal(loaded.predict(Xv), auto.predict(Xv))
 
 
 # ---------------------------------------------------------------------- feature subsampling

@@ -13,7 +13,9 @@ def test_every_registered_estimator_costs_its_own_stages(name: str) -> None:
     cost = est.estimate_cost(500, 6, kernel={"type": "linear"}, n_outputs=3)
     assert isinstance(cost, okcore.FitCost)
     assert cost.n_stages == (1 if single else 7) and cost.rank == 3
-    assert cost.search == ("kernel" if name.startswith("krr") else "exact")
+    # OKBoost's default grows oblivious trees on dense inputs: histograms at every size
+    searches = {"okboost": "histogram"}
+    assert cost.search == searches.get(name, "kernel" if name.startswith("krr") else "exact")
     assert cost.memory_bytes > 0 and cost.stage_seconds > 0
     assert cost.disk_bytes >= 8.0 * 500 * 3
     assert cost.seconds == pytest.approx(
@@ -36,9 +38,41 @@ def test_tree_cost_follows_the_search_and_the_growth_rules() -> None:
 
 
 def test_okboost_resolves_auto_search_as_its_fit_does() -> None:
-    small = okcore.OKBoostRegressor().estimate_cost(100, 3, n_outputs=2)
-    large = okcore.OKBoostRegressor().estimate_cost(50_000, 3, n_outputs=10)
+    best_first = okcore.OKBoostRegressor(tree_type="best-first")
+    small = best_first.estimate_cost(100, 3, n_outputs=2)
+    large = best_first.estimate_cost(50_000, 3, n_outputs=10)
     assert small.search == "exact" and large.search == "histogram"
+    # tree_type="auto" on dense inputs: oblivious trees, histograms at every size
+    assert okcore.OKBoostRegressor().estimate_cost(100, 3, n_outputs=2).search == "histogram"
+
+
+def test_auto_tree_type_costs_the_dearer_of_what_dense_and_sparse_inputs_grow() -> None:
+    """Before the fit the inputs' sparsity is unknown: the estimate takes the oblivious
+    trees of dense inputs (depth 4 for r > 1, 6 for one output) with the larger seconds
+    and bytes of them and of the best-first trees (J = 10) that sparse inputs grow."""
+    kinds = {
+        t: okcore.OKBoostRegressor(tree_type=t).estimate_cost(4000, 20, n_outputs=5)
+        for t in ("auto", "oblivious", "best-first")
+    }
+    auto, oblivious, best_first = kinds["auto"], kinds["oblivious"], kinds["best-first"]
+    assert (
+        (auto.search, auto.stage_size)
+        == (oblivious.search, oblivious.stage_size)
+        == (
+            "histogram",
+            16,
+        )
+    )
+    assert best_first.stage_size == 11
+    for field in ("setup_seconds", "stage_seconds", "memory_bytes"):
+        assert getattr(auto, field) == max(getattr(oblivious, field), getattr(best_first, field))
+    one = okcore.OKBoostRegressor().estimate_cost(4000, 20, n_outputs=1)
+    assert one.stage_size == 64
+    # a best-first tree size or a search oblivious trees refuse resolve "auto" before the fit
+    for params in ({"max_splits": 10}, {"splitter": "random"}, {"max_bins": None}):
+        est = okcore.OKBoostRegressor(**params)  # type: ignore[arg-type]
+        assert est.resolve_tree_type() == "best-first"
+        assert est.estimate_cost(4000, 20, n_outputs=5).stage_size == 11
 
 
 def test_boosting_counts_its_round_table_not_per_tree_int32_arrays() -> None:

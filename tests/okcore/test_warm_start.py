@@ -166,7 +166,7 @@ def test_a_smaller_n_estimators_is_refused(data):
     ("change", "shown"),
     [
         ({"learning_rate": 0.2}, "learning_rate=0.1 -> 0.2"),
-        ({"max_splits": 3}, "max_splits=10 -> 3"),
+        ({"max_splits": 3}, "max_splits=None -> 3"),
         ({"random_state": 1}, "random_state=0 -> 1"),
         ({"subsample": 0.5}, "subsample=1.0 -> 0.5"),
     ],

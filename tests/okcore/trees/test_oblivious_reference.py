@@ -51,9 +51,11 @@ def case_data(n: int, p: int, r: int, seed: int = 0) -> tuple[np.ndarray, np.nda
 def fitted_arrays(name: str) -> dict[str, np.ndarray]:
     n, p, r, kwargs = CASES[name]
     X, Y, queries = case_data(n, p, r)
+    pinned = dict(l2_regularization=0.0, sketch_dim=None)  # as when the arrays were saved
     model = OKBoostRegressor(
-        tree_type="oblivious", early_stopping=False, n_jobs=1, random_state=0, **kwargs
-    ).fit(X, Y)
+        tree_type="oblivious", early_stopping=False, n_jobs=1, random_state=0,
+        **{**pinned, **kwargs},
+    ).fit(X, Y)  # fmt: skip
     e = model.ensemble_
     arrays = {f"{name}/{key}": getattr(e, key) for key in TREE_FIELDS}
     arrays[f"{name}/train_leaf"] = e.train_leaf
