@@ -30,6 +30,7 @@ from .exceptions import InvalidParameterError
 from .learners import BaseLearner, TreeLearner
 from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
 from .outputs.space import RANK_TOLERANCE
+from .threads import SERIAL
 from .trees.builder import TreeArrays, TreeParams
 from .trees.ensemble import TreeEnsemble, tree_leaves
 from .trees.estimator import TREE_CONSTRAINTS, TreeEstimator
@@ -195,6 +196,7 @@ def boost(
     weights: RoundTable | None = None  # created by the first stage that has weights
     in_bag = np.ones(n, dtype=bool)
     residual = phi - F
+    runner = getattr(learner, "runner", SERIAL)  # the learner's threads, if it has any
     try:
         for m in range(n_estimators):
             target = loss.stage_target(residual)
@@ -216,7 +218,9 @@ def boost(
                     weights = RoundTable(n_estimators, n, np.float64)
                 weights.put(m, weight)
             # F += nu h_m, the next residuals and the training loss in one pass
-            train_loss.append(loss.step(phi, diag, F, tree.value, leaf, learning_rate, residual))
+            train_loss.append(
+                loss.step(phi, diag, F, tree.value, leaf, learning_rate, residual, runner)
+            )
             if eval_data is not None:
                 F_val += learning_rate * tree.value[tree_leaves(tree, eval_data.X)]
                 val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))

@@ -14,9 +14,19 @@ from typing import Any
 
 import numpy as np
 
+from ..threads import ChunkRunner
 from ._histogram import best_split as best_split_histogram
 from ._histogram import best_split_random as best_split_random_binned
-from ._histogram import build_dense, build_sparse, gather_rows_into, partition_sparse, refine_split
+from ._histogram import (
+    build_dense,
+    build_dense_rows,
+    build_sparse,
+    gather_rows_into,
+    partition_sparse,
+    refine_split,
+    row_major_codes,
+    use_row_wise,
+)
 from .binning import BinnedInputs
 from .oblivious import build_oblivious_tree
 from .splitter import (
@@ -33,33 +43,6 @@ from .splitter import (
 CONSTANT_NODE_TOLERANCE = 1e-12
 #: Exact searches over fewer (rows x features x outputs) than this stay on one thread.
 PARALLEL_SEARCH_MIN_WORK = 200_000
-#: The histogram search's builds, row statistics, gathers and projections involving fewer
-#: additions than this stay on one thread: 0.1-0.3 ms of work (the statistics read rows
-#: scattered over R twice), against tens of microseconds to hand a chunk to another thread
-#: and wait for it. At 1,000,000 the statistics of every child under 20,000 rows (r = 50)
-#: stayed on one thread: 10% of a 2-thread fit's CPU at N = 64,000, 2% at 250,000.
-PARALLEL_ROWS_MIN_WORK = 250_000
-
-
-def _in_chunks(
-    executor: Executor | None, n_threads: int, work: int, total: int, run: Any, grain: int = 1
-) -> None:
-    """run(lo, hi) over contiguous chunks covering range(total), one per thread when
-    ``work`` (the additions involved) is worth it; chunk bounds are multiples of ``grain``.
-    The calling thread runs the first chunk while the executor runs the others (no idle
-    wake-up round trip). Kernels run this way write disjoint outputs in the same order for
-    any chunking, so results do not depend on the number of threads."""
-    n_chunks = 1 if executor is None or work < PARALLEL_ROWS_MIN_WORK else n_threads
-    n_chunks = max(1, min(n_chunks, total // grain))
-    if n_chunks == 1:
-        run(0, total)
-        return
-    bounds = [total * c // n_chunks // grain * grain for c in range(n_chunks)] + [total]
-    assert executor is not None
-    others = [executor.submit(run, bounds[c], bounds[c + 1]) for c in range(1, n_chunks)]
-    run(bounds[0], bounds[1])
-    for future in others:
-        future.result()
 
 
 @dataclass(frozen=True)
@@ -206,12 +189,15 @@ class _ExactSearch:
 
 class HistogramPool:
     """Reusable histogram buffers (B x k floats + B counts) for all the trees of one fit:
-    fresh ~1 MB arrays per node cost page faults on first touch (~0.1 ms each)."""
+    fresh ~1 MB arrays per node cost page faults on first touch (~0.1 ms each). Also
+    holds the row-major copy of the fit's dense codes that row-wise builds read (N p
+    bytes, made once per fit instead of once per tree)."""
 
     def __init__(self, n_bins: int) -> None:
         self.n_bins = n_bins
         self._free: list[tuple[np.ndarray, np.ndarray]] = []
         self._lock = threading.Lock()  # forests grow trees on several threads
+        self._row_codes: tuple[np.ndarray, np.ndarray] | None = None  # (codes, their copy)
 
     def __reduce__(self) -> tuple[Any, tuple[int]]:
         """Pickled (to a cluster worker, see okcore._shipping) as the receiving process's
@@ -230,6 +216,14 @@ class HistogramPool:
     def give(self, buffers: tuple[np.ndarray, np.ndarray]) -> None:
         with self._lock:
             self._free.append(buffers)
+
+    def row_codes(self, codes: np.ndarray) -> np.ndarray:
+        """The (N, p) row-major copy of dense ``codes`` (p, N), kept for the last codes
+        asked for (one fit's)."""
+        with self._lock:
+            if self._row_codes is None or self._row_codes[0] is not codes:
+                self._row_codes = (codes, row_major_codes(codes))
+            return self._row_codes[1]
 
 
 _PROCESS_POOL: list[HistogramPool] = []
@@ -263,11 +257,12 @@ class _HistogramSearch:
         R_search: np.ndarray,
         params: TreeParams,
         rows: np.ndarray | None,
-        executor: Executor | None,
+        runner: ChunkRunner,
         pool: HistogramPool | None = None,
     ) -> None:
-        self.binned, self.R, self.R_search = binned, R, R_search
-        self.params, self.executor = params, executor
+        self.binned, self.R = binned, R
+        self.R_search = np.ascontiguousarray(R_search, dtype=np.float64)  # compiled kernels' layout
+        self.params, self.runner = params, runner
         self.pool = HistogramPool(binned.n_bins_total) if pool is None else pool
         n = binned.n_samples
         self._samples = (
@@ -327,8 +322,18 @@ class _HistogramSearch:
             )  # fmt: skip
             return hist, counts
         p, k, n = b.n_features, self.R_search.shape[1], end - start
+        if use_row_wise(k):  # row by row, the rows read in place
+            row_codes = self.pool.row_codes(b.codes)
+
+            def build_rows(f_lo: int, f_hi: int) -> None:
+                build_dense_rows(
+                    row_codes, self._samples, start, end, self.R_search, b.bin_offset,
+                    f_lo, f_hi, hist, counts,
+                )  # fmt: skip
+
+            self.runner(n * p * k, p, build_rows)  # each feature's bins: one thread
+            return hist, counts
         rows = np.empty((n, k))
-        threads = self.executor, self.params.n_threads
 
         def gather(lo: int, hi: int) -> None:
             gather_rows_into(self._samples, start, start + lo, start + hi, self.R_search, rows)
@@ -338,8 +343,8 @@ class _HistogramSearch:
                 b.codes, self._samples, start, end, rows, b.bin_offset, f_lo, f_hi, hist, counts
             )
 
-        _in_chunks(*threads, n * k, n, gather)
-        _in_chunks(*threads, n * p * k, p, build)  # each feature's bins built by one thread
+        self.runner(n * k, n, gather)
+        self.runner(n * p * k, p, build)  # each feature's bins built by one thread
         return hist, counts
 
     def find(
@@ -411,7 +416,7 @@ class _HistogramSearch:
             column_statistics(self._samples, start, end, self.R, c_lo, c_hi, mu, spread)
 
         # chunks of 8 columns: whole cache lines of each row per thread
-        _in_chunks(self.executor, self.params.n_threads, (end - start) * r, r, run, grain=8)
+        self.runner((end - start) * r, r, run, grain=8)
         return mu, float(spread.sum())
 
     def child_statistics(self, growth: _Growth, node: int, cut: int) -> tuple:
@@ -476,7 +481,7 @@ class _HistogramSearch:
         self.family[right_id] = (node, left_id, (left_start, left_end), left_open)
 
 
-def _project(R: np.ndarray, G: np.ndarray, executor: Executor | None, n_threads: int) -> np.ndarray:
+def _project(R: np.ndarray, G: np.ndarray, runner: ChunkRunner) -> np.ndarray:
     """R @ G (the sketch of the residual rows), the rows shared between the threads."""
     out = np.empty((R.shape[0], G.shape[1]))
     GT = np.ascontiguousarray(G.T)
@@ -484,7 +489,7 @@ def _project(R: np.ndarray, G: np.ndarray, executor: Executor | None, n_threads:
     def run(lo: int, hi: int) -> None:
         project_rows(R, GT, lo, hi, out)
 
-    _in_chunks(executor, n_threads, R.size * G.shape[1], R.shape[0], run)
+    runner(R.size * G.shape[1], R.shape[0], run)
     return out
 
 
@@ -672,7 +677,8 @@ def build_tree(
     them. ``params.tree_type="oblivious"`` grows a symmetric tree instead (one cut per level,
     :mod:`okcore.trees.oblivious`; histogram search only).
     """
-    R_search = R if projection is None else _project(R, projection, executor, params.n_threads)
+    runner = ChunkRunner(executor, params.n_threads)
+    R_search = R if projection is None else _project(R, projection, runner)
     n_features = binned.n_features if binned is not None else len(XT)  # type: ignore[arg-type]
     pool = _tree_feature_pool(params, n_features, rng)
     if params.tree_type == "oblivious":
@@ -690,7 +696,7 @@ def build_tree(
         assert XT is not None  # the exact search reads the inputs
         search = _ExactSearch(XT, R, R_search, params, order, executor)
     else:
-        search = _HistogramSearch(binned, R, R_search, params, rows, executor, histogram_pool)
+        search = _HistogramSearch(binned, R, R_search, params, rows, runner, histogram_pool)
     search.feature_pool = pool
     g = _Growth(R, projection, params, rng, search)
     heap: list[tuple[float, int, tuple | None]] = []
