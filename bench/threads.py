@@ -31,6 +31,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -48,8 +49,9 @@ P, R, J, NU = 50, 50, 10, 0.1
 
 
 def _time_parallel_regions(ledger: dict[str, float]) -> None:
-    """Wrap the fit's chunk runner (okcore.threads) so each chunk's thread CPU is recorded:
-    ledger gets the chunks' total CPU and the sum over regions of the slowest chunk's CPU."""
+    """Wrap the fit's chunk runners (okcore.threads) so each chunk's thread CPU is recorded:
+    ledger gets the chunks' total CPU and the sum over regions of the slowest thread's CPU
+    (for overlapped regions, each thread's CPU over its share)."""
     from okcore import threads
 
     runner = threads.in_chunks
@@ -67,6 +69,33 @@ def _time_parallel_regions(ledger: dict[str, float]) -> None:
         ledger["slowest_chunks_cpu"] += max(chunks)
 
     threads.in_chunks = timed_runner
+    overlapped = threads.overlapped
+
+    def timed_overlapped(executor, n_threads, work, first, total, run, n_blocks):
+        per_thread: dict[int, float] = {}
+
+        def charge(t0: float) -> None:
+            me = threading.get_ident()
+            per_thread[me] = per_thread.get(me, 0.0) + time.thread_time() - t0
+
+        def timed_first():
+            t0 = time.thread_time()
+            try:
+                return first()
+            finally:
+                charge(t0)
+
+        def timed_run(lo: int, hi: int) -> None:
+            t0 = time.thread_time()
+            run(lo, hi)
+            charge(t0)
+
+        result = overlapped(executor, n_threads, work, timed_first, total, timed_run, n_blocks)
+        ledger["chunks_cpu"] += sum(per_thread.values())
+        ledger["slowest_chunks_cpu"] += max(per_thread.values())
+        return result
+
+    threads.overlapped = timed_overlapped
 
 
 def child(n: int, n_jobs: int, n_trees: int, tree: dict[str, Any]) -> dict[str, Any]:

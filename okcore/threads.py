@@ -8,8 +8,12 @@ order afterwards), so a model does not depend on the number of threads.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from concurrent.futures import Executor
+from typing import TypeVar
+
+T = TypeVar("T")
 
 #: Loops involving fewer additions than this stay on one thread: 0.1-0.3 ms of work (the
 #: statistics read rows scattered over R twice), against tens of microseconds to hand a
@@ -44,6 +48,44 @@ def in_chunks(
         future.result()
 
 
+def overlapped(
+    executor: Executor | None,
+    n_threads: int,
+    work: int,
+    first: Callable[[], T],
+    total: int,
+    run: Callable[[int, int], None],
+    n_blocks: int,
+) -> T:
+    """first() on the calling thread while the executor's threads run run(lo, hi) over
+    ``n_blocks`` contiguous blocks of range(total), taken in turn as each thread is free;
+    the calling thread takes blocks too once first() is done. Returns first()'s result.
+
+    Two independent kernels share the threads this way (a node's row statistics and its
+    histogram): neither is split beyond its blocks, and a thread slowed by another process
+    takes fewer blocks. ``run`` must write disjoint outputs per block, so which thread runs
+    a block does not matter. One thread (or ``work`` below PARALLEL_ROWS_MIN_WORK):
+    first(), then run(0, total)."""
+    if executor is None or n_threads < 2 or work < PARALLEL_ROWS_MIN_WORK:
+        result = first()
+        run(0, total)
+        return result
+    n_blocks = max(1, min(n_blocks, total))
+    bounds = [total * b // n_blocks for b in range(n_blocks + 1)]
+    blocks = itertools.count()  # next() is atomic: each block is taken once
+
+    def take_blocks() -> None:
+        while (b := next(blocks)) < n_blocks:
+            run(bounds[b], bounds[b + 1])
+
+    others = [executor.submit(take_blocks) for _ in range(n_threads - 1)]
+    result = first()
+    take_blocks()
+    for future in others:
+        future.result()
+    return result
+
+
 class ChunkRunner:
     """:func:`in_chunks` on one executor's ``n_threads`` threads (None: the calling thread
     only)."""
@@ -55,6 +97,20 @@ class ChunkRunner:
         self, work: int, total: int, run: Callable[[int, int], None], grain: int = 1
     ) -> None:
         in_chunks(self.executor, self.n_threads, work, total, run, grain)
+
+    def overlapped(
+        self,
+        work: int,
+        first: Callable[[], T],
+        total: int,
+        run: Callable[[int, int], None],
+        blocks_per_thread: int = 8,
+    ) -> T:
+        """:func:`overlapped` on this runner's threads, ``blocks_per_thread`` blocks each."""
+        return overlapped(
+            self.executor, self.n_threads, work, first, total, run,
+            blocks_per_thread * self.n_threads,
+        )  # fmt: skip
 
 
 #: The runner of a single-threaded fit.

@@ -30,7 +30,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from ._prefetch import prefetch_row
+from ._prefetch import prefetch
 from ._sparse import csr_find
 from .splitter import FEATURE_THRESHOLD, centred_cut_gain, penalised_gain
 
@@ -193,8 +193,8 @@ def build_dense_rows(
         for t in range(start, end):
             if t + PREFETCH_ROWS < end:
                 ahead = samples[t + PREFETCH_ROWS]
-                prefetch_row(R, ahead)
-                prefetch_row(row_codes, ahead)
+                prefetch(R, ahead, 0)
+                prefetch(row_codes, ahead, 0)
             i = np.uint64(samples[t])
             a0, a1, a2, a3 = R[i, c], R[i, c1], R[i, c2], R[i, c3]
             a4, a5, a6, a7 = R[i, c4], R[i, c5], R[i, c6], R[i, c7]
@@ -223,8 +223,8 @@ def build_dense_rows(
         for t in range(start, end):
             if t + PREFETCH_ROWS < end:
                 ahead = samples[t + PREFETCH_ROWS]
-                prefetch_row(R, ahead)
-                prefetch_row(row_codes, ahead)
+                prefetch(R, ahead, 0)
+                prefetch(row_codes, ahead, 0)
             i = np.uint64(samples[t])
             a0, a1, a2, a3 = R[i, c], R[i, c1], R[i, c2], R[i, c3]
             for f in range(f_lo, f_hi):

@@ -15,19 +15,24 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 
-def _prefetch_row(typingctx: Any, array: Any, row: Any) -> Any:  # pragma: no cover - jit
-    """Typing and code of :data:`prefetch_row`."""
-    if not (isinstance(array, types.Array) and array.ndim == 2 and isinstance(row, types.Integer)):
+def _prefetch(typingctx: Any, array: Any, row: Any, column: Any) -> Any:  # pragma: no cover - jit
+    """Typing and code of :data:`prefetch`."""
+    if not (
+        isinstance(array, types.Array)
+        and array.ndim == 2
+        and isinstance(row, types.Integer)
+        and isinstance(column, types.Integer)
+    ):
         return None
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        array_type, row_type = signature.args
+        array_type, row_type, column_type = signature.args
         data = context.make_array(array_type)(context, builder, args[0])
         index = context.cast(builder, args[1], row_type, types.intp)
-        zero = context.get_constant(types.intp, 0)
+        column = context.cast(builder, args[2], column_type, types.intp)
         pointer = cgutils.get_item_pointer2(
             context, builder, data.data, cgutils.unpack_tuple(builder, data.shape),
-            cgutils.unpack_tuple(builder, data.strides), array_type.layout, [index, zero],
+            cgutils.unpack_tuple(builder, data.strides), array_type.layout, [index, column],
             wraparound=False, boundscheck=False,
         )  # fmt: skip
         byte_pointer = ir.IntType(8).as_pointer()
@@ -43,9 +48,9 @@ def _prefetch_row(typingctx: Any, array: Any, row: Any) -> Any:  # pragma: no co
         )
         return context.get_dummy_value()
 
-    return types.void(array, row), codegen
+    return types.void(array, row, column), codegen
 
 
-#: prefetch_row(array, row), in compiled code only: prefetch, for reading, the cache line
-#: holding array[row, 0] of a 2-d array.
-prefetch_row: Any = intrinsic(_prefetch_row)
+#: prefetch(array, row, column), in compiled code only: prefetch, for reading, the cache
+#: line holding array[row, column] of a 2-d array (no bounds check: a hint never faults).
+prefetch: Any = intrinsic(_prefetch)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
@@ -171,6 +172,10 @@ class _ExactSearch:
         """(mean, N*var) of the rows samples[start:end] of the leaf-value rows R."""
         return node_statistics(self.samples, start, end, self.R)
 
+    def statistics_before_search(self, start: int, end: int) -> tuple[np.ndarray, float]:
+        """The same, for a node about to be searched (nothing to prepare)."""
+        return self.statistics(start, end)
+
     def split(self, node: int, start: int, end: int, split: tuple) -> None:
         partition(self.index, start, end, self.XT, split[0], split[2], self.goes_left, self.buffer)
 
@@ -292,6 +297,8 @@ class _HistogramSearch:
             else:
                 self.values2d = binned.values
         self.hists: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # ((start, end), histogram) built beside the statistics of a node about to be searched
+        self.prebuilt: tuple[tuple[int, int], tuple[np.ndarray, np.ndarray]] | None = None
         # child -> (parent, sibling, sibling's row range, sibling may be searched)
         self.family: dict[int, tuple[int, int, tuple[int, int], bool]] = {}
 
@@ -309,10 +316,20 @@ class _HistogramSearch:
         """Return every histogram still held to the pool (the tree is grown)."""
         for node in list(self.hists):
             self._drop(node)
+        self._drop_prebuilt()
+
+    def _drop_prebuilt(self) -> None:
+        if self.prebuilt is not None:
+            self.pool.give(self.prebuilt[1])
+            self.prebuilt = None
 
     def _build(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         """Histogram of the rows samples[start:end]; dense codes over feature chunks on the
-        executor's threads when the node is large (each thread owns a feature range)."""
+        executor's threads when the node is large (each thread owns a feature range). The
+        histogram prebuilt for these rows beside their statistics, if any, is taken."""
+        if self.prebuilt is not None and self.prebuilt[0] == (start, end):
+            buffers, self.prebuilt = self.prebuilt[1], None
+            return buffers
         hist, counts = self.pool.take(self.R_search.shape[1])
         b = self.binned
         if b.is_sparse:
@@ -323,14 +340,7 @@ class _HistogramSearch:
             return hist, counts
         p, k, n = b.n_features, self.R_search.shape[1], end - start
         if use_row_wise(k):  # row by row, the rows read in place
-            row_codes = self.pool.row_codes(b.codes)
-
-            def build_rows(f_lo: int, f_hi: int) -> None:
-                build_dense_rows(
-                    row_codes, self._samples, start, end, self.R_search, b.bin_offset,
-                    f_lo, f_hi, hist, counts,
-                )  # fmt: skip
-
+            build_rows = self._row_wise_build(start, end, hist, counts)
             self.runner(n * p * k, p, build_rows)  # each feature's bins: one thread
             return hist, counts
         rows = np.empty((n, k))
@@ -346,6 +356,22 @@ class _HistogramSearch:
         self.runner(n * k, n, gather)
         self.runner(n * p * k, p, build)  # each feature's bins built by one thread
         return hist, counts
+
+    def _row_wise_build(
+        self, start: int, end: int, hist: np.ndarray, counts: np.ndarray
+    ) -> Callable[[int, int], None]:
+        """build(f_lo, f_hi): the bins of features f_lo..f_hi-1 of the rows
+        samples[start:end], built row by row (:func:`build_dense_rows`)."""
+        b = self.binned
+        row_codes = self.pool.row_codes(b.codes)
+
+        def build_rows(f_lo: int, f_hi: int) -> None:
+            build_dense_rows(
+                row_codes, self._samples, start, end, self.R_search, b.bin_offset,
+                f_lo, f_hi, hist, counts,
+            )  # fmt: skip
+
+        return build_rows
 
     def find(
         self, node: int, start: int, end: int, mu: np.ndarray, rng: np.random.Generator
@@ -419,17 +445,52 @@ class _HistogramSearch:
         self.runner((end - start) * r, r, run, grain=8)
         return mu, float(spread.sum())
 
+    def statistics_before_search(self, start: int, end: int) -> tuple[np.ndarray, float]:
+        """(mean, N*var) of the rows samples[start:end], whose histogram the search is about
+        to build: with threads, the histogram is built now, its feature blocks taken by the
+        other threads while this one scans the rows for the statistics (two independent
+        kernels, each bound by reading rows, overlapped instead of each split in two), and
+        kept for :meth:`_build`. Dense row-wise builds only; else :meth:`statistics`."""
+        b, k, r = self.binned, self.R_search.shape[1], self.R.shape[1]
+        if b.is_sparse or not use_row_wise(k) or self.params.splitter != "best":
+            return self.statistics(start, end)
+        self._drop_prebuilt()
+        buffers = self.pool.take(k)
+        mu, spread = np.empty(r), np.empty(r)
+
+        def scan_rows() -> None:
+            column_statistics(self._samples, start, end, self.R, 0, r, mu, spread)
+
+        n = end - start
+        self.runner.overlapped(
+            n * b.n_features * k, scan_rows, b.n_features,
+            self._row_wise_build(start, end, *buffers),
+        )  # fmt: skip
+        self.prebuilt = ((start, end), buffers)
+        return mu, float(spread.sum())
+
     def child_statistics(self, growth: _Growth, node: int, cut: int) -> tuple:
         """(mean, N*var) of both children, scanning only the smaller one's rows: the larger's
         mean from the parent's sum, its N*var by Chan et al.'s parallel formula
         N*var_P = N*var_L + N*var_S + (n_L n_S / n_P) ||mu_L - mu_S||^2. O(n_small r)
         instead of O(n r): at large N these r-wide row scans cost as much as the histograms.
+
+        In the gain order both children are searched at once and the smaller one's rows
+        are built into a histogram either way (directly, or to subtract it from the
+        parent's): that build overlaps the scan (:meth:`statistics_before_search`).
         """
         start, end = growth.start[node], growth.end[node]
         n, n_left = end - start, cut - start
         small_left = n_left <= n - n_left
         lo, hi = (start, cut) if small_left else (cut, end)
-        mu_s, var_s = self.statistics(lo, hi)
+        p = self.params
+        searched_next = p.leaf_order == "gain" and (
+            p.max_depth is None or growth.depth[node] + 1 < p.max_depth
+        )
+        if searched_next and n - (hi - lo) >= 2 * p.min_samples_leaf:
+            mu_s, var_s = self.statistics_before_search(lo, hi)
+        else:
+            mu_s, var_s = self.statistics(lo, hi)
         n_s = hi - lo
         n_l = n - n_s
         mu_l = (n * growth.mean[node] - n_s * mu_s) / n_l
@@ -441,6 +502,7 @@ class _HistogramSearch:
     def split(self, node: int, start: int, end: int, split: tuple) -> None:
         """Rows whose bin of the split feature is <= its last left bin go left; with refined
         cuts, rows whose raw value is <= the threshold."""
+        self._drop_prebuilt()  # rows move: a histogram prebuilt for a range is stale
         feature, last_bin = split[0], split[4]
         if self.refine:
             if self.binned.is_sparse:
@@ -711,7 +773,8 @@ def build_tree(
         else:
             heapq.heappush(heap, (-g.impurity[node], node, None))
 
-    push(g.add_node(0, len(search.samples), 0))
+    n_fit = len(search.samples)
+    push(g.add_node(0, n_fit, 0, search.statistics_before_search(0, n_fit)))
     n_splits = 0
     while heap and (params.max_splits is None or n_splits < params.max_splits):
         _, node, split = heapq.heappop(heap)

@@ -119,3 +119,18 @@ def test_the_squared_step_in_row_chunks_equals_one_pass(every_node_parallel):
     F0 = np.full((600, 7), 0.1) + 0.3 * value[leaf]
     np.testing.assert_allclose(results[0][0], F0, rtol=0, atol=0)
     assert results[0][2] == pytest.approx(np.mean(((phi - F0) ** 2).sum(axis=1)), rel=1e-12)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_overlapped_runs_first_once_and_every_block_once(n_threads, every_node_parallel):
+    from concurrent.futures import ThreadPoolExecutor
+
+    seen = np.zeros(100, dtype=int)
+
+    def run(lo, hi):
+        seen[lo:hi] += 1
+
+    with ThreadPoolExecutor(n_threads) as executor:
+        runner = threads.ChunkRunner(executor, n_threads)
+        assert runner.overlapped(10**9, lambda: "stats", 100, run, blocks_per_thread=3) == "stats"
+    np.testing.assert_array_equal(seen, 1)
