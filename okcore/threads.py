@@ -64,13 +64,13 @@ def overlapped(
     Two independent kernels share the threads this way (a node's row statistics and its
     histogram): neither is split beyond its blocks, and a thread slowed by another process
     takes fewer blocks. ``run`` must write disjoint outputs per block, so which thread runs
-    a block does not matter. One thread (or ``work`` below PARALLEL_ROWS_MIN_WORK):
-    first(), then run(0, total)."""
-    if executor is None or n_threads < 2 or work < PARALLEL_ROWS_MIN_WORK:
+    a block does not matter. A block holds at least PARALLEL_ROWS_MIN_WORK of ``work``; with
+    one thread or fewer than two blocks: first(), then run(0, total)."""
+    n_blocks = max(1, min(n_blocks, total, work // max(1, PARALLEL_ROWS_MIN_WORK)))
+    if executor is None or n_threads < 2 or n_blocks < 2:
         result = first()
         run(0, total)
         return result
-    n_blocks = max(1, min(n_blocks, total))
     bounds = [total * b // n_blocks for b in range(n_blocks + 1)]
     blocks = itertools.count()  # next() is atomic: each block is taken once
 
@@ -104,7 +104,7 @@ class ChunkRunner:
         first: Callable[[], T],
         total: int,
         run: Callable[[int, int], None],
-        blocks_per_thread: int = 8,
+        blocks_per_thread: int = 4,
     ) -> T:
         """:func:`overlapped` on this runner's threads, ``blocks_per_thread`` blocks each."""
         return overlapped(
