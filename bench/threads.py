@@ -18,6 +18,7 @@ can give, load or not (cache sharing under load still inflates both).
 
     python -m bench.threads                         # N = 4000 and 64000, 3 repeats
     python -m bench.threads --sizes 4000 --repeats 5 --trees 100
+    python -m bench.threads --tree-type oblivious --max-depth 4 --name threads_oblivious
 
 Results: bench/results/threads.{json,txt}.
 """
@@ -30,6 +31,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -47,11 +49,12 @@ P, R, J, NU = 50, 50, 10, 0.1
 
 
 def _time_parallel_regions(ledger: dict[str, float]) -> None:
-    """Wrap the builder's chunk runner so each chunk's thread CPU is recorded: ledger gets
-    the chunks' total CPU and the sum over regions of the slowest chunk's CPU."""
-    from okcore.trees import builder
+    """Wrap the fit's chunk runners (okcore.threads) so each chunk's thread CPU is recorded:
+    ledger gets the chunks' total CPU and the sum over regions of the slowest thread's CPU
+    (for overlapped regions, each thread's CPU over its share)."""
+    from okcore import threads
 
-    runner = builder._in_chunks
+    runner = threads.in_chunks
 
     def timed_runner(executor, n_threads, work, total, run, grain=1):
         chunks: list[float] = []
@@ -65,23 +68,51 @@ def _time_parallel_regions(ledger: dict[str, float]) -> None:
         ledger["chunks_cpu"] += sum(chunks)
         ledger["slowest_chunks_cpu"] += max(chunks)
 
-    builder._in_chunks = timed_runner
+    threads.in_chunks = timed_runner
+    overlapped = threads.overlapped
+
+    def timed_overlapped(executor, n_threads, work, first, total, run, n_blocks):
+        per_thread: dict[int, float] = {}
+
+        def charge(t0: float) -> None:
+            me = threading.get_ident()
+            per_thread[me] = per_thread.get(me, 0.0) + time.thread_time() - t0
+
+        def timed_first():
+            t0 = time.thread_time()
+            try:
+                return first()
+            finally:
+                charge(t0)
+
+        def timed_run(lo: int, hi: int) -> None:
+            t0 = time.thread_time()
+            run(lo, hi)
+            charge(t0)
+
+        result = overlapped(executor, n_threads, work, timed_first, total, timed_run, n_blocks)
+        ledger["chunks_cpu"] += sum(per_thread.values())
+        ledger["slowest_chunks_cpu"] += max(per_thread.values())
+        return result
+
+    threads.overlapped = timed_overlapped
 
 
-def child(n: int, n_jobs: int, n_trees: int) -> dict[str, Any]:
-    """One timed fit in this process; the model's fingerprint says whether threads changed it."""
+def child(n: int, n_jobs: int, n_trees: int, tree: dict[str, Any]) -> dict[str, Any]:
+    """One timed fit in this process; the model's fingerprint says whether threads changed it.
+    ``tree``: extra tree parameters (tree_type, max_depth)."""
     from okcore import OKBoostRegressor
 
     ledger = {"chunks_cpu": 0.0, "slowest_chunks_cpu": 0.0}
     _time_parallel_regions(ledger)
 
     X, Y, _, _ = make_data(n, P, R)
-    OKBoostRegressor(n_estimators=2, max_splits=J, max_bins=255, n_jobs=n_jobs).fit(
+    OKBoostRegressor(n_estimators=2, max_splits=J, max_bins=255, n_jobs=n_jobs, **tree).fit(
         X[:3000], Y[:3000]
     )
     est = OKBoostRegressor(
         n_estimators=n_trees, max_splits=J, learning_rate=NU, max_bins=255, sketch_dim=8,
-        n_jobs=n_jobs, random_state=0,
+        n_jobs=n_jobs, random_state=0, **tree,
     )  # fmt: skip
     load_before = load_avg()
     ledger.update(chunks_cpu=0.0, slowest_chunks_cpu=0.0)
@@ -109,14 +140,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--trees", type=int, default=500)
     parser.add_argument("--name", default="threads")
+    parser.add_argument("--tree-type", default="best-first", choices=["best-first", "oblivious"])
+    parser.add_argument("--max-depth", type=int, default=None)
     parser.add_argument("--child", type=int, nargs=2, metavar=("N", "N_JOBS"))
     args = parser.parse_args(argv)
+    tree = {"tree_type": args.tree_type, "max_depth": args.max_depth}
     if args.child:
-        print(json.dumps(child(args.child[0], args.child[1], args.trees)))
+        print(json.dumps(child(args.child[0], args.child[1], args.trees, tree)))
         return
     started, cpu_started = time.time(), time.process_time()
     out = Tee()
-    out(f"M={args.trees} J={J} nu={NU} p={P} r={R}, fast mode (255 bins, sketch 8)")
+    out(
+        f"M={args.trees} J={J} nu={NU} p={P} r={R}, fast mode (255 bins, sketch 8), "
+        f"tree_type={args.tree_type} max_depth={args.max_depth}"
+    )
     out(
         f"{'N':>6} {'rep':>3} {'thr':>3} {'wall s':>7} {'CPU s':>7} {'crit s':>7} {'par %':>5} "
         f"{'RSS MB':>7}  model    load"
@@ -129,6 +166,8 @@ def main(argv: list[str] | None = None) -> None:
                 log(f"N={n} repeat {rep + 1} threads {n_jobs}")
                 env = {**os.environ, "NUMBA_NUM_THREADS": str(n_jobs), "OMP_NUM_THREADS": "1"}
                 cmd = [sys.executable, "-m", "bench.threads", "--trees", str(args.trees)]
+                cmd += ["--tree-type", args.tree_type]
+                cmd += [] if args.max_depth is None else ["--max-depth", str(args.max_depth)]
                 done = subprocess.run(
                     [*cmd, "--child", str(n), str(n_jobs)],
                     env=env, cwd=REPO_ROOT, capture_output=True, text=True, check=True,

@@ -33,6 +33,7 @@ from .fingerprint import data_fingerprint
 from .learners import BaseLearner, TreeLearner
 from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
 from .outputs.space import RANK_TOLERANCE
+from .threads import SERIAL
 from .trees.builder import TreeArrays, TreeParams
 from .trees.ensemble import TreeEnsemble, tree_leaves
 from .trees.estimator import TREE_CONSTRAINTS, TreeEstimator
@@ -320,6 +321,7 @@ def boost(
     in_bag = np.ones(n, dtype=bool)
     residual = phi - F
     first = n_estimators if state.stopped_early else state.n_rounds
+    runner = getattr(learner, "runner", SERIAL)  # the learner's threads, if it has any
     try:
         for m in range(first, n_estimators):
             target = loss.stage_target(residual)
@@ -341,7 +343,9 @@ def boost(
                     state.weights = RoundTable(n_estimators, n, np.float64)
                 state.weights.put(m, weight)
             # F += nu h_m, the next residuals and the training loss in one pass
-            train_loss.append(loss.step(phi, diag, F, tree.value, leaf, learning_rate, residual))
+            train_loss.append(
+                loss.step(phi, diag, F, tree.value, leaf, learning_rate, residual, runner)
+            )
             if eval_data is not None:
                 assert F_val is not None
                 F_val += learning_rate * tree.value[tree_leaves(tree, eval_data.X)]

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .threads import ChunkRunner
 from .trees.binning import BinnedInputs
 from .trees.builder import HistogramPool, TreeArrays, TreeParams, build_tree
 from .trees.ensemble import tree_leaves
@@ -31,7 +32,8 @@ from .trees.splitter import presort, restrict_presorted
 
 
 class BaseLearner(Protocol):
-    """What the stage loop calls."""
+    """What the stage loop calls. A learner that owns threads may also have a ``runner``
+    (:class:`~okcore.threads.ChunkRunner`): the loop then runs the loss's step on them."""
 
     def fit_stage(
         self, target: np.ndarray, rng: np.random.Generator, rows: np.ndarray | None
@@ -68,6 +70,7 @@ class TreeLearner:
         self.sketch_dim = sketch_dim
         self.order = presort(XT) if XT is not None and tree_params.splitter == "best" else None
         self.executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
+        self.runner = ChunkRunner(self.executor, n_threads)  # lent to the loss's step too
         self.pool = None if binned is None else HistogramPool(binned.n_bins_total)
         self.row_leaf = np.empty(X.shape[0], dtype=np.int32)
 

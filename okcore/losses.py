@@ -28,6 +28,8 @@ from typing import Protocol
 import numpy as np
 from numba import njit
 
+from .threads import SERIAL, ChunkRunner
+
 #: Weiszfeld stops when an iterate moves less than this times the mean distance of the rows
 #: to it (relative: the result does not depend on the scale of the outputs) ...
 WEISZFELD_TOL = 1e-10
@@ -62,6 +64,7 @@ class FeatureLoss(Protocol):
         leaf: np.ndarray,
         learning_rate: float,
         residual: np.ndarray,
+        runner: ChunkRunner = SERIAL,
     ) -> float: ...
 
     def __call__(self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray) -> float: ...
@@ -107,11 +110,21 @@ class SquaredFeatureLoss:
         leaf: np.ndarray,
         learning_rate: float,
         residual: np.ndarray,
+        runner: ChunkRunner = SERIAL,
     ) -> float:
         """One boosting round in one pass: F += nu * value[leaf] in place, the next residuals
         phi - F written into ``residual``, and the new loss returned. O(N r), reading phi and
-        F once (the separate numpy steps took ~5 passes over N x r arrays)."""
-        return float(_squared_step(phi, diag, F, value, leaf, learning_rate, residual))
+        F once (the separate numpy steps took ~5 passes over N x r arrays). The rows are
+        shared between the ``runner``'s threads; each row's loss is kept and the rows'
+        losses summed in row order, so the loss does not depend on the number of threads."""
+        n, r = phi.shape
+        row_loss = np.empty(n)
+
+        def run(lo: int, hi: int) -> None:
+            _squared_step(phi, diag, F, value, leaf, learning_rate, residual, lo, hi, row_loss)
+
+        runner(n * r, n, run)
+        return float(_sum_in_order(row_loss) / n)
 
 
 class _NormLoss:
@@ -155,8 +168,10 @@ class _NormLoss:
         leaf: np.ndarray,
         learning_rate: float,
         residual: np.ndarray,
+        runner: ChunkRunner = SERIAL,
     ) -> float:
-        """F += nu * value[leaf] in place, residual = phi - F, and the new loss. O(N r)."""
+        """F += nu * value[leaf] in place, residual = phi - F, and the new loss. O(N r),
+        on the calling thread (``runner`` unused)."""
         F += learning_rate * value[leaf]
         np.subtract(phi, F, out=residual)
         return float(np.mean(self._rho(row_norms(residual))))
@@ -394,10 +409,14 @@ def _squared_step(
     leaf: np.ndarray,
     nu: float,
     residual: np.ndarray,
-) -> float:  # pragma: no cover - jit
-    n, r = phi.shape
-    total = 0.0
-    for i in range(n):
+    lo: int,
+    hi: int,
+    row_loss: np.ndarray,
+) -> None:  # pragma: no cover - jit
+    """The squared loss's step on the rows lo..hi-1: F += nu value[leaf], residual = phi - F
+    and row_loss[i] = k(y_i, y_i) - 2 <F_i, phi_i> + ||F_i||^2. O((hi - lo) r)."""
+    r = phi.shape[1]
+    for i in range(lo, hi):
         row = leaf[i]
         acc = diag[i]
         for c in range(r):
@@ -406,5 +425,13 @@ def _squared_step(
             d = phi[i, c] - f
             residual[i, c] = d
             acc += f * f - 2.0 * f * phi[i, c]
-        total += acc
-    return total / n
+        row_loss[i] = acc
+
+
+@njit(cache=True, nogil=True)  # no fastmath: the sum in row order, not reassociated
+def _sum_in_order(values: np.ndarray) -> float:  # pragma: no cover - jit
+    """values[0] + values[1] + ... left to right. O(n)."""
+    total = 0.0
+    for i in range(values.shape[0]):
+        total += values[i]
+    return total

@@ -30,6 +30,7 @@ import numba
 import numpy as np
 from numba import njit
 
+from ._prefetch import prefetch
 from ._sparse import csr_find
 from .splitter import FEATURE_THRESHOLD, centred_cut_gain, penalised_gain
 
@@ -37,6 +38,12 @@ from .splitter import FEATURE_THRESHOLD, centred_cut_gain, penalised_gain
 #: then the leftmost cut): dense and CSR inputs sum in different orders, and a genuine tie
 #: (two features inducing the same partition) must not be broken by rounding.
 TIE_TOLERANCE = 1e-9
+#: Rows ahead whose residuals and codes a row-wise build asks the cache for: a row's work
+#: (its adds to p bins) is longer than the out-of-order window, so without a prefetch
+#: each row of a scattered node waits for its cache misses.
+PREFETCH_ROWS = 6
+#: Most residual columns (sketch dimension) built row by row, see :func:`use_row_wise`.
+ROW_WISE_MAX_COLUMNS = 8
 
 
 @njit(cache=True, nogil=True)
@@ -61,7 +68,7 @@ def gather_rows(
     return out
 
 
-def _compiled_with_slp(signature: str) -> Callable[[Callable[..., Any]], Any]:
+def compiled_with_slp(signature: str) -> Callable[[Callable[..., Any]], Any]:
     """numba.njit(signature) compiled now with LLVM's SLP vectorizer on.
 
     numba leaves the SLP (straight-line) vectorizer off by default since 0.57 after
@@ -85,7 +92,7 @@ def _compiled_with_slp(signature: str) -> Callable[[Callable[..., Any]], Any]:
     return compile_now
 
 
-@_compiled_with_slp(
+@compiled_with_slp(
     "void(uint8[:, ::1], int32[::1], int64, int64, float64[:, ::1], int64[::1], int64, int64,"
     " float64[:, ::1], int64[::1])"
 )
@@ -139,6 +146,114 @@ def build_dense(
                 c += one
 
 
+@compiled_with_slp(
+    "void(uint8[:, ::1], int32[::1], int64, int64, float64[:, ::1], int64[::1], int64, int64,"
+    " float64[:, ::1], int64[::1])"
+)
+def build_dense_rows(
+    row_codes: np.ndarray,
+    samples: np.ndarray,
+    start: int,
+    end: int,
+    R: np.ndarray,
+    bin_offset: np.ndarray,
+    f_lo: np.ndarray,
+    f_hi: np.ndarray,
+    hist: np.ndarray,
+    counts: np.ndarray,
+) -> None:  # pragma: no cover
+    """Histogram of the rows samples[start:end] of R (N, k) for features f_lo..f_hi-1, from
+    row-major codes (N, p) (:func:`row_major_codes`). Overwrites those features' bins of
+    ``hist`` (B, k) and ``counts`` (B,). O(n (f_hi - f_lo) k).
+
+    Row by row (LightGBM's row-wise histograms): a row's residuals are loaded once, eight
+    columns at a time into registers, and added to its bin of every feature of the range,
+    the row's codes being one contiguous run. No gathered copy of the rows is made, and
+    every bin still adds its rows in node order, so any split of the features between
+    threads gives the same numbers. The eight adds of a bin become a pair of 256-bit
+    load-add-stores (SLP vectorizer, unsigned indices: no negative-index wraparound
+    branch); the next rows' cache lines are prefetched (:data:`PREFETCH_ROWS` ahead), as a
+    row's adds outlast the out-of-order window. k must be a multiple of 4 (a last group of
+    four columns after the groups of eight).
+
+    At k = 8 (the default sketch), p = 50 and 255 bins this is 1.4-2.2x faster than
+    :func:`build_dense` over gathered rows; with many columns (k = 50) the flat histogram
+    (B k doubles, 5 MB) no longer stays in L2 cache and :func:`build_dense`, one feature's
+    bins at a time, is 1.2-2.5x faster (:func:`use_row_wise` picks).
+    """
+    k = np.uint64(R.shape[1])
+    b_lo, b_hi = bin_offset[f_lo], bin_offset[f_hi]
+    hist[b_lo:b_hi, :] = 0.0
+    counts[b_lo:b_hi] = 0
+    c = np.uint64(0)
+    while c + np.uint64(8) <= k:
+        c1, c2, c3 = c + np.uint64(1), c + np.uint64(2), c + np.uint64(3)
+        c4, c5, c6, c7 = c + np.uint64(4), c + np.uint64(5), c + np.uint64(6), c + np.uint64(7)
+        first = c == 0
+        for t in range(start, end):
+            if t + PREFETCH_ROWS < end:
+                ahead = samples[t + PREFETCH_ROWS]
+                prefetch(R, ahead, 0)
+                prefetch(row_codes, ahead, 0)
+            i = np.uint64(samples[t])
+            a0, a1, a2, a3 = R[i, c], R[i, c1], R[i, c2], R[i, c3]
+            a4, a5, a6, a7 = R[i, c4], R[i, c5], R[i, c6], R[i, c7]
+            for f in range(f_lo, f_hi):
+                b = np.uint64(bin_offset[f]) + np.uint64(row_codes[i, f])
+                if first:
+                    counts[b] += 1
+                h0, h1, h2, h3 = hist[b, c], hist[b, c1], hist[b, c2], hist[b, c3]
+                h4, h5, h6, h7 = hist[b, c4], hist[b, c5], hist[b, c6], hist[b, c7]
+                hist[b, c], hist[b, c1], hist[b, c2], hist[b, c3] = (
+                    h0 + a0,
+                    h1 + a1,
+                    h2 + a2,
+                    h3 + a3,
+                )
+                hist[b, c4], hist[b, c5], hist[b, c6], hist[b, c7] = (
+                    h4 + a4,
+                    h5 + a5,
+                    h6 + a6,
+                    h7 + a7,
+                )
+        c += np.uint64(8)
+    if c + np.uint64(4) <= k:
+        c1, c2, c3 = c + np.uint64(1), c + np.uint64(2), c + np.uint64(3)
+        first = c == 0
+        for t in range(start, end):
+            if t + PREFETCH_ROWS < end:
+                ahead = samples[t + PREFETCH_ROWS]
+                prefetch(R, ahead, 0)
+                prefetch(row_codes, ahead, 0)
+            i = np.uint64(samples[t])
+            a0, a1, a2, a3 = R[i, c], R[i, c1], R[i, c2], R[i, c3]
+            for f in range(f_lo, f_hi):
+                b = np.uint64(bin_offset[f]) + np.uint64(row_codes[i, f])
+                if first:
+                    counts[b] += 1
+                h0, h1, h2, h3 = hist[b, c], hist[b, c1], hist[b, c2], hist[b, c3]
+                hist[b, c], hist[b, c1], hist[b, c2], hist[b, c3] = (
+                    h0 + a0,
+                    h1 + a1,
+                    h2 + a2,
+                    h3 + a3,
+                )
+        c += np.uint64(4)
+
+
+def row_major_codes(codes: np.ndarray) -> np.ndarray:
+    """Dense (p, N) codes as the (N, p) array :func:`build_dense_rows` reads: one more byte
+    per value, read as one contiguous run per row instead of p scattered bytes. O(N p)."""
+    return np.ascontiguousarray(codes.T)
+
+
+def use_row_wise(k: int) -> bool:
+    """Whether dense histograms of k residual columns are built row by row
+    (:func:`build_dense_rows`): k a multiple of 4 up to ROW_WISE_MAX_COLUMNS, where the
+    flat histogram of every feature stays in L2 cache (measured, see its docstring)."""
+    return k % 4 == 0 and k <= ROW_WISE_MAX_COLUMNS
+
+
 @njit(cache=True, nogil=True, fastmath=True)
 def build_sparse(
     codes: Any,
@@ -187,7 +302,7 @@ def build_sparse(
             hist[z, c] += rest[c]
 
 
-@_compiled_with_slp(
+@compiled_with_slp(
     "Tuple((int64, int64, float64, float64, int64))(float64[:, ::1], int64[::1], int64[::1],"
     " float64[::1], float64[::1], int32[::1], int64, float64[::1], int64, float64)"
 )

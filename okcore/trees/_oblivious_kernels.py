@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._histogram import _compiled_with_slp as compiled_with_slp
+from ._histogram import compiled_with_slp
 from .splitter import penalised_gain
 
 

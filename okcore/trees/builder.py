@@ -8,15 +8,26 @@ from __future__ import annotations
 
 import heapq
 import threading
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..threads import ChunkRunner
 from ._histogram import best_split as best_split_histogram
 from ._histogram import best_split_random as best_split_random_binned
-from ._histogram import build_dense, build_sparse, gather_rows_into, partition_sparse, refine_split
+from ._histogram import (
+    build_dense,
+    build_dense_rows,
+    build_sparse,
+    gather_rows_into,
+    partition_sparse,
+    refine_split,
+    row_major_codes,
+    use_row_wise,
+)
 from .binning import BinnedInputs
 from .oblivious import build_oblivious_tree
 from .splitter import (
@@ -33,33 +44,6 @@ from .splitter import (
 CONSTANT_NODE_TOLERANCE = 1e-12
 #: Exact searches over fewer (rows x features x outputs) than this stay on one thread.
 PARALLEL_SEARCH_MIN_WORK = 200_000
-#: The histogram search's builds, row statistics, gathers and projections involving fewer
-#: additions than this stay on one thread: 0.1-0.3 ms of work (the statistics read rows
-#: scattered over R twice), against tens of microseconds to hand a chunk to another thread
-#: and wait for it. At 1,000,000 the statistics of every child under 20,000 rows (r = 50)
-#: stayed on one thread: 10% of a 2-thread fit's CPU at N = 64,000, 2% at 250,000.
-PARALLEL_ROWS_MIN_WORK = 250_000
-
-
-def _in_chunks(
-    executor: Executor | None, n_threads: int, work: int, total: int, run: Any, grain: int = 1
-) -> None:
-    """run(lo, hi) over contiguous chunks covering range(total), one per thread when
-    ``work`` (the additions involved) is worth it; chunk bounds are multiples of ``grain``.
-    The calling thread runs the first chunk while the executor runs the others (no idle
-    wake-up round trip). Kernels run this way write disjoint outputs in the same order for
-    any chunking, so results do not depend on the number of threads."""
-    n_chunks = 1 if executor is None or work < PARALLEL_ROWS_MIN_WORK else n_threads
-    n_chunks = max(1, min(n_chunks, total // grain))
-    if n_chunks == 1:
-        run(0, total)
-        return
-    bounds = [total * c // n_chunks // grain * grain for c in range(n_chunks)] + [total]
-    assert executor is not None
-    others = [executor.submit(run, bounds[c], bounds[c + 1]) for c in range(1, n_chunks)]
-    run(bounds[0], bounds[1])
-    for future in others:
-        future.result()
 
 
 @dataclass(frozen=True)
@@ -188,6 +172,10 @@ class _ExactSearch:
         """(mean, N*var) of the rows samples[start:end] of the leaf-value rows R."""
         return node_statistics(self.samples, start, end, self.R)
 
+    def statistics_before_search(self, start: int, end: int) -> tuple[np.ndarray, float]:
+        """The same, for a node about to be searched (nothing to prepare)."""
+        return self.statistics(start, end)
+
     def split(self, node: int, start: int, end: int, split: tuple) -> None:
         partition(self.index, start, end, self.XT, split[0], split[2], self.goes_left, self.buffer)
 
@@ -206,12 +194,15 @@ class _ExactSearch:
 
 class HistogramPool:
     """Reusable histogram buffers (B x k floats + B counts) for all the trees of one fit:
-    fresh ~1 MB arrays per node cost page faults on first touch (~0.1 ms each)."""
+    fresh ~1 MB arrays per node cost page faults on first touch (~0.1 ms each). Also
+    holds the row-major copy of the fit's dense codes that row-wise builds read (N p
+    bytes, made once per fit instead of once per tree)."""
 
     def __init__(self, n_bins: int) -> None:
         self.n_bins = n_bins
         self._free: list[tuple[np.ndarray, np.ndarray]] = []
         self._lock = threading.Lock()  # forests grow trees on several threads
+        self._row_codes: tuple[np.ndarray, np.ndarray] | None = None  # (codes, their copy)
 
     def __reduce__(self) -> tuple[Any, tuple[int]]:
         """Pickled (to a cluster worker, see okcore._shipping) as the receiving process's
@@ -230,6 +221,14 @@ class HistogramPool:
     def give(self, buffers: tuple[np.ndarray, np.ndarray]) -> None:
         with self._lock:
             self._free.append(buffers)
+
+    def row_codes(self, codes: np.ndarray) -> np.ndarray:
+        """The (N, p) row-major copy of dense ``codes`` (p, N), kept for the last codes
+        asked for (one fit's)."""
+        with self._lock:
+            if self._row_codes is None or self._row_codes[0] is not codes:
+                self._row_codes = (codes, row_major_codes(codes))
+            return self._row_codes[1]
 
 
 _PROCESS_POOL: list[HistogramPool] = []
@@ -263,11 +262,12 @@ class _HistogramSearch:
         R_search: np.ndarray,
         params: TreeParams,
         rows: np.ndarray | None,
-        executor: Executor | None,
+        runner: ChunkRunner,
         pool: HistogramPool | None = None,
     ) -> None:
-        self.binned, self.R, self.R_search = binned, R, R_search
-        self.params, self.executor = params, executor
+        self.binned, self.R = binned, R
+        self.R_search = np.ascontiguousarray(R_search, dtype=np.float64)  # compiled kernels' layout
+        self.params, self.runner = params, runner
         self.pool = HistogramPool(binned.n_bins_total) if pool is None else pool
         n = binned.n_samples
         self._samples = (
@@ -297,6 +297,8 @@ class _HistogramSearch:
             else:
                 self.values2d = binned.values
         self.hists: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # ((start, end), histogram) built beside the statistics of a node about to be searched
+        self.prebuilt: tuple[tuple[int, int], tuple[np.ndarray, np.ndarray]] | None = None
         # child -> (parent, sibling, sibling's row range, sibling may be searched)
         self.family: dict[int, tuple[int, int, tuple[int, int], bool]] = {}
 
@@ -314,10 +316,20 @@ class _HistogramSearch:
         """Return every histogram still held to the pool (the tree is grown)."""
         for node in list(self.hists):
             self._drop(node)
+        self._drop_prebuilt()
+
+    def _drop_prebuilt(self) -> None:
+        if self.prebuilt is not None:
+            self.pool.give(self.prebuilt[1])
+            self.prebuilt = None
 
     def _build(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         """Histogram of the rows samples[start:end]; dense codes over feature chunks on the
-        executor's threads when the node is large (each thread owns a feature range)."""
+        executor's threads when the node is large (each thread owns a feature range). The
+        histogram prebuilt for these rows beside their statistics, if any, is taken."""
+        if self.prebuilt is not None and self.prebuilt[0] == (start, end):
+            buffers, self.prebuilt = self.prebuilt[1], None
+            return buffers
         hist, counts = self.pool.take(self.R_search.shape[1])
         b = self.binned
         if b.is_sparse:
@@ -327,8 +339,11 @@ class _HistogramSearch:
             )  # fmt: skip
             return hist, counts
         p, k, n = b.n_features, self.R_search.shape[1], end - start
+        if use_row_wise(k):  # row by row, the rows read in place
+            build_rows = self._row_wise_build(start, end, hist, counts)
+            self.runner(n * p * k, p, build_rows)  # each feature's bins: one thread
+            return hist, counts
         rows = np.empty((n, k))
-        threads = self.executor, self.params.n_threads
 
         def gather(lo: int, hi: int) -> None:
             gather_rows_into(self._samples, start, start + lo, start + hi, self.R_search, rows)
@@ -338,9 +353,25 @@ class _HistogramSearch:
                 b.codes, self._samples, start, end, rows, b.bin_offset, f_lo, f_hi, hist, counts
             )
 
-        _in_chunks(*threads, n * k, n, gather)
-        _in_chunks(*threads, n * p * k, p, build)  # each feature's bins built by one thread
+        self.runner(n * k, n, gather)
+        self.runner(n * p * k, p, build)  # each feature's bins built by one thread
         return hist, counts
+
+    def _row_wise_build(
+        self, start: int, end: int, hist: np.ndarray, counts: np.ndarray
+    ) -> Callable[[int, int], None]:
+        """build(f_lo, f_hi): the bins of features f_lo..f_hi-1 of the rows
+        samples[start:end], built row by row (:func:`build_dense_rows`)."""
+        b = self.binned
+        row_codes = self.pool.row_codes(b.codes)
+
+        def build_rows(f_lo: int, f_hi: int) -> None:
+            build_dense_rows(
+                row_codes, self._samples, start, end, self.R_search, b.bin_offset,
+                f_lo, f_hi, hist, counts,
+            )  # fmt: skip
+
+        return build_rows
 
     def find(
         self, node: int, start: int, end: int, mu: np.ndarray, rng: np.random.Generator
@@ -411,7 +442,31 @@ class _HistogramSearch:
             column_statistics(self._samples, start, end, self.R, c_lo, c_hi, mu, spread)
 
         # chunks of 8 columns: whole cache lines of each row per thread
-        _in_chunks(self.executor, self.params.n_threads, (end - start) * r, r, run, grain=8)
+        self.runner((end - start) * r, r, run, grain=8)
+        return mu, float(spread.sum())
+
+    def statistics_before_search(self, start: int, end: int) -> tuple[np.ndarray, float]:
+        """(mean, N*var) of the rows samples[start:end], whose histogram the search is about
+        to build: with threads, the histogram is built now, its feature blocks taken by the
+        other threads while this one scans the rows for the statistics (two independent
+        kernels, each bound by reading rows, overlapped instead of each split in two), and
+        kept for :meth:`_build`. Dense row-wise builds only; else :meth:`statistics`."""
+        b, k, r = self.binned, self.R_search.shape[1], self.R.shape[1]
+        if b.is_sparse or not use_row_wise(k) or self.params.splitter != "best":
+            return self.statistics(start, end)
+        self._drop_prebuilt()
+        buffers = self.pool.take(k)
+        mu, spread = np.empty(r), np.empty(r)
+
+        def scan_rows() -> None:
+            column_statistics(self._samples, start, end, self.R, 0, r, mu, spread)
+
+        n = end - start
+        self.runner.overlapped(
+            n * b.n_features * k, scan_rows, b.n_features,
+            self._row_wise_build(start, end, *buffers),
+        )  # fmt: skip
+        self.prebuilt = ((start, end), buffers)
         return mu, float(spread.sum())
 
     def child_statistics(self, growth: _Growth, node: int, cut: int) -> tuple:
@@ -419,12 +474,23 @@ class _HistogramSearch:
         mean from the parent's sum, its N*var by Chan et al.'s parallel formula
         N*var_P = N*var_L + N*var_S + (n_L n_S / n_P) ||mu_L - mu_S||^2. O(n_small r)
         instead of O(n r): at large N these r-wide row scans cost as much as the histograms.
+
+        In the gain order both children are searched at once and the smaller one's rows
+        are built into a histogram either way (directly, or to subtract it from the
+        parent's): that build overlaps the scan (:meth:`statistics_before_search`).
         """
         start, end = growth.start[node], growth.end[node]
         n, n_left = end - start, cut - start
         small_left = n_left <= n - n_left
         lo, hi = (start, cut) if small_left else (cut, end)
-        mu_s, var_s = self.statistics(lo, hi)
+        p = self.params
+        searched_next = p.leaf_order == "gain" and (
+            p.max_depth is None or growth.depth[node] + 1 < p.max_depth
+        )
+        if searched_next and n - (hi - lo) >= 2 * p.min_samples_leaf:
+            mu_s, var_s = self.statistics_before_search(lo, hi)
+        else:
+            mu_s, var_s = self.statistics(lo, hi)
         n_s = hi - lo
         n_l = n - n_s
         mu_l = (n * growth.mean[node] - n_s * mu_s) / n_l
@@ -436,6 +502,7 @@ class _HistogramSearch:
     def split(self, node: int, start: int, end: int, split: tuple) -> None:
         """Rows whose bin of the split feature is <= its last left bin go left; with refined
         cuts, rows whose raw value is <= the threshold."""
+        self._drop_prebuilt()  # rows move: a histogram prebuilt for a range is stale
         feature, last_bin = split[0], split[4]
         if self.refine:
             if self.binned.is_sparse:
@@ -476,7 +543,7 @@ class _HistogramSearch:
         self.family[right_id] = (node, left_id, (left_start, left_end), left_open)
 
 
-def _project(R: np.ndarray, G: np.ndarray, executor: Executor | None, n_threads: int) -> np.ndarray:
+def _project(R: np.ndarray, G: np.ndarray, runner: ChunkRunner) -> np.ndarray:
     """R @ G (the sketch of the residual rows), the rows shared between the threads."""
     out = np.empty((R.shape[0], G.shape[1]))
     GT = np.ascontiguousarray(G.T)
@@ -484,7 +551,7 @@ def _project(R: np.ndarray, G: np.ndarray, executor: Executor | None, n_threads:
     def run(lo: int, hi: int) -> None:
         project_rows(R, GT, lo, hi, out)
 
-    _in_chunks(executor, n_threads, R.size * G.shape[1], R.shape[0], run)
+    runner(R.size * G.shape[1], R.shape[0], run)
     return out
 
 
@@ -672,7 +739,8 @@ def build_tree(
     them. ``params.tree_type="oblivious"`` grows a symmetric tree instead (one cut per level,
     :mod:`okcore.trees.oblivious`; histogram search only).
     """
-    R_search = R if projection is None else _project(R, projection, executor, params.n_threads)
+    runner = ChunkRunner(executor, params.n_threads)
+    R_search = R if projection is None else _project(R, projection, runner)
     n_features = binned.n_features if binned is not None else len(XT)  # type: ignore[arg-type]
     pool = _tree_feature_pool(params, n_features, rng)
     if params.tree_type == "oblivious":
@@ -682,7 +750,7 @@ def build_tree(
             **build_oblivious_tree(
                 binned, R, R_search, projection, params, rng,
                 lambda level_rng: _best_features(params, pool, level_rng),
-                rows=rows, row_leaf=row_leaf, histogram_pool=histogram_pool,
+                rows=rows, row_leaf=row_leaf, histogram_pool=histogram_pool, runner=runner,
             )
         )  # fmt: skip
     search: _ExactSearch | _HistogramSearch
@@ -690,7 +758,7 @@ def build_tree(
         assert XT is not None  # the exact search reads the inputs
         search = _ExactSearch(XT, R, R_search, params, order, executor)
     else:
-        search = _HistogramSearch(binned, R, R_search, params, rows, executor, histogram_pool)
+        search = _HistogramSearch(binned, R, R_search, params, rows, runner, histogram_pool)
     search.feature_pool = pool
     g = _Growth(R, projection, params, rng, search)
     heap: list[tuple[float, int, tuple | None]] = []
@@ -705,7 +773,8 @@ def build_tree(
         else:
             heapq.heappush(heap, (-g.impurity[node], node, None))
 
-    push(g.add_node(0, len(search.samples), 0))
+    n_fit = len(search.samples)
+    push(g.add_node(0, n_fit, 0, search.statistics_before_search(0, n_fit)))
     n_splits = 0
     while heap and (params.max_splits is None or n_splits < params.max_splits):
         _, node, split = heapq.heappop(heap)

@@ -49,12 +49,12 @@ histogram (in groups of nodes above HISTOGRAM_BYTES), O(n) slots and node number
 
 from __future__ import annotations
 
-from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
 from numba import njit
 
+from ..threads import SERIAL, ChunkRunner
 from ._histogram import TIE_TOLERANCE, gather_rows
 from ._oblivious_kernels import (
     add_level_gains,
@@ -194,7 +194,7 @@ def build_oblivious_tree(
     rows: np.ndarray | None = None,
     row_leaf: np.ndarray | None = None,
     histogram_pool: Any = None,
-    executor: Executor | None = None,
+    runner: ChunkRunner = SERIAL,
 ) -> dict[str, np.ndarray]:
     """Grow one oblivious tree (module docstring) on residual rows R (N, r) and dense
     ``binned`` inputs, fitted on ``rows`` (default all N; repeats allowed). ``R_search`` is
@@ -203,8 +203,8 @@ def build_oblivious_tree(
     ``min_samples_leaf``, ``l2_regularization``, ``n_threads``); ``candidate_features(rng)``
     gives each level's candidate features (sorted int32). ``row_leaf`` receives the leaf of
     every fitted row; ``histogram_pool`` lends the level histogram buffer across the trees
-    of a fit; ``executor`` (threads) splits each level's features between ``n_threads``
-    threads (the same tree for any number). Returns the fields of the tree's TreeArrays.
+    of a fit; ``runner`` (:class:`~okcore.threads.ChunkRunner`: a fit's threads) splits each
+    level's features and R's columns between its threads (the same tree for any number). Returns the fields of the tree's TreeArrays.
     O(d (n f k + f B_f L k + n r)) for depth d.
     """
     if binned.is_sparse:
@@ -219,7 +219,6 @@ def build_oblivious_tree(
     depth = oblivious_depth(params.max_depth)
     min_leaf, l2 = int(params.min_samples_leaf), float(params.l2_regularization)
     k, n_bins = R_search.shape[1], binned.n_bins_total
-    n_threads = 1 if executor is None else max(1, int(params.n_threads))
     search_rows = (
         np.ascontiguousarray(R_search, dtype=np.float64)
         if rows is None
@@ -230,7 +229,7 @@ def build_oblivious_tree(
     def squares_of_rows(lo: int, hi: int) -> None:
         row_squares(samples, lo, hi, R, row_sq)
 
-    _in_threads(executor, n_threads, n_fit * R.shape[1], n_fit, squares_of_rows)
+    runner(n_fit * R.shape[1], n_fit, squares_of_rows)
     slot = np.zeros(n_fit, dtype=np.int32)  # slot of each row's node in the frontier, or -1
 
     def statistics(
@@ -252,7 +251,7 @@ def build_oblivious_tree(
                 codes_f, last_bin, slot, samples, R, row_sq, c_lo, c_hi, counts, sums, squares
             )
 
-        _in_threads(executor, n_threads, n_fit * R.shape[1], R.shape[1], run, grain=8)
+        runner(n_fit * R.shape[1], R.shape[1], run, grain=8)
         return counts, sums, squares
 
     nodes = _Nodes()
@@ -314,7 +313,7 @@ def build_oblivious_tree(
                 search = searcher(
                     lo, node_n[lo : lo + width], node_mu[lo : lo + width], hist, features
                 )
-                _in_threads(executor, n_threads, n_fit * len(features) * k, len(features), search)
+                runner(n_fit * len(features) * k, len(features), search)
             feature, last_bin, threshold, level_gain = best_level_cut(
                 gain, cut, rows_in_bin, binned.bin_offset, binned.bin_min, binned.bin_max,
                 features,
@@ -345,27 +344,3 @@ def build_oblivious_tree(
     if row_leaf is not None:
         row_leaf[samples] = tree["leaf"][node_of]
     return tree
-
-
-#: Level searches of fewer (rows x features x columns) additions than this stay on one
-#: thread (as the best-first histogram builds: handing a chunk to another thread and waiting
-#: for it costs tens of microseconds).
-PARALLEL_MIN_WORK = 250_000
-
-
-def _in_threads(
-    executor: Executor | None, n_threads: int, work: int, total: int, run: Any, grain: int = 1
-) -> None:
-    """run(lo, hi) over contiguous ranges covering range(total) (bounds multiples of
-    ``grain``), one per thread when ``work`` (the additions involved) is worth it; the
-    calling thread runs the first. The kernels run this way write disjoint outputs, each
-    summed in row order, so the tree is the same for any number of threads."""
-    n_runs = min(n_threads, total // grain) if work >= PARALLEL_MIN_WORK else 1
-    if executor is None or n_runs <= 1:
-        run(0, total)
-        return
-    bounds = [total * c // n_runs // grain * grain for c in range(n_runs)] + [total]
-    others = [executor.submit(run, bounds[c], bounds[c + 1]) for c in range(1, n_runs)]
-    run(bounds[0], bounds[1])
-    for future in others:
-        future.result()

@@ -217,9 +217,10 @@ def test_threads_grow_the_same_tree(monkeypatch, n_threads):
     so the tree, its statistics and the rows' leaves are bit for bit those of one thread."""
     from dataclasses import replace
 
+    import okcore.threads
     import okcore.trees.oblivious as oblivious
 
-    monkeypatch.setattr(oblivious, "PARALLEL_MIN_WORK", 0)  # small data: threads anyway
+    monkeypatch.setattr(okcore.threads, "PARALLEL_ROWS_MIN_WORK", 0)  # small data: threads anyway
     X, R = data(5, n=500, p=7, r=19)
     binned = bin_inputs(X, 255)
     projection = np.random.default_rng(1).standard_normal((19, 8))
@@ -233,7 +234,7 @@ def test_threads_grow_the_same_tree(monkeypatch, n_threads):
                 lambda rng: np.sort(rng.choice(7, min(p.max_features, 7), replace=False)).astype(
                     np.int32
                 ),
-                row_leaf=row_leaf, executor=executor,
+                row_leaf=row_leaf, runner=okcore.threads.ChunkRunner(executor, n_threads),
             )  # fmt: skip
             return tree, row_leaf
 

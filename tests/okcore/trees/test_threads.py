@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from okcore import OK3Regressor, OKBoostRegressor
+from okcore import OK3Regressor, OKBoostRegressor, threads
 from okcore.trees import builder
 from okcore.trees.splitter import column_statistics, node_statistics, project, project_rows
 
@@ -18,7 +18,7 @@ FIELDS = ("feature", "threshold", "left", "right", "n_samples", "impurity", "gai
 def every_node_parallel(monkeypatch):
     """Split even the smallest nodes between threads, so small data exercises every chunking."""
     monkeypatch.setattr(builder, "PARALLEL_SEARCH_MIN_WORK", 0)
-    monkeypatch.setattr(builder, "PARALLEL_ROWS_MIN_WORK", 0)
+    monkeypatch.setattr(threads, "PARALLEL_ROWS_MIN_WORK", 0)
 
 
 def _data(n=700, p=9, r=13, seed=0):
@@ -92,3 +92,45 @@ def test_chunked_kernels_equal_whole_ones():
     for lo, hi in ((0, 7), (7, 150), (150, 300)):
         project_rows(R, GT, lo, hi, parts)
     np.testing.assert_array_equal(parts, whole)
+
+
+def test_the_squared_step_in_row_chunks_equals_one_pass(every_node_parallel):
+    """F, residuals and the loss (row losses summed in row order) for any row chunking."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from okcore.losses import SquaredFeatureLoss
+
+    rng = np.random.default_rng(4)
+    phi = rng.standard_normal((600, 7))
+    diag = (phi**2).sum(axis=1)
+    value = rng.standard_normal((5, 7))
+    leaf = rng.integers(0, 5, 600).astype(np.int32)
+    results = []
+    with ThreadPoolExecutor(3) as executor:
+        for runner in (threads.SERIAL, threads.ChunkRunner(executor, 2),
+                       threads.ChunkRunner(executor, 3)):  # fmt: skip
+            F, residual = np.full((600, 7), 0.1), np.empty((600, 7))
+            loss = SquaredFeatureLoss().step(phi, diag, F, value, leaf, 0.3, residual, runner)
+            results.append((F, residual, loss))
+    for F, residual, loss in results[1:]:
+        np.testing.assert_array_equal(F, results[0][0])
+        np.testing.assert_array_equal(residual, results[0][1])
+        assert loss == results[0][2]
+    F0 = np.full((600, 7), 0.1) + 0.3 * value[leaf]
+    np.testing.assert_allclose(results[0][0], F0, rtol=0, atol=0)
+    assert results[0][2] == pytest.approx(np.mean(((phi - F0) ** 2).sum(axis=1)), rel=1e-12)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_overlapped_runs_first_once_and_every_block_once(n_threads, every_node_parallel):
+    from concurrent.futures import ThreadPoolExecutor
+
+    seen = np.zeros(100, dtype=int)
+
+    def run(lo, hi):
+        seen[lo:hi] += 1
+
+    with ThreadPoolExecutor(n_threads) as executor:
+        runner = threads.ChunkRunner(executor, n_threads)
+        assert runner.overlapped(10**9, lambda: "stats", 100, run, blocks_per_thread=3) == "stats"
+    np.testing.assert_array_equal(seen, 1)
