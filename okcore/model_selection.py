@@ -367,10 +367,14 @@ def _stages_are_refits(estimator: Any) -> bool:
     """Whether the model of the first m stages of a fit is the refit with n_estimators=m: a
     staged estimator whose stages never look ahead (no early stopping, no reweighting)."""
     params = estimator.get_params()
+    stopping = params.get("early_stopping", False)
+    stops_early = params.get("n_iter_no_change") is not None or (
+        not isinstance(stopping, str) and bool(stopping)  # True; "auto" needs a patience
+    )
     return (
         hasattr(estimator, "staged_predict_features")
         and RESOURCE in params
-        and params.get("n_iter_no_change") is None
+        and not stops_early
         and not params.get("reweight", False)
     )
 

@@ -16,8 +16,6 @@ from okcore import (
     metrics,
 )
 from okcore.boosting import (
-    DEFAULT_N_ITER_NO_CHANGE,
-    EARLY_STOPPING_MIN_SAMPLES,
     PAPER_PRESET,
     boost,
 )
@@ -170,26 +168,19 @@ def test_hold_out_too_small(data):
         OKBoostRegressor(n_iter_no_change=2, validation_fraction=0.01).fit(X[:10], Y[:10])
 
 
-@pytest.fixture(scope="module")
-def just_above_auto():
-    """One row more than early_stopping="auto" fits without a validation split."""
+def test_early_stopping_auto_needs_a_patience():
+    """ "auto" stops early when n_iter_no_change is given, at any size, and never holds rows
+    out otherwise (scikit-learn's GradientBoostingRegressor rule)."""
     rng = np.random.default_rng(3)
-    X = rng.random((EARLY_STOPPING_MIN_SAMPLES + 1, 2))
-    return X, np.column_stack([X[:, 0] > 0.5, X[:, 1]]) + 0.1 * rng.normal(size=(len(X), 2))
-
-
-def test_early_stopping_auto_holds_out_rows_above_its_threshold_only(just_above_auto):
-    X, Y = just_above_auto
+    X = rng.random((12_000, 2))  # above scikit-learn HistGradientBoosting's size threshold
+    Y = np.column_stack([X[:, 0] > 0.5, X[:, 1]]) + 0.1 * rng.normal(size=(len(X), 2))
     small = {"n_estimators": 3, "max_splits": 2, "random_state": 0}
-    above = OKBoostRegressor(**small).fit(X, Y)
-    assert above.early_stopping == "auto" and above.validation_loss_ is not None
-    assert above.early_stopping_patience(len(X)) == DEFAULT_N_ITER_NO_CHANGE
-    held_out = round(0.1 * len(X))
-    assert above.n_train_ == len(X) - held_out
-    at = OKBoostRegressor(**small).fit(X[:-1], Y[:-1])  # exactly the threshold: every row
-    assert at.validation_loss_ is None and at.n_train_ == EARLY_STOPPING_MIN_SAMPLES
-    off = OKBoostRegressor(**small, early_stopping=False).fit(X, Y)
-    assert off.validation_loss_ is None and off.n_train_ == len(X)
+    auto = OKBoostRegressor(**small).fit(X, Y)
+    assert auto.early_stopping == "auto" and auto.early_stopping_patience() is None
+    assert auto.validation_loss_ is None and auto.n_train_ == len(X)
+    patient = OKBoostRegressor(**small, n_iter_no_change=4).fit(X[:500], Y[:500])
+    assert patient.early_stopping_patience() == 4 and patient.validation_loss_ is not None
+    assert patient.n_train_ == 500 - round(0.1 * 500)
 
 
 def test_early_stopping_true_is_a_patience_of_ten(noisy):
@@ -213,8 +204,8 @@ def test_a_patience_turns_early_stopping_on_under_auto(data):
 @pytest.mark.parametrize("off", [False, np.False_])
 def test_a_patience_with_early_stopping_off_is_refused(off, data):
     X, Y, _, _ = data
-    assert OKBoostRegressor(early_stopping=off).early_stopping_patience(10**6) is None
-    assert OKBoostRegressor(early_stopping=np.True_).early_stopping_patience(10) == 10
+    assert OKBoostRegressor(early_stopping=off).early_stopping_patience() is None
+    assert OKBoostRegressor(early_stopping=np.True_).early_stopping_patience() == 10
     est = OKBoostRegressor(early_stopping=off, n_iter_no_change=5)
     with pytest.raises(InvalidParameterError, match="set early_stopping=True"):
         est.fit(X, Y)

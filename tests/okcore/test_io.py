@@ -152,8 +152,7 @@ def test_round_trip_of_early_stopped_boosting(early, tmp_path):
 @pytest.mark.parametrize(("patience", "grown_as"), [(2, True), (None, False)])
 def test_models_saved_before_early_stopping_load_as_grown(patience, grown_as, tmp_path):
     """A manifest without ``early_stopping``: the model stopped early exactly when it had
-    a patience, and loads saying so (under today's "auto" the second would claim to stop
-    above 10,000 rows)."""
+    a patience, and loads saying so."""
     X, Y = make_regression(n=40, p=3, seed=6, noise=1.0)
     est = OKBoostRegressor(n_estimators=5, max_splits=3, n_iter_no_change=patience)
     path = save(est.fit(X, Y), tmp_path / "m")
