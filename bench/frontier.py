@@ -16,8 +16,11 @@ Methods (``CONFIGS``: name -> family + fixed estimator parameters; adding an okc
 configuration is one line there):
 
     okcore_*        OKBoostRegressor(n_estimators=M, learning_rate=nu, max_splits=leaves - 1,
-                    **params): one fit per grid point; oblivious trees (``tree_type=
-                    "oblivious"``) take max_depth=log2(leaves) instead, as CatBoost's
+                    **params); oblivious trees (``tree_type="oblivious"``) take
+                    max_depth=log2(leaves) instead, as CatBoost's
+    okcore_direct_* the same, fitted on the problem's targets with the linear output kernel,
+                    predicting F(x) as the peers do (where the problem's okcore protocol differs:
+                    USPS's pre-images, Cora's diffusion kernel)
     catboost_*      CatBoostRegressor(loss_function="MultiRMSE"): symmetric trees of depth
                     log2(leaves), or grow_policy="Lossguide" with max_leaves=leaves
     lightgbm        one LightGBM model per output (num_leaves=leaves)
@@ -33,8 +36,15 @@ fitted once per (learning rate, leaves) with the largest M of the grid; the poin
 are its first M rounds: fit CPU up to that round (per-round CPU stamps from the library's
 callback, set-up included) plus the CPU of predicting with the first M trees
 (``ntree_end`` / ``iteration_range`` / ``num_iteration``; HGB is grown with ``warm_start``
-checkpoint to checkpoint, re-binning each time, which counts a little against it). okcore has
-no per-round predictions yet: every okcore point is its own fit.
+checkpoint to checkpoint, re-binning each time, which counts a little against it). okcore
+likewise: one fit with the largest M, its CPU stamped after each tree by a fit ``callback``,
+the smaller M predicted by its first M trees (``okcore.model_selection.first_stages``, the
+model a refit with M would give: OKBoost's stages never look ahead); a fit that stops early
+(``early_stopping`` on: by default above 10,000 rows) depends on M and is one fit per point,
+as is the estimator's default M. ``--okcore-refits`` fits every okcore point on its own (the
+protocol of the first runs, the same errors; okcore's CPU then counts each fit from scratch).
+To re-measure okcore's CPU alone, re-run a table's command with ``--configs`` cut to its
+okcore configurations and ``--name`` changed; ``--report`` merges the files.
 
 Problems (``--problem``):
 
@@ -46,16 +56,35 @@ Problems (``--problem``):
                 thresholded at 0.5, ranking loss of the raw scores
     kin40k      one output, 8 inputs; krr_kin40k's split (36,000 / 4,000, seed 0,
                 standardised); NMSE = test MSE / test variance
+    usps        USPS completion as bench.usps_completion (paper Table 1): 1000 seeded images,
+                top 128 pixels -> bottom 128 on [-1, 1], learning fold ``--fold`` of 5 (200
+                learning / 800 test images). okcore fits the protocol's Gaussian output kernel
+                (sigma 7.0711) and predicts its pre-image, the closest learning image's bottom
+                half; the peers regress the 128 pixels and predict them directly (a mean of
+                images, not an image). Both are scored on the pixels: sq_err = mean
+                ||y - y^||^2, and the paper's Err^Y = mean 2 - 2 k(y, y^)
+    cora        whole Cora as bench.network_completion (--subset 0, words used by >= 5
+                vertices, dense): fold ``--fold`` of its 5-fold CV; the targets are the
+                diffusion kernel's factor (beta 1, graph induced on the learning vertices)
+                truncated to ``--factor-rank`` columns (default 256) -- okcore fits the kernel
+                with ``factor_rank``, the peers regress okcore's factor Phi (MultiRMSE / one
+                model per column) --; every method predicts F(x) for the test and the learning
+                vertices (the CPU counted predicts both); AUC of <F(x_v), F(x_v')> over every
+                pair with a test vertex against the true edges (the protocol's), auc_known with
+                the learning side observed, <F(x_v), phi(y_v')>
 
     python -m bench.frontier --problem synthetic --n 4000
     python -m bench.frontier --problem synthetic --n 16000 --rates 0.1 --leaves 16
     python -m bench.frontier --problem yeast --configs okcore_fast_gain catboost_sym
     python -m bench.frontier --problem kin40k --set xgboost:rounds=300 --set hgb:rates=0.1
+    python -m bench.frontier --problem usps --rates 0.1 --leaves 16
+    python -m bench.frontier --problem cora --factor-rank 256 --rates 0.1 --leaves 16
     python -m bench.frontier --problem yeast --jobs 3       # cells in 3 one-thread processes
     python -m bench.frontier --report A.json B.json --name merged   # tables of saved runs
     python -m bench.frontier --quick                       # every method, tiny sizes, seconds
 
-Results: bench/results/frontier_<problem>.{json,txt} (synthetic: frontier_synthetic_n<N>).
+Results: bench/results/frontier_<problem>.{json,txt} (synthetic: frontier_synthetic_n<N>; usps:
+frontier_usps_fold<k>; cora: frontier_cora_r<rank>_fold<k>).
 """
 
 from __future__ import annotations
@@ -70,7 +99,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -234,9 +263,35 @@ CONFIGS: dict[str, Config] = {
     "hgb": Config("hgb", label="scikit-learn HGB, one model per output"),
     "sklearn_loop": Config("sklearn_loop", label="scikit-learn tree loop"),
 }
+# the paper's algorithm (OKBoostRegressor.paper(): exact search on every factor column, leaves
+# split by highest N*var, no penalty, no early stopping, no cut refinement) with the grid's M,
+# nu and leaves in place of Table 1's M = 500, nu = 0.01, J = 10
+PAPER = {
+    **EXACT,
+    "leaf_order": "variance",
+    "tree_type": "best-first",
+    "max_features": None,
+    "early_stopping": False,
+    "refine_cuts": False,
+}
+CONFIGS.update(
+    okcore_paper=Config("okcore", PAPER, label="okcore paper preset (grid's M, nu, leaves)"),
+    # okcore regressing the problem's targets as plain vectors, as the peers do (USPS: the
+    # pixels, not pre-images; Cora: the given factor, not the kernel): the same outputs
+    okcore_direct_default=Config(
+        "okcore_direct", {}, DEFAULTS_ONLY, "okcore defaults, targets regressed directly"
+    ),
+    okcore_direct_oblivious_l2_3=Config(
+        "okcore_direct",
+        {**OBLIVIOUS, "l2_regularization": 3.0},
+        OBLIVIOUS_GRID,
+        "okcore oblivious (hist + sketch), l2 3, targets regressed directly",
+    ),
+)
 # the module each family needs beyond numpy (peers are in the `bench` extra)
 REQUIRES = {
     "okcore": "okcore",
+    "okcore_direct": "okcore",
     "catboost": "catboost",
     "lightgbm": "lightgbm",
     "xgboost": "xgboost",
@@ -277,6 +332,12 @@ class Problem:
     maximize: frozenset[str] = frozenset()
     description: str = ""
     timed_queries: int | None = None  # rows whose prediction CPU counts (None: all)
+    # how okcore fits and predicts when its outputs are not plain vectors (USPS: a Gaussian
+    # output kernel and pre-images; Cora: a diffusion kernel and its factor's coordinates):
+    # okcore_fit(est, X, Y, callback) and the name of the estimator's prediction method
+    okcore_fit: Callable[[Any, np.ndarray, np.ndarray, Any], Any] | None = None
+    okcore_predict: str = "predict"
+    okcore_params: dict[str, Any] = field(default_factory=dict)
 
 
 def mse_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
@@ -360,6 +421,105 @@ def kin40k_problem(quick: bool = False) -> Problem:
     )
 
 
+def usps_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
+    """Pixel squared error mean ||y - y^||^2 over the 128 bottom pixels, and the paper's Err^Y,
+    mean 2 - 2 k(y, y^) in the Gaussian output kernel (k(y, y) = 1)."""
+    from bench.usps_completion import GAMMA
+
+    sq = np.sum((pred - truth) ** 2, axis=1)
+    return {"sq_err": float(np.mean(sq)), "err_y": float(np.mean(2.0 - 2.0 * np.exp(-GAMMA * sq)))}
+
+
+def usps_problem(fold: int, quick: bool = False, seed: int = 0) -> Problem:
+    """USPS completion as bench.usps_completion (paper Table 1): 1000 seeded images on the
+    [-1, 1] scale, top 128 pixels -> bottom 128; fold ``fold`` of its 5 learning folds (200
+    learning images, the other 800 held out). okcore fits the Gaussian output kernel of the
+    protocol and predicts pre-images (the closest learning image's bottom half); the peers
+    regress the 128 pixels and predict them directly."""
+    from bench.common import learning_folds
+    from bench.usps_completion import SIGMA, fit_okcore, load_usps
+
+    n_images, n_folds = (100, 2) if quick else (1000, 5)
+    data = load_usps(n_images, seed)
+    learn, test = list(learning_folds(n_images, n_folds, seed, small_learning_set=True))[fold]
+    return Problem(
+        f"usps_fold{fold}",
+        data["X"][learn],
+        data["Y"][learn],
+        data["X"][test],
+        data["Y"][test],
+        usps_metrics,
+        "sq_err",
+        description=f"USPS completion, {n_images} images (seed {seed}), learning fold {fold} "
+        f"of {n_folds}: {len(learn)} learning / {len(test)} test images, top 128 pixels -> "
+        f"bottom 128 on [-1, 1]; okcore: Gaussian output kernel (sigma {SIGMA}) and its "
+        "pre-image among the learning images; peers: the 128 pixels regressed directly; "
+        "sq_err = mean ||y - y^||^2, err_y = mean 2 - 2 k(y, y^)",
+        okcore_fit=lambda est, X, Y, callback: fit_okcore(est, X, Y, callback=callback),
+    )
+
+
+def cora_problem(rank: int, fold: int, quick: bool = False, seed: int = 0) -> Problem:
+    """Whole Cora as bench.network_completion (``--subset 0``): fold ``fold`` of its 5-fold
+    CV over the vertices, output kernel = the diffusion kernel (beta 1) of the graph induced on
+    the learning vertices, truncated to ``rank`` eigenpairs (okcore ``factor_rank``). Every
+    method regresses the same ``rank``-column factor Phi (okcore from the kernel itself; the
+    peers get the Phi of okcore's output space as their targets) and predicts F(x) for the
+    test and the learning vertices; AUC scores <F(x_v), F(x_v')> over every pair with a test
+    vertex against the true edges (both sides predicted, as the protocol), ``auc_known``
+    scores test-learning pairs with <F(x_v), phi(y_v')> (the learning side observed)."""
+    from bench.common import learning_folds
+    from bench.network_completion import build_problem
+    from okcore import OKBoostRegressor, metrics
+
+    net, info = build_problem("cora", 60 if quick else 0, seed, min_df=5)
+    rank = min(rank, 16) if quick else rank
+    learn, test = list(learning_folds(net.n, 2 if quick else 5, seed, small_learning_set=False))[
+        fold
+    ]
+    # the factor okcore's configurations fit (their random_state: the columns of a tied
+    # eigenvalue, one per connected component of the learning graph, are not unique)
+    c0 = cpu_seconds()
+    one_tree = net.fit(
+        OKBoostRegressor(n_estimators=1, factor_rank=rank, n_jobs=1, random_state=0), learn
+    )
+    factor, factor_cpu = one_tree.output_space_, cpu_seconds() - c0
+    phi = np.asarray(factor.phi)
+    a_nn, a_nk = net.A[np.ix_(test, test)], net.A[np.ix_(test, learn)]
+    n_test = len(test)
+
+    def auc_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
+        F_test, F_learn = pred[:n_test], pred[n_test:]
+        k_nn = F_test @ F_test.T
+        return {
+            "auc": metrics.network_auc(k_nn, F_test @ F_learn.T, a_nn, a_nk),
+            "auc_known": metrics.network_auc(k_nn, F_test @ phi.T, a_nn, a_nk),
+        }
+
+    X = np.asarray(net.X)
+    return Problem(
+        f"cora_r{rank}_fold{fold}",
+        X[learn],
+        phi,
+        np.vstack([X[test], X[learn]]),
+        np.zeros((n_test + len(learn), phi.shape[1])),  # unused: AUC scores the true edges
+        auc_metrics,
+        "auc",
+        frozenset({"auc", "auc_known"}),
+        f"whole Cora ({info['n_vertices']} vertices, {info['n_edges']} edges, "
+        f"{info['n_features']} words used by >= 5 vertices), fold {fold} of 5: {len(learn)} "
+        f"learning / {n_test} test vertices; targets: the diffusion kernel's factor of the "
+        f"graph induced on the learning vertices, {phi.shape[1]} columns (trace fraction "
+        f"{getattr(factor, 'trace_fraction', None)}); AUC of the predicted kernel values over "
+        "every pair with a test vertex, F predicted for the test and the learning vertices "
+        "(the CPU counted predicts both); okcore's fits include computing the factor "
+        f"(a one-tree fit: {factor_cpu:.1f} CPU s), the peers are given it",
+        okcore_fit=lambda est, X, Y, callback: net.fit(est, learn, callback=callback),
+        okcore_predict="predict_features",
+        okcore_params={"factor_rank": rank},
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # Fitting: one (config, learning rate, leaves) cell -> its points, one per M
 # --------------------------------------------------------------------------------------------
@@ -370,6 +530,7 @@ class Cell:
     rounds: tuple[int | None, ...]
     rate: float | None
     leaves: int | None
+    one_fit: bool = True  # okcore: smaller M from the first trees of one fit (see fit_okcore)
 
 
 def _timed(call: Callable[[], Any]) -> tuple[Any, float]:
@@ -420,9 +581,17 @@ def _points_from_prefixes(
 
 
 def fit_okcore(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """okcore's points: one fit with the largest M, its smaller M read from the first M
+    trees (:func:`okcore.model_selection.first_stages`, exactly a refit's model: OKBoost's
+    stages never look ahead) with the fit's CPU stamped after each tree by a fit callback, as
+    the peers' are; one fit per point when the fit stops early (its trees depend on M's
+    hold-out and patience), for the estimator's own default M, or with ``cell.one_fit``
+    off (``--okcore-refits``: the first runs' protocol)."""
     from okcore import OKBoostRegressor
+    from okcore.model_selection import first_stages
 
     oblivious = params.get("tree_type") == "oblivious"
+    fit_with = problem.okcore_fit or (lambda est, X, Y, callback: est.fit(X, Y, callback=callback))
 
     def make(m: int | None) -> Any:
         grid = {"n_estimators": m, "learning_rate": cell.rate}
@@ -431,31 +600,59 @@ def fit_okcore(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dic
         elif cell.leaves is not None:
             grid["max_splits"] = cell.leaves - 1
         given = {key: value for key, value in grid.items() if value is not None}
-        return OKBoostRegressor(**{"n_jobs": 1, "random_state": 0, **params, **given})
+        settings = {"n_jobs": 1, "random_state": 0, **problem.okcore_params, **params, **given}
+        return OKBoostRegressor(**settings)
+
+    def point(est: Any, fitted: Any, fit_cpu: float) -> dict[str, Any]:
+        predict = getattr(est, problem.okcore_predict)
+        pred, predict_cpu, rest_cpu = predict_held_out(problem, predict)
+        used = est.get_params()
+        return {
+            "rounds": used["n_estimators"],
+            "trees_kept": int(est.n_estimators_),
+            "learning_rate": used["learning_rate"],
+            "leaves_grown": int(np.diff(est.ensemble_.leaf_offset).max()),  # the largest tree's
+            "tree_type": fitted.tree_type_,
+            "search": {"max_bins": fitted.max_bins_, "sketch_dim": fitted.sketch_dim_},
+            "one_fit": est is not fitted,
+            "fit_cpu": fit_cpu,
+            "predict_cpu": predict_cpu,
+            "predict_cpu_rest": rest_cpu,
+            **problem.metrics(pred, problem.truth),
+        }
 
     # compile this configuration's kernels before timing (numba caches, but loading costs)
-    make(2).set_params(n_estimators=2).fit(problem.X[:200], problem.Y[:200]).predict(problem.Xq[:5])
+    warm = slice(None, 200) if problem.okcore_fit is None else slice(None)
+    fit_with(make(2).set_params(n_estimators=2), problem.X[warm], problem.Y[warm], None)
+    rounds = [m for m in cell.rounds if m is not None]
+    top = make(max(rounds)) if rounds and len(rounds) == len(cell.rounds) else None
+    if cell.one_fit and top is not None and top.early_stopping_patience() is None:
+        stamps: list[float] = []
+
+        def stamp(progress: Any) -> None:
+            if progress.phase == "trees" and progress.done > 0:
+                stamps.append(cpu_seconds() - c0)
+
+        c0 = cpu_seconds()
+        fit_with(top, problem.X, problem.Y, stamp)
+        fit_cpu = cpu_seconds() - c0
+        stamps[-1] = fit_cpu  # the last tree's stamp, plus the fit's wrapping up
+        return [point(first_stages(top, m), top, stamps[m - 1]) for m in rounds]
     points = []
     for m in cell.rounds:
         est = make(m)
-        _, fit_cpu = _timed(lambda est=est: est.fit(problem.X, problem.Y))
-        pred, predict_cpu, rest_cpu = predict_held_out(problem, est.predict)
-        used = est.get_params()
-        points.append(
-            {
-                "rounds": used["n_estimators"],
-                "trees_kept": int(est.n_estimators_),
-                "learning_rate": used["learning_rate"],
-                "leaves": int(np.diff(est.ensemble_.leaf_offset).max()),  # the largest tree's
-                "tree_type": est.tree_type_,
-                "search": {"max_bins": est.max_bins_, "sketch_dim": est.sketch_dim_},
-                "fit_cpu": fit_cpu,
-                "predict_cpu": predict_cpu,
-                "predict_cpu_rest": rest_cpu,
-                **problem.metrics(pred, problem.truth),
-            }
-        )
+        _, fit_cpu = _timed(lambda est=est: fit_with(est, problem.X, problem.Y, None))
+        points.append(point(est, est, fit_cpu))
     return points
+
+
+def fit_okcore_direct(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """okcore fitted on the problem's targets Y with the linear output kernel and predicting
+    F(x) itself, as the peers do, where the problem's own okcore protocol differs (USPS:
+    pre-images of a Gaussian kernel; Cora: the diffusion kernel, its factor computed in the
+    fit)."""
+    plain = replace(problem, okcore_fit=None, okcore_predict="predict", okcore_params={})
+    return fit_okcore(plain, cell, params)
 
 
 def fit_catboost(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -468,7 +665,12 @@ def fit_catboost(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[d
         if params.get("grow_policy") == "Lossguide"
         else {"depth": max(1, round(math.log2(cell.leaves)))}
     )
-    one = problem.Y.shape[1] == 1
+    # CatBoost refuses a constant target column ("All train targets are equal"; USPS has a
+    # corner pixel that is -1 in some learning folds): those columns are predicted by their
+    # constant, as a user would
+    varying = np.ptp(problem.Y, axis=0) > 0
+    Y, constant = problem.Y[:, varying], problem.Y[0]
+    one = Y.shape[1] == 1
     est = CatBoostRegressor(
         iterations=top,
         learning_rate=cell.rate,
@@ -488,11 +690,15 @@ def fit_catboost(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[d
             return True
 
     clock.start()
-    est.fit(problem.X, problem.Y[:, 0] if one else problem.Y, callbacks=[Stamp()])
+    est.fit(problem.X, Y[:, 0] if one else Y, callbacks=[Stamp()])
     rounds = clock.rounds
 
     def predict(X: np.ndarray, m: int) -> np.ndarray:
-        return est.predict(X, ntree_end=m)
+        if varying.all():
+            return est.predict(X, ntree_end=m)
+        out = np.tile(constant, (len(X), 1))
+        out[:, varying] = est.predict(X, ntree_end=m).reshape(len(X), -1)
+        return out
 
     return _points_from_prefixes(problem, cell, lambda m: rounds[m - 1][1], predict)
 
@@ -652,6 +858,7 @@ def fit_sklearn_loop(problem: Problem, cell: Cell, params: dict[str, Any]) -> li
 
 FITTERS: dict[str, Callable[[Problem, Cell, dict[str, Any]], list[dict[str, Any]]]] = {
     "okcore": fit_okcore,
+    "okcore_direct": fit_okcore_direct,
     "catboost": fit_catboost,
     "xgboost": fit_xgboost,
     "lightgbm": fit_lightgbm,
@@ -676,9 +883,11 @@ def config_grid(
     return grid
 
 
-def cells(grid: dict[str, tuple]) -> list[Cell]:
+def cells(grid: dict[str, tuple], one_fit: bool = True) -> list[Cell]:
     rounds = tuple(sorted(grid["rounds"], key=lambda m: -1 if m is None else m))
-    return [Cell(rounds, rate, leaves) for rate in grid["rates"] for leaves in grid["leaves"]]
+    return [
+        Cell(rounds, rate, leaves, one_fit) for rate in grid["rates"] for leaves in grid["leaves"]
+    ]
 
 
 def pareto(points: Sequence[dict[str, Any]], metric: str, maximize: bool) -> list[dict[str, Any]]:
@@ -822,6 +1031,10 @@ def make_problem(args: argparse.Namespace) -> Problem:
         return synthetic_problem(args.n or 4000, args.queries)
     if args.problem == "yeast":
         return yeast_problem(args.quick)
+    if args.problem == "usps":
+        return usps_problem(args.fold, args.quick)
+    if args.problem == "cora":
+        return cora_problem(args.factor_rank, args.fold, args.quick)
     return kin40k_problem(args.quick)
 
 
@@ -866,9 +1079,20 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--problem", choices=("synthetic", "yeast", "kin40k"), default="synthetic")
+    parser.add_argument(
+        "--problem", choices=("synthetic", "yeast", "kin40k", "usps", "cora"), default="synthetic"
+    )
     parser.add_argument("--n", type=int, default=None, help="synthetic: training rows (4000)")
     parser.add_argument("--queries", type=int, default=100_000, help="synthetic: held-out queries")
+    parser.add_argument("--fold", type=int, default=0, help="usps, cora: the protocol's fold")
+    parser.add_argument(
+        "--factor-rank", type=int, default=256, help="cora: columns of the output factor"
+    )
+    parser.add_argument(
+        "--okcore-refits",
+        action="store_true",
+        help="okcore: one fit per point, as the first runs (default: smaller M from one fit)",
+    )
     parser.add_argument(
         "--configs",
         nargs="+",
@@ -978,7 +1202,7 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
             printed(f"# skipped {config_name}: {skipped[config_name]}")
             continue
         grids[config_name] = grid = config_grid(config_name, base, overrides, args.quick)
-        tasks += [(config_name, cell) for cell in cells(grid)]
+        tasks += [(config_name, cell) for cell in cells(grid, not args.okcore_refits)]
     done: dict[int, dict[str, Any]] = {}
 
     def record(index: int, outcome: dict[str, Any]) -> None:

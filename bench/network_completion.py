@@ -158,14 +158,15 @@ class NetworkProblem:
         self.K = graph.diffusion_gram(edges, self.n, beta)
         self.A = graph.adjacency(edges, self.n)
 
-    def fit(self, est: Any, learn: np.ndarray) -> Any:
-        """Fit on the learning vertices with the diffusion kernel of their induced graph."""
+    def fit(self, est: Any, learn: np.ndarray, **fit_params: Any) -> Any:
+        """Fit on the learning vertices with the diffusion kernel of their induced graph
+        (``fit_params``, e.g. a ``callback``, go to ``est.fit``)."""
         kernel = {
             "type": "diffusion",
             "beta": self.beta,
             "edges": induced_edges(self.edges, learn, self.n).tolist(),
         }
-        return est.fit(self.X[learn], kernel=kernel)
+        return est.fit(self.X[learn], kernel=kernel, **fit_params)
 
     def err_phi(
         self, est: Any, learn: np.ndarray, test: np.ndarray, K: np.ndarray | None = None

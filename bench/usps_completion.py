@@ -78,8 +78,10 @@ def rbf(A: np.ndarray, B: np.ndarray, gamma: float = GAMMA) -> np.ndarray:
     return np.exp(-gamma * np.maximum(d, 0.0))
 
 
-def fit_okcore(est: Any, X: np.ndarray, Y: np.ndarray) -> Any:
-    return est.fit(X, Y, kernel=OUTPUT_KERNEL)
+def fit_okcore(est: Any, X: np.ndarray, Y: np.ndarray, **fit_params: Any) -> Any:
+    """Fit with the protocol's Gaussian output kernel (``fit_params``, e.g. a ``callback``,
+    go to ``est.fit``)."""
+    return est.fit(X, Y, kernel=OUTPUT_KERNEL, **fit_params)
 
 
 def baseline_weights(method: str, param: Any, X: np.ndarray, Xq: np.ndarray) -> np.ndarray:
