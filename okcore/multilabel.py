@@ -42,10 +42,11 @@ from .exceptions import DataError
 from .meta import MetaEstimator, clone
 from .model_selection import kfold
 
-#: Decision measures a threshold can be chosen for (name -> higher is better).
 THRESHOLD_METRICS = ("micro_f1", "macro_f1", "hamming_loss", "subset_accuracy")
-#: Candidate thresholds of the inner search: 0.01 ... 0.99.
+"""The decision measures a threshold can be chosen for (``MultiLabelClassifier(metric=...)``;
+the losses are minimised, the others maximised)."""
 THRESHOLD_GRID = np.round(np.linspace(0.01, 0.99, 99), 2)
+"""The candidate thresholds of the inner search: 0.01, 0.02, ..., 0.99."""
 
 
 class AveragedRegressor(MetaEstimator):
