@@ -32,7 +32,7 @@ from numba import njit
 
 from ._prefetch import prefetch
 from ._sparse import csr_find
-from .splitter import FEATURE_THRESHOLD, centred_cut_gain, penalised_gain
+from .splitter import FEATURE_THRESHOLD, centred_cut_gain, midpoint_threshold, penalised_gain
 
 #: Gains within this relative margin are ties, kept by the first candidate (feature order,
 #: then the leftmost cut): dense and CSR inputs sum in different orders, and a genuine tie
@@ -380,10 +380,7 @@ def best_split(
         nxt = best_bin + 1
         while counts[nxt] == 0:
             nxt += 1
-        x0, x1 = bin_max[best_bin], bin_min[nxt]
-        threshold = x0 / 2.0 + x1 / 2.0
-        if threshold == x1 or not np.isfinite(threshold):
-            threshold = x0
+        threshold = midpoint_threshold(bin_max[best_bin], bin_min[nxt])
         best_bin -= bin_offset[best_f]  # the feature's own bin number, as codes are
     return best_f, best_left, threshold, best_gain, best_bin
 
@@ -478,10 +475,7 @@ def refine_split(
             best_left, best_pos, best_gain = n_left, t, gain
     if best_pos < 0:  # cannot happen for a valid split (its edge is a candidate): keep it
         return split
-    x0, x1 = x[order[best_pos]], x[order[best_pos + 1]]
-    threshold = x0 / 2.0 + x1 / 2.0
-    if threshold == x1 or not np.isfinite(threshold):
-        threshold = x0
+    threshold = midpoint_threshold(x[order[best_pos]], x[order[best_pos + 1]])
     return f, best_left, threshold, best_gain, last
 
 

@@ -65,6 +65,7 @@ from ._oblivious_kernels import (
     row_squares,
 )
 from .binning import BinnedInputs
+from .splitter import midpoint_threshold
 
 #: Depth of an oblivious tree when ``max_depth`` is None (CatBoost's default depth).
 DEFAULT_OBLIVIOUS_DEPTH = 6
@@ -109,10 +110,7 @@ def best_level_cut(
         nxt = best_bin + 1
         while rows_in_bin[nxt] == 0:
             nxt += 1
-        x0, x1 = bin_max[best_bin], bin_min[nxt]
-        threshold = x0 / 2.0 + x1 / 2.0
-        if threshold == x1 or not np.isfinite(threshold):
-            threshold = x0
+        threshold = midpoint_threshold(bin_max[best_bin], bin_min[nxt])
         best_bin -= bin_offset[best_f]
     return best_f, best_bin, threshold, best_gain
 

@@ -86,6 +86,18 @@ def _prefix_norms(
         j += 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def midpoint_threshold(x0: float, x1: float) -> float:  # pragma: no cover - jit
+    """The threshold of a cut between x0, the largest value going left, and x1, the smallest
+    going right: their midpoint, or x0 when the midpoint rounds to x1 or overflows. Every
+    split search places its cut so (``binning.py``'s vectorised edges follow the same rule);
+    inlined, so each search compiles it with its own flags."""
+    threshold = x0 / 2.0 + x1 / 2.0
+    if threshold == x1 or not np.isfinite(threshold):
+        return x0
+    return threshold
+
+
 @njit(cache=True, nogil=True)
 def penalised_gain(
     norm_sq: float, dot: float, mu_sq: float, n_left: int, n_right: int, l2: float
@@ -226,10 +238,7 @@ def best_split_exact(
             best_gain, best_f, best_pos = f_gain, f, f_pos + 1
             x0 = XT[f, order[f, start + f_pos]]
             x1 = XT[f, order[f, start + f_pos + 1]]
-            thr = x0 / 2.0 + x1 / 2.0
-            if thr == x1 or not np.isfinite(thr):
-                thr = x0
-            best_thr = thr
+            best_thr = midpoint_threshold(x0, x1)
     return best_f, best_pos, best_thr, best_gain
 
 
