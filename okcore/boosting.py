@@ -29,7 +29,7 @@ from .base import (
 from .callbacks import EarlyStopping, FitProgress, RoundMonitor, check_callback, early_stopping
 from .cost import StageCost
 from .exceptions import DataError, InvalidParameterError
-from .fingerprint import data_fingerprint
+from .fingerprint import data_fingerprint, is_fingerprint
 from .learners import BaseLearner, TreeLearner
 from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
 from .outputs.space import RANK_TOLERANCE
@@ -124,6 +124,43 @@ PAPER_PRESET: dict[str, Any] = {
 }
 
 
+#: Bit generators whose state a saved model records (plain integers, JSON): numpy's default
+#: (int seeds and None) and its DXSM variant.
+SAVED_GENERATORS = ("PCG64", "PCG64DXSM")
+
+
+def generator_state(rng: np.random.Generator) -> dict[str, Any] | None:
+    """The state of ``rng``'s bit generator as JSON values (numpy's ``bit_generator.state``:
+    two 128-bit integers and a buffered 32-bit draw), None for bit generators other than
+    SAVED_GENERATORS. O(1)."""
+    state = dict(rng.bit_generator.state)
+    return state if state["bit_generator"] in SAVED_GENERATORS else None
+
+
+def generator_at(state: Any) -> np.random.Generator:
+    """A generator at a :func:`generator_state`, checked field by field (it comes from a
+    file); raises ValueError naming what is wrong."""
+    below = {"state": 1 << 128, "inc": 1 << 128}
+    if (
+        not isinstance(state, dict)
+        or set(state) != {"bit_generator", "state", "has_uint32", "uinteger"}
+        or state["bit_generator"] not in SAVED_GENERATORS
+        or not isinstance(state["state"], dict)
+        or set(state["state"]) != set(below)
+        or not all(_int_below(state["state"][k], bound) for k, bound in below.items())
+        or not _int_below(state["has_uint32"], 2)
+        or not _int_below(state["uinteger"], 1 << 32)
+    ):
+        raise ValueError(f"the random generator's state is not one of {SAVED_GENERATORS}'s")
+    bit_generator = getattr(np.random, state["bit_generator"])()
+    bit_generator.state = state
+    return np.random.Generator(bit_generator)
+
+
+def _int_below(value: Any, bound: int) -> bool:
+    return type(value) is int and 0 <= value < bound
+
+
 @dataclass
 class BoostResult:
     """The trees with, per tree, each training row's leaf, fitting count (None: every row
@@ -177,6 +214,14 @@ class RoundTable:
         reserve = min(n_rounds, max(1, ROUND_TABLE_RESERVE_BYTES // row_bytes))
         self.array: np.ndarray = np.empty((reserve, n), dtype=dtype)
 
+    @classmethod
+    def holding(cls, rows: np.ndarray, n_rounds: int) -> RoundTable:
+        """A table whose first rounds are ``rows`` (copied, their dtype kept), for rounds
+        up to ``n_rounds``, added by doubling (a loop rebuilt from a saved model)."""
+        table = cls.__new__(cls)
+        table.n_rounds, table.array = n_rounds, np.array(rows)
+        return table
+
     def put(self, m: int, row: np.ndarray, largest: int | None = None) -> None:
         """Write round ``m``'s row; ``largest`` (integer tables) bounds its values."""
         if largest is not None and largest > np.iinfo(self.array.dtype).max:
@@ -208,6 +253,10 @@ class BoostState:
     early-stopping counters and the random generator at the next round's draws (sketch,
     subsample, feature draws). Memory beyond the model: F, N x r float64, and the validation
     rows' F; the round tables are the model's own arrays (views), not copies.
+
+    ``resume_draws``: the generator's state (:func:`generator_state`) after the round the
+    model keeps (the last one, or early stopping's best), where a model saved with the kept
+    trees resumes (:meth:`replay`); None when the generator's state cannot be saved.
     """
 
     F: np.ndarray
@@ -222,6 +271,7 @@ class BoostState:
     val_loss: list[float]
     stopping: EarlyStopping | None
     rng: np.random.Generator
+    resume_draws: dict[str, Any] | None = None
 
     @classmethod
     def start(
@@ -250,6 +300,62 @@ class BoostState:
             val_loss=[],
             stopping=stopping,
             rng=rng,
+        )
+
+    @classmethod
+    def replay(
+        cls,
+        ensemble: TreeEnsemble,
+        loss: FeatureLoss,
+        phi: np.ndarray,
+        diag: np.ndarray,
+        *,
+        learning_rate: float,
+        n_estimators: int,
+        eval_data: EvalData | None,
+        stopping: EarlyStopping | None,
+        rng: np.random.Generator,
+    ) -> BoostState:
+        """The state after the rounds of ``ensemble`` (a model loaded from disk), rebuilt
+        from its trees instead of growing them: F = F_0 plus each tree's values at its
+        training leaves, in round order, by the loss's own step (so bit for bit the loop's
+        F), F on the validation rows likewise, the losses re-scored as the loop scored them
+        and the early-stopping counters fed with them; ``rng`` is the generator at the next
+        round's draws. The caller compares the re-scored losses with the model's recorded
+        ones. O(M (N + Q) r) for M trees, N training and Q validation rows; no tree grown."""
+        n, trees = phi.shape[0], ensemble.trees()
+        F = np.tile(ensemble.init, (n, 1))
+        residual = phi - F
+        F_val, val_leaves = None, None
+        if eval_data is not None:
+            F_val = np.tile(ensemble.init, (len(eval_data.X), 1))
+            val_leaves = ensemble.apply(eval_data.X)
+        monitor = RoundMonitor(n_estimators, None, stopping)
+        train_loss: list[float] = []
+        val_loss: list[float] = []
+        for m, tree in enumerate(trees):
+            loss.stage_target(residual)  # the round's loss state (Huber's delta)
+            leaf = ensemble.train_leaf[m].astype(np.int32)  # the loop's leaf dtype
+            train_loss.append(loss.step(phi, diag, F, tree.value, leaf, learning_rate, residual))
+            if F_val is not None and val_leaves is not None and eval_data is not None:
+                F_val += learning_rate * tree.value[val_leaves[m]]
+                val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))
+            monitor.end_round(m, train_loss[-1], val_loss[-1] if val_loss else None)
+        counts, weights = ensemble.train_count, ensemble.train_weight
+        return cls(
+            F=F,
+            F_val=F_val,
+            init=ensemble.init,
+            init_weight=ensemble.init_weight,
+            trees=trees,
+            leaves=RoundTable.holding(ensemble.train_leaf, n_estimators),
+            counts=None if counts is None else RoundTable.holding(counts, n_estimators),
+            weights=None if weights is None else RoundTable.holding(weights, n_estimators),
+            train_loss=train_loss,
+            val_loss=val_loss,
+            stopping=stopping,
+            rng=rng,
+            resume_draws=generator_state(rng),
         )
 
     @property
@@ -346,7 +452,10 @@ def boost(
                 assert F_val is not None
                 F_val += learning_rate * tree.value[tree_leaves(tree, eval_data.X)]
                 val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))
-            if monitor.end_round(m, train_loss[-1], val_loss[-1] if val_loss else None):
+            stop = monitor.end_round(m, train_loss[-1], val_loss[-1] if val_loss else None)
+            if stopping is None or stopping.improved:  # a round a saved model keeps
+                state.resume_draws = generator_state(rng)
+            if stop:
                 break
     finally:
         learner.close()
@@ -374,13 +483,23 @@ WARM_START_FREE = frozenset({"n_estimators", "n_jobs", "warm_start"})
 class Continuation:
     """What a fitted :class:`OKBoostRegressor` keeps to add trees (``warm_start``): the
     loop's :class:`BoostState`, the validation data, the training rows, the parameters it
-    was fitted with (but WARM_START_FREE) and the data's fingerprint."""
+    was fitted with (but WARM_START_FREE) and the data's fingerprint.
 
-    state: BoostState
+    A model loaded from disk has no state (None) but the generator's state after its kept
+    round, ``draws`` (None: not saveable): its next warm start rebuilds the state from the
+    trees (:meth:`BoostState.replay`)."""
+
+    state: BoostState | None
     eval_data: EvalData | None
     rows: np.ndarray
     params: dict[str, Any]
     fingerprint: str
+    draws: dict[str, Any] | None = None
+
+    def record(self) -> dict[str, Any]:
+        """What a saved model keeps to be continued after loading, as JSON values."""
+        draws = self.draws if self.state is None else self.state.resume_draws
+        return {"fingerprint": self.fingerprint, "generator": draws}
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -531,8 +650,19 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         nothing (a longer fit stops at the same round). Every fit keeps what continuing
         needs in memory: F on the training rows (N x r float64, as much as the output
         factor) and on the validation rows, plus the trees that early stopping did not keep.
-        A model loaded from disk does not (saved models hold the prediction arrays only):
-        warm starting it is refused; refit it. Default False: every ``fit`` starts over.
+        A model loaded from disk continues too (``load(path).set_params(n_estimators=more,
+        warm_start=True).fit(X, Y)``, the same data), bit for bit the direct fit: the saved
+        model records the data's fingerprint and the random generator's state after its
+        kept round (a few hundred bytes of JSON), and the first warm start rebuilds the loop
+        from the saved trees -- F on the training rows by adding each tree's leaf values in
+        order, the losses and early-stopping counters by re-scoring them (they must equal
+        the recorded ones, else a :class:`~okcore.exceptions.DataError`) -- in O(M (N + Q)
+        r), growing no tree; rounds that early stopping dropped after the best one are grown
+        again, and with early stopping on held-out rows (no ``eval_set``) the output factor
+        of all the given outputs is rebuilt once (the held-out rows' outputs are not saved).
+        Models saved before the record existed, and fits from a random Generator other than
+        PCG64, load and predict but refuse a warm start (refit with warm_start=False).
+        Default False: every ``fit`` starts over.
 
     Fitted attributes: ``output_space_``, ``ensemble_``, ``train_loss_`` (M,) and
     ``validation_loss_`` (M,) or None, both of ``loss`` after each round (Huber: at that
@@ -823,7 +953,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         plus the inputs' binning, no output factor."""
         fingerprint = data_fingerprint(X, Y, gram, kernel, eval_set)
         if self.warm_start and "ensemble_" in self.__dict__:
-            return self._fit_more(X, fingerprint, callback)
+            return self._fit_more(X, (Y, gram, kernel, eval_set), fingerprint, callback)
         self.__dict__.pop("_continuation", None)
         super().fit(X, Y, gram=gram, kernel=kernel, eval_set=eval_set, callback=callback)
         self._continuation.fingerprint = fingerprint
@@ -940,18 +1070,51 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         """The parameters a warm start must find unchanged: all but WARM_START_FREE."""
         return {k: v for k, v in self.get_params().items() if k not in WARM_START_FREE}
 
-    def _fit_more(self, X: Any, fingerprint: str, callback: Any) -> Self:
-        """Warm start: continue the fitted loop up to ``n_estimators`` on the same data."""
+    def warm_start_record(self) -> dict[str, Any] | None:
+        """What a saved model keeps so that a warm start continues it after loading (see
+        ``warm_start``), as JSON values: the fingerprint of the fit's data and the random
+        generator's state after the kept round (None if not saveable). None when the
+        estimator has nothing to continue (not fitted, or loaded from a model saved
+        without it)."""
+        more = self.__dict__.get("_continuation")
+        return None if more is None else more.record()
+
+    def restore_warm_start(self, record: Any) -> None:
+        """Adopt the :meth:`warm_start_record` of a model loaded from disk (its fitted
+        attributes and parameters set): its next warm start replays its trees. Raises
+        ValueError when the record is malformed (it comes from a file)."""
+        if (
+            not isinstance(record, dict)
+            or set(record) != {"fingerprint", "generator"}
+            or not is_fingerprint(record["fingerprint"])
+        ):
+            raise ValueError("the warm-start record is not a data fingerprint and a generator")
+        if record["generator"] is not None:
+            generator_at(record["generator"])  # checked now: a bad file fails at load
+        self._continuation = Continuation(
+            None,
+            None,
+            self.train_indices_,
+            self._continued_params(),
+            record["fingerprint"],
+            draws=record["generator"],
+        )
+
+    def _fit_more(self, X: Any, data: tuple, fingerprint: str, callback: Any) -> Self:
+        """Warm start: continue the fitted loop up to ``n_estimators`` on the same data
+        (``data``: Y, gram, kernel and eval_set as given to fit); a loaded model's loop is
+        first rebuilt from its trees (:meth:`_replayed`)."""
         self.validate_params()
         check_callback(callback)
         name = type(self).__name__
         more = self.__dict__.get("_continuation")
         if more is None:
             raise DataError(
-                f"warm_start=True cannot add trees to this {name}: it was loaded from disk, "
-                "and saved models keep the prediction arrays only, not the training state "
-                "that continuing needs (F on the training rows, the random generator). Fit "
-                "it anew (warm_start=False) with the n_estimators wanted."
+                f"warm_start=True cannot add trees to this {name}: it was loaded from a model "
+                "saved without what continuing needs (the fingerprint of its training data "
+                "and its random generator's state), by an okcore older than warm start after "
+                "loading. Fit it anew with warm_start=False and the n_estimators wanted; "
+                "saved again, it can then be continued after loading."
             )
         changed = sorted(k for k, v in more.params.items() if not _same_value(getattr(self, k), v))
         if changed:
@@ -961,11 +1124,11 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
                 f"{', '.join(sorted(WARM_START_FREE))} may change. Changed: {was}. Set them "
                 "back, or fit anew with warm_start=False."
             )
-        state = more.state
-        if self.n_estimators < state.n_rounds:
+        rounds = len(self._recorded_loss()) if more.state is None else more.state.n_rounds
+        if self.n_estimators < rounds:
             raise InvalidParameterError(
                 f"The 'n_estimators' parameter of {name} with warm_start=True must be at "
-                f"least the {state.n_rounds} rounds already fitted. Got n_estimators="
+                f"least the {rounds} rounds already fitted. Got n_estimators="
                 f"{self.n_estimators}; fit anew with warm_start=False for fewer trees."
             )
         if fingerprint != more.fingerprint:
@@ -974,10 +1137,22 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
                 "X, the outputs (Y, gram or kernel) or eval_set differ. Pass the same data, "
                 "or fit anew with warm_start=False."
             )
-        if state.stopped_early or self.n_estimators == state.n_rounds:
+        if more.state is None and more.draws is None:
+            raise DataError(
+                f"warm_start=True cannot add trees to this loaded {name}: it was fitted with "
+                f"a random Generator whose state a saved model cannot hold (bit generators "
+                f"other than {', '.join(SAVED_GENERATORS)}). Fit it anew with "
+                "warm_start=False, or with an int random_state to continue it after loading."
+            )
+        stopped = self._stopped_early() if more.state is None else more.state.stopped_early
+        if stopped or self.n_estimators == rounds:
             return self  # the fitted model is already the longer fit's
         start = time.perf_counter()
         X = check_inputs(X, self.n_features_in_, owner=name)
+        if more.state is None:
+            more = self._replayed(more, X, data)
+        state = more.state
+        assert state is not None
         if len(more.rows) < X.shape[0]:  # early stopping held rows out
             X = X[more.rows]
         space = self.output_space_
@@ -994,6 +1169,59 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             start,
         )
         return self
+
+    def _stopped_early(self) -> bool:
+        """Whether early stopping ended the fitted loop, from its recorded validation
+        losses (a loaded model): a longer loop would have stopped there too."""
+        stopping = early_stopping(self.early_stopping_patience(), self.tol)
+        if stopping is None or self.validation_loss_ is None:
+            return False
+        monitor = RoundMonitor(len(self.validation_loss_), None, stopping)
+        for m, val_loss in enumerate(self.validation_loss_):
+            monitor.end_round(m, float(self._recorded_loss()[m]), float(val_loss))
+        return stopping.stale >= stopping.n_iter_no_change
+
+    def _recorded_loss(self) -> np.ndarray:
+        """The fitted ``train_loss_`` (every round run; a boosting fit always has it)."""
+        assert self.train_loss_ is not None
+        return self.train_loss_
+
+    def _replayed(self, more: Continuation, X: Any, data: tuple) -> Continuation:
+        """A loaded model's continuation: the validation data rebuilt (``eval_set``, or the
+        rows early stopping held out, embedded in the output factor of all the given
+        outputs, rebuilt as the fit built it: the one cost of the factor again), then the
+        loop's state from its trees (:meth:`BoostState.replay`), which must re-score the
+        losses the model recorded bit for bit (else a DataError: the continuation would not
+        be the longer fit)."""
+        Y, gram, kernel, eval_set = data
+        space, rows, name = self.output_space_, more.rows, type(self).__name__
+        eval_data = None
+        if eval_set is not None:
+            eval_data = self._eval_data(eval_set, space)
+        elif len(rows) < X.shape[0]:
+            full = self._output_space(X.shape[0], Y, gram, kernel)
+            held_out = np.setdiff1d(np.arange(X.shape[0]), rows)
+            eval_data = EvalData(X[held_out], full.phi[held_out], full.diag[held_out])
+        ensemble = self.ensemble_
+        assert isinstance(ensemble, TreeEnsemble) and more.draws is not None
+        state = BoostState.replay(
+            ensemble, make_loss(self.loss, self.alpha), space.phi, space.diag,
+            learning_rate=self.learning_rate, n_estimators=self.n_estimators,
+            eval_data=eval_data, stopping=early_stopping(self.early_stopping_patience(), self.tol),
+            rng=generator_at(more.draws),
+        )  # fmt: skip
+        kept = ensemble.n_trees
+        same = np.array_equal(state.train_loss, self._recorded_loss()[:kept])
+        if eval_data is not None and self.validation_loss_ is not None:
+            same = same and np.array_equal(state.val_loss, self.validation_loss_[:kept])
+        if not same:
+            raise DataError(
+                f"warm_start=True cannot continue this loaded {name} exactly: its trees, "
+                "replayed on the data given, do not reproduce the losses it recorded (it was "
+                "saved by another okcore or numeric library, or its output factor cannot be "
+                "rebuilt as it was). Fit it anew with warm_start=False."
+            )
+        return replace(more, state=state, eval_data=eval_data)
 
     def _eval_data(self, eval_set: tuple, space: Any) -> EvalData:
         return embed_eval_set(eval_set, space, self.n_features_in_, type(self).__name__)
