@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Self
 
 import numpy as np
@@ -36,7 +36,7 @@ from .outputs.space import RANK_TOLERANCE
 from .threads import SERIAL
 from .trees.builder import TreeArrays, TreeParams
 from .trees.ensemble import TreeEnsemble, tree_leaves
-from .trees.estimator import TREE_CONSTRAINTS, TreeEstimator
+from .trees.estimator import TREE_CONSTRAINTS, TreeEstimator, max_leaves
 from .trees.oblivious import HISTOGRAM_BYTES, MAX_OBLIVIOUS_DEPTH
 
 #: Default ("auto") split search: the paper's exact search below this much work per tree
@@ -92,6 +92,32 @@ def resolve_search(
     if sketch_dim == "auto":
         sketch_dim = AUTO_SKETCH_DIM if fast and rank > AUTO_SKETCH_DIM else None
     return max_bins, sketch_dim  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class GrowthPlan:
+    """How one OKBoost fit grows its trees, resolved once from the parameters, the inputs
+    and the output factor (:meth:`OKBoostRegressor.growth_plan`), and read by the fit, each
+    tree's growth parameters and the cost model; a warm start continues with its fit's plan.
+
+    tree_type : "best-first" or "oblivious" ("auto" resolved).
+    max_splits : J of a best-first tree (None resolved to DEFAULT_MAX_SPLITS).
+    max_depth : the depth limit; an oblivious tree's None resolved to
+        :func:`default_oblivious_depth` of the factor's rank.
+    l2_regularization : lambda ("auto" resolved).
+    max_bins, sketch_dim : the split search (:func:`resolve_search`; None: exact, all r columns).
+    refine_cuts : whether the histogram search refines its cuts (never for oblivious trees).
+    max_leaves : the leaves a tree can have on the fit's rows (the cost model's bound).
+    """
+
+    tree_type: str
+    max_splits: int
+    max_depth: int | None
+    l2_regularization: float
+    max_bins: int | None
+    sketch_dim: int | None
+    refine_cuts: bool
+    max_leaves: int
 
 
 #: The paper's algorithm (Geurts, Wehenkel & d'Alche-Buc 2007: Algorithm 3 with OK3 trees grown
@@ -487,19 +513,21 @@ class Continuation:
 
     A model loaded from disk has no state (None) but the generator's state after its kept
     round, ``draws`` (None: not saveable): its next warm start rebuilds the state from the
-    trees (:meth:`BoostState.replay`)."""
+    trees (:meth:`BoostState.replay`). ``plan``: the fit's :class:`GrowthPlan`, which the
+    added trees follow (a loaded model's is the one it was saved with)."""
 
     state: BoostState | None
     eval_data: EvalData | None
     rows: np.ndarray
     params: dict[str, Any]
     fingerprint: str
+    plan: GrowthPlan
     draws: dict[str, Any] | None = None
 
     def record(self) -> dict[str, Any]:
         """What a saved model keeps to be continued after loading, as JSON values."""
         draws = self.draws if self.state is None else self.state.resume_draws
-        return {"fingerprint": self.fingerprint, "generator": draws}
+        return {"fingerprint": self.fingerprint, "generator": draws, "plan": asdict(self.plan)}
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -652,8 +680,9 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         factor) and on the validation rows, plus the trees that early stopping did not keep.
         A model loaded from disk continues too (``load(path).set_params(n_estimators=more,
         warm_start=True).fit(X, Y)``, the same data), bit for bit the direct fit: the saved
-        model records the data's fingerprint and the random generator's state after its
-        kept round (a few hundred bytes of JSON), and the first warm start rebuilds the loop
+        model records the data's fingerprint, the random generator's state after its kept
+        round and its :meth:`growth_plan` (a few hundred bytes of JSON; a plan this okcore
+        resolves otherwise is refused), and the first warm start rebuilds the loop
         from the saved trees -- F on the training rows by adding each tree's leaf values in
         order, the losses and early-stopping counters by re-scoring them (they must equal
         the recorded ones, else a :class:`~okcore.exceptions.DataError`) -- in O(M (N + Q)
@@ -836,49 +865,59 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         )
         return "oblivious" if applies else "best-first"
 
-    def _growing(self, tree_type: str, rank: int | None = None) -> Self:
-        """This estimator growing ``tree_type`` trees, ``max_splits`` None resolved to
-        DEFAULT_MAX_SPLITS, an oblivious tree's ``max_depth`` None to
-        :func:`default_oblivious_depth` of the factor's ``rank`` and ``l2_regularization``
-        "auto" to its value (itself when nothing changes): what the split search, the
-        trees' parameters, the ensemble and the cost model read."""
-        resolved: dict[str, Any] = {
-            "tree_type": tree_type,
-            "max_splits": self.max_splits or DEFAULT_MAX_SPLITS,
-        }
-        if tree_type == "oblivious" and self.max_depth is None:
-            resolved["max_depth"] = default_oblivious_depth(rank)
-        if isinstance(self.l2_regularization, str):  # "auto"
-            oblivious = tree_type == "oblivious" and self.loss == "squared"
-            resolved["l2_regularization"] = OBLIVIOUS_L2_REGULARIZATION if oblivious else 0.0
-        if all(getattr(self, name) == value for name, value in resolved.items()):
-            return self
-        return type(self)(**{**self.get_params(), **resolved})
+    def growth_plan(self, n_samples: int, rank: int, tree_type: str | None = None) -> GrowthPlan:
+        """How a fit on ``n_samples`` training rows and a factor of ``rank`` columns grows its
+        trees (:class:`GrowthPlan`): ``tree_type`` (None: :meth:`resolve_tree_type` of dense
+        inputs), ``max_splits`` None as DEFAULT_MAX_SPLITS, an oblivious tree's ``max_depth``
+        None as :func:`default_oblivious_depth` of ``rank``, ``l2_regularization`` "auto",
+        and the split search by :func:`resolve_search` -- oblivious trees search the fast
+        way at every size: histograms, and "auto" sketches when r > AUTO_SKETCH_DIM (below
+        the fast threshold too: on the drug-target sets (95-223 output columns) 5x less CPU
+        for a higher AUROC, docs/RESULTS.md section 9.7). A fit resolves it once; the cost
+        model asks for it before one. O(1)."""
+        kind = self.resolve_tree_type() if tree_type is None else tree_type
+        oblivious = kind == "oblivious"
+        max_splits = self.max_splits or DEFAULT_MAX_SPLITS
+        max_depth = self.max_depth
+        if oblivious and max_depth is None:
+            max_depth = default_oblivious_depth(rank)
+        penalty = self.l2_regularization
+        if isinstance(penalty, str):  # "auto"
+            squared = self.loss == "squared"
+            penalty = OBLIVIOUS_L2_REGULARIZATION if oblivious and squared else 0.0
+        max_bins, sketch_dim = resolve_search(
+            self.max_bins, self.sketch_dim, n_samples, rank, oblivious
+        )
+        level_splits = 2 ** int(max_depth or 0) - 1  # an oblivious tree's leaves, less one
+        return GrowthPlan(  # plain ints: the plan is saved as JSON
+            tree_type=kind,
+            max_splits=int(max_splits),
+            max_depth=None if max_depth is None else int(max_depth),
+            l2_regularization=float(penalty),
+            max_bins=None if max_bins is None else int(max_bins),
+            sketch_dim=None if sketch_dim is None else int(sketch_dim),
+            refine_cuts=self._refines_cuts() and not oblivious,
+            max_leaves=max_leaves(
+                n_samples,
+                level_splits if oblivious else max_splits,
+                self.min_samples_leaf,
+                max_depth,
+            ),
+        )
 
-    def _tree_params(self, n_features: int) -> TreeParams:
-        grower = self._growing(self.resolve_tree_type())
-        if grower is not self:
-            return grower._tree_params(n_features)
+    def _planned_tree_params(self, plan: GrowthPlan, n_features: int) -> TreeParams:
+        """The growth parameters of each tree of ``plan`` on ``n_features`` inputs."""
         fraction = float(self.colsample_bytree)
         tree_features = None if fraction >= 1.0 else max(1, int(round(fraction * n_features)))
         return replace(
-            super()._tree_params(n_features),
-            l2_regularization=float(self.l2_regularization),
-            tree_type=self.tree_type,
+            self._tree_params(n_features),
+            max_splits=plan.max_splits,
+            max_depth=plan.max_depth,
+            refine_cuts=plan.refine_cuts,
+            l2_regularization=plan.l2_regularization,
+            tree_type=plan.tree_type,
             tree_features=tree_features,
         )
-
-    def _refines_cuts(self) -> bool:
-        return super()._refines_cuts() and self.resolve_tree_type() != "oblivious"
-
-    def _max_leaves(self, n_samples: int) -> int:
-        grower = self._growing(self.resolve_tree_type())
-        if grower is not self:
-            return grower._max_leaves(n_samples)
-        if self.tree_type != "oblivious":
-            return super()._max_leaves(n_samples)
-        leaves = 2 ** int(self.max_depth or OBLIVIOUS_DEPTH_ONE_OUTPUT)  # set by _growing
-        return max(min(leaves, n_samples // int(self.min_samples_leaf)), 1)
 
     def _n_stages(self) -> int:
         return self.n_estimators
@@ -907,35 +946,32 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         return leaf + (1.0 if self.subsample < 1.0 else 0.0)
 
     def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
-        """The trees' cost; oblivious trees also hold one level histogram (B bins x the
-        level's nodes x the search width, at most HISTOGRAM_BYTES). ``tree_type="auto"``
-        before a fit (the inputs not known): the trees of dense inputs, at the larger
-        seconds and bytes of them and of the best-first trees sparse inputs grow."""
-        kind = self.resolve_tree_type()
-        if self._growing(kind, rank) is not self:
-            cost = self._growing(kind, rank)._estimate_stages(n_samples, n_features, rank)
-            if self.tree_type == "auto" and kind != "best-first":  # what sparse inputs grow
-                sparse_inputs = self._growing("best-first", rank)
-                cost = dearer_stages(
-                    cost, sparse_inputs._estimate_stages(n_samples, n_features, rank)
-                )
-            return cost
-        cost = super()._estimate_stages(n_samples, n_features, rank)
-        if self.tree_type != "oblivious":
-            return cost
-        max_bins, sketch = self._resolved_search(n_samples, rank)
-        width = min(rank, sketch) if sketch else rank
-        nodes = max(cost.stage_size // 2, 1)
-        level = min(8.0 * n_features * (max_bins or AUTO_MAX_BINS) * nodes * width, HISTOGRAM_BYTES)
-        return replace(cost, work_bytes=cost.work_bytes + level)
+        """The trees' cost of the fit's :meth:`growth_plan`. ``tree_type="auto"`` before a
+        fit (the inputs not known): the plan of dense inputs, at the larger seconds and bytes
+        of it and of the best-first plan sparse inputs get."""
+        plan = self.growth_plan(n_samples, rank)
+        cost = self._planned_cost(plan, n_samples, n_features, rank)
+        if self.tree_type == "auto" and plan.tree_type != "best-first":  # what sparse X grows
+            sparse_inputs = self.growth_plan(n_samples, rank, "best-first")
+            cost = dearer_stages(
+                cost, self._planned_cost(sparse_inputs, n_samples, n_features, rank)
+            )
+        return cost
 
-    def _resolved_search(self, n_samples: int, rank: int) -> tuple[int | None, int | None]:
-        """:func:`resolve_search`; oblivious trees search the fast way at every size:
-        histograms, and "auto" sketches when r > AUTO_SKETCH_DIM (below the fast threshold
-        too: on the drug-target sets (95-223 output columns) 5x less CPU for a higher AUROC,
-        docs/RESULTS.md section 9.7)."""
-        oblivious = self.resolve_tree_type() == "oblivious"
-        return resolve_search(self.max_bins, self.sketch_dim, n_samples, rank, oblivious)
+    def _planned_cost(
+        self, plan: GrowthPlan, n_samples: int, n_features: int, rank: int
+    ) -> StageCost:
+        """The trees' cost; oblivious trees also hold one level histogram (B bins x the
+        level's nodes x the search width, at most HISTOGRAM_BYTES)."""
+        search = (plan.max_bins, plan.sketch_dim)
+        cost = self._stages_cost(n_samples, n_features, rank, search, plan.max_leaves)
+        if plan.tree_type != "oblivious":
+            return cost
+        width = min(rank, plan.sketch_dim) if plan.sketch_dim else rank
+        nodes = max(cost.stage_size // 2, 1)
+        bins = plan.max_bins or AUTO_MAX_BINS
+        level = min(8.0 * n_features * bins * nodes * width, HISTOGRAM_BYTES)
+        return replace(cost, work_bytes=cost.work_bytes + level)
 
     def fit(
         self,
@@ -961,25 +997,25 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
 
     def _fit_model(self, context: FitContext) -> FittedModel:
         """Algorithm 3 (:func:`boost`): the eval set is embedded in the training space first;
-        early stopping without one holds out ``validation_fraction`` of the rows."""
+        early stopping without one holds out ``validation_fraction`` of the rows; the
+        :meth:`growth_plan` is resolved once, on the rows the trees are fitted to."""
         X, space, rng = context.X, context.space, context.rng
         eval_data = (
             self._eval_data(context.eval_set, space) if context.eval_set is not None else None
         )
         rows = np.arange(X.shape[0])
         tree_type = self.resolve_tree_type(X)
-        grower = self._growing(tree_type, space.rank)
         patience = self.early_stopping_patience()
         if eval_data is None and patience is not None:
             X, space, rows, eval_data = self._hold_out(X, space, rng)
-        max_bins, sketch_dim = grower._resolved_search(X.shape[0], space.rank)
         if tree_type == "oblivious" and sparse.issparse(X):
             raise InvalidParameterError(
                 f"tree_type='oblivious' of {type(self).__name__} needs dense inputs: pass "
                 "X.toarray(), or use tree_type='best-first' for sparse X."
             )
+        plan = self.growth_plan(X.shape[0], space.rank, tree_type)
         result = self._boost(
-            grower, X, space, (max_bins, sketch_dim), context.callback, context.elapsed(),
+            plan, X, space, context.callback, context.elapsed(),
             rng=rng, eval_data=eval_data, stopping=early_stopping(patience, self.tol),
         )  # fmt: skip
         assert result.state is not None
@@ -987,16 +1023,15 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         # caller may go on using)
         result.state.rng = copy.deepcopy(result.state.rng)
         self._continuation = Continuation(
-            result.state, eval_data, rows, self._continued_params(), fingerprint=""
+            result.state, eval_data, rows, self._continued_params(), fingerprint="", plan=plan
         )
-        return self._fitted(grower, result, space, rows, max_bins, sketch_dim)
+        return self._fitted(plan, result, space, rows)
 
     def _boost(
         self,
-        grower: Self,
+        plan: GrowthPlan,
         X: Any,
         space: Any,
-        search: tuple[int | None, int | None],
         callback: Any,
         elapsed: float,
         *,
@@ -1005,14 +1040,14 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         stopping: EarlyStopping | None = None,
         state: BoostState | None = None,
     ) -> BoostResult:
-        """The inputs the split search reads for ``search`` (max_bins, sketch_dim), the tree
-        learner of ``grower`` (:meth:`_growing`: the resolved tree type and sizes), and
+        """The inputs the split search of ``plan`` reads, its tree learner, and
         :func:`boost` (from ``state`` when given)."""
-        max_bins, sketch_dim = search
-        XT, binned = grower._search_inputs(X, max_bins, callback, self.n_estimators, elapsed)
+        XT, binned = self._search_inputs(
+            X, plan.max_bins, callback, self.n_estimators, elapsed, refine_cuts=plan.refine_cuts
+        )
         learner = TreeLearner(
-            X, grower._tree_params(X.shape[1]), XT=XT, binned=binned, sketch_dim=sketch_dim,
-            n_threads=self._n_threads(),
+            X, self._planned_tree_params(plan, X.shape[1]), XT=XT, binned=binned,
+            sketch_dim=plan.sketch_dim, n_threads=self._n_threads(),
         )  # fmt: skip
         return boost(
             X,
@@ -1031,18 +1066,12 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         )
 
     def _fitted(
-        self,
-        grower: Self,
-        result: BoostResult,
-        space: Any,
-        rows: np.ndarray,
-        max_bins: int | None,
-        sketch_dim: int | None,
+        self, plan: GrowthPlan, result: BoostResult, space: Any, rows: np.ndarray
     ) -> FittedModel:
         """The fitted model of a loop's result: its trees up to the best round, grown by
-        ``grower`` (:meth:`_growing`)."""
+        ``plan``."""
         keep = result.best_iteration + 1
-        self.tree_type_ = grower.tree_type
+        self.tree_type_ = plan.tree_type
         ensemble = TreeEnsemble.from_trees(
             result.trees,
             result.train_leaf,
@@ -1052,7 +1081,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             init=result.init,
             train_weight=result.train_weight,
             init_weight=result.init_weight,
-            l2_regularization=float(grower.l2_regularization),
+            l2_regularization=plan.l2_regularization,
         )
         return FittedModel(
             ensemble.truncate(keep) if keep < ensemble.n_trees else ensemble,
@@ -1062,8 +1091,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             stopped_by_callback=result.stopped_by_callback,
             train_loss=result.train_loss,
             validation_loss=result.val_loss,
-            max_bins=max_bins,
-            sketch_dim=sketch_dim,
+            max_bins=plan.max_bins,
+            sketch_dim=plan.sketch_dim,
         )
 
     def _continued_params(self) -> dict[str, Any]:
@@ -1083,12 +1112,18 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         """Adopt the :meth:`warm_start_record` of a model loaded from disk (its fitted
         attributes and parameters set): its next warm start replays its trees. Raises
         ValueError when the record is malformed (it comes from a file)."""
+        plan = record.get("plan") if isinstance(record, dict) else None
         if (
             not isinstance(record, dict)
-            or set(record) != {"fingerprint", "generator"}
+            or set(record) != {"fingerprint", "generator", "plan"}
             or not is_fingerprint(record["fingerprint"])
+            or not isinstance(plan, dict)
+            or set(plan) != {f.name for f in fields(GrowthPlan)}
+            or not all(v is None or isinstance(v, bool | int | float | str) for v in plan.values())
         ):
-            raise ValueError("the warm-start record is not a data fingerprint and a generator")
+            raise ValueError(
+                "the warm-start record is not a data fingerprint, a generator and a growth plan"
+            )
         if record["generator"] is not None:
             generator_at(record["generator"])  # checked now: a bad file fails at load
         self._continuation = Continuation(
@@ -1097,6 +1132,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             self.train_indices_,
             self._continued_params(),
             record["fingerprint"],
+            GrowthPlan(**plan),
             draws=record["generator"],
         )
 
@@ -1158,16 +1194,12 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         space = self.output_space_
         del self.ensemble_  # as any refit: a failure leaves an unfitted estimator
         del self._continuation
-        grower = self._growing(self.tree_type_, space.rank)
         result = self._boost(
-            grower, X, space, (self.max_bins_, self.sketch_dim_), callback, 0.0,
-            rng=state.rng, eval_data=more.eval_data, state=state,
+            more.plan, X, space, callback, 0.0, rng=state.rng, eval_data=more.eval_data,
+            state=state,
         )  # fmt: skip
         self._continuation = more
-        self._set_fitted(
-            self._fitted(grower, result, space, more.rows, self.max_bins_, self.sketch_dim_),
-            start,
-        )
+        self._set_fitted(self._fitted(more.plan, result, space, more.rows), start)
         return self
 
     def _stopped_early(self) -> bool:
@@ -1195,6 +1227,13 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         be the longer fit)."""
         Y, gram, kernel, eval_set = data
         space, rows, name = self.output_space_, more.rows, type(self).__name__
+        if self.growth_plan(len(rows), space.rank, self.tree_type_) != more.plan:
+            raise DataError(
+                f"warm_start=True cannot continue this loaded {name}: this okcore resolves its "
+                "parameters to other tree sizes or split search than the okcore that saved it "
+                f"({more.plan}), so the added trees would not be those of one fit. Fit it anew "
+                "with warm_start=False."
+            )
         eval_data = None
         if eval_set is not None:
             eval_data = self._eval_data(eval_set, space)

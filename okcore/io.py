@@ -2,7 +2,7 @@
 
 A model is a directory with ``manifest.json`` (format, versions, estimator, parameters,
 kernel, scalar attributes, per-array SHA-256 and shape; for OKBoost the warm-start record:
-the fingerprint of the training data and the random generator's state, a few hundred bytes,
+the fingerprint of the training data, the random generator's state and the growth plan,
 so that ``warm_start`` continues a loaded model) and ``arrays.npz`` read with
 ``allow_pickle=False``. Loading verifies checksums and the tree structure (every index in
 range), so a corrupted or tampered model fails with :class:`PersistenceError` instead of

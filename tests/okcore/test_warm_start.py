@@ -334,6 +334,20 @@ def test_a_generator_whose_state_cannot_be_saved_is_refused_after_loading(data, 
         loaded.set_params(n_estimators=6, warm_start=True).fit(X, Y)
 
 
+def test_a_loaded_model_grown_with_another_plan_is_refused(data, tmp_path):
+    """A model saved by an okcore that resolved its defaults to other tree sizes (here: the
+    depth of its oblivious trees) is not continued with this okcore's sizes."""
+    X, Y, _, _ = data
+    path = save(OKBoostRegressor(n_estimators=3, random_state=0).fit(X, Y), tmp_path / "m")
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert manifest["warm_start"]["plan"]["tree_type"] == "oblivious"
+    manifest["warm_start"]["plan"]["max_depth"] += 1
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    loaded = load(path)
+    with pytest.raises(DataError, match="resolves its parameters to other tree sizes"):
+        loaded.set_params(n_estimators=6, warm_start=True).fit(X, Y)
+
+
 @pytest.mark.parametrize(
     "record",
     [
