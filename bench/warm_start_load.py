@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -113,7 +114,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     result = {
-        "argv": ["bench.warm_start_load", *(argv or [])],
+        "argv": ["bench.warm_start_load", *(argv if argv is not None else sys.argv[1:])],
         "load_average": {"before": load_before, "after": os.getloadavg()},
         "rows": rows,
         "table": table(rows, args.m0, args.m),
