@@ -243,6 +243,21 @@ def test_a_loaded_model_with_an_eval_set_and_a_gram_continues(data, tmp_path):
     assert_same_model(loaded, direct, Xv)
 
 
+@pytest.mark.parametrize("factor", [{}, {"n_landmarks": 40}, {"factor_rank": 5}])
+def test_held_out_rows_of_a_loaded_model_are_embedded_in_the_rebuilt_factor(data, factor, tmp_path):
+    """Early stopping on held-out rows with an RBF output kernel: the held-out rows' outputs
+    are not saved, so their factor coordinates come from the output factor rebuilt from all
+    the given outputs (exact, Nystrom with seeded landmarks, truncated), as the fit built it."""
+    X, Y, Xv, _ = data
+    kernel = {"type": "rbf", "gamma": 0.5}
+    params = {"early_stopping": True, "n_iter_no_change": 50, "random_state": 4, **factor}
+    fitted = OKBoostRegressor(n_estimators=4, max_splits=4, **params).fit(X, Y, kernel=kernel)
+    loaded = reloaded(fitted, tmp_path / "m")
+    loaded.set_params(n_estimators=10, warm_start=True).fit(X, Y, kernel=kernel)
+    direct = OKBoostRegressor(n_estimators=10, max_splits=4, **params).fit(X, Y, kernel=kernel)
+    assert_same_model(loaded, direct, Xv)
+
+
 def test_a_loaded_model_on_sparse_inputs_continues(data, tmp_path):
     X, Y, Xv, _ = data
     Xs = sparse.csr_matrix(np.where(X > 0.5, X, 0.0))
@@ -300,6 +315,17 @@ def test_a_loaded_model_refuses_other_data_and_parameters(data, tmp_path):
     assert loaded.ensemble_.n_trees == 3
     loaded.set_params(learning_rate=0.1).fit(X, Y)
     assert loaded.ensemble_.n_trees == 6
+
+
+def test_a_replay_that_does_not_reproduce_the_recorded_losses_is_refused(data, tmp_path):
+    """The rebuilt loop must re-score the losses the model recorded bit for bit (here one
+    differs in its last bit, as if another numeric library had saved it)."""
+    X, Y, _, _ = data
+    loaded = reloaded(OKBoostRegressor(n_estimators=3, random_state=0).fit(X, Y), tmp_path / "m")
+    loaded.train_loss_ = loaded.train_loss_.copy()
+    loaded.train_loss_[1] = np.nextafter(loaded.train_loss_[1], np.inf)
+    with pytest.raises(DataError, match="do not reproduce the losses it recorded"):
+        loaded.set_params(n_estimators=6, warm_start=True).fit(X, Y)
 
 
 def drop_record(path) -> None:
