@@ -6,7 +6,7 @@ numpy / scipy / numba only; never imports the web stack.
 
 from . import bipartite, metrics, model_selection, scoring
 from .base import FITTED_ATTRIBUTES, FittedEnsemble, OKEstimator
-from .boosting import OKBoostRegressor
+from .boosting import GrowthPlan, OKBoostRegressor
 from .callbacks import EarlyStopping, FitProgress
 from .cost import FitCost
 from .estimators import (
@@ -63,6 +63,7 @@ __all__ = [
     "FitCost",
     "FitProgress",
     "FittedEnsemble",
+    "GrowthPlan",
     "InvalidParameterError",
     "KRRBoostRegressor",
     "KernelRidgeRegressor",

@@ -383,8 +383,19 @@ class OKEstimator:
         report_phase(
             callback, "output_space", total, eta=self._factor_eta(X.shape[0], gram, kernel)
         )
-        space = OutputSpace.build(
-            X.shape[0],
+        space = self._output_space(X.shape[0], Y, gram, kernel)
+        self.n_features_in_ = X.shape[1]
+        self.n_train_ = X.shape[0]
+        # np.asarray, not np.ndim: array-likes that only convert (scikit-learn's NotAnArray);
+        # Y has been checked by the output space already
+        self.output_1d_ = Y is not None and np.asarray(Y).ndim == 1
+        return X, space
+
+    def _output_space(self, n_samples: int, Y: Any, gram: Any, kernel: Any) -> OutputSpace:
+        """The output space of the ``n_samples`` training outputs as a fit builds it from
+        this estimator's factor parameters (deterministic for an int ``random_state``)."""
+        return OutputSpace.build(
+            n_samples,
             Y,
             gram=gram,
             kernel=kernel,
@@ -393,12 +404,6 @@ class OKEstimator:
             n_landmarks=self.n_landmarks,
             random_state=check_random_state(self.random_state),
         )
-        self.n_features_in_ = X.shape[1]
-        self.n_train_ = X.shape[0]
-        # np.asarray, not np.ndim: array-likes that only convert (scikit-learn's NotAnArray);
-        # Y has been checked by the output space already
-        self.output_1d_ = Y is not None and np.asarray(Y).ndim == 1
-        return X, space
 
     def _factor_eta(self, n_samples: int, gram: Any, kernel: Any) -> float | None:
         """The "output_space" phase ETA from :func:`okcore.outputs.space.estimate_factor_seconds`;

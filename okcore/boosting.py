@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Self
 
 import numpy as np
@@ -29,14 +29,14 @@ from .base import (
 from .callbacks import EarlyStopping, FitProgress, RoundMonitor, check_callback, early_stopping
 from .cost import StageCost
 from .exceptions import DataError, InvalidParameterError
-from .fingerprint import data_fingerprint
+from .fingerprint import data_fingerprint, is_fingerprint
 from .learners import BaseLearner, TreeLearner
 from .losses import LOSSES, FeatureLoss, SquaredFeatureLoss, make_loss
 from .outputs.space import RANK_TOLERANCE
 from .threads import SERIAL
 from .trees.builder import TreeArrays, TreeParams
 from .trees.ensemble import TreeEnsemble, tree_leaves
-from .trees.estimator import TREE_CONSTRAINTS, TreeEstimator
+from .trees.estimator import TREE_CONSTRAINTS, TreeEstimator, max_leaves
 from .trees.oblivious import HISTOGRAM_BYTES, MAX_OBLIVIOUS_DEPTH
 
 #: Default ("auto") split search: the paper's exact search below this much work per tree
@@ -94,6 +94,32 @@ def resolve_search(
     return max_bins, sketch_dim  # type: ignore[return-value]
 
 
+@dataclass(frozen=True)
+class GrowthPlan:
+    """How one OKBoost fit grows its trees, resolved once from the parameters, the inputs
+    and the output factor (:meth:`OKBoostRegressor.growth_plan`), and read by the fit, each
+    tree's growth parameters and the cost model; a warm start continues with its fit's plan.
+
+    tree_type : "best-first" or "oblivious" ("auto" resolved).
+    max_splits : J of a best-first tree (None resolved to DEFAULT_MAX_SPLITS).
+    max_depth : the depth limit; an oblivious tree's None resolved to
+        :func:`default_oblivious_depth` of the factor's rank.
+    l2_regularization : lambda ("auto" resolved).
+    max_bins, sketch_dim : the split search (:func:`resolve_search`; None: exact, all r columns).
+    refine_cuts : whether the histogram search refines its cuts (never for oblivious trees).
+    max_leaves : the leaves a tree can have on the fit's rows (the cost model's bound).
+    """
+
+    tree_type: str
+    max_splits: int
+    max_depth: int | None
+    l2_regularization: float
+    max_bins: int | None
+    sketch_dim: int | None
+    refine_cuts: bool
+    max_leaves: int
+
+
 #: The paper's algorithm (Geurts, Wehenkel & d'Alche-Buc 2007: Algorithm 3 with OK3 trees grown
 #: best-first by highest N*var, section 2.4.2), with Table 1's M = 500 and nu = 0.01, as
 #: :meth:`OKBoostRegressor.paper` builds it: every parameter that changes the fitted model is
@@ -122,6 +148,43 @@ PAPER_PRESET: dict[str, Any] = {
     "factor_tol": RANK_TOLERANCE,
     "n_landmarks": None,
 }
+
+
+#: Bit generators whose state a saved model records (plain integers, JSON): numpy's default
+#: (int seeds and None) and its DXSM variant.
+SAVED_GENERATORS = ("PCG64", "PCG64DXSM")
+
+
+def generator_state(rng: np.random.Generator) -> dict[str, Any] | None:
+    """The state of ``rng``'s bit generator as JSON values (numpy's ``bit_generator.state``:
+    two 128-bit integers and a buffered 32-bit draw), None for bit generators other than
+    SAVED_GENERATORS. O(1)."""
+    state = dict(rng.bit_generator.state)
+    return state if state["bit_generator"] in SAVED_GENERATORS else None
+
+
+def generator_at(state: Any) -> np.random.Generator:
+    """A generator at a :func:`generator_state`, checked field by field (it comes from a
+    file); raises ValueError naming what is wrong."""
+    below = {"state": 1 << 128, "inc": 1 << 128}
+    if (
+        not isinstance(state, dict)
+        or set(state) != {"bit_generator", "state", "has_uint32", "uinteger"}
+        or state["bit_generator"] not in SAVED_GENERATORS
+        or not isinstance(state["state"], dict)
+        or set(state["state"]) != set(below)
+        or not all(_int_below(state["state"][k], bound) for k, bound in below.items())
+        or not _int_below(state["has_uint32"], 2)
+        or not _int_below(state["uinteger"], 1 << 32)
+    ):
+        raise ValueError(f"the random generator's state is not one of {SAVED_GENERATORS}'s")
+    bit_generator = getattr(np.random, state["bit_generator"])()
+    bit_generator.state = state
+    return np.random.Generator(bit_generator)
+
+
+def _int_below(value: Any, bound: int) -> bool:
+    return type(value) is int and 0 <= value < bound
 
 
 @dataclass
@@ -177,6 +240,14 @@ class RoundTable:
         reserve = min(n_rounds, max(1, ROUND_TABLE_RESERVE_BYTES // row_bytes))
         self.array: np.ndarray = np.empty((reserve, n), dtype=dtype)
 
+    @classmethod
+    def holding(cls, rows: np.ndarray, n_rounds: int) -> RoundTable:
+        """A table whose first rounds are ``rows`` (copied, their dtype kept), for rounds
+        up to ``n_rounds``, added by doubling (a loop rebuilt from a saved model)."""
+        table = cls.__new__(cls)
+        table.n_rounds, table.array = n_rounds, np.array(rows)
+        return table
+
     def put(self, m: int, row: np.ndarray, largest: int | None = None) -> None:
         """Write round ``m``'s row; ``largest`` (integer tables) bounds its values."""
         if largest is not None and largest > np.iinfo(self.array.dtype).max:
@@ -208,6 +279,10 @@ class BoostState:
     early-stopping counters and the random generator at the next round's draws (sketch,
     subsample, feature draws). Memory beyond the model: F, N x r float64, and the validation
     rows' F; the round tables are the model's own arrays (views), not copies.
+
+    ``resume_draws``: the generator's state (:func:`generator_state`) after the round the
+    model keeps (the last one, or early stopping's best), where a model saved with the kept
+    trees resumes (:meth:`replay`); None when the generator's state cannot be saved.
     """
 
     F: np.ndarray
@@ -222,6 +297,7 @@ class BoostState:
     val_loss: list[float]
     stopping: EarlyStopping | None
     rng: np.random.Generator
+    resume_draws: dict[str, Any] | None = None
 
     @classmethod
     def start(
@@ -250,6 +326,62 @@ class BoostState:
             val_loss=[],
             stopping=stopping,
             rng=rng,
+        )
+
+    @classmethod
+    def replay(
+        cls,
+        ensemble: TreeEnsemble,
+        loss: FeatureLoss,
+        phi: np.ndarray,
+        diag: np.ndarray,
+        *,
+        learning_rate: float,
+        n_estimators: int,
+        eval_data: EvalData | None,
+        stopping: EarlyStopping | None,
+        rng: np.random.Generator,
+    ) -> BoostState:
+        """The state after the rounds of ``ensemble`` (a model loaded from disk), rebuilt
+        from its trees instead of growing them: F = F_0 plus each tree's values at its
+        training leaves, in round order, by the loss's own step (so bit for bit the loop's
+        F), F on the validation rows likewise, the losses re-scored as the loop scored them
+        and the early-stopping counters fed with them; ``rng`` is the generator at the next
+        round's draws. The caller compares the re-scored losses with the model's recorded
+        ones. O(M (N + Q) r) for M trees, N training and Q validation rows; no tree grown."""
+        n, trees = phi.shape[0], ensemble.trees()
+        F = np.tile(ensemble.init, (n, 1))
+        residual = phi - F
+        F_val, val_leaves = None, None
+        if eval_data is not None:
+            F_val = np.tile(ensemble.init, (len(eval_data.X), 1))
+            val_leaves = ensemble.apply(eval_data.X)
+        monitor = RoundMonitor(n_estimators, None, stopping)
+        train_loss: list[float] = []
+        val_loss: list[float] = []
+        for m, tree in enumerate(trees):
+            loss.stage_target(residual)  # the round's loss state (Huber's delta)
+            leaf = ensemble.train_leaf[m].astype(np.int32)  # the loop's leaf dtype
+            train_loss.append(loss.step(phi, diag, F, tree.value, leaf, learning_rate, residual))
+            if F_val is not None and val_leaves is not None and eval_data is not None:
+                F_val += learning_rate * tree.value[val_leaves[m]]
+                val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))
+            monitor.end_round(m, train_loss[-1], val_loss[-1] if val_loss else None)
+        counts, weights = ensemble.train_count, ensemble.train_weight
+        return cls(
+            F=F,
+            F_val=F_val,
+            init=ensemble.init,
+            init_weight=ensemble.init_weight,
+            trees=trees,
+            leaves=RoundTable.holding(ensemble.train_leaf, n_estimators),
+            counts=None if counts is None else RoundTable.holding(counts, n_estimators),
+            weights=None if weights is None else RoundTable.holding(weights, n_estimators),
+            train_loss=train_loss,
+            val_loss=val_loss,
+            stopping=stopping,
+            rng=rng,
+            resume_draws=generator_state(rng),
         )
 
     @property
@@ -346,7 +478,10 @@ def boost(
                 assert F_val is not None
                 F_val += learning_rate * tree.value[tree_leaves(tree, eval_data.X)]
                 val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))
-            if monitor.end_round(m, train_loss[-1], val_loss[-1] if val_loss else None):
+            stop = monitor.end_round(m, train_loss[-1], val_loss[-1] if val_loss else None)
+            if stopping is None or stopping.improved:  # a round a saved model keeps
+                state.resume_draws = generator_state(rng)
+            if stop:
                 break
     finally:
         learner.close()
@@ -374,13 +509,25 @@ WARM_START_FREE = frozenset({"n_estimators", "n_jobs", "warm_start"})
 class Continuation:
     """What a fitted :class:`OKBoostRegressor` keeps to add trees (``warm_start``): the
     loop's :class:`BoostState`, the validation data, the training rows, the parameters it
-    was fitted with (but WARM_START_FREE) and the data's fingerprint."""
+    was fitted with (but WARM_START_FREE) and the data's fingerprint.
 
-    state: BoostState
+    A model loaded from disk has no state (None) but the generator's state after its kept
+    round, ``draws`` (None: not saveable): its next warm start rebuilds the state from the
+    trees (:meth:`BoostState.replay`). ``plan``: the fit's :class:`GrowthPlan`, which the
+    added trees follow (a loaded model's is the one it was saved with)."""
+
+    state: BoostState | None
     eval_data: EvalData | None
     rows: np.ndarray
     params: dict[str, Any]
     fingerprint: str
+    plan: GrowthPlan
+    draws: dict[str, Any] | None = None
+
+    def record(self) -> dict[str, Any]:
+        """What a saved model keeps to be continued after loading, as JSON values."""
+        draws = self.draws if self.state is None else self.state.resume_draws
+        return {"fingerprint": self.fingerprint, "generator": draws, "plan": asdict(self.plan)}
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -531,8 +678,20 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         nothing (a longer fit stops at the same round). Every fit keeps what continuing
         needs in memory: F on the training rows (N x r float64, as much as the output
         factor) and on the validation rows, plus the trees that early stopping did not keep.
-        A model loaded from disk does not (saved models hold the prediction arrays only):
-        warm starting it is refused; refit it. Default False: every ``fit`` starts over.
+        A model loaded from disk continues too (``load(path).set_params(n_estimators=more,
+        warm_start=True).fit(X, Y)``, the same data), bit for bit the direct fit: the saved
+        model records the data's fingerprint, the random generator's state after its kept
+        round and its :meth:`growth_plan` (a few hundred bytes of JSON; a plan this okcore
+        resolves otherwise is refused), and the first warm start rebuilds the loop
+        from the saved trees -- F on the training rows by adding each tree's leaf values in
+        order, the losses and early-stopping counters by re-scoring them (they must equal
+        the recorded ones, else a :class:`~okcore.exceptions.DataError`) -- in O(M (N + Q)
+        r), growing no tree; rounds that early stopping dropped after the best one are grown
+        again, and with early stopping on held-out rows (no ``eval_set``) the output factor
+        of all the given outputs is rebuilt once (the held-out rows' outputs are not saved).
+        Models saved before the record existed, and fits from a random Generator other than
+        PCG64, load and predict but refuse a warm start (refit with warm_start=False).
+        Default False: every ``fit`` starts over.
 
     Fitted attributes: ``output_space_``, ``ensemble_``, ``train_loss_`` (M,) and
     ``validation_loss_`` (M,) or None, both of ``loss`` after each round (Huber: at that
@@ -706,49 +865,59 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         )
         return "oblivious" if applies else "best-first"
 
-    def _growing(self, tree_type: str, rank: int | None = None) -> Self:
-        """This estimator growing ``tree_type`` trees, ``max_splits`` None resolved to
-        DEFAULT_MAX_SPLITS, an oblivious tree's ``max_depth`` None to
-        :func:`default_oblivious_depth` of the factor's ``rank`` and ``l2_regularization``
-        "auto" to its value (itself when nothing changes): what the split search, the
-        trees' parameters, the ensemble and the cost model read."""
-        resolved: dict[str, Any] = {
-            "tree_type": tree_type,
-            "max_splits": self.max_splits or DEFAULT_MAX_SPLITS,
-        }
-        if tree_type == "oblivious" and self.max_depth is None:
-            resolved["max_depth"] = default_oblivious_depth(rank)
-        if isinstance(self.l2_regularization, str):  # "auto"
-            oblivious = tree_type == "oblivious" and self.loss == "squared"
-            resolved["l2_regularization"] = OBLIVIOUS_L2_REGULARIZATION if oblivious else 0.0
-        if all(getattr(self, name) == value for name, value in resolved.items()):
-            return self
-        return type(self)(**{**self.get_params(), **resolved})
+    def growth_plan(self, n_samples: int, rank: int, tree_type: str | None = None) -> GrowthPlan:
+        """How a fit on ``n_samples`` training rows and a factor of ``rank`` columns grows its
+        trees (:class:`GrowthPlan`): ``tree_type`` (None: :meth:`resolve_tree_type` of dense
+        inputs), ``max_splits`` None as DEFAULT_MAX_SPLITS, an oblivious tree's ``max_depth``
+        None as :func:`default_oblivious_depth` of ``rank``, ``l2_regularization`` "auto",
+        and the split search by :func:`resolve_search` -- oblivious trees search the fast
+        way at every size: histograms, and "auto" sketches when r > AUTO_SKETCH_DIM (below
+        the fast threshold too: on the drug-target sets (95-223 output columns) 5x less CPU
+        for a higher AUROC, docs/RESULTS.md section 9.7). A fit resolves it once; the cost
+        model asks for it before one. O(1)."""
+        kind = self.resolve_tree_type() if tree_type is None else tree_type
+        oblivious = kind == "oblivious"
+        max_splits = self.max_splits or DEFAULT_MAX_SPLITS
+        max_depth = self.max_depth
+        if oblivious and max_depth is None:
+            max_depth = default_oblivious_depth(rank)
+        penalty = self.l2_regularization
+        if isinstance(penalty, str):  # "auto"
+            squared = self.loss == "squared"
+            penalty = OBLIVIOUS_L2_REGULARIZATION if oblivious and squared else 0.0
+        max_bins, sketch_dim = resolve_search(
+            self.max_bins, self.sketch_dim, n_samples, rank, oblivious
+        )
+        level_splits = 2 ** int(max_depth or 0) - 1  # an oblivious tree's leaves, less one
+        return GrowthPlan(  # plain ints: the plan is saved as JSON
+            tree_type=kind,
+            max_splits=int(max_splits),
+            max_depth=None if max_depth is None else int(max_depth),
+            l2_regularization=float(penalty),
+            max_bins=None if max_bins is None else int(max_bins),
+            sketch_dim=None if sketch_dim is None else int(sketch_dim),
+            refine_cuts=self._refines_cuts() and not oblivious,
+            max_leaves=max_leaves(
+                n_samples,
+                level_splits if oblivious else max_splits,
+                self.min_samples_leaf,
+                max_depth,
+            ),
+        )
 
-    def _tree_params(self, n_features: int) -> TreeParams:
-        grower = self._growing(self.resolve_tree_type())
-        if grower is not self:
-            return grower._tree_params(n_features)
+    def _planned_tree_params(self, plan: GrowthPlan, n_features: int) -> TreeParams:
+        """The growth parameters of each tree of ``plan`` on ``n_features`` inputs."""
         fraction = float(self.colsample_bytree)
         tree_features = None if fraction >= 1.0 else max(1, int(round(fraction * n_features)))
         return replace(
-            super()._tree_params(n_features),
-            l2_regularization=float(self.l2_regularization),
-            tree_type=self.tree_type,
+            self._tree_params(n_features),
+            max_splits=plan.max_splits,
+            max_depth=plan.max_depth,
+            refine_cuts=plan.refine_cuts,
+            l2_regularization=plan.l2_regularization,
+            tree_type=plan.tree_type,
             tree_features=tree_features,
         )
-
-    def _refines_cuts(self) -> bool:
-        return super()._refines_cuts() and self.resolve_tree_type() != "oblivious"
-
-    def _max_leaves(self, n_samples: int) -> int:
-        grower = self._growing(self.resolve_tree_type())
-        if grower is not self:
-            return grower._max_leaves(n_samples)
-        if self.tree_type != "oblivious":
-            return super()._max_leaves(n_samples)
-        leaves = 2 ** int(self.max_depth or OBLIVIOUS_DEPTH_ONE_OUTPUT)  # set by _growing
-        return max(min(leaves, n_samples // int(self.min_samples_leaf)), 1)
 
     def _n_stages(self) -> int:
         return self.n_estimators
@@ -777,35 +946,32 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         return leaf + (1.0 if self.subsample < 1.0 else 0.0)
 
     def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
-        """The trees' cost; oblivious trees also hold one level histogram (B bins x the
-        level's nodes x the search width, at most HISTOGRAM_BYTES). ``tree_type="auto"``
-        before a fit (the inputs not known): the trees of dense inputs, at the larger
-        seconds and bytes of them and of the best-first trees sparse inputs grow."""
-        kind = self.resolve_tree_type()
-        if self._growing(kind, rank) is not self:
-            cost = self._growing(kind, rank)._estimate_stages(n_samples, n_features, rank)
-            if self.tree_type == "auto" and kind != "best-first":  # what sparse inputs grow
-                sparse_inputs = self._growing("best-first", rank)
-                cost = dearer_stages(
-                    cost, sparse_inputs._estimate_stages(n_samples, n_features, rank)
-                )
-            return cost
-        cost = super()._estimate_stages(n_samples, n_features, rank)
-        if self.tree_type != "oblivious":
-            return cost
-        max_bins, sketch = self._resolved_search(n_samples, rank)
-        width = min(rank, sketch) if sketch else rank
-        nodes = max(cost.stage_size // 2, 1)
-        level = min(8.0 * n_features * (max_bins or AUTO_MAX_BINS) * nodes * width, HISTOGRAM_BYTES)
-        return replace(cost, work_bytes=cost.work_bytes + level)
+        """The trees' cost of the fit's :meth:`growth_plan`. ``tree_type="auto"`` before a
+        fit (the inputs not known): the plan of dense inputs, at the larger seconds and bytes
+        of it and of the best-first plan sparse inputs get."""
+        plan = self.growth_plan(n_samples, rank)
+        cost = self._planned_cost(plan, n_samples, n_features, rank)
+        if self.tree_type == "auto" and plan.tree_type != "best-first":  # what sparse X grows
+            sparse_inputs = self.growth_plan(n_samples, rank, "best-first")
+            cost = dearer_stages(
+                cost, self._planned_cost(sparse_inputs, n_samples, n_features, rank)
+            )
+        return cost
 
-    def _resolved_search(self, n_samples: int, rank: int) -> tuple[int | None, int | None]:
-        """:func:`resolve_search`; oblivious trees search the fast way at every size:
-        histograms, and "auto" sketches when r > AUTO_SKETCH_DIM (below the fast threshold
-        too: on the drug-target sets (95-223 output columns) 5x less CPU for a higher AUROC,
-        docs/RESULTS.md section 9.7)."""
-        oblivious = self.resolve_tree_type() == "oblivious"
-        return resolve_search(self.max_bins, self.sketch_dim, n_samples, rank, oblivious)
+    def _planned_cost(
+        self, plan: GrowthPlan, n_samples: int, n_features: int, rank: int
+    ) -> StageCost:
+        """The trees' cost; oblivious trees also hold one level histogram (B bins x the
+        level's nodes x the search width, at most HISTOGRAM_BYTES)."""
+        search = (plan.max_bins, plan.sketch_dim)
+        cost = self._stages_cost(n_samples, n_features, rank, search, plan.max_leaves)
+        if plan.tree_type != "oblivious":
+            return cost
+        width = min(rank, plan.sketch_dim) if plan.sketch_dim else rank
+        nodes = max(cost.stage_size // 2, 1)
+        bins = plan.max_bins or AUTO_MAX_BINS
+        level = min(8.0 * n_features * bins * nodes * width, HISTOGRAM_BYTES)
+        return replace(cost, work_bytes=cost.work_bytes + level)
 
     def fit(
         self,
@@ -823,7 +989,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         plus the inputs' binning, no output factor."""
         fingerprint = data_fingerprint(X, Y, gram, kernel, eval_set)
         if self.warm_start and "ensemble_" in self.__dict__:
-            return self._fit_more(X, fingerprint, callback)
+            return self._fit_more(X, (Y, gram, kernel, eval_set), fingerprint, callback)
         self.__dict__.pop("_continuation", None)
         super().fit(X, Y, gram=gram, kernel=kernel, eval_set=eval_set, callback=callback)
         self._continuation.fingerprint = fingerprint
@@ -831,25 +997,25 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
 
     def _fit_model(self, context: FitContext) -> FittedModel:
         """Algorithm 3 (:func:`boost`): the eval set is embedded in the training space first;
-        early stopping without one holds out ``validation_fraction`` of the rows."""
+        early stopping without one holds out ``validation_fraction`` of the rows; the
+        :meth:`growth_plan` is resolved once, on the rows the trees are fitted to."""
         X, space, rng = context.X, context.space, context.rng
         eval_data = (
             self._eval_data(context.eval_set, space) if context.eval_set is not None else None
         )
         rows = np.arange(X.shape[0])
         tree_type = self.resolve_tree_type(X)
-        grower = self._growing(tree_type, space.rank)
         patience = self.early_stopping_patience()
         if eval_data is None and patience is not None:
             X, space, rows, eval_data = self._hold_out(X, space, rng)
-        max_bins, sketch_dim = grower._resolved_search(X.shape[0], space.rank)
         if tree_type == "oblivious" and sparse.issparse(X):
             raise InvalidParameterError(
                 f"tree_type='oblivious' of {type(self).__name__} needs dense inputs: pass "
                 "X.toarray(), or use tree_type='best-first' for sparse X."
             )
+        plan = self.growth_plan(X.shape[0], space.rank, tree_type)
         result = self._boost(
-            grower, X, space, (max_bins, sketch_dim), context.callback, context.elapsed(),
+            plan, X, space, context.callback, context.elapsed(),
             rng=rng, eval_data=eval_data, stopping=early_stopping(patience, self.tol),
         )  # fmt: skip
         assert result.state is not None
@@ -857,16 +1023,15 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         # caller may go on using)
         result.state.rng = copy.deepcopy(result.state.rng)
         self._continuation = Continuation(
-            result.state, eval_data, rows, self._continued_params(), fingerprint=""
+            result.state, eval_data, rows, self._continued_params(), fingerprint="", plan=plan
         )
-        return self._fitted(grower, result, space, rows, max_bins, sketch_dim)
+        return self._fitted(plan, result, space, rows)
 
     def _boost(
         self,
-        grower: Self,
+        plan: GrowthPlan,
         X: Any,
         space: Any,
-        search: tuple[int | None, int | None],
         callback: Any,
         elapsed: float,
         *,
@@ -875,14 +1040,14 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         stopping: EarlyStopping | None = None,
         state: BoostState | None = None,
     ) -> BoostResult:
-        """The inputs the split search reads for ``search`` (max_bins, sketch_dim), the tree
-        learner of ``grower`` (:meth:`_growing`: the resolved tree type and sizes), and
+        """The inputs the split search of ``plan`` reads, its tree learner, and
         :func:`boost` (from ``state`` when given)."""
-        max_bins, sketch_dim = search
-        XT, binned = grower._search_inputs(X, max_bins, callback, self.n_estimators, elapsed)
+        XT, binned = self._search_inputs(
+            X, plan.max_bins, callback, self.n_estimators, elapsed, refine_cuts=plan.refine_cuts
+        )
         learner = TreeLearner(
-            X, grower._tree_params(X.shape[1]), XT=XT, binned=binned, sketch_dim=sketch_dim,
-            n_threads=self._n_threads(),
+            X, self._planned_tree_params(plan, X.shape[1]), XT=XT, binned=binned,
+            sketch_dim=plan.sketch_dim, n_threads=self._n_threads(),
         )  # fmt: skip
         return boost(
             X,
@@ -901,18 +1066,12 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         )
 
     def _fitted(
-        self,
-        grower: Self,
-        result: BoostResult,
-        space: Any,
-        rows: np.ndarray,
-        max_bins: int | None,
-        sketch_dim: int | None,
+        self, plan: GrowthPlan, result: BoostResult, space: Any, rows: np.ndarray
     ) -> FittedModel:
         """The fitted model of a loop's result: its trees up to the best round, grown by
-        ``grower`` (:meth:`_growing`)."""
+        ``plan``."""
         keep = result.best_iteration + 1
-        self.tree_type_ = grower.tree_type
+        self.tree_type_ = plan.tree_type
         ensemble = TreeEnsemble.from_trees(
             result.trees,
             result.train_leaf,
@@ -922,7 +1081,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             init=result.init,
             train_weight=result.train_weight,
             init_weight=result.init_weight,
-            l2_regularization=float(grower.l2_regularization),
+            l2_regularization=plan.l2_regularization,
         )
         return FittedModel(
             ensemble.truncate(keep) if keep < ensemble.n_trees else ensemble,
@@ -932,26 +1091,66 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             stopped_by_callback=result.stopped_by_callback,
             train_loss=result.train_loss,
             validation_loss=result.val_loss,
-            max_bins=max_bins,
-            sketch_dim=sketch_dim,
+            max_bins=plan.max_bins,
+            sketch_dim=plan.sketch_dim,
         )
 
     def _continued_params(self) -> dict[str, Any]:
         """The parameters a warm start must find unchanged: all but WARM_START_FREE."""
         return {k: v for k, v in self.get_params().items() if k not in WARM_START_FREE}
 
-    def _fit_more(self, X: Any, fingerprint: str, callback: Any) -> Self:
-        """Warm start: continue the fitted loop up to ``n_estimators`` on the same data."""
+    def warm_start_record(self) -> dict[str, Any] | None:
+        """What a saved model keeps so that a warm start continues it after loading (see
+        ``warm_start``), as JSON values: the fingerprint of the fit's data and the random
+        generator's state after the kept round (None if not saveable). None when the
+        estimator has nothing to continue (not fitted, or loaded from a model saved
+        without it)."""
+        more = self.__dict__.get("_continuation")
+        return None if more is None else more.record()
+
+    def restore_warm_start(self, record: Any) -> None:
+        """Adopt the :meth:`warm_start_record` of a model loaded from disk (its fitted
+        attributes and parameters set): its next warm start replays its trees. Raises
+        ValueError when the record is malformed (it comes from a file)."""
+        plan = record.get("plan") if isinstance(record, dict) else None
+        if (
+            not isinstance(record, dict)
+            or set(record) != {"fingerprint", "generator", "plan"}
+            or not is_fingerprint(record["fingerprint"])
+            or not isinstance(plan, dict)
+            or set(plan) != {f.name for f in fields(GrowthPlan)}
+            or not all(v is None or isinstance(v, bool | int | float | str) for v in plan.values())
+        ):
+            raise ValueError(
+                "the warm-start record is not a data fingerprint, a generator and a growth plan"
+            )
+        if record["generator"] is not None:
+            generator_at(record["generator"])  # checked now: a bad file fails at load
+        self._continuation = Continuation(
+            None,
+            None,
+            self.train_indices_,
+            self._continued_params(),
+            record["fingerprint"],
+            GrowthPlan(**plan),
+            draws=record["generator"],
+        )
+
+    def _fit_more(self, X: Any, data: tuple, fingerprint: str, callback: Any) -> Self:
+        """Warm start: continue the fitted loop up to ``n_estimators`` on the same data
+        (``data``: Y, gram, kernel and eval_set as given to fit); a loaded model's loop is
+        first rebuilt from its trees (:meth:`_replayed`)."""
         self.validate_params()
         check_callback(callback)
         name = type(self).__name__
         more = self.__dict__.get("_continuation")
         if more is None:
             raise DataError(
-                f"warm_start=True cannot add trees to this {name}: it was loaded from disk, "
-                "and saved models keep the prediction arrays only, not the training state "
-                "that continuing needs (F on the training rows, the random generator). Fit "
-                "it anew (warm_start=False) with the n_estimators wanted."
+                f"warm_start=True cannot add trees to this {name}: it was loaded from a model "
+                "saved without what continuing needs (the fingerprint of its training data "
+                "and its random generator's state), by an okcore older than warm start after "
+                "loading. Fit it anew with warm_start=False and the n_estimators wanted; "
+                "saved again, it can then be continued after loading."
             )
         changed = sorted(k for k, v in more.params.items() if not _same_value(getattr(self, k), v))
         if changed:
@@ -961,11 +1160,11 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
                 f"{', '.join(sorted(WARM_START_FREE))} may change. Changed: {was}. Set them "
                 "back, or fit anew with warm_start=False."
             )
-        state = more.state
-        if self.n_estimators < state.n_rounds:
+        rounds = len(self._recorded_loss()) if more.state is None else more.state.n_rounds
+        if self.n_estimators < rounds:
             raise InvalidParameterError(
                 f"The 'n_estimators' parameter of {name} with warm_start=True must be at "
-                f"least the {state.n_rounds} rounds already fitted. Got n_estimators="
+                f"least the {rounds} rounds already fitted. Got n_estimators="
                 f"{self.n_estimators}; fit anew with warm_start=False for fewer trees."
             )
         if fingerprint != more.fingerprint:
@@ -974,26 +1173,94 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
                 "X, the outputs (Y, gram or kernel) or eval_set differ. Pass the same data, "
                 "or fit anew with warm_start=False."
             )
-        if state.stopped_early or self.n_estimators == state.n_rounds:
+        if more.state is None and more.draws is None:
+            raise DataError(
+                f"warm_start=True cannot add trees to this loaded {name}: it was fitted with "
+                f"a random Generator whose state a saved model cannot hold (bit generators "
+                f"other than {', '.join(SAVED_GENERATORS)}). Fit it anew with "
+                "warm_start=False, or with an int random_state to continue it after loading."
+            )
+        stopped = self._stopped_early() if more.state is None else more.state.stopped_early
+        if stopped or self.n_estimators == rounds:
             return self  # the fitted model is already the longer fit's
         start = time.perf_counter()
         X = check_inputs(X, self.n_features_in_, owner=name)
+        if more.state is None:
+            more = self._replayed(more, X, data)
+        state = more.state
+        assert state is not None
         if len(more.rows) < X.shape[0]:  # early stopping held rows out
             X = X[more.rows]
         space = self.output_space_
         del self.ensemble_  # as any refit: a failure leaves an unfitted estimator
         del self._continuation
-        grower = self._growing(self.tree_type_, space.rank)
         result = self._boost(
-            grower, X, space, (self.max_bins_, self.sketch_dim_), callback, 0.0,
-            rng=state.rng, eval_data=more.eval_data, state=state,
+            more.plan, X, space, callback, 0.0, rng=state.rng, eval_data=more.eval_data,
+            state=state,
         )  # fmt: skip
         self._continuation = more
-        self._set_fitted(
-            self._fitted(grower, result, space, more.rows, self.max_bins_, self.sketch_dim_),
-            start,
-        )
+        self._set_fitted(self._fitted(more.plan, result, space, more.rows), start)
         return self
+
+    def _stopped_early(self) -> bool:
+        """Whether early stopping ended the fitted loop, from its recorded validation
+        losses (a loaded model): a longer loop would have stopped there too."""
+        stopping = early_stopping(self.early_stopping_patience(), self.tol)
+        if stopping is None or self.validation_loss_ is None:
+            return False
+        monitor = RoundMonitor(len(self.validation_loss_), None, stopping)
+        for m, val_loss in enumerate(self.validation_loss_):
+            monitor.end_round(m, float(self._recorded_loss()[m]), float(val_loss))
+        return stopping.stale >= stopping.n_iter_no_change
+
+    def _recorded_loss(self) -> np.ndarray:
+        """The fitted ``train_loss_`` (every round run; a boosting fit always has it)."""
+        assert self.train_loss_ is not None
+        return self.train_loss_
+
+    def _replayed(self, more: Continuation, X: Any, data: tuple) -> Continuation:
+        """A loaded model's continuation: the validation data rebuilt (``eval_set``, or the
+        rows early stopping held out, embedded in the output factor of all the given
+        outputs, rebuilt as the fit built it: the one cost of the factor again), then the
+        loop's state from its trees (:meth:`BoostState.replay`), which must re-score the
+        losses the model recorded bit for bit (else a DataError: the continuation would not
+        be the longer fit)."""
+        Y, gram, kernel, eval_set = data
+        space, rows, name = self.output_space_, more.rows, type(self).__name__
+        if self.growth_plan(len(rows), space.rank, self.tree_type_) != more.plan:
+            raise DataError(
+                f"warm_start=True cannot continue this loaded {name}: this okcore resolves its "
+                "parameters to other tree sizes or split search than the okcore that saved it "
+                f"({more.plan}), so the added trees would not be those of one fit. Fit it anew "
+                "with warm_start=False."
+            )
+        eval_data = None
+        if eval_set is not None:
+            eval_data = self._eval_data(eval_set, space)
+        elif len(rows) < X.shape[0]:
+            full = self._output_space(X.shape[0], Y, gram, kernel)
+            held_out = np.setdiff1d(np.arange(X.shape[0]), rows)
+            eval_data = EvalData(X[held_out], full.phi[held_out], full.diag[held_out])
+        ensemble = self.ensemble_
+        assert isinstance(ensemble, TreeEnsemble) and more.draws is not None
+        state = BoostState.replay(
+            ensemble, make_loss(self.loss, self.alpha), space.phi, space.diag,
+            learning_rate=self.learning_rate, n_estimators=self.n_estimators,
+            eval_data=eval_data, stopping=early_stopping(self.early_stopping_patience(), self.tol),
+            rng=generator_at(more.draws),
+        )  # fmt: skip
+        kept = ensemble.n_trees
+        same = np.array_equal(state.train_loss, self._recorded_loss()[:kept])
+        if eval_data is not None and self.validation_loss_ is not None:
+            same = same and np.array_equal(state.val_loss, self.validation_loss_[:kept])
+        if not same:
+            raise DataError(
+                f"warm_start=True cannot continue this loaded {name} exactly: its trees, "
+                "replayed on the data given, do not reproduce the losses it recorded (it was "
+                "saved by another okcore or numeric library, or its output factor cannot be "
+                "rebuilt as it was). Fit it anew with warm_start=False."
+            )
+        return replace(more, state=state, eval_data=eval_data)
 
     def _eval_data(self, eval_set: tuple, space: Any) -> EvalData:
         return embed_eval_set(eval_set, space, self.n_features_in_, type(self).__name__)

@@ -11,16 +11,27 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+DIGEST_SIZE = 16
+HEX_DIGITS = "0123456789abcdef"
+
 
 def data_fingerprint(*values: Any) -> str:
     """A hex digest of ``values``: arrays (dense or sparse) by dtype, shape and bytes,
     mappings and sequences item by item, kernel objects by their ``to_dict`` spec, other
     values by type and ``repr``. Equal data gives equal digests; any changed entry changes
     it (up to the 2^-128 chance of a collision)."""
-    digest = hashlib.blake2b(digest_size=16)
+    digest = hashlib.blake2b(digest_size=DIGEST_SIZE)
     for value in values:
         _update(digest, value)
     return digest.hexdigest()
+
+
+def is_fingerprint(value: Any) -> bool:
+    """Whether ``value`` has the form of a :func:`data_fingerprint` (32 lowercase hex
+    digits), e.g. one read from a file."""
+    return (
+        isinstance(value, str) and len(value) == 2 * DIGEST_SIZE and set(value) <= set(HEX_DIGITS)
+    )
 
 
 def _update(digest: Any, value: Any) -> None:

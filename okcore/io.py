@@ -1,7 +1,9 @@
 """Saving and loading models as data, never pickle (house style: LightGBM's text models).
 
 A model is a directory with ``manifest.json`` (format, versions, estimator, parameters,
-kernel, scalar attributes, per-array SHA-256 and shape) and ``arrays.npz`` read with
+kernel, scalar attributes, per-array SHA-256 and shape; for OKBoost the warm-start record:
+the fingerprint of the training data, the random generator's state and the growth plan,
+so that ``warm_start`` continues a loaded model) and ``arrays.npz`` read with
 ``allow_pickle=False``. Loading verifies checksums and the tree structure (every index in
 range), so a corrupted or tampered model fails with :class:`PersistenceError` instead of
 crashing or mispredicting.
@@ -173,6 +175,9 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
             for k, v in arrays.items()
         },
     }
+    record = estimator.warm_start_record() if hasattr(estimator, "warm_start_record") else None
+    if record is not None:
+        manifest["warm_start"] = record
     if input_map is not None:
         # the model's inputs are the N items' similarities ("attributes" describe the model
         # as callers see it: archives check the stored inputs against them); the wrapped
@@ -366,6 +371,10 @@ def _rebuild_estimator(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
             setattr(estimator, key, value)
     estimator.output_space_ = space
     estimator.ensemble_ = ens
+    if "warm_start" in manifest:  # absent: saved before it, or nothing to continue
+        if not hasattr(estimator, "restore_warm_start"):
+            raise PersistenceError(f"{manifest['estimator']} models have no warm-start record")
+        estimator.restore_warm_start(manifest["warm_start"])
     return estimator
 
 

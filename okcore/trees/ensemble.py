@@ -119,6 +119,17 @@ class TreeEnsemble:
     def n_trees(self) -> int:
         return len(self.node_offset) - 1
 
+    def trees(self) -> list[TreeArrays]:
+        """The trees as :meth:`from_trees` took them (views of the concatenated arrays):
+        stacking them again gives these arrays bit for bit."""
+        out = []
+        for m in range(self.n_trees):
+            nodes = slice(int(self.node_offset[m]), int(self.node_offset[m + 1]))
+            values = slice(int(self.leaf_offset[m]), int(self.leaf_offset[m + 1]))
+            fields = {f: getattr(self, f)[nodes] for f in NODE_FIELDS}
+            out.append(TreeArrays(**fields, value=self.value[values]))
+        return out
+
     def fit_counts(self) -> np.ndarray:
         """``train_count`` as an (M, N) array, implicit ones written out (for inspection:
         W^F never builds it)."""

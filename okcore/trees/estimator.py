@@ -56,10 +56,23 @@ def resolve_max_features(max_features: Any, n_features: int, splitter: str) -> i
     return max(1, int(float(max_features) * n_features))
 
 
+def max_leaves(
+    n_samples: int, max_splits: int | None, min_samples_leaf: int, max_depth: int | None
+) -> int:
+    """Leaves a tree on ``n_samples`` rows can have: max_splits + 1 (None: no limit), at most
+    N / min_samples_leaf and 2^max_depth, at least 1; the cost model's one rule."""
+    leaves = n_samples if max_splits is None else max_splits + 1
+    leaves = min(leaves, max(n_samples // int(min_samples_leaf or 1), 1))
+    if max_depth:
+        leaves = min(leaves, 2 ** min(int(max_depth), 62))
+    return max(int(leaves), 1)
+
+
 class TreeEstimator(OKEstimator):
     """An estimator of OK3 trees: a subclass takes the parameters of TREE_CONSTRAINTS and
-    says how many trees it grows on how many rows (:meth:`_n_stages`, :meth:`_rows_per_tree`)
-    and which search it uses (:meth:`_resolved_search`)."""
+    says how many trees it grows on how many rows (:meth:`_n_stages`, :meth:`_rows_per_tree`);
+    one that resolves its tree sizes and search from the data (OKBoost's growth plan) prices
+    its trees with :meth:`_stages_cost` in its own :meth:`_estimate_stages`."""
 
     splitter: str
     max_splits: int | None
@@ -95,49 +108,52 @@ class TreeEstimator(OKEstimator):
         callback: Any = None,
         total: int = 1,
         elapsed: float = 0.0,
+        *,
+        refine_cuts: bool | None = None,
     ) -> tuple[np.ndarray | None, BinnedInputs | None]:
         """What the split search reads: (XT float64 (p, n), None) for the exact search
         (``max_bins`` None), or (None, bins of X) for the histogram search, announced to
-        ``callback`` as the "binning" phase. O(p n log n)."""
+        ``callback`` as the "binning" phase, keeping the raw values when the cuts are refined
+        (``refine_cuts``; None: :meth:`_refines_cuts`). O(p n log n)."""
         if max_bins is None:
             return np.ascontiguousarray(dense_float64(X).T), None
         report_phase(callback, "binning", total, elapsed, binning_seconds(*X.shape))
-        return None, bin_inputs(X, max_bins, self._refines_cuts())  # refinement reads values
+        refine = self._refines_cuts() if refine_cuts is None else refine_cuts
+        return None, bin_inputs(X, max_bins, refine)  # refinement reads values
 
     # ------------------------------------------------------------------ cost model
     def _rows_per_tree(self, n_samples: int) -> float:
         """Rows each tree is fitted on."""
         return float(n_samples)
 
-    def _resolved_search(self, n_samples: int, rank: int) -> tuple[int | None, int | None]:
-        """(max_bins, sketch_dim) a fit on ``n_samples`` rows and a factor of ``rank``
-        columns uses."""
-        return self.max_bins, None
-
-    def _max_leaves(self, n_samples: int) -> int:
-        """Leaves a tree can have: max_splits + 1, at most N / min_samples_leaf and
-        2^max_depth."""
-        leaves = n_samples if self.max_splits is None else self.max_splits + 1
-        leaves = min(leaves, max(n_samples // int(self.min_samples_leaf or 1), 1))
-        if self.max_depth:
-            leaves = min(leaves, 2 ** min(int(self.max_depth), 62))
-        return max(int(leaves), 1)
-
     def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
-        """The trees' cost (:mod:`okcore.trees.cost`)."""
-        max_bins, sketch = self._resolved_search(n_samples, rank)
+        """The trees' cost (:mod:`okcore.trees.cost`): ``max_bins`` as given, no sketch."""
+        leaves = max_leaves(n_samples, self.max_splits, self.min_samples_leaf, self.max_depth)
+        return self._stages_cost(n_samples, n_features, rank, (self.max_bins, None), leaves)
+
+    def _stages_cost(
+        self,
+        n_samples: int,
+        n_features: int,
+        rank: int,
+        search: tuple[int | None, int | None],
+        leaves: int,
+    ) -> StageCost:
+        """:func:`~okcore.trees.cost.tree_stages_cost` of trees of at most ``leaves`` leaves
+        found by ``search`` (max_bins, sketch_dim), resolved."""
+        max_bins, sketch = search
         return tree_stages_cost(
             n_samples,
             n_features,
             rank,
             n_trees=self._n_stages(),
-            leaves=self._max_leaves(n_samples),
+            leaves=leaves,
             histogram=max_bins is not None,
             presorted=self.splitter == "best",
             features_tried=resolve_max_features(self.max_features, n_features, self.splitter),
             search_width=min(rank, sketch) if sketch else rank,
             n_fit=self._rows_per_tree(n_samples),
-            leaf_row_bytes=self._leaf_row_bytes(self._max_leaves(n_samples)),
+            leaf_row_bytes=self._leaf_row_bytes(leaves),
         )
 
     def _leaf_row_bytes(self, leaves: int) -> float:

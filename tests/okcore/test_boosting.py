@@ -630,9 +630,10 @@ def test_oblivious_boosting_shares_one_cut_per_level_and_keeps_w_f(data):
 
 def test_oblivious_depth_defaults_to_four_for_many_outputs_six_for_one_in_the_cost_estimate():
     est = OKBoostRegressor(tree_type="oblivious", n_estimators=10)
-    assert est._max_leaves(10_000) == 64  # r not known: the larger tree
+    assert est.growth_plan(10_000, 1).max_leaves == 64  # one output column: depth 6
+    assert est.growth_plan(10_000, 5).max_leaves == 16  # many: depth 4
     deep = OKBoostRegressor(tree_type="oblivious", max_depth=8, min_samples_leaf=50)
-    assert deep._max_leaves(10_000) == 200
+    assert deep.growth_plan(10_000, 5).max_leaves == 200
     one = est.estimate_cost(4000, 20, kernel={"type": "linear"}, n_outputs=1)
     assert (one.search, one.stage_size) == ("histogram", 64)
     cost = est.estimate_cost(4000, 20, kernel={"type": "linear"}, n_outputs=5)
@@ -751,6 +752,26 @@ def test_auto_tree_type_is_oblivious_where_it_applies_else_best_first(data, tmp_
     loaded = load(save(auto, tmp_path / "auto"))
     assert (loaded.tree_type, loaded.tree_type_) == ("auto", "oblivious")
     np.testing.assert_array_equal(loaded.predict(Xv), auto.predict(Xv))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"max_splits": 3}, {"loss": "huber"}, {"early_stopping": True}, {"max_bins": None}],
+)
+def test_the_fitted_model_is_the_one_of_its_growth_plan(data, params):
+    """One resolution per fit: the trees' type, sizes, penalty and search are those of
+    ``growth_plan`` on the rows the trees are fitted to."""
+    X, Y, _, _ = data
+    est = OKBoostRegressor(n_estimators=3, random_state=0, **params).fit(X, Y)
+    plan = est.growth_plan(est.n_train_, est.output_space_.rank, est.resolve_tree_type(X))
+    assert (plan.tree_type, plan.max_bins, plan.sketch_dim) == (
+        est.tree_type_, est.max_bins_, est.sketch_dim_,
+    )  # fmt: skip
+    assert plan.l2_regularization == est.ensemble_.l2_regularization
+    leaves = np.diff(est.ensemble_.leaf_offset)
+    assert leaves.max() <= plan.max_leaves
+    if plan.tree_type == "oblivious":
+        assert plan.max_leaves == 2**plan.max_depth and not plan.refine_cuts
 
 
 # ---------------------------------------------------------------------- feature subsampling

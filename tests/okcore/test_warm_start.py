@@ -1,15 +1,25 @@
 """OKBoostRegressor(warm_start=True): a continued fit equals the direct fit with the larger
-n_estimators bit for bit (trees, training leaves, counts, W^F, losses, early stopping), and
-what cannot be continued is refused with a clear error."""
+n_estimators bit for bit (trees, training leaves, counts, W^F, losses, early stopping), also
+after saving and loading, and what cannot be continued is refused with a clear error."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
 from okdata import make_regression, rbf_gram
 from scipy import sparse
 
-from okcore import DataError, FitProgress, InvalidParameterError, OKBoostRegressor, load, save
+from okcore import (
+    DataError,
+    FitProgress,
+    InvalidParameterError,
+    OKBoostRegressor,
+    PersistenceError,
+    load,
+    save,
+)
 from okcore.trees.ensemble import NODE_FIELDS
 
 SEED = 4
@@ -202,19 +212,194 @@ def test_other_data_is_refused(data):
     assert warm.ensemble_.n_trees == 6
 
 
-def test_a_loaded_model_refuses_warm_start(data, tmp_path):
-    """Saved models hold the prediction arrays only (no F on the training rows, no generator
-    state): continuing one is refused with the way out; a refit works."""
+def reloaded(est: OKBoostRegressor, path) -> OKBoostRegressor:
+    """``est`` saved to ``path`` and loaded back."""
+    return load(save(est, path))
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_loaded_models_continue_as_direct_fits(data, setting, tmp_path):
+    """A model loaded from disk continues bit for bit: its loop is rebuilt from its trees
+    and the data given to fit (F replayed, the generator's saved state), saved and loaded
+    again between continuations."""
     X, Y, Xv, _ = data
-    fitted = OKBoostRegressor(n_estimators=3, warm_start=True, random_state=0).fit(X, Y)
-    loaded = load(save(fitted, tmp_path / "model"))
-    assert loaded.warm_start is True
-    loaded.set_params(n_estimators=6)
-    with pytest.raises(DataError, match="loaded from disk"):
+    params = {"max_splits": 4, "learning_rate": 0.3, "random_state": SEED, **SETTINGS[setting]}
+    est = OKBoostRegressor(n_estimators=STEPS[0], **params).fit(X, Y)
+    for i, m in enumerate(STEPS[1:]):
+        est = reloaded(est, tmp_path / f"model{i}")
+        est.set_params(n_estimators=m, warm_start=True).fit(X, Y)
+        assert_same_model(est, OKBoostRegressor(n_estimators=m, **params).fit(X, Y), Xv)
+
+
+def test_a_loaded_model_with_an_eval_set_and_a_gram_continues(data, tmp_path):
+    X, Y, Xv, Yv = data
+    K, Kv = rbf_gram(Y, Y, 0.5), rbf_gram(Yv, Y, 0.5)
+    eval_set = (Xv, Kv, np.ones(len(Xv)))
+    params = {"max_splits": 3, "learning_rate": 0.5, "n_iter_no_change": 50, "random_state": 1}
+    fitted = OKBoostRegressor(n_estimators=4, **params).fit(X, gram=K, eval_set=eval_set)
+    loaded = reloaded(fitted, tmp_path / "model")
+    loaded.set_params(n_estimators=15, warm_start=True).fit(X, gram=K, eval_set=eval_set)
+    direct = OKBoostRegressor(n_estimators=15, **params).fit(X, gram=K, eval_set=eval_set)
+    assert_same_model(loaded, direct, Xv)
+
+
+@pytest.mark.parametrize("factor", [{}, {"n_landmarks": 40}, {"factor_rank": 5}])
+def test_held_out_rows_of_a_loaded_model_are_embedded_in_the_rebuilt_factor(data, factor, tmp_path):
+    """Early stopping on held-out rows with an RBF output kernel: the held-out rows' outputs
+    are not saved, so their factor coordinates come from the output factor rebuilt from all
+    the given outputs (exact, Nystrom with seeded landmarks, truncated), as the fit built it."""
+    X, Y, Xv, _ = data
+    kernel = {"type": "rbf", "gamma": 0.5}
+    params = {"early_stopping": True, "n_iter_no_change": 50, "random_state": 4, **factor}
+    fitted = OKBoostRegressor(n_estimators=4, max_splits=4, **params).fit(X, Y, kernel=kernel)
+    loaded = reloaded(fitted, tmp_path / "m")
+    loaded.set_params(n_estimators=10, warm_start=True).fit(X, Y, kernel=kernel)
+    direct = OKBoostRegressor(n_estimators=10, max_splits=4, **params).fit(X, Y, kernel=kernel)
+    assert_same_model(loaded, direct, Xv)
+
+
+def test_a_loaded_model_on_sparse_inputs_continues(data, tmp_path):
+    X, Y, Xv, _ = data
+    Xs = sparse.csr_matrix(np.where(X > 0.5, X, 0.0))
+    loaded = reloaded(OKBoostRegressor(n_estimators=3, random_state=2).fit(Xs, Y), tmp_path / "m")
+    loaded.set_params(n_estimators=9, warm_start=True).fit(Xs, Y)
+    assert_same_model(loaded, OKBoostRegressor(n_estimators=9, random_state=2).fit(Xs, Y), Xv)
+
+
+def test_a_loaded_model_that_early_stopping_ended_adds_nothing(overfitting, tmp_path):
+    X, Y = overfitting
+    params = {"learning_rate": 0.9, "max_splits": 8, "n_iter_no_change": 2, "random_state": 0}
+    loaded = reloaded(OKBoostRegressor(n_estimators=60, **params).fit(X, Y), tmp_path / "m")
+    trees: list[FitProgress] = []
+    loaded.set_params(n_estimators=200, warm_start=True).fit(X, Y, callback=trees.append)
+    assert trees == []
+    assert_same_model(loaded, OKBoostRegressor(n_estimators=200, **params).fit(X, Y), X[:10])
+
+
+def test_a_loaded_model_regrows_the_rounds_after_its_best_one(overfitting, tmp_path):
+    """Saved models keep the trees up to the best round only: a continuation grows the
+    dropped rounds again (the same trees: the generator is saved at the best round) and
+    goes on, as the longer direct fit."""
+    X, Y = overfitting
+    params = {"learning_rate": 0.9, "max_splits": 8, "n_iter_no_change": 2, "random_state": 0}
+    stop = len(OKBoostRegressor(n_estimators=60, **params).fit(X, Y).train_loss_)
+    fitted = OKBoostRegressor(n_estimators=stop - 1, **params).fit(X, Y)
+    assert fitted.n_estimators_ < stop - 1  # trees dropped
+    loaded = reloaded(fitted, tmp_path / "m")
+    loaded.set_params(n_estimators=60, warm_start=True).fit(X, Y)
+    assert_same_model(loaded, OKBoostRegressor(n_estimators=60, **params).fit(X, Y), X[:10])
+
+
+def test_a_loaded_model_continues_the_draws_of_its_generator(data, tmp_path):
+    """random_state a Generator (saved as None): the loaded model continues its saved
+    state, as the fitted estimator would have."""
+    X, Y, Xv, _ = data
+    params = {"subsample": 0.6, "sketch_dim": 2, "max_bins": 16}
+    generator = np.random.default_rng(5)
+    fitted = OKBoostRegressor(n_estimators=4, random_state=generator, **params).fit(X, Y)
+    loaded = reloaded(reloaded(fitted, tmp_path / "m"), tmp_path / "again")  # record kept
+    assert loaded.random_state is None
+    loaded.set_params(n_estimators=9, warm_start=True).fit(X, Y)
+    direct = OKBoostRegressor(n_estimators=9, random_state=np.random.default_rng(5), **params)
+    assert_same_model(loaded, direct.fit(X, Y), Xv)
+
+
+def test_a_loaded_model_refuses_other_data_and_parameters(data, tmp_path):
+    X, Y, _, _ = data
+    loaded = reloaded(OKBoostRegressor(n_estimators=3, random_state=0).fit(X, Y), tmp_path / "m")
+    loaded.set_params(n_estimators=6, warm_start=True)
+    with pytest.raises(DataError, match="on the data it was fitted on"):
+        loaded.fit(X, Y + 1e-9)
+    with pytest.raises(InvalidParameterError, match="Changed: learning_rate=0.1 -> 0.2"):
+        loaded.set_params(learning_rate=0.2).fit(X, Y)
+    assert loaded.ensemble_.n_trees == 3
+    loaded.set_params(learning_rate=0.1).fit(X, Y)
+    assert loaded.ensemble_.n_trees == 6
+
+
+def test_a_replay_that_does_not_reproduce_the_recorded_losses_is_refused(data, tmp_path):
+    """The rebuilt loop must re-score the losses the model recorded bit for bit (here one
+    differs in its last bit, as if another numeric library had saved it)."""
+    X, Y, _, _ = data
+    loaded = reloaded(OKBoostRegressor(n_estimators=3, random_state=0).fit(X, Y), tmp_path / "m")
+    loaded.train_loss_ = loaded.train_loss_.copy()
+    loaded.train_loss_[1] = np.nextafter(loaded.train_loss_[1], np.inf)
+    with pytest.raises(DataError, match="do not reproduce the losses it recorded"):
+        loaded.set_params(n_estimators=6, warm_start=True).fit(X, Y)
+
+
+def drop_record(path) -> None:
+    """The archive as okcore wrote it before the warm-start record existed."""
+    manifest = json.loads((path / "manifest.json").read_text())
+    del manifest["warm_start"]
+    (path / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_an_archive_without_the_record_loads_and_refuses_warm_start(data, tmp_path):
+    """Older archives still load and predict; continuing one says what to do."""
+    X, Y, Xv, _ = data
+    fitted = OKBoostRegressor(n_estimators=3, random_state=0).fit(X, Y)
+    path = save(fitted, tmp_path / "model")
+    drop_record(path)
+    loaded = load(path)
+    assert np.array_equal(loaded.predict(Xv), fitted.predict(Xv))
+    loaded.set_params(n_estimators=6, warm_start=True)
+    with pytest.raises(DataError, match="saved without what continuing needs.*warm_start=False"):
         loaded.fit(X, Y)
     assert loaded.ensemble_.n_trees == 3
     loaded.set_params(warm_start=False).fit(X, Y)
     assert_same_model(loaded, OKBoostRegressor(n_estimators=6, random_state=0).fit(X, Y), Xv)
+
+
+def test_a_generator_whose_state_cannot_be_saved_is_refused_after_loading(data, tmp_path):
+    X, Y, _, _ = data
+    generator = np.random.Generator(np.random.MT19937(3))
+    fitted = OKBoostRegressor(n_estimators=3, random_state=generator, subsample=0.5).fit(X, Y)
+    loaded = reloaded(fitted, tmp_path / "m")
+    with pytest.raises(DataError, match="Generator whose state a saved model cannot hold"):
+        loaded.set_params(n_estimators=6, warm_start=True).fit(X, Y)
+
+
+def test_a_loaded_model_grown_with_another_plan_is_refused(data, tmp_path):
+    """A model saved by an okcore that resolved its defaults to other tree sizes (here: the
+    depth of its oblivious trees) is not continued with this okcore's sizes."""
+    X, Y, _, _ = data
+    path = save(OKBoostRegressor(n_estimators=3, random_state=0).fit(X, Y), tmp_path / "m")
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert manifest["warm_start"]["plan"]["tree_type"] == "oblivious"
+    manifest["warm_start"]["plan"]["max_depth"] += 1
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    loaded = load(path)
+    with pytest.raises(DataError, match="resolves its parameters to other tree sizes"):
+        loaded.set_params(n_estimators=6, warm_start=True).fit(X, Y)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "x",
+        {"fingerprint": "0" * 31, "generator": None},
+        {"fingerprint": "0" * 32},
+        {"fingerprint": "0" * 32, "generator": {"bit_generator": "MT19937"}},
+        {
+            "fingerprint": "0" * 32,
+            "generator": {
+                "bit_generator": "PCG64",
+                "state": {"state": 1 << 128, "inc": 1},
+                "has_uint32": 0,
+                "uinteger": 0,
+            },
+        },
+    ],
+)
+def test_a_malformed_record_fails_to_load(data, tmp_path, record):
+    X, Y, _, _ = data
+    path = save(OKBoostRegressor(n_estimators=2, random_state=0).fit(X, Y), tmp_path / "m")
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest["warm_start"] = record
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(PersistenceError, match="inconsistent"):
+        load(path)
 
 
 def test_warm_start_is_validated(data):
