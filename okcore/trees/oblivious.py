@@ -57,6 +57,7 @@ from numba import njit
 from ..threads import SERIAL, ChunkRunner
 from ._histogram import TIE_TOLERANCE, gather_rows
 from ._oblivious_kernels import (
+    add_blocks,
     add_level_gains,
     build_level,
     child_statistics,
@@ -78,6 +79,12 @@ MAX_OBLIVIOUS_DEPTH = 16
 HISTOGRAM_BYTES = 32 << 20
 #: A last left bin above every code: the cut that sends every row left (the root's statistics).
 ALL_LEFT = 255
+#: Fitted rows per block of the children's statistics: each block's sums are taken in row
+#: order and the blocks added in block order (:func:`~._oblivious_kernels.child_statistics`),
+#: whatever the threads, which take whole blocks. Fits of at most this many rows sum in plain
+#: row order. 16 blocks at N = 64,000: enough to share between threads, and the blocks'
+#: partial sums (blocks x 2^depth x r floats) stay small.
+STATISTICS_BLOCK = 4096
 #: A node whose N*var is below this fraction of the root's is a leaf (as in the builder).
 CONSTANT_NODE_TOLERANCE = 1e-12
 
@@ -234,23 +241,30 @@ def build_oblivious_tree(
         codes_f: np.ndarray, last_bin: int, n_slots: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Counts, row sums of R and squared norms of both children of the open nodes
-        (groups 2 s, 2 s + 1) under a cut; R's columns split between threads."""
-        counts = np.zeros(2 * n_slots, dtype=np.int64)
-        sums, squares = np.zeros((2 * n_slots, R.shape[1])), np.zeros(2 * n_slots)
-
+        (groups 2 s, 2 s + 1) under a cut: per block of STATISTICS_BLOCK fitted rows,
+        blocks split between threads, then added in block order."""
+        n_groups = 2 * n_slots
         if R.shape[1] == 1:
+            counts = np.zeros(n_groups, dtype=np.int64)
+            sums, squares = np.zeros((n_groups, 1)), np.zeros(n_groups)
             child_statistics_one_output(
                 codes_f, last_bin, slot, samples, R, row_sq, counts, sums, squares
             )
             return counts, sums, squares
+        block = STATISTICS_BLOCK
+        n_blocks = max(1, -(-n_fit // block))
+        counts = np.empty((n_blocks, n_groups), dtype=np.int64)
+        sums = np.empty((n_blocks, n_groups, R.shape[1]))
+        squares = np.empty((n_blocks, n_groups))
 
-        def run(c_lo: int, c_hi: int) -> None:
+        def run(b_lo: int, b_hi: int) -> None:
             child_statistics(
-                codes_f, last_bin, slot, samples, R, row_sq, c_lo, c_hi, counts, sums, squares
-            )
+                codes_f, last_bin, slot, samples, R, row_sq, block, b_lo, b_hi, counts, sums,
+                squares,
+            )  # fmt: skip
 
-        runner(n_fit * R.shape[1], R.shape[1], run, grain=8)
-        return counts, sums, squares
+        runner(n_fit * R.shape[1], n_blocks, run)
+        return counts.sum(axis=0), add_blocks(sums), add_blocks(squares)
 
     nodes = _Nodes()
     node_of = np.zeros(n_fit, dtype=np.int32)  # node of each fitted row
