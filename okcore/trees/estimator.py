@@ -102,7 +102,8 @@ class TreeEstimator(OKEstimator):
         if max_bins is None:
             return np.ascontiguousarray(dense_float64(X).T), None
         report_phase(callback, "binning", total, elapsed, binning_seconds(*X.shape))
-        return None, bin_inputs(X, max_bins, self._refines_cuts())  # refinement reads values
+        # refinement reads the values
+        return None, bin_inputs(X, max_bins, self._refines_cuts(), n_threads=self._n_threads())
 
     # ------------------------------------------------------------------ cost model
     def _rows_per_tree(self, n_samples: int) -> float:
