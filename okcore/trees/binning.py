@@ -35,7 +35,7 @@ from numba import njit
 from scipy import sparse
 
 from .._shipping import nbytes_with_arrays
-from ..threads import in_chunks
+from ..threads import SERIAL, ChunkRunner
 from .splitter import FEATURE_THRESHOLD
 
 #: Largest number of bins per feature: codes fit in a uint8.
@@ -209,10 +209,10 @@ def _bin_dense(X: np.ndarray, max_bins: int, keep_values: bool, n_threads: int) 
         code_features(X64, flat["edges"], flat["bin_offset"], f_lo, f_hi, codes)
 
     if n_threads < 2:
-        in_chunks(None, 1, 0, p, code)
+        SERIAL(0, p, code)
     else:
         with ThreadPoolExecutor(n_threads - 1) as executor:  # the caller runs a block too
-            in_chunks(executor, n_threads, n * p * SEARCH_STEPS, p, code)
+            ChunkRunner(executor, n_threads)(n * p * SEARCH_STEPS, p, code)
     values = np.ascontiguousarray(X.T, dtype=np.float64) if keep_values else None
     return BinnedInputs(
         codes=codes, indptr=None, indices=None, zero_code=zero_code, values=values, **flat
