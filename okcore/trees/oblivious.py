@@ -35,13 +35,15 @@ rows, f candidate features, k search columns (r, or the sketch's k), B_f bins pe
   and a count to its (bin, node) cell: O(n f k);
 - gains: a scan over each feature's bins sums the nodes' gains per cut: O(f B_f L k);
 - the cut: one pass sums both children's counts, rows of R (for the exact leaf values and
-  the next level's node means) and squared norms: O(n r); one pass moves the rows to their
-  child and gives them its next slot: O(n).
+  the next level's node means) and squared norms, per block of STATISTICS_BLOCK rows, the
+  blocks then added in block order: O(n r + (n / STATISTICS_BLOCK) L r); one pass moves
+  the rows to their child and gives them its next slot: O(n).
 
 A tree of depth d costs O(d (n f k + f B_f L k + n r)) plus O(n r) once (the rows' squared
-norms). Every histogram cell and every child's sum adds its rows in row order, whatever the
-threads (which split the features of a level and the columns of R) or the chunks of nodes:
-the tree does not depend on them. No histogram subtraction (building the smaller child and
+norms). Every histogram cell adds its rows in row order and every child's sum its blocks
+in block order (each block's rows in row order), whatever the threads (which split the
+features of a level and the blocks of rows) or the chunks of nodes: the tree does not
+depend on them. No histogram subtraction (building the smaller child and
 subtracting it from the parent): the difference of two float sums is not the sum of the
 other child's rows, so it could change which cut wins a near tie. Memory: one (B, L, k + 1)
 histogram (in groups of nodes above HISTOGRAM_BYTES), O(n) slots and node numbers.
@@ -209,7 +211,9 @@ def build_oblivious_tree(
     gives each level's candidate features (sorted int32). ``row_leaf`` receives the leaf of
     every fitted row; ``histogram_pool`` lends the level histogram buffer across the trees
     of a fit; ``runner`` (:class:`~okcore.threads.ChunkRunner`: a fit's threads) splits each
-    level's features and R's columns between its threads (the same tree for any number). Returns the fields of the tree's TreeArrays.
+    level's features, the rows' squared norms and the blocks of rows of the children's
+    statistics between its threads (the same tree for any number). Returns the fields of
+    the tree's TreeArrays.
     O(d (n f k + f B_f L k + n r)) for depth d.
     """
     if binned.is_sparse:
