@@ -103,3 +103,21 @@ def test_codes_are_numpys_searchsorted_for_any_number_of_threads(monkeypatch, n_
         Xe[:, f] = edge_values
         code_features(Xe, binned.edges, binned.bin_offset, f, f + 1, codes)
         np.testing.assert_array_equal(codes[f], np.searchsorted(e, edge_values, side="left"))
+
+
+def test_codes_of_any_real_dtype_and_layout_are_numpys():
+    """Inputs are coded in place whatever their real dtype and layout (no float64 copy),
+    with the codes numpy's searchsorted gives."""
+    rng = np.random.default_rng(8)
+    base = rng.random((400, 6)) * 100 - 50
+    for X in (
+        np.asfortranarray(base), base[:, ::2], base.astype(np.float32),
+        np.floor(base).astype(np.int64), np.floor(base).astype(np.int8),
+        np.abs(np.floor(base)).astype(np.uint16), base > 0,
+    ):  # fmt: skip
+        binned = bin_inputs(X, 32)
+        for f in range(X.shape[1]):
+            e = binned.edges[binned.bin_offset[f] - f : binned.bin_offset[f + 1] - f - 1]
+            np.testing.assert_array_equal(
+                binned.codes[f], np.searchsorted(e, X[:, f], side="left"), err_msg=str(X.dtype)
+            )
