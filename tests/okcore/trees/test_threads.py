@@ -168,3 +168,16 @@ def test_children_scanned_on_threads_split_as_one_after_the_other(refine_cuts):
     assert "scan" in submitted
     for field in FIELDS:
         np.testing.assert_array_equal(getattr(two, field), getattr(one, field), err_msg=field)
+
+
+def test_default_oblivious_models_over_many_row_blocks_do_not_depend_on_the_threads():
+    """The default trees (oblivious) on more rows than one statistics block, at the default
+    thresholds: 1, 2 and 3 threads give the same model."""
+    from okcore.trees.oblivious import STATISTICS_BLOCK
+
+    X, Y = _data(n=3 * STATISTICS_BLOCK + 123, p=6, r=24, seed=6)  # N r > 250,000: threads
+    common = dict(n_estimators=6, random_state=0)
+    one = OKBoostRegressor(n_jobs=1, **common).fit(X, Y)
+    assert one.tree_type_ == "oblivious"
+    for n_jobs in (2, 3):
+        _assert_same_models(one, OKBoostRegressor(n_jobs=n_jobs, **common).fit(X, Y))
