@@ -204,7 +204,8 @@ def _bin_dense(X: np.ndarray, max_bins: int, keep_values: bool, n_threads: int) 
     edges, zero_code, flat = _bins_of(distinct, max_bins)
     codes = np.empty((p, n), dtype=np.uint8)
     # read in place (no copy of X) when numba compares its dtype as numpy does: via float64
-    readable = X if X.dtype.kind in "fiu" and X.dtype.itemsize <= 8 else X.astype(np.float64)
+    in_place = X.dtype.kind in "iu" or X.dtype in (np.float32, np.float64)
+    readable = X if in_place else X.astype(np.float64)
 
     def code(f_lo: int, f_hi: int) -> None:
         code_features(readable, flat["edges"], flat["bin_offset"], f_lo, f_hi, codes)

@@ -113,7 +113,7 @@ def test_codes_of_any_real_dtype_and_layout_are_numpys():
     for X in (
         np.asfortranarray(base), base[:, ::2], base.astype(np.float32),
         np.floor(base).astype(np.int64), np.floor(base).astype(np.int8),
-        np.abs(np.floor(base)).astype(np.uint16), base > 0,
+        np.abs(np.floor(base)).astype(np.uint16), base > 0, base.astype(np.float16),
     ):  # fmt: skip
         binned = bin_inputs(X, 32)
         for f in range(X.shape[1]):
