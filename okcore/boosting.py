@@ -660,9 +660,9 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         Nystrom factor of an RBF / polynomial output kernel on that many landmark outputs
         (random training outputs, seeded by ``random_state``): O(N m) memory, no N x N.
     n_jobs : int or None
-        Threads for the split search (the exact search's features; the histogram search's
-        builds, row statistics and sketch) and for W^F (None = 1, -1 = all cores). The
-        model does not depend on it.
+        Threads for the binning, the split search (the exact search's features; the
+        histogram search's builds, scans, row statistics and sketch), the boosting step and
+        W^F (None = 1, -1 = all cores). The model does not depend on it.
     random_state : None, int or Generator
     warm_start : bool
         scikit-learn's warm start (as GradientBoostingRegressor's): when the estimator is

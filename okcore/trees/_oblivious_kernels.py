@@ -177,31 +177,62 @@ def child_statistics(
     samples: np.ndarray,
     R: np.ndarray,
     row_sq: np.ndarray,
-    c_lo: int,
-    c_hi: int,
+    block: int,
+    block_lo: int,
+    block_hi: int,
     counts: np.ndarray,
     sums: np.ndarray,
     squares: np.ndarray,
 ) -> None:  # pragma: no cover - jit
     """Statistics of both children of every open node under the level's cut (bins <=
-    ``last_bin`` of the feature whose fitted rows' bins are ``codes_f`` go left): row t of
-    slot s >= 0 goes to group g = 2 s + (0 left, 1 right); sums[g, c] += R[samples[t], c]
-    for the columns c_lo .. c_hi - 1 and, when c_lo == 0, counts[g] += 1 and squares[g] +=
-    row_sq[t]. Every sum is taken in row order, so threads may split the columns. The side
-    is arithmetic, not a branch (a coin flip per row: a branch on it mispredicts half the
-    time). Adds to the outputs. O(n_fit (c_hi - c_lo))."""
-    first = c_lo == 0
-    for t in range(slot.shape[0]):
-        s = slot[t]
-        if s < 0:
-            continue
-        g = 2 * s + np.int64(codes_f[t] > last_bin)
-        i = samples[t]
-        for c in range(c_lo, c_hi):
-            sums[g, c] += R[i, c]
-        if first:
-            counts[g] += 1
-            squares[g] += row_sq[t]
+    ``last_bin`` of the feature whose fitted rows' bins are ``codes_f`` go left), per block
+    of ``block`` fitted rows: row t of slot s >= 0 goes to group g = 2 s + (0 left, 1
+    right), and for every block j of block_lo .. block_hi - 1 (rows j block .. (j + 1) block
+    - 1) counts[j, g] = its rows in g, sums[j, g] = the sum of their rows R[samples[t]] and
+    squares[j, g] = of their row_sq[t], each taken in row order. Overwrites those blocks.
+    O((rows of the blocks) r).
+
+    Blocks of rows rather than R's columns split the work between threads: each thread
+    reads only its rows (a column split made every thread walk every row, and its half
+    rows ran slower than whole rows). The blocks are fixed by ``block``, not by the
+    threads, and :func:`add_blocks` adds them in block order, so the numbers do not depend
+    on the threads. A block's sums are taken in arrays of this call and copied out at its
+    end (no cache line of the outputs is written by two threads at once). The side is
+    arithmetic, not a branch (a coin flip per row: a branch on it mispredicts half the
+    time)."""
+    n_fit, r = slot.shape[0], R.shape[1]
+    n_groups = sums.shape[1]
+    acc = np.empty((n_groups, r))
+    n_rows = np.empty(n_groups, dtype=np.int64)
+    sq = np.empty(n_groups)
+    for j in range(block_lo, block_hi):
+        acc[:] = 0.0
+        n_rows[:] = 0
+        sq[:] = 0.0
+        for t in range(j * block, min((j + 1) * block, n_fit)):
+            s = slot[t]
+            if s < 0:
+                continue
+            g = 2 * s + np.int64(codes_f[t] > last_bin)
+            i = samples[t]
+            for c in range(r):
+                acc[g, c] += R[i, c]
+            n_rows[g] += 1
+            sq[g] += row_sq[t]
+        sums[j] = acc
+        counts[j] = n_rows
+        squares[j] = sq
+
+
+@njit(cache=True, nogil=True)
+def add_blocks(blocks: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
+    """The sum over the first axis of ``blocks`` (n_blocks, ...), added in block order:
+    blocks[0] + blocks[1] + ... (one block: itself, bit for bit). O(blocks.size)."""
+    total = blocks[0].copy()
+    flat = total.reshape(-1)
+    for j in range(1, blocks.shape[0]):
+        flat += blocks[j].reshape(-1)
+    return total
 
 
 @njit(cache=True, nogil=True)

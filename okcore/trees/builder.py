@@ -44,6 +44,9 @@ from .splitter import (
 CONSTANT_NODE_TOLERANCE = 1e-12
 #: Exact searches over fewer (rows x features x outputs) than this stay on one thread.
 PARALLEL_SEARCH_MIN_WORK = 200_000
+#: A histogram scan's cost per bin and search column, in the runner's additions: a cut's
+#: gain takes a running sum, a difference, a square and its sum per column.
+SCAN_COST_PER_COLUMN = 4
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,11 @@ class _ExactSearch:
             p.min_samples_leaf,
             p.l2_regularization,
         )
+
+    def find_many(self, nodes: list[tuple], rng: np.random.Generator) -> list[tuple | None]:
+        """:meth:`find` of each (node, start, end, mu), in order (the exact search splits
+        each node's features between the threads instead)."""
+        return [self.find(node, start, end, mu, rng) for node, start, end, mu in nodes]
 
     def _search_exact(self, start: int, end: int, mu: np.ndarray, features: np.ndarray) -> tuple:
         """Exact search, over feature chunks on the executor's threads when the node is large.
@@ -376,18 +384,44 @@ class _HistogramSearch:
     def find(
         self, node: int, start: int, end: int, mu: np.ndarray, rng: np.random.Generator
     ) -> tuple | None:
+        return self.find_many([(node, start, end, mu)], rng)[0]
+
+    def find_many(self, nodes: list[tuple], rng: np.random.Generator) -> list[tuple | None]:
+        """The best split of each (node, start, end, mu) of ``nodes`` (the two children of a
+        split, in the gain order). Everything that draws random numbers or moves
+        histograms runs first, node after node, as one find after the other would; then
+        the histogram scans and cut refinements, which read only their own node's
+        histogram and rows, run on the threads, one node each: the same splits as one
+        after the other. O(B k) per scan, so a pair is split only when 2 B k
+        SCAN_COST_PER_COLUMN reaches the runner's threshold."""
         p, b = self.params, self.binned
         if p.splitter == "random":
-            features = rng.permutation(self.feature_pool).astype(np.int32)
-            uniforms = rng.random(len(features))
-            return best_split_random_binned(
-                self._samples, start, end, self.codes2d, self.codes1d, self.indptr,
-                self.indices, b.zero_code, b.bin_offset, b.bin_min, b.bin_max, b.edges,
-                self.R_search, mu, features, uniforms, p.max_features, p.min_samples_leaf,
-                p.l2_regularization,
-            )  # fmt: skip
-        hist, counts = self._histogram(node, start, end)
-        features = _best_features(p, self.feature_pool, rng)
+            return [self._find_random(i, start, end, mu, rng) for i, start, end, mu in nodes]
+        tasks = []
+        for node, start, end, mu in nodes:
+            hist, counts = self._histogram(node, start, end)
+            tasks.append((start, end, mu, hist, counts, _best_features(p, self.feature_pool, rng)))
+        splits: list[tuple | None] = [None] * len(tasks)
+
+        def scan(lo: int, hi: int) -> None:
+            for i in range(lo, hi):
+                splits[i] = self._scan(*tasks[i])
+
+        work = len(tasks) * b.n_bins_total * self.R_search.shape[1] * SCAN_COST_PER_COLUMN
+        self.runner(work, len(tasks), scan)
+        return splits
+
+    def _scan(
+        self,
+        start: int,
+        end: int,
+        mu: np.ndarray,
+        hist: np.ndarray,
+        counts: np.ndarray,
+        features: np.ndarray,
+    ) -> tuple:
+        """The best cut of a node's histogram, refined inside its bins when asked."""
+        p, b = self.params, self.binned
         split = best_split_histogram(
             hist, counts, b.bin_offset, b.bin_min, b.bin_max, features, end - start, mu,
             p.min_samples_leaf, p.l2_regularization,
@@ -398,6 +432,20 @@ class _HistogramSearch:
             self._samples, start, end, self.codes2d, self.values2d,
             self.codes1d, self.values1d, self.indptr, self.indices, b.zero_code, hist, counts,
             b.bin_offset, self.R_search, mu, split, p.min_samples_leaf, p.l2_regularization,
+        )  # fmt: skip
+
+    def _find_random(
+        self, node: int, start: int, end: int, mu: np.ndarray, rng: np.random.Generator
+    ) -> tuple:
+        """The randomized splitter's cut (no histogram)."""
+        p, b = self.params, self.binned
+        features = rng.permutation(self.feature_pool).astype(np.int32)
+        uniforms = rng.random(len(features))
+        return best_split_random_binned(
+            self._samples, start, end, self.codes2d, self.codes1d, self.indptr,
+            self.indices, b.zero_code, b.bin_offset, b.bin_min, b.bin_max, b.edges,
+            self.R_search, mu, features, uniforms, p.max_features, p.min_samples_leaf,
+            p.l2_regularization,
         )  # fmt: skip
 
     def _histogram(self, node: int, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
@@ -626,13 +674,22 @@ class _Growth:
         )
 
     def find_split(self, node: int) -> tuple | None:
-        split = self.search.find(
-            node, self.start[node], self.end[node], self.search_mean[node], self.rng
+        return self.find_splits([node])[0]
+
+    def find_splits(self, nodes: list[int]) -> list[tuple | None]:
+        """The best split of each node (None: a final leaf), searched together (the
+        histogram search scans them on the threads) with the random draws in node order."""
+        found = self.search.find_many(
+            [(i, self.start[i], self.end[i], self.search_mean[i]) for i in nodes], self.rng
         )
-        if split[0] >= 0 and split[3] > 0:
-            return split
-        self.search.forget(node)  # a final leaf: nothing of its search is needed again
-        return None
+        splits: list[tuple | None] = []
+        for node, split in zip(nodes, found, strict=True):
+            if split[0] >= 0 and split[3] > 0:
+                splits.append(split)
+            else:
+                self.search.forget(node)  # a final leaf: nothing of its search is needed again
+                splits.append(None)
+        return splits
 
     def apply_split(self, node: int, split: tuple) -> tuple[int, int]:
         feature, n_left, threshold, gain = split[:4]
@@ -763,15 +820,16 @@ def build_tree(
     g = _Growth(R, projection, params, rng, search)
     heap: list[tuple[float, int, tuple | None]] = []
 
-    def push(node: int) -> None:
-        if not g.splittable(node):
+    def push(*nodes: int) -> None:
+        """Queue the splittable ``nodes`` (the gain order searches them now, together)."""
+        nodes = tuple(node for node in nodes if g.splittable(node))
+        if params.leaf_order != "gain":
+            for node in nodes:
+                heapq.heappush(heap, (-g.impurity[node], node, None))
             return
-        if params.leaf_order == "gain":
-            split = g.find_split(node)
+        for node, split in zip(nodes, g.find_splits(list(nodes)), strict=True):
             if split is not None:
                 heapq.heappush(heap, (-split[3], node, split))
-        else:
-            heapq.heappush(heap, (-g.impurity[node], node, None))
 
     n_fit = len(search.samples)
     push(g.add_node(0, n_fit, 0, search.statistics_before_search(0, n_fit)))
@@ -783,8 +841,7 @@ def build_tree(
             continue
         left, right = g.apply_split(node, split)
         n_splits += 1
-        push(left)
-        push(right)
+        push(left, right)
     if row_leaf is not None:
         g.leaf_of_rows(row_leaf)
     if isinstance(search, _HistogramSearch):

@@ -119,7 +119,8 @@ class TreeEstimator(OKEstimator):
             return np.ascontiguousarray(dense_float64(X).T), None
         report_phase(callback, "binning", total, elapsed, binning_seconds(*X.shape))
         refine = self._refines_cuts() if refine_cuts is None else refine_cuts
-        return None, bin_inputs(X, max_bins, refine)  # refinement reads values
+        # refinement reads the values
+        return None, bin_inputs(X, max_bins, refine, n_threads=self._n_threads())
 
     # ------------------------------------------------------------------ cost model
     def _rows_per_tree(self, n_samples: int) -> float:

@@ -35,13 +35,15 @@ rows, f candidate features, k search columns (r, or the sketch's k), B_f bins pe
   and a count to its (bin, node) cell: O(n f k);
 - gains: a scan over each feature's bins sums the nodes' gains per cut: O(f B_f L k);
 - the cut: one pass sums both children's counts, rows of R (for the exact leaf values and
-  the next level's node means) and squared norms: O(n r); one pass moves the rows to their
-  child and gives them its next slot: O(n).
+  the next level's node means) and squared norms, per block of STATISTICS_BLOCK rows, the
+  blocks then added in block order: O(n r + (n / STATISTICS_BLOCK) L r); one pass moves
+  the rows to their child and gives them its next slot: O(n).
 
 A tree of depth d costs O(d (n f k + f B_f L k + n r)) plus O(n r) once (the rows' squared
-norms). Every histogram cell and every child's sum adds its rows in row order, whatever the
-threads (which split the features of a level and the columns of R) or the chunks of nodes:
-the tree does not depend on them. No histogram subtraction (building the smaller child and
+norms). Every histogram cell adds its rows in row order and every child's sum its blocks
+in block order (each block's rows in row order), whatever the threads (which split the
+features of a level and the blocks of rows) or the chunks of nodes: the tree does not
+depend on them. No histogram subtraction (building the smaller child and
 subtracting it from the parent): the difference of two float sums is not the sum of the
 other child's rows, so it could change which cut wins a near tie. Memory: one (B, L, k + 1)
 histogram (in groups of nodes above HISTOGRAM_BYTES), O(n) slots and node numbers.
@@ -57,6 +59,7 @@ from numba import njit
 from ..threads import SERIAL, ChunkRunner
 from ._histogram import TIE_TOLERANCE, gather_rows
 from ._oblivious_kernels import (
+    add_blocks,
     add_level_gains,
     build_level,
     child_statistics,
@@ -78,6 +81,12 @@ MAX_OBLIVIOUS_DEPTH = 16
 HISTOGRAM_BYTES = 32 << 20
 #: A last left bin above every code: the cut that sends every row left (the root's statistics).
 ALL_LEFT = 255
+#: Fitted rows per block of the children's statistics: each block's sums are taken in row
+#: order and the blocks added in block order (:func:`~._oblivious_kernels.child_statistics`),
+#: whatever the threads, which take whole blocks. Fits of at most this many rows sum in plain
+#: row order. 16 blocks at N = 64,000: enough to share between threads, and the blocks'
+#: partial sums (blocks x 2^depth x r floats) stay small.
+STATISTICS_BLOCK = 4096
 #: A node whose N*var is below this fraction of the root's is a leaf (as in the builder).
 CONSTANT_NODE_TOLERANCE = 1e-12
 
@@ -202,7 +211,9 @@ def build_oblivious_tree(
     gives each level's candidate features (sorted int32). ``row_leaf`` receives the leaf of
     every fitted row; ``histogram_pool`` lends the level histogram buffer across the trees
     of a fit; ``runner`` (:class:`~okcore.threads.ChunkRunner`: a fit's threads) splits each
-    level's features and R's columns between its threads (the same tree for any number). Returns the fields of the tree's TreeArrays.
+    level's features, the rows' squared norms and the blocks of rows of the children's
+    statistics between its threads (the same tree for any number). Returns the fields of
+    the tree's TreeArrays.
     O(d (n f k + f B_f L k + n r)) for depth d.
     """
     if binned.is_sparse:
@@ -234,23 +245,30 @@ def build_oblivious_tree(
         codes_f: np.ndarray, last_bin: int, n_slots: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Counts, row sums of R and squared norms of both children of the open nodes
-        (groups 2 s, 2 s + 1) under a cut; R's columns split between threads."""
-        counts = np.zeros(2 * n_slots, dtype=np.int64)
-        sums, squares = np.zeros((2 * n_slots, R.shape[1])), np.zeros(2 * n_slots)
-
+        (groups 2 s, 2 s + 1) under a cut: per block of STATISTICS_BLOCK fitted rows,
+        blocks split between threads, then added in block order."""
+        n_groups = 2 * n_slots
         if R.shape[1] == 1:
+            counts = np.zeros(n_groups, dtype=np.int64)
+            sums, squares = np.zeros((n_groups, 1)), np.zeros(n_groups)
             child_statistics_one_output(
                 codes_f, last_bin, slot, samples, R, row_sq, counts, sums, squares
             )
             return counts, sums, squares
+        block = STATISTICS_BLOCK
+        n_blocks = max(1, -(-n_fit // block))
+        counts = np.empty((n_blocks, n_groups), dtype=np.int64)
+        sums = np.empty((n_blocks, n_groups, R.shape[1]))
+        squares = np.empty((n_blocks, n_groups))
 
-        def run(c_lo: int, c_hi: int) -> None:
+        def run(b_lo: int, b_hi: int) -> None:
             child_statistics(
-                codes_f, last_bin, slot, samples, R, row_sq, c_lo, c_hi, counts, sums, squares
-            )
+                codes_f, last_bin, slot, samples, R, row_sq, block, b_lo, b_hi, counts, sums,
+                squares,
+            )  # fmt: skip
 
-        runner(n_fit * R.shape[1], R.shape[1], run, grain=8)
-        return counts, sums, squares
+        runner(n_fit * R.shape[1], n_blocks, run)
+        return counts.sum(axis=0), add_blocks(sums), add_blocks(squares)
 
     nodes = _Nodes()
     node_of = np.zeros(n_fit, dtype=np.int32)  # node of each fitted row

@@ -53,9 +53,9 @@ class OK3Regressor(TreeEstimator):
         Nystrom factor of an RBF / polynomial output kernel on that many landmark outputs
         (random training outputs, seeded by ``random_state``): O(N m) memory, no N x N.
     n_jobs : int or None
-        Threads for the split search (the exact search's features; the histogram search's
-        builds and row statistics) (None = 1, -1 = all cores). The tree does not depend
-        on it.
+        Threads for the binning and the split search (the exact search's features; the
+        histogram search's builds, scans and row statistics) (None = 1, -1 = all cores).
+        The tree does not depend on it.
     random_state : None, int or Generator
     """
 

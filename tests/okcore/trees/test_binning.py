@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import sparse
 
-from okcore.trees.binning import MAX_BINS, bin_inputs
+from okcore.trees.binning import MAX_BINS, bin_inputs, code_features
 
 
 def feature_edges(binned, f: int) -> np.ndarray:
@@ -79,3 +79,45 @@ def test_many_distinct_values_get_bins_of_about_equal_counts() -> None:
 def test_max_bins_outside_the_uint8_codes_is_refused() -> None:
     with pytest.raises(ValueError, match="max_bins"):
         bin_inputs(np.zeros((3, 1)), MAX_BINS + 1)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_codes_are_numpys_searchsorted_for_any_number_of_threads(monkeypatch, n_threads):
+    """The compiled binary search gives numpy's searchsorted (side "left") of each value in
+    its feature's edges, ties on an edge included, with the features on any threads."""
+    import okcore.threads
+
+    monkeypatch.setattr(okcore.threads, "PARALLEL_ROWS_MIN_WORK", 0)
+    rng = np.random.default_rng(7)
+    X = np.c_[
+        rng.random(500), np.floor(rng.random(500) * 5), np.full(500, 2.0),
+        rng.standard_normal(500).astype(np.float32), rng.integers(-3, 3, 500),
+    ]  # fmt: skip
+    binned = bin_inputs(X, 16, n_threads=n_threads)
+    for f in range(X.shape[1]):
+        e = binned.edges[binned.bin_offset[f] - f : binned.bin_offset[f + 1] - f - 1]
+        np.testing.assert_array_equal(binned.codes[f], np.searchsorted(e, X[:, f], side="left"))
+        edge_values = np.r_[e, np.nextafter(e, np.inf), np.nextafter(e, -np.inf)]
+        codes = np.empty((X.shape[1], len(edge_values)), dtype=np.uint8)
+        Xe = np.zeros((len(edge_values), X.shape[1]))
+        Xe[:, f] = edge_values
+        code_features(Xe, binned.edges, binned.bin_offset, f, f + 1, codes)
+        np.testing.assert_array_equal(codes[f], np.searchsorted(e, edge_values, side="left"))
+
+
+def test_codes_of_any_real_dtype_and_layout_are_numpys():
+    """Inputs are coded in place whatever their real dtype and layout (no float64 copy),
+    with the codes numpy's searchsorted gives."""
+    rng = np.random.default_rng(8)
+    base = rng.random((400, 6)) * 100 - 50
+    for X in (
+        np.asfortranarray(base), base[:, ::2], base.astype(np.float32),
+        np.floor(base).astype(np.int64), np.floor(base).astype(np.int8),
+        np.abs(np.floor(base)).astype(np.uint16), base > 0, base.astype(np.float16),
+    ):  # fmt: skip
+        binned = bin_inputs(X, 32)
+        for f in range(X.shape[1]):
+            e = binned.edges[binned.bin_offset[f] - f : binned.bin_offset[f + 1] - f - 1]
+            np.testing.assert_array_equal(
+                binned.codes[f], np.searchsorted(e, X[:, f], side="left"), err_msg=str(X.dtype)
+            )

@@ -213,14 +213,16 @@ class Recording(ThreadPoolExecutor):
 
 @pytest.mark.parametrize("n_threads", [2, 3])
 def test_threads_grow_the_same_tree(monkeypatch, n_threads):
-    """Threads split the level's features and R's columns; every sum keeps its row order,
-    so the tree, its statistics and the rows' leaves are bit for bit those of one thread."""
+    """Threads split the level's features and the blocks of rows of the children's
+    statistics; every sum keeps its order (rows in order in a block, blocks in order), so
+    the tree, its statistics and the rows' leaves are bit for bit those of one thread."""
     from dataclasses import replace
 
     import okcore.threads
     import okcore.trees.oblivious as oblivious
 
     monkeypatch.setattr(okcore.threads, "PARALLEL_ROWS_MIN_WORK", 0)  # small data: threads anyway
+    monkeypatch.setattr(oblivious, "STATISTICS_BLOCK", 37)  # 14 blocks of rows
     X, R = data(5, n=500, p=7, r=19)
     binned = bin_inputs(X, 255)
     projection = np.random.default_rng(1).standard_normal((19, 8))
@@ -247,3 +249,39 @@ def test_threads_grow_the_same_tree(monkeypatch, n_threads):
             np.testing.assert_array_equal(many[key], value, err_msg=key)
         np.testing.assert_array_equal(leaf_many, leaf_one)
         assert (one["feature"] >= 0).sum() >= 7
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1000])
+def test_children_statistics_are_block_sums_added_in_block_order(block):
+    """Each block of rows is summed in row order, the blocks added in block order: the
+    numbers of a plain loop doing just that, whatever blocks a thread takes; with one block,
+    the plain row-order sums."""
+    from okcore.trees._oblivious_kernels import add_blocks, child_statistics
+
+    rng = np.random.default_rng(3)
+    n, r, n_slots = 300, 5, 3
+    R = rng.standard_normal((n + 20, r)) * 10.0 ** rng.integers(-3, 4, (n + 20, 1))
+    samples = rng.permutation(n + 20)[:n].astype(np.int32)
+    codes = rng.integers(0, 20, n).astype(np.uint8)
+    slot = rng.integers(-1, n_slots, n).astype(np.int32)  # -1: rows of final leaves
+    row_sq = np.einsum("ij,ij->i", R[samples], R[samples])
+    n_blocks = -(-n // block)
+    expected_sums, expected_squares = np.zeros((2 * n_slots, r)), np.zeros(2 * n_slots)
+    expected_counts = np.zeros(2 * n_slots, dtype=np.int64)
+    for j in range(n_blocks):
+        part, part_sq = np.zeros((2 * n_slots, r)), np.zeros(2 * n_slots)
+        for t in range(j * block, min((j + 1) * block, n)):
+            if slot[t] >= 0:
+                g = 2 * slot[t] + int(codes[t] > 9)
+                part[g] += R[samples[t]]
+                part_sq[g] += row_sq[t]
+                expected_counts[g] += 1
+        expected_sums = part if j == 0 else expected_sums + part
+        expected_squares = part_sq if j == 0 else expected_squares + part_sq
+    counts = np.empty((n_blocks, 2 * n_slots), dtype=np.int64)
+    sums, squares = np.empty((n_blocks, 2 * n_slots, r)), np.empty((n_blocks, 2 * n_slots))
+    for lo, hi in itertools.pairwise([0, n_blocks // 3, n_blocks // 2, n_blocks]):  # 3 threads
+        child_statistics(codes, 9, slot, samples, R, row_sq, block, lo, hi, counts, sums, squares)
+    np.testing.assert_array_equal(counts.sum(axis=0), expected_counts)
+    np.testing.assert_array_equal(add_blocks(sums), expected_sums)
+    np.testing.assert_array_equal(add_blocks(squares), expected_squares)

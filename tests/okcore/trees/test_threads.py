@@ -134,3 +134,50 @@ def test_overlapped_runs_first_once_and_every_block_once(n_threads, every_node_p
         runner = threads.ChunkRunner(executor, n_threads)
         assert runner.overlapped(10**9, lambda: "stats", 100, run, blocks_per_thread=3) == "stats"
     np.testing.assert_array_equal(seen, 1)
+
+
+@pytest.mark.parametrize("refine_cuts", [True, False])
+def test_children_scanned_on_threads_split_as_one_after_the_other(refine_cuts):
+    """In the gain order a split's two children are scanned (and their cuts refined) on
+    the threads, one node each, at the default thresholds: the same tree as one thread,
+    with max_features drawing each node's candidates in node order."""
+    from concurrent.futures import ThreadPoolExecutor
+    from dataclasses import replace
+
+    from okcore.trees.binning import bin_inputs
+
+    X, Y = _data(n=3000, p=30, r=8, seed=5)
+    binned = bin_inputs(X, 255, keep_values=refine_cuts)
+    params = builder.TreeParams(
+        splitter="best", max_splits=12, max_features=20, leaf_order="gain",
+        min_samples_leaf=1, max_depth=None, refine_cuts=refine_cuts,
+    )  # fmt: skip
+    one = builder.build_tree(None, Y, params, np.random.default_rng(0), binned=binned)
+    submitted: list = []
+
+    class Recording(ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            submitted.append(fn.__name__)
+            return super().submit(fn, *args, **kwargs)
+
+    with Recording(2) as executor:
+        two = builder.build_tree(
+            None, Y, replace(params, n_threads=2), np.random.default_rng(0),
+            executor=executor, binned=binned,
+        )  # fmt: skip
+    assert "scan" in submitted
+    for field in FIELDS:
+        np.testing.assert_array_equal(getattr(two, field), getattr(one, field), err_msg=field)
+
+
+def test_default_oblivious_models_over_many_row_blocks_do_not_depend_on_the_threads():
+    """The default trees (oblivious) on more rows than one statistics block, at the default
+    thresholds: 1, 2 and 3 threads give the same model."""
+    from okcore.trees.oblivious import STATISTICS_BLOCK
+
+    X, Y = _data(n=3 * STATISTICS_BLOCK + 123, p=6, r=24, seed=6)  # N r > 250,000: threads
+    common = dict(n_estimators=6, random_state=0)
+    one = OKBoostRegressor(n_jobs=1, **common).fit(X, Y)
+    assert one.tree_type_ == "oblivious"
+    for n_jobs in (2, 3):
+        _assert_same_models(one, OKBoostRegressor(n_jobs=n_jobs, **common).fit(X, Y))
