@@ -63,7 +63,7 @@ OBLIVIOUS_DEPTH_ONE_OUTPUT = 6
 #: ``l2_regularization="auto"``: lambda of oblivious trees with the squared loss (a shared
 #: cut leaves small leaves, which the penalty shrinks), 0 (the paper's leaf mean) otherwise.
 #: One output: CatBoost's ``l2_leaf_reg`` default (docs/RESULTS.md section 9.7). Many
-#: outputs (r > 1): 10, measured in section 9.11: level with 3 on the synthetic problem (three
+#: outputs (r > 1): 10, measured in section 9.12: level with 3 on the synthetic problem (three
 #: seeds at N = 4,000) and MULAN yeast, lower held-out error on USPS (three seeds) and whole
 #: Cora (three seeds), at the same CPU.
 OBLIVIOUS_L2_ONE_OUTPUT = 3.0
@@ -452,7 +452,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         steps) are not the minimisers of a penalised sum of squares, and a penalty with
         them is refused. "auto" (default): for oblivious trees with the squared loss
         OBLIVIOUS_L2_MANY_OUTPUTS (10) when the output factor has r > 1 columns,
-        OBLIVIOUS_L2_ONE_OUTPUT (3) for one; else 0 (docs/RESULTS.md sections 9.7, 9.11).
+        OBLIVIOUS_L2_ONE_OUTPUT (3) for one; else 0 (docs/RESULTS.md sections 9.7, 9.12).
     subsample : float in (0, 1]
         Fraction of rows each tree is fitted on (stochastic gradient boosting).
     colsample_bytree : float in (0, 1]
