@@ -288,6 +288,56 @@ CONFIGS.update(
         "okcore oblivious (hist + sketch), l2 3, targets regressed directly",
     ),
 )
+# candidate defaults for many outputs (r > 1), one setting changed from the estimator's
+# defaults each (oblivious trees of depth 4, nu 0.1; lambda 3 when they were measured, 10 since:
+# "l2_3" is the former default), rounds 100 / 300 / 1000 from one fit; "okcore_direct_multi_*"
+# the same regressing the problem's targets directly
+MULTI_CANDIDATES: dict[str, dict[str, Any]] = {
+    "base": {},
+    "l2_1": {"l2_regularization": 1.0},
+    "l2_3": {"l2_regularization": 3.0},  # the former many-output default (lambda 3)
+    "l2_10": {"l2_regularization": 10.0},
+    "l2_30": {"l2_regularization": 30.0},
+    "mf_0.5": {"max_features": 0.5},
+    "mf_0.3": {"max_features": 0.3},
+    "mf_0.1": {"max_features": 0.1},
+    "mf_sqrt": {"max_features": "sqrt"},
+    "col_0.5": {"colsample_bytree": 0.5},
+    "col_0.3": {"colsample_bytree": 0.3},
+    "sub_0.8": {"subsample": 0.8},
+    "sub_0.5": {"subsample": 0.5},
+    "msl_5": {"min_samples_leaf": 5},
+    "msl_20": {"min_samples_leaf": 20},
+    "depth_3": {"max_depth": 3},
+    "depth_5": {"max_depth": 5},
+    "depth_6": {"max_depth": 6},
+    "sketch_4": {"sketch_dim": 4},
+    "sketch_16": {"sketch_dim": 16},
+    "sketch_32": {"sketch_dim": 32},
+    "bins_32": {"max_bins": 32},
+    "bins_64": {"max_bins": 64},
+    "lr_0.05": {"learning_rate": 0.05},
+    "lr_0.2": {"learning_rate": 0.2},
+    # combinations of the single changes that measured well
+    "mf_0.3_msl_5": {"max_features": 0.3, "min_samples_leaf": 5},
+    "mf_0.3_l2_10": {"max_features": 0.3, "l2_regularization": 10.0},
+    "mf_0.3_depth_5": {"max_features": 0.3, "max_depth": 5},
+    "col_0.3_msl_5": {"colsample_bytree": 0.3, "min_samples_leaf": 5},
+    "msl_5_l2_10": {"min_samples_leaf": 5, "l2_regularization": 10.0},
+    "bins_64_msl_5": {"max_bins": 64, "min_samples_leaf": 5},
+    "mf_0.3_bins_64_msl_5": {"max_features": 0.3, "max_bins": 64, "min_samples_leaf": 5},
+}
+MULTI_GRID = {"rates": (0.1,), "leaves": (None,), "rounds": (100, 300, 1000)}
+for _tag, _params in MULTI_CANDIDATES.items():
+    _rate = {"rates": (_params["learning_rate"],)} if "learning_rate" in _params else {}
+    _fixed = {key: value for key, value in _params.items() if key != "learning_rate"}
+    for _family in ("okcore", "okcore_direct"):
+        CONFIGS[f"{_family}_multi_{_tag}"] = Config(
+            _family,
+            _fixed,
+            {**MULTI_GRID, **_rate},
+            f"{_family.replace('_', ' ')} defaults, {_tag.replace('_', ' ')}",
+        )
 # the module each family needs beyond numpy (peers are in the `bench` extra)
 REQUIRES = {
     "okcore": "okcore",

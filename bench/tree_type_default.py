@@ -56,7 +56,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
             "l2_regularization": float(l2),
             "sketch_dim": 8,
         }
-        for l2 in (0, 3)
+        for l2 in (0, 3, 10)
     },
 }
 #: problems of one output, where a sketch of the residuals does not apply

@@ -95,6 +95,69 @@ def build_level(
             flat[j + uk] += 1.0
 
 
+@njit(cache=True, nogil=True)
+def slot_totals(
+    slot: np.ndarray, slot_lo: int, rows: np.ndarray, totals: np.ndarray
+) -> None:  # pragma: no cover - jit
+    """totals[s, :k] = the sum of the search rows of slot slot_lo + s (in row order) and
+    totals[s, k] their count, for the S = totals.shape[0] slots of a chunk. O(n k)."""
+    n_fit, k = rows.shape
+    width = totals.shape[0]
+    totals[:] = 0.0
+    for t in range(n_fit):
+        s = np.int64(slot[t]) - slot_lo
+        if s < 0 or s >= width:
+            continue
+        for c in range(k):
+            totals[s, c] += rows[t, c]
+        totals[s, k] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def build_level_sparse(
+    codes: np.ndarray,
+    slot: np.ndarray,
+    slot_lo: int,
+    rows: np.ndarray,
+    bin_offset: np.ndarray,
+    features: np.ndarray,
+    common: np.ndarray,
+    outside_ptr: np.ndarray,
+    outside_rows: np.ndarray,
+    totals: np.ndarray,
+    hist: np.ndarray,
+) -> None:  # pragma: no cover - jit
+    """:func:`build_level` for features with a common bin (:func:`common_bin_layout`):
+    only the rows outside the common bin are added, in row order, to their (bin, slot)
+    cells; the common bin's cell of each slot is the slot's total (:func:`slot_totals`)
+    minus the feature's other bins (its count exact, its sums equal to the direct sum up
+    to rounding: the same for any threads or chunks). O(nnz_f k + B_f S k) per feature
+    instead of O(n k)."""
+    k = rows.shape[1]
+    width = hist.shape[1]
+    for f in features:
+        lo, hi = bin_offset[f], bin_offset[f + 1]
+        hist[lo:hi] = 0.0
+        codes_f = codes[f]
+        for j in range(outside_ptr[f], outside_ptr[f + 1]):
+            t = outside_rows[j]
+            s = np.int64(slot[t]) - slot_lo
+            if s < 0 or s >= width:
+                continue
+            b = lo + np.int64(codes_f[t])
+            for c in range(k):
+                hist[b, s, c] += rows[t, c]
+            hist[b, s, k] += 1.0
+        top = common[f]
+        for node_slot in range(width):
+            for c in range(k + 1):
+                acc = totals[node_slot, c]
+                for other in range(lo, hi):
+                    if other != top:
+                        acc -= hist[other, node_slot, c]
+                hist[top, node_slot, c] = acc
+
+
 @njit(cache=True, nogil=True, fastmath=True)
 def add_level_gains(
     hist: np.ndarray,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numba import njit
@@ -43,6 +44,10 @@ MAX_BINS = 255
 #: Comparisons per value of the codes' binary search (log2 of 255 edges), in the runner's
 #: additions.
 SEARCH_STEPS = 8
+#: A feature whose most frequent bin holds all but at most this fraction of the rows is
+#: searched by its other rows only (:attr:`BinnedInputs.common_bins`): binary word counts,
+#: one-hot columns, blank pixels.
+COMMON_BIN_MAX_OUTSIDE = 0.2
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,13 @@ class BinnedInputs:
     @property
     def n_bins_total(self) -> int:
         return int(self.bin_offset[-1])
+
+    @cached_property
+    def common_bins(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`common_bin_layout` of the dense codes (computed once, on first use)."""
+        if self.indptr is not None:
+            raise ValueError("common_bins is defined for dense codes")
+        return common_bin_layout(self.codes, self.bin_offset, COMMON_BIN_MAX_OUTSIDE)
 
 
 def _feature_bins(
@@ -260,3 +272,48 @@ def _bin_sparse(columns: sparse.csc_matrix, max_bins: int, keep_values: bool) ->
         values=stored_values,
         **flat,
     )
+
+
+@njit(cache=True, nogil=True)
+def common_bin_layout(
+    codes: np.ndarray, bin_offset: np.ndarray, max_fraction: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - jit
+    """The features whose most frequent bin holds all but at most ``max_fraction`` of the
+    rows (binary word counts, one-hot columns), for the oblivious level search
+    (:func:`~okcore.trees._oblivious_kernels.build_level_sparse`): the flat bin
+    of each feature's common bin (-1 for the other features), and CSC-like pointers (p + 1,)
+    and rows (ascending, int32) of the rows outside it. ``codes`` (p, n) the rows' bins
+    within each feature. O(n p)."""
+    p, n = codes.shape
+    common = np.full(p, -1, dtype=np.int64)
+    ptr = np.zeros(p + 1, dtype=np.int64)
+    counts = np.zeros(256, dtype=np.int64)
+    limit = max_fraction * n
+    for f in range(p):
+        n_bins = bin_offset[f + 1] - bin_offset[f]
+        counts[:n_bins] = 0
+        codes_f = codes[f]
+        for t in range(n):
+            counts[codes_f[t]] += 1
+        top = 0
+        for b in range(1, n_bins):
+            if counts[b] > counts[top]:
+                top = b
+        others = n - counts[top]
+        if others <= limit:
+            common[f] = bin_offset[f] + top
+            ptr[f + 1] = ptr[f] + others
+        else:
+            ptr[f + 1] = ptr[f]
+    rows = np.empty(ptr[p], dtype=np.int32)
+    for f in range(p):
+        if common[f] < 0:
+            continue
+        top = common[f] - bin_offset[f]
+        codes_f = codes[f]
+        j = ptr[f]
+        for t in range(n):
+            if codes_f[t] != top:
+                rows[j] = t
+                j += 1
+    return common, ptr, rows

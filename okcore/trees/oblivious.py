@@ -32,7 +32,12 @@ rows, f candidate features, k search columns (r, or the sketch's k), B_f bins pe
 (B in all), L <= 2^(d - 1) open nodes and r residual columns:
 
 - histograms: one sequential pass over the rows per feature adds each row's k search values
-  and a count to its (bin, node) cell: O(n f k);
+  and a count to its (bin, node) cell: O(n f k). A feature whose most frequent bin holds
+  all but at most COMMON_BIN_MAX_OUTSIDE (20 %) of the fitted rows (binary word counts,
+  one-hot columns, blank pixels: :func:`~okcore.trees.binning.common_bin_layout`) adds
+  only its other rows, and its common bin's cell is the node's total (one O(n k) pass per
+  level) minus the other bins: O(nnz_f k + B_f L k) for it. Its count is exact and its
+  sums equal the direct ones up to rounding (whatever the threads);
 - gains: a scan over each feature's bins sums the nodes' gains per cut: O(f B_f L k);
 - the cut: one pass sums both children's counts, rows of R (for the exact leaf values and
   the next level's node means) and squared norms, per block of STATISTICS_BLOCK rows, the
@@ -62,12 +67,14 @@ from ._oblivious_kernels import (
     add_blocks,
     add_level_gains,
     build_level,
+    build_level_sparse,
     child_statistics,
     child_statistics_one_output,
     move_rows,
     row_squares,
+    slot_totals,
 )
-from .binning import BinnedInputs
+from .binning import COMMON_BIN_MAX_OUTSIDE, BinnedInputs, common_bin_layout
 from .splitter import midpoint_threshold
 
 #: Depth of an oblivious tree when ``max_depth`` is None (CatBoost's default depth).
@@ -225,6 +232,11 @@ def build_oblivious_tree(
         samples = np.ascontiguousarray(rows, dtype=np.int32)
         codes = np.ascontiguousarray(binned.codes[:, samples])  # read in order at every level
     n_fit = len(samples)
+    common, outside_ptr, outside_rows = (
+        binned.common_bins
+        if rows is None
+        else common_bin_layout(codes, binned.bin_offset, COMMON_BIN_MAX_OUTSIDE)
+    )
     depth = oblivious_depth(params.max_depth)
     min_leaf, l2 = int(params.min_samples_leaf), float(params.l2_regularization)
     k, n_bins = R_search.shape[1], binned.n_bins_total
@@ -300,10 +312,21 @@ def build_oblivious_tree(
         """Histograms and gains of a chunk of the level's nodes (slots lo ..) for a range
         of ``features``."""
         mu = np.ascontiguousarray(node_mu)
+        has_common = common[features] >= 0
+        totals = np.empty((hist.shape[1], k + 1))
+        if has_common.any():
+            slot_totals(slot, lo, search_rows, totals)
 
         def search(f_lo: int, f_hi: int) -> None:
             run = features[f_lo:f_hi]
-            build_level(codes, slot, lo, search_rows, binned.bin_offset, run, hist)
+            spread, sparse_run = run[~has_common[f_lo:f_hi]], run[has_common[f_lo:f_hi]]
+            if len(spread):
+                build_level(codes, slot, lo, search_rows, binned.bin_offset, spread, hist)
+            if len(sparse_run):
+                build_level_sparse(
+                    codes, slot, lo, search_rows, binned.bin_offset, sparse_run, common,
+                    outside_ptr, outside_rows, totals, hist,
+                )  # fmt: skip
             add_level_gains(
                 hist, binned.bin_offset, run, node_n, mu, min_leaf, l2, gain, cut, rows_in_bin
             )

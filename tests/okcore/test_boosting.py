@@ -702,8 +702,8 @@ def test_oblivious_model_round_trips_and_old_models_load_as_best_first(data, tmp
 
 
 def test_auto_tree_type_is_oblivious_where_it_applies_else_best_first(data, tmp_path):
-    """The default ``tree_type="auto"``: oblivious trees of depth 4 (r > 1 output columns)
-    or 6 (one) on dense inputs with the best splitter, histograms and no ``max_splits``;
+    """The default ``tree_type="auto"``: oblivious trees of depth 4 and lambda 10 (r > 1
+    output columns) or depth 6 and lambda 3 (one) on dense inputs with the best splitter, histograms and no ``max_splits``;
     best-first trees of J = 10 (or the given ``max_splits``) otherwise. The fitted model is
     the one of the resolved type, and it round-trips with ``tree_type_``."""
     from scipy import sparse
@@ -730,7 +730,7 @@ def test_auto_tree_type_is_oblivious_where_it_applies_else_best_first(data, tmp_
     assert depths(auto) == {4}
     same = fitted(X, Y, tree_type="oblivious", max_depth=4)
     np.testing.assert_array_equal(auto.predict_weights(Xv), same.predict_weights(Xv))
-    assert auto.ensemble_.l2_regularization == 3.0  # l2_regularization="auto"
+    assert auto.ensemble_.l2_regularization == 10.0  # l2_regularization="auto", r > 1
     assert (auto.max_bins_, auto.sketch_dim_) == (255, None)  # r <= 8: no sketch
     wide = fitted(X, np.c_[Y, Y**2, np.sin(Y), np.cos(Y)])  # r > 8: the "auto" sketch at any size
     assert (wide.tree_type_, wide.max_bins_, wide.sketch_dim_) == ("oblivious", 255, 8)
@@ -739,7 +739,9 @@ def test_auto_tree_type_is_oblivious_where_it_applies_else_best_first(data, tmp_
     )  # best-first: exact
     assert fitted(X, Y, loss="huber").ensemble_.l2_regularization == 0.0  # no penalised mean
     assert fitted(X, Y, max_splits=3).ensemble_.l2_regularization == 0.0  # best-first
-    assert depths(fitted(X, Y[:, :1])) == {6}  # one output column
+    one_output = fitted(X, Y[:, :1])
+    assert depths(one_output) == {6}  # one output column
+    assert one_output.ensemble_.l2_regularization == 3.0
     assert depths(fitted(X, Y, max_depth=2)) == {2}
     for params in ({"max_splits": 3}, {"splitter": "random"}, {"max_bins": None}):
         est = fitted(X, Y, **params)

@@ -132,6 +132,63 @@ def test_oblivious_tree_equals_the_brute_force_level_search(seed, depth, min_lea
     np.testing.assert_array_equal(tree_leaves(tree, X), row_leaf)
 
 
+def data_with_common_bins(seed, n=60, p=5, r=3):
+    """Features whose most frequent value holds all but at most 20 % of the rows (word
+    counts, a common value in the middle of the range), searched by their other rows only,
+    beside one spread feature."""
+    rng = np.random.default_rng(seed)
+    X = np.zeros((n, p))
+    for f in range(p - 1):
+        rows = rng.choice(n, n // 6, replace=False)
+        X[rows, f] = rng.integers(1, 4, len(rows))
+    X[:, 1] -= 1.5  # the common value -1.5 lies between the others
+    X[:, -1] = rng.standard_normal(n)
+    R = rng.standard_normal((n, r))
+    R[:, :2] += np.c_[X[:, 0] > 0.5, X[:, 2] * (X[:, 1] > 0)]
+    return X, R
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize(("depth", "min_leaf", "l2"), [(3, 1, 0.0), (4, 2, 1.0)])
+def test_features_with_a_common_bin_equal_the_brute_force_level_search(seed, depth, min_leaf, l2):
+    """The histograms of features with a common bin, built from the rows outside it (the
+    common bin's cell by subtraction from the node's total), give the brute-force cuts."""
+    X, R = data_with_common_bins(seed)
+    common, _, _ = bin_inputs(X, 255).common_bins
+    assert (common[:-1] >= 0).all() and common[-1] < 0
+    tree, row_leaf = grown(X, R, params(depth, min_leaf, l2))
+    cuts, leaves = brute_force(X, R, depth, min_leaf, l2)
+    internal = tree.feature >= 0
+    got_cuts = sorted(
+        set(zip(tree.feature[internal].tolist(), tree.threshold[internal], strict=True))
+    )
+    assert [f for f, _ in got_cuts] == [f for f, _ in sorted(cuts)]
+    np.testing.assert_allclose([t for _, t in got_cuts], [t for _, t in sorted(cuts)])
+    got = {frozenset(np.flatnonzero(row_leaf == leaf)) for leaf in range(tree.n_leaves)}
+    assert got == {frozenset(rows) for rows in leaves}
+
+
+def test_common_bins_of_subsampled_rows(monkeypatch):
+    """A tree on a subset of rows finds the common bins of those rows, and grows the tree of
+    the search that adds every row to its bin."""
+    import okcore.trees.oblivious as oblivious
+
+    X, R = data_with_common_bins(7, n=300, p=9, r=4)
+    rows = np.sort(np.random.default_rng(0).choice(300, 200, replace=False)).astype(np.int32)
+
+    def tree():
+        return build_tree(
+            None, R, params(4), np.random.default_rng(0), binned=bin_inputs(X, 255), rows=rows
+        )
+
+    shortcut = tree()
+    monkeypatch.setattr(oblivious, "COMMON_BIN_MAX_OUTSIDE", -1.0)  # every feature row by row
+    every_row = tree()
+    np.testing.assert_array_equal(shortcut.feature, every_row.feature)
+    np.testing.assert_array_equal(shortcut.threshold, every_row.threshold)
+    np.testing.assert_allclose(shortcut.value, every_row.value)
+
+
 def test_every_path_takes_the_level_cuts_in_order():
     """Each root-to-leaf path meets the level cuts in level order, skipping only the levels
     where its node passed uncut (a child would have been empty)."""
