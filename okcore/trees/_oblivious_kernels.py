@@ -389,6 +389,7 @@ def grow_one_output(
     hist_buffer: np.ndarray,
     constant_tolerance: float,
     all_left: int,
+    row_leaf: np.ndarray,
 ) -> tuple[np.ndarray, ...]:  # pragma: no cover - jit
     """One oblivious tree on a one-column R (N, 1), every level in one compiled call: the
     level loop of :func:`okcore.trees.oblivious.build_oblivious_tree` (its kernels, its node
@@ -396,10 +397,11 @@ def grow_one_output(
     without a Python step per level and node. ``features`` are every level's candidates
     (fixed: no random draw per level); ``codes`` (p, n_fit) and ``search_rows`` (n_fit, 1)
     are the fitted rows' bins and residuals, ``samples`` their rows of R; ``chunk`` slots
-    per histogram in ``hist_buffer`` (flat, >= B chunk 2 floats).
+    per histogram in ``hist_buffer`` (flat, >= B chunk 2 floats). ``row_leaf`` (N, or
+    empty: not wanted) receives the leaf of every fitted row.
 
     Returns the TreeArrays fields (feature, threshold, left, right, leaf, n_samples,
-    impurity, gain, value) and each fitted row's node. O(d (n f + f B_f L)) for depth d.
+    impurity, gain, value). O(d (n f + f B_f L)) for depth d.
     """
     n_fit = samples.shape[0]
     n_bins = bin_offset[bin_offset.shape[0] - 1]
@@ -516,6 +518,9 @@ def grow_one_output(
     for node in range(n_nodes):
         if left_of[node] < 0:
             value[leaf[node], 0] = node_sum[node] / (count[node] + l2)
+    if row_leaf.shape[0] > 0:
+        for t in range(n_fit):
+            row_leaf[samples[t]] = leaf[node_of[t]]
     return (
         feature_of[:n_nodes].copy(),
         threshold_of[:n_nodes].copy(),
@@ -526,5 +531,4 @@ def grow_one_output(
         impurity[:n_nodes].copy(),
         gain_of[:n_nodes].copy(),
         value,
-        node_of,
     )

@@ -353,19 +353,18 @@ def _grow_one_output(
     chunk = histogram_chunk(depth, len(samples), min_leaf, n_bins, 1)
     buffers = _take_buffers(histogram_pool, n_bins, 2 * chunk)
     try:
-        (feature, threshold, left, right, leaf, n_samples, impurity, gain, value, node_of) = (
+        (feature, threshold, left, right, leaf, n_samples, impurity, gain, value) = (
             grow_one_output(
                 codes, samples, search_rows, np.ascontiguousarray(R, dtype=np.float64),
                 binned.bin_offset, binned.bin_min, binned.bin_max,
                 np.ascontiguousarray(features, dtype=np.int32), depth, min_leaf, l2, chunk,
                 buffers[0].reshape(-1), CONSTANT_NODE_TOLERANCE, ALL_LEFT,
+                np.empty(0, dtype=np.int32) if row_leaf is None else row_leaf,
             )
         )  # fmt: skip
     finally:
         if histogram_pool is not None and histogram_pool.n_bins == n_bins:
             histogram_pool.give(buffers)
-    if row_leaf is not None:
-        row_leaf[samples] = leaf[node_of]
     return dict(
         feature=feature,
         threshold=threshold,
