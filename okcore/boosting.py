@@ -57,23 +57,32 @@ TREE_TYPES = ("auto", "best-first", "oblivious")
 DEFAULT_MAX_SPLITS = 10
 #: Depth of an oblivious tree when ``max_depth`` is None, by the columns r of the output
 #: factor (docs/RESULTS.md section 9.7): depth 4 had the lowest held-out error at M = 300 on
-#: every many-output problem measured, one output wanted depth 6.
+#: every many-output problem measured.
 OBLIVIOUS_DEPTH_MANY_OUTPUTS = 4
+#: One output column: the depth of a full tree with about ONE_OUTPUT_ROWS_PER_LEAF training
+#: rows per leaf, log2(N / 8) rounded down, between these bounds (docs/RESULTS.md section
+#: 9.11: on kin40k and census-house the held-out error fell from depth 6 to 10 at N = 20,000
+#: and 36,000 and from 6 to 8 at N = 4,000; below 1,024 rows the former depth 6).
 OBLIVIOUS_DEPTH_ONE_OUTPUT = 6
+OBLIVIOUS_DEPTH_ONE_OUTPUT_MAX = 10
+ONE_OUTPUT_ROWS_PER_LEAF = 8
 #: ``l2_regularization="auto"``: lambda of oblivious trees with the squared loss (CatBoost's
 #: ``l2_leaf_reg`` default; measured in docs/RESULTS.md section 9.7: a shared cut leaves
 #: small leaves, which the penalty shrinks), 0 (the paper's leaf mean) otherwise.
 OBLIVIOUS_L2_REGULARIZATION = 3.0
 
 
-def default_oblivious_depth(rank: int | None) -> int:
-    """OBLIVIOUS_DEPTH_ONE_OUTPUT for r = 1 (or r not known yet: the larger tree),
-    OBLIVIOUS_DEPTH_MANY_OUTPUTS for r > 1."""
-    return (
-        OBLIVIOUS_DEPTH_MANY_OUTPUTS
-        if rank is not None and rank > 1
-        else OBLIVIOUS_DEPTH_ONE_OUTPUT
-    )
+def default_oblivious_depth(rank: int | None, n_samples: int | None = None) -> int:
+    """OBLIVIOUS_DEPTH_MANY_OUTPUTS for r > 1; for r = 1 (or r not known yet: the larger
+    tree) floor(log2(n_samples / ONE_OUTPUT_ROWS_PER_LEAF)) between
+    OBLIVIOUS_DEPTH_ONE_OUTPUT and OBLIVIOUS_DEPTH_ONE_OUTPUT_MAX, the upper bound when
+    n_samples is not known."""
+    if rank is not None and rank > 1:
+        return OBLIVIOUS_DEPTH_MANY_OUTPUTS
+    if n_samples is None:
+        return OBLIVIOUS_DEPTH_ONE_OUTPUT_MAX
+    depth = int(n_samples // ONE_OUTPUT_ROWS_PER_LEAF).bit_length() - 1  # floor(log2)
+    return min(max(depth, OBLIVIOUS_DEPTH_ONE_OUTPUT), OBLIVIOUS_DEPTH_ONE_OUTPUT_MAX)
 
 
 def resolve_search(
@@ -455,13 +464,15 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         ``max_depth`` None or at most 16, dense X --, else best-first trees; the fitted
         ``tree_type_`` says which (:meth:`resolve_tree_type`). Oblivious
         trees gave the lowest held-out error per CPU second on every many-output problem
-        measured, and on one-output problems at depth 6 (docs/RESULTS.md section 9.7).
+        measured, and on one-output problems when deep (docs/RESULTS.md sections 9.7 and
+        9.11).
         "best-first": OK3 trees of ``max_splits`` splits grown in ``leaf_order``.
         "oblivious": symmetric trees (CatBoost's): one (feature, threshold) per level shared
         by every node of the level, chosen to maximise the summed reduction of N*var (the
         penalised objective with ``l2_regularization``) over the level's nodes, of depth
-        ``max_depth`` (None: 4 when the output factor has r > 1 columns, 6 for one; at most
-        16), so up to 2^depth leaves; ``max_splits`` and
+        ``max_depth`` (None: 4 when the output factor has r > 1 columns; for one,
+        floor(log2(N / 8)) for the N training rows, between 6 and 10 -- 10 from 8,192 rows
+        --; at most 16), so up to 2^depth leaves; ``max_splits`` and
         ``leaf_order`` do not apply, ``max_features`` draws each level's candidate
         features, and a node whose children would hold fewer than ``min_samples_leaf`` rows
         passes to the next level uncut (:mod:`okcore.trees.oblivious`). They use the
@@ -685,8 +696,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         if self.max_depth is not None and self.max_depth > MAX_OBLIVIOUS_DEPTH:
             raise InvalidParameterError(
                 f"The 'max_depth' parameter of {name} with tree_type='oblivious' must be an "
-                f"int in [1, {MAX_OBLIVIOUS_DEPTH}] or None (depth 6): a tree has up to "
-                f"2^max_depth leaves. Got {self.max_depth!r} instead."
+                f"int in [1, {MAX_OBLIVIOUS_DEPTH}] or None (the default depth): a tree has "
+                f"up to 2^max_depth leaves. Got {self.max_depth!r} instead."
             )
 
     def resolve_tree_type(self, X: Any = None) -> str:
@@ -706,18 +717,21 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         )
         return "oblivious" if applies else "best-first"
 
-    def _growing(self, tree_type: str, rank: int | None = None) -> Self:
+    def _growing(
+        self, tree_type: str, rank: int | None = None, n_samples: int | None = None
+    ) -> Self:
         """This estimator growing ``tree_type`` trees, ``max_splits`` None resolved to
         DEFAULT_MAX_SPLITS, an oblivious tree's ``max_depth`` None to
-        :func:`default_oblivious_depth` of the factor's ``rank`` and ``l2_regularization``
-        "auto" to its value (itself when nothing changes): what the split search, the
-        trees' parameters, the ensemble and the cost model read."""
+        :func:`default_oblivious_depth` of the factor's ``rank`` and the ``n_samples``
+        training rows given to fit, and ``l2_regularization`` "auto" to its value (itself
+        when nothing changes): what the split search, the trees' parameters, the ensemble
+        and the cost model read."""
         resolved: dict[str, Any] = {
             "tree_type": tree_type,
             "max_splits": self.max_splits or DEFAULT_MAX_SPLITS,
         }
         if tree_type == "oblivious" and self.max_depth is None:
-            resolved["max_depth"] = default_oblivious_depth(rank)
+            resolved["max_depth"] = default_oblivious_depth(rank, n_samples)
         if isinstance(self.l2_regularization, str):  # "auto"
             oblivious = tree_type == "oblivious" and self.loss == "squared"
             resolved["l2_regularization"] = OBLIVIOUS_L2_REGULARIZATION if oblivious else 0.0
@@ -742,7 +756,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         return super()._refines_cuts() and self.resolve_tree_type() != "oblivious"
 
     def _max_leaves(self, n_samples: int) -> int:
-        grower = self._growing(self.resolve_tree_type())
+        grower = self._growing(self.resolve_tree_type(), None, n_samples)
         if grower is not self:
             return grower._max_leaves(n_samples)
         if self.tree_type != "oblivious":
@@ -782,8 +796,9 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         before a fit (the inputs not known): the trees of dense inputs, at the larger
         seconds and bytes of them and of the best-first trees sparse inputs grow."""
         kind = self.resolve_tree_type()
-        if self._growing(kind, rank) is not self:
-            cost = self._growing(kind, rank)._estimate_stages(n_samples, n_features, rank)
+        if self._growing(kind, rank, n_samples) is not self:
+            grower = self._growing(kind, rank, n_samples)
+            cost = grower._estimate_stages(n_samples, n_features, rank)
             if self.tree_type == "auto" and kind != "best-first":  # what sparse inputs grow
                 sparse_inputs = self._growing("best-first", rank)
                 cost = dearer_stages(
@@ -838,7 +853,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         )
         rows = np.arange(X.shape[0])
         tree_type = self.resolve_tree_type(X)
-        grower = self._growing(tree_type, space.rank)
+        grower = self._growing(tree_type, space.rank, X.shape[0])
         patience = self.early_stopping_patience()
         if eval_data is None and patience is not None:
             X, space, rows, eval_data = self._hold_out(X, space, rng)
@@ -978,12 +993,13 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             return self  # the fitted model is already the longer fit's
         start = time.perf_counter()
         X = check_inputs(X, self.n_features_in_, owner=name)
+        n_given = X.shape[0]  # the rows the first fit resolved its defaults for
         if len(more.rows) < X.shape[0]:  # early stopping held rows out
             X = X[more.rows]
         space = self.output_space_
         del self.ensemble_  # as any refit: a failure leaves an unfitted estimator
         del self._continuation
-        grower = self._growing(self.tree_type_, space.rank)
+        grower = self._growing(self.tree_type_, space.rank, n_given)
         result = self._boost(
             grower, X, space, (self.max_bins_, self.sketch_dim_), callback, 0.0,
             rng=state.rng, eval_data=more.eval_data, state=state,
