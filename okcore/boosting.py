@@ -70,6 +70,10 @@ ONE_OUTPUT_ROWS_PER_LEAF = 8
 #: ``l2_leaf_reg`` default; measured in docs/RESULTS.md section 9.7: a shared cut leaves
 #: small leaves, which the penalty shrinks), 0 (the paper's leaf mean) otherwise.
 OBLIVIOUS_L2_REGULARIZATION = 3.0
+#: The same for one output column, whose default trees are deeper (docs/RESULTS.md section
+#: 9.11: depth 10, M = 300: census-house 0.307 NMSE at lambda 30 against 0.320 at 3, below
+#: every peer's best; kin40k 0.054 against 0.046, still 21 % below the best peer's).
+OBLIVIOUS_L2_ONE_OUTPUT = 30.0
 
 
 def default_oblivious_depth(rank: int | None, n_samples: int | None = None) -> int:
@@ -83,6 +87,14 @@ def default_oblivious_depth(rank: int | None, n_samples: int | None = None) -> i
         return OBLIVIOUS_DEPTH_ONE_OUTPUT_MAX
     depth = int(n_samples // ONE_OUTPUT_ROWS_PER_LEAF).bit_length() - 1  # floor(log2)
     return min(max(depth, OBLIVIOUS_DEPTH_ONE_OUTPUT), OBLIVIOUS_DEPTH_ONE_OUTPUT_MAX)
+
+
+def default_oblivious_l2(rank: int | None) -> float:
+    """lambda of ``l2_regularization="auto"`` for oblivious trees with the squared loss:
+    OBLIVIOUS_L2_REGULARIZATION for r > 1, OBLIVIOUS_L2_ONE_OUTPUT for r = 1 (or r not
+    known yet)."""
+    many = rank is not None and rank > 1
+    return OBLIVIOUS_L2_REGULARIZATION if many else OBLIVIOUS_L2_ONE_OUTPUT
 
 
 def resolve_search(
@@ -449,8 +461,10 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         mean and every residual phi_i - F(x_i) has weights summing to 0). 0 is the paper's
         leaf mean. Squared loss only: the robust losses' leaves (geometric medians, Huber
         steps) are not the minimisers of a penalised sum of squares, and a penalty with
-        them is refused. "auto" (default): OBLIVIOUS_L2_REGULARIZATION (3) for oblivious
-        trees with the squared loss, else 0 (docs/RESULTS.md section 9.7).
+        them is refused. "auto" (default): for oblivious trees with the squared loss,
+        OBLIVIOUS_L2_REGULARIZATION (3) when the output factor has r > 1 columns and
+        OBLIVIOUS_L2_ONE_OUTPUT (30) for one; else 0 (docs/RESULTS.md sections 9.7 and
+        9.11).
     subsample : float in (0, 1]
         Fraction of rows each tree is fitted on (stochastic gradient boosting).
     colsample_bytree : float in (0, 1]
@@ -723,8 +737,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         """This estimator growing ``tree_type`` trees, ``max_splits`` None resolved to
         DEFAULT_MAX_SPLITS, an oblivious tree's ``max_depth`` None to
         :func:`default_oblivious_depth` of the factor's ``rank`` and the ``n_samples``
-        training rows given to fit, and ``l2_regularization`` "auto" to its value (itself
-        when nothing changes): what the split search, the trees' parameters, the ensemble
+        training rows given to fit, and ``l2_regularization`` "auto" to
+        :func:`default_oblivious_l2` (itself when nothing changes): what the split search, the trees' parameters, the ensemble
         and the cost model read."""
         resolved: dict[str, Any] = {
             "tree_type": tree_type,
@@ -734,7 +748,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             resolved["max_depth"] = default_oblivious_depth(rank, n_samples)
         if isinstance(self.l2_regularization, str):  # "auto"
             oblivious = tree_type == "oblivious" and self.loss == "squared"
-            resolved["l2_regularization"] = OBLIVIOUS_L2_REGULARIZATION if oblivious else 0.0
+            resolved["l2_regularization"] = default_oblivious_l2(rank) if oblivious else 0.0
         if all(getattr(self, name) == value for name, value in resolved.items()):
             return self
         return type(self)(**{**self.get_params(), **resolved})

@@ -739,7 +739,9 @@ def test_auto_tree_type_is_oblivious_where_it_applies_else_best_first(data, tmp_
     )  # best-first: exact
     assert fitted(X, Y, loss="huber").ensemble_.l2_regularization == 0.0  # no penalised mean
     assert fitted(X, Y, max_splits=3).ensemble_.l2_regularization == 0.0  # best-first
-    assert depths(fitted(X, Y[:, :1])) == {6}  # one output column, few rows
+    # one output column, few rows: depth 6 (lambda 30 stops some trees' growth on 60 rows)
+    assert depths(fitted(X, Y[:, :1], l2_regularization=3.0)) == {6}
+    assert fitted(X, Y[:, :1]).ensemble_.l2_regularization == 30.0  # one output: lambda 30
     assert depths(fitted(X, Y, max_depth=2)) == {2}
     for params in ({"max_splits": 3}, {"splitter": "random"}, {"max_bins": None}):
         est = fitted(X, Y, **params)
@@ -755,9 +757,14 @@ def test_auto_tree_type_is_oblivious_where_it_applies_else_best_first(data, tmp_
 
 
 def test_one_output_default_depth_grows_with_the_rows():
-    """One output column: depth floor(log2(N / 8)) between 6 and 10 (docs/RESULTS.md section
-    9.11), fixed at fit time by the rows given (also for a warm start); many outputs: 4."""
-    from okcore.boosting import default_oblivious_depth
+    """One output column: depth floor(log2(N / 8)) between 6 and 10 and lambda 30
+    (docs/RESULTS.md section 9.11), fixed at fit time by the rows given (also for a warm
+    start); many outputs: depth 4, lambda 3."""
+    from okcore.boosting import default_oblivious_depth, default_oblivious_l2
+
+    assert (default_oblivious_l2(1), default_oblivious_l2(None), default_oblivious_l2(2)) == (
+        30.0, 30.0, 3.0,
+    )  # fmt: skip
 
     assert [default_oblivious_depth(1, n) for n in (50, 1023, 1024, 2047, 2048, 4000)] == [
         6, 6, 7, 7, 8, 8,
