@@ -61,8 +61,9 @@ DEFAULT_MAX_SPLITS = 10
 OBLIVIOUS_DEPTH_MANY_OUTPUTS = 4
 #: One output column: the depth of a full tree with about ONE_OUTPUT_ROWS_PER_LEAF training
 #: rows per leaf, log2(N / 8) rounded down, between these bounds (docs/RESULTS.md section
-#: 9.11: on kin40k and census-house the held-out error fell from depth 6 to 10 at N = 20,000
-#: and 36,000 and from 6 to 8 at N = 4,000; below 1,024 rows the former depth 6).
+#: 9.11: at M = 300 kin40k's held-out NMSE fell 3x from depth 6 to 10 at N = 36,000 and
+#: census-house's 5 % at N = 20,506; on 4,000 rows census-house was best at depth 8, kin40k
+#: at 10; below 1,024 rows the former depth 6).
 OBLIVIOUS_DEPTH_ONE_OUTPUT = 6
 OBLIVIOUS_DEPTH_ONE_OUTPUT_MAX = 10
 ONE_OUTPUT_ROWS_PER_LEAF = 8
