@@ -57,27 +57,39 @@ TREE_TYPES = ("auto", "best-first", "oblivious")
 DEFAULT_MAX_SPLITS = 10
 #: Depth of an oblivious tree when ``max_depth`` is None, by the columns r of the output
 #: factor (docs/RESULTS.md section 9.7): depth 4 had the lowest held-out error at M = 300 on
-#: every many-output problem measured, one output wanted depth 6.
+#: every many-output problem measured.
 OBLIVIOUS_DEPTH_MANY_OUTPUTS = 4
+#: One output column: the depth of a full tree with about ONE_OUTPUT_ROWS_PER_LEAF training
+#: rows per leaf, log2(N / 8) rounded down, between these bounds (docs/RESULTS.md section
+#: 9.11: at M = 300 kin40k's held-out NMSE fell 3x from depth 6 to 10 at N = 36,000 and
+#: census-house's 5 % at N = 20,506; on 4,000 rows census-house was best at depth 8, kin40k
+#: at 10; below 1,024 rows the former depth 6).
 OBLIVIOUS_DEPTH_ONE_OUTPUT = 6
+OBLIVIOUS_DEPTH_ONE_OUTPUT_MAX = 10
+ONE_OUTPUT_ROWS_PER_LEAF = 8
 #: ``l2_regularization="auto"``: lambda of oblivious trees with the squared loss (a shared
 #: cut leaves small leaves, which the penalty shrinks), 0 (the paper's leaf mean) otherwise.
-#: One output: CatBoost's ``l2_leaf_reg`` default (docs/RESULTS.md section 9.7). Many
-#: outputs (r > 1): 10, measured in section 9.12: level with 3 on the synthetic problem (three
-#: seeds at N = 4,000) and MULAN yeast, lower held-out error on USPS (three seeds) and whole
-#: Cora (three seeds), at the same CPU.
-OBLIVIOUS_L2_ONE_OUTPUT = 3.0
+#: One output column, whose default trees are deeper: 30 (docs/RESULTS.md section 9.11:
+#: depth 10, M = 300: census-house 0.307 NMSE at lambda 30 against 0.320 at 3, below every
+#: peer's best; kin40k 0.054 against 0.046, still below the best peer's). Many outputs
+#: (r > 1): 10 (section 9.12: level with 3 on the synthetic problem (three seeds at
+#: N = 4,000) and MULAN yeast, lower held-out error on USPS and whole Cora (three seeds
+#: each), at the same CPU).
+OBLIVIOUS_L2_ONE_OUTPUT = 30.0
 OBLIVIOUS_L2_MANY_OUTPUTS = 10.0
 
 
-def default_oblivious_depth(rank: int | None) -> int:
-    """OBLIVIOUS_DEPTH_ONE_OUTPUT for r = 1 (or r not known yet: the larger tree),
-    OBLIVIOUS_DEPTH_MANY_OUTPUTS for r > 1."""
-    return (
-        OBLIVIOUS_DEPTH_MANY_OUTPUTS
-        if rank is not None and rank > 1
-        else OBLIVIOUS_DEPTH_ONE_OUTPUT
-    )
+def default_oblivious_depth(rank: int | None, n_samples: int | None = None) -> int:
+    """OBLIVIOUS_DEPTH_MANY_OUTPUTS for r > 1; for r = 1 (or r not known yet: the larger
+    tree) floor(log2(n_samples / ONE_OUTPUT_ROWS_PER_LEAF)) between
+    OBLIVIOUS_DEPTH_ONE_OUTPUT and OBLIVIOUS_DEPTH_ONE_OUTPUT_MAX, the upper bound when
+    n_samples is not known."""
+    if rank is not None and rank > 1:
+        return OBLIVIOUS_DEPTH_MANY_OUTPUTS
+    if n_samples is None:
+        return OBLIVIOUS_DEPTH_ONE_OUTPUT_MAX
+    depth = int(n_samples // ONE_OUTPUT_ROWS_PER_LEAF).bit_length() - 1  # floor(log2)
+    return min(max(depth, OBLIVIOUS_DEPTH_ONE_OUTPUT), OBLIVIOUS_DEPTH_ONE_OUTPUT_MAX)
 
 
 def default_oblivious_l2(rank: int | None) -> float:
@@ -599,7 +611,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         steps) are not the minimisers of a penalised sum of squares, and a penalty with
         them is refused. "auto" (default): for oblivious trees with the squared loss
         OBLIVIOUS_L2_MANY_OUTPUTS (10) when the output factor has r > 1 columns,
-        OBLIVIOUS_L2_ONE_OUTPUT (3) for one; else 0 (docs/RESULTS.md sections 9.7, 9.12).
+        OBLIVIOUS_L2_ONE_OUTPUT (30) for one; else 0 (docs/RESULTS.md sections 9.7, 9.11,
+        9.12).
     subsample : float in (0, 1]
         Fraction of rows each tree is fitted on (stochastic gradient boosting).
     colsample_bytree : float in (0, 1]
@@ -613,13 +626,15 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         ``max_depth`` None or at most 16, dense X --, else best-first trees; the fitted
         ``tree_type_`` says which (:meth:`resolve_tree_type`). Oblivious
         trees gave the lowest held-out error per CPU second on every many-output problem
-        measured, and on one-output problems at depth 6 (docs/RESULTS.md section 9.7).
+        measured, and on one-output problems when deep (docs/RESULTS.md sections 9.7 and
+        9.11).
         "best-first": OK3 trees of ``max_splits`` splits grown in ``leaf_order``.
         "oblivious": symmetric trees (CatBoost's): one (feature, threshold) per level shared
         by every node of the level, chosen to maximise the summed reduction of N*var (the
         penalised objective with ``l2_regularization``) over the level's nodes, of depth
-        ``max_depth`` (None: 4 when the output factor has r > 1 columns, 6 for one; at most
-        16), so up to 2^depth leaves; ``max_splits`` and
+        ``max_depth`` (None: 4 when the output factor has r > 1 columns; for one,
+        floor(log2(N / 8)) for the N training rows, between 6 and 10 -- 10 from 8,192 rows
+        --; at most 16), so up to 2^depth leaves; ``max_splits`` and
         ``leaf_order`` do not apply, ``max_features`` draws each level's candidate
         features, and a node whose children would hold fewer than ``min_samples_leaf`` rows
         passes to the next level uncut (:mod:`okcore.trees.oblivious`). They use the
@@ -855,8 +870,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         if self.max_depth is not None and self.max_depth > MAX_OBLIVIOUS_DEPTH:
             raise InvalidParameterError(
                 f"The 'max_depth' parameter of {name} with tree_type='oblivious' must be an "
-                f"int in [1, {MAX_OBLIVIOUS_DEPTH}] or None (depth 6): a tree has up to "
-                f"2^max_depth leaves. Got {self.max_depth!r} instead."
+                f"int in [1, {MAX_OBLIVIOUS_DEPTH}] or None (the default depth): a tree has "
+                f"up to 2^max_depth leaves. Got {self.max_depth!r} instead."
             )
 
     def resolve_tree_type(self, X: Any = None) -> str:
@@ -880,7 +895,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         """How a fit on ``n_samples`` training rows and a factor of ``rank`` columns grows its
         trees (:class:`GrowthPlan`): ``tree_type`` (None: :meth:`resolve_tree_type` of dense
         inputs), ``max_splits`` None as DEFAULT_MAX_SPLITS, an oblivious tree's ``max_depth``
-        None as :func:`default_oblivious_depth` of ``rank``, ``l2_regularization`` "auto",
+        None as :func:`default_oblivious_depth` of ``rank`` and ``n_samples``, ``l2_regularization`` "auto",
         and the split search by :func:`resolve_search` -- oblivious trees search the fast
         way at every size: histograms, and "auto" sketches when r > AUTO_SKETCH_DIM (below
         the fast threshold too: on the drug-target sets (95-223 output columns) 5x less CPU
@@ -891,7 +906,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         max_splits = self.max_splits or DEFAULT_MAX_SPLITS
         max_depth = self.max_depth
         if oblivious and max_depth is None:
-            max_depth = default_oblivious_depth(rank)
+            max_depth = default_oblivious_depth(rank, n_samples)
         penalty = self.l2_regularization
         if isinstance(penalty, str):  # "auto"
             squared = self.loss == "squared"

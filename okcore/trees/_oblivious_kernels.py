@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._histogram import compiled_with_slp
-from .splitter import penalised_gain
+from ._histogram import TIE_TOLERANCE, compiled_with_slp
+from .splitter import midpoint_threshold, penalised_gain
 
 
 @compiled_with_slp(
@@ -218,6 +218,109 @@ def add_level_gains(
             gain[b] += total
 
 
+#: add_level_gains_one_output's float flags: fastmath without reassociation, so that its
+#: sums over slots keep add_level_gains' order (and value) instead of being vectorised.
+NO_REASSOCIATION = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
+
+
+@njit(cache=True, nogil=True, fastmath=NO_REASSOCIATION)
+def add_level_gains_one_output(
+    hist: np.ndarray,
+    bin_offset: np.ndarray,
+    features: np.ndarray,
+    node_n: np.ndarray,
+    node_mu: np.ndarray,
+    min_leaf: int,
+    l2: float,
+    gain: np.ndarray,
+    cut: np.ndarray,
+    rows_in_bin: np.ndarray,
+) -> None:  # pragma: no cover - jit
+    """:func:`add_level_gains` of a one-column histogram (k = 1), the same values, with each
+    node's gain recomputed only at a bin holding its rows (its left side is otherwise the
+    previous cut's): at depth 8 most (bin, node) cells of a level are empty, and the
+    divisions of every cell were most of the scan. O(len(features) B_f S)."""
+    n_slots, k = hist.shape[1], hist.shape[2] - 1
+    mu_sq = np.zeros(n_slots)
+    for s in range(n_slots):
+        for c in range(k):
+            mu_sq[s] += node_mu[s, c] * node_mu[s, c]
+    S = np.empty((n_slots, k))
+    n_left = np.empty(n_slots, dtype=np.int64)
+    slot_gain = np.empty(n_slots)
+    can_cut = np.empty(n_slots, dtype=np.bool_)
+    for f in features:
+        S[:] = 0.0
+        n_left[:] = 0
+        can_cut[:] = False
+        for b in range(bin_offset[f], bin_offset[f + 1]):
+            last = b == bin_offset[f + 1] - 1  # nothing goes right of the last bin
+            total = 0.0
+            any_cut = False
+            for s in range(n_slots):
+                m = np.int64(hist[b, s, k])
+                if m > 0:
+                    rows_in_bin[b] += m
+                    n_left[s] += m
+                    for c in range(k):
+                        S[s, c] += hist[b, s, c]
+                    nl = n_left[s]
+                    nr = node_n[s] - nl
+                    can_cut[s] = nl >= min_leaf and nr >= min_leaf
+                    if can_cut[s] and not last:
+                        acc = 0.0
+                        dot = 0.0
+                        for c in range(k):
+                            d = S[s, c] - nl * node_mu[s, c]
+                            acc += d * d
+                            dot += d * node_mu[s, c]
+                        if l2 > 0.0:
+                            slot_gain[s] = penalised_gain(acc, dot, mu_sq[s], nl, nr, l2)
+                        else:
+                            slot_gain[s] = acc * node_n[s] / (nl * nr)
+                if can_cut[s]:
+                    total += slot_gain[s]
+                    any_cut = True
+            if last:
+                break
+            if any_cut:
+                cut[b] = True
+            gain[b] += total
+
+
+@njit(cache=True, nogil=True)
+def best_level_cut(
+    gain: np.ndarray,
+    cut: np.ndarray,
+    rows_in_bin: np.ndarray,
+    bin_offset: np.ndarray,
+    bin_min: np.ndarray,
+    bin_max: np.ndarray,
+    features: np.ndarray,
+) -> tuple[int, int, float, float]:  # pragma: no cover - jit
+    """The level's cut (feature, last left bin of the feature, threshold, summed gain) from
+    :func:`add_level_gains`' sums over all the level's nodes: the highest summed gain over
+    cuts after a bin holding rows of the level (other cuts repeat a partition) that cut at
+    least one node; ties go to the first feature, then the leftmost cut; feature -1 when no
+    node can be cut. The threshold lies midway between the largest value of the last left
+    bin and the smallest of the next bin holding rows of the level. O(B)."""
+    best_f, best_bin, best_gain = -1, -1, 0.0
+    for f in features:
+        for b in range(bin_offset[f], bin_offset[f + 1] - 1):
+            if rows_in_bin[b] == 0 or not cut[b]:
+                continue
+            if best_f < 0 or gain[b] > best_gain + TIE_TOLERANCE * abs(best_gain):
+                best_f, best_bin, best_gain = f, b, gain[b]
+    threshold = 0.0
+    if best_f >= 0:
+        nxt = best_bin + 1
+        while rows_in_bin[nxt] == 0:
+            nxt += 1
+        threshold = midpoint_threshold(bin_max[best_bin], bin_min[nxt])
+        best_bin -= bin_offset[best_f]
+    return best_f, best_bin, threshold, best_gain
+
+
 @njit(cache=True, nogil=True)
 def row_squares(
     samples: np.ndarray, lo: int, hi: int, R: np.ndarray, out: np.ndarray
@@ -344,3 +447,182 @@ def move_rows(
         if j >= 0:
             node_of[t] = first_child + 2 * j + np.int64(codes_f[t] > last_bin)
         slot[t] = slot_of[node_of[t]]
+
+
+@njit(cache=True, nogil=True)
+def _add_node(
+    node: int,
+    n_rows: int,
+    row_sum: float,
+    squares: float,
+    count: np.ndarray,
+    sums: np.ndarray,
+    impurity: np.ndarray,
+) -> None:  # pragma: no cover - jit
+    """Node ``node``'s count, row sum and N*var = squares - sum^2 / n (0 when empty)."""
+    count[node] = n_rows
+    sums[node] = row_sum
+    spread = squares - (row_sum * row_sum) / n_rows if n_rows > 0 else 0.0
+    impurity[node] = max(spread, 0.0)
+
+
+@njit(cache=True, nogil=True)
+def grow_one_output(
+    codes: np.ndarray,
+    samples: np.ndarray,
+    search_rows: np.ndarray,
+    R: np.ndarray,
+    bin_offset: np.ndarray,
+    bin_min: np.ndarray,
+    bin_max: np.ndarray,
+    features: np.ndarray,
+    depth: int,
+    min_leaf: int,
+    l2: float,
+    chunk: int,
+    hist_buffer: np.ndarray,
+    constant_tolerance: float,
+    all_left: int,
+    row_leaf: np.ndarray,
+) -> tuple[np.ndarray, ...]:  # pragma: no cover - jit
+    """One oblivious tree on a one-column R (N, 1), every level in one compiled call: the
+    level loop of :func:`okcore.trees.oblivious.build_oblivious_tree` (its kernels, its node
+    bookkeeping and its float operations in the same order, so the same tree bit for bit)
+    without a Python step per level and node. ``features`` are every level's candidates
+    (fixed: no random draw per level); ``codes`` (p, n_fit) and ``search_rows`` (n_fit, 1)
+    are the fitted rows' bins and residuals, ``samples`` their rows of R; ``chunk`` slots
+    per histogram in ``hist_buffer`` (flat, >= B chunk 2 floats). ``row_leaf`` (N, or
+    empty: not wanted) receives the leaf of every fitted row.
+
+    Returns the TreeArrays fields (feature, threshold, left, right, leaf, n_samples,
+    impurity, gain, value). O(d (n f + f B_f L)) for depth d.
+    """
+    n_fit = samples.shape[0]
+    n_bins = bin_offset[bin_offset.shape[0] - 1]
+    max_nodes = 2 ** (depth + 1) - 1
+    count = np.zeros(max_nodes, dtype=np.int64)
+    node_sum = np.zeros(max_nodes)
+    impurity = np.zeros(max_nodes)
+    feature_of = np.full(max_nodes, -1, dtype=np.int32)
+    threshold_of = np.zeros(max_nodes)
+    left_of = np.full(max_nodes, -1, dtype=np.int32)
+    right_of = np.full(max_nodes, -1, dtype=np.int32)
+    gain_of = np.zeros(max_nodes)
+
+    row_sq = np.empty(n_fit)
+    row_squares(samples, 0, n_fit, R, row_sq)
+    slot = np.zeros(n_fit, dtype=np.int32)
+    node_of = np.zeros(n_fit, dtype=np.int32)
+    c_counts = np.zeros(2, dtype=np.int64)
+    c_sums, c_squares = np.zeros((2, 1)), np.zeros(2)
+    child_statistics_one_output(
+        codes[0], all_left, slot, samples, R, row_sq, c_counts, c_sums, c_squares
+    )
+    _add_node(0, c_counts[0], c_sums[0, 0], c_squares[0], count, node_sum, impurity)
+    n_nodes = 1
+    floor = constant_tolerance * impurity[0]
+    frontier = np.zeros(1, dtype=np.int64)
+    if not (count[0] >= 2 * min_leaf and impurity[0] > floor):
+        frontier = frontier[:0]
+
+    gain = np.empty(n_bins)
+    cut = np.empty(n_bins, dtype=np.bool_)
+    rows_in_bin = np.empty(n_bins, dtype=np.int64)
+    for _level in range(depth):
+        n_slots = frontier.shape[0]
+        if n_slots == 0:
+            break
+        node_n = np.empty(n_slots, dtype=np.int64)
+        node_mu = np.empty((n_slots, 1))
+        for s in range(n_slots):
+            node_n[s] = count[frontier[s]]
+            node_mu[s, 0] = node_sum[frontier[s]] / count[frontier[s]]
+        gain[:] = 0.0
+        cut[:] = False
+        rows_in_bin[:] = 0
+        for lo in range(0, n_slots, chunk):
+            width = min(chunk, n_slots - lo)
+            hist = hist_buffer[: n_bins * width * 2].reshape((n_bins, width, 2))
+            build_level(codes, slot, lo, search_rows, bin_offset, features, hist)
+            add_level_gains_one_output(
+                hist, bin_offset, features, node_n[lo : lo + width],
+                node_mu[lo : lo + width], min_leaf, l2, gain, cut, rows_in_bin,
+            )  # fmt: skip
+        feature, last_bin, threshold, level_gain = best_level_cut(
+            gain, cut, rows_in_bin, bin_offset, bin_min, bin_max, features
+        )
+        if feature < 0 or level_gain <= 0.0:
+            break
+        c_counts = np.zeros(2 * n_slots, dtype=np.int64)
+        c_sums, c_squares = np.zeros((2 * n_slots, 1)), np.zeros(2 * n_slots)
+        codes_f = codes[feature]
+        child_statistics_one_output(
+            codes_f, last_bin, slot, samples, R, row_sq, c_counts, c_sums, c_squares
+        )
+        place = np.full(n_slots, -1, dtype=np.int64)
+        first_child = n_nodes
+        next_frontier = np.empty(2 * n_slots, dtype=np.int64)
+        n_next = 0
+        n_cut = 0
+        for s in range(n_slots):
+            node = frontier[s]
+            if c_counts[2 * s] < min_leaf or c_counts[2 * s + 1] < min_leaf:
+                next_frontier[n_next] = node  # passes whole to the next level's cut
+                n_next += 1
+                continue
+            place[s] = n_cut
+            n_cut += 1
+            left, right = n_nodes, n_nodes + 1
+            n_nodes += 2
+            _add_node(
+                left, c_counts[2 * s], c_sums[2 * s, 0], c_squares[2 * s],
+                count, node_sum, impurity,
+            )  # fmt: skip
+            _add_node(
+                right, c_counts[2 * s + 1], c_sums[2 * s + 1, 0], c_squares[2 * s + 1],
+                count, node_sum, impurity,
+            )  # fmt: skip
+            if l2 == 0.0:
+                node_gain = max(impurity[node] - impurity[left] - impurity[right], 0.0)
+            else:
+                node_gain = (
+                    (node_sum[left] * node_sum[left]) / (count[left] + l2)
+                    + (node_sum[right] * node_sum[right]) / (count[right] + l2)
+                    - (node_sum[node] * node_sum[node]) / (count[node] + l2)
+                )
+            feature_of[node], threshold_of[node] = feature, threshold
+            left_of[node], right_of[node], gain_of[node] = left, right, node_gain
+            for child in (left, right):
+                if count[child] >= 2 * min_leaf and impurity[child] > floor:
+                    next_frontier[n_next] = child
+                    n_next += 1
+        frontier = np.sort(next_frontier[:n_next])
+        slot_of = np.full(n_nodes, -1, dtype=np.int32)
+        for s in range(frontier.shape[0]):
+            slot_of[frontier[s]] = s
+        move_rows(codes_f, last_bin, place, first_child, slot_of, node_of, slot)
+
+    leaf = np.full(n_nodes, -1, dtype=np.int32)
+    n_leaves = 0
+    for node in range(n_nodes):
+        if left_of[node] < 0:
+            leaf[node] = n_leaves
+            n_leaves += 1
+    value = np.empty((n_leaves, 1))
+    for node in range(n_nodes):
+        if left_of[node] < 0:
+            value[leaf[node], 0] = node_sum[node] / (count[node] + l2)
+    if row_leaf.shape[0] > 0:
+        for t in range(n_fit):
+            row_leaf[samples[t]] = leaf[node_of[t]]
+    return (
+        feature_of[:n_nodes].copy(),
+        threshold_of[:n_nodes].copy(),
+        left_of[:n_nodes].copy(),
+        right_of[:n_nodes].copy(),
+        leaf,
+        count[:n_nodes].astype(np.int32),
+        impurity[:n_nodes].copy(),
+        gain_of[:n_nodes].copy(),
+        value,
+    )

@@ -806,7 +806,8 @@ def build_tree(
         return TreeArrays(
             **build_oblivious_tree(
                 binned, R, R_search, projection, params, rng,
-                lambda level_rng: _best_features(params, pool, level_rng),
+                pool if params.max_features >= len(pool)  # every level's candidates
+                else lambda level_rng: _best_features(params, pool, level_rng),
                 rows=rows, row_leaf=row_leaf, histogram_pool=histogram_pool, runner=runner,
             )
         )  # fmt: skip

@@ -59,23 +59,23 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from ..threads import SERIAL, ChunkRunner
-from ._histogram import TIE_TOLERANCE, gather_rows
+from ._histogram import gather_rows
 from ._oblivious_kernels import (
     add_blocks,
     add_level_gains,
+    best_level_cut,
     build_level,
     build_level_sparse,
     child_statistics,
     child_statistics_one_output,
+    grow_one_output,
     move_rows,
     row_squares,
     slot_totals,
 )
 from .binning import COMMON_BIN_MAX_OUTSIDE, BinnedInputs, common_bin_layout
-from .splitter import midpoint_threshold
 
 #: Depth of an oblivious tree when ``max_depth`` is None (CatBoost's default depth).
 DEFAULT_OBLIVIOUS_DEPTH = 6
@@ -96,39 +96,6 @@ ALL_LEFT = 255
 STATISTICS_BLOCK = 4096
 #: A node whose N*var is below this fraction of the root's is a leaf (as in the builder).
 CONSTANT_NODE_TOLERANCE = 1e-12
-
-
-@njit(cache=True, nogil=True)
-def best_level_cut(
-    gain: np.ndarray,
-    cut: np.ndarray,
-    rows_in_bin: np.ndarray,
-    bin_offset: np.ndarray,
-    bin_min: np.ndarray,
-    bin_max: np.ndarray,
-    features: np.ndarray,
-) -> tuple[int, int, float, float]:  # pragma: no cover - jit
-    """The level's cut (feature, last left bin of the feature, threshold, summed gain) from
-    :func:`add_level_gains`' sums over all the level's nodes: the highest summed gain over
-    cuts after a bin holding rows of the level (other cuts repeat a partition) that cut at
-    least one node; ties go to the first feature, then the leftmost cut; feature -1 when no
-    node can be cut. The threshold lies midway between the largest value of the last left
-    bin and the smallest of the next bin holding rows of the level. O(B)."""
-    best_f, best_bin, best_gain = -1, -1, 0.0
-    for f in features:
-        for b in range(bin_offset[f], bin_offset[f + 1] - 1):
-            if rows_in_bin[b] == 0 or not cut[b]:
-                continue
-            if best_f < 0 or gain[b] > best_gain + TIE_TOLERANCE * abs(best_gain):
-                best_f, best_bin, best_gain = f, b, gain[b]
-    threshold = 0.0
-    if best_f >= 0:
-        nxt = best_bin + 1
-        while rows_in_bin[nxt] == 0:
-            nxt += 1
-        threshold = midpoint_threshold(bin_max[best_bin], bin_min[nxt])
-        best_bin -= bin_offset[best_f]
-    return best_f, best_bin, threshold, best_gain
 
 
 class _Nodes:
@@ -215,12 +182,15 @@ def build_oblivious_tree(
     R, or its sketch R @ ``projection`` (leaf values stay exact). ``params`` is the
     builder's TreeParams (depth: ``max_depth``, else DEFAULT_OBLIVIOUS_DEPTH;
     ``min_samples_leaf``, ``l2_regularization``, ``n_threads``); ``candidate_features(rng)``
-    gives each level's candidate features (sorted int32). ``row_leaf`` receives the leaf of
-    every fitted row; ``histogram_pool`` lends the level histogram buffer across the trees
-    of a fit; ``runner`` (:class:`~okcore.threads.ChunkRunner`: a fit's threads) splits each
-    level's features, the rows' squared norms and the blocks of rows of the children's
-    statistics between its threads (the same tree for any number). Returns the fields of
-    the tree's TreeArrays.
+    gives each level's candidate features (sorted int32), or is the array of them when
+    every level has the same (no random draw: with one output column, no sketch and no
+    candidate feature with a common bin the tree is then grown in one compiled call,
+    :func:`_grow_one_output`). ``row_leaf`` receives the leaf of every fitted row;
+    ``histogram_pool`` lends the level histogram buffer across the trees of a fit;
+    ``runner`` (:class:`~okcore.threads.ChunkRunner`: a fit's threads) splits each level's
+    features, the rows' squared norms and the blocks of rows of the children's statistics
+    between its threads (the same tree for any number). Returns the fields of the tree's
+    TreeArrays.
     O(d (n f k + f B_f L k + n r)) for depth d.
     """
     if binned.is_sparse:
@@ -245,6 +215,16 @@ def build_oblivious_tree(
         if rows is None
         else gather_rows(samples, 0, n_fit, R_search)
     )
+    if (
+        R.shape[1] == 1
+        and projection is None
+        and isinstance(candidate_features, np.ndarray)
+        and not (common[candidate_features] >= 0).any()  # common bins: the level loop's
+    ):
+        return _grow_one_output(
+            binned, codes, samples, search_rows, R, candidate_features, depth, min_leaf, l2,
+            row_leaf, histogram_pool,
+        )  # fmt: skip
     row_sq = np.empty(n_fit)  # ||R[samples[t]]||^2, rows split between threads
 
     def squares_of_rows(lo: int, hi: int) -> None:
@@ -295,14 +275,8 @@ def build_oblivious_tree(
         )
 
     frontier = [0] if is_open(0) else []
-    max_slots = max(1, min(2 ** (depth - 1), n_fit // max(2 * min_leaf, 1)))
-    chunk = max(1, min(max_slots, HISTOGRAM_BYTES // (8 * n_bins * k)))
-    width_max = chunk * (k + 1)
-    buffers = (
-        histogram_pool.take(width_max)
-        if histogram_pool is not None and histogram_pool.n_bins == n_bins
-        else (np.empty((n_bins, width_max)), np.empty(0))
-    )
+    chunk = histogram_chunk(depth, n_fit, min_leaf, n_bins, k)
+    buffers = _take_buffers(histogram_pool, n_bins, chunk * (k + 1))
     gain, cut = np.empty(n_bins), np.empty(n_bins, dtype=np.bool_)
     rows_in_bin = np.empty(n_bins, dtype=np.int64)
 
@@ -342,7 +316,11 @@ def build_oblivious_tree(
             node_mu = np.array([nodes.sum[i] / nodes.count[i] for i in frontier])
             if projection is not None:
                 node_mu = node_mu @ projection
-            features = np.ascontiguousarray(candidate_features(rng), dtype=np.int32)
+            features = np.ascontiguousarray(
+                candidate_features if isinstance(candidate_features, np.ndarray)
+                else candidate_features(rng),
+                dtype=np.int32,
+            )  # fmt: skip
             gain[:], cut[:], rows_in_bin[:] = 0.0, False, 0
             for lo in range(0, n_slots, chunk):  # one histogram of `chunk` nodes at a time
                 width = min(chunk, n_slots - lo)
@@ -383,3 +361,64 @@ def build_oblivious_tree(
     if row_leaf is not None:
         row_leaf[samples] = tree["leaf"][node_of]
     return tree
+
+
+def histogram_chunk(depth: int, n_fit: int, min_leaf: int, n_bins: int, k: int) -> int:
+    """Open nodes per level histogram: all the level's (at most 2^(depth - 1), and at most
+    n_fit / (2 min_leaf)) up to HISTOGRAM_BYTES of sums."""
+    max_slots = max(1, min(2 ** (depth - 1), n_fit // max(2 * min_leaf, 1)))
+    return max(1, min(max_slots, HISTOGRAM_BYTES // (8 * n_bins * k)))
+
+
+def _take_buffers(histogram_pool: Any, n_bins: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """A (B, width) level histogram buffer, lent by the fit's pool when it has one."""
+    if histogram_pool is not None and histogram_pool.n_bins == n_bins:
+        return histogram_pool.take(width)  # type: ignore[no-any-return]
+    return np.empty((n_bins, width)), np.empty(0)
+
+
+def _grow_one_output(
+    binned: BinnedInputs,
+    codes: np.ndarray,
+    samples: np.ndarray,
+    search_rows: np.ndarray,
+    R: np.ndarray,
+    features: np.ndarray,
+    depth: int,
+    min_leaf: int,
+    l2: float,
+    row_leaf: np.ndarray | None,
+    histogram_pool: Any,
+) -> dict[str, np.ndarray]:
+    """:func:`build_oblivious_tree` for one output column (R (N, 1), no sketch) and the same
+    candidate features at every level: the whole tree in one compiled call
+    (:func:`~okcore.trees._oblivious_kernels.grow_one_output`), the same tree bit for bit,
+    without the Python work per level and node that was a third of a tree's time at
+    N = 36,000. One thread: a level's work at r = 1 (f n adds) is about a millisecond."""
+    n_bins = binned.n_bins_total
+    chunk = histogram_chunk(depth, len(samples), min_leaf, n_bins, 1)
+    buffers = _take_buffers(histogram_pool, n_bins, 2 * chunk)
+    try:
+        (feature, threshold, left, right, leaf, n_samples, impurity, gain, value) = (
+            grow_one_output(
+                codes, samples, search_rows, np.ascontiguousarray(R, dtype=np.float64),
+                binned.bin_offset, binned.bin_min, binned.bin_max,
+                np.ascontiguousarray(features, dtype=np.int32), depth, min_leaf, l2, chunk,
+                buffers[0].reshape(-1), CONSTANT_NODE_TOLERANCE, ALL_LEFT,
+                np.empty(0, dtype=np.int32) if row_leaf is None else row_leaf,
+            )
+        )  # fmt: skip
+    finally:
+        if histogram_pool is not None and histogram_pool.n_bins == n_bins:
+            histogram_pool.give(buffers)
+    return dict(
+        feature=feature,
+        threshold=threshold,
+        left=left,
+        right=right,
+        leaf=leaf,
+        n_samples=n_samples,
+        impurity=impurity,
+        gain=gain,
+        value=value,
+    )

@@ -628,14 +628,15 @@ def test_oblivious_boosting_shares_one_cut_per_level_and_keeps_w_f(data):
     assert est.train_loss_[-1] < est.train_loss_[0]
 
 
-def test_oblivious_depth_defaults_to_four_for_many_outputs_six_for_one_in_the_cost_estimate():
+def test_oblivious_depth_defaults_to_four_for_many_outputs_by_the_rows_for_one_in_the_cost():
     est = OKBoostRegressor(tree_type="oblivious", n_estimators=10)
-    assert est.growth_plan(10_000, 1).max_leaves == 64  # one output column: depth 6
+    assert est.growth_plan(10_000, 1).max_leaves == 1024  # one output column: depth 10
+    assert est.growth_plan(500, 1).max_leaves == 64  # depth 6
     assert est.growth_plan(10_000, 5).max_leaves == 16  # many: depth 4
     deep = OKBoostRegressor(tree_type="oblivious", max_depth=8, min_samples_leaf=50)
     assert deep.growth_plan(10_000, 5).max_leaves == 200
     one = est.estimate_cost(4000, 20, kernel={"type": "linear"}, n_outputs=1)
-    assert (one.search, one.stage_size) == ("histogram", 64)
+    assert (one.search, one.stage_size) == ("histogram", 256)  # depth 8 at N = 4,000
     cost = est.estimate_cost(4000, 20, kernel={"type": "linear"}, n_outputs=5)
     assert (cost.search, cost.stage_size) == ("histogram", 16)
     best_first = OKBoostRegressor(tree_type="best-first", n_estimators=10, max_bins=255)
@@ -739,9 +740,9 @@ def test_auto_tree_type_is_oblivious_where_it_applies_else_best_first(data, tmp_
     )  # best-first: exact
     assert fitted(X, Y, loss="huber").ensemble_.l2_regularization == 0.0  # no penalised mean
     assert fitted(X, Y, max_splits=3).ensemble_.l2_regularization == 0.0  # best-first
-    one_output = fitted(X, Y[:, :1])
-    assert depths(one_output) == {6}  # one output column
-    assert one_output.ensemble_.l2_regularization == 3.0
+    # one output column, few rows: depth 6 (lambda 30 stops some trees' growth on 60 rows)
+    assert depths(fitted(X, Y[:, :1], l2_regularization=3.0)) == {6}
+    assert fitted(X, Y[:, :1]).ensemble_.l2_regularization == 30.0  # one output: lambda 30
     assert depths(fitted(X, Y, max_depth=2)) == {2}
     for params in ({"max_splits": 3}, {"splitter": "random"}, {"max_bins": None}):
         est = fitted(X, Y, **params)
@@ -774,6 +775,39 @@ def test_the_fitted_model_is_the_one_of_its_growth_plan(data, params):
     assert leaves.max() <= plan.max_leaves
     if plan.tree_type == "oblivious":
         assert plan.max_leaves == 2**plan.max_depth and not plan.refine_cuts
+
+
+def test_one_output_default_depth_grows_with_the_rows():
+    """One output column: depth floor(log2(N / 8)) between 6 and 10 and lambda 30
+    (docs/RESULTS.md section 9.11), fixed at fit time by the rows given (also for a warm
+    start); many outputs: depth 4, lambda 10."""
+    from okcore.boosting import default_oblivious_depth, default_oblivious_l2
+
+    assert (default_oblivious_l2(1), default_oblivious_l2(None), default_oblivious_l2(2)) == (
+        30.0, 30.0, 10.0,
+    )  # fmt: skip
+
+    assert [default_oblivious_depth(1, n) for n in (50, 1023, 1024, 2047, 2048, 4000)] == [
+        6, 6, 7, 7, 8, 8,
+    ]  # fmt: skip
+    assert [default_oblivious_depth(1, n) for n in (8191, 8192, 36000, 10**7)] == [9, 10, 10, 10]
+    assert default_oblivious_depth(1) == 10  # N not known yet: the largest
+    assert {default_oblivious_depth(r, n) for r in (2, 50) for n in (None, 50, 10**6)} == {4}
+    rng = np.random.default_rng(0)
+    X = rng.random((2100, 5))
+    y = np.sin(6 * X[:, 0]) * X[:, 1] + X[:, 2] * X[:, 3] + 0.1 * rng.standard_normal(2100)
+    est = OKBoostRegressor(n_estimators=3, random_state=0).fit(X, y)
+    pinned = OKBoostRegressor(n_estimators=3, random_state=0, max_depth=8).fit(X, y)
+    assert est.max_depth is None and est.tree_type_ == "oblivious"
+    np.testing.assert_array_equal(est.ensemble_.feature, pinned.ensemble_.feature)
+    np.testing.assert_array_equal(est.predict(X[:50]), pinned.predict(X[:50]))
+    feature, threshold = (getattr(est.ensemble_, a)[: est.ensemble_.node_offset[1]] for a in (
+        "feature", "threshold"))  # fmt: skip
+    cuts = zip(feature[feature >= 0], threshold[feature >= 0], strict=True)
+    assert len(set(cuts)) == 8  # the first tree's levels
+    more = OKBoostRegressor(n_estimators=2, random_state=0, warm_start=True).fit(X, y)
+    more.set_params(n_estimators=3).fit(X, y)
+    np.testing.assert_array_equal(more.predict(X[:50]), est.predict(X[:50]))
 
 
 # ---------------------------------------------------------------------- feature subsampling

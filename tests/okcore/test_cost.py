@@ -48,7 +48,7 @@ def test_okboost_resolves_auto_search_as_its_fit_does() -> None:
 
 def test_auto_tree_type_costs_the_dearer_of_what_dense_and_sparse_inputs_grow() -> None:
     """Before the fit the inputs' sparsity is unknown: the estimate takes the oblivious
-    trees of dense inputs (depth 4 for r > 1, 6 for one output) with the larger seconds
+    trees of dense inputs (depth 4 for r > 1, by the rows for one output) with the larger seconds
     and bytes of them and of the best-first trees (J = 10) that sparse inputs grow."""
     kinds = {
         t: okcore.OKBoostRegressor(tree_type=t).estimate_cost(4000, 20, n_outputs=5)
@@ -67,7 +67,7 @@ def test_auto_tree_type_costs_the_dearer_of_what_dense_and_sparse_inputs_grow() 
     for field in ("setup_seconds", "stage_seconds", "memory_bytes"):
         assert getattr(auto, field) == max(getattr(oblivious, field), getattr(best_first, field))
     one = okcore.OKBoostRegressor().estimate_cost(4000, 20, n_outputs=1)
-    assert one.stage_size == 64
+    assert one.stage_size == 256  # one output, N = 4,000: depth 8
     # a best-first tree size or a search oblivious trees refuse resolve "auto" before the fit
     for params in ({"max_splits": 10}, {"splitter": "random"}, {"max_bins": None}):
         est = okcore.OKBoostRegressor(**params)  # type: ignore[arg-type]

@@ -342,3 +342,48 @@ def test_children_statistics_are_block_sums_added_in_block_order(block):
     np.testing.assert_array_equal(counts.sum(axis=0), expected_counts)
     np.testing.assert_array_equal(add_blocks(sums), expected_sums)
     np.testing.assert_array_equal(add_blocks(squares), expected_squares)
+
+
+@pytest.mark.parametrize(
+    ("depth", "min_leaf", "l2", "integer", "subsample", "group_bytes"),
+    [(3, 1, 0.0, False, False, None), (6, 1, 3.0, False, False, None),
+     (5, 4, 0.0, True, True, None), (6, 2, 1.5, False, True, 2), (8, 1, 0.0, True, False, 3)],
+)  # fmt: skip
+def test_one_output_compiled_tree_equals_the_level_loop(
+    monkeypatch, depth, min_leaf, l2, integer, subsample, group_bytes
+):
+    """One output column and the same candidates at every level: the tree grown in one
+    compiled call equals, bit for bit, the level loop's (the general path, taken when the
+    candidates come from a function), with subsampled rows and histograms of a few nodes."""
+    from dataclasses import asdict
+
+    import okcore.trees.oblivious as oblivious
+
+    X, R2 = data(7 + depth, n=900, p=5, r=2, integer=integer)
+    R = np.ascontiguousarray(R2[:, :1] + R2[:, 1:])
+    binned = bin_inputs(X, 255)
+    if group_bytes is not None:  # histograms of `group_bytes` nodes at a time
+        monkeypatch.setattr(oblivious, "HISTOGRAM_BYTES", 8 * binned.n_bins_total * group_bytes)
+    rows = None
+    if subsample:
+        rows = np.sort(np.random.default_rng(1).choice(900, 600, replace=False)).astype(np.int32)
+    features = np.arange(5, dtype=np.int32)
+    p = params(depth, min_leaf=min_leaf, l2=l2)
+
+    def grow(candidates):
+        row_leaf = np.full(len(X), -1, dtype=np.int32)
+        tree = oblivious.build_oblivious_tree(
+            binned, R, R, None, p, np.random.default_rng(0), candidates, rows=rows,
+            row_leaf=row_leaf, histogram_pool=HistogramPool(binned.n_bins_total),
+        )  # fmt: skip
+        return tree, row_leaf
+
+    compiled, leaf_compiled = grow(features)
+    loop, leaf_loop = grow(lambda rng: features)
+    assert set(compiled) == set(loop) == set(asdict(build_tree(
+        None, R, p, np.random.default_rng(0), binned=binned)))  # fmt: skip
+    for key, value in loop.items():
+        assert compiled[key].dtype == value.dtype, key
+        np.testing.assert_array_equal(compiled[key], value, err_msg=key)
+    np.testing.assert_array_equal(leaf_compiled, leaf_loop)
+    assert (loop["feature"] >= 0).sum() >= 3
