@@ -3,7 +3,7 @@ never increases, predictions do not depend on the order of the training set, and
 model predicts exactly like the original."""
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import okcore
@@ -83,22 +83,53 @@ def test_training_loss_is_non_increasing(seed, nu, J, splitter, order):
     assert np.all(np.diff(loss) <= 1e-12 * loss[0])
 
 
+def first_tied_tree(a, b):
+    """The first tree where fits ``a`` and ``b`` chose different cuts, or None: it must hold
+    a tie -- a node of the same rows split by both with another (feature, cut) of the same
+    score up to rounding (the same rows separated, the children in either order)."""
+    ea, eb = a.ensemble_, b.ensemble_
+    for m in range(len(ea.node_offset) - 1):
+        na = slice(ea.node_offset[m], ea.node_offset[m + 1])
+        nb = slice(eb.node_offset[m], eb.node_offset[m + 1])
+        fa, fb, ta, tb = ea.feature[na], eb.feature[nb], ea.threshold[na], eb.threshold[nb]
+        if np.array_equal(fa, fb) and np.allclose(ta, tb, rtol=0, atol=1e-12):
+            continue
+        n = min(len(fa), len(fb))
+        both = (fa[:n] >= 0) & (fb[:n] >= 0)
+        other_cut = (fa[:n] != fb[:n]) | ~np.isclose(ta[:n], tb[:n], rtol=0, atol=1e-12)
+        same_rows = ea.n_samples[na][:n] == eb.n_samples[nb][:n]
+        same_score = np.isclose(ea.gain[na][:n], eb.gain[nb][:n], rtol=1e-9, atol=0)
+        assert (both & other_cut & same_rows & same_score).any(), f"tree {m}: no tie"
+        return m
+    return None
+
+
 @SETTINGS
 @given(seed=st.integers(0, 10_000), splitter=st.sampled_from(["best", "random"]))
+@example(seed=2884, splitter="random")  # ties with the children swapped (1.5 % of seeds)
+@example(seed=2843, splitter="random")
+@example(seed=2965, splitter="random")
 def test_predictions_invariant_to_training_order(seed, splitter):
     """Same partitions of the training set and same predictions there, whatever the order.
     At new inputs too, unless a split was tied: two (feature, cut) pairs that separate the
-    same training rows have equal scores, and rounding may pick either."""
+    same training rows have equal scores, and rounding may pick either. With the random
+    splitter such a tie may also put the children in the other order, after which the
+    random draws serve other nodes: the trees are compared up to the tied one (seed 2884)."""
     X, Y, Xq = problem(seed, 40)
     perm = np.random.default_rng(seed + 1).permutation(len(X))
     params = dict(n_estimators=10, max_splits=5, splitter=splitter, random_state=7)
     a = OKBoostRegressor(**params).fit(X, Y, kernel={"type": "rbf", "gamma": 1.0})
     b = OKBoostRegressor(**params).fit(X[perm], Y[perm], kernel={"type": "rbf", "gamma": 1.0})
-    for leaf_a, leaf_b in zip(a.ensemble_.train_leaf[:, perm], b.ensemble_.train_leaf, strict=True):
+    tied = first_tied_tree(a, b) if splitter == "random" else None
+    n_same = a.ensemble_.train_leaf.shape[0] if tied is None else tied
+    leaves_a, leaves_b = a.ensemble_.train_leaf[:n_same, perm], b.ensemble_.train_leaf[:n_same]
+    for leaf_a, leaf_b in zip(leaves_a, leaves_b, strict=True):
         pairs = set(
             zip(leaf_a.tolist(), leaf_b.tolist(), strict=True)
         )  # same partition, any labels
         assert len(pairs) == len(set(leaf_a.tolist())) == len(set(leaf_b.tolist()))
+    if tied is not None:
+        return
     np.testing.assert_allclose(a.predict_kernel(X), b.predict_kernel(X), atol=1e-9)
     np.testing.assert_allclose(a.predict_weights(X)[:, perm], b.predict_weights(X), atol=1e-9)
     if np.array_equal(a.ensemble_.feature, b.ensemble_.feature) and np.allclose(
