@@ -5,8 +5,12 @@ Problem: bench_scale's (``bench_okcore.make_data``: p = 50 inputs, r = 50 output
 output kernel), N = 64,000 by default, M = 500 trees of J = 10 splits (11 leaves),
 nu = 0.1, one thread everywhere. Methods:
 
-    okcore_fast   OKBoostRegressor(max_bins=255, sketch_dim=8)  (histograms, sketch, refined cuts)
-    okcore_exact  OKBoostRegressor(max_bins=None, sketch_dim=None)  (the exact presorted search)
+    okcore_default  OKBoostRegressor(n_estimators=M) with every other setting its default
+                    (its tree type, tree size and learning rate: what a user's fit costs)
+    okcore_fast   best-first trees, OKBoostRegressor(max_bins=255, sketch_dim=8)  (histograms,
+                  sketch, refined cuts)
+    okcore_exact  best-first trees, OKBoostRegressor(max_bins=None, sketch_dim=None)  (the exact
+                  presorted search)
     lightgbm      r LightGBM models, one per output column (num_leaves=J+1, max_bin=255), the
                   inputs binned once (one Dataset, its label replaced per column), as in
                   bench_scale
@@ -52,9 +56,11 @@ from bench.bench_okcore import make_data  # noqa: E402  (numpy only)
 from bench.scale_util import Tee, cpu_seconds, load_avg, log, save_run  # noqa: E402
 
 P, R, J, NU = 50, 50, 10, 0.1
+BEST_FIRST = {"tree_type": "best-first", "max_splits": J, "learning_rate": NU}
 OKCORE_MODES = {
-    "okcore_fast": {"max_bins": 255, "sketch_dim": 8},
-    "okcore_exact": {"max_bins": None, "sketch_dim": None},
+    "okcore_default": {},  # OKBoostRegressor() as a user gets it: its own tree type, size, nu
+    "okcore_fast": {**BEST_FIRST, "max_bins": 255, "sketch_dim": 8},
+    "okcore_exact": {**BEST_FIRST, "max_bins": None, "sketch_dim": None},
 }
 METHODS = (*OKCORE_MODES, "lightgbm", "xgboost")
 REQUIRES = {"lightgbm": "lightgbm", "xgboost": "xgboost"}
@@ -84,12 +90,10 @@ def _okcore_fit(mode: dict[str, Any], m: int) -> Any:
     from okcore import OKBoostRegressor
 
     def fit(X: Any, Y: Any) -> None:
-        OKBoostRegressor(
-            n_estimators=m, learning_rate=NU, max_splits=J, random_state=0, n_jobs=1, **mode
-        ).fit(X, Y)
+        OKBoostRegressor(n_estimators=m, random_state=0, n_jobs=1, **mode).fit(X, Y)
 
     X, Y, _, _ = make_data(300, P, R)
-    OKBoostRegressor(n_estimators=2, max_splits=J, **mode).fit(X, Y)  # loads the kernels
+    OKBoostRegressor(n_estimators=2, **mode).fit(X, Y)  # loads the kernels
     return fit
 
 

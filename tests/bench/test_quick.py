@@ -312,7 +312,22 @@ def test_memory_child_quick() -> None:
     kernel's mark reset just before), and the fit's share."""
     from bench import memory
 
-    row = memory.child("okcore_fast", 400, 3)
-    assert row["peak_mb"] >= row["before_mb"] > 0
-    assert row["fit_mb"] == pytest.approx(row["peak_mb"] - row["before_mb"], abs=0.2)
-    assert row["cpu_s"] > 0
+    for method in ("okcore_default", "okcore_fast"):
+        row = memory.child(method, 400, 3)
+        assert row["peak_mb"] >= row["before_mb"] > 0
+        assert row["fit_mb"] == pytest.approx(row["peak_mb"] - row["before_mb"], abs=0.2)
+        assert row["cpu_s"] > 0
+
+
+def test_memory_default_is_the_estimators_default() -> None:
+    """bench.memory's okcore_default fits OKBoostRegressor() as a user gets it (no setting
+    but M, the seed and one thread); its fast and exact rows grow best-first trees of J
+    splits whatever the default tree type."""
+    from bench import memory
+    from okcore import OKBoostRegressor
+
+    assert memory.OKCORE_MODES["okcore_default"] == {}
+    for mode in ("okcore_fast", "okcore_exact"):
+        estimator = OKBoostRegressor(**memory.OKCORE_MODES[mode])
+        assert estimator.resolve_tree_type() == "best-first"
+        assert estimator.max_splits == memory.J
