@@ -32,7 +32,13 @@ from numba import njit
 
 from ._prefetch import prefetch
 from ._sparse import csr_find
-from .splitter import FEATURE_THRESHOLD, centred_cut_gain, midpoint_threshold, penalised_gain
+from .splitter import (
+    FEATURE_THRESHOLD,
+    centred_cut_gain,
+    midpoint_threshold,
+    penalised_gain,
+    threshold_after_bin,
+)
 
 #: Gains within this relative margin are ties, kept by the first candidate (feature order,
 #: then the leftmost cut): dense and CSR inputs sum in different orders, and a genuine tie
@@ -377,10 +383,7 @@ def best_split(
                 best_f, best_left, best_bin, best_gain = f, n_left, b, gain
     threshold = 0.0
     if best_f >= 0:
-        nxt = best_bin + 1
-        while counts[nxt] == 0:
-            nxt += 1
-        threshold = midpoint_threshold(bin_max[best_bin], bin_min[nxt])
+        threshold = threshold_after_bin(counts, bin_min, bin_max, best_bin)
         best_bin -= bin_offset[best_f]  # the feature's own bin number, as codes are
     return best_f, best_left, threshold, best_gain, best_bin
 

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ._histogram import TIE_TOLERANCE, compiled_with_slp
-from .splitter import midpoint_threshold, penalised_gain
+from .splitter import penalised_gain, threshold_after_bin
 
 
 @compiled_with_slp(
@@ -313,10 +313,7 @@ def best_level_cut(
                 best_f, best_bin, best_gain = f, b, gain[b]
     threshold = 0.0
     if best_f >= 0:
-        nxt = best_bin + 1
-        while rows_in_bin[nxt] == 0:
-            nxt += 1
-        threshold = midpoint_threshold(bin_max[best_bin], bin_min[nxt])
+        threshold = threshold_after_bin(rows_in_bin, bin_min, bin_max, best_bin)
         best_bin -= bin_offset[best_f]
     return best_f, best_bin, threshold, best_gain
 

@@ -77,6 +77,11 @@ from ._oblivious_kernels import (
 )
 from .binning import COMMON_BIN_MAX_OUTSIDE, BinnedInputs, common_bin_layout
 
+#: The fields of a grown tree, in the order of TreeArrays (okcore.trees.builder) and of
+#: grow_one_output's results.
+TREE_FIELDS = (
+    "feature", "threshold", "left", "right", "leaf", "n_samples", "impurity", "gain", "value",
+)  # fmt: skip
 #: Depth of an oblivious tree when ``max_depth`` is None (CatBoost's default depth).
 DEFAULT_OBLIVIOUS_DEPTH = 6
 #: Largest depth accepted (CatBoost's limit): 2^16 leaves per tree.
@@ -146,17 +151,9 @@ class _Nodes:
         leaves = np.flatnonzero(~internal)
         count = np.array(self.count, dtype=np.int64)
         value = np.array([self.sum[i] for i in leaves]) / (count[leaves] + l2)[:, None]
-        return dict(
-            feature=feature,
-            threshold=threshold,
-            left=left,
-            right=right,
-            leaf=leaf,
-            n_samples=count.astype(np.int32),
-            impurity=np.array(self.impurity, dtype=np.float64),
-            gain=gain,
-            value=value,
-        )
+        impurity = np.array(self.impurity, dtype=np.float64)
+        fields = (feature, threshold, left, right, leaf, count.astype(np.int32), impurity, gain)
+        return dict(zip(TREE_FIELDS, (*fields, value), strict=True))
 
 
 def oblivious_depth(max_depth: int | None) -> int:
@@ -399,26 +396,14 @@ def _grow_one_output(
     chunk = histogram_chunk(depth, len(samples), min_leaf, n_bins, 1)
     buffers = _take_buffers(histogram_pool, n_bins, 2 * chunk)
     try:
-        (feature, threshold, left, right, leaf, n_samples, impurity, gain, value) = (
-            grow_one_output(
-                codes, samples, search_rows, np.ascontiguousarray(R, dtype=np.float64),
-                binned.bin_offset, binned.bin_min, binned.bin_max,
-                np.ascontiguousarray(features, dtype=np.int32), depth, min_leaf, l2, chunk,
-                buffers[0].reshape(-1), CONSTANT_NODE_TOLERANCE, ALL_LEFT,
-                np.empty(0, dtype=np.int32) if row_leaf is None else row_leaf,
-            )
+        grown = grow_one_output(
+            codes, samples, search_rows, np.ascontiguousarray(R, dtype=np.float64),
+            binned.bin_offset, binned.bin_min, binned.bin_max,
+            np.ascontiguousarray(features, dtype=np.int32), depth, min_leaf, l2, chunk,
+            buffers[0].reshape(-1), CONSTANT_NODE_TOLERANCE, ALL_LEFT,
+            np.empty(0, dtype=np.int32) if row_leaf is None else row_leaf,
         )  # fmt: skip
     finally:
         if histogram_pool is not None and histogram_pool.n_bins == n_bins:
             histogram_pool.give(buffers)
-    return dict(
-        feature=feature,
-        threshold=threshold,
-        left=left,
-        right=right,
-        leaf=leaf,
-        n_samples=n_samples,
-        impurity=impurity,
-        gain=gain,
-        value=value,
-    )
+    return dict(zip(TREE_FIELDS, grown, strict=True))

@@ -98,6 +98,19 @@ def midpoint_threshold(x0: float, x1: float) -> float:  # pragma: no cover - jit
     return threshold
 
 
+@njit(cache=True, nogil=True, inline="always")
+def threshold_after_bin(
+    rows_in_bin: np.ndarray, bin_min: np.ndarray, bin_max: np.ndarray, b: int
+) -> float:  # pragma: no cover - jit
+    """The threshold of a histogram cut after bin ``b`` (bins <= b go left, b holds rows):
+    :func:`midpoint_threshold` of bin b's largest value and the smallest value of the next
+    bin holding rows (``rows_in_bin`` > 0)."""
+    nxt = b + 1
+    while rows_in_bin[nxt] == 0:
+        nxt += 1
+    return midpoint_threshold(bin_max[b], bin_min[nxt])
+
+
 @njit(cache=True, nogil=True)
 def penalised_gain(
     norm_sq: float, dot: float, mu_sq: float, n_left: int, n_right: int, l2: float
