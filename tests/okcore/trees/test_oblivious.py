@@ -105,14 +105,9 @@ def data(seed, n=40, p=3, r=2, integer=False):
     return X, R
 
 
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize(
-    ("depth", "min_leaf", "l2", "integer"),
-    [(3, 1, 0.0, False), (4, 1, 0.0, True), (3, 4, 0.0, False), (3, 1, 2.5, False),
-     (5, 3, 1.0, True)],
-)  # fmt: skip
-def test_oblivious_tree_equals_the_brute_force_level_search(seed, depth, min_leaf, l2, integer):
-    X, R = data(seed, integer=integer)
+def assert_brute_force_level_search(X, R, depth, min_leaf, l2):
+    """The grown tree has the brute-force level search's cuts and partition of the rows
+    into leaves; returns the tree and its rows' leaves."""
     tree, row_leaf = grown(X, R, params(depth, min_leaf, l2))
     cuts, leaves = brute_force(X, R, depth, min_leaf, l2)
     internal = tree.feature >= 0
@@ -121,9 +116,20 @@ def test_oblivious_tree_equals_the_brute_force_level_search(seed, depth, min_lea
     )
     assert [f for f, _ in got_cuts] == [f for f, _ in sorted(cuts)]
     np.testing.assert_allclose([t for _, t in got_cuts], [t for _, t in sorted(cuts)])
-    # the same partition of the training rows into leaves
     got = {frozenset(np.flatnonzero(row_leaf == leaf)) for leaf in range(tree.n_leaves)}
     assert got == {frozenset(rows) for rows in leaves}
+    return tree, row_leaf
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize(
+    ("depth", "min_leaf", "l2", "integer"),
+    [(3, 1, 0.0, False), (4, 1, 0.0, True), (3, 4, 0.0, False), (3, 1, 2.5, False),
+     (5, 3, 1.0, True)],
+)  # fmt: skip
+def test_oblivious_tree_equals_the_brute_force_level_search(seed, depth, min_leaf, l2, integer):
+    X, R = data(seed, integer=integer)
+    tree, row_leaf = assert_brute_force_level_search(X, R, depth, min_leaf, l2)
     # leaf values: the ridge leaf sum / (n + lambda)
     for leaf in range(tree.n_leaves):
         rows = np.flatnonzero(row_leaf == leaf)
@@ -156,16 +162,7 @@ def test_features_with_a_common_bin_equal_the_brute_force_level_search(seed, dep
     X, R = data_with_common_bins(seed)
     common, _, _ = bin_inputs(X, 255).common_bins
     assert (common[:-1] >= 0).all() and common[-1] < 0
-    tree, row_leaf = grown(X, R, params(depth, min_leaf, l2))
-    cuts, leaves = brute_force(X, R, depth, min_leaf, l2)
-    internal = tree.feature >= 0
-    got_cuts = sorted(
-        set(zip(tree.feature[internal].tolist(), tree.threshold[internal], strict=True))
-    )
-    assert [f for f, _ in got_cuts] == [f for f, _ in sorted(cuts)]
-    np.testing.assert_allclose([t for _, t in got_cuts], [t for _, t in sorted(cuts)])
-    got = {frozenset(np.flatnonzero(row_leaf == leaf)) for leaf in range(tree.n_leaves)}
-    assert got == {frozenset(rows) for rows in leaves}
+    assert_brute_force_level_search(X, R, depth, min_leaf, l2)
 
 
 def test_common_bins_of_subsampled_rows(monkeypatch):
