@@ -44,9 +44,6 @@ from .splitter import (
 CONSTANT_NODE_TOLERANCE = 1e-12
 #: Exact searches over fewer (rows x features x outputs) than this stay on one thread.
 PARALLEL_SEARCH_MIN_WORK = 200_000
-#: A histogram scan's cost per bin and search column, in the runner's additions: a cut's
-#: gain takes a running sum, a difference, a square and its sum per column.
-SCAN_COST_PER_COLUMN = 4
 
 
 @dataclass(frozen=True)
@@ -384,32 +381,17 @@ class _HistogramSearch:
     def find(
         self, node: int, start: int, end: int, mu: np.ndarray, rng: np.random.Generator
     ) -> tuple | None:
-        return self.find_many([(node, start, end, mu)], rng)[0]
+        p = self.params
+        if p.splitter == "random":
+            return self._find_random(node, start, end, mu, rng)
+        hist, counts = self._histogram(node, start, end)
+        return self._scan(start, end, mu, hist, counts, _best_features(p, self.feature_pool, rng))
 
     def find_many(self, nodes: list[tuple], rng: np.random.Generator) -> list[tuple | None]:
-        """The best split of each (node, start, end, mu) of ``nodes`` (the two children of a
-        split, in the gain order). Everything that draws random numbers or moves
-        histograms runs first, node after node, as one find after the other would; then
-        the histogram scans and cut refinements, which read only their own node's
-        histogram and rows, run on the threads, one node each: the same splits as one
-        after the other. O(B k) per scan, so a pair is split only when 2 B k
-        SCAN_COST_PER_COLUMN reaches the runner's threshold."""
-        p, b = self.params, self.binned
-        if p.splitter == "random":
-            return [self._find_random(i, start, end, mu, rng) for i, start, end, mu in nodes]
-        tasks = []
-        for node, start, end, mu in nodes:
-            hist, counts = self._histogram(node, start, end)
-            tasks.append((start, end, mu, hist, counts, _best_features(p, self.feature_pool, rng)))
-        splits: list[tuple | None] = [None] * len(tasks)
-
-        def scan(lo: int, hi: int) -> None:
-            for i in range(lo, hi):
-                splits[i] = self._scan(*tasks[i])
-
-        work = len(tasks) * b.n_bins_total * self.R_search.shape[1] * SCAN_COST_PER_COLUMN
-        self.runner(work, len(tasks), scan)
-        return splits
+        """:meth:`find` of each (node, start, end, mu), in order. The scans stay on one
+        thread: scanning a split's two children on two threads gained nothing at
+        N = 64,000 and made N = 4,000 slower (docs/PERFORMANCE.md, threads)."""
+        return [self.find(node, start, end, mu, rng) for node, start, end, mu in nodes]
 
     def _scan(
         self,
