@@ -141,11 +141,6 @@ class _ExactSearch:
             p.l2_regularization,
         )
 
-    def find_many(self, nodes: list[tuple], rng: np.random.Generator) -> list[tuple | None]:
-        """:meth:`find` of each (node, start, end, mu), in order (the exact search splits
-        each node's features between the threads instead)."""
-        return [self.find(node, start, end, mu, rng) for node, start, end, mu in nodes]
-
     def _search_exact(self, start: int, end: int, mu: np.ndarray, features: np.ndarray) -> tuple:
         """Exact search, over feature chunks on the executor's threads when the node is large.
 
@@ -386,12 +381,6 @@ class _HistogramSearch:
             return self._find_random(node, start, end, mu, rng)
         hist, counts = self._histogram(node, start, end)
         return self._scan(start, end, mu, hist, counts, _best_features(p, self.feature_pool, rng))
-
-    def find_many(self, nodes: list[tuple], rng: np.random.Generator) -> list[tuple | None]:
-        """:meth:`find` of each (node, start, end, mu), in order. The scans stay on one
-        thread: scanning a split's two children on two threads gained nothing at
-        N = 64,000 and made N = 4,000 slower (docs/PERFORMANCE.md, threads)."""
-        return [self.find(node, start, end, mu, rng) for node, start, end, mu in nodes]
 
     def _scan(
         self,
@@ -656,22 +645,13 @@ class _Growth:
         )
 
     def find_split(self, node: int) -> tuple | None:
-        return self.find_splits([node])[0]
-
-    def find_splits(self, nodes: list[int]) -> list[tuple | None]:
-        """The best split of each node (None: a final leaf), searched together (the
-        histogram search scans them on the threads) with the random draws in node order."""
-        found = self.search.find_many(
-            [(i, self.start[i], self.end[i], self.search_mean[i]) for i in nodes], self.rng
+        split = self.search.find(
+            node, self.start[node], self.end[node], self.search_mean[node], self.rng
         )
-        splits: list[tuple | None] = []
-        for node, split in zip(nodes, found, strict=True):
-            if split[0] >= 0 and split[3] > 0:
-                splits.append(split)
-            else:
-                self.search.forget(node)  # a final leaf: nothing of its search is needed again
-                splits.append(None)
-        return splits
+        if split[0] >= 0 and split[3] > 0:
+            return split
+        self.search.forget(node)  # a final leaf: nothing of its search is needed again
+        return None
 
     def apply_split(self, node: int, split: tuple) -> tuple[int, int]:
         feature, n_left, threshold, gain = split[:4]
@@ -803,16 +783,15 @@ def build_tree(
     g = _Growth(R, projection, params, rng, search)
     heap: list[tuple[float, int, tuple | None]] = []
 
-    def push(*nodes: int) -> None:
-        """Queue the splittable ``nodes`` (the gain order searches them now, together)."""
-        nodes = tuple(node for node in nodes if g.splittable(node))
-        if params.leaf_order != "gain":
-            for node in nodes:
-                heapq.heappush(heap, (-g.impurity[node], node, None))
+    def push(node: int) -> None:
+        if not g.splittable(node):
             return
-        for node, split in zip(nodes, g.find_splits(list(nodes)), strict=True):
+        if params.leaf_order == "gain":
+            split = g.find_split(node)
             if split is not None:
                 heapq.heappush(heap, (-split[3], node, split))
+        else:
+            heapq.heappush(heap, (-g.impurity[node], node, None))
 
     n_fit = len(search.samples)
     push(g.add_node(0, n_fit, 0, search.statistics_before_search(0, n_fit)))
@@ -824,7 +803,8 @@ def build_tree(
             continue
         left, right = g.apply_split(node, split)
         n_splits += 1
-        push(left, right)
+        push(left)
+        push(right)
     if row_leaf is not None:
         g.leaf_of_rows(row_leaf)
     if isinstance(search, _HistogramSearch):
