@@ -23,37 +23,39 @@ from .splitter import penalised_gain, threshold_after_bin
 
 
 @compiled_with_slp(
-    "void(uint8[:, ::1], int32[::1], int64, float64[:, ::1], int64[::1], int32[::1],"
+    "void(uint8[:, ::1], int32[::1], int32[::1], float64[:, ::1], int64[::1], int32[::1],"
     " float64[:, :, ::1])"
 )
 def build_level(
     codes: np.ndarray,
-    slot: np.ndarray,
-    slot_lo: int,
+    members: np.ndarray,
+    member_slot: np.ndarray,
     rows: np.ndarray,
     bin_offset: np.ndarray,
     features: np.ndarray,
     hist: np.ndarray,
 ) -> None:  # pragma: no cover - jit
-    """Histograms of one chunk of a level's nodes (slots slot_lo .. slot_lo + S - 1, S =
-    hist.shape[1]) for ``features``: for every fitted row t of such a slot, hist[b, s, :k]
-    += rows[t] and hist[b, s, k] += 1 at b = its bin, s = slot[t] - slot_lo. ``codes``
-    (p, n_fit) the bins of the fitted rows, ``rows`` (n_fit, k) their search residuals.
-    Overwrites those features' bins of hist (B, S, k + 1). O(n_fit len(features) k).
+    """Histograms of some of a level's nodes for ``features``: for every fitted row t =
+    members[i] (increasing), hist[b, s, :k] += rows[t] and hist[b, s, k] += 1 at b = its
+    bin and s = member_slot[i] < hist.shape[1]. ``codes`` (p, n_fit) the bins of the fitted
+    rows, ``rows`` (n_fit, k) their search residuals. Overwrites those features' bins of
+    hist (B, S, k + 1). O(len(members) len(features) k).
 
-    Indices are unsigned and each row's cell offset inside a bin is computed once, so the
-    inner loop is a load of the row's bin and its adds; the columns go four at a time, all
-    four loads before the four stores, which the SLP vectorizer makes one 256-bit
-    load-add-store (as the best-first histogram kernel).
+    Only the rows of the nodes built are read (a list, not a test per row: the rows of a
+    child are scattered, and a branch on them would mispredict). Indices are unsigned and
+    each row's cell offset inside a bin is computed once, so the inner loop is a load of
+    the row's bin and its adds; the columns go four at a time, all four loads before the
+    four stores, which the SLP vectorizer makes one 256-bit load-add-store (as the
+    best-first histogram kernel).
     """
-    n_fit, k = rows.shape
+    k = rows.shape[1]
+    n_members = members.shape[0]
     width = hist.shape[1]
     cell = k + 1
     stride = np.uint64(width * cell)  # one bin: S cells
-    offset = np.empty(n_fit, dtype=np.int64)  # row's cell inside its bin, -1 outside the chunk
-    for t in range(n_fit):
-        s = np.uint64(np.int64(slot[t]) - slot_lo)
-        offset[t] = np.int64(s) * cell if s < np.uint64(width) else -1
+    offset = np.empty(n_members, dtype=np.uint64)  # each member's cell inside its bin
+    for i in range(n_members):
+        offset[i] = np.uint64(member_slot[i]) * np.uint64(cell)
     flat = hist.reshape(-1)
     values = rows.reshape(-1)
     k_groups = np.uint64(k - k % 4)
@@ -64,19 +66,15 @@ def build_level(
         base = np.uint64(bin_offset[f]) * stride
         codes_f = codes[f]
         if k == 1:  # one output: no column loop
-            for t in range(n_fit):
-                o = offset[t]
-                if o < 0:
-                    continue
-                j = base + np.uint64(codes_f[t]) * stride + np.uint64(o)
+            for i in range(n_members):
+                t = members[i]
+                j = base + np.uint64(codes_f[t]) * stride + offset[i]
                 flat[j] += values[t]
                 flat[j + one] += 1.0
             continue
-        for t in range(n_fit):
-            o = offset[t]
-            if o < 0:
-                continue
-            j = base + np.uint64(codes_f[t]) * stride + np.uint64(o)
+        for i in range(n_members):
+            t = members[i]
+            j = base + np.uint64(codes_f[t]) * stride + offset[i]
             r = np.uint64(t) * uk
             c = np.uint64(0)
             while c < k_groups:
@@ -93,6 +91,124 @@ def build_level(
                 flat[j + c] += values[r + c]
                 c += one
             flat[j + uk] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def level_members(
+    slot: np.ndarray, slot_lo: int, width: int
+) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - jit
+    """The fitted rows whose slot lies in slot_lo .. slot_lo + width - 1 (increasing) and
+    their slots minus slot_lo: :func:`build_level`'s members of a chunk of nodes. O(n)."""
+    n_members = 0
+    for t in range(slot.shape[0]):
+        if slot_lo <= slot[t] < slot_lo + width:
+            n_members += 1
+    members = np.empty(n_members, dtype=np.int32)
+    member_slot = np.empty(n_members, dtype=np.int32)
+    i = 0
+    for t in range(slot.shape[0]):
+        if slot_lo <= slot[t] < slot_lo + width:
+            members[i], member_slot[i] = t, slot[t] - slot_lo
+            i += 1
+    return members, member_slot
+
+
+@njit(cache=True, nogil=True)
+def derive_level(
+    parent: np.ndarray,
+    built: np.ndarray,
+    from_parent: np.ndarray,
+    from_built: np.ndarray,
+    bin_offset: np.ndarray,
+    features: np.ndarray,
+    hist: np.ndarray,
+) -> None:  # pragma: no cover - jit
+    """A level's histogram from the previous level's (``parent``) and the built children's
+    (``built``), for ``features``: slot s of ``hist`` is parent[:, from_parent[s]] minus
+    built[:, from_built[s]] (a child whose sibling was built), built[:, from_built[s]]
+    (a built child: from_parent[s] = -1) or parent[:, from_parent[s]] (a node that passed
+    the previous cut whole: from_built[s] = -1). A cell whose count comes out 0 gets sums
+    of exactly 0, as a built empty cell. Each cell is computed by one subtraction whatever
+    the threads (which split the features). O(len(features) B_f S k)."""
+    n_slots, cell = hist.shape[1], hist.shape[2]
+    k = cell - 1
+    for f in features:
+        for b in range(bin_offset[f], bin_offset[f + 1]):
+            for s in range(n_slots):
+                p, q = from_parent[s], from_built[s]
+                if p < 0:
+                    for c in range(cell):
+                        hist[b, s, c] = built[b, q, c]
+                elif q < 0:
+                    for c in range(cell):
+                        hist[b, s, c] = parent[b, p, c]
+                elif parent[b, p, k] == built[b, q, k]:
+                    for c in range(cell):
+                        hist[b, s, c] = 0.0
+                else:
+                    for c in range(cell):
+                        hist[b, s, c] = parent[b, p, c] - built[b, q, c]
+
+
+#: Histogram subtraction pays at a level when the rows it saves from the build (times the
+#: candidate features) exceed this many times the cells it derives (bins x the level's
+#: nodes): a derived cell reads two cells and writes one, where building it costs the
+#: adds of its rows; deep one-output levels have more cells than rows and build directly.
+SUBTRACTION_MIN_SAVING = 2.0
+
+
+@njit(cache=True, nogil=True)
+def subtraction_plan(
+    parent_frontier: np.ndarray,
+    place: np.ndarray,
+    first_child: int,
+    count: np.ndarray,
+    slot_of: np.ndarray,
+    n_slots: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:  # pragma: no cover - jit
+    """How a level's histogram derives from its parents' (:func:`derive_level`) after the
+    previous level's cut: of each cut node's two children (place[s] = j >= 0: nodes
+    first_child + 2 j, + 1) with an open one (slot_of[node] >= 0), the one with fewer rows
+    (``count``; the left on a tie) is built, the other is its parent minus it; a node that
+    passed whole (place[s] = -1) keeps its parent histogram. Returns (built_slot of every
+    node, -1 unless built; from_parent, from_built of the ``n_slots`` open slots; the number
+    of built children; their rows). O(nodes)."""
+    built_slot = np.full(count.shape[0], -1, dtype=np.int32)
+    from_parent = np.full(n_slots, -1, dtype=np.int32)
+    from_built = np.full(n_slots, -1, dtype=np.int32)
+    n_built = 0
+    built_rows = 0
+    for s in range(parent_frontier.shape[0]):
+        j = place[s]
+        if j < 0:
+            from_parent[slot_of[parent_frontier[s]]] = s
+            continue
+        left = first_child + 2 * j
+        right = left + 1
+        if slot_of[left] < 0 and slot_of[right] < 0:
+            continue
+        small, other = (left, right) if count[left] <= count[right] else (right, left)
+        built_slot[small] = n_built
+        built_rows += count[small]
+        if slot_of[small] >= 0:
+            from_built[slot_of[small]] = n_built
+        if slot_of[other] >= 0:
+            from_parent[slot_of[other]] = s
+            from_built[slot_of[other]] = n_built
+        n_built += 1
+    return built_slot, from_parent, from_built, n_built, built_rows
+
+
+@njit(cache=True, nogil=True)
+def subtraction_pays(
+    level_rows: int, built_rows: int, n_features: int, feature_bins: int, n_slots: int
+) -> bool:  # pragma: no cover - jit
+    """Whether deriving a level of ``n_slots`` nodes holding ``level_rows`` rows, after
+    building children of ``built_rows`` rows, costs less than building it: the rows saved
+    times the features against SUBTRACTION_MIN_SAVING times the cells derived
+    (``feature_bins``: the candidate features' bins)."""
+    saved = (level_rows - built_rows) * n_features
+    return saved > SUBTRACTION_MIN_SAVING * feature_bins * n_slots
 
 
 @njit(cache=True, nogil=True)
@@ -488,7 +604,8 @@ def grow_one_output(
     without a Python step per level and node. ``features`` are every level's candidates
     (fixed: no random draw per level); ``codes`` (p, n_fit) and ``search_rows`` (n_fit, 1)
     are the fitted rows' bins and residuals, ``samples`` their rows of R; ``chunk`` slots
-    per histogram in ``hist_buffer`` (flat, >= B chunk 2 floats). ``row_leaf`` (N, or
+    per histogram in ``hist_buffer`` (flat, >= 2 B chunk 2 floats: a level's histogram and
+    its parents' with the built children, as the level loop's subtraction). ``row_leaf`` (N, or
     empty: not wanted) receives the leaf of every fitted row.
 
     Returns the TreeArrays fields (feature, threshold, left, right, leaf, n_samples,
@@ -525,6 +642,17 @@ def grow_one_output(
     gain = np.empty(n_bins)
     cut = np.empty(n_bins, dtype=np.bool_)
     rows_in_bin = np.empty(n_bins, dtype=np.int64)
+    level_floats = n_bins * chunk * 2
+    current, spare = hist_buffer[:level_floats], hist_buffer[level_floats : 2 * level_floats]
+    feature_bins = 0
+    for f in features:
+        feature_bins += bin_offset[f + 1] - bin_offset[f]
+    n_parents = -1  # slots of the previous level's histogram in `spare`, -1: none whole
+    built_slot = np.empty(0, dtype=np.int32)
+    from_parent = np.empty(0, dtype=np.int32)
+    from_built = np.empty(0, dtype=np.int32)
+    n_built = 0
+    built_rows = 0
     for _level in range(depth):
         n_slots = frontier.shape[0]
         if n_slots == 0:
@@ -537,14 +665,35 @@ def grow_one_output(
         gain[:] = 0.0
         cut[:] = False
         rows_in_bin[:] = 0
-        for lo in range(0, n_slots, chunk):
-            width = min(chunk, n_slots - lo)
-            hist = hist_buffer[: n_bins * width * 2].reshape((n_bins, width, 2))
-            build_level(codes, slot, lo, search_rows, bin_offset, features, hist)
+        if (
+            n_parents >= 0
+            and n_slots <= chunk
+            and n_parents + n_built <= chunk
+            and subtraction_pays(node_n.sum(), built_rows, features.shape[0], feature_bins, n_slots)
+        ):  # the level loop's subtraction: build the smaller children, derive the others
+            parents = spare[: n_bins * n_parents * 2].reshape((n_bins, n_parents, 2))
+            built = spare[n_bins * n_parents * 2 : n_bins * (n_parents + n_built) * 2]
+            built = built.reshape((n_bins, n_built, 2))
+            hist = current[: n_bins * n_slots * 2].reshape((n_bins, n_slots, 2))
+            members, member_slot = level_members(built_slot[node_of], 0, n_built)
+            build_level(codes, members, member_slot, search_rows, bin_offset, features, built)
+            derive_level(parents, built, from_parent, from_built, bin_offset, features, hist)
             add_level_gains_one_output(
-                hist, bin_offset, features, node_n[lo : lo + width],
-                node_mu[lo : lo + width], min_leaf, l2, gain, cut, rows_in_bin,
+                hist, bin_offset, features, node_n, node_mu, min_leaf, l2, gain, cut,
+                rows_in_bin,
             )  # fmt: skip
+        else:
+            for lo in range(0, n_slots, chunk):
+                width = min(chunk, n_slots - lo)
+                hist = current[: n_bins * width * 2].reshape((n_bins, width, 2))
+                members, member_slot = level_members(slot, lo, width)
+                build_level(codes, members, member_slot, search_rows, bin_offset, features, hist)
+                add_level_gains_one_output(
+                    hist, bin_offset, features, node_n[lo : lo + width],
+                    node_mu[lo : lo + width], min_leaf, l2, gain, cut, rows_in_bin,
+                )  # fmt: skip
+        n_parents = n_slots if n_slots <= chunk else -1
+        current, spare = spare, current
         feature, last_bin, threshold, level_gain = best_level_cut(
             gain, cut, rows_in_bin, bin_offset, bin_min, bin_max, features
         )
@@ -593,10 +742,15 @@ def grow_one_output(
                 if count[child] >= 2 * min_leaf and impurity[child] > floor:
                     next_frontier[n_next] = child
                     n_next += 1
-        frontier = np.sort(next_frontier[:n_next])
+        next_frontier = np.sort(next_frontier[:n_next])
         slot_of = np.full(n_nodes, -1, dtype=np.int32)
-        for s in range(frontier.shape[0]):
-            slot_of[frontier[s]] = s
+        for s in range(next_frontier.shape[0]):
+            slot_of[next_frontier[s]] = s
+        if n_parents >= 0:
+            built_slot, from_parent, from_built, n_built, built_rows = subtraction_plan(
+                frontier, place, first_child, count[:n_nodes], slot_of, n_next
+            )
+        frontier = next_frontier
         move_rows(codes_f, last_bin, place, first_child, slot_of, node_of, slot)
 
     leaf = np.full(n_nodes, -1, dtype=np.int32)
