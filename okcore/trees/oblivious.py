@@ -45,12 +45,14 @@ rows, f candidate features, k search columns (r, or the sketch's k), B_f bins pe
   the rows to their child and gives them its next slot: O(n).
 
 Histogram subtraction (LightGBM's and CatBoost's): after the first level, when the
-candidate features are the same at every level and the previous level's histogram was
-built whole, a level builds only the child with fewer rows of every cut node and takes its
-sibling's cells as the parent's minus the built child's (a node that passed the cut whole
-keeps its cells): O(n_small f k + f B_f L k) instead of O(n f k), with n_small <= n / 2,
-taken when the rows saved outweigh the cells derived (:func:`subtraction_pays`: deep
-one-output levels, with more cells than rows, build directly). A derived cell's count is
+candidate features are the same at every level, the search has several columns and the
+previous level's histogram was built whole, a level builds only the child with fewer rows
+of every cut node and takes its sibling's cells as the parent's minus the built child's (a
+node that passed the cut whole keeps its cells): O(n_small f k + f B_f L k) instead of
+O(n f k), with n_small <= n / 2, taken when the rows saved outweigh the cells derived
+(:func:`subtraction_pays`). One search column builds directly: a row's update is then two
+adds, and deriving made one-output fits slower (kin40k, 300 trees of depth 10: 4.4-4.8
+CPU s against 3.8-4.1). A derived cell's count is
 exact and its sums equal the direct ones up to rounding (an empty cell's are 0), which can
 only move a near tie, within TIE_TOLERANCE, between cuts; leaf values and the nodes'
 statistics are always the direct sums. Which child is built depends on the counts alone,
@@ -75,6 +77,7 @@ import numpy as np
 from ..threads import SERIAL, ChunkRunner
 from ._histogram import gather_rows
 from ._oblivious_kernels import (
+    NO_MEMBERS,
     add_blocks,
     add_level_gains,
     best_level_cut,
@@ -316,13 +319,16 @@ def build_oblivious_tree(
         node_mu: np.ndarray,
         features: np.ndarray,
     ) -> Any:
-        """Histograms and gains of a chunk of the level's nodes for a range of
-        ``features``: the rows of slots slot_lo .. of ``row_slot`` are built into ``built``
-        (``hist`` itself, or the children whose siblings ``derive`` = (parents'
-        histogram, from_parent, from_built) then gives, :func:`derive_level`)."""
+        """(search, rows built): search(f_lo, f_hi) makes the histograms and gains of a
+        chunk of the level's nodes for a range of ``features``: the rows of slots slot_lo ..
+        of ``row_slot`` are built into ``built`` (``hist`` itself, or the children whose
+        siblings ``derive`` = (parents' histogram, from_parent, from_built) then gives,
+        :func:`derive_level`)."""
         mu = np.ascontiguousarray(node_mu)
         has_common = common[features] >= 0
-        members, member_slot = level_members(row_slot, slot_lo, built.shape[1])
+        members = (  # the built children's scattered rows: listed (build_level)
+            NO_MEMBERS if derive is None else level_members(row_slot, built.shape[1])
+        )
         totals = np.empty((built.shape[1], k + 1))
         if has_common.any():
             slot_totals(row_slot, slot_lo, search_rows, totals)
@@ -332,8 +338,9 @@ def build_oblivious_tree(
             spread, sparse_run = run[~has_common[f_lo:f_hi]], run[has_common[f_lo:f_hi]]
             if len(spread):
                 build_level(
-                    codes, members, member_slot, search_rows, binned.bin_offset, spread, built
-                )
+                    codes, row_slot, slot_lo, members, search_rows, binned.bin_offset, spread,
+                    built,
+                )  # fmt: skip
             if len(sparse_run):
                 build_level_sparse(
                     codes, row_slot, slot_lo, search_rows, binned.bin_offset, sparse_run,
@@ -345,7 +352,8 @@ def build_oblivious_tree(
                 hist, binned.bin_offset, run, node_n, mu, min_leaf, l2, gain, cut, rows_in_bin
             )
 
-        return search, len(members)
+        n_rows = int(node_n.sum()) if derive is None else int((row_slot >= 0).sum())
+        return search, n_rows
 
     parents: np.ndarray | None = None  # the previous level's histogram, when whole
     plan: tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None = None
@@ -366,6 +374,7 @@ def build_oblivious_tree(
             if (  # subtraction (module docstring)
                 parents is not None
                 and plan is not None
+                and k > 1
                 and n_slots <= chunk
                 and parents.shape[1] + plan[3] <= chunk
                 and subtraction_pays(
@@ -463,7 +472,7 @@ def _grow_one_output(
     N = 36,000. One thread: a level's work at r = 1 (f n adds) is about a millisecond."""
     n_bins = binned.n_bins_total
     chunk = histogram_chunk(depth, len(samples), min_leaf, n_bins, 1)
-    buffers = _take_buffers(histogram_pool, n_bins, 4 * chunk)
+    buffers = _take_buffers(histogram_pool, n_bins, 2 * chunk)
     try:
         grown = grow_one_output(
             codes, samples, search_rows, np.ascontiguousarray(R, dtype=np.float64),

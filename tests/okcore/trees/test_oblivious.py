@@ -428,46 +428,12 @@ def test_one_output_compiled_tree_equals_the_level_loop(
     np.testing.assert_array_equal(leaf_compiled, leaf_loop)
     assert (loop["feature"] >= 0).sum() >= 3
     # the level loop with fixed candidates (a 1 x 1 identity "sketch" keeps it off the
-    # compiled path) derives levels by subtraction as the compiled tree does: the same
-    # histograms, so the same gains and tree
-    derived, leaf_derived = grow_level_loop_with_fixed_features(
-        binned, R, p, features, rows, HistogramPool(binned.n_bins_total)
-    )
-    for key, value in derived.items():
-        np.testing.assert_array_equal(compiled[key], value, err_msg=key)
-    np.testing.assert_array_equal(leaf_compiled, leaf_derived)
-
-
-def grow_level_loop_with_fixed_features(binned, R, p, features, rows, pool):
-    """The level loop on a one-column R with the same candidates at every level."""
-    import okcore.trees.oblivious as oblivious
-
-    row_leaf = np.full(binned.n_samples, -1, dtype=np.int32)
-    tree = oblivious.build_oblivious_tree(
-        binned, R, R, np.ones((1, 1)), p, np.random.default_rng(0), features, rows=rows,
-        row_leaf=row_leaf, histogram_pool=pool,
-    )  # fmt: skip
-    return tree, row_leaf
-
-
-@pytest.mark.parametrize("integer", [False, True])
-def test_one_output_compiled_tree_derives_levels_as_the_level_loop(derived_levels, integer):
-    """On rows enough for the subtraction to pay, the compiled one-output tree equals bit
-    for bit the level loop that derives its levels (their histogram numbers and hence
-    gains agree, rounding included)."""
-    X, R2 = data(11, n=6000, p=4, r=2, integer=integer)
-    R = np.ascontiguousarray(R2[:, :1] + R2[:, 1:] * X[:, 2:3])
-    binned = bin_inputs(X, 255)
-    features = np.arange(4, dtype=np.int32)
-    p = params(7, l2=1.0)
-    loop, leaf_loop = grow_level_loop_with_fixed_features(binned, R, p, features, None, None)
-    assert len(derived_levels) >= 2
-    import okcore.trees.oblivious as oblivious
-
+    # compiled path): one search column builds every level directly there too
     row_leaf = np.full(len(X), -1, dtype=np.int32)
-    compiled = oblivious.build_oblivious_tree(
-        binned, R, R, None, p, np.random.default_rng(0), features, row_leaf=row_leaf
-    )
-    for key, value in loop.items():
+    fixed = oblivious.build_oblivious_tree(
+        binned, R, R, np.ones((1, 1)), p, np.random.default_rng(0), features, rows=rows,
+        row_leaf=row_leaf, histogram_pool=HistogramPool(binned.n_bins_total),
+    )  # fmt: skip
+    for key, value in fixed.items():
         np.testing.assert_array_equal(compiled[key], value, err_msg=key)
-    np.testing.assert_array_equal(row_leaf, leaf_loop)
+    np.testing.assert_array_equal(leaf_compiled, row_leaf)
