@@ -43,7 +43,7 @@ def build_level(
     Overwrites those features' bins of hist (B, S, k + 1). O(n_fit len(features) k).
 
     ``members``, when not empty, lists the rows to visit (increasing, a superset of those
-    rows; :func:`level_members`): O(len(members) len(features) k), for the children built
+    rows; :func:`built_rows`): O(len(members) len(features) k), for the children built
     by a subtraction, whose rows are scattered: testing every row's slot there mispredicts
     half the time (microbenchmark, 64,000 rows, p = 50, k = 8, half the rows: 18 ms
     tested, 11 ms listed; all rows: 16 ms either way). With one column the test is
@@ -61,9 +61,9 @@ def build_level(
     cell = k + 1
     stride = np.uint64(width * cell)  # one bin: S cells
     offset = np.empty(n_fit, dtype=np.int64)  # row's cell inside its bin, -1 outside the chunk
-    for t in range(n_fit):
-        s = np.uint64(np.int64(slot[t]) - slot_lo)
-        offset[t] = np.int64(s) * cell if s < np.uint64(width) else -1
+    for row in range(n_fit):
+        s = np.uint64(np.int64(slot[row]) - slot_lo)
+        offset[row] = np.int64(s) * cell if s < np.uint64(width) else -1
     flat = hist.reshape(-1)
     values = rows.reshape(-1)
     k_groups = np.uint64(k - k % 4)
@@ -108,20 +108,23 @@ NO_MEMBERS = np.empty(0, dtype=np.int32)
 
 
 @njit(cache=True, nogil=True)
-def level_members(slot: np.ndarray, width: int) -> np.ndarray:  # pragma: no cover - jit
-    """The fitted rows whose slot lies in 0 .. width - 1, increasing: :func:`build_level`'s
-    ``members``. O(n)."""
+def built_rows(
+    built_slot: np.ndarray, node_of: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - jit
+    """(row_slot, members) of the children a level builds (:func:`subtraction_plan`):
+    every fitted row's slot among them, built_slot of its node (-1: not built), and the
+    rows with one, increasing: :func:`build_level`'s ``slot`` and ``members``. O(n)."""
+    n_fit = node_of.shape[0]
+    row_slot = np.empty(n_fit, dtype=np.int32)
+    members = np.empty(n_fit, dtype=np.int32)
     n_members = 0
-    for t in range(slot.shape[0]):
-        if 0 <= slot[t] < width:
+    for t in range(n_fit):
+        s = built_slot[node_of[t]]
+        row_slot[t] = s
+        if s >= 0:
+            members[n_members] = t
             n_members += 1
-    members = np.empty(n_members, dtype=np.int32)
-    i = 0
-    for t in range(slot.shape[0]):
-        if 0 <= slot[t] < width:
-            members[i] = t
-            i += 1
-    return members
+    return row_slot, members[:n_members]
 
 
 @njit(cache=True, nogil=True)

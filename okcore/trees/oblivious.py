@@ -83,11 +83,11 @@ from ._oblivious_kernels import (
     best_level_cut,
     build_level,
     build_level_sparse,
+    built_rows,
     child_statistics,
     child_statistics_one_output,
     derive_level,
     grow_one_output,
-    level_members,
     move_rows,
     row_squares,
     slot_totals,
@@ -313,6 +313,7 @@ def build_oblivious_tree(
         built: np.ndarray,
         row_slot: np.ndarray,
         slot_lo: int,
+        members: np.ndarray,
         derive: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
         hist: np.ndarray,
         node_n: np.ndarray,
@@ -321,14 +322,11 @@ def build_oblivious_tree(
     ) -> Any:
         """(search, rows built): search(f_lo, f_hi) makes the histograms and gains of a
         chunk of the level's nodes for a range of ``features``: the rows of slots slot_lo ..
-        of ``row_slot`` are built into ``built`` (``hist`` itself, or the children whose
-        siblings ``derive`` = (parents' histogram, from_parent, from_built) then gives,
-        :func:`derive_level`)."""
+        of ``row_slot`` (those of ``members`` when listed) are built into ``built`` (``hist``
+        itself, or the children whose siblings ``derive`` = (parents' histogram,
+        from_parent, from_built) then gives, :func:`derive_level`)."""
         mu = np.ascontiguousarray(node_mu)
         has_common = common[features] >= 0
-        members = (  # the built children's scattered rows: listed (build_level)
-            NO_MEMBERS if derive is None else level_members(row_slot, built.shape[1])
-        )
         totals = np.empty((built.shape[1], k + 1))
         if has_common.any():
             slot_totals(row_slot, slot_lo, search_rows, totals)
@@ -352,8 +350,7 @@ def build_oblivious_tree(
                 hist, binned.bin_offset, run, node_n, mu, min_leaf, l2, gain, cut, rows_in_bin
             )
 
-        n_rows = int(node_n.sum()) if derive is None else int((row_slot >= 0).sum())
-        return search, n_rows
+        return search, int(node_n.sum()) if derive is None else len(members)
 
     parents: np.ndarray | None = None  # the previous level's histogram, when whole
     plan: tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None = None
@@ -383,8 +380,9 @@ def build_oblivious_tree(
             ):  # build the smaller children, derive their siblings (subtraction_plan)
                 built_slot, from_parent, from_built, n_built, _ = plan
                 hist = view(current, 0, n_slots)
+                row_slot, members = built_rows(built_slot, node_of)
                 search, n_built_rows = searcher(
-                    view(spare, parents.shape[1], n_built), built_slot[node_of], 0,
+                    view(spare, parents.shape[1], n_built), row_slot, 0, members,
                     (parents, from_parent, from_built), hist, node_n, node_mu, features,
                 )  # fmt: skip
                 work = (n_built_rows * k + feature_bins * n_slots) * len(features)
@@ -393,7 +391,7 @@ def build_oblivious_tree(
                 for lo in range(0, n_slots, chunk):  # one histogram of `chunk` nodes at a time
                     hist = view(current, 0, min(chunk, n_slots - lo))
                     search, n_rows = searcher(
-                        hist, slot, lo, None, hist, node_n[lo : lo + hist.shape[1]],
+                        hist, slot, lo, NO_MEMBERS, None, hist, node_n[lo : lo + hist.shape[1]],
                         node_mu[lo : lo + hist.shape[1]], features,
                     )  # fmt: skip
                     runner(n_rows * len(features) * k, len(features), search)
