@@ -165,6 +165,43 @@ def test_features_with_a_common_bin_equal_the_brute_force_level_search(seed, dep
     assert_brute_force_level_search(X, R, depth, min_leaf, l2)
 
 
+@pytest.fixture
+def derived_levels(monkeypatch):
+    """Counts the level histograms derived by subtraction (calls of derive_level)."""
+    import okcore.trees.oblivious as oblivious
+
+    calls = []
+    derive = oblivious.derive_level
+
+    def counting(*args):
+        calls.append(args[-1].shape[1])
+        return derive(*args)
+
+    monkeypatch.setattr(oblivious, "derive_level", counting)
+    return calls
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize(
+    ("depth", "min_leaf", "l2", "common_bins"),
+    [(4, 1, 0.0, False), (5, 25, 0.0, False), (4, 1, 2.5, False), (3, 1, 0.0, True),
+     (4, 30, 1.0, True)],
+)  # fmt: skip
+def test_histogram_subtraction_equals_the_brute_force_level_search(
+    derived_levels, seed, depth, min_leaf, l2, common_bins
+):
+    """Rows enough for the subtraction to pay (few bins, many rows): each level after the
+    first builds the smaller child of every cut node and takes its sibling as the parent
+    minus it, and the tree still has the brute-force cuts and leaves."""
+    X, R = (
+        data_with_common_bins(seed, n=1800) if common_bins
+        else data(seed, n=1500, p=3, integer=True)
+    )  # fmt: skip
+    X[:, -1] = np.round(X[:, -1], 1)  # fewer values than bins: the exact cuts
+    assert_brute_force_level_search(X, R, depth, min_leaf, l2)
+    assert len(derived_levels) >= 1
+
+
 def test_common_bins_of_subsampled_rows(monkeypatch):
     """A tree on a subset of rows finds the common bins of those rows, and grows the tree of
     the search that adds every row to its bin."""
@@ -266,7 +303,7 @@ class Recording(ThreadPoolExecutor):
 
 
 @pytest.mark.parametrize("n_threads", [2, 3])
-def test_threads_grow_the_same_tree(monkeypatch, n_threads):
+def test_threads_grow_the_same_tree(monkeypatch, derived_levels, n_threads):
     """Threads split the level's features and the blocks of rows of the children's
     statistics; every sum keeps its order (rows in order in a block, blocks in order), so
     the tree, its statistics and the rows' leaves are bit for bit those of one thread."""
@@ -278,15 +315,19 @@ def test_threads_grow_the_same_tree(monkeypatch, n_threads):
     monkeypatch.setattr(okcore.threads, "PARALLEL_ROWS_MIN_WORK", 0)  # small data: threads anyway
     monkeypatch.setattr(oblivious, "STATISTICS_BLOCK", 37)  # 14 blocks of rows
     X, R = data(5, n=500, p=7, r=19)
+    X = np.round(X * 4) / 4  # few bins: levels derived by subtraction (fixed features)
     binned = bin_inputs(X, 255)
     projection = np.random.default_rng(1).standard_normal((19, 8))
-    for p in (params(5, min_leaf=3, l2=1.5), params(4, max_features=4)):
+    every_feature = np.arange(7, dtype=np.int32)
+    for p, fixed in ((params(5, min_leaf=3, l2=1.5), False), (params(4, max_features=4), False),
+                     (params(5, min_leaf=2, l2=1.0), True)):  # fmt: skip
 
-        def grow(executor, p=p):
+        def grow(executor, p=p, fixed=fixed):
             row_leaf = np.empty(len(X), dtype=np.int32)
             tree = oblivious.build_oblivious_tree(
                 binned, R, R @ projection, projection, replace(p, n_threads=n_threads),
                 np.random.default_rng(0),
+                every_feature if fixed else
                 lambda rng: np.sort(rng.choice(7, min(p.max_features, 7), replace=False)).astype(
                     np.int32
                 ),
@@ -294,7 +335,9 @@ def test_threads_grow_the_same_tree(monkeypatch, n_threads):
             )  # fmt: skip
             return tree, row_leaf
 
+        derived_levels.clear()
         one, leaf_one = grow(None)
+        assert bool(derived_levels) == fixed  # fixed candidates: levels derived by subtraction
         with Recording(n_threads) as executor:
             many, leaf_many = grow(executor)
         # the levels' searches and the children's statistics did run on other threads
@@ -384,3 +427,13 @@ def test_one_output_compiled_tree_equals_the_level_loop(
         np.testing.assert_array_equal(compiled[key], value, err_msg=key)
     np.testing.assert_array_equal(leaf_compiled, leaf_loop)
     assert (loop["feature"] >= 0).sum() >= 3
+    # the level loop with fixed candidates (a 1 x 1 identity "sketch" keeps it off the
+    # compiled path): one search column builds every level directly there too
+    row_leaf = np.full(len(X), -1, dtype=np.int32)
+    fixed = oblivious.build_oblivious_tree(
+        binned, R, R, np.ones((1, 1)), p, np.random.default_rng(0), features, rows=rows,
+        row_leaf=row_leaf, histogram_pool=HistogramPool(binned.n_bins_total),
+    )  # fmt: skip
+    for key, value in fixed.items():
+        np.testing.assert_array_equal(compiled[key], value, err_msg=key)
+    np.testing.assert_array_equal(leaf_compiled, row_leaf)
