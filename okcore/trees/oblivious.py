@@ -58,8 +58,9 @@ only move a near tie, within TIE_TOLERANCE, between cuts; leaf values and the no
 statistics are always the direct sums. Which child is built depends on the counts alone,
 never on the threads.
 
-A tree of depth d costs O(d (n f k + f B_f L k + n r)) plus O(n r) once (the rows' squared
-norms). Every built histogram cell adds its rows in row order, every derived cell is one
+A tree of depth d costs O(d (n f k + f B_f L k + n r)) (the rows' squared norms, for the
+nodes' N*var, are taken by the root's statistics pass from the values it reads; one column
+takes them in a pass of its own, O(n)). Every built histogram cell adds its rows in row order, every derived cell is one
 subtraction, and every child's sum adds its blocks in block order (each block's rows in
 row order), whatever the threads (which split the features of a level and the blocks of
 rows) or the chunks of nodes: the tree does not depend on them. Memory: two (B, L, k + 1)
@@ -241,20 +242,22 @@ def build_oblivious_tree(
             binned, codes, samples, search_rows, R, candidate_features, depth, min_leaf, l2,
             row_leaf, histogram_pool,
         )  # fmt: skip
-    row_sq = np.empty(n_fit)  # ||R[samples[t]]||^2, rows split between threads
+    row_sq = np.empty(n_fit)  # ||R[samples[t]]||^2: by the root's statistics pass
+    if R.shape[1] == 1:
 
-    def squares_of_rows(lo: int, hi: int) -> None:
-        row_squares(samples, lo, hi, R, row_sq)
+        def squares_of_rows(lo: int, hi: int) -> None:
+            row_squares(samples, lo, hi, R, row_sq)
 
-    runner(n_fit * R.shape[1], n_fit, squares_of_rows)
+        runner(n_fit, n_fit, squares_of_rows)
     slot = np.zeros(n_fit, dtype=np.int32)  # slot of each row's node in the frontier, or -1
 
     def statistics(
-        codes_f: np.ndarray, last_bin: int, n_slots: int
+        codes_f: np.ndarray, last_bin: int, n_slots: int, fill_row_sq: bool = False
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Counts, row sums of R and squared norms of both children of the open nodes
         (groups 2 s, 2 s + 1) under a cut: per block of STATISTICS_BLOCK fitted rows,
-        blocks split between threads, then added in block order."""
+        blocks split between threads, then added in block order; ``fill_row_sq``: the
+        rows' squared norms first (the root's pass, :func:`child_statistics`)."""
         n_groups = 2 * n_slots
         if R.shape[1] == 1:
             counts = np.zeros(n_groups, dtype=np.int64)
@@ -272,7 +275,7 @@ def build_oblivious_tree(
         def run(b_lo: int, b_hi: int) -> None:
             child_statistics(
                 codes_f, last_bin, slot, samples, R, row_sq, block, b_lo, b_hi, counts, sums,
-                squares,
+                squares, fill_row_sq,
             )  # fmt: skip
 
         runner(n_fit * R.shape[1], n_blocks, run)
@@ -280,7 +283,7 @@ def build_oblivious_tree(
 
     nodes = _Nodes()
     node_of = np.zeros(n_fit, dtype=np.int32)  # node of each fitted row
-    counts0, sums0, squares0 = statistics(codes[0], ALL_LEFT, 1)
+    counts0, sums0, squares0 = statistics(codes[0], ALL_LEFT, 1, fill_row_sq=True)
     nodes.add(counts0[0], sums0[0], squares0[0])
     root_impurity = nodes.impurity[0]
 

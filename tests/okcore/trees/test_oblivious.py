@@ -348,12 +348,14 @@ def test_threads_grow_the_same_tree(monkeypatch, derived_levels, n_threads):
         assert (one["feature"] >= 0).sum() >= 7
 
 
+@pytest.mark.parametrize("fill_row_sq", [False, True])
 @pytest.mark.parametrize("block", [1, 7, 64, 1000])
-def test_children_statistics_are_block_sums_added_in_block_order(block):
+def test_children_statistics_are_block_sums_added_in_block_order(block, fill_row_sq):
     """Each block of rows is summed in row order, the blocks added in block order: the
     numbers of a plain loop doing just that, whatever blocks a thread takes; with one block,
-    the plain row-order sums."""
-    from okcore.trees._oblivious_kernels import add_blocks, child_statistics
+    the plain row-order sums. The root's pass (``fill_row_sq``, every row in a slot) also
+    gives each row's squared norm, bit for bit row_squares'."""
+    from okcore.trees._oblivious_kernels import add_blocks, child_statistics, row_squares
 
     rng = np.random.default_rng(3)
     n, r, n_slots = 300, 5, 3
@@ -361,7 +363,11 @@ def test_children_statistics_are_block_sums_added_in_block_order(block):
     samples = rng.permutation(n + 20)[:n].astype(np.int32)
     codes = rng.integers(0, 20, n).astype(np.uint8)
     slot = rng.integers(-1, n_slots, n).astype(np.int32)  # -1: rows of final leaves
-    row_sq = np.einsum("ij,ij->i", R[samples], R[samples])
+    if fill_row_sq:
+        slot[:] = 0  # the root: one open node
+    row_sq = np.empty(n)
+    row_squares(samples, 0, n, R, row_sq)
+    np.testing.assert_allclose(row_sq, np.einsum("ij,ij->i", R[samples], R[samples]))
     n_blocks = -(-n // block)
     expected_sums, expected_squares = np.zeros((2 * n_slots, r)), np.zeros(2 * n_slots)
     expected_counts = np.zeros(2 * n_slots, dtype=np.int64)
@@ -377,8 +383,12 @@ def test_children_statistics_are_block_sums_added_in_block_order(block):
         expected_squares = part_sq if j == 0 else expected_squares + part_sq
     counts = np.empty((n_blocks, 2 * n_slots), dtype=np.int64)
     sums, squares = np.empty((n_blocks, 2 * n_slots, r)), np.empty((n_blocks, 2 * n_slots))
+    filled = np.full(n, np.nan) if fill_row_sq else row_sq
     for lo, hi in itertools.pairwise([0, n_blocks // 3, n_blocks // 2, n_blocks]):  # 3 threads
-        child_statistics(codes, 9, slot, samples, R, row_sq, block, lo, hi, counts, sums, squares)
+        child_statistics(
+            codes, 9, slot, samples, R, filled, block, lo, hi, counts, sums, squares, fill_row_sq
+        )
+    np.testing.assert_array_equal(filled, row_sq)
     np.testing.assert_array_equal(counts.sum(axis=0), expected_counts)
     np.testing.assert_array_equal(add_blocks(sums), expected_sums)
     np.testing.assert_array_equal(add_blocks(squares), expected_squares)
