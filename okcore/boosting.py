@@ -987,8 +987,10 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
     def _planned_cost(
         self, plan: GrowthPlan, n_samples: int, n_features: int, rank: int
     ) -> StageCost:
-        """The trees' cost; oblivious trees also hold one level histogram (B bins x the
-        level's nodes x the search width, at most HISTOGRAM_BYTES)."""
+        """The trees' cost; oblivious trees also hold a level histogram (B bins x the
+        level's nodes x the search width, at most HISTOGRAM_BYTES), and with a search width
+        above 1 a second one for the histogram subtraction (the parents' and the built
+        children's, :mod:`okcore.trees.oblivious`)."""
         search = (plan.max_bins, plan.sketch_dim)
         cost = self._stages_cost(n_samples, n_features, rank, search, plan.max_leaves)
         if plan.tree_type != "oblivious":
@@ -997,7 +999,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         nodes = max(cost.stage_size // 2, 1)
         bins = plan.max_bins or AUTO_MAX_BINS
         level = min(8.0 * n_features * bins * nodes * width, HISTOGRAM_BYTES)
-        return replace(cost, work_bytes=cost.work_bytes + level)
+        histograms = 2 if width > 1 else 1
+        return replace(cost, work_bytes=cost.work_bytes + histograms * level)
 
     def fit(
         self,

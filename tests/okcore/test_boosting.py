@@ -644,6 +644,29 @@ def test_oblivious_depth_defaults_to_four_for_many_outputs_by_the_rows_for_one_i
     assert cost.memory_bytes > plain.memory_bytes  # the level histogram
 
 
+def test_the_cost_counts_two_level_histograms_for_many_outputs(monkeypatch):
+    """Oblivious trees searching several columns hold the level's histogram and its
+    parents' (histogram subtraction); one column holds one."""
+    import okcore.boosting as boosting
+    from okcore.trees.oblivious import HISTOGRAM_BYTES
+
+    est = OKBoostRegressor(tree_type="oblivious", max_depth=12, n_estimators=10)
+
+    def histogram_bytes(n_outputs: int) -> float:
+        def memory() -> float:
+            kernel = {"type": "linear"}
+            return est.estimate_cost(200_000, 400, kernel=kernel, n_outputs=n_outputs).memory_bytes
+
+        full = memory()
+        monkeypatch.setattr(boosting, "HISTOGRAM_BYTES", 0)
+        without = memory()
+        monkeypatch.undo()
+        return full - without
+
+    assert histogram_bytes(50) == 2 * HISTOGRAM_BYTES  # capped: 2^11 nodes x 255 bins x 400
+    assert histogram_bytes(1) == HISTOGRAM_BYTES
+
+
 @pytest.mark.parametrize(
     ("params", "match"),
     [
