@@ -388,7 +388,7 @@ def build_oblivious_tree(
                     view(spare, parents.shape[1], n_built), row_slot, 0, members,
                     (parents, from_parent, from_built), hist, node_n, node_mu, features,
                 )  # fmt: skip
-                work = (n_built_rows * k + feature_bins * n_slots) * len(features)
+                work = n_built_rows * len(features) * k + feature_bins * n_slots * (k + 1)
                 runner(work, len(features), search)
             else:
                 for lo in range(0, n_slots, chunk):  # one histogram of `chunk` nodes at a time
