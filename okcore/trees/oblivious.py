@@ -63,10 +63,10 @@ nodes' N*var, are taken by the root's statistics pass from the values it reads; 
 takes them in a pass of its own, O(n)). Every built histogram cell adds its rows in row order, every derived cell is one
 subtraction, and every child's sum adds its blocks in block order (each block's rows in
 row order), whatever the threads (which split the features of a level and the blocks of
-rows) or the chunks of nodes: the tree does not depend on them. Memory: two (B, L, k + 1)
-histograms (the level's; its parents' and the built children's), each up to
-HISTOGRAM_BYTES (larger levels are built directly in groups of nodes), O(n) slots and node
-numbers.
+rows) or the chunks of nodes: the tree does not depend on them. Memory: a (B, L, k + 1)
+histogram, and where the subtraction can be taken a second one (its parents' and the built
+children's), each up to HISTOGRAM_BYTES (larger levels are built directly in groups of
+nodes), O(n) slots and node numbers.
 """
 
 from __future__ import annotations
@@ -295,15 +295,14 @@ def build_oblivious_tree(
 
     frontier = [0] if is_open(0) else []
     chunk = histogram_chunk(depth, n_fit, min_leaf, n_bins, k)
-    buffers = _take_buffers(histogram_pool, n_bins, 2 * chunk * (k + 1))
-    level_floats = n_bins * chunk * (k + 1)
-    # two halves: the level's histogram is built in `current`; the previous level's (the
-    # parents') and the built children's lie in `spare`
-    current, spare = buffers[0].reshape(-1)[:level_floats], buffers[0].reshape(-1)[level_floats:]
     fixed_features = isinstance(candidate_features, np.ndarray)
-    feature_bins = (
-        int(np.diff(binned.bin_offset)[candidate_features].sum()) if fixed_features else 0
-    )
+    subtracts = fixed_features and k > 1  # histogram subtraction (module docstring)
+    buffers = _take_buffers(histogram_pool, n_bins, (2 if subtracts else 1) * chunk * (k + 1))
+    level_floats = n_bins * chunk * (k + 1)
+    # the level's histogram is built in `current`; with subtraction, the previous level's
+    # (the parents') and the built children's lie in `spare`
+    current, spare = buffers[0].reshape(-1)[:level_floats], buffers[0].reshape(-1)[level_floats:]
+    feature_bins = int(np.diff(binned.bin_offset)[candidate_features].sum()) if subtracts else 0
     gain, cut = np.empty(n_bins), np.empty(n_bins, dtype=np.bool_)
     rows_in_bin = np.empty(n_bins, dtype=np.int64)
 
@@ -355,7 +354,7 @@ def build_oblivious_tree(
 
         return search, int(node_n.sum()) if derive is None else len(members)
 
-    parents: np.ndarray | None = None  # the previous level's histogram, when whole
+    parents: np.ndarray | None = None  # the previous level's histogram, when whole and kept
     plan: tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None = None
     try:
         for _level in range(depth):
@@ -374,7 +373,6 @@ def build_oblivious_tree(
             if (  # subtraction (module docstring)
                 parents is not None
                 and plan is not None
-                and k > 1
                 and n_slots <= chunk
                 and parents.shape[1] + plan[3] <= chunk
                 and subtraction_pays(
@@ -398,8 +396,9 @@ def build_oblivious_tree(
                         node_mu[lo : lo + hist.shape[1]], features,
                     )  # fmt: skip
                     runner(n_rows * len(features) * k, len(features), search)
-            parents = hist if n_slots <= chunk and fixed_features else None
-            current, spare = spare, current
+            parents = hist if n_slots <= chunk and subtracts else None
+            if parents is not None:  # kept for the next level: build that one in the other half
+                current, spare = spare, current
             feature, last_bin, threshold, level_gain = best_level_cut(
                 gain, cut, rows_in_bin, binned.bin_offset, binned.bin_min, binned.bin_max,
                 features,
