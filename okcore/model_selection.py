@@ -403,6 +403,8 @@ def first_stages(estimator: Any, n_estimators: int) -> Any:
     view = copy.copy(estimator)
     view.ensemble_ = estimator.ensemble_.truncate(n_estimators)
     view.n_estimators_ = view.n_estimators = n_estimators
+    if hasattr(estimator, "n_estimators_planned_"):  # the refit's: "auto" or not, m rounds
+        view.n_estimators_planned_ = n_estimators
     return view
 
 

@@ -13,7 +13,13 @@ from okdata import make_regression
 from test_warm_start import assert_same_model
 
 from okcore import FitProgress, InvalidParameterError, OKBoostRegressor, boosting, load, save
-from okcore.model_selection import cross_validate, grid_search, planned_resource, search_fits
+from okcore.model_selection import (
+    cross_validate,
+    first_stages,
+    grid_search,
+    planned_resource,
+    search_fits,
+)
 
 SMALL = {"learning_rate": 0.3, "max_depth": 2, "random_state": 0}
 #: A threshold and counts small enough to fit in a test, with the rule's shape.
@@ -74,6 +80,15 @@ def test_auto_fits_the_model_of_the_count_it_resolves_to(data, rows, rounds):
     assert auto.n_estimators_planned_ == auto.n_estimators_ == rounds
     assert explicit.n_estimators_planned_ == rounds
     assert_same_model(auto, explicit, Xv)
+
+
+@pytest.mark.usefixtures("small_rule")
+def test_the_first_stages_of_an_auto_fit_are_the_refit_with_that_count(data):
+    X, Y, Xv = data
+    cut = first_stages(OKBoostRegressor(**SMALL).fit(X, Y), 2)
+    assert cut.n_estimators == cut.n_estimators_planned_ == cut.n_estimators_ == 2
+    refit = OKBoostRegressor(n_estimators=2, **SMALL).fit(X, Y)
+    assert np.array_equal(cut.predict_weights(Xv), refit.predict_weights(Xv))
 
 
 @pytest.mark.usefixtures("small_rule")
