@@ -663,7 +663,7 @@ def fit_okcore(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dic
         pred, predict_cpu, rest_cpu = predict_held_out(problem, predict)
         used = est.get_params()
         return {
-            "rounds": used["n_estimators"],
+            "rounds": int(est.n_estimators_planned_),  # n_estimators, "auto" resolved
             "trees_kept": int(est.n_estimators_),
             "learning_rate": used["learning_rate"],
             "leaves_grown": int(np.diff(est.ensemble_.leaf_offset).max()),  # the largest tree's

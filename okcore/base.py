@@ -284,7 +284,7 @@ class OKEstimator:
         if eval_set is not None and not self.supports_eval_set:
             raise DataError(f"eval_set applies to boosting only, not to {type(self).__name__}")
         start = time.perf_counter()
-        X, space = self._check_fit_data(X, Y, gram, kernel, callback, self._n_stages())
+        X, space = self._check_fit_data(X, Y, gram, kernel, callback)
         context = FitContext(
             X, space, check_random_state(self.random_state), callback, eval_set, start
         )
@@ -305,8 +305,9 @@ class OKEstimator:
         self.max_bins_, self.sketch_dim_ = model.max_bins, model.sketch_dim
         self.fit_time_ = time.perf_counter() - start
 
-    def _n_stages(self) -> int:
-        """Stages (trees, kernel models) the fit will grow: progress totals, cost model."""
+    def _n_stages(self, n_samples: int) -> int:
+        """Stages (trees, kernel models) a fit on ``n_samples`` training rows will grow:
+        progress totals, cost model."""
         return 1
 
     def _fit_model(self, context: FitContext) -> FittedModel:
@@ -370,18 +371,21 @@ class OKEstimator:
         gram: Any,
         kernel: Any,
         callback: Any = None,
-        total: int = 1,
     ) -> tuple[Any, OutputSpace]:
         """Validate X and build the output space; record the fitted shapes.
 
-        ``callback`` hears the "output_space" phase start (done=0 of ``total`` trees).
+        ``callback`` hears the "output_space" phase start (done=0 of the
+        :meth:`_n_stages` of X's rows).
         """
         # A refit forgets the previous model first: a fit failing after this point (e.g. on
         # OKBoost's eval_set) must leave an unfitted estimator, not old trees with new shapes.
         self.__dict__.pop("ensemble_", None)
         X = check_inputs(X)
         report_phase(
-            callback, "output_space", total, eta=self._factor_eta(X.shape[0], gram, kernel)
+            callback,
+            "output_space",
+            self._n_stages(X.shape[0]),
+            eta=self._factor_eta(X.shape[0], gram, kernel),
         )
         space = self._output_space(X.shape[0], Y, gram, kernel)
         self.n_features_in_ = X.shape[1]

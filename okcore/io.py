@@ -87,7 +87,7 @@ KERNEL_ENSEMBLE_ARRAYS = (
 #: Fitted arrays of one estimator kind, saved when the estimator has them.
 ESTIMATOR_ARRAYS = ("objective_", "cv_alphas_", "cv_errors_")
 #: Fitted scalars of one estimator kind, saved when the estimator has them.
-ESTIMATOR_SCALARS = ("alpha_", "tree_type_")
+ESTIMATOR_SCALARS = ("alpha_", "tree_type_", "n_estimators_planned_")
 
 
 def _sha256(array: np.ndarray) -> str:
@@ -366,6 +366,8 @@ def _rebuild_estimator(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
     }
     if "tree_type" in estimator.get_params():  # saved before "auto": the type it names
         defaults["tree_type_"] = estimator.get_params()["tree_type"]
+    if hasattr(estimator, "resolve_n_estimators"):  # saved before "auto": the M it names
+        defaults["n_estimators_planned_"] = estimator.get_params()["n_estimators"]
     for key, value in defaults.items():
         if key not in attributes:
             setattr(estimator, key, value)

@@ -363,6 +363,17 @@ def continues_fits(estimator: Any) -> bool:
     return WARM_START in estimator.get_params()
 
 
+def planned_resource(estimator: Any, n_samples: int) -> int | None:
+    """The ``n_estimators`` a fit of ``estimator`` on ``n_samples`` training rows runs to,
+    its "auto" resolved (OKBoost's :meth:`~okcore.boosting.OKBoostRegressor.resolve_n_estimators`);
+    None when the estimator has no ``n_estimators``."""
+    resolve = getattr(estimator, "resolve_n_estimators", None)
+    if resolve is not None:
+        return int(resolve(n_samples))
+    most = estimator.get_params().get(RESOURCE)
+    return None if most is None else int(most)
+
+
 def _stages_are_refits(estimator: Any) -> bool:
     """Whether the model of the first m stages of a fit is the refit with n_estimators=m: a
     staged estimator whose stages never look ahead (no early stopping, no reweighting)."""
@@ -392,6 +403,8 @@ def first_stages(estimator: Any, n_estimators: int) -> Any:
     view = copy.copy(estimator)
     view.ensemble_ = estimator.ensemble_.truncate(n_estimators)
     view.n_estimators_ = view.n_estimators = n_estimators
+    if hasattr(estimator, "n_estimators_planned_"):  # the refit's: "auto" or not, m rounds
+        view.n_estimators_planned_ = n_estimators
     return view
 
 
@@ -413,7 +426,10 @@ def search_fits(estimator: Any, candidates: Sequence[Mapping[str, Any]]) -> list
     groups: dict[str, list[int]] = {}
     order: list[str] = []
     for c, params in enumerate(candidates):
-        staged = RESOURCE in params and _stages_are_refits(_clone(estimator).set_params(**params))
+        staged = (
+            isinstance(params.get(RESOURCE), int | np.integer)  # "auto": M by each fold's rows
+            and _stages_are_refits(_clone(estimator).set_params(**params))
+        )
         others = sorted((k, repr(v)) for k, v in params.items() if k != RESOURCE)
         key = repr(others) if staged else f"alone {c}"
         if key not in groups:
@@ -517,14 +533,15 @@ def grid_search(
 
     ``search="grid"``: every combination. Those differing only in ``n_estimators`` share
     one fit per fold when the stages are refits (:func:`search_fits`): a grid over M costs
-    one fit at the largest M.
+    one fit at the largest M (an ``n_estimators="auto"`` candidate is fitted apart: its M
+    follows each fold's rows).
 
     ``search="halving"``: successive halving over the number of trees (scikit-learn's
     ``HalvingGridSearchCV`` with the resource ``n_estimators``, which must then not be in the
     grid): every combination is cross-validated with few trees, the best 1/``factor`` of
     them (by the mean criterion) again with ``factor`` times more trees, and so on
     (:func:`halving_schedule` with ``max_resources``, "auto" = the estimator's
-    ``n_estimators``). An estimator with ``warm_start`` (OKBoost) continues each surviving
+    ``n_estimators``, its own "auto" resolved on the folds' training rows). An estimator with ``warm_start`` (OKBoost) continues each surviving
     candidate's fold models with the added trees only (:func:`continues_fits`): the same
     models and scores as refits with the larger ``n_estimators``, for the cost of the
     survivors' added trees and no new output factor; the search then holds every racing
@@ -581,11 +598,12 @@ def _halving(run: _SearchRun, estimator: Any, candidates: list[dict[str, Any]],
             f"halving searches over {RESOURCE} itself (the resource): leave it out of the grid "
             f"and set the largest in the estimator (or max_resources)"
         )
-    params = estimator.get_params()
-    if RESOURCE not in params:
+    if RESOURCE not in estimator.get_params():
         raise DataError(f"halving needs an estimator with {RESOURCE}: {type(estimator).__name__}")
-    most = params[RESOURCE] if max_resources == "auto" else max_resources
-    if isinstance(most, str):
+    most: int | str | None = max_resources
+    if max_resources == "auto":  # the estimator's M on the folds' training rows
+        most = planned_resource(estimator, max(len(train) for train, _ in run.folds))
+    if most is None or isinstance(most, str):
         raise DataError(f'max_resources must be "auto" or an integer >= 1: got {most!r}')
     schedule = halving_schedule(len(candidates), most, factor, min_resources)
     table: list[dict[str, Any]] = []

@@ -326,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="estimator parameter, e.g. n_estimators=200 (repeatable)",
+        help="estimator parameter, e.g. n_estimators=200 or n_estimators=auto (repeatable)",
     )
     train.add_argument("--name")
     train.add_argument(

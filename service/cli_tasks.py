@@ -219,7 +219,7 @@ def _training_options(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="estimator parameter, e.g. n_estimators=200 (repeatable)",
+        help="estimator parameter, e.g. n_estimators=200 or n_estimators=auto (repeatable)",
     )
     p.add_argument("--name")
     p.add_argument("--no-wait", action="store_true", help="print the job id and return")

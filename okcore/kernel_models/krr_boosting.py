@@ -318,7 +318,7 @@ class KRRBoostRegressor(StagedPredictions, OKEstimator):
         self.n_landmarks = n_landmarks
         self.random_state = random_state
 
-    def _n_stages(self) -> int:
+    def _n_stages(self, n_samples: int) -> int:
         return self.n_estimators
 
     def _fit_model(self, context: FitContext) -> FittedModel:

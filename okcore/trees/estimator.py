@@ -147,7 +147,7 @@ class TreeEstimator(OKEstimator):
             n_samples,
             n_features,
             rank,
-            n_trees=self._n_stages(),
+            n_trees=self._n_stages(n_samples),
             leaves=leaves,
             histogram=max_bins is not None,
             presorted=self.splitter == "best",

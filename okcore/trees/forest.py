@@ -126,7 +126,7 @@ class OK3ForestRegressor(TreeEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def _n_stages(self) -> int:
+    def _n_stages(self, n_samples: int) -> int:
         return self.n_estimators
 
     def _fit_model(self, context: FitContext) -> FittedModel:

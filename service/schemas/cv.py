@@ -89,7 +89,8 @@ class CVSpec(BaseModel):
         "from its first trees); 'halving' races them by successive halving over the number "
         "of trees (scikit-learn's HalvingGridSearchCV with the resource n_estimators, which "
         "must not be in the grid): every combination with few trees, the best 1/factor again "
-        "with factor times more, ..., the last iteration with up to params.n_estimators.",
+        "with factor times more, ..., the last iteration with up to params.n_estimators "
+        "(its default 'auto' resolved on the folds' training rows).",
         examples=["halving"],
     )
     factor: int = Field(

@@ -219,13 +219,17 @@ def _held_bytes(fold: JobEstimate) -> float:
 
 
 def _search_fits(
-    spec: CVSpec, estimator: okcore.OKEstimator, candidates: list[dict[str, Any]]
+    spec: CVSpec,
+    estimator: okcore.OKEstimator,
+    candidates: list[dict[str, Any]],
+    fold_rows: int,
 ) -> list[SearchStep]:
     """okcore's fits per fold: a grid's :func:`okcore.model_selection.search_fits` (one
     each), or for each halving iteration its number of candidates and the params of every
-    candidate with that iteration's trees (which ones go on is known only then); when
-    okcore continues the survivors' fits (:func:`okcore.model_selection.continues_fits`),
-    the trees each iteration adds."""
+    candidate with that iteration's trees (which ones go on is known only then; the most
+    trees are the estimator's on ``fold_rows``, the largest fold's training rows, as okcore
+    resolves ``n_estimators="auto"`` there); when okcore continues the survivors' fits
+    (:func:`okcore.model_selection.continues_fits`), the trees each iteration adds."""
     if spec.search == "grid" or spec.grid is None:
         if spec.grid is None:
             return [SearchStep(1, [{}])]
@@ -233,7 +237,7 @@ def _search_fits(
             SearchStep(1, [f.params]) for f in model_selection.search_fits(estimator, candidates)
         ]
     resource = model_selection.RESOURCE
-    most = estimator.get_params().get(resource)
+    most = model_selection.planned_resource(estimator, fold_rows)
     if most is None or resource in spec.grid:
         why = (
             f"is the number of trees the candidates race with: leave {resource} out of "
@@ -245,7 +249,7 @@ def _search_fits(
             f"cv.search 'halving' {why}",
             details=[{"loc": ["cv", "search"], "msg": f"needs {resource} outside the grid"}],
         )
-    schedule = model_selection.halving_schedule(len(candidates), int(most), spec.factor)
+    schedule = model_selection.halving_schedule(len(candidates), most, spec.factor)
     warm = model_selection.continues_fits(estimator)
     steps, before = [], 0
     for alive, trees in schedule:
@@ -272,13 +276,18 @@ def plan_cv(
     scores = _scoring(spec, form, fit_kwargs.get("Y"))
     candidates = _candidates(req, spec.grid)
     prefix = param_prefix(estimator)
+    n, p = (int(s) for s in req.inputs.shape)
+    test_sizes = [len(part) for part in np.array_split(np.arange(n), spec.folds)]
     fits = [
         replace(
             step,
             options=[{k.removeprefix(prefix): v for k, v in p.items()} for p in step.options],
         )
         for step in _search_fits(
-            spec, estimator, [{prefix + k: v for k, v in c.items()} for c in candidates]
+            spec,
+            estimator,
+            [{prefix + k: v for k, v in c.items()} for c in candidates],
+            n - min(test_sizes),
         )
     ]
     n_fits = sum(step.count for step in fits)
@@ -294,9 +303,7 @@ def plan_cv(
         )
     base = estimator_params(estimator)
     _check_folds(req, spec, [{**base, **candidate} for candidate in candidates])
-    n, p = (int(s) for s in req.inputs.shape)
     kernel = fit_kwargs.get("kernel")
-    test_sizes = [len(part) for part in np.array_split(np.arange(n), spec.folds)]
 
     def fold_estimates(params: dict[str, Any]) -> list[JobEstimate]:
         by_size: dict[int, JobEstimate] = {}

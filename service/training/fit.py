@@ -180,7 +180,6 @@ def plan_training(req: TrainRequest) -> TrainPlan:
             fit_kwargs["eval_set"] = (ev.inputs, ev.gram_cross, ev.gram_diag)
         else:
             raise InvalidRequest("eval_set needs outputs, or gram_cross and gram_diag")
-    total = int(est.get_params().get("n_estimators", 1) or 1)
     record = {
         "name": req.name,
         "status": "training",
@@ -205,6 +204,7 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         req.model, estimator_params(est), req.inputs, fit_kwargs.get("kernel"), n_outputs,
         data_bytes, similarity_map(est),
     )  # fmt: skip
+    total = estimate.n_trees  # the estimator's stages on these rows ("auto" resolved)
     cv = None
     if req.cv is not None:
         cv = plan_cv(req, est, fit_kwargs, n_outputs, data_bytes)

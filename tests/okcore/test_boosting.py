@@ -514,12 +514,16 @@ def test_the_paper_preset_pins_every_parameter_of_the_algorithm():
 
 
 def test_the_defaults_are_the_measured_ones_and_the_preset_keeps_the_former(data):
-    """The estimator's defaults (docs/RESULTS.md sections 9.4 and 9.7) differ from the paper
+    """The estimator's defaults (docs/RESULTS.md sections 9.4, 9.7 and 9.14) differ from the paper
     preset in tree type, leaf order, M, nu, search, penalty and early stopping; with
     splitter="random" the preset keeps sqrt(p) candidates (max_features=None), the default
     draws all p."""
     default = OKBoostRegressor()
-    assert (default.leaf_order, default.n_estimators, default.learning_rate) == ("gain", 300, 0.1)
+    assert (default.leaf_order, default.n_estimators, default.learning_rate) == (
+        "gain",
+        "auto",
+        0.1,
+    )
     assert (default.max_features, default.early_stopping, default.l2_regularization) == (
         1.0,
         "auto",

@@ -11,7 +11,7 @@ import pytest
 from svc_data import SMALL, Graph, TestClient, diffusion_request
 
 import okcore
-from okcore import FitProgress, model_selection
+from okcore import FitProgress, boosting, model_selection
 from service.http.bodies import validate
 from service.schemas.api import TrainRequest
 from service.schemas.cv import Score
@@ -148,6 +148,32 @@ def test_the_halving_plan_reports_fits_in_okcores_task_order(graph: Graph) -> No
     progress = service_cv.CVProgress(lambda p: reporter_done.append(p.done) and False, plan.cv)
     progress.fold(12, FitProgress(done=1, total=6, elapsed=0.0))
     assert reporter_done == [8 * 3 + 4 * 3 + 1]
+
+
+def test_halving_with_the_default_tree_count_races_up_to_the_folds_count(
+    graph: Graph, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """n_estimators "auto" races up to the count of the folds' training rows, as okcore's
+    search does: with the rule's threshold at all the rows, the folds (fewer rows) get 9
+    trees where a fit on all rows would get 27."""
+    rows = len(graph.train)
+    monkeypatch.setattr(boosting, "AUTO_N_ESTIMATORS_MIN_ROWS", rows)
+    monkeypatch.setattr(boosting, "AUTO_N_ESTIMATORS_SMALL", 9)
+    monkeypatch.setattr(boosting, "AUTO_N_ESTIMATORS_LARGE", 27)
+    cv = {"folds": 3, "grid": {"max_splits": [1, 2, 3]}, "search": "halving"}
+    body = diffusion_request(graph, cv=cv)
+    body["params"] = {**SMALL, "n_estimators": "auto"}
+    plan = plan_training(validate(TrainRequest, body))
+    # 3 candidates x 3 trees, then 1 x 9 continued by 6, on 3 folds; the final fit: 9 trees
+    assert plan.cv.task_trees == (3,) * 9 + (6,) * 3
+    assert plan.estimate.n_trees == 9
+    X = graph.features[graph.train]
+    kernel = okcore.DiffusionKernel(graph.train_edges(), 1.0)
+    expected = model_selection.grid_search(
+        okcore.OKBoostRegressor(**body["params"]), cv["grid"], X, kernel=kernel,
+        scoring="auc", cv=3, random_state=0, refit=False, search="halving",
+    )  # fmt: skip
+    assert expected.n_resources == [3, 9] and expected.best_params["n_estimators"] == 9
 
 
 def test_the_halving_estimate_costs_continued_fits(graph: Graph) -> None:

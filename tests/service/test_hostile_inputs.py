@@ -28,6 +28,7 @@ from test_errors import assert_error
 
 from service.app import create_app
 from service.config import Settings
+from service.training.budget import estimate_job
 
 JSON = {"content-type": "application/json"}
 
@@ -264,6 +265,28 @@ def test_absurd_tree_count_is_refused_before_it_starts(client: TestClient) -> No
     r = client.post("/train", json=body)
     err = assert_error(r, 422, "job_too_large", "n_estimators", "OKBOOST_MAX_ESTIMATORS")
     assert "Estimate: N = 34" in err["message"] and client.get("/jobs").json()["jobs"] == []
+
+
+def test_the_default_tree_count_is_resolved_from_the_rows_before_the_job_starts(
+    tmp_path: Path,
+) -> None:
+    """n_estimators "auto" (the default) is 500 trees on 10,000 rows, 300 below: a limit of
+    400 trees refuses the larger job before it is queued, with the count it resolved to."""
+    n = 10_000
+    body = {
+        "inputs": np.zeros((n, 2)).tolist(),
+        "output_kernel": {"type": "linear", "outputs": np.zeros((n, 1)).tolist()},
+        "params": {"n_estimators": "auto"},
+        "wait": False,
+    }
+    with TestClient(create_app(make_settings(tmp_path, max_estimators=400))) as c:
+        r = c.post("/train", json=body)
+        err = assert_error(r, 422, "job_too_large", "n_estimators = 500 trees", "400 trees")
+        details = {tuple(d["loc"]): float(d["msg"]) for d in err["details"]}
+        assert details[("estimate", "n_trees")] == 500
+        assert c.get("/jobs").json()["jobs"] == []
+    small = estimate_job("okboost", {}, np.zeros((n - 1, 2)), {"type": "linear"}, 1, 0)
+    assert small.n_trees == 300
 
 
 def test_a_job_whose_memory_estimate_is_over_the_budget_is_refused(tmp_path: Path) -> None:
