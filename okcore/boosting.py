@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Self
 
@@ -1048,11 +1049,18 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         fitted estimator, the rounds from ``n_estimators_`` run to ``n_estimators`` are
         added to the fitted model (see ``warm_start``): O((M - M_before) (N r + one tree))
         plus the inputs' binning, no output factor."""
-        fingerprint = data_fingerprint(X, Y, gram, kernel, eval_set)
+        data = (X, Y, gram, kernel, eval_set)
         if self.warm_start and "ensemble_" in self.__dict__:
-            return self._fit_more(X, (Y, gram, kernel, eval_set), fingerprint, callback)
+            return self._fit_more(X, data[1:], data_fingerprint(*data), callback)
         self.__dict__.pop("_continuation", None)
-        super().fit(X, Y, gram=gram, kernel=kernel, eval_set=eval_set, callback=callback)
+        if self._n_threads() < 2:
+            super().fit(X, Y, gram=gram, kernel=kernel, eval_set=eval_set, callback=callback)
+            fingerprint = data_fingerprint(*data)
+        else:  # hashed beside the fit's serial start (BLAKE2b releases the GIL), not before it
+            with ThreadPoolExecutor(1) as aside:
+                hashing = aside.submit(data_fingerprint, *data)
+                super().fit(X, Y, gram=gram, kernel=kernel, eval_set=eval_set, callback=callback)
+                fingerprint = hashing.result()
         self._continuation.fingerprint = fingerprint
         return self
 

@@ -43,7 +43,7 @@ def build_level(
     Overwrites those features' bins of hist (B, S, k + 1). O(n_fit len(features) k).
 
     ``members``, when not empty, lists the rows to visit (increasing, a superset of those
-    rows; :func:`built_rows`): O(len(members) len(features) k), for the children built
+    rows; :func:`move_rows` lists them): O(len(members) len(features) k), for the children built
     by a subtraction, whose rows are scattered: testing every row's slot there mispredicts
     half the time (microbenchmark, 64,000 rows, p = 50, k = 8, half the rows: 18 ms
     tested, 11 ms listed; all rows: 16 ms either way). With one column the test is
@@ -105,26 +105,6 @@ def build_level(
 
 #: build_level's ``members`` when the rows are tested, not listed.
 NO_MEMBERS = np.empty(0, dtype=np.int32)
-
-
-@njit(cache=True, nogil=True)
-def built_rows(
-    built_slot: np.ndarray, node_of: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - jit
-    """(row_slot, members) of the children a level builds (:func:`subtraction_plan`):
-    every fitted row's slot among them, built_slot of its node (-1: not built), and the
-    rows with one, increasing: :func:`build_level`'s ``slot`` and ``members``. O(n)."""
-    n_fit = node_of.shape[0]
-    row_slot = np.empty(n_fit, dtype=np.int32)
-    members = np.empty(n_fit, dtype=np.int32)
-    n_members = 0
-    for t in range(n_fit):
-        s = built_slot[node_of[t]]
-        row_slot[t] = s
-        if s >= 0:
-            members[n_members] = t
-            n_members += 1
-    return row_slot, members[:n_members]
 
 
 @njit(cache=True, nogil=True)
@@ -574,18 +554,34 @@ def move_rows(
     slot_of: np.ndarray,
     node_of: np.ndarray,
     slot: np.ndarray,
-) -> None:  # pragma: no cover - jit
+    built_slot: np.ndarray,
+    row_slot: np.ndarray,
+    members: np.ndarray,
+) -> int:  # pragma: no cover - jit
     """Rows of the j-th cut node (place[slot] = j >= 0) move to its child first_child + 2 j
     (left, bins <= ``last_bin``) or + 2 j + 1 (right); every row of an open node then takes
-    its node's next slot, slot_of[node] (-1: a final leaf). O(n)."""
+    its node's next slot, slot_of[node] (-1: a final leaf). O(n).
+
+    When ``built_slot`` is not empty (the next level builds the children of
+    :func:`subtraction_plan` and derives their siblings), the same pass lists them:
+    row_slot[t] = built_slot of row t's node (-1: not built) and members[:m] the rows with
+    one, increasing (:func:`build_level`'s ``slot`` and ``members``); returns m (else 0)."""
+    listing = built_slot.shape[0] > 0
+    n_members = 0
     for t in range(slot.shape[0]):
         s = slot[t]
-        if s < 0:
-            continue
-        j = place[s]
-        if j >= 0:
-            node_of[t] = first_child + 2 * j + np.int64(codes_f[t] > last_bin)
-        slot[t] = slot_of[node_of[t]]
+        if s >= 0:
+            j = place[s]
+            if j >= 0:
+                node_of[t] = first_child + 2 * j + np.int64(codes_f[t] > last_bin)
+            slot[t] = slot_of[node_of[t]]
+        if listing:
+            b = built_slot[node_of[t]]
+            row_slot[t] = b
+            if b >= 0:
+                members[n_members] = t
+                n_members += 1
+    return n_members
 
 
 @njit(cache=True, nogil=True)
@@ -740,7 +736,10 @@ def grow_one_output(
         slot_of = np.full(n_nodes, -1, dtype=np.int32)
         for s in range(frontier.shape[0]):
             slot_of[frontier[s]] = s
-        move_rows(codes_f, last_bin, place, first_child, slot_of, node_of, slot)
+        move_rows(
+            codes_f, last_bin, place, first_child, slot_of, node_of, slot, no_members, no_members,
+            no_members,
+        )  # fmt: skip
 
     leaf = np.full(n_nodes, -1, dtype=np.int32)
     n_leaves = 0

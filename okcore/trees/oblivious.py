@@ -84,7 +84,6 @@ from ._oblivious_kernels import (
     best_level_cut,
     build_level,
     build_level_sparse,
-    built_rows,
     child_statistics,
     child_statistics_one_output,
     derive_level,
@@ -356,8 +355,13 @@ def build_oblivious_tree(
 
     parents: np.ndarray | None = None  # the previous level's histogram, when whole and kept
     plan: tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None = None
+    derives = False  # whether this level derives from `parents` by `plan`
+    # the rows of the children a deriving level builds: each row's slot among them, and the
+    # rows with one (listed by move_rows)
+    row_slot = np.empty(n_fit if subtracts else 0, dtype=np.int32)
+    members, n_members = np.empty(n_fit if subtracts else 0, dtype=np.int32), 0
     try:
-        for _level in range(depth):
+        for level in range(depth):
             if not frontier:
                 break
             n_slots = len(frontier)
@@ -370,20 +374,12 @@ def build_oblivious_tree(
                 dtype=np.int32,
             )  # fmt: skip
             gain[:], cut[:], rows_in_bin[:] = 0.0, False, 0
-            if (  # subtraction (module docstring)
-                parents is not None
-                and plan is not None
-                and n_slots <= chunk
-                and parents.shape[1] + plan[3] <= chunk
-                and subtraction_pays(
-                    int(node_n.sum()), plan[4], len(features), feature_bins, n_slots
-                )
-            ):  # build the smaller children, derive their siblings (subtraction_plan)
-                built_slot, from_parent, from_built, n_built, _ = plan
+            if derives:  # build the smaller children, derive their siblings (subtraction_plan)
+                assert parents is not None and plan is not None
+                _, from_parent, from_built, n_built, _ = plan
                 hist = view(current, 0, n_slots)
-                row_slot, members = built_rows(built_slot, node_of)
                 search, n_built_rows = searcher(
-                    view(spare, parents.shape[1], n_built), row_slot, 0, members,
+                    view(spare, parents.shape[1], n_built), row_slot, 0, members[:n_members],
                     (parents, from_parent, from_built), hist, node_n, node_mu, features,
                 )  # fmt: skip
                 work = n_built_rows * len(features) * k + feature_bins * n_slots * (k + 1)
@@ -428,7 +424,20 @@ def build_oblivious_tree(
                 )
             )  # fmt: skip
             frontier = sorted(next_frontier)
-            move_rows(codes[feature], last_bin, place, first_child, slot_of, node_of, slot)
+            derives = (  # the next level (module docstring: subtraction)
+                plan is not None
+                and level + 1 < depth
+                and 0 < len(frontier) <= chunk
+                and n_slots + plan[3] <= chunk
+                and subtraction_pays(
+                    int(sum(nodes.count[i] for i in frontier)), plan[4], len(features),
+                    feature_bins, len(frontier),
+                )
+            )  # fmt: skip
+            n_members = move_rows(
+                codes[feature], last_bin, place, first_child, slot_of, node_of, slot,
+                plan[0] if derives and plan is not None else NO_MEMBERS, row_slot, members,
+            )  # fmt: skip
     finally:
         if histogram_pool is not None and histogram_pool.n_bins == n_bins:
             histogram_pool.give(buffers)
