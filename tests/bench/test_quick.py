@@ -3,6 +3,7 @@ same protocol code (data loading, CV, J selection, metrics, figures) on tiny set
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -255,7 +256,9 @@ def test_frontier_quick(problem: str, tmp_path: Path, capsys: pytest.CaptureFixt
     assert not payload["failed"] and not payload["skipped"]
     saved = json.loads((tmp_path / f"frontier_{payload['problem']}_quick.json").read_text())
     assert set(saved["results"]) == set(frontier.CONFIGS) and saved["machine"]["lscpu"]
-    default_rounds = OKBoostRegressor().n_estimators
+    quick = argparse.Namespace(problem=problem, quick=True, n=None, fold=0, factor_rank=256)
+    n_train = len(frontier.make_problem(quick).X)  # the rows the default's M is resolved on
+    default_rounds = OKBoostRegressor().resolve_n_estimators(n_train)  # "auto" resolved
     for name, points in saved["results"].items():
         grid = saved["grids"][name]["rounds"]  # okcore's default M, or the grid's
         assert [q["rounds"] for q in points] == ([default_rounds] if grid == [None] else grid), name

@@ -33,6 +33,7 @@ SMALL = {
 # What each constraint says, exactly as the message must print it.
 INT_GE_1 = "an int in [1, inf)"
 INT_GE_1_OR_NONE = "an int in [1, inf) or None"
+INT_GE_1_OR_AUTO = "an int in [1, inf) or 'auto'"
 SPLITTER = "one of 'best', 'random'"
 MAX_FEATURES = "one of None, 'sqrt', 'log2' or an int in [1, inf) or a float in (0.0, 1.0]"
 LEAF_ORDER = "one of 'variance', 'gain'"
@@ -80,9 +81,10 @@ CASES = {
         ("max_splits", 0, INT_GE_1_OR_NONE),
         ("max_splits", "10", INT_GE_1_OR_NONE),
         ("max_splits", 2.0, INT_GE_1_OR_NONE),
-        ("n_estimators", 0, INT_GE_1),
-        ("n_estimators", 10.0, INT_GE_1),
-        ("n_estimators", "10", INT_GE_1),
+        ("n_estimators", 0, INT_GE_1_OR_AUTO),
+        ("n_estimators", 10.0, INT_GE_1_OR_AUTO),
+        ("n_estimators", "10", INT_GE_1_OR_AUTO),
+        ("n_estimators", "Auto", INT_GE_1_OR_AUTO),
         ("learning_rate", 0.0, FRACTION),
         ("learning_rate", 1.5, FRACTION),
         ("learning_rate", float("nan"), FRACTION),

@@ -57,7 +57,9 @@ def test_ranges_come_from_okcore(spec: dict[str, Any]) -> None:
     props = spec["components"]["schemas"]["OKBoostParams"]["properties"]
     assert props["learning_rate"]["exclusiveMinimum"] == 0.0
     assert props["learning_rate"]["maximum"] == 1.0
-    assert props["n_estimators"] == {**props["n_estimators"], "type": "integer", "minimum": 1}
+    assert {"type": "integer", "minimum": 1} in props["n_estimators"]["anyOf"]
+    assert {"enum": ["auto"]} in props["n_estimators"]["anyOf"]
+    assert props["n_estimators"]["default"] == "auto"
     assert props["loss"]["enum"] == ["squared", "absolute", "huber"]
     assert {"type": "null"} in props["max_depth"]["anyOf"]
 
