@@ -355,7 +355,8 @@ def build_oblivious_tree(
 
     parents: np.ndarray | None = None  # the previous level's histogram, when whole and kept
     plan: tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None = None
-    derives = False  # whether this level derives from `parents` by `plan`
+    # the previous level's `plan`, when this level derives from `parents` by it
+    derives_by: tuple[np.ndarray, np.ndarray, np.ndarray, int, int] | None = None
     # the rows of the children a deriving level builds: each row's slot among them, and the
     # rows with one (listed by move_rows)
     row_slot = np.empty(n_fit if subtracts else 0, dtype=np.int32)
@@ -374,9 +375,9 @@ def build_oblivious_tree(
                 dtype=np.int32,
             )  # fmt: skip
             gain[:], cut[:], rows_in_bin[:] = 0.0, False, 0
-            if derives:  # build the smaller children, derive their siblings (subtraction_plan)
-                assert parents is not None and plan is not None
-                _, from_parent, from_built, n_built, _ = plan
+            if derives_by is not None:  # build the smaller children, derive their siblings
+                assert parents is not None
+                _, from_parent, from_built, n_built, _ = derives_by
                 hist = view(current, 0, n_slots)
                 search, n_built_rows = searcher(
                     view(spare, parents.shape[1], n_built), row_slot, 0, members[:n_members],
@@ -424,8 +425,9 @@ def build_oblivious_tree(
                 )
             )  # fmt: skip
             frontier = sorted(next_frontier)
-            derives = (  # the next level (module docstring: subtraction)
-                plan is not None
+            derives_by = (  # the next level's (module docstring: subtraction)
+                plan
+                if plan is not None
                 and level + 1 < depth
                 and 0 < len(frontier) <= chunk
                 and n_slots + plan[3] <= chunk
@@ -433,10 +435,11 @@ def build_oblivious_tree(
                     int(sum(nodes.count[i] for i in frontier)), plan[4], len(features),
                     feature_bins, len(frontier),
                 )
+                else None
             )  # fmt: skip
             n_members = move_rows(
                 codes[feature], last_bin, place, first_child, slot_of, node_of, slot,
-                plan[0] if derives and plan is not None else NO_MEMBERS, row_slot, members,
+                NO_MEMBERS if derives_by is None else derives_by[0], row_slot, members,
             )  # fmt: skip
     finally:
         if histogram_pool is not None and histogram_pool.n_bins == n_bins:
