@@ -148,6 +148,19 @@ DEFAULTS_ONLY = {"rounds": (None,), "rates": (None,), "leaves": (None,)}
 
 CONFIGS: dict[str, Config] = {
     "okcore_default": Config("okcore", {}, DEFAULTS_ONLY, "okcore defaults"),
+    # the defaults with each level's cut refined inside its bins (the default) or not, by
+    # seed (the sketch's draws; okcore's fits take random_state 0 unless given)
+    **{
+        f"okcore_default{'_binned' if binned else ''}{f'_seed{seed}' if seed else ''}": Config(
+            "okcore",
+            {"random_state": seed, **({"refine_cuts": False} if binned else {})},
+            DEFAULTS_ONLY,
+            f"okcore defaults{', binned cuts' if binned else ''}, seed {seed}",
+        )
+        for binned in (False, True)
+        for seed in (0, 1, 2)
+        if binned or seed
+    },
     "okcore_fast": Config("okcore", FAST, label="okcore fast (hist + sketch), variance order"),
     "okcore_exact": Config("okcore", EXACT, label="okcore exact = paper (variance order)"),
     "okcore_fast_gain": Config("okcore", {**FAST, **GAIN}, label="okcore fast, gain order"),

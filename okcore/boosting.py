@@ -144,7 +144,7 @@ class GrowthPlan:
         :func:`default_oblivious_depth` of the factor's rank.
     l2_regularization : lambda ("auto" resolved).
     max_bins, sketch_dim : the split search (:func:`resolve_search`; None: exact, all r columns).
-    refine_cuts : whether the histogram search refines its cuts (never for oblivious trees).
+    refine_cuts : whether the histogram search refines its cuts.
     max_leaves : the leaves a tree can have on the fit's rows (the cost model's bound).
     """
 
@@ -664,8 +664,9 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         passes to the next level uncut (:mod:`okcore.trees.oblivious`). They use the
         histogram search only (``max_bins`` "auto" is 255 and ``sketch_dim`` "auto" is 8
         when r > 8, at every size; with at most ``max_bins`` distinct values per feature
-        its cuts are the exact ones), without
-        ``refine_cuts``, on dense inputs, with ``splitter="best"``. With unit sample
+        its cuts are the exact ones; ``refine_cuts`` moves each level's cut to the best
+        exact one inside the two bins around it), on dense inputs, with
+        ``splitter="best"``. With unit sample
         weights a minimum leaf weight is ``min_samples_leaf``.
     early_stopping : "auto", True or False
         Stop when the validation loss did not improve by ``tol`` for ``n_iter_no_change``
@@ -947,7 +948,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             l2_regularization=float(penalty),
             max_bins=None if max_bins is None else int(max_bins),
             sketch_dim=None if sketch_dim is None else int(sketch_dim),
-            refine_cuts=self._refines_cuts() and not oblivious,
+            refine_cuts=self._refines_cuts(),
             max_leaves=max_leaves(
                 n_samples,
                 level_splits if oblivious else max_splits,

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ._histogram import TIE_TOLERANCE, compiled_with_slp
-from .splitter import penalised_gain, threshold_after_bin
+from .splitter import FEATURE_THRESHOLD, midpoint_threshold, penalised_gain, threshold_after_bin
 
 
 @compiled_with_slp(
@@ -429,6 +429,142 @@ def best_level_cut(
 
 
 @njit(cache=True, nogil=True)
+def _slot_gain(
+    S: np.ndarray, s: int, nl: int, n: int, mu: np.ndarray, mu_sq: float, l2: float
+) -> float:  # pragma: no cover - jit
+    """One node's gain under a cut, as :func:`add_level_gains` takes it: from the left rows'
+    search sum S[s] (not centred), nl of the node's n rows left and its search mean mu[s]."""
+    acc = 0.0
+    dot = 0.0
+    for c in range(S.shape[1]):
+        d = S[s, c] - nl * mu[s, c]
+        acc += d * d
+        dot += d * mu[s, c]
+    if l2 > 0.0:
+        return penalised_gain(acc, dot, mu_sq, nl, n - nl, l2)
+    return acc * n / (nl * (n - nl))
+
+
+@njit(cache=True, nogil=True)
+def refine_level_cut(
+    codes_f: np.ndarray,
+    values: np.ndarray,
+    feature: int,
+    samples: np.ndarray,
+    slot: np.ndarray,
+    search_rows: np.ndarray,
+    node_n: np.ndarray,
+    node_mu: np.ndarray,
+    rows_in_bin: np.ndarray,
+    bin_offset: np.ndarray,
+    last_bin: int,
+    min_leaf: int,
+    l2: float,
+    side: np.ndarray,
+) -> tuple[float, float]:  # pragma: no cover - jit
+    """The best exact cut of the level's ``feature`` inside the two bins around its chosen
+    edge (the oblivious form of :func:`~okcore.trees._histogram.refine_split`): (threshold,
+    summed gain).
+
+    ``last_bin`` is the level's last left bin of the feature (its own numbering, as
+    ``codes_f``, the fitted rows' bins of the feature) and b' the next bin holding rows of
+    the level (``rows_in_bin``, over the flat bin axis of ``bin_offset``). The open nodes'
+    left sums start from their rows in the bins below ``last_bin``; the level's rows in
+    ``last_bin`` and b' are sorted by raw value (``values`` (p, N) read at samples[t]) and
+    every cut between consecutive distinct values (more than FEATURE_THRESHOLD apart) is
+    scored by the level gain of :func:`add_level_gains`: the sum of the cut nodes' gains
+    (a node is cut when both children keep ``min_leaf`` rows). The chosen edge is one of
+    these cuts, so the gain never drops; ties keep the leftmost cut. The threshold is the
+    exact search's midpoint (:func:`~okcore.trees.splitter.midpoint_threshold`).
+
+    ``side`` (uint8, n_fit) receives ``codes_f`` with the rows of the two bins recoded to
+    ``last_bin`` (value <= threshold) or b': :func:`child_statistics` and
+    :func:`move_rows` with ``last_bin`` then route the rows as the threshold does.
+    O(n_fit) to find the rows and O(m log m + m k + L k) for the m rows of the two bins and
+    L open nodes (each cut rescores only the nodes whose rows moved).
+    """
+    n_slots, k = node_mu.shape
+    base = bin_offset[feature]
+    nxt = base + last_bin + 1
+    while rows_in_bin[nxt] == 0:
+        nxt += 1
+    next_bin = nxt - base
+    S = np.zeros((n_slots, k))
+    n_left = np.zeros(n_slots, dtype=np.int64)
+    m = 0
+    for t in range(slot.shape[0]):
+        s = slot[t]
+        if s < 0:
+            continue
+        code = codes_f[t]
+        if code < last_bin:
+            n_left[s] += 1
+            for c in range(k):
+                S[s, c] += search_rows[t, c]
+        elif code == last_bin or code == next_bin:
+            m += 1
+    rows = np.empty(m, dtype=np.int64)
+    x = np.empty(m)
+    j = 0
+    for t in range(slot.shape[0]):
+        code = codes_f[t]
+        if slot[t] >= 0 and (code == last_bin or code == next_bin):
+            rows[j] = t
+            x[j] = values[feature, samples[t]]
+            j += 1
+    order = np.argsort(x, kind="mergesort")
+    mu_sq = np.zeros(n_slots)
+    for s in range(n_slots):
+        for c in range(k):
+            mu_sq[s] += node_mu[s, c] * node_mu[s, c]
+    # each cuttable node's gain at the current cut and their sum, updated for the nodes
+    # whose rows moved since the last cut scored: O(k) per row and per cut, not O(L k)
+    slot_gain = np.zeros(n_slots)
+    cuttable = np.zeros(n_slots, dtype=np.bool_)
+    total, n_cuttable = 0.0, 0
+    for s in range(n_slots):
+        if n_left[s] >= min_leaf and node_n[s] - n_left[s] >= min_leaf:
+            slot_gain[s] = _slot_gain(S, s, n_left[s], node_n[s], node_mu, mu_sq[s], l2)
+            cuttable[s] = True
+            total += slot_gain[s]
+            n_cuttable += 1
+    moved = np.zeros(n_slots, dtype=np.bool_)
+    moved_slots = np.empty(n_slots, dtype=np.int64)
+    n_moved = 0
+    best_pos, best_gain = -1, 0.0
+    for j in range(m - 1):
+        t = rows[order[j]]
+        s = slot[t]
+        n_left[s] += 1
+        for c in range(k):
+            S[s, c] += search_rows[t, c]
+        if not moved[s]:
+            moved[s] = True
+            moved_slots[n_moved] = s
+            n_moved += 1
+        if x[order[j + 1]] <= x[order[j]] + FEATURE_THRESHOLD:
+            continue
+        for i in range(n_moved):
+            s = moved_slots[i]
+            moved[s] = False
+            if cuttable[s]:
+                total -= slot_gain[s]
+                n_cuttable -= 1
+            cuttable[s] = n_left[s] >= min_leaf and node_n[s] - n_left[s] >= min_leaf
+            if cuttable[s]:
+                slot_gain[s] = _slot_gain(S, s, n_left[s], node_n[s], node_mu, mu_sq[s], l2)
+                total += slot_gain[s]
+                n_cuttable += 1
+        n_moved = 0
+        if n_cuttable > 0 and (best_pos < 0 or total > best_gain):
+            best_pos, best_gain = j, total
+    side[:] = codes_f
+    for j in range(m):
+        side[rows[order[j]]] = last_bin if j <= best_pos else next_bin
+    return midpoint_threshold(x[order[best_pos]], x[order[best_pos + 1]]), best_gain
+
+
+@njit(cache=True, nogil=True)
 def row_squares(
     samples: np.ndarray, lo: int, hi: int, R: np.ndarray, out: np.ndarray
 ) -> None:  # pragma: no cover - jit
@@ -618,6 +754,7 @@ def grow_one_output(
     hist_buffer: np.ndarray,
     constant_tolerance: float,
     all_left: int,
+    values: np.ndarray,
     row_leaf: np.ndarray,
 ) -> tuple[np.ndarray, ...]:  # pragma: no cover - jit
     """One oblivious tree on a one-column R (N, 1), every level in one compiled call: the
@@ -626,8 +763,10 @@ def grow_one_output(
     without a Python step per level and node. ``features`` are every level's candidates
     (fixed: no random draw per level); ``codes`` (p, n_fit) and ``search_rows`` (n_fit, 1)
     are the fitted rows' bins and residuals, ``samples`` their rows of R; ``chunk`` slots
-    per histogram in ``hist_buffer`` (flat, >= B chunk 2 floats). ``row_leaf`` (N, or
-    empty: not wanted) receives the leaf of every fitted row.
+    per histogram in ``hist_buffer`` (flat, >= B chunk 2 floats). ``values`` (p, N), the
+    raw inputs, refines every level's cut (:func:`refine_level_cut`); empty (0, 0): the
+    binned cuts. ``row_leaf`` (N, or empty: not wanted) receives the leaf of every fitted
+    row.
 
     Returns the TreeArrays fields (feature, threshold, left, right, leaf, n_samples,
     impurity, gain, value). O(d (n f + f B_f L)) for depth d.
@@ -664,6 +803,8 @@ def grow_one_output(
     cut = np.empty(n_bins, dtype=np.bool_)
     rows_in_bin = np.empty(n_bins, dtype=np.int64)
     no_members = np.empty(0, dtype=np.int32)  # every row tested (build_level)
+    refine = values.shape[0] > 0
+    side = np.empty(n_fit if refine else 0, dtype=np.uint8)  # the refined cut's sides
     for _level in range(depth):
         n_slots = frontier.shape[0]
         if n_slots == 0:
@@ -692,6 +833,12 @@ def grow_one_output(
         c_counts = np.zeros(2 * n_slots, dtype=np.int64)
         c_sums, c_squares = np.zeros((2 * n_slots, 1)), np.zeros(2 * n_slots)
         codes_f = codes[feature]
+        if refine:
+            threshold, level_gain = refine_level_cut(
+                codes_f, values, feature, samples, slot, search_rows, node_n, node_mu,
+                rows_in_bin, bin_offset, last_bin, min_leaf, l2, side,
+            )  # fmt: skip
+            codes_f = side
         child_statistics_one_output(
             codes_f, last_bin, slot, samples, R, row_sq, c_counts, c_sums, c_squares
         )

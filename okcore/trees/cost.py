@@ -6,7 +6,8 @@ From N training rows, p features, the factor's width r, M trees and L leaves per
 
     work     = search + trees
     search   = exact split search: 12 p N (inputs as float64 + presorted int32 orders);
-               histograms: p N (uint8 bin codes)
+               histograms: p N (uint8 bin codes), + 8 p N with refined cuts (the raw
+               inputs, float64)
     trees    = 4 x 8 N r (factor, F, residuals, a temporary)
                + M x (b N + 16 L r + 256 L)  (the leaf and fit count of every training row
                in every tree, b bytes a row: 16 for trees grown one by one, int32 leaves and
@@ -67,15 +68,16 @@ def tree_stages_cost(
     search_width: int,
     n_fit: float,
     leaf_row_bytes: float = 16.0,
+    refined: bool = False,
 ) -> StageCost:
     """The cost of ``n_trees`` trees of at most ``leaves`` leaves (module docstring):
     ``histogram`` or exact split search (``presorted`` when the exact search sorts the
     inputs once), ``features_tried`` per node, ``search_width`` columns read by the search,
     ``n_fit`` rows each tree is fitted on, ``leaf_row_bytes`` held per training row and tree
-    (b above)."""
+    (b above), ``refined``: the histogram search refines its cuts."""
     n, p, r = n_samples, n_features, rank
     search = "histogram" if histogram else "exact"
-    search_bytes = 1.0 * p * n if histogram else 12.0 * p * n
+    search_bytes = (9.0 if refined else 1.0) * p * n if histogram else 12.0 * p * n
     trees_bytes = 4 * 8.0 * n * r + n_trees * (
         leaf_row_bytes * n + 16.0 * leaves * r + 256.0 * leaves
     )

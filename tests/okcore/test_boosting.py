@@ -800,8 +800,9 @@ def test_the_fitted_model_is_the_one_of_its_growth_plan(data, params):
     assert plan.l2_regularization == est.ensemble_.l2_regularization
     leaves = np.diff(est.ensemble_.leaf_offset)
     assert leaves.max() <= plan.max_leaves
+    assert plan.refine_cuts == (est.refine_cuts and est.splitter == "best")
     if plan.tree_type == "oblivious":
-        assert plan.max_leaves == 2**plan.max_depth and not plan.refine_cuts
+        assert plan.max_leaves == 2**plan.max_depth
 
 
 def test_one_output_default_depth_grows_with_the_rows():

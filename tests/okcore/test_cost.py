@@ -101,3 +101,14 @@ def test_krr_cost_counts_basis_vectors_per_stage() -> None:
     cost = okcore.KRRBoostRegressor(n_basis=50, subset_size=400).estimate_cost(10_000, 5)
     assert cost.stage_size == 50 and cost.search == "kernel" and cost.setup_seconds == 0.0
     assert cost.memory_bytes >= 8.0 * 10_000 * 50  # the stage's N x D kernel block
+
+
+def test_refined_cuts_count_the_raw_inputs_they_keep() -> None:
+    """Refined cuts keep the raw inputs (float64) beside the bin codes: 8 p N bytes more."""
+    n, p = 20_000, 6
+    costs = {
+        refine: okcore.OKBoostRegressor(refine_cuts=refine).estimate_cost(n, p, n_outputs=3)
+        for refine in (True, False)
+    }
+    assert costs[True].memory_bytes - costs[False].memory_bytes == 8 * p * n
+    assert costs[True].seconds == costs[False].seconds

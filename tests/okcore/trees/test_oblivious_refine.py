@@ -1,0 +1,225 @@
+"""Refined cuts of oblivious trees (``refine_cuts``): each level's binned edge moves to the best
+exact cut inside the two bins around it, by the level's summed gain; checked against a
+brute-force level search that does the same from the definition, on data with many more
+distinct values than bins."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from okcore import OKBoostRegressor
+from okcore.trees.binning import bin_inputs
+from okcore.trees.builder import HistogramPool, TreeParams, build_tree
+from okcore.trees.ensemble import tree_leaves
+from okcore.trees.oblivious import build_oblivious_tree
+
+
+def params(depth, min_leaf=1, l2=0.0, refine=True) -> TreeParams:
+    return TreeParams(
+        splitter="best",
+        max_splits=None,
+        max_features=10**6,
+        leaf_order="variance",
+        min_samples_leaf=min_leaf,
+        max_depth=depth,
+        l2_regularization=l2,
+        tree_type="oblivious",
+        refine_cuts=refine,
+    )
+
+
+def objective(R: np.ndarray, l2: float) -> float:
+    total = R.sum(axis=0)
+    return float(total @ total) / (len(R) + l2)
+
+
+def impurity(R: np.ndarray) -> float:
+    return float(np.sum((R - R.mean(axis=0)) ** 2))
+
+
+def level_gain(X, R, frontier, f, t, min_leaf, l2):
+    """(summed gain of the cut nodes, whether any node is cut) of the cut x[f] <= t."""
+    total, any_cut = 0.0, False
+    for rows in frontier:
+        left, right = rows[X[rows, f] <= t], rows[X[rows, f] > t]
+        if len(left) < min_leaf or len(right) < min_leaf:
+            continue
+        any_cut = True
+        total += objective(R[left], l2) + objective(R[right], l2) - objective(R[rows], l2)
+    return total, any_cut
+
+
+def best_cut(X, R, frontier, candidates, min_leaf, l2):
+    """The best (gain, feature, threshold) of ``candidates`` (feature, threshold) in order,
+    ties to the first; None when no candidate cuts a node."""
+    best = None
+    for f, t in candidates:
+        total, any_cut = level_gain(X, R, frontier, f, t, min_leaf, l2)
+        if any_cut and (best is None or total > best[0] + 1e-9 * abs(best[0])):
+            best = (total, f, t)
+    return best
+
+
+def refined_brute_force(X, R, edges, depth, min_leaf=1, l2=0.0):
+    """(cuts, leaves) from the definition: at each level the binned search's best cut (the
+    cuts between the level's non-empty bins, x in bin b iff edges[b - 1] < x <= edges[b]),
+    then the best midpoint between distinct values of the level's rows in its two bins (the
+    last left bin and the next non-empty one); rows follow x <= threshold."""
+    root = impurity(R)
+
+    def is_open(rows):
+        return len(rows) >= 2 * min_leaf and impurity(R[rows]) > 1e-12 * root
+
+    everything = np.arange(len(X))
+    frontier = [everything] if is_open(everything) else []
+    leaves = [] if frontier else [everything]
+    cuts = []
+    for _ in range(depth):
+        if not frontier:
+            break
+        level_rows = np.concatenate(frontier)
+        binned_candidates = []
+        for f in range(X.shape[1]):
+            x = X[level_rows, f]
+            code = np.searchsorted(edges[f], x, side="left")
+            held = np.unique(code)
+            for b, b_next in itertools.pairwise(held):
+                t = x[code == b].max() / 2 + x[code == b_next].min() / 2
+                binned_candidates.append((f, t, b, b_next))
+        best = best_cut(X, R, frontier, [(f, t) for f, t, _, _ in binned_candidates], min_leaf, l2)
+        if best is None or best[0] <= 0:
+            break
+        _, f, t = best
+        b, b_next = next((b, n) for g, s, b, n in binned_candidates if (g, s) == (f, t))
+        x = X[level_rows, f]
+        code = np.searchsorted(edges[f], x, side="left")
+        inside = np.unique(x[(code == b) | (code == b_next)])
+        best = best_cut(
+            X, R, frontier, [(f, lo / 2 + hi / 2) for lo, hi in itertools.pairwise(inside)],
+            min_leaf, l2,
+        )  # fmt: skip
+        _, f, t = best
+        cuts.append((f, t))
+        next_frontier = []
+        for rows in frontier:
+            left, right = rows[X[rows, f] <= t], rows[X[rows, f] > t]
+            if len(left) < min_leaf or len(right) < min_leaf:
+                next_frontier.append(rows)
+                continue
+            for child in (left, right):
+                (next_frontier if is_open(child) else leaves).append(child)
+        frontier = next_frontier
+    return cuts, leaves + frontier
+
+
+def data(seed, n=160, p=3, r=2):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, p))
+    R = 0.3 * rng.standard_normal((n, r))
+    R[:, 0] += X[:, 0] > 0.37 + 0.05 * seed
+    R[:, 1] += np.sin(5 * X[:, 1]) * (X[:, 2] > 0.6)
+    return X, R
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize(
+    ("depth", "min_leaf", "l2", "max_bins"),
+    [(3, 1, 0.0, 4), (3, 5, 0.0, 8), (4, 1, 2.0, 6), (2, 1, 0.0, 3)],
+)
+def test_refined_levels_equal_the_brute_force_refinement(seed, depth, min_leaf, l2, max_bins):
+    X, R = data(seed)
+    binned = bin_inputs(X, max_bins, keep_values=True)
+    row_leaf = np.empty(len(X), dtype=np.int32)
+    tree = build_tree(
+        None, R, params(depth, min_leaf, l2), np.random.default_rng(0), binned=binned,
+        row_leaf=row_leaf,
+    )  # fmt: skip
+    edges = [
+        binned.edges[binned.bin_offset[f] - f : binned.bin_offset[f + 1] - f - 1]
+        for f in range(X.shape[1])
+    ]
+    cuts, leaves = refined_brute_force(X, R, edges, depth, min_leaf, l2)
+    internal = tree.feature >= 0
+    got = sorted(set(zip(tree.feature[internal].tolist(), tree.threshold[internal], strict=True)))
+    assert [f for f, _ in got] == [f for f, _ in sorted(cuts)]
+    np.testing.assert_allclose([t for _, t in got], [t for _, t in sorted(cuts)])
+    assert {frozenset(np.flatnonzero(row_leaf == leaf)) for leaf in range(tree.n_leaves)} == {
+        frozenset(rows) for rows in leaves
+    }
+    # the training rows routed by the thresholds reach the leaves the growth recorded
+    np.testing.assert_array_equal(tree_leaves(tree, X), row_leaf)
+    for leaf in range(tree.n_leaves):
+        rows = np.flatnonzero(row_leaf == leaf)
+        np.testing.assert_allclose(tree.value[leaf], R[rows].sum(0) / (len(rows) + l2))
+
+
+@pytest.mark.parametrize("step", [0.1234, 0.4137, 0.777])
+def test_a_step_inside_a_wide_bin_gets_the_exact_cut(step):
+    """One level, a sharp step in feature 0 inside one of 4 bins: the binned cut misses it,
+    the refined cut is the exact search's (the midpoint of the values around the step)."""
+    rng = np.random.default_rng(0)
+    X = rng.random((600, 3))
+    Y = np.c_[X[:, 0] > step, X[:, 0] > step] + 0.01 * rng.standard_normal((600, 2))
+    common = dict(tree_type="oblivious", max_depth=1, n_estimators=1, learning_rate=1.0)
+    common.update(max_bins=4, l2_regularization=0.0, sketch_dim=None)
+    binned = OKBoostRegressor(refine_cuts=False, **common).fit(X, Y).ensemble_
+    refined = OKBoostRegressor(**common).fit(X, Y).ensemble_
+    x = np.sort(X[:, 0])
+    exact = x[x <= step].max() / 2 + x[x > step].min() / 2
+    assert binned.feature[0] == refined.feature[0] == 0
+    assert binned.threshold[0] != exact
+    assert refined.threshold[0] == exact
+    assert refined.n_samples[1] == int((X[:, 0] <= step).sum())
+
+
+@pytest.mark.parametrize(("depth", "l2", "subsample"), [(4, 0.0, False), (6, 3.0, True)])
+def test_one_output_compiled_refinement_equals_the_level_loop(depth, l2, subsample):
+    """One output column: the compiled tree refines its cuts as the level loop does, bit for
+    bit, with subsampled rows too."""
+    X, R2 = data(3, n=900, p=5)
+    R = np.ascontiguousarray(R2[:, :1] + R2[:, 1:])
+    binned = bin_inputs(X, 16, keep_values=True)
+    rows = None
+    if subsample:
+        rows = np.sort(np.random.default_rng(1).choice(900, 600, replace=False)).astype(np.int32)
+    features = np.arange(5, dtype=np.int32)
+
+    def grow(candidates, refine=True):
+        row_leaf = np.full(len(X), -1, dtype=np.int32)
+        tree = build_oblivious_tree(
+            binned, R, R, None, params(depth, l2=l2, refine=refine), np.random.default_rng(0),
+            candidates, rows=rows, row_leaf=row_leaf,
+            histogram_pool=HistogramPool(binned.n_bins_total),
+        )  # fmt: skip
+        return tree, row_leaf
+
+    compiled, leaf_compiled = grow(features)
+    loop, leaf_loop = grow(lambda rng: features)
+    for key, value in loop.items():
+        np.testing.assert_array_equal(compiled[key], value, err_msg=key)
+    np.testing.assert_array_equal(leaf_compiled, leaf_loop)
+    unrefined, _ = grow(features, refine=False)
+    assert not np.array_equal(unrefined["threshold"], compiled["threshold"])
+
+
+def test_refinement_needs_the_raw_values():
+    X, R = data(0)
+    with pytest.raises(ValueError, match="keep_values"):
+        build_tree(None, R, params(3), np.random.default_rng(0), binned=bin_inputs(X, 8))
+
+
+def test_the_default_fit_refines_and_an_option_turns_it_off():
+    """The default estimator's oblivious trees refine their cuts (their thresholds are not
+    all bin edges) and ``refine_cuts=False`` gives the binned cuts."""
+    rng = np.random.default_rng(0)
+    X = rng.random((3000, 4))
+    Y = np.c_[X[:, 0] > 0.5003, X[:, 1] ** 2] + 0.1 * rng.standard_normal((3000, 2))
+    kwargs = dict(n_estimators=5, random_state=0, max_bins=32)
+    refined = OKBoostRegressor(**kwargs).fit(X, Y)
+    binned = OKBoostRegressor(refine_cuts=False, **kwargs).fit(X, Y)
+    assert refined.tree_type_ == binned.tree_type_ == "oblivious"
+    edges = set(bin_inputs(X, 32).edges.tolist())
+    cut = refined.ensemble_.feature >= 0
+    assert not set(refined.ensemble_.threshold[cut].tolist()) <= edges
+    assert set(binned.ensemble_.threshold[binned.ensemble_.feature >= 0].tolist()) <= edges
