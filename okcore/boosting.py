@@ -108,6 +108,15 @@ def default_n_estimators(n_samples: int) -> int:
     return AUTO_N_ESTIMATORS_LARGE
 
 
+def resolve_refine_cuts(refine_cuts: bool | str, oblivious: bool, rank: int) -> bool:
+    """Whether a histogram search refines its cuts: ``refine_cuts``, or for "auto" yes but
+    for oblivious trees on one output column (r = 1), whose deep trees' refined cuts fit the
+    noise more than they gain (docs/RESULTS.md section 9.15)."""
+    if isinstance(refine_cuts, str):  # "auto", the one string allowed
+        return not (oblivious and rank == 1)
+    return bool(refine_cuts)
+
+
 def default_oblivious_l2(rank: int | None) -> float:
     """OBLIVIOUS_L2_ONE_OUTPUT for r = 1 (or r not known yet), OBLIVIOUS_L2_MANY_OUTPUTS for
     r > 1."""
@@ -700,10 +709,15 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         values than ``max_bins``. None: exact presorted search. "auto" (default): 255 when
         N x r >= AUTO_FAST_MIN_WORK (2e5), else None. ``max_bins=None, sketch_dim=None`` is
         the paper's algorithm at any size.
-    refine_cuts : bool
-        With the histogram search and ``splitter="best"``: move each chosen bin edge to the
-        best exact cut inside the two bins around it (see
-        :class:`~okcore.trees.tree.OK3Regressor`); default True.
+    refine_cuts : "auto", True or False
+        With the histogram search and ``splitter="best"``: move each chosen bin edge (an
+        oblivious tree's: each level's) to the best exact cut inside the two bins around it
+        (see :class:`~okcore.trees.tree.OK3Regressor`), so a sharp step in the outputs is
+        not missed by up to a bin; keeps the raw inputs, 8 bytes per value, during the fit.
+        "auto" (default): refined, except the cuts of oblivious trees on one output column
+        (:func:`resolve_refine_cuts`; docs/RESULTS.md section 9.15: refined cuts lowered
+        the synthetic problem's held-out MSE 6-38 % at N = 4,000-64,000, and cost kin40k's
+        deep one-output trees 2-5 % NMSE and 16 % more CPU).
     factor_rank, factor_tol : int or None, float
         Truncation of the output factor Phi: at most ``factor_rank`` eigenpairs of K, and only
         eigenvalues above ``factor_tol`` times the largest (default: exact up to 1e-12).
@@ -777,6 +791,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         "l2_regularization": [Interval(float, 0.0, None, "left"), Options(("auto",))],
         "sketch_dim": [Interval(int, 1, None, "left"), Options(("auto", None))],
         "max_bins": [Interval(int, 2, 255, "both"), Options(("auto", None))],
+        "refine_cuts": [Options(("auto", True, False))],
         "warm_start": [Options((True, False))],
     }
 
@@ -803,7 +818,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         tol: float = 1e-7,
         sketch_dim: int | str | None = "auto",
         max_bins: int | str | None = "auto",
-        refine_cuts: bool = True,
+        refine_cuts: bool | str = "auto",
         factor_rank: int | None = None,
         factor_tol: float = RANK_TOLERANCE,
         n_landmarks: int | None = None,
@@ -948,7 +963,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             l2_regularization=float(penalty),
             max_bins=None if max_bins is None else int(max_bins),
             sketch_dim=None if sketch_dim is None else int(sketch_dim),
-            refine_cuts=self._refines_cuts(),
+            refine_cuts=self._refines_cuts()
+            and resolve_refine_cuts(self.refine_cuts, oblivious, rank),
             max_leaves=max_leaves(
                 n_samples,
                 level_splits if oblivious else max_splits,
@@ -1026,7 +1042,9 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         above 1 a second one for the histogram subtraction (the parents' and the built
         children's, :mod:`okcore.trees.oblivious`)."""
         search = (plan.max_bins, plan.sketch_dim)
-        cost = self._stages_cost(n_samples, n_features, rank, search, plan.max_leaves)
+        cost = self._stages_cost(
+            n_samples, n_features, rank, search, plan.max_leaves, refined=plan.refine_cuts
+        )
         if plan.tree_type != "oblivious":
             return cost
         width = min(rank, plan.sketch_dim) if plan.sketch_dim else rank

@@ -81,7 +81,7 @@ class TreeEstimator(OKEstimator):
     min_samples_leaf: int
     max_depth: int | None
     max_bins: Any
-    refine_cuts: bool
+    refine_cuts: bool | str
     n_jobs: int | None
 
     def _tree_params(self, n_features: int) -> TreeParams:
@@ -98,7 +98,9 @@ class TreeEstimator(OKEstimator):
         )
 
     def _refines_cuts(self) -> bool:
-        """Whether the histogram search refines its cuts (and so keeps the raw values)."""
+        """Whether the histogram search refines its cuts (and so keeps the raw values):
+        ``refine_cuts`` with the best splitter (OKBoost's "auto" is True here; its growth
+        plan resolves it by tree type and output columns)."""
         return bool(self.refine_cuts) and self.splitter == "best"
 
     def _search_inputs(
@@ -139,9 +141,11 @@ class TreeEstimator(OKEstimator):
         rank: int,
         search: tuple[int | None, int | None],
         leaves: int,
+        refined: bool | None = None,
     ) -> StageCost:
         """:func:`~okcore.trees.cost.tree_stages_cost` of trees of at most ``leaves`` leaves
-        found by ``search`` (max_bins, sketch_dim), resolved."""
+        found by ``search`` (max_bins, sketch_dim), resolved; ``refined``: whether a
+        histogram search refines its cuts (None: :meth:`_refines_cuts`)."""
         max_bins, sketch = search
         return tree_stages_cost(
             n_samples,
@@ -155,7 +159,8 @@ class TreeEstimator(OKEstimator):
             search_width=min(rank, sketch) if sketch else rank,
             n_fit=self._rows_per_tree(n_samples),
             leaf_row_bytes=self._leaf_row_bytes(leaves),
-            refined=max_bins is not None and self._refines_cuts(),
+            refined=max_bins is not None
+            and (self._refines_cuts() if refined is None else refined),
         )
 
     def _leaf_row_bytes(self, leaves: int) -> float:

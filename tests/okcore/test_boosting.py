@@ -18,6 +18,7 @@ from okcore import (
 from okcore.boosting import (
     PAPER_PRESET,
     boost,
+    resolve_refine_cuts,
 )
 from okcore.learners import TreeLearner
 from okcore.losses import SquaredFeatureLoss
@@ -800,7 +801,10 @@ def test_the_fitted_model_is_the_one_of_its_growth_plan(data, params):
     assert plan.l2_regularization == est.ensemble_.l2_regularization
     leaves = np.diff(est.ensemble_.leaf_offset)
     assert leaves.max() <= plan.max_leaves
-    assert plan.refine_cuts == (est.refine_cuts and est.splitter == "best")
+    oblivious, rank = plan.tree_type == "oblivious", est.output_space_.rank
+    assert plan.refine_cuts == (
+        est.splitter == "best" and resolve_refine_cuts(est.refine_cuts, oblivious, rank)
+    )
     if plan.tree_type == "oblivious":
         assert plan.max_leaves == 2**plan.max_depth
 

@@ -66,14 +66,15 @@ TREE_CASES = [
     ("random_state", 2**32, RANDOM_STATE),
     ("random_state", "seed", RANDOM_STATE),
     ("random_state", 1.5, RANDOM_STATE),
-    ("refine_cuts", 1, "one of True, False"),
-    ("refine_cuts", None, "one of True, False"),
 ]
-MAX_BINS_CASES = [
+MAX_BINS_CASES = [  # the trees' and forests' (OKBoost's also take "auto")
     ("max_bins", 1, "an int in [2, 255] or None"),
     ("max_bins", 256, "an int in [2, 255] or None"),
     ("max_bins", 16.0, "an int in [2, 255] or None"),
     ("max_bins", "auto", "an int in [2, 255] or None"),
+    ("refine_cuts", 1, "one of True, False"),
+    ("refine_cuts", None, "one of True, False"),
+    ("refine_cuts", "auto", "one of True, False"),
 ]
 CASES = {
     OKBoostRegressor: TREE_CASES
@@ -113,6 +114,9 @@ CASES = {
         ("max_bins", 1, "an int in [2, 255] or one of 'auto', None"),
         ("max_bins", 256, "an int in [2, 255] or one of 'auto', None"),
         ("max_bins", "exact", "an int in [2, 255] or one of 'auto', None"),
+        ("refine_cuts", 1, "one of 'auto', True, False"),
+        ("refine_cuts", None, "one of 'auto', True, False"),
+        ("refine_cuts", "Auto", "one of 'auto', True, False"),
         ("loss", "lad", "one of 'squared', 'absolute', 'huber'"),
         ("loss", None, "one of 'squared', 'absolute', 'huber'"),
         ("alpha", 0, "a float in (0.0, 1.0)"),

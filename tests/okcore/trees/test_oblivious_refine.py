@@ -223,3 +223,28 @@ def test_the_default_fit_refines_and_an_option_turns_it_off():
     cut = refined.ensemble_.feature >= 0
     assert not set(refined.ensemble_.threshold[cut].tolist()) <= edges
     assert set(binned.ensemble_.threshold[binned.ensemble_.feature >= 0].tolist()) <= edges
+
+
+def test_auto_refines_many_outputs_and_leaves_one_output_column_binned():
+    """``refine_cuts="auto"`` (the default): refined cuts for oblivious trees on several
+    output columns and for best-first trees, binned cuts for oblivious trees on one output
+    column; True and False are taken as given."""
+    from okcore.boosting import resolve_refine_cuts
+
+    assert resolve_refine_cuts("auto", oblivious=True, rank=2)
+    assert not resolve_refine_cuts("auto", oblivious=True, rank=1)
+    assert resolve_refine_cuts("auto", oblivious=False, rank=1)
+    assert resolve_refine_cuts(True, oblivious=True, rank=1)
+    assert not resolve_refine_cuts(False, oblivious=True, rank=5)
+    rng = np.random.default_rng(0)
+    X = rng.random((2000, 3))
+    y = (X[:, 0] > 0.5003) + 0.1 * rng.standard_normal(2000)
+    kwargs = dict(n_estimators=3, random_state=0, max_bins=16)
+    auto = OKBoostRegressor(**kwargs).fit(X, y)
+    forced = OKBoostRegressor(refine_cuts=True, **kwargs).fit(X, y)
+    binned = OKBoostRegressor(refine_cuts=False, **kwargs).fit(X, y)
+    assert auto.tree_type_ == "oblivious"
+    np.testing.assert_array_equal(auto.ensemble_.threshold, binned.ensemble_.threshold)
+    assert not np.array_equal(forced.ensemble_.threshold, binned.ensemble_.threshold)
+    with pytest.raises(ValueError, match="refine_cuts"):
+        OKBoostRegressor(refine_cuts="yes").fit(X, y)
