@@ -161,6 +161,9 @@ CONFIGS: dict[str, Config] = {
         for seed in (0, 1, 2)
         if binned or seed
     },
+    "okcore_default_refined": Config(
+        "okcore", {"refine_cuts": True}, DEFAULTS_ONLY, "okcore defaults, cuts always refined"
+    ),
     "okcore_fast": Config("okcore", FAST, label="okcore fast (hist + sketch), variance order"),
     "okcore_exact": Config("okcore", EXACT, label="okcore exact = paper (variance order)"),
     "okcore_fast_gain": Config("okcore", {**FAST, **GAIN}, label="okcore fast, gain order"),
