@@ -121,7 +121,8 @@ def descendants(pid: int) -> list[int]:
 
 
 def proc_status(pid: int) -> dict[str, Any] | None:
-    """name, VmHWM and VmRSS (MiB) of a live process, None if it is gone."""
+    """name, VmHWM and VmRSS (MiB) of a live process, None if it is gone or has exited and
+    awaits its parent (a zombie's status has no memory lines)."""
     try:
         text = Path(f"/proc/{pid}/status").read_text()
     except OSError:
@@ -135,6 +136,8 @@ def proc_status(pid: int) -> dict[str, Any] | None:
             info["ppid"] = int(val)
         elif key in ("VmHWM", "VmRSS"):
             info[key] = int(val.split()[0]) / 1024.0
+    if "VmHWM" not in info:
+        return None
     try:
         cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:120]
         info["cmdline"] = cmd.strip()

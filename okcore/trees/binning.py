@@ -207,13 +207,14 @@ def _bins_of(
 
 
 def _bin_dense(X: np.ndarray, max_bins: int, keep_values: bool, n_threads: int) -> BinnedInputs:
-    """Feature-major codes (p, n) of a dense array (and its values, feature-major); the
-    codes over blocks of features on ``n_threads`` threads."""
+    """Feature-major codes (p, n) of a dense array (and its values, feature-major); each
+    feature's distinct values (numpy's sort, which releases the GIL) and the codes over
+    blocks of features on ``n_threads`` threads (the same bins for any number)."""
     n, p = X.shape
-    distinct = [
-        np.unique(np.asarray(X[:, f], dtype=np.float64), return_counts=True) for f in range(p)
-    ]
-    edges, zero_code, flat = _bins_of(distinct, max_bins)
+
+    def distinct_values(f: int) -> tuple[np.ndarray, np.ndarray]:
+        return np.unique(np.asarray(X[:, f], dtype=np.float64), return_counts=True)
+
     codes = np.empty((p, n), dtype=np.uint8)
     # read in place (no copy of X) when numba compares its dtype as numpy does: via float64
     in_place = X.dtype.kind in "iu" or X.dtype in (np.float32, np.float64)
@@ -223,9 +224,12 @@ def _bin_dense(X: np.ndarray, max_bins: int, keep_values: bool, n_threads: int) 
         code_features(readable, flat["edges"], flat["bin_offset"], f_lo, f_hi, codes)
 
     if n_threads < 2:
+        edges, zero_code, flat = _bins_of([distinct_values(f) for f in range(p)], max_bins)
         SERIAL(0, p, code)
     else:
-        with ThreadPoolExecutor(n_threads - 1) as executor:  # the caller runs a block too
+        with ThreadPoolExecutor(n_threads) as executor:
+            distinct = list(executor.map(distinct_values, range(p)))
+            edges, zero_code, flat = _bins_of(distinct, max_bins)
             ChunkRunner(executor, n_threads)(n * p * SEARCH_STEPS, p, code)
     values = np.ascontiguousarray(X.T, dtype=np.float64) if keep_values else None
     return BinnedInputs(

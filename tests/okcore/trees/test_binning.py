@@ -94,6 +94,9 @@ def test_codes_are_numpys_searchsorted_for_any_number_of_threads(monkeypatch, n_
         rng.standard_normal(500).astype(np.float32), rng.integers(-3, 3, 500),
     ]  # fmt: skip
     binned = bin_inputs(X, 16, n_threads=n_threads)
+    serial = bin_inputs(X, 16, n_threads=1)  # each feature's distinct values on any thread
+    for name in ("codes", "edges", "bin_offset", "bin_min", "bin_max", "zero_code"):
+        np.testing.assert_array_equal(getattr(binned, name), getattr(serial, name), err_msg=name)
     for f in range(X.shape[1]):
         e = binned.edges[binned.bin_offset[f] - f : binned.bin_offset[f + 1] - f - 1]
         np.testing.assert_array_equal(binned.codes[f], np.searchsorted(e, X[:, f], side="left"))
