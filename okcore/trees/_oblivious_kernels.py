@@ -455,6 +455,7 @@ def refine_level_cut(
     search_rows: np.ndarray,
     node_n: np.ndarray,
     node_mu: np.ndarray,
+    hist: np.ndarray,
     rows_in_bin: np.ndarray,
     bin_offset: np.ndarray,
     last_bin: int,
@@ -469,7 +470,9 @@ def refine_level_cut(
     ``last_bin`` is the level's last left bin of the feature (its own numbering, as
     ``codes_f``, the fitted rows' bins of the feature) and b' the next bin holding rows of
     the level (``rows_in_bin``, over the flat bin axis of ``bin_offset``). The open nodes'
-    left sums start from their rows in the bins below ``last_bin``; the level's rows in
+    left sums start from their rows in the bins below ``last_bin``, read from the level's
+    histogram ``hist`` (B, L, k + 1) when it holds all L open nodes (else, e.g. empty, from
+    the rows); the level's rows in
     ``last_bin`` and b' are sorted by raw value (``values`` (p, N) read at samples[t]) and
     every cut between consecutive distinct values (more than FEATURE_THRESHOLD apart) is
     scored by the level gain of :func:`add_level_gains`: the sum of the cut nodes' gains
@@ -480,8 +483,9 @@ def refine_level_cut(
     ``side`` (uint8, n_fit) receives ``codes_f`` with the rows of the two bins recoded to
     ``last_bin`` (value <= threshold) or b': :func:`child_statistics` and
     :func:`move_rows` with ``last_bin`` then route the rows as the threshold does.
-    O(n_fit) to find the rows and O(m log m + m k + L k) for the m rows of the two bins and
-    L open nodes (each cut rescores only the nodes whose rows moved).
+    O(n_fit) to find the rows (O(n_fit k) without the histogram), O(B_f L k) for the left
+    sums and O(m log m + m k + L k) for the m rows of the two bins and L open nodes (each
+    cut rescores only the nodes whose rows moved).
     """
     n_slots, k = node_mu.shape
     base = bin_offset[feature]
@@ -489,26 +493,30 @@ def refine_level_cut(
     while rows_in_bin[nxt] == 0:
         nxt += 1
     next_bin = nxt - base
+    # the rows below the two bins start on the left: their sums from the level's histogram
+    # when it holds every open node (O(B_f L k)), else from the rows (O(n k))
     S = np.zeros((n_slots, k))
     n_left = np.zeros(n_slots, dtype=np.int64)
-    m = 0
-    for t in range(slot.shape[0]):
-        s = slot[t]
-        if s < 0:
-            continue
-        code = codes_f[t]
-        if code < last_bin:
-            n_left[s] += 1
-            for c in range(k):
-                S[s, c] += search_rows[t, c]
-        elif code == last_bin or code == next_bin:
-            m += 1
+    if hist.shape[1] == n_slots:
+        for b in range(base, base + last_bin):
+            for s in range(n_slots):
+                n_left[s] += np.int64(hist[b, s, k])
+                for c in range(k):
+                    S[s, c] += hist[b, s, c]
+    else:
+        for t in range(slot.shape[0]):
+            s = slot[t]
+            if s >= 0 and codes_f[t] < last_bin:
+                n_left[s] += 1
+                for c in range(k):
+                    S[s, c] += search_rows[t, c]
+    m = rows_in_bin[base + last_bin] + rows_in_bin[nxt]  # the level's rows in the two bins
     rows = np.empty(m, dtype=np.int64)
     x = np.empty(m)
     j = 0
     for t in range(slot.shape[0]):
         code = codes_f[t]
-        if slot[t] >= 0 and (code == last_bin or code == next_bin):
+        if (code == last_bin or code == next_bin) and slot[t] >= 0:
             rows[j] = t
             x[j] = values[feature, samples[t]]
             j += 1
@@ -805,6 +813,8 @@ def grow_one_output(
     no_members = np.empty(0, dtype=np.int32)  # every row tested (build_level)
     refine = values.shape[0] > 0
     side = np.empty(n_fit if refine else 0, dtype=np.uint8)  # the refined cut's sides
+    no_histogram = np.empty((0, 0, 2))  # refine_level_cut's left sums from the rows
+    hist = no_histogram
     for _level in range(depth):
         n_slots = frontier.shape[0]
         if n_slots == 0:
@@ -836,7 +846,8 @@ def grow_one_output(
         if refine:
             threshold, level_gain = refine_level_cut(
                 codes_f, values, feature, samples, slot, search_rows, node_n, node_mu,
-                rows_in_bin, bin_offset, last_bin, min_leaf, l2, side,
+                hist if n_slots <= chunk else no_histogram, rows_in_bin, bin_offset, last_bin,
+                min_leaf, l2, side,
             )  # fmt: skip
             codes_f = side
         child_statistics_one_output(

@@ -159,8 +159,7 @@ class TreeEstimator(OKEstimator):
             search_width=min(rank, sketch) if sketch else rank,
             n_fit=self._rows_per_tree(n_samples),
             leaf_row_bytes=self._leaf_row_bytes(leaves),
-            refined=max_bins is not None
-            and (self._refines_cuts() if refined is None else refined),
+            refined=max_bins is not None and (self._refines_cuts() if refined is None else refined),
         )
 
     def _leaf_row_bytes(self, leaves: int) -> float:

@@ -128,6 +128,8 @@ ALL_LEFT = 255
 #: row order. 16 blocks at N = 64,000: enough to share between threads, and the blocks'
 #: partial sums (blocks x 2^depth x r floats) stay small.
 STATISTICS_BLOCK = 4096
+#: No level histogram: the refinement of a level's cut sums its rows instead.
+NO_HISTOGRAM = np.empty((0, 0, 1))
 #: A node whose N*var is below this fraction of the root's is a leaf (as in the builder).
 CONSTANT_NODE_TOLERANCE = 1e-12
 
@@ -422,8 +424,8 @@ def build_oblivious_tree(
             if refine:
                 threshold, level_gain = refine_level_cut(
                     codes_f, raw, feature, samples, slot, search_rows, node_n,
-                    np.ascontiguousarray(node_mu), rows_in_bin, binned.bin_offset, last_bin,
-                    min_leaf, l2, side,
+                    np.ascontiguousarray(node_mu), hist if n_slots <= chunk else NO_HISTOGRAM,
+                    rows_in_bin, binned.bin_offset, last_bin, min_leaf, l2, side,
                 )  # fmt: skip
                 codes_f = side
             c_counts, c_sums, c_squares = statistics(codes_f, last_bin, n_slots)

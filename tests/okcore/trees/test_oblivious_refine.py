@@ -124,12 +124,21 @@ def data(seed, n=160, p=3, r=2):
 
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize(
-    ("depth", "min_leaf", "l2", "max_bins"),
-    [(3, 1, 0.0, 4), (3, 5, 0.0, 8), (4, 1, 2.0, 6), (2, 1, 0.0, 3)],
-)
-def test_refined_levels_equal_the_brute_force_refinement(seed, depth, min_leaf, l2, max_bins):
+    ("depth", "min_leaf", "l2", "max_bins", "grouped"),
+    [(3, 1, 0.0, 4, False), (3, 5, 0.0, 8, False), (4, 1, 2.0, 6, False), (2, 1, 0.0, 3, False),
+     (4, 1, 0.0, 5, True), (3, 3, 1.0, 8, True)],
+)  # fmt: skip
+def test_refined_levels_equal_the_brute_force_refinement(
+    monkeypatch, seed, depth, min_leaf, l2, max_bins, grouped
+):
+    """``grouped``: levels searched one node at a time, so the refinement takes the left
+    sums from the rows instead of the level histogram."""
+    import okcore.trees.oblivious as oblivious
+
     X, R = data(seed)
     binned = bin_inputs(X, max_bins, keep_values=True)
+    if grouped:  # one node per histogram (8 bytes x bins x 2 search columns)
+        monkeypatch.setattr(oblivious, "HISTOGRAM_BYTES", 8 * binned.n_bins_total * 2)
     row_leaf = np.empty(len(X), dtype=np.int32)
     tree = build_tree(
         None, R, params(depth, min_leaf, l2), np.random.default_rng(0), binned=binned,
@@ -173,13 +182,23 @@ def test_a_step_inside_a_wide_bin_gets_the_exact_cut(step):
     assert refined.n_samples[1] == int((X[:, 0] <= step).sum())
 
 
-@pytest.mark.parametrize(("depth", "l2", "subsample"), [(4, 0.0, False), (6, 3.0, True)])
-def test_one_output_compiled_refinement_equals_the_level_loop(depth, l2, subsample):
+@pytest.mark.parametrize(
+    ("depth", "l2", "subsample", "grouped"),
+    [(4, 0.0, False, False), (6, 3.0, True, False), (5, 1.0, False, True)],
+)
+def test_one_output_compiled_refinement_equals_the_level_loop(
+    monkeypatch, depth, l2, subsample, grouped
+):
     """One output column: the compiled tree refines its cuts as the level loop does, bit for
-    bit, with subsampled rows too."""
+    bit, with subsampled rows too, and with levels searched a few nodes at a time (the left
+    sums then from the rows)."""
+    import okcore.trees.oblivious as oblivious
+
     X, R2 = data(3, n=900, p=5)
     R = np.ascontiguousarray(R2[:, :1] + R2[:, 1:])
     binned = bin_inputs(X, 16, keep_values=True)
+    if grouped:  # three nodes per histogram
+        monkeypatch.setattr(oblivious, "HISTOGRAM_BYTES", 8 * binned.n_bins_total * 3)
     rows = None
     if subsample:
         rows = np.sort(np.random.default_rng(1).choice(900, 600, replace=False)).astype(np.int32)
