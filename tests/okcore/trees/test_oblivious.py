@@ -40,14 +40,62 @@ def impurity(R: np.ndarray) -> float:
     return float(np.sum((R - R.mean(axis=0)) ** 2))
 
 
-def brute_force(X, R, depth, min_leaf=1, l2=0.0):
+def best_level_cut(X, R, frontier, candidates, min_leaf, l2):
+    """The best (summed gain, feature, threshold) of the cuts x[f] <= t of ``candidates``
+    (feature, threshold), in order, over the level's nodes ``frontier`` (row sets): a node
+    is cut when both children keep ``min_leaf`` rows; ties to the first candidate; None when
+    no candidate cuts a node."""
+    best = None
+    for f, t in candidates:
+        total, any_cut = 0.0, False
+        for rows in frontier:
+            left, right = rows[X[rows, f] <= t], rows[X[rows, f] > t]
+            if len(left) < min_leaf or len(right) < min_leaf:
+                continue
+            any_cut = True
+            total += objective(R[left], l2) + objective(R[right], l2) - objective(R[rows], l2)
+        if any_cut and (best is None or total > best[0] + 1e-9 * abs(best[0])):
+            best = (total, f, t)
+    return best
+
+
+def midpoints(values):
+    """The midpoints between consecutive distinct ``values``."""
+    return [lo / 2 + hi / 2 for lo, hi in itertools.pairwise(np.unique(values))]
+
+
+def refined_level_cut(X, R, frontier, edges, min_leaf, l2):
+    """The level cut of a histogram search refined inside its bins, from the definition:
+    the best cut between the level's non-empty bins (x in bin b iff edges[f][b - 1] < x <=
+    edges[f][b]), then the best midpoint between distinct values of the level's rows in its
+    two bins (the last left bin and the next non-empty one)."""
+    level_rows = np.concatenate(frontier)
+    binned = {}  # (feature, threshold) -> the two bins around it
+    for f in range(X.shape[1]):
+        x = X[level_rows, f]
+        code = np.searchsorted(edges[f], x, side="left")
+        for b, b_next in itertools.pairwise(np.unique(code)):
+            binned[(f, x[code == b].max() / 2 + x[code == b_next].min() / 2)] = (b, b_next)
+    best = best_level_cut(X, R, frontier, list(binned), min_leaf, l2)
+    if best is None or best[0] <= 0:
+        return best
+    f = best[1]
+    b, b_next = binned[(f, best[2])]
+    x = X[level_rows, f]
+    code = np.searchsorted(edges[f], x, side="left")
+    inside = midpoints(x[(code == b) | (code == b_next)])
+    return best_level_cut(X, R, frontier, [(f, t) for t in inside], min_leaf, l2)
+
+
+def brute_force(X, R, depth, min_leaf=1, l2=0.0, edges=None):
     """(cuts, leaves): the (feature, threshold) of each level and the row sets of the
     leaves, from the definition: at each level try every feature and every midpoint between
-    consecutive distinct values of the rows of the level's open nodes; a node is cut when
-    both children keep ``min_leaf`` rows (else it passes whole to the next level); the level
-    gain is the sum of the cut nodes' gains; ties to the lower feature, then threshold; stop
-    when no cut has a positive gain. A node with fewer than 2 min_leaf rows or constant rows
-    is a final leaf."""
+    consecutive distinct values of the rows of the level's open nodes (with ``edges``, each
+    feature's bin edges: the refined histogram cut, :func:`refined_level_cut`); a node is
+    cut when both children keep ``min_leaf`` rows (else it passes whole to the next level);
+    the level gain is the sum of the cut nodes' gains; ties to the lower feature, then
+    threshold; stop when no cut has a positive gain. A node with fewer than 2 min_leaf rows
+    or constant rows is a final leaf."""
     root = impurity(R)
 
     def is_open(rows):
@@ -59,21 +107,12 @@ def brute_force(X, R, depth, min_leaf=1, l2=0.0):
     for _ in range(depth):
         if not frontier:
             break
-        level_rows = np.concatenate(frontier)
-        best = None
-        for f in range(X.shape[1]):
-            for lo, hi in itertools.pairwise(np.unique(X[level_rows, f])):
-                t = lo / 2 + hi / 2
-                total, any_cut = 0.0, False
-                for rows in frontier:
-                    left, right = rows[X[rows, f] <= t], rows[X[rows, f] > t]
-                    if len(left) < min_leaf or len(right) < min_leaf:
-                        continue
-                    any_cut = True
-                    total += objective(R[left], l2) + objective(R[right], l2)
-                    total -= objective(R[rows], l2)
-                if any_cut and (best is None or total > best[0] + 1e-9 * abs(best[0])):
-                    best = (total, f, t)
+        if edges is None:
+            level_rows = np.concatenate(frontier)
+            candidates = [(f, t) for f in range(X.shape[1]) for t in midpoints(X[level_rows, f])]
+            best = best_level_cut(X, R, frontier, candidates, min_leaf, l2)
+        else:
+            best = refined_level_cut(X, R, frontier, edges, min_leaf, l2)
         if best is None or best[0] <= 0:
             break
         _, f, t = best

@@ -1,12 +1,11 @@
 """Refined cuts of oblivious trees (``refine_cuts``): each level's binned edge moves to the best
-exact cut inside the two bins around it, by the level's summed gain; checked against a
-brute-force level search that does the same from the definition, on data with many more
-distinct values than bins."""
-
-import itertools
+exact cut inside the two bins around it, by the level's summed gain; checked against the
+brute-force level search of test_oblivious.py refining from the definition, on data with many
+more distinct values than bins."""
 
 import numpy as np
 import pytest
+from test_oblivious import brute_force
 
 from okcore import OKBoostRegressor
 from okcore.trees.binning import bin_inputs
@@ -27,90 +26,6 @@ def params(depth, min_leaf=1, l2=0.0, refine=True) -> TreeParams:
         tree_type="oblivious",
         refine_cuts=refine,
     )
-
-
-def objective(R: np.ndarray, l2: float) -> float:
-    total = R.sum(axis=0)
-    return float(total @ total) / (len(R) + l2)
-
-
-def impurity(R: np.ndarray) -> float:
-    return float(np.sum((R - R.mean(axis=0)) ** 2))
-
-
-def level_gain(X, R, frontier, f, t, min_leaf, l2):
-    """(summed gain of the cut nodes, whether any node is cut) of the cut x[f] <= t."""
-    total, any_cut = 0.0, False
-    for rows in frontier:
-        left, right = rows[X[rows, f] <= t], rows[X[rows, f] > t]
-        if len(left) < min_leaf or len(right) < min_leaf:
-            continue
-        any_cut = True
-        total += objective(R[left], l2) + objective(R[right], l2) - objective(R[rows], l2)
-    return total, any_cut
-
-
-def best_cut(X, R, frontier, candidates, min_leaf, l2):
-    """The best (gain, feature, threshold) of ``candidates`` (feature, threshold) in order,
-    ties to the first; None when no candidate cuts a node."""
-    best = None
-    for f, t in candidates:
-        total, any_cut = level_gain(X, R, frontier, f, t, min_leaf, l2)
-        if any_cut and (best is None or total > best[0] + 1e-9 * abs(best[0])):
-            best = (total, f, t)
-    return best
-
-
-def refined_brute_force(X, R, edges, depth, min_leaf=1, l2=0.0):
-    """(cuts, leaves) from the definition: at each level the binned search's best cut (the
-    cuts between the level's non-empty bins, x in bin b iff edges[b - 1] < x <= edges[b]),
-    then the best midpoint between distinct values of the level's rows in its two bins (the
-    last left bin and the next non-empty one); rows follow x <= threshold."""
-    root = impurity(R)
-
-    def is_open(rows):
-        return len(rows) >= 2 * min_leaf and impurity(R[rows]) > 1e-12 * root
-
-    everything = np.arange(len(X))
-    frontier = [everything] if is_open(everything) else []
-    leaves = [] if frontier else [everything]
-    cuts = []
-    for _ in range(depth):
-        if not frontier:
-            break
-        level_rows = np.concatenate(frontier)
-        binned_candidates = []
-        for f in range(X.shape[1]):
-            x = X[level_rows, f]
-            code = np.searchsorted(edges[f], x, side="left")
-            held = np.unique(code)
-            for b, b_next in itertools.pairwise(held):
-                t = x[code == b].max() / 2 + x[code == b_next].min() / 2
-                binned_candidates.append((f, t, b, b_next))
-        best = best_cut(X, R, frontier, [(f, t) for f, t, _, _ in binned_candidates], min_leaf, l2)
-        if best is None or best[0] <= 0:
-            break
-        _, f, t = best
-        b, b_next = next((b, n) for g, s, b, n in binned_candidates if (g, s) == (f, t))
-        x = X[level_rows, f]
-        code = np.searchsorted(edges[f], x, side="left")
-        inside = np.unique(x[(code == b) | (code == b_next)])
-        best = best_cut(
-            X, R, frontier, [(f, lo / 2 + hi / 2) for lo, hi in itertools.pairwise(inside)],
-            min_leaf, l2,
-        )  # fmt: skip
-        _, f, t = best
-        cuts.append((f, t))
-        next_frontier = []
-        for rows in frontier:
-            left, right = rows[X[rows, f] <= t], rows[X[rows, f] > t]
-            if len(left) < min_leaf or len(right) < min_leaf:
-                next_frontier.append(rows)
-                continue
-            for child in (left, right):
-                (next_frontier if is_open(child) else leaves).append(child)
-        frontier = next_frontier
-    return cuts, leaves + frontier
 
 
 def data(seed, n=160, p=3, r=2):
@@ -148,7 +63,7 @@ def test_refined_levels_equal_the_brute_force_refinement(
         binned.edges[binned.bin_offset[f] - f : binned.bin_offset[f + 1] - f - 1]
         for f in range(X.shape[1])
     ]
-    cuts, leaves = refined_brute_force(X, R, edges, depth, min_leaf, l2)
+    cuts, leaves = brute_force(X, R, depth, min_leaf, l2, edges=edges)
     internal = tree.feature >= 0
     got = sorted(set(zip(tree.feature[internal].tolist(), tree.threshold[internal], strict=True)))
     assert [f for f, _ in got] == [f for f, _ in sorted(cuts)]
