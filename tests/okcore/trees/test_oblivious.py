@@ -15,7 +15,9 @@ from okcore.trees.ensemble import tree_leaves
 from okcore.trees.oblivious import DEFAULT_OBLIVIOUS_DEPTH
 
 
-def params(depth, min_leaf=1, l2=0.0, max_features=10**6, tree_features=None) -> TreeParams:
+def params(
+    depth, min_leaf=1, l2=0.0, max_features=10**6, tree_features=None, refine=False
+) -> TreeParams:
     return TreeParams(
         splitter="best",
         max_splits=None,
@@ -26,6 +28,7 @@ def params(depth, min_leaf=1, l2=0.0, max_features=10**6, tree_features=None) ->
         l2_regularization=l2,
         tree_type="oblivious",
         tree_features=tree_features,
+        refine_cuts=refine,
     )
 
 

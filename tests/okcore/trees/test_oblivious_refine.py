@@ -5,27 +5,13 @@ more distinct values than bins."""
 
 import numpy as np
 import pytest
-from test_oblivious import brute_force
+from test_oblivious import brute_force, params
 
 from okcore import OKBoostRegressor
 from okcore.trees.binning import bin_inputs
-from okcore.trees.builder import HistogramPool, TreeParams, build_tree
+from okcore.trees.builder import HistogramPool, build_tree
 from okcore.trees.ensemble import tree_leaves
 from okcore.trees.oblivious import build_oblivious_tree
-
-
-def params(depth, min_leaf=1, l2=0.0, refine=True) -> TreeParams:
-    return TreeParams(
-        splitter="best",
-        max_splits=None,
-        max_features=10**6,
-        leaf_order="variance",
-        min_samples_leaf=min_leaf,
-        max_depth=depth,
-        l2_regularization=l2,
-        tree_type="oblivious",
-        refine_cuts=refine,
-    )
 
 
 def data(seed, n=160, p=3, r=2):
@@ -56,7 +42,7 @@ def test_refined_levels_equal_the_brute_force_refinement(
         monkeypatch.setattr(oblivious, "HISTOGRAM_BYTES", 8 * binned.n_bins_total * 2)
     row_leaf = np.empty(len(X), dtype=np.int32)
     tree = build_tree(
-        None, R, params(depth, min_leaf, l2), np.random.default_rng(0), binned=binned,
+        None, R, params(depth, min_leaf, l2, refine=True), np.random.default_rng(0), binned=binned,
         row_leaf=row_leaf,
     )  # fmt: skip
     edges = [
@@ -140,7 +126,9 @@ def test_one_output_compiled_refinement_equals_the_level_loop(
 def test_refinement_needs_the_raw_values():
     X, R = data(0)
     with pytest.raises(ValueError, match="keep_values"):
-        build_tree(None, R, params(3), np.random.default_rng(0), binned=bin_inputs(X, 8))
+        build_tree(
+            None, R, params(3, refine=True), np.random.default_rng(0), binned=bin_inputs(X, 8)
+        )
 
 
 def test_the_default_fit_refines_and_an_option_turns_it_off():
