@@ -64,8 +64,9 @@ problem the nearest edge lay 0.0018 from its step, a share of 0.055 of the held-
 0.142), so the level's chosen edge moves to the best exact cut inside the two bins around
 it, scored by the same summed level gain over the same nodes
 (:func:`~okcore.trees._oblivious_kernels.refine_level_cut`), and the rows are routed by the
-raw values: O(n) to find the rows of the two bins and O(m log m + m L k) for their m rows,
-per level.
+raw values, per level: O(n) to find the rows of the two bins, O(B_f L k) for the nodes' left
+sums from the level histogram (O(n k) from the rows when the level is searched in groups of
+nodes) and O(m log m + m k + L k) for their m rows.
 
 A tree of depth d costs O(d (n f k + f B_f L k + n r)) (the rows' squared norms, for the
 nodes' N*var, are taken by the root's statistics pass from the values it reads; one column

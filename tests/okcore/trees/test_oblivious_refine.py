@@ -8,10 +8,10 @@ import pytest
 from test_oblivious import brute_force, params
 
 from okcore import OKBoostRegressor
+from okcore.trees import oblivious
 from okcore.trees.binning import bin_inputs
 from okcore.trees.builder import HistogramPool, build_tree
 from okcore.trees.ensemble import tree_leaves
-from okcore.trees.oblivious import build_oblivious_tree
 
 
 def data(seed, n=160, p=3, r=2):
@@ -34,8 +34,6 @@ def test_refined_levels_equal_the_brute_force_refinement(
 ):
     """``grouped``: levels searched one node at a time, so the refinement takes the left
     sums from the rows instead of the level histogram."""
-    import okcore.trees.oblivious as oblivious
-
     X, R = data(seed)
     binned = bin_inputs(X, max_bins, keep_values=True)
     if grouped:  # one node per histogram (8 bytes x bins x 2 search columns)
@@ -93,8 +91,6 @@ def test_one_output_compiled_refinement_equals_the_level_loop(
     """One output column: the compiled tree refines its cuts as the level loop does, bit for
     bit, with subsampled rows too, and with levels searched a few nodes at a time (the left
     sums then from the rows)."""
-    import okcore.trees.oblivious as oblivious
-
     X, R2 = data(3, n=900, p=5)
     R = np.ascontiguousarray(R2[:, :1] + R2[:, 1:])
     binned = bin_inputs(X, 16, keep_values=True)
@@ -107,7 +103,7 @@ def test_one_output_compiled_refinement_equals_the_level_loop(
 
     def grow(candidates, refine=True):
         row_leaf = np.full(len(X), -1, dtype=np.int32)
-        tree = build_oblivious_tree(
+        tree = oblivious.build_oblivious_tree(
             binned, R, R, None, params(depth, l2=l2, refine=refine), np.random.default_rng(0),
             candidates, rows=rows, row_leaf=row_leaf,
             histogram_pool=HistogramPool(binned.n_bins_total),
