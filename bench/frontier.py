@@ -29,6 +29,10 @@ configuration is one line there):
     hgb             one scikit-learn HistGradientBoostingRegressor per output
                     (max_leaf_nodes=leaves, early_stopping=False)
     sklearn_loop    M DecisionTreeRegressor(max_leaf_nodes=leaves) fits on the residuals
+    krr             plain kernel ridge: one sparse KRR on all training rows (okcore's
+                    KRRBoostRegressor with one stage), an RBF kernel with M = D random basis
+                    vectors, its widths and lambda from a Gaussian-process marginal-likelihood
+                    fit (the kernel-model protocol of bench.krr_kin40k; fit_krr)
 
 Peers keep their own regularization defaults (LightGBM min_data_in_leaf=20, XGBoost
 reg_lambda=1, CatBoost l2_leaf_reg=3, HGB min_samples_leaf=20): what a user gets. A peer is
@@ -280,6 +284,11 @@ CONFIGS: dict[str, Config] = {
     "xgboost": Config("xgboost", label="XGBoost multi_output_tree"),
     "hgb": Config("hgb", label="scikit-learn HGB, one model per output"),
     "sklearn_loop": Config("sklearn_loop", label="scikit-learn tree loop"),
+    "krr": Config(
+        "krr",
+        grid={"rounds": (500, 1000, 2000), "rates": (None,), "leaves": (None,)},
+        label="kernel ridge, sparse (M = D basis vectors), RBF widths and lambda by a GP",
+    ),
 }
 # the paper's algorithm (OKBoostRegressor.paper(): exact search on every factor column, leaves
 # split by highest N*var, no penalty, no early stopping, no cut refinement) with the grid's M,
@@ -365,6 +374,7 @@ REQUIRES = {
     "xgboost": "xgboost",
     "hgb": "sklearn",
     "sklearn_loop": "sklearn",
+    "krr": "sklearn",
 }
 DEFAULT_GRID: dict[str, tuple] = {
     "rounds": (100, 300, 1000),
@@ -927,6 +937,65 @@ def fit_sklearn_loop(problem: Problem, cell: Cell, params: dict[str, Any]) -> li
     return points
 
 
+#: Training rows of the Gaussian-process fit that gives kernel ridge its widths and lambda
+#: (bench.krr_kin40k's protocol; a seeded draw).
+KRR_GP_ROWS = 1000
+#: Inputs up to which the GP fits one width per input (ARD); beyond, one width: the GP's
+#: gradient holds rows^2 floats per width (Cora's 1,343 inputs: 10 GB).
+KRR_ARD_MAX_INPUTS = 20
+
+
+def fit_krr(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Plain kernel ridge's points, one per M = D: an RBF kernel whose widths and lambda
+    come from a Gaussian-process marginal-likelihood fit on KRR_GP_ROWS seeded training rows
+    (:func:`bench.krr_kin40k.gp_hyperparameters`: gamma_d = 1 / (2 l_d^2), lambda = noise /
+    signal variance, ARD up to KRR_ARD_MAX_INPUTS inputs), then one sparse KRR on all the
+    training rows with D = min(M, N) random basis vectors (okcore's KRRBoostRegressor, one
+    stage, c = 1: the Nystroem-type KRR of Sun & Yao's "one sparse KRR"; an M whose D was
+    fitted repeats that point). The problem's targets are
+    regressed directly, as the other peers do. The GP's CPU, paid once, is counted in every
+    point's fit CPU (a user pays it) and recorded apart (``hyper_cpu``)."""
+    from bench.krr_kin40k import gp_hyperparameters
+    from okcore import KRRBoostRegressor
+
+    n = len(problem.X)
+    gp_rows = np.random.default_rng(0).choice(n, min(KRR_GP_ROWS, n), replace=False)
+    ard = problem.X.shape[1] <= KRR_ARD_MAX_INPUTS
+    Y = problem.Y[:, 0] if problem.Y.shape[1] == 1 else problem.Y
+    hyper, hyper_cpu = _timed(
+        lambda: gp_hyperparameters(problem.X[gp_rows], Y[gp_rows], seed=0, ard=ard)
+    )
+    gamma = hyper["gamma"] if ard else hyper["gamma"][0]
+    fitted: dict[int, dict[str, Any]] = {}  # D (M capped at the training rows) -> its point
+    points = []
+    for m in cell.rounds:
+        assert m is not None
+        d = min(m, n)
+        if d in fitted:
+            points.append({**fitted[d], "rounds": m})
+            continue
+        est = KRRBoostRegressor(
+            n_estimators=1, subset_size=n, n_basis=d, basis_selection="random", gamma=gamma,
+            alpha=hyper["alpha"], regularization="shrinkage", learning_rate=1.0,
+            random_state=0, **params,
+        )  # fmt: skip
+        _, fit_cpu = _timed(lambda est=est: est.fit(problem.X, problem.Y))
+        pred, predict_cpu, rest_cpu = predict_held_out(problem, est.predict)
+        fitted[d] = {
+            "rounds": m,
+            "basis_vectors": d,
+            "fit_cpu": hyper_cpu + fit_cpu,
+            "hyper_cpu": hyper_cpu,
+            "gamma": hyper["gamma"],
+            "alpha": hyper["alpha"],
+            "predict_cpu": predict_cpu,
+            "predict_cpu_rest": rest_cpu,
+            **problem.metrics(pred, problem.truth),
+        }
+        points.append(fitted[d])
+    return points
+
+
 FITTERS: dict[str, Callable[[Problem, Cell, dict[str, Any]], list[dict[str, Any]]]] = {
     "okcore": fit_okcore,
     "okcore_direct": fit_okcore_direct,
@@ -935,6 +1004,7 @@ FITTERS: dict[str, Callable[[Problem, Cell, dict[str, Any]], list[dict[str, Any]
     "lightgbm": fit_lightgbm,
     "hgb": fit_hgb,
     "sklearn_loop": fit_sklearn_loop,
+    "krr": fit_krr,
 }
 
 
@@ -982,7 +1052,10 @@ def best_within(
 
 
 def setting(point: dict[str, Any]) -> str:
-    """M / nu / leaves of a point (the estimator's defaults shown as such)."""
+    """M / nu / leaves of a point (the estimator's defaults shown as such; kernel ridge's
+    D basis vectors)."""
+    if "basis_vectors" in point:
+        return f"D={point['basis_vectors']}"
     parts = [
         f"M={point['rounds']}"
         + (

@@ -112,10 +112,11 @@ TITLES = {
 }
 
 
-def gp_hyperparameters(X: np.ndarray, y: np.ndarray, seed: int) -> dict[str, Any]:
+def gp_hyperparameters(X: np.ndarray, y: np.ndarray, seed: int, ard: bool = True) -> dict[str, Any]:
     """ARD widths and lambda from a GP marginal-likelihood fit on ``X``, ``y`` (the paper's
     rule): k = s^2 exp(-sum_d (x_d - x'_d)^2 / (2 l_d^2)) + noise^2 delta. KRR's kernel drops
-    s^2, so lambda = noise^2 / s^2."""
+    s^2, so lambda = noise^2 / s^2. ``ard`` False: one width l for every input; ``y`` (n,)
+    or (n, r) (one kernel for every column, scikit-learn's multi-output GP)."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
@@ -123,7 +124,8 @@ def gp_hyperparameters(X: np.ndarray, y: np.ndarray, seed: int) -> dict[str, Any
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
     p = X.shape[1]
-    kernel = ConstantKernel(1.0, (1e-3, 1e3)) * RBF(np.ones(p), (1e-2, 1e3)) + WhiteKernel(
+    lengths0 = np.ones(p) if ard else 1.0
+    kernel = ConstantKernel(1.0, (1e-3, 1e3)) * RBF(lengths0, (1e-2, 1e3)) + WhiteKernel(
         1e-2, (1e-8, 1.0)
     )
     with warnings.catch_warnings():  # a length scale at its bound = an irrelevant input (ARD)
@@ -132,7 +134,7 @@ def gp_hyperparameters(X: np.ndarray, y: np.ndarray, seed: int) -> dict[str, Any
     k = gp.kernel_
     scale, lengths, noise = k.k1.k1.constant_value, k.k1.k2.length_scale, k.k2.noise_level
     return {
-        "gamma": [float(g) for g in 1.0 / (2.0 * np.asarray(lengths) ** 2)],
+        "gamma": [float(g) for g in 1.0 / (2.0 * np.atleast_1d(lengths) ** 2)],
         "alpha": float(noise / scale),
         "length_scales": [float(v) for v in np.atleast_1d(lengths)],
         "signal_variance": float(scale),
