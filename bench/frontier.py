@@ -29,10 +29,10 @@ configuration is one line there):
     hgb             one scikit-learn HistGradientBoostingRegressor per output
                     (max_leaf_nodes=leaves, early_stopping=False)
     sklearn_loop    M DecisionTreeRegressor(max_leaf_nodes=leaves) fits on the residuals
-    krr             plain kernel ridge: one sparse KRR on all training rows (okcore's
-                    KRRBoostRegressor with one stage), an RBF kernel with M = D random basis
-                    vectors, its widths and lambda from a Gaussian-process marginal-likelihood
-                    fit (the kernel-model protocol of bench.krr_kin40k; fit_krr)
+    krr             plain kernel ridge: okcore's KernelRidgeRegressor (RBF) on all training
+                    rows, Nystroem with M = D basis rows, its width and lambda by 5-fold CV on
+                    1,000 rows (fit_krr); krr_gp the same with a Gaussian process's widths
+                    (ARD) and noise ratio, the kernel-model protocol of bench.krr_kin40k
 
 Peers keep their own regularization defaults (LightGBM min_data_in_leaf=20, XGBoost
 reg_lambda=1, CatBoost l2_leaf_reg=3, HGB min_samples_leaf=20): what a user gets. A peer is
@@ -284,11 +284,18 @@ CONFIGS: dict[str, Config] = {
     "xgboost": Config("xgboost", label="XGBoost multi_output_tree"),
     "hgb": Config("hgb", label="scikit-learn HGB, one model per output"),
     "sklearn_loop": Config("sklearn_loop", label="scikit-learn tree loop"),
-    "krr": Config(
-        "krr",
-        grid={"rounds": (500, 1000, 2000), "rates": (None,), "leaves": (None,)},
-        label="kernel ridge, sparse (M = D basis vectors), RBF widths and lambda by a GP",
-    ),
+    **{
+        name: Config(
+            "krr",
+            {"hyperparameters": how},
+            {"rounds": (500, 1000, 2000), "rates": (None,), "leaves": (None,)},
+            f"kernel ridge (Nystroem, M = D basis rows), RBF width and lambda by {label}",
+        )
+        for name, how, label in (
+            ("krr", "cv", "5-fold CV on 1,000 rows"),
+            ("krr_gp", "gp", "a GP on 1,000 rows (ARD up to 20 inputs)"),
+        )
+    },
 }
 # the paper's algorithm (OKBoostRegressor.paper(): exact search on every factor column, leaves
 # split by highest N*var, no penalty, no early stopping, no cut refinement) with the grid's M,
@@ -937,35 +944,60 @@ def fit_sklearn_loop(problem: Problem, cell: Cell, params: dict[str, Any]) -> li
     return points
 
 
-#: Training rows of the Gaussian-process fit that gives kernel ridge its widths and lambda
-#: (bench.krr_kin40k's protocol; a seeded draw).
-KRR_GP_ROWS = 1000
+#: Training rows (a seeded draw) on which kernel ridge's width and penalty are chosen: by a
+#: Gaussian-process marginal-likelihood fit (krr_gp, bench.krr_kin40k's protocol), or by
+#: KernelRidgeRegressor's 5-fold cross-validation, exact on these rows (krr).
+KRR_SEARCH_ROWS = 1000
+#: krr's RBF widths: these multiples of 1 / (2 x the inputs' total variance), the mean
+#: squared distance between two rows (KernelRidgeRegressor's gamma="auto" on all of them).
+KRR_GAMMA_SCALES = (0.25, 0.5, 1.0, 2.0, 4.0)
 #: Inputs up to which the GP fits one width per input (ARD); beyond, one width: the GP's
 #: gradient holds rows^2 floats per width (Cora's 1,343 inputs: 10 GB).
 KRR_ARD_MAX_INPUTS = 20
 
 
+def krr_cv_hyperparameters(X: np.ndarray, Y: np.ndarray) -> tuple[float, float]:
+    """(gamma, alpha) of least 5-fold CV error among KRR_GAMMA_SCALES x okcore's alpha grid,
+    on the seeded search rows: as a scikit-learn user tunes KernelRidge with GridSearchCV."""
+    from okcore import KernelRidgeRegressor
+
+    auto = 1.0 / (2.0 * float(np.var(X, axis=0).sum()))
+    best: tuple[float, float, float] | None = None  # (CV error, gamma, alpha)
+    for scale in KRR_GAMMA_SCALES:
+        est = KernelRidgeRegressor(gamma=auto * scale, alpha="cv", cv=5, random_state=0)
+        est.fit(X, Y)
+        error = float(np.min(est.cv_errors_))
+        if best is None or error < best[0]:
+            best = (error, auto * scale, est.alpha_)
+    assert best is not None
+    return best[1], best[2]
+
+
 def fit_krr(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
-    """Plain kernel ridge's points, one per M = D: an RBF kernel whose widths and lambda
-    come from a Gaussian-process marginal-likelihood fit on KRR_GP_ROWS seeded training rows
-    (:func:`bench.krr_kin40k.gp_hyperparameters`: gamma_d = 1 / (2 l_d^2), lambda = noise /
-    signal variance, ARD up to KRR_ARD_MAX_INPUTS inputs), then one sparse KRR on all the
-    training rows with D = min(M, N) random basis vectors (okcore's KRRBoostRegressor, one
-    stage, c = 1: the Nystroem-type KRR of Sun & Yao's "one sparse KRR"; an M whose D was
-    fitted repeats that point). The problem's targets are
-    regressed directly, as the other peers do. The GP's CPU, paid once, is counted in every
-    point's fit CPU (a user pays it) and recorded apart (``hyper_cpu``)."""
-    from bench.krr_kin40k import gp_hyperparameters
-    from okcore import KRRBoostRegressor
+    """Plain kernel ridge's points, one per M: okcore's KernelRidgeRegressor (RBF, an
+    intercept) on all the training rows, Nystroem with D = M basis rows (exact when M >= N),
+    its width and penalty chosen on KRR_SEARCH_ROWS seeded training rows
+    (``params["hyperparameters"]``: "cv", :func:`krr_cv_hyperparameters`; "gp", a Gaussian
+    process's ARD widths and noise ratio, :func:`bench.krr_kin40k.gp_hyperparameters`, one
+    width beyond KRR_ARD_MAX_INPUTS inputs). The problem's targets are regressed directly,
+    as the other peers do. The search's CPU, paid once, is counted in every point's fit CPU
+    (a user pays it) and recorded apart (``hyper_cpu``); an M whose D was fitted repeats
+    that point."""
+    from okcore import KernelRidgeRegressor
 
     n = len(problem.X)
-    gp_rows = np.random.default_rng(0).choice(n, min(KRR_GP_ROWS, n), replace=False)
-    ard = problem.X.shape[1] <= KRR_ARD_MAX_INPUTS
-    Y = problem.Y[:, 0] if problem.Y.shape[1] == 1 else problem.Y
-    hyper, hyper_cpu = _timed(
-        lambda: gp_hyperparameters(problem.X[gp_rows], Y[gp_rows], seed=0, ard=ard)
-    )
-    gamma = hyper["gamma"] if ard else hyper["gamma"][0]
+    rows = np.random.default_rng(0).choice(n, min(KRR_SEARCH_ROWS, n), replace=False)
+    X_s, Y_s = problem.X[rows], problem.Y[rows]
+    if params["hyperparameters"] == "gp":
+        from bench.krr_kin40k import gp_hyperparameters
+
+        ard = problem.X.shape[1] <= KRR_ARD_MAX_INPUTS
+        y = Y_s[:, 0] if Y_s.shape[1] == 1 else Y_s
+        hyper, hyper_cpu = _timed(lambda: gp_hyperparameters(X_s, y, seed=0, ard=ard))
+        gamma: Any = hyper["gamma"] if ard else hyper["gamma"][0]
+        alpha = hyper["alpha"]
+    else:
+        (gamma, alpha), hyper_cpu = _timed(lambda: krr_cv_hyperparameters(X_s, Y_s))
     fitted: dict[int, dict[str, Any]] = {}  # D (M capped at the training rows) -> its point
     points = []
     for m in cell.rounds:
@@ -974,11 +1006,9 @@ def fit_krr(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[s
         if d in fitted:
             points.append({**fitted[d], "rounds": m})
             continue
-        est = KRRBoostRegressor(
-            n_estimators=1, subset_size=n, n_basis=d, basis_selection="random", gamma=gamma,
-            alpha=hyper["alpha"], regularization="shrinkage", learning_rate=1.0,
-            random_state=0, **params,
-        )  # fmt: skip
+        est = KernelRidgeRegressor(
+            gamma=gamma, alpha=alpha, n_components=None if d == n else d, random_state=0
+        )
         _, fit_cpu = _timed(lambda est=est: est.fit(problem.X, problem.Y))
         pred, predict_cpu, rest_cpu = predict_held_out(problem, est.predict)
         fitted[d] = {
@@ -986,8 +1016,8 @@ def fit_krr(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[s
             "basis_vectors": d,
             "fit_cpu": hyper_cpu + fit_cpu,
             "hyper_cpu": hyper_cpu,
-            "gamma": hyper["gamma"],
-            "alpha": hyper["alpha"],
+            "gamma": gamma,
+            "alpha": alpha,
             "predict_cpu": predict_cpu,
             "predict_cpu_rest": rest_cpu,
             **problem.metrics(pred, problem.truth),
