@@ -30,8 +30,8 @@ configuration is one line there):
                     (max_leaf_nodes=leaves, early_stopping=False)
     sklearn_loop    M DecisionTreeRegressor(max_leaf_nodes=leaves) fits on the residuals
     krr             plain kernel ridge: okcore's KernelRidgeRegressor (RBF) on all training
-                    rows, Nystroem with M = D basis rows, its width and lambda by 5-fold CV on
-                    1,000 rows (fit_krr); krr_gp the same with a Gaussian process's widths
+                    rows, Nystroem with M = D basis rows, its width and lambda by its own
+                    5-fold CV (gamma="cv", alpha="cv") on 1,000 rows (fit_krr); krr_gp the same with a Gaussian process's widths
                     (ARD) and noise ratio, the kernel-model protocol of bench.krr_kin40k
 
 Peers keep their own regularization defaults (LightGBM min_data_in_leaf=20, XGBoost
@@ -946,38 +946,20 @@ def fit_sklearn_loop(problem: Problem, cell: Cell, params: dict[str, Any]) -> li
 
 #: Training rows (a seeded draw) on which kernel ridge's width and penalty are chosen: by a
 #: Gaussian-process marginal-likelihood fit (krr_gp, bench.krr_kin40k's protocol), or by
-#: KernelRidgeRegressor's 5-fold cross-validation, exact on these rows (krr).
+#: KernelRidgeRegressor's own 5-fold cross-validation (gamma="cv", alpha="cv"), exact on
+#: these rows (krr).
 KRR_SEARCH_ROWS = 1000
-#: krr's RBF widths: these multiples of 1 / (2 x the inputs' total variance), the mean
-#: squared distance between two rows (KernelRidgeRegressor's gamma="auto" on all of them).
-KRR_GAMMA_SCALES = (0.25, 0.5, 1.0, 2.0, 4.0)
 #: Inputs up to which the GP fits one width per input (ARD); beyond, one width: the GP's
 #: gradient holds rows^2 floats per width (Cora's 1,343 inputs: 10 GB).
 KRR_ARD_MAX_INPUTS = 20
-
-
-def krr_cv_hyperparameters(X: np.ndarray, Y: np.ndarray) -> tuple[float, float]:
-    """(gamma, alpha) of least 5-fold CV error among KRR_GAMMA_SCALES x okcore's alpha grid,
-    on the seeded search rows: as a scikit-learn user tunes KernelRidge with GridSearchCV."""
-    from okcore import KernelRidgeRegressor
-
-    auto = 1.0 / (2.0 * float(np.var(X, axis=0).sum()))
-    best: tuple[float, float, float] | None = None  # (CV error, gamma, alpha)
-    for scale in KRR_GAMMA_SCALES:
-        est = KernelRidgeRegressor(gamma=auto * scale, alpha="cv", cv=5, random_state=0)
-        est.fit(X, Y)
-        error = float(np.min(est.cv_errors_))
-        if best is None or error < best[0]:
-            best = (error, auto * scale, est.alpha_)
-    assert best is not None
-    return best[1], best[2]
 
 
 def fit_krr(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
     """Plain kernel ridge's points, one per M: okcore's KernelRidgeRegressor (RBF, an
     intercept) on all the training rows, Nystroem with D = M basis rows (exact when M >= N),
     its width and penalty chosen on KRR_SEARCH_ROWS seeded training rows
-    (``params["hyperparameters"]``: "cv", :func:`krr_cv_hyperparameters`; "gp", a Gaussian
+    (``params["hyperparameters"]``: "cv", KernelRidgeRegressor's own CV, ``gamma="cv"``
+    and ``alpha="cv"``, as a scikit-learn user tunes KernelRidge; "gp", a Gaussian
     process's ARD widths and noise ratio, :func:`bench.krr_kin40k.gp_hyperparameters`, one
     width beyond KRR_ARD_MAX_INPUTS inputs). The problem's targets are regressed directly,
     as the other peers do. The search's CPU, paid once, is counted in every point's fit CPU
@@ -997,7 +979,9 @@ def fit_krr(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[s
         gamma: Any = hyper["gamma"] if ard else hyper["gamma"][0]
         alpha = hyper["alpha"]
     else:
-        (gamma, alpha), hyper_cpu = _timed(lambda: krr_cv_hyperparameters(X_s, Y_s))
+        search = KernelRidgeRegressor(gamma="cv", alpha="cv", cv=5, random_state=0)
+        _, hyper_cpu = _timed(lambda: search.fit(X_s, Y_s))
+        gamma, alpha = search.ensemble_.gamma.tolist(), search.alpha_
     fitted: dict[int, dict[str, Any]] = {}  # D (M capped at the training rows) -> its point
     points = []
     for m in cell.rounds:

@@ -85,7 +85,7 @@ KERNEL_ENSEMBLE_ARRAYS = (
     "alpha",
 )
 #: Fitted arrays of one estimator kind, saved when the estimator has them.
-ESTIMATOR_ARRAYS = ("objective_", "cv_alphas_", "cv_errors_")
+ESTIMATOR_ARRAYS = ("objective_", "cv_alphas_", "cv_errors_", "cv_gammas_")
 #: Fitted scalars of one estimator kind, saved when the estimator has them.
 ESTIMATOR_SCALARS = ("alpha_", "tree_type_", "n_estimators_planned_")
 

@@ -71,9 +71,11 @@ def ridge_cost(
     n_components: int | None,
     n_folds: int,
     precomputed: bool,
+    n_widths: int = 1,
 ) -> StageCost:
     """The cost of one kernel ridge fit (:class:`~okcore.kernel_models.ridge.KernelRidgeRegressor`)
-    and of its ``n_folds`` CV fits (0 for a fixed alpha), as one stage of D basis rows:
+    and of its ``n_folds`` CV fits (0 for a fixed alpha) for each of ``n_widths`` RBF widths
+    (``gamma="cv"``), as one stage of D basis rows:
 
         exact     flops = N^2 (p + 3 r) + N^3 / 3 (Cholesky), bytes 24 N^2
         Nystrom   flops = N D (p + 2 D + r) + (EIGH_FLOPS + 2) D^3, bytes 8 (N D + 3 D^2)
@@ -92,7 +94,7 @@ def ridge_cost(
     D = n if n_components is None else min(n_components, n)
     # the final fit solves one penalty (Cholesky, n^3 / 3); a CV fold, every penalty (eigh)
     fold_rows = n * (n_folds - 1) / max(n_folds, 1)
-    flops = fit_flops(n, 1.0 / 3.0) + n_folds * fit_flops(fold_rows, EIGH_FLOPS)
+    flops = fit_flops(n, 1.0 / 3.0) + n_widths * n_folds * fit_flops(fold_rows, EIGH_FLOPS)
     exact = D == n
     work = 8.0 * (3.0 * n * n if exact else n * D + 3.0 * D * D)
     model = 8.0 * D * (width + r + 1)

@@ -1,6 +1,7 @@
 """Kernel ridge regression (KernelRidgeRegressor): scikit-learn's KernelRidge to 1e-8 for every
-input kernel, the Nystrom solve against its normal equations, the penalty chosen by CV on
-training folds only (against a hand-written CV with KernelRidge), persistence and refusals."""
+input kernel, the Nystrom solve against its normal equations, the penalty (and the RBF
+width) chosen by CV on training folds only (against a hand-written CV with KernelRidge),
+persistence and refusals."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 import okcore
 from okcore import KernelRidgeRegressor
 from okcore.exceptions import DataError
-from okcore.kernel_models.ridge import ALPHA_GRID, exact_path
+from okcore.kernel_models.ridge import ALPHA_GRID, GAMMA_SCALES, exact_path
 from okcore.model_selection import kfold
 
 GAMMA = 0.7
@@ -104,6 +105,49 @@ def test_alpha_is_chosen_by_cv_on_the_training_folds_only(kernel):
     np.testing.assert_array_equal(est.cv_alphas_, grid)
 
 
+def test_width_and_alpha_are_chosen_by_cv_on_the_same_folds(tmp_path):
+    """gamma="cv": every width of GAMMA_SCALES x "auto"'s is scored by a hand-written K-fold
+    CV with KernelRidge on one draw of folds (the same for every width); the fitted model
+    is the one of the least error (ties: the largest penalty), and it round-trips."""
+    X, Y, Xq, _ = data(n=40)
+    grid = [0.01, 0.1, 1.0]
+    est = KernelRidgeRegressor(alpha=grid, cv=4, gamma="cv", random_state=5).fit(X, Y)
+    auto = KernelRidgeRegressor(alpha=1.0).fit(X, Y).ensemble_.gamma
+    np.testing.assert_allclose(est.cv_gammas_, [auto * s for s in GAMMA_SCALES], rtol=1e-12)
+    fold_seed = int(np.random.default_rng(5).integers(2**63))  # the fit's one draw
+    expected = np.zeros((len(GAMMA_SCALES), len(grid)))
+    for i, widths in enumerate(est.cv_gammas_):
+        for train, test in kfold(40, 4, np.random.default_rng(fold_seed)):
+            offset = Y[train].mean(0)
+            for j, lam in enumerate(grid):
+                ridge = KernelRidge(alpha=lam, kernel="rbf", gamma=float(widths[0]))
+                pred = ridge.fit(X[train], Y[train] - offset).predict(X[test]) + offset
+                expected[i, j] += np.sum((Y[test] - pred) ** 2)
+    np.testing.assert_allclose(est.cv_errors_, expected / 40, rtol=1e-8)
+    i, j = np.unravel_index(np.argmin(expected), expected.shape)
+    np.testing.assert_array_equal(est.ensemble_.gamma, est.cv_gammas_[i])
+    assert est.alpha_ == grid[j]
+    refit = KernelRidgeRegressor(alpha=grid[j], gamma=float(est.cv_gammas_[i][0])).fit(X, Y)
+    np.testing.assert_allclose(est.predict(Xq), refit.predict(Xq), rtol=1e-10)
+    okcore.save(est, tmp_path / "m")
+    loaded = okcore.load(tmp_path / "m")
+    np.testing.assert_array_equal(loaded.cv_gammas_, est.cv_gammas_)
+    np.testing.assert_array_equal(loaded.predict(Xq), est.predict(Xq))
+    assert KernelRidgeRegressor(alpha=1.0).fit(X, Y).cv_gammas_ is None
+
+
+def test_a_width_search_with_one_alpha_and_without_rbf():
+    """gamma="cv" with a float alpha searches the width alone; the linear kernel has no
+    width, so "cv" changes nothing there."""
+    X, Y, _, _ = data(n=40)
+    est = KernelRidgeRegressor(alpha=0.1, gamma="cv", random_state=0).fit(X, Y)
+    assert est.cv_errors_.shape == (len(GAMMA_SCALES), 1) and est.alpha_ == 0.1
+    linear = KernelRidgeRegressor(input_kernel="linear", gamma="cv", random_state=0).fit(X, Y)
+    plain = KernelRidgeRegressor(input_kernel="linear", random_state=0).fit(X, Y)
+    assert linear.cv_gammas_ is None
+    np.testing.assert_array_equal(linear.cv_errors_, plain.cv_errors_)
+
+
 def test_default_grid_and_nystrom_cv():
     X, Y, Xq, Yq = data(n=80)
     est = KernelRidgeRegressor(random_state=0).fit(X, Y)
@@ -158,3 +202,6 @@ def test_the_cost_counts_the_cv_folds_and_the_basis():
     assert cv.stage_seconds > 3 * exact.stage_seconds  # 5 fits on 4/5 of the rows more
     assert nystrom.stage_size == 100 and nystrom.memory_bytes < exact.memory_bytes / 10
     assert nystrom.stage_seconds < exact.stage_seconds / 10
+    widths = KernelRidgeRegressor(alpha="cv", cv=5, gamma="cv").estimate_cost(2000, 5)
+    one_width = cv.stage_seconds - exact.stage_seconds
+    assert widths.stage_seconds == pytest.approx(exact.stage_seconds + 5 * one_width)
