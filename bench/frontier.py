@@ -31,8 +31,9 @@ configuration is one line there):
     sklearn_loop    M DecisionTreeRegressor(max_leaf_nodes=leaves) fits on the residuals
     krr             plain kernel ridge: okcore's KernelRidgeRegressor (RBF) on all training
                     rows, Nystroem with M = D basis rows, its width and lambda by its own
-                    5-fold CV (gamma="cv", alpha="cv") on 1,000 rows (fit_krr); krr_gp the same with a Gaussian process's widths
-                    (ARD) and noise ratio, the kernel-model protocol of bench.krr_kin40k
+                    5-fold CV (gamma="cv", alpha="cv") on 1,000 rows (fit_krr); krr_auto
+                    with gamma="auto" (lambda by the CV); krr_gp with a Gaussian process's
+                    widths (ARD) and noise ratio, the kernel-model protocol of bench.krr_kin40k
 
 Peers keep their own regularization defaults (LightGBM min_data_in_leaf=20, XGBoost
 reg_lambda=1, CatBoost l2_leaf_reg=3, HGB min_samples_leaf=20): what a user gets. A peer is
@@ -293,6 +294,7 @@ CONFIGS: dict[str, Config] = {
         )
         for name, how, label in (
             ("krr", "cv", "5-fold CV on 1,000 rows"),
+            ("krr_auto", "auto", "'auto' (lambda by 5-fold CV on 1,000 rows)"),
             ("krr_gp", "gp", "a GP on 1,000 rows (ARD up to 20 inputs)"),
         )
     },
@@ -959,7 +961,8 @@ def fit_krr(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[s
     intercept) on all the training rows, Nystroem with D = M basis rows (exact when M >= N),
     its width and penalty chosen on KRR_SEARCH_ROWS seeded training rows
     (``params["hyperparameters"]``: "cv", KernelRidgeRegressor's own CV, ``gamma="cv"``
-    and ``alpha="cv"``, as a scikit-learn user tunes KernelRidge; "gp", a Gaussian
+    and ``alpha="cv"``, as a scikit-learn user tunes KernelRidge; "auto", the width of
+    ``gamma="auto"`` on those rows and lambda by the same CV; "gp", a Gaussian
     process's ARD widths and noise ratio, :func:`bench.krr_kin40k.gp_hyperparameters`, one
     width beyond KRR_ARD_MAX_INPUTS inputs). The problem's targets are regressed directly,
     as the other peers do. The search's CPU, paid once, is counted in every point's fit CPU
@@ -979,7 +982,7 @@ def fit_krr(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[s
         gamma: Any = hyper["gamma"] if ard else hyper["gamma"][0]
         alpha = hyper["alpha"]
     else:
-        search = KernelRidgeRegressor(gamma="cv", alpha="cv", cv=5, random_state=0)
+        search = KernelRidgeRegressor(gamma=params["hyperparameters"], cv=5, random_state=0)
         _, hyper_cpu = _timed(lambda: search.fit(X_s, Y_s))
         gamma, alpha = search.ensemble_.gamma.tolist(), search.alpha_
     fitted: dict[int, dict[str, Any]] = {}  # D (M capped at the training rows) -> its point

@@ -299,6 +299,21 @@ def test_frontier_okcore_one_fit_equals_refits(tmp_path: Path) -> None:
         assert [q["mse"] for q in points] == pytest.approx([q["mse"] for q in again], rel=1e-12)
 
 
+def test_krr_widths_quick(tmp_path: Path) -> None:
+    """bench.krr_widths: one CV error per width multiple, saved, the least one named."""
+    pytest.importorskip("sklearn")
+    from bench import krr_widths
+
+    out = krr_widths.run(
+        ["--quick", "--problems", "synthetic", "--scales", "1", "2", "--out", str(tmp_path)]
+    )
+    errors = out["synthetic"]["cv_errors"]
+    assert len(errors) == 2 and all(math.isfinite(e) and e > 0 for e in errors)
+    saved = json.loads((tmp_path / "krr_widths.json").read_text())
+    assert saved["results"]["synthetic"]["scales"] == [1.0, 2.0]
+    assert "| synthetic |" in (tmp_path / "krr_widths.txt").read_text()
+
+
 def test_frontier_pareto() -> None:
     """A frontier keeps the points no cheaper point matches, in ascending CPU."""
     from bench.frontier import best_within, pareto
