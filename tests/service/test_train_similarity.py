@@ -41,9 +41,11 @@ def predict(client: TestClient, model_id: str, inputs: np.ndarray) -> Any:
     )
 
 
-def test_krr_trains_on_features_with_alpha_by_cv(client: TestClient) -> None:
+@pytest.mark.parametrize("gamma", [0.5, "cv"])
+def test_krr_trains_on_features_with_alpha_by_cv(client: TestClient, gamma: Any) -> None:
+    """The penalty, and with gamma "cv" the RBF width, chosen by CV as okcore chooses them."""
     X, Y = vector_data(n=40)
-    params = {"alpha": [0.01, 0.1, 1.0], "gamma": 0.5, "random_state": 0}
+    params = {"alpha": [0.01, 0.1, 1.0], "gamma": gamma, "random_state": 0}
     r = train(client, "krr", X, Y, params=params)
     assert r.status_code == 201, r.text
     record = r.json()["model"]
