@@ -303,8 +303,8 @@ class KernelRidgeRegressor(OKEstimator):
     @staticmethod
     def _best_penalty(errors: np.ndarray, grid: tuple[float, ...]) -> tuple[int, float]:
         """(width index, penalty) of least CV error in ``errors`` (widths, penalties); ties
-        (and a flat curve) go to the largest penalty, the smoother model, then to the first
-        width."""
+        (and a flat curve) go to the first width (the widest kernel), then to the largest
+        penalty: the smoother model."""
         if not np.isfinite(errors).any():
             raise DataError(
                 f"every alpha of {list(grid)} makes K + alpha I singular for some fold: "
