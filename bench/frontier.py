@@ -29,6 +29,9 @@ configuration is one line there):
     hgb             one scikit-learn HistGradientBoostingRegressor per output
                     (max_leaf_nodes=leaves, early_stopping=False)
     sklearn_loop    M DecisionTreeRegressor(max_leaf_nodes=leaves) fits on the residuals
+    average         okcore.multilabel.AveragedRegressor (equal weights) of OKBoostRegressor() and
+                    KernelRidgeRegressor(gamma="cv"), exact, its inner CV on all the training
+                    rows: a few thousand rows at most (fit_average)
     krr             plain kernel ridge: okcore's KernelRidgeRegressor (RBF) on all training
                     rows, Nystroem with M = D basis rows, its width and lambda by its own
                     5-fold CV (gamma="cv", alpha="cv") on 1,000 rows (fit_krr); krr_auto
@@ -285,6 +288,9 @@ CONFIGS: dict[str, Config] = {
     "xgboost": Config("xgboost", label="XGBoost multi_output_tree"),
     "hgb": Config("hgb", label="scikit-learn HGB, one model per output"),
     "sklearn_loop": Config("sklearn_loop", label="scikit-learn tree loop"),
+    "okcore_default_krr_average": Config(
+        "average", {}, DEFAULTS_ONLY, "okcore defaults averaged with kernel ridge (gamma 'cv')"
+    ),
     **{
         name: Config(
             "krr",
@@ -384,6 +390,7 @@ REQUIRES = {
     "hgb": "sklearn",
     "sklearn_loop": "sklearn",
     "krr": "sklearn",
+    "average": "okcore",
 }
 DEFAULT_GRID: dict[str, tuple] = {
     "rounds": (100, 300, 1000),
@@ -1013,6 +1020,33 @@ def fit_krr(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[s
     return points
 
 
+def fit_average(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """One point: okcore's default and plain kernel ridge averaged with equal weights
+    (``okcore.multilabel.AveragedRegressor([OKBoostRegressor(), KernelRidgeRegressor(gamma="cv")])``,
+    both one thread, seed 0), the problem's targets regressed directly as the peers do. The
+    kernel ridge is exact and chooses its width and penalty by 5-fold CV on all the training
+    rows (O(N^3) per fold and width: a few thousand rows)."""
+    from okcore import KernelRidgeRegressor, OKBoostRegressor
+    from okcore.multilabel import AveragedRegressor
+
+    boost = OKBoostRegressor(n_jobs=1, random_state=0, **params)
+    boost.set_params(n_estimators=2).fit(problem.X[:200], problem.Y[:200])  # load the kernels
+    average = AveragedRegressor(
+        [boost.set_params(n_estimators="auto"), KernelRidgeRegressor(gamma="cv", random_state=0)]
+    )
+    _, fit_cpu = _timed(lambda: average.fit(problem.X, problem.Y))
+    pred, predict_cpu, rest_cpu = predict_held_out(problem, average.predict)
+    return [
+        {
+            "rounds": int(average.estimators_[0].n_estimators_planned_),
+            "fit_cpu": fit_cpu,
+            "predict_cpu": predict_cpu,
+            "predict_cpu_rest": rest_cpu,
+            **problem.metrics(pred, problem.truth),
+        }
+    ]
+
+
 FITTERS: dict[str, Callable[[Problem, Cell, dict[str, Any]], list[dict[str, Any]]]] = {
     "okcore": fit_okcore,
     "okcore_direct": fit_okcore_direct,
@@ -1022,6 +1056,7 @@ FITTERS: dict[str, Callable[[Problem, Cell, dict[str, Any]], list[dict[str, Any]
     "hgb": fit_hgb,
     "sklearn_loop": fit_sklearn_loop,
     "krr": fit_krr,
+    "average": fit_average,
 }
 
 
