@@ -29,7 +29,7 @@ configuration is one line there):
     hgb             one scikit-learn HistGradientBoostingRegressor per output
                     (max_leaf_nodes=leaves, early_stopping=False)
     sklearn_loop    M DecisionTreeRegressor(max_leaf_nodes=leaves) fits on the residuals
-    average         okcore.multilabel.AveragedRegressor (equal weights) of OKBoostRegressor() and
+    average         okcore.AveragedRegressor (equal weights) of OKBoostRegressor() and
                     KernelRidgeRegressor(gamma="cv"), exact, its inner CV on all the training
                     rows: a few thousand rows at most (fit_average)
     krr             plain kernel ridge: okcore's KernelRidgeRegressor (RBF) on all training
@@ -1022,12 +1022,11 @@ def fit_krr(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[s
 
 def fit_average(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
     """One point: okcore's default and plain kernel ridge averaged with equal weights
-    (``okcore.multilabel.AveragedRegressor([OKBoostRegressor(), KernelRidgeRegressor(gamma="cv")])``,
+    (``okcore.AveragedRegressor([OKBoostRegressor(), KernelRidgeRegressor(gamma="cv")])``,
     both one thread, seed 0), the problem's targets regressed directly as the peers do. The
     kernel ridge is exact and chooses its width and penalty by 5-fold CV on all the training
     rows (O(N^3) per fold and width: a few thousand rows)."""
-    from okcore import KernelRidgeRegressor, OKBoostRegressor
-    from okcore.multilabel import AveragedRegressor
+    from okcore import AveragedRegressor, KernelRidgeRegressor, OKBoostRegressor
 
     boost = OKBoostRegressor(n_jobs=1, random_state=0, **params)
     boost.set_params(n_estimators=2).fit(problem.X[:200], problem.Y[:200])  # load the kernels

@@ -21,7 +21,7 @@ Methods:
 - sk_rf_05: scikit-learn RandomForestClassifier (multi-output), predict_proba, threshold 0.5;
 - sk_rf: scikit-learn RandomForestRegressor (multi-output) in the same MultiLabelClassifier;
 - sk_et: scikit-learn ExtraTreesRegressor (multi-output) in the same MultiLabelClassifier;
-- avg_et: the average (okcore.multilabel.AveragedRegressor) of OK3-et + OKBoost and
+- avg_et: the average (okcore.AveragedRegressor) of OK3-et + OKBoost and
   extra-trees of OK3 (300 trees, max_features sqrt), the average the study (below) selects
   on out-of-fold micro-F1, threshold by inner CV (micro-F1).
 
@@ -54,11 +54,16 @@ import numpy as np
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 
 from bench.common import Report, base_parser, data_dir, log, output_dirs
-from okcore import KRRBoostRegressor, OK3ForestRegressor, OKBoostRegressor, metrics
+from okcore import (
+    AveragedRegressor,
+    KRRBoostRegressor,
+    OK3ForestRegressor,
+    OKBoostRegressor,
+    metrics,
+)
 from okcore.model_selection import kfold
 from okcore.multilabel import (
     THRESHOLD_GRID,
-    AveragedRegressor,
     MultiLabelClassifier,
     choose_thresholds,
     fit_sigmoid,

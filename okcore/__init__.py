@@ -33,6 +33,7 @@ from .io import load, save
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr_boosting import KRRBoostRegressor
 from .kernel_models.ridge import KernelRidgeRegressor
+from .meta import AveragedRegressor
 from .multilabel import THRESHOLD_GRID, THRESHOLD_METRICS, MultiLabelClassifier
 from .outputs import graph
 from .outputs.kernels import (
@@ -54,6 +55,7 @@ from .trees.tree import OK3Regressor
 __version__ = "0.1.0"
 
 __all__ = [
+    "AveragedRegressor",
     "ESTIMATORS",
     "DataError",
     "DataTypeError",

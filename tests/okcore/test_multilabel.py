@@ -136,8 +136,8 @@ def test_label_rows_must_be_binary() -> None:
 
 
 def test_averaged_regressor_is_the_weighted_mean_of_its_members() -> None:
+    from okcore import AveragedRegressor
     from okcore.exceptions import DataError
-    from okcore.multilabel import AveragedRegressor
 
     X, Y = _data()
     boost = OKBoostRegressor(n_estimators=10, random_state=0)
