@@ -963,6 +963,13 @@ KRR_SEARCH_ROWS = 1000
 KRR_ARD_MAX_INPUTS = 20
 
 
+def krr_search_rows(problem: Problem) -> np.ndarray:
+    """The KRR_SEARCH_ROWS seeded training rows on which kernel ridge's width and penalty
+    are chosen (all of them when there are fewer)."""
+    n = len(problem.X)
+    return np.random.default_rng(0).choice(n, min(KRR_SEARCH_ROWS, n), replace=False)
+
+
 def fit_krr(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[str, Any]]:
     """Plain kernel ridge's points, one per M: okcore's KernelRidgeRegressor (RBF, an
     intercept) on all the training rows, Nystroem with D = M basis rows (exact when M >= N),
@@ -978,7 +985,7 @@ def fit_krr(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[dict[s
     from okcore import KernelRidgeRegressor
 
     n = len(problem.X)
-    rows = np.random.default_rng(0).choice(n, min(KRR_SEARCH_ROWS, n), replace=False)
+    rows = krr_search_rows(problem)
     X_s, Y_s = problem.X[rows], problem.Y[rows]
     if params["hyperparameters"] == "gp":
         from bench.krr_kin40k import gp_hyperparameters
@@ -1028,10 +1035,12 @@ def fit_average(problem: Problem, cell: Cell, params: dict[str, Any]) -> list[di
     rows (O(N^3) per fold and width: a few thousand rows)."""
     from okcore import AveragedRegressor, KernelRidgeRegressor, OKBoostRegressor
 
-    boost = OKBoostRegressor(n_jobs=1, random_state=0, **params)
-    boost.set_params(n_estimators=2).fit(problem.X[:200], problem.Y[:200])  # load the kernels
+    OKBoostRegressor(n_estimators=2, n_jobs=1).fit(problem.X[:200], problem.Y[:200])  # compile
     average = AveragedRegressor(
-        [boost.set_params(n_estimators="auto"), KernelRidgeRegressor(gamma="cv", random_state=0)]
+        [
+            OKBoostRegressor(n_jobs=1, random_state=0, **params),
+            KernelRidgeRegressor(gamma="cv", random_state=0),
+        ]
     )
     _, fit_cpu = _timed(lambda: average.fit(problem.X, problem.Y))
     pred, predict_cpu, rest_cpu = predict_held_out(problem, average.predict)

@@ -26,7 +26,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench.frontier import KRR_SEARCH_ROWS, make_problem  # noqa: E402
+from bench.frontier import krr_search_rows, make_problem  # noqa: E402
 from bench.scale_util import Tee, load_avg, save_run  # noqa: E402
 
 SCALES = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
@@ -37,16 +37,16 @@ def cv_errors(problem_name: str, scales: Sequence[float], quick: bool = False) -
     from threadpoolctl import threadpool_limits
 
     from okcore import KernelRidgeRegressor
+    from okcore.kernel_models.krr import make_input_kernel
 
     args = argparse.Namespace(
         problem=problem_name, quick=quick, n=None, queries=1000, fold=0, factor_rank=256
     )
     problem = make_problem(args)
-    n = len(problem.X)
-    rows = np.random.default_rng(0).choice(n, min(KRR_SEARCH_ROWS, n), replace=False)
+    rows = krr_search_rows(problem)
     X, Y = problem.X[rows], problem.Y[rows]
+    auto = float(make_input_kernel("rbf", "auto", X).gamma[0])
     with threadpool_limits(1):
-        auto = float(KernelRidgeRegressor(alpha=1.0).fit(X, Y).ensemble_.gamma[0])
         errors = []
         for scale in scales:
             est = KernelRidgeRegressor(gamma=auto * scale, cv=5, random_state=0).fit(X, Y)

@@ -129,16 +129,16 @@ class AveragedRegressor(MetaEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """sum_m w_m F_m(X), shape (Q, L) (or the members' shape)."""
-        check_is_fitted(self, "estimators_")
-        return sum(  # type: ignore[return-value]
-            w * np.asarray(m.predict(X), dtype=np.float64)
-            for w, m in zip(self.weights_, self.estimators_, strict=True)
-        )
+        return self._weighted_sum("predict", X)
 
     def predict_weights(self, X: Any) -> np.ndarray:
         """W^F(X) = sum_m w_m W_m^F(X), shape (Q, N_train)."""
+        return self._weighted_sum("predict_weights", X)
+
+    def _weighted_sum(self, method: str, X: Any) -> np.ndarray:
+        """sum_m w_m (member m's ``method``)(X)."""
         check_is_fitted(self, "estimators_")
         return sum(  # type: ignore[return-value]
-            w * np.asarray(m.predict_weights(X), dtype=np.float64)
+            w * np.asarray(getattr(m, method)(X), dtype=np.float64)
             for w, m in zip(self.weights_, self.estimators_, strict=True)
         )
