@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._histogram import TIE_TOLERANCE, compiled_with_slp
+from ._histogram import TIE_TOLERANCE, compiled_with_slp, use_row_wise
 from .splitter import FEATURE_THRESHOLD, midpoint_threshold, penalised_gain, threshold_after_bin
 
 
@@ -105,6 +105,94 @@ def build_level(
 
 #: build_level's ``members`` when the rows are tested, not listed.
 NO_MEMBERS = np.empty(0, dtype=np.int32)
+#: Largest level histogram (bytes of its sums, B x S x (k + 1) float64) built row by row
+#: (:func:`build_level_rows`): a row's adds then land in cells spread over the whole
+#: histogram, which must stay in cache. Microbenchmark, 64,000 rows, p = 50, 255 bins, one
+#: thread: k = 8, 1-8 slots (up to 7.3 MB): 1.09-1.42x faster than :func:`build_level`; 16
+#: slots (14.7 MB): 2.7x slower; k = 4, up to 16 slots (8.2 MB): 1.45-2.3x faster, 32 slots
+#: (16 MB): 2.3x slower.
+ROW_WISE_LEVEL_BYTES = 8 << 20
+
+
+def use_row_wise_level(n_bins: int, n_slots: int, k: int) -> bool:
+    """Whether a level histogram of ``n_slots`` slots and k search columns is built row by
+    row (:func:`build_level_rows`): k is 4 or 8 (:func:`~._histogram.use_row_wise`) and
+    its sums fit ROW_WISE_LEVEL_BYTES."""
+    return use_row_wise(k) and 8 * n_bins * n_slots * (k + 1) <= ROW_WISE_LEVEL_BYTES
+
+
+@compiled_with_slp(
+    "void(uint8[:, ::1], int32[::1], int64, int32[::1], float64[:, ::1], int64[::1], int32[::1],"
+    " float64[:, :, ::1])"
+)
+def build_level_rows(
+    row_codes: np.ndarray,
+    slot: np.ndarray,
+    slot_lo: int,
+    members: np.ndarray,
+    rows: np.ndarray,
+    bin_offset: np.ndarray,
+    features: np.ndarray,
+    hist: np.ndarray,
+) -> None:  # pragma: no cover - jit
+    """:func:`build_level` row by row (LightGBM's row-wise histograms), for k = 4 or 8
+    search columns: a row's k values are loaded once into registers and added to its cell
+    of every feature of ``features``, from ``row_codes`` (n_fit, p), the fitted rows' codes
+    as one contiguous run per row (:func:`~._histogram.row_major_codes`). Every cell still
+    adds its rows in row order, so the histogram is :func:`build_level`'s bit for bit;
+    the k columns are read once per row instead of once per feature (chosen by
+    :func:`use_row_wise_level`). Same arguments otherwise. O(n_fit len(features) k).
+    """
+    n_fit, k = rows.shape
+    width = hist.shape[1]
+    cell = k + 1
+    stride = np.uint64(width * cell)  # one bin: S cells
+    flat = hist.reshape(-1)
+    values = rows.reshape(-1)
+    n_features = features.shape[0]
+    base = np.empty(n_features, dtype=np.uint64)  # each feature's first cell
+    for q in range(n_features):
+        f = features[q]
+        hist[bin_offset[f] : bin_offset[f + 1]] = 0.0
+        base[q] = np.uint64(bin_offset[f]) * stride
+    one, two, three, four = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
+    five, six, seven = np.uint64(5), np.uint64(6), np.uint64(7)
+    uk = np.uint64(k)
+    n_members = members.shape[0]
+    n_steps = n_members if n_members > 0 else n_fit
+    for i in range(n_steps):
+        t = np.uint64(members[i]) if n_members > 0 else np.uint64(i)
+        s = np.uint64(np.int64(slot[t]) - slot_lo)
+        if s >= np.uint64(width):
+            continue
+        o = s * np.uint64(cell)
+        r = t * uk
+        a0, a1, a2, a3 = values[r], values[r + one], values[r + two], values[r + three]
+        if k == 8:
+            a4, a5 = values[r + four], values[r + five]
+            a6, a7 = values[r + six], values[r + seven]
+            for q in range(n_features):
+                j = base[q] + np.uint64(row_codes[t, features[q]]) * stride + o
+                h0, h1, h2, h3 = flat[j], flat[j + one], flat[j + two], flat[j + three]
+                h4, h5, h6, h7 = flat[j + four], flat[j + five], flat[j + six], flat[j + seven]
+                flat[j] = h0 + a0
+                flat[j + one] = h1 + a1
+                flat[j + two] = h2 + a2
+                flat[j + three] = h3 + a3
+                flat[j + four] = h4 + a4
+                flat[j + five] = h5 + a5
+                flat[j + six] = h6 + a6
+                flat[j + seven] = h7 + a7
+                flat[j + uk] += 1.0
+        else:
+            for q in range(n_features):
+                j = base[q] + np.uint64(row_codes[t, features[q]]) * stride + o
+                h0, h1, h2, h3 = flat[j], flat[j + one], flat[j + two], flat[j + three]
+                flat[j] = h0 + a0
+                flat[j + one] = h1 + a1
+                flat[j + two] = h2 + a2
+                flat[j + three] = h3 + a3
+                flat[j + uk] += 1.0
 
 
 @njit(cache=True, nogil=True)

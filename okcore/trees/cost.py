@@ -6,8 +6,9 @@ From N training rows, p features, the factor's width r, M trees and L leaves per
 
     work     = search + trees
     search   = exact split search: 12 p N (inputs as float64 + presorted int32 orders);
-               histograms: p N (uint8 bin codes), + 8 p N with refined cuts (the raw
-               inputs, float64)
+               histograms: p N (uint8 bin codes), + p N when w is 4 or 8 (their
+               row-major copy, read by row-wise histogram builds), + 8 p N with refined
+               cuts (the raw inputs, float64)
     trees    = 4 x 8 N r (factor, F, residuals, a temporary)
                + M x (b N + 16 L r + 256 L)  (the leaf and fit count of every training row
                in every tree, b bytes a row: 16 for trees grown one by one, int32 leaves and
@@ -33,6 +34,7 @@ from __future__ import annotations
 import math
 
 from ..cost import StageCost
+from ._histogram import use_row_wise
 
 SORT_SECONDS = 5e-8
 """Seconds per element and log2 step of sorting one feature's values (presort, bin edges)."""
@@ -77,7 +79,8 @@ def tree_stages_cost(
     (b above), ``refined``: the histogram search refines its cuts."""
     n, p, r = n_samples, n_features, rank
     search = "histogram" if histogram else "exact"
-    search_bytes = (9.0 if refined else 1.0) * p * n if histogram else 12.0 * p * n
+    codes_bytes = 2.0 if use_row_wise(search_width) else 1.0
+    search_bytes = (codes_bytes + (8.0 if refined else 0.0)) * p * n if histogram else 12.0 * p * n
     trees_bytes = 4 * 8.0 * n * r + n_trees * (
         leaf_row_bytes * n + 16.0 * leaves * r + 256.0 * leaves
     )

@@ -32,7 +32,11 @@ rows, f candidate features, k search columns (r, or the sketch's k), B_f bins pe
 (B in all), L <= 2^(d - 1) open nodes and r residual columns:
 
 - histograms: one sequential pass over the rows per feature adds each row's k search values
-  and a count to its (bin, node) cell: O(n f k). A feature whose most frequent bin holds
+  and a count to its (bin, node) cell: O(n f k). With k = 4 or 8 search columns and a level
+  histogram of at most ROW_WISE_LEVEL_BYTES (:func:`~._oblivious_kernels.use_row_wise_level`)
+  one pass over the rows adds each row, read once, to its cell of every feature instead, from
+  a row-major copy of the codes (the fit's, or the subsampled rows' per tree: O(n p)); the
+  cells are the same bit for bit. A feature whose most frequent bin holds
   all but at most COMMON_BIN_MAX_OUTSIDE (20 %) of the fitted rows (binary word counts,
   one-hot columns, blank pixels: :func:`~okcore.trees.binning.common_bin_layout`) adds
   only its other rows, and its common bin's cell is the node's total (one O(n k) pass per
@@ -86,13 +90,14 @@ from typing import Any
 import numpy as np
 
 from ..threads import SERIAL, ChunkRunner
-from ._histogram import gather_rows
+from ._histogram import gather_rows, row_major_codes
 from ._oblivious_kernels import (
     NO_MEMBERS,
     add_blocks,
     add_level_gains,
     best_level_cut,
     build_level,
+    build_level_rows,
     build_level_sparse,
     child_statistics,
     child_statistics_one_output,
@@ -104,6 +109,7 @@ from ._oblivious_kernels import (
     slot_totals,
     subtraction_pays,
     subtraction_plan,
+    use_row_wise_level,
 )
 from .binning import COMMON_BIN_MAX_OUTSIDE, BinnedInputs, common_bin_layout
 
@@ -259,6 +265,15 @@ def build_oblivious_tree(
             binned, codes, samples, search_rows, R, candidate_features, depth, min_leaf, l2,
             raw, row_leaf, histogram_pool,
         )  # fmt: skip
+    # the fitted rows' codes row-major, for levels built row by row (the fit's copy, kept
+    # by its pool, when every row is fitted)
+    row_codes = np.empty((0, 0), dtype=np.uint8)
+    if use_row_wise_level(n_bins, 1, k):
+        row_codes = (
+            histogram_pool.row_codes(binned.codes)
+            if rows is None and histogram_pool is not None
+            else row_major_codes(codes)
+        )
     row_sq = np.empty(n_fit)  # ||R[samples[t]]||^2: by the root's statistics pass
     if R.shape[1] == 1:
 
@@ -355,9 +370,10 @@ def build_oblivious_tree(
             run = features[f_lo:f_hi]
             spread, sparse_run = run[~has_common[f_lo:f_hi]], run[has_common[f_lo:f_hi]]
             if len(spread):
-                build_level(
-                    codes, row_slot, slot_lo, members, search_rows, binned.bin_offset, spread,
-                    built,
+                by_rows = use_row_wise_level(n_bins, built.shape[1], k)
+                (build_level_rows if by_rows else build_level)(
+                    row_codes if by_rows else codes, row_slot, slot_lo, members, search_rows,
+                    binned.bin_offset, spread, built,
                 )  # fmt: skip
             if len(sparse_run):
                 build_level_sparse(

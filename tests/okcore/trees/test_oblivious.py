@@ -489,3 +489,84 @@ def test_one_output_compiled_tree_equals_the_level_loop(
     for key, value in fixed.items():
         np.testing.assert_array_equal(compiled[key], value, err_msg=key)
     np.testing.assert_array_equal(leaf_compiled, row_leaf)
+
+
+@pytest.mark.parametrize("k", [4, 8])
+@pytest.mark.parametrize("listed", [False, True])
+def test_row_wise_level_histogram_is_the_feature_wise_one_bit_for_bit(k, listed):
+    """build_level_rows adds every row to its cell of each feature in row order, as
+    build_level does feature by feature: the same histogram bit for bit, for a chunk of
+    slots (slot_lo > 0, rows of other slots and of final leaves skipped), listed rows and a
+    subset of the features."""
+    from okcore.trees._histogram import row_major_codes
+    from okcore.trees._oblivious_kernels import NO_MEMBERS, build_level, build_level_rows
+
+    rng = np.random.default_rng(k)
+    n, p, n_slots, slot_lo, width = 3000, 6, 7, 2, 4
+    codes = rng.integers(0, 30, (p, n)).astype(np.uint8)
+    bin_offset = np.arange(p + 1, dtype=np.int64) * 30
+    slot = rng.integers(-1, n_slots, n).astype(np.int32)
+    rows = rng.standard_normal((n, k)) * 10.0 ** rng.integers(-3, 4, (n, 1))
+    members = (
+        np.sort(rng.choice(n, n // 3, replace=False)).astype(np.int32) if listed else NO_MEMBERS
+    )
+    features = np.array([0, 2, 3, 5], dtype=np.int32)
+    by_feature = np.full((int(bin_offset[-1]), width, k + 1), np.nan)
+    by_row = np.full_like(by_feature, -1.0)
+    build_level(codes, slot, slot_lo, members, rows, bin_offset, features, by_feature)
+    build_level_rows(
+        row_major_codes(codes), slot, slot_lo, members, rows, bin_offset, features, by_row
+    )
+    cells = np.concatenate([np.arange(bin_offset[f], bin_offset[f + 1]) for f in features])
+    np.testing.assert_array_equal(by_row[cells], by_feature[cells])
+    in_chunk = np.isin(slot[members if listed else slice(None)], range(slot_lo, slot_lo + width))
+    assert by_row[cells, :, k].sum() == len(features) * in_chunk.sum()  # every row counted
+
+
+@pytest.mark.parametrize("k", [4, 8])
+def test_row_wise_levels_grow_the_feature_wise_tree(monkeypatch, derived_levels, k):
+    """A sketched search of 4 or 8 columns builds its small level histograms row by row;
+    with every level built feature by feature (ROW_WISE_LEVEL_BYTES = 0) the tree, its
+    statistics and its rows' leaves are the same bit for bit, on all rows (the pool's
+    row-major codes) and on subsampled rows, with levels derived by subtraction."""
+    import okcore.trees._oblivious_kernels as kernels
+    import okcore.trees.oblivious as oblivious
+
+    X, R = data(8, n=2000, p=6, r=12)
+    X = np.round(X * 8) / 8  # few bins: levels derived by subtraction (fixed features)
+    binned = bin_inputs(X, 255, keep_values=True)
+    projection = np.random.default_rng(2).standard_normal((12, k))
+    rows = np.sort(np.random.default_rng(3).choice(2000, 1500, replace=True)).astype(np.int32)
+    calls = []
+    by_rows, level_bytes = oblivious.build_level_rows, kernels.ROW_WISE_LEVEL_BYTES
+
+    def counting(*args):
+        calls.append(args[-1].shape[1])
+        return by_rows(*args)
+
+    monkeypatch.setattr(oblivious, "build_level_rows", counting)
+
+    def grow(fitted_rows):
+        row_leaf = np.empty(len(X), dtype=np.int32)
+        tree = oblivious.build_oblivious_tree(
+            binned, R, R @ projection, projection, params(5, min_leaf=2, l2=1.0, refine=True),
+            np.random.default_rng(0), np.arange(6, dtype=np.int32), rows=fitted_rows,
+            row_leaf=row_leaf, histogram_pool=HistogramPool(binned.n_bins_total),
+        )  # fmt: skip
+        return tree, row_leaf
+
+    for fitted_rows in (None, rows):
+        calls.clear()
+        derived_levels.clear()
+        row_wise, leaf_row_wise = grow(fitted_rows)
+        assert calls and derived_levels  # levels built row by row, and derived ones
+        monkeypatch.setattr(kernels, "ROW_WISE_LEVEL_BYTES", 0)
+        calls.clear()
+        feature_wise, leaf_feature_wise = grow(fitted_rows)
+        monkeypatch.setattr(kernels, "ROW_WISE_LEVEL_BYTES", level_bytes)
+        assert not calls
+        for key, value in feature_wise.items():
+            np.testing.assert_array_equal(row_wise[key], value, err_msg=key)
+        fitted = np.arange(len(X)) if fitted_rows is None else np.unique(fitted_rows)
+        np.testing.assert_array_equal(leaf_row_wise[fitted], leaf_feature_wise[fitted])
+        assert (row_wise["feature"] >= 0).sum() >= 7
