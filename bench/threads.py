@@ -14,7 +14,10 @@ every parallel region of the growth (measurement-only wrapper of the builder's c
 runner): "critical path" = the fit's CPU time minus the CPU of the chunks plus, per parallel
 region, its slowest chunk's CPU, i.e. the wall time the fit would take if each of its
 threads had a core. CPU 1 thread / critical path 2 threads is the speed-up those threads
-can give, load or not (cache sharing under load still inflates both).
+can give, load or not (cache sharing under load still inflates both). Each pair also lists
+its chunked regions (the level search, the children's statistics, the boosting step, ...):
+wall time on 1 and 2 threads and the CPU two threads spend against one, then the wall time
+outside every region (what stays serial).
 
     python -m bench.threads                         # N = 4000 and 64000, 3 repeats
     python -m bench.threads --sizes 4000 --repeats 5 --trees 100
@@ -48,10 +51,18 @@ from bench.scale_util import Tee, cpu_seconds, load_avg, log, peak_rss_mb, save_
 P, R, J, NU = 50, 50, 10, 0.1
 
 
-def _time_parallel_regions(ledger: dict[str, float]) -> None:
+def region_name(run: Any) -> str:
+    """A parallel region's name: its chunk function's qualified name without the
+    ``<locals>`` of the functions that define it (``build_oblivious_tree.searcher.search``)."""
+    return str(getattr(run, "__qualname__", run)).replace(".<locals>", "")
+
+
+def _time_parallel_regions(ledger: dict[str, float], regions: dict[str, dict[str, float]]) -> None:
     """Wrap the fit's chunk runners (okcore.threads) so each chunk's thread CPU is recorded:
     ledger gets the chunks' total CPU and the sum over regions of the slowest thread's CPU
-    (for overlapped regions, each thread's CPU over its share)."""
+    (for overlapped regions, each thread's CPU over its share); ``regions`` gets, per
+    chunked region (:func:`region_name`), its chunks' CPU, its slowest chunks' CPU and its
+    wall time."""
     from okcore import threads
 
     runner = threads.in_chunks
@@ -64,9 +75,17 @@ def _time_parallel_regions(ledger: dict[str, float]) -> None:
             run(lo, hi)
             chunks.append(time.thread_time() - t0)
 
+        wall = time.perf_counter()
         runner(executor, n_threads, work, total, timed_run, grain)
+        wall = time.perf_counter() - wall
         ledger["chunks_cpu"] += sum(chunks)
         ledger["slowest_chunks_cpu"] += max(chunks)
+        region = regions.setdefault(
+            region_name(run), {"cpu_s": 0.0, "slowest_s": 0.0, "wall_s": 0.0}
+        )
+        region["cpu_s"] += sum(chunks)
+        region["slowest_s"] += max(chunks)
+        region["wall_s"] += wall
 
     threads.in_chunks = timed_runner
     overlapped = threads.overlapped
@@ -104,7 +123,8 @@ def child(n: int, n_jobs: int, n_trees: int, tree: dict[str, Any]) -> dict[str, 
     from okcore import OKBoostRegressor
 
     ledger = {"chunks_cpu": 0.0, "slowest_chunks_cpu": 0.0}
-    _time_parallel_regions(ledger)
+    regions: dict[str, dict[str, float]] = {}
+    _time_parallel_regions(ledger, regions)
 
     X, Y, _, _ = make_data(n, P, R)
     OKBoostRegressor(n_estimators=2, max_splits=J, max_bins=255, n_jobs=n_jobs, **tree).fit(
@@ -116,11 +136,13 @@ def child(n: int, n_jobs: int, n_trees: int, tree: dict[str, Any]) -> dict[str, 
     )  # fmt: skip
     load_before = load_avg()
     ledger.update(chunks_cpu=0.0, slowest_chunks_cpu=0.0)
+    regions.clear()
     wall, cpu = time.perf_counter(), cpu_seconds()
     est.fit(X, Y)
     row = {"wall_s": time.perf_counter() - wall, "cpu_s": cpu_seconds() - cpu}
     row["critical_path_s"] = row["cpu_s"] - ledger["chunks_cpu"] + ledger["slowest_chunks_cpu"]
     row["parallel_fraction"] = ledger["chunks_cpu"] / row["cpu_s"]
+    row["regions"] = regions
     e = est.ensemble_
     digest = hashlib.sha256()
     for field in ("feature", "threshold", "value", "impurity", "train_leaf"):
@@ -187,6 +209,18 @@ def main(argv: list[str] | None = None) -> None:
                 f"CPU ratio {pair[2]['cpu_s'] / pair[1]['cpu_s']:.2f}, same model: "
                 f"{pair[1]['model_sha256'] == pair[2]['model_sha256']}"
             )
+            for name, one in sorted(pair[1]["regions"].items(), key=lambda kv: -kv[1]["cpu_s"]):
+                two = pair[2]["regions"].get(name)
+                if two is not None and two["wall_s"] > 0:
+                    out(
+                        f"{'':>6}   {name}: 1 thread {one['wall_s']:.2f} s, 2 threads "
+                        f"{two['wall_s']:.2f} s wall ({one['wall_s'] / two['wall_s']:.2f}x), "
+                        f"CPU {two['cpu_s'] / max(one['cpu_s'], 1e-12):.2f}x"
+                    )
+            outside = [
+                p["wall_s"] - sum(r["wall_s"] for r in p["regions"].values()) for p in pair.values()
+            ]
+            out(f"{'':>6}   outside the regions: {outside[0]:.2f} s, {outside[1]:.2f} s wall")
     save_run(
         REPO_ROOT / "bench" / "results",
         args.name,

@@ -1,0 +1,36 @@
+"""bench.threads' child fit reports its parallel regions (what the benchmark's per-region
+lines are made of)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_a_child_fit_reports_its_parallel_regions() -> None:
+    """Two threads on a small oblivious fit: the level search, the children's statistics and
+    the boosting step are listed, each within the fit's wall time, and the chunks' CPU is the
+    regions' CPU summed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.threads", "--trees", "3", "--tree-type", "oblivious",
+         "--max-depth", "3", "--child", "3000", "2"],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+        check=True, timeout=600,
+    )  # fmt: skip
+    row = json.loads(done.stdout)
+    regions = row["regions"]
+    assert {
+        "build_oblivious_tree.searcher.search",
+        "build_oblivious_tree.statistics.run",
+        "SquaredFeatureLoss.step.run",
+    } <= set(regions)
+    for region in regions.values():
+        assert 0.0 <= region["slowest_s"] <= region["cpu_s"]
+        assert 0.0 <= region["wall_s"] <= row["wall_s"]
+    assert sum(r["wall_s"] for r in regions.values()) <= row["wall_s"]
+    assert 0.0 < row["parallel_fraction"] <= 1.0
