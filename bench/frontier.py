@@ -172,6 +172,18 @@ CONFIGS: dict[str, Config] = {
     "okcore_default_refined": Config(
         "okcore", {"refine_cuts": True}, DEFAULTS_ONLY, "okcore defaults, cuts always refined"
     ),
+    # the defaults with fewer histogram bins (a few thousand rows: most cells of a level's
+    # histogram are empty), by seed
+    **{
+        f"okcore_default_{bins}_bins{f'_seed{seed}' if seed else ''}": Config(
+            "okcore",
+            {"max_bins": bins, "random_state": seed},
+            DEFAULTS_ONLY,
+            f"okcore defaults with {bins} bins, seed {seed}",
+        )
+        for bins in (64, 128)
+        for seed in (0, 1, 2)
+    },
     "okcore_fast": Config("okcore", FAST, label="okcore fast (hist + sketch), variance order"),
     "okcore_exact": Config("okcore", EXACT, label="okcore exact = paper (variance order)"),
     "okcore_fast_gain": Config("okcore", {**FAST, **GAIN}, label="okcore fast, gain order"),
@@ -322,6 +334,12 @@ CONFIGS.update(
     # pixels, not pre-images; Cora: the given factor, not the kernel): the same outputs
     okcore_direct_default=Config(
         "okcore_direct", {}, DEFAULTS_ONLY, "okcore defaults, targets regressed directly"
+    ),
+    okcore_direct_64_bins=Config(
+        "okcore_direct",
+        {"max_bins": 64},
+        DEFAULTS_ONLY,
+        "okcore defaults with 64 bins, targets regressed directly",
     ),
     okcore_direct_oblivious_l2_3=Config(
         "okcore_direct",
