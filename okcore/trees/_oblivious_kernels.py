@@ -21,11 +21,15 @@ from numba import njit
 from ._histogram import TIE_TOLERANCE, compiled_with_slp, use_row_wise
 from .splitter import FEATURE_THRESHOLD, midpoint_threshold, penalised_gain, threshold_after_bin
 
-
-@compiled_with_slp(
+#: The numba signature of the two level builds, feature by feature and row by row (codes
+#: (p, n) or (n, p), slot, slot_lo, members, search rows, bin offsets, features, histogram).
+LEVEL_BUILD_SIGNATURE = (
     "void(uint8[:, ::1], int32[::1], int64, int32[::1], float64[:, ::1], int64[::1], int32[::1],"
     " float64[:, :, ::1])"
 )
+
+
+@compiled_with_slp(LEVEL_BUILD_SIGNATURE)
 def build_level(
     codes: np.ndarray,
     slot: np.ndarray,
@@ -121,10 +125,7 @@ def use_row_wise_level(n_bins: int, n_slots: int, k: int) -> bool:
     return use_row_wise(k) and 8 * n_bins * n_slots * (k + 1) <= ROW_WISE_LEVEL_BYTES
 
 
-@compiled_with_slp(
-    "void(uint8[:, ::1], int32[::1], int64, int32[::1], float64[:, ::1], int64[::1], int32[::1],"
-    " float64[:, :, ::1])"
-)
+@compiled_with_slp(LEVEL_BUILD_SIGNATURE)
 def build_level_rows(
     row_codes: np.ndarray,
     slot: np.ndarray,
