@@ -102,7 +102,6 @@ from ._oblivious_kernels import (
     child_statistics,
     child_statistics_one_output,
     derive_level,
-    grow_one_output,
     move_rows,
     refine_level_cut,
     row_squares,
@@ -111,6 +110,7 @@ from ._oblivious_kernels import (
     subtraction_plan,
     use_row_wise_level,
 )
+from ._one_output_kernels import grow_one_output
 from .binning import COMMON_BIN_MAX_OUTSIDE, BinnedInputs, common_bin_layout
 
 #: The fields of a grown tree, in the order of TreeArrays (okcore.trees.builder) and of
@@ -523,7 +523,7 @@ def _grow_one_output(
 ) -> dict[str, np.ndarray]:
     """:func:`build_oblivious_tree` for one output column (R (N, 1), no sketch) and the same
     candidate features at every level: the whole tree in one compiled call
-    (:func:`~okcore.trees._oblivious_kernels.grow_one_output`), the same tree bit for bit,
+    (:func:`~okcore.trees._one_output_kernels.grow_one_output`), the same tree,
     without the Python work per level and node that was a third of a tree's time at
     N = 36,000. One thread: a level's work at r = 1 (f n adds) is about a millisecond.
     ``raw``: the raw inputs (p, N) that refine each level's cut, or empty (0, 0)."""
