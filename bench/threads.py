@@ -19,6 +19,13 @@ its chunked regions (the level search, the children's statistics, the boosting s
 wall time on 1 and 2 threads and the CPU two threads spend against one, then the wall time
 outside every region (what stays serial).
 
+``--side-by-side`` adds, to every pair, two one-thread fits of the same problem run at the
+same time in two processes: what this machine's two cores give to two independent copies of
+the work. With one thread alone taking T1 and each side-by-side copy T1' (wall), two cores
+complete the fit's work at most 2 T1 / T1' times faster than one: the speed-up no
+threading of the fit can pass on this machine (its "ceiling"), since the two threads of a
+fit do the same work and contend for the same shared caches and memory as the two copies.
+
     python -m bench.threads                         # N = 4000 and 64000, 3 repeats
     python -m bench.threads --sizes 4000 --repeats 5 --trees 100
     python -m bench.threads --tree-type oblivious --max-depth 4 --name threads_oblivious
@@ -156,6 +163,33 @@ def child(n: int, n_jobs: int, n_trees: int, tree: dict[str, Any]) -> dict[str, 
     }
 
 
+def run_children(n: int, n_jobs: int, args: argparse.Namespace, copies: int) -> list[dict]:
+    """``copies`` child fits (``--child n n_jobs``) started together, each in its own
+    process; their JSON rows once all have ended."""
+    env = {**os.environ, "NUMBA_NUM_THREADS": str(n_jobs), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "bench.threads", "--trees", str(args.trees)]
+    cmd += ["--tree-type", args.tree_type]
+    cmd += [] if args.max_depth is None else ["--max-depth", str(args.max_depth)]
+    procs = [
+        subprocess.Popen(
+            [*cmd, "--child", str(n), str(n_jobs)],
+            env=env,
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(copies)
+    ]
+    rows = []
+    for proc in procs:
+        stdout, stderr = proc.communicate()
+        if proc.returncode != 0:
+            raise subprocess.CalledProcessError(proc.returncode, proc.args, stdout, stderr)
+        rows.append(json.loads(stdout))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[4000, 64000])
@@ -164,6 +198,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", default="threads")
     parser.add_argument("--tree-type", default="best-first", choices=["best-first", "oblivious"])
     parser.add_argument("--max-depth", type=int, default=None)
+    parser.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="also two one-thread fits at once per pair: the machine's ceiling (docstring)",
+    )
     parser.add_argument("--child", type=int, nargs=2, metavar=("N", "N_JOBS"))
     args = parser.parse_args(argv)
     tree = {"tree_type": args.tree_type, "max_depth": args.max_depth}
@@ -186,15 +225,8 @@ def main(argv: list[str] | None = None) -> None:
             pair = {}
             for n_jobs in (1, 2):
                 log(f"N={n} repeat {rep + 1} threads {n_jobs}")
-                env = {**os.environ, "NUMBA_NUM_THREADS": str(n_jobs), "OMP_NUM_THREADS": "1"}
-                cmd = [sys.executable, "-m", "bench.threads", "--trees", str(args.trees)]
-                cmd += ["--tree-type", args.tree_type]
-                cmd += [] if args.max_depth is None else ["--max-depth", str(args.max_depth)]
-                done = subprocess.run(
-                    [*cmd, "--child", str(n), str(n_jobs)],
-                    env=env, cwd=REPO_ROOT, capture_output=True, text=True, check=True,
-                )  # fmt: skip
-                row = {"n": n, "repeat": rep, "n_jobs": n_jobs, **json.loads(done.stdout)}
+                (child_row,) = run_children(n, n_jobs, args, copies=1)
+                row = {"n": n, "repeat": rep, "n_jobs": n_jobs, **child_row}
                 rows.append(row)
                 pair[n_jobs] = row
                 out(
@@ -221,6 +253,21 @@ def main(argv: list[str] | None = None) -> None:
                 p["wall_s"] - sum(r["wall_s"] for r in p["regions"].values()) for p in pair.values()
             ]
             out(f"{'':>6}   outside the regions: {outside[0]:.2f} s, {outside[1]:.2f} s wall")
+            if args.side_by_side:
+                log(f"N={n} repeat {rep + 1} two one-thread fits side by side")
+                copies = run_children(n, 1, args, copies=2)
+                for copy, child_row in enumerate(copies):
+                    rows.append(
+                        {"n": n, "repeat": rep, "n_jobs": 1, "side_by_side": copy, **child_row}
+                    )
+                walls = [c["wall_s"] for c in copies]
+                slowest = max(walls)
+                out(
+                    f"{'':>6}   two one-thread fits side by side: "
+                    f"{', '.join(f'{w:.2f}' for w in walls)} s wall (alone "
+                    f"{pair[1]['wall_s']:.2f} s): ceiling {2 * pair[1]['wall_s'] / slowest:.2f}x, "
+                    f"against the 2-thread fit's {pair[1]['wall_s'] / pair[2]['wall_s']:.2f}x"
+                )
     save_run(
         REPO_ROOT / "bench" / "results",
         args.name,

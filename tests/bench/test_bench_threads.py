@@ -3,6 +3,7 @@ lines are made of)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -10,6 +11,10 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.threads import run_children  # noqa: E402
 
 
 def test_a_child_fit_reports_its_parallel_regions() -> None:
@@ -34,3 +39,14 @@ def test_a_child_fit_reports_its_parallel_regions() -> None:
         assert 0.0 <= region["wall_s"] <= row["wall_s"]
     assert sum(r["wall_s"] for r in regions.values()) <= row["wall_s"]
     assert 0.0 < row["parallel_fraction"] <= 1.0
+
+
+def test_side_by_side_copies_each_report_their_fit() -> None:
+    """--side-by-side's two one-thread copies (started together): each gives a full child
+    row, of the same model."""
+    args = argparse.Namespace(trees=3, tree_type="oblivious", max_depth=3)
+    copies = run_children(3000, 1, args, copies=2)
+    assert len(copies) == 2
+    assert copies[0]["model_sha256"] == copies[1]["model_sha256"]
+    for row in copies:
+        assert row["wall_s"] > 0.0 and row["cpu_s"] > 0.0
