@@ -22,9 +22,11 @@ outside every region (what stays serial).
 ``--side-by-side`` adds, to every pair, two one-thread fits of the same problem run at the
 same time in two processes: what this machine's two cores give to two independent copies of
 the work. With one thread alone taking T1 and each side-by-side copy T1' (wall), two cores
-complete the fit's work at most 2 T1 / T1' times faster than one: the speed-up no
-threading of the fit can pass on this machine (its "ceiling"), since the two threads of a
-fit do the same work and contend for the same shared caches and memory as the two copies.
+completed twice the work 2 T1 / T1' times faster than one core did it once: the speed-up
+two threads of the fit, doing the same work on the same shared caches and memory, could
+reach at that moment (its "ceiling"). The copies run after the pair, not with it: on a
+machine whose speed moves between fits, the ratio is only a bound when T1 and T1' were
+measured at the same speed (docs/PERFORMANCE.md, "Two copies side by side").
 
     python -m bench.threads                         # N = 4000 and 64000, 3 repeats
     python -m bench.threads --sizes 4000 --repeats 5 --trees 100
@@ -201,7 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--side-by-side",
         action="store_true",
-        help="also two one-thread fits at once per pair: the machine's ceiling (docstring)",
+        help="also two one-thread fits at once per pair: a ceiling for two threads (docstring)",
     )
     parser.add_argument("--child", type=int, nargs=2, metavar=("N", "N_JOBS"))
     args = parser.parse_args(argv)

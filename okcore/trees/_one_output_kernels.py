@@ -113,7 +113,7 @@ def add_slot_block_gains(
                         slot_gain = acc * n / (n_left * n_right)
             run[b] = slot_gain if can_cut else 0.0
             any_cut[b] |= can_cut
-        rows_in_bin[last] += np.int64(block[cells + 2 * last + 1])
+        rows_in_bin[last] += int(block[cells + 2 * last + 1])
         for b in range(last):
             total[b] += run[b]
 
