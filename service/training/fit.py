@@ -241,6 +241,12 @@ def output_space_summary(space: okcore.OutputSpace) -> dict[str, Any]:
     }
 
 
+def resolved_params(est: Any) -> dict[str, Any]:
+    """The model record's ``resolved_params``: the fitted ``resolved_params_`` (every value
+    the fit resolved), empty for an estimator that resolves nothing."""
+    return dict(getattr(est, "resolved_params_", None) or {})
+
+
 def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter) -> str:
     """Fit, then store the model atomically under ``root``. Returns "done", "cancelled" or
     "deleted" (the model was deleted before its save committed: nothing is written).
@@ -270,6 +276,7 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
         # kernel models (krr-boost) have none: the attribute raises AttributeError
         feature_importances=float_list(getattr(est, "feature_importances_", None)),
         output_space=output_space_summary(est.output_space_),
+        resolved_params=resolved_params(est),
         error=None,
     )
     progress.saving()
