@@ -147,3 +147,19 @@ def test_trees_and_forests_resolve_their_candidate_features(cls, tmp_path) -> No
     assert est.resolved_params_ == {"max_features": 3, "max_bins": None, "refine_cuts": False}
     okcore.save(est, tmp_path / "m")
     assert okcore.load(tmp_path / "m").resolved_params_ == est.resolved_params_
+
+
+def test_the_docstring_states_the_numbers_in_force() -> None:
+    """The estimator's docstring gives a default's number in one sentence: the rule's."""
+    doc = " ".join((OKBoostRegressor.__doc__ or "").split())
+    for sentence in (
+        f"None is {defaults.DEFAULT_MAX_SPLITS}",
+        f'"auto" is {defaults.OBLIVIOUS_L2_MANY_OUTPUTS:g} or {defaults.OBLIVIOUS_L2_ONE_OUTPUT:g}',
+        f"None is {defaults.DEFAULT_N_ITER_NO_CHANGE} rounds",
+        f'"auto" is {defaults.AUTO_SKETCH_DIM} with the fast search when r > '
+        f"{defaults.AUTO_SKETCH_DIM}",
+        f'"auto" is {defaults.AUTO_MAX_BINS} from N x r >= 2e5',
+        "docs/defaults.md",
+    ):
+        assert sentence in doc, sentence
+    assert defaults.AUTO_FAST_MIN_WORK == 2e5
