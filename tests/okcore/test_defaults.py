@@ -163,3 +163,13 @@ def test_the_docstring_states_the_numbers_in_force() -> None:
     ):
         assert sentence in doc, sentence
     assert defaults.AUTO_FAST_MIN_WORK == 2e5
+
+
+def test_kernel_ridge_resolves_its_penalty_and_width(tmp_path) -> None:
+    rng = np.random.default_rng(5)
+    X, Y = rng.normal(size=(40, 3)), rng.normal(size=(40, 2))
+    est = okcore.KernelRidgeRegressor(random_state=0).fit(X, Y)
+    assert est.resolved_params_["alpha"] == est.alpha_
+    np.testing.assert_allclose(est.resolved_params_["gamma"], est.ensemble_.gamma)
+    okcore.save(est, tmp_path / "m")
+    assert okcore.load(tmp_path / "m").resolved_params_ == est.resolved_params_
