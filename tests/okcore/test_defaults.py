@@ -173,3 +173,19 @@ def test_kernel_ridge_resolves_its_penalty_and_width(tmp_path) -> None:
     np.testing.assert_allclose(est.resolved_params_["gamma"], est.ensemble_.gamma)
     okcore.save(est, tmp_path / "m")
     assert okcore.load(tmp_path / "m").resolved_params_ == est.resolved_params_
+
+
+def test_the_wrappers_show_their_models_resolved_params() -> None:
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(30, 3))
+    labels = (rng.random(size=(30, 4)) < 0.4).astype(float)
+    booster = OKBoostRegressor(n_estimators=3, random_state=0)
+    clf = okcore.MultiLabelClassifier(booster, threshold=0.5).fit(X, labels)
+    assert clf.resolved_params_ == clf.estimator_.resolved_params_
+    assert clf.resolved_params_["n_estimators"] == 3
+    X_cols = rng.normal(size=(4, 2))
+    net = okcore.bipartite.BipartiteRegressor(booster).fit(X, X_cols, labels)
+    assert net.resolved_params_ == {
+        "rows": net.row_model_.resolved_params_,
+        "cols": net.col_model_.resolved_params_,
+    }
