@@ -70,8 +70,9 @@ def page() -> str:
             "",
             f"- **Default**: `{rule.default}`; paper preset: {_code(rule.paper)}.",
             f"- **Rule**: {rule.rule_text()}.",
-            f"- **Measured**: {rule.measured} ([RESULTS.md](RESULTS.md) section "
-            f"{rule.section}; chosen {rule.date}).",
+            f"- **Measured**: {rule.measured} ([RESULTS.md](RESULTS.md) "
+            f"{'sections' if ',' in rule.section else 'section'} {rule.section}; "
+            f"chosen {rule.date}).",
             f"- **Change it when**: {rule.change_when}.",
             "",
         ]
