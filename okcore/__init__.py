@@ -4,7 +4,7 @@ Geurts, Wehenkel & d'Alché-Buc, "Gradient boosting for kernelized output spaces
 numpy / scipy / numba only; never imports the web stack.
 """
 
-from . import bipartite, metrics, model_selection, scoring
+from . import bipartite, defaults, metrics, model_selection, scoring
 from .base import FITTED_ATTRIBUTES, FittedEnsemble, OKEstimator
 from .boosting import GrowthPlan, OKBoostRegressor
 from .callbacks import EarlyStopping, FitProgress
@@ -94,6 +94,7 @@ __all__ = [
     "bipartite",
     "check_gram",
     "graph",
+    "defaults",
     "check_parameter_names",
     "estimator_names",
     "estimator_parameter_schema",
