@@ -154,9 +154,10 @@ def exact_gain(target, left):
 
 def test_absolute_stumps_differ_from_sklearn_only_at_exact_gain_ties():
     """With +-1 targets two cuts often have exactly the same gain (e.g. one outlier cut off at
-    either end); scikit-learn keeps the first in its scan, okcore's builder the one its
-    rounding ranks first. Up to the first tie the models agree to 1e-8 at every round; at
-    the tie both stumps have the same exact (rational) gain on the same targets."""
+    either end); scikit-learn keeps the first in its scan (its features in a random order,
+    its gains rounded), okcore the lower feature index, then the lower cut. Up to the first
+    tie the models agree to 1e-8 at every round; at the tie both stumps have the same exact
+    (rational) gain on the same targets."""
     nu, M, ties = 0.5, 40, 0
     for seed in range(8):
         X, y, _ = scalar_data(seed, 300)

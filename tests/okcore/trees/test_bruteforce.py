@@ -387,9 +387,10 @@ def robust_okboost_bruteforce(X, K, M, nu, J, leaf_order, loss, alpha=0.9):
 def corrupted_problem(seed, n=40):
     """One input, so that two different cuts never separate the same rows: the robust
     targets often make cutting off one or two outliers best, and with several inputs that
-    cut is often possible through two of them, an exact tie that okcore's rounding and the
-    brute force's "first on ties" break differently (same training partition, other
-    routing of new points). Every sixth output is corrupted."""
+    cut is often possible through two of them, an exact tie (same training partition, other
+    routing of new points). Both sides break it by okcore's rule, but the brute force sums
+    its gains from N x N kernel blocks, okcore from the factor: this test is about the
+    robust losses, test_ties.py about ties. Every sixth output is corrupted."""
     rng = np.random.default_rng(seed)
     X = rng.random((n, 1))
     Y = np.c_[np.sin(4 * X[:, 0]), np.cos(3 * X[:, 0])] + 0.2 * rng.standard_normal((n, 2))
