@@ -2,8 +2,8 @@
 # Sets up a virtual environment (.venv, scripts/dev_env.sh), then runs the tests.
 #
 #   bash scripts/test.sh [pytest args...]        the fast tier: every test but those marked
-#                                                server, browser, clients, bench, bruteforce
-#                                                or slow (pyproject.toml lists the markers)
+#                                                server, browser, clients, bench or slow
+#                                                (pyproject.toml lists the markers)
 #   bash scripts/test.sh --all [pytest args...]  every test, in parallel processes (what CI
 #                                                runs; OKBOOST_TEST_WORKERS, default 2)
 #
@@ -12,7 +12,7 @@
 # select only tests of the slow tiers are not an error: the script says so and exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FAST="not (server or browser or clients or bench or bruteforce or slow)"
+FAST="not (server or browser or clients or bench or slow)"
 tier=fast
 if [ "${1:-}" = "--all" ]; then
     tier=all
