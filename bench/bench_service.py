@@ -97,14 +97,19 @@ def start_server(
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
+    deadline = time.monotonic() + 180  # a loaded machine: the imports alone may take a minute
+    while (code := proc.poll()) is None and time.monotonic() < deadline:
         try:
             if httpx.get(f"{url}/health/live", timeout=1).status_code == 200:
                 return proc, url
         except httpx.TransportError:
             time.sleep(0.1)
     proc.kill()
-    raise RuntimeError("server did not start")
+    proc.wait()
+    out.close()
+    cause = "no answer within 180 s" if code is None else f"exit code {code}"
+    tail = log.read_text(errors="replace")[-4000:]
+    raise RuntimeError(f"server on {url} did not start ({cause}); end of {log}:\n{tail}")
 
 
 def summarize(seconds: list[float]) -> dict[str, float]:

@@ -7,7 +7,7 @@
 # Usage: bash scripts/docs.sh [mkdocs build options]; open site/index.html in a browser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/dev_env.sh
+bash scripts/dev_env.sh docs  # the docs extra alone: no peer libraries, no test tools
 export NO_MKDOCS_2_WARNING=1  # the theme's notice about its successor, not a problem of these docs
 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" .venv/bin/mkdocs build --strict --quiet "$@"
 .venv/bin/python scripts/check_site_offline.py site

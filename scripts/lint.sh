@@ -4,7 +4,7 @@
 # Usage: bash scripts/lint.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/dev_env.sh
+bash scripts/dev_env.sh dev,bench,dask
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy okcore service

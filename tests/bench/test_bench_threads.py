@@ -10,11 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.threads import run_children  # noqa: E402
+
+pytestmark = pytest.mark.bench  # each test runs the benchmark's child fits in subprocesses
 
 
 def test_a_child_fit_reports_its_parallel_regions() -> None:

@@ -91,6 +91,7 @@ DATA_FOLDER = {
 }
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize(
     "name",
     [
@@ -116,6 +117,7 @@ def test_quick_mode(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "wall time" in capsys.readouterr().out
 
 
+@pytest.mark.bench
 def test_scale_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """bench_scale --quick: every method in its own process, peers extrapolated at N = 600."""
     payload = bench_scale.run(["--quick", "--out", str(tmp_path), "--peer-trees", "600=10"])
@@ -134,6 +136,7 @@ def test_scale_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert (tmp_path / "scale_quick.txt").read_text().count("### N =") == 2
 
 
+@pytest.mark.bench
 @pytest.mark.skipif(not _have_data(), reason="shared data folder not found (set OKBOOST_DATA)")
 def test_dask_scale_quick(
     dask_client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -165,6 +168,7 @@ def test_weight_errors_match_definitions() -> None:
     np.testing.assert_allclose(res["err_y"], ((Yq - Y[pre]) ** 2).sum(1))
 
 
+@pytest.mark.bench
 def test_usps_full_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """usps_full --quick: synthetic 16 x 16 stand-ins, low-rank factor, OKBoost + KDE rows."""
     from bench import usps_full
@@ -184,6 +188,8 @@ def test_usps_full_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "fit target < 120 s" in out and printed == out and stamp.startswith("# commit ")
 
 
+@pytest.mark.bench
+@pytest.mark.server
 def test_sbm_service_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """sbm_service --quick: a real `okboost serve`, binary upload, phases, peak RSS, /kernel."""
     from bench import sbm_service
@@ -200,6 +206,7 @@ def test_sbm_service_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert (tmp_path / "sbm_service_quick.json").exists()
 
 
+@pytest.mark.bench
 @pytest.mark.skipif(not _have_data(), reason="shared data folder not found (set OKBOOST_DATA)")
 def test_network_scale_flags_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """network_completion's whole-graph flags: CSR inputs, a factor_rank sweep, one fold."""
@@ -213,6 +220,8 @@ def test_network_scale_flags_quick(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "Fit time per fold (target < 60 s" in out and "factor_rank None (full)" in out
 
 
+@pytest.mark.bench
+@pytest.mark.server
 def test_load_service_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """load_service --quick: a real `okboost serve`, a model trained with ids and edges by id,
     concurrent /kernel and /predict clients and a /metrics scraper for a few seconds."""
@@ -231,6 +240,8 @@ def test_load_service_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert (tmp_path / "load_service_quick.json").exists()
 
 
+@pytest.mark.bench
+@pytest.mark.server
 def test_answer_formats_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """answer_formats --quick: JSON, .npz and .npy answers of the same requests, sized."""
     from bench import answer_formats
@@ -245,6 +256,7 @@ def test_answer_formats_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "bytes vs JSON" in capsys.readouterr().out
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize("problem", ["synthetic", "yeast", "kin40k", "usps", "cora"])
 def test_frontier_quick(problem: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """frontier --quick: every configuration on a tiny grid, points, frontiers and budgets."""
@@ -282,6 +294,7 @@ def test_frontier_quick(problem: str, tmp_path: Path, capsys: pytest.CaptureFixt
     assert out.split("### Best", 1)[1].split("### Every point")[0] in again
 
 
+@pytest.mark.bench
 def test_frontier_okcore_one_fit_equals_refits(tmp_path: Path) -> None:
     """okcore's smaller M read from one fit's first trees give the errors of one fit per M."""
     from bench import frontier
@@ -300,6 +313,7 @@ def test_frontier_okcore_one_fit_equals_refits(tmp_path: Path) -> None:
         assert [q["mse"] for q in points] == pytest.approx([q["mse"] for q in again], rel=1e-12)
 
 
+@pytest.mark.bench
 def test_krr_widths_quick(tmp_path: Path) -> None:
     """bench.krr_widths: one CV error per width multiple, saved, the least one named."""
     pytest.importorskip("sklearn")

@@ -77,6 +77,7 @@ def test_python_client_evaluate_and_cv_against_a_live_server(
     assert record["cv"]["table"] == cv["table"] and record["cv"]["best_params"] == cv["best_params"]
 
 
+@pytest.mark.clients
 def test_javascript_client_against_a_live_server(
     server_factory: type[Server], tmp_path: Path
 ) -> None:
@@ -100,6 +101,7 @@ def test_javascript_client_against_a_live_server(
     assert passed >= 8 and re.search(r"^# skipped 0$", out.stdout, re.M), report
 
 
+@pytest.mark.clients
 def test_r_client_against_a_live_server(server_factory: type[Server], tmp_path: Path) -> None:
     rscript = require_tool("Rscript", install=R_INSTALL)
     r = require_tool("R", install=R_INSTALL)

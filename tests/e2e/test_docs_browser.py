@@ -13,6 +13,8 @@ import pytest
 from e2e_server import Server
 from external_tools import require_tool
 
+pytestmark = pytest.mark.browser
+
 # Debian's chromium on a closed network: no first-run, sync, update or component traffic; every
 # host name but the loopback address fails to resolve, so a CDN asset could not load either
 CHROMIUM_FLAGS = [

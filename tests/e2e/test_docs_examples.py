@@ -44,6 +44,7 @@ def test_layout_keeps_the_json() -> None:
     assert max(len(line) for line in regen.layout(value).splitlines()) <= regen.WIDTH
 
 
+@pytest.mark.server
 def test_committed_outputs_match_a_fresh_run(capsys: pytest.CaptureFixture[str]) -> None:
     require_tool("curl", install="apt-get install curl")
     require_tool("perl", install="apt-get install perl")

@@ -24,6 +24,8 @@ from svc_data import clustered_graph
 from okboost_client import OKBoostClient, OKBoostError
 
 pytest.importorskip("distributed", reason="needs the [dask] extra")
+# their own servers (not the e2e fixtures'); the cluster's xdist group keeps them in one process
+pytestmark = pytest.mark.server
 
 QUICK = {"n_estimators": 20, "learning_rate": 0.2, "max_splits": 4, "random_state": 0}
 # 0.1-0.5 ms a tree (idle to loaded machine): LONG runs 5-25 s unless cancelled, RERUN 2-10 s
@@ -50,11 +52,13 @@ def replicas(dask_client: Any, tmp_path_factory: pytest.TempPathFactory) -> Iter
     store = tmp_path_factory.mktemp("shared") / "models"
     store.mkdir()
     servers = [Server(store, OKBOOST_DASK_SCHEDULER=dask_client.scheduler.address) for _ in "ab"]
-    with ThreadPoolExecutor(2) as pool:
-        a, b = pool.map(Server.start, servers)
-    yield Replicas(store, a, b)
-    for server in servers:
-        server.stop()
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            a, b = pool.map(Server.start, servers)
+        yield Replicas(store, a, b)
+    finally:  # also when one of the two did not start
+        for server in servers:
+            server.stop()
 
 
 @dataclass
