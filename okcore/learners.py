@@ -26,7 +26,7 @@ import numpy as np
 
 from .threads import ChunkRunner
 from .trees.binning import BinnedInputs
-from .trees.builder import HistogramPool, TreeArrays, TreeParams, build_tree
+from .trees.builder import HistogramPool, TreeArrays, TreeParams, build_tree, sketch_projection
 from .trees.ensemble import tree_leaves
 from .trees.splitter import presort, restrict_presorted
 
@@ -50,10 +50,12 @@ class BaseLearner(Protocol):
 class TreeLearner:
     """OK3 trees (paper section 2.4.2) grown on the stage's target rows: the exact presorted
     search on ``XT`` (p, N) or the histogram search on ``binned``, and optionally a sketch of
-    ``sketch_dim`` Gaussian columns for the split search (SketchBoost; leaf values exact).
+    ``sketch_dim`` columns for the split search (SketchBoost; leaf values exact), drawn by
+    :func:`~okcore.trees.builder.sketch_projection` (the same for any basis of the factor).
 
     Costs per stage: O(p n r) per searched node (k for r with a sketch) exact, O(p n k)
-    histogram builds per split plus O(B k) scans with bins; O(N) to place the other rows.
+    histogram builds per split plus O(B k) scans with bins; O(n r k) to draw and form a
+    sketch; O(N) to place the other rows.
     """
 
     def __init__(
@@ -88,8 +90,7 @@ class TreeLearner:
                 fit_order = None if self.order is None else restrict_presorted(self.order, rows, n)
         projection = None
         if self.sketch_dim is not None and self.sketch_dim < fit_R.shape[1]:
-            k = self.sketch_dim
-            projection = rng.standard_normal((fit_R.shape[1], k)) / np.sqrt(k)
+            projection = sketch_projection(fit_R, fit_rows, self.sketch_dim, rng, self.runner)
         tree = build_tree(
             fit_XT,
             fit_R,

@@ -36,10 +36,13 @@ from .splitter import (
     best_split_random,
     column_statistics,
     node_statistics,
+    orthonormalise_columns,
     partition,
     pick_exact,
     presort,
+    project,
     project_rows,
+    range_columns,
 )
 
 #: A node whose N*var is below this fraction of the root's is treated as constant (a leaf).
@@ -580,6 +583,41 @@ def _project(R: np.ndarray, G: np.ndarray, runner: ChunkRunner) -> np.ndarray:
 
     runner(R.size * G.shape[1], R.shape[0], run)
     return out
+
+
+#: The sketch's range finder keeps this many times ``sketch_dim`` leading directions of the
+#: residual, and the search reads k Gaussian combinations of them: with r at most that many
+#: columns, the whole row space (the distribution of a Gaussian sketch in any basis).
+SKETCH_RANGE_FACTOR = 2
+
+
+def sketch_projection(
+    R: np.ndarray,
+    rows: np.ndarray | None,
+    k: int,
+    rng: np.random.Generator,
+    runner: ChunkRunner,
+) -> np.ndarray:
+    """The projection (r, k) of a sketched split search (math note, "Faster split search on
+    wide outputs"): Q H / sqrt(k), Q an orthonormal basis (r, L) of the span of R^T G, G a
+    Gaussian (n, L) drawn over the fitted rows (``rows`` of R, or all of them) with
+    L = min(r, SKETCH_RANGE_FACTOR k), and H a Gaussian (L, k). Q spans the residual's L
+    leading directions approximately (a randomized range finder of R^T), and the sketch
+    R @ projection is a Gaussian sketch of the residual's part in them. Drawn in the rows'
+    space, it is the same for any orthogonal change of the factor's basis, R -> R Q'
+    (projection -> Q'^T projection, the sketch unchanged). O(n r L) (threads split R's
+    columns) plus O(r L^2), about twice the O(n r k) of forming the sketch."""
+    fit_rows = np.arange(R.shape[0]) if rows is None else rows
+    L = min(R.shape[1], SKETCH_RANGE_FACTOR * k)
+    G = rng.standard_normal((len(fit_rows), L))
+    M = np.empty((R.shape[1], L))
+
+    def run(lo: int, hi: int) -> None:
+        range_columns(R, fit_rows, G, lo, hi, M)
+
+    runner(len(fit_rows) * R.shape[1] * L, R.shape[1], run)
+    orthonormalise_columns(M)
+    return project(M, rng.standard_normal((L, k)) / np.sqrt(k))
 
 
 def _best_features(params: TreeParams, pool: np.ndarray, rng: np.random.Generator) -> np.ndarray:

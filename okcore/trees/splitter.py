@@ -488,6 +488,68 @@ def project(R: np.ndarray, G: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def range_columns(
+    R: np.ndarray, rows: np.ndarray, G: np.ndarray, lo: int, hi: int, out: np.ndarray
+) -> None:  # pragma: no cover - jit
+    """out[lo:hi] = R[rows, lo:hi].T @ G for R (N, r), G (len(rows), k): the columns lo..hi
+    of R^T G, each entry summed over the rows in their order (four at a time, which halves
+    the passes over ``out``), so any split of the columns between threads gives the same
+    array. O(len(rows) (hi - lo) k)."""
+    k = G.shape[1]
+    n = rows.shape[0]
+    out[lo:hi] = 0.0
+    n4 = n - n % 4
+    for t in range(0, n4, 4):
+        i0, i1, i2, i3 = rows[t], rows[t + 1], rows[t + 2], rows[t + 3]
+        for c in range(lo, hi):
+            v0, v1, v2, v3 = R[i0, c], R[i1, c], R[i2, c], R[i3, c]
+            for j in range(k):
+                out[c, j] += v0 * G[t, j] + v1 * G[t + 1, j] + v2 * G[t + 2, j] + v3 * G[t + 3, j]
+    for t in range(n4, n):
+        i = rows[t]
+        for c in range(lo, hi):
+            v = R[i, c]
+            for j in range(k):
+                out[c, j] += v * G[t, j]
+
+
+#: A column of R^T G whose part orthogonal to the columns before it is below this fraction
+#: of the largest column norm holds only rounding (the residual has fewer than k
+#: independent directions): it is dropped (zero), not normalised into an arbitrary direction.
+SKETCH_RANK_TOLERANCE = 1e-10
+
+
+@njit(cache=True, nogil=True)
+def orthonormalise_columns(M: np.ndarray) -> None:  # pragma: no cover - jit
+    """M (r, k) in place: an orthonormal basis of its column span, column by column
+    (classical Gram-Schmidt applied twice, which is orthogonal to rounding); columns that
+    add no direction (see SKETCH_RANK_TOLERANCE) become zero. Plain loops, no BLAS call:
+    the result does not depend on the BLAS library's threads. O(r k^2)."""
+    r, k = M.shape
+    largest = 0.0
+    for j in range(k):
+        norm = 0.0
+        for c in range(r):
+            norm += M[c, j] * M[c, j]
+        largest = max(largest, np.sqrt(norm))
+    for j in range(k):
+        for _ in range(2):
+            for m in range(j):
+                dot = 0.0
+                for c in range(r):
+                    dot += M[c, m] * M[c, j]
+                for c in range(r):
+                    M[c, j] -= dot * M[c, m]
+        norm = 0.0
+        for c in range(r):
+            norm += M[c, j] * M[c, j]
+        norm = np.sqrt(norm)
+        scale = 0.0 if norm <= SKETCH_RANK_TOLERANCE * largest else 1.0 / norm
+        for c in range(r):
+            M[c, j] *= scale
+
+
+@njit(cache=True, nogil=True)
 def column_statistics(
     samples: np.ndarray,
     start: int,

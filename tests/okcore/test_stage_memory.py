@@ -2,7 +2,9 @@
 type, in-bag counts only with subsampling, implicit unit counts) change no model.
 
 The reference arrays were written by tests/okcore/data/make_stage_loop_reference.py with the
-okcore before these tables (training leaves and counts as int32 lists stacked at the end).
+okcore before these tables (training leaves and counts as int32 lists stacked at the end);
+the sketched fit's were rewritten when the sketch's draw moved to the rows' space (the other
+fits are bit for bit the earlier ones).
 """
 
 import importlib.util
