@@ -318,7 +318,10 @@ class TrainRequest(_Model):
         examples=[ex.CV_SPEC],
     )
     wait: bool = Field(
-        False, description="Block until training ends (201) instead of answering 202 at once."
+        False,
+        description="Block until training ends (201) instead of answering 202 at once; after "
+        "`OKBOOST_WAIT_TIMEOUT` seconds (120 by default) the answer is 202 with "
+        '`"timed_out": true` and the job to follow.',
     )
 
     @model_validator(mode="after")
@@ -653,6 +656,18 @@ class TrainAccepted(BaseModel):
     job_url: str
     model_url: str
     model: ModelInfo | None = Field(None, description="Present when the model is ready (201).")
+    timed_out: bool = Field(
+        False,
+        description='True when `"wait": true` gave up waiting after `wait_timeout` seconds '
+        "(202): the job goes on; follow it at `job_url`.",
+        examples=[False],
+    )
+    wait_timeout: float | None = Field(
+        None,
+        description='With `"wait": true`: the longest the request waited, in seconds '
+        "(`OKBOOST_WAIT_TIMEOUT`); null without `wait`.",
+        examples=[120.0],
+    )
 
 
 class PredictResponse(BaseModel):

@@ -72,6 +72,8 @@ TRAIN_ACCEPTED: dict[str, Any] = {
     "job_url": f"/jobs/{JOB_ID}",
     "model_url": f"/models/{MODEL_ID}",
     "model": None,
+    "timed_out": False,
+    "wait_timeout": None,
 }
 
 PREDICT_RESPONSE: dict[str, Any] = {
