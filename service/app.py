@@ -221,6 +221,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         memory_budget=settings.job_memory_budget(),
         dask_scheduler=settings.dask_scheduler,
         preload=TRAINING_PRELOAD,
+        short_job_seconds=settings.short_job_seconds,
     )
     services = Services(
         settings=settings, store=store, jobs=job_manager, metrics=Metrics(store, job_manager)

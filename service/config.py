@@ -103,6 +103,13 @@ class Settings(BaseSettings):
         "The upload itself is bounded by max_request_bytes.",
     )
     max_workers: int = Field(1, ge=1, description="Training jobs that run at the same time.")
+    short_job_seconds: float = Field(
+        60.0,
+        ge=0,
+        description="Jobs estimated to take at most this many seconds may also run on one "
+        "more worker slot kept for them, so a short job does not wait behind long ones "
+        "(0: no such slot, every job waits its turn on the max_workers slots).",
+    )
     max_train_rows: int = Field(
         200_000, ge=1, description="Largest N (training rows) a /train request may have."
     )

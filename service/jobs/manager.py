@@ -12,6 +12,12 @@ budget fails the job. ``isolation="thread"`` runs tasks in the worker thread its
 memory budget there). Given a Dask scheduler's address, jobs run on that cluster instead
 (service.jobs.cluster).
 
+Queued jobs wait in one line, oldest first. With ``short_job_seconds`` > 0 one more worker
+slot takes only short jobs (estimated at most that many seconds by the job cost model,
+service.training.budget), oldest first: a short job never waits behind long ones for more
+than the short jobs ahead of it (a 27 s job no longer waits out a 10-minute one). A queued
+job's ``queue_position`` (:meth:`JobManager.queue_position`) is 1 when it starts next.
+
 The records (service.jobs.records) are what the API reports. On start-up, records left
 ``queued`` or ``running`` by a previous process are marked ``failed`` ("interrupted by
 server restart"); finished models are never touched. Several replicas may serve one
@@ -78,9 +84,10 @@ def cluster_jobs(address: str, records: JobRecords) -> ClusterJobs:
 
 
 class JobManager(JobRecords):
-    """Runs training tasks on ``max_workers`` threads (or, given a Dask scheduler's
-    address, on that cluster: service.jobs.cluster) and keeps their records. ``preload``:
-    the modules the training processes' fork server imports once (service.jobs.process)."""
+    """Runs training tasks on ``max_workers`` threads, plus one for short jobs when
+    ``short_job_seconds`` > 0 (or, given a Dask scheduler's address, on that cluster:
+    service.jobs.cluster) and keeps their records. ``preload``: the modules the training
+    processes' fork server imports once (service.jobs.process)."""
 
     def __init__(
         self,
@@ -91,6 +98,7 @@ class JobManager(JobRecords):
         memory_budget: int | None = None,
         dask_scheduler: str | None = None,
         preload: Sequence[str] = (),
+        short_job_seconds: float = 0.0,
     ) -> None:
         super().__init__(store)
         self.isolation = isolation
@@ -102,6 +110,16 @@ class JobManager(JobRecords):
         self._lock = threading.Lock()
         self._shutting_down = False
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="okboost-train")
+        self.short_job_seconds = short_job_seconds
+        self._short = (
+            ThreadPoolExecutor(1, thread_name_prefix="okboost-short")
+            if short_job_seconds > 0
+            else None
+        )
+        # the line of queued jobs, oldest first: (job, task, short); every job queued adds
+        # one pull to the pool (and a short one one to the short slot), so there is always
+        # a pull to come for every job in the line
+        self._line: list[tuple[Job, TrainTask, bool]] = []
         self.cluster = None if dask_scheduler is None else cluster_jobs(dask_scheduler, self)
         self.recover()
 
@@ -157,10 +175,11 @@ class JobManager(JobRecords):
         job_id: str | None = None,
         plan: PhasePlan | None = None,
         warnings: list[str] | None = None,
+        seconds: float | None = None,
     ) -> Job:
         """Queue ``task`` (``total`` trees; ``plan``: the estimated phases, for the ETA;
-        ``warnings``: what is degenerate about its data), in this process's pool or on the
-        Dask cluster."""
+        ``warnings``: what is degenerate about its data; ``seconds``: its estimated time,
+        which makes it short or not), in this process's pool or on the Dask cluster."""
         with self._lock:
             waiting = self._jobs.values() if self.cluster is None else self.cluster.unsettled()
             queued = sum(1 for j in waiting if j.state == "queued")
@@ -181,11 +200,42 @@ class JobManager(JobRecords):
             return job
         job.runner = local_runner()
         self.persist(job)  # first: a job that cannot be written is not queued
+        short = self._short is not None and seconds is not None
+        short = short and float(seconds or 0.0) <= self.short_job_seconds
         with self._lock:
             self._jobs[job.job_id] = job
             self._created[job.job_id] = job.created
-        self._executor.submit(self._run, job, task)
+            self._line.append((job, task, short))
+        self._executor.submit(self._pull, False)
+        if short and self._short is not None:
+            self._short.submit(self._pull, True)
         return job
+
+    def queue_position(self, job_id: str) -> int | None:
+        """Where a queued job of this pool stands: 1 when it starts next (the short slot
+        counts for a short job: the short jobs ahead of it); None for any other job."""
+        with self._lock:
+            ahead, short_ahead = 0, 0
+            for job, _, short in self._line:
+                if job.job_id == job_id:
+                    if job.state != "queued":
+                        return None
+                    return 1 + (min(ahead, short_ahead) if short else ahead)
+                if job.state == "queued":
+                    ahead += 1
+                    short_ahead += short
+        return None
+
+    def _pull(self, short_only: bool) -> None:
+        """A worker slot's turn: run the oldest queued job of the line (a short one only,
+        for the short slot), if any is left."""
+        with self._lock:
+            self._line = [entry for entry in self._line if entry[0].state == "queued"]
+            entry = next((e for e in self._line if e[2] or not short_only), None)
+            if entry is None:
+                return
+            self._line.remove(entry)
+        self._run(entry[0], entry[1])
 
     def get(self, job_id: str) -> Job:
         """A job of this process's pool as it runs, any other as its record says (an active
@@ -288,6 +338,8 @@ class JobManager(JobRecords):
                 elif job.state == "running":
                     job.cancel_event.set()
         self._executor.shutdown(wait=True, cancel_futures=True)
+        if self._short is not None:
+            self._short.shutdown(wait=True, cancel_futures=True)
 
     # ------------------------------------------------------------ worker side
     def _stop_asked(self, job: Job) -> bool:

@@ -560,6 +560,14 @@ class JobInfo(BaseModel):
         "weighted as 2 trees, with the median of the measured ones). 0 when done; null when "
         "nothing is known.",
     )
+    queue_position: int | None = Field(
+        None,
+        description="While queued: 1 when the job starts next, 2 when one job is ahead of it, "
+        "... (a short job counts only the short jobs ahead of it: they share a worker slot "
+        "kept for short jobs, OKBOOST_SHORT_JOB_SECONDS); null otherwise, and for a job "
+        "queued on a Dask cluster or by another replica.",
+        examples=[None],
+    )
     last_train_loss: float | None = Field(None, description="Training loss after the last tree.")
     last_validation_loss: float | None = None
     train_loss: list[float] | None = Field(

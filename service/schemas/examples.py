@@ -60,6 +60,7 @@ JOB_INFO: dict[str, Any] = {
     "elapsed": 2.0,
     "phase": "trees",
     "eta": 3.0,
+    "queue_position": None,
     "last_train_loss": 0.5,
     "last_validation_loss": None,
     "error": None,
