@@ -16,7 +16,17 @@ estimate ``phase_eta``) and then every tree ("trees"). The ETA adds up what is l
   once, by a compilation or the machine's other load, does not swing the ETA; the set-up
   phases never count as tree time). Intervals are read on the fit's own clock
   (FitProgress.elapsed, from the training process): reports that reach the server in a
-  burst, as they do when it is busy, do not look like instant trees.
+  burst, as they do when it is busy, do not look like instant trees. The tree under way
+  counts down from the time of one tree since the last report, and once it runs past that,
+  counts as two thirds done (as a set-up phase): the ETA never stands still while nothing
+  is reported.
+- in any other counted phase (a name okcore or a composite fit reports with ``done`` of
+  ``total`` in its ``unit``, e.g. one per candidate of a model choice): the same, with no
+  estimate: the median of the measured intervals per unit, or before the second report the
+  time spent in the phase over the units done.
+
+Composite jobs (cross-validation, bipartite models) report the trees of all their fits as
+one count, each fit's set-up phases as they come (service.training.cv, .bipartite).
 
 Loss curves are kept whole in memory; a job record on disk holds at most CURVE_POINTS
 points of each, evenly spaced (``curve_step`` trees apart), so it stays a few KB at any M.
@@ -31,6 +41,11 @@ from typing import Any
 
 SETUP_PHASES = ("output_space", "binning")
 """okcore fit phases before the first tree (FitProgress.phase); then "trees"."""
+STARTING = "starting"
+"""The phase of a running job before its fit reports: its training process starting (the
+first job after start-up waits for okcore's compiled kernels to load, or to compile)."""
+UNCOUNTED = (None, STARTING, *SETUP_PHASES)
+"""Phases whose ETA comes from estimates, not from counted work."""
 OVERRUN_SHARE = 0.5
 """Least time left in a set-up phase, as a share of the time already spent in it."""
 PRIOR_TREES = 2.0
@@ -69,23 +84,36 @@ class Progress:
     phase_eta: float | None = None  # okcore's estimate of the current set-up phase (s)
     train_loss: list[float] = field(default_factory=list)
     validation_loss: list[float] | None = None
+    unit: str = "tree"  # what done and total count
     _last_tree: tuple[float, int] | None = field(default=None, repr=False)  # (time, done)
+    _seen: float | None = field(default=None, repr=False)  # unix time of the last count
+    _counted: str = field(default="trees", repr=False)  # the phase the intervals are of
     _intervals: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT_TREES))
 
+    def start(self, now: float) -> None:
+        """The job runs: its training process starts (phase STARTING until the fit reports)."""
+        self.phase, self.phase_started = STARTING, now
+
     def report(self, p: Any, now: float) -> bool:
-        """Take one FitProgress (or anything with its fields; ``phase`` defaults to trees).
-        Returns whether a new phase started."""
+        """Take one FitProgress (or anything with its fields; ``phase`` defaults to trees,
+        ``unit`` to tree). Returns whether a new phase started."""
         phase = getattr(p, "phase", None) or "trees"
         self.total = max(int(p.total), 1)
         self.done = int(p.done)
+        self.unit = getattr(p, "unit", None) or "tree"
         new_phase = phase != self.phase
         if new_phase:
             self.phase, self.phase_started = phase, now
-        if phase != "trees":
+        if phase not in SETUP_PHASES and phase != self._counted:
+            # another counted phase: its units take another time than the last one's
+            self._counted, self._last_tree = phase, None
+            self._intervals.clear()
+        if phase in SETUP_PHASES:
             eta = getattr(p, "phase_eta", None)
             self.phase_eta = None if eta is None else float(eta)
             return new_phase
         self.phase_eta = None
+        self._seen = now
         if p.train_loss is not None:
             self.train_loss.append(float(p.train_loss))
         if p.val_loss is not None:
@@ -101,9 +129,10 @@ class Progress:
         return new_phase
 
     def per_tree(self) -> float | None:
-        """Seconds of one tree: the estimate and the measured median, weighted by trees."""
+        """Seconds of one tree (of one unit of a counted phase): the estimate and the
+        measured median, weighted by trees."""
         measured = statistics.median(self._intervals) if self._intervals else None
-        if self.plan is None:
+        if self.plan is None or self.phase not in (*UNCOUNTED, "trees"):
             return measured
         if measured is None:
             return self.plan.per_tree
@@ -113,11 +142,19 @@ class Progress:
     def eta(self, now: float, started: float | None) -> float | None:
         """Seconds left (see the module docstring); None when nothing is known."""
         per_tree = self.per_tree()
-        trees_left = None if per_tree is None else per_tree * max(self.total - self.done, 0)
-        if self.phase == "trees":
-            return trees_left
+        left_units = max(self.total - self.done, 0)
+        trees_left = None if per_tree is None else per_tree * left_units
+        if self.phase not in UNCOUNTED:  # trees, or a counted phase of its own
+            in_phase = now - (self.phase_started or now)
+            if per_tree is None and self.done > 0 and in_phase > 0:
+                per_tree = in_phase / self.done  # one report so far: the phase's mean rate
+            if per_tree is None or left_units == 0:
+                return None if per_tree is None else 0.0
+            since = max(now - (self._seen or now), 0.0)
+            under_way = max(per_tree - since, OVERRUN_SHARE * since)
+            return under_way + per_tree * (left_units - 1)
         plan = self.plan
-        if self.phase is None:  # running, nothing reported yet
+        if self.phase in (None, STARTING):  # running, nothing reported yet
             if plan is None or trees_left is None:
                 return None
             spent = 0.0 if started is None else now - started
@@ -152,6 +189,7 @@ class Progress:
             "done": self.done,
             "phase": self.phase,
             "phase_started": self.phase_started,
+            "unit": self.unit,
             "train_loss": train,
             "validation_loss": validation,
             "curve_step": step,

@@ -528,10 +528,13 @@ class Progress(BaseModel):
     model_config = ConfigDict(json_schema_extra=documented(ex.JOB_INFO["progress"]))
 
     done: int = Field(
-        description="Trees fitted so far (bipartite and multi-label jobs: fits of models)."
+        description="Work done so far, in `unit`: trees (of every fit of a job that "
+        "cross-validates or fits a bipartite model's two sides), fits of models "
+        "(multi-label jobs), or the unit of the phase reported."
     )
-    total: int = Field(description="Trees to fit (M); bipartite and multi-label jobs: fits.")
+    total: int = Field(description="Work to do, in `unit` (trees: M, or M of every fit).")
     fraction: float
+    unit: str = Field("tree", description="What done and total count.", examples=["tree"])
 
 
 class JobInfo(BaseModel):
@@ -548,8 +551,13 @@ class JobInfo(BaseModel):
     phase: Phase | None = Field(
         None,
         description="What the fit is doing: output_space (factorising the output kernel), "
-        "binning (histogram bins of the inputs), trees (growing the trees); null before the "
-        "fit reports.",
+        "binning (histogram bins of the inputs), trees (growing the trees), or another name "
+        "a fit made of several reports; null before the fit reports.",
+    )
+    phase_elapsed: float | None = Field(
+        None,
+        description="Seconds spent in the current phase so far (null when not running).",
+        examples=[1.5],
     )
     eta: float | None = Field(
         None,
