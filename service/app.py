@@ -222,6 +222,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         dask_scheduler=settings.dask_scheduler,
         preload=TRAINING_PRELOAD,
         short_job_seconds=settings.short_job_seconds,
+        warm_up=settings.warm_up,
     )
     services = Services(
         settings=settings, store=store, jobs=job_manager, metrics=Metrics(store, job_manager)

@@ -12,6 +12,10 @@ budget fails the job. ``isolation="thread"`` runs tasks in the worker thread its
 memory budget there). Given a Dask scheduler's address, jobs run on that cluster instead
 (service.jobs.cluster).
 
+With ``warm_up`` the training processes' fork server starts with the service, in the
+background, so the first job does not wait for okcore's kernels to load or compile; a job
+shows the phase "starting" until its fit reports.
+
 Queued jobs wait in one line, oldest first. With ``short_job_seconds`` > 0 one more worker
 slot takes only short jobs (estimated at most that many seconds by the job cost model,
 service.training.budget), oldest first: a short job never waits behind long ones for more
@@ -76,6 +80,10 @@ def _process_gone(pid: int) -> bool:
     return False
 
 
+def _ready() -> None:
+    """What the warm-up's training process runs: nothing (starting it is the warm-up)."""
+
+
 def cluster_jobs(address: str, records: JobRecords) -> ClusterJobs:
     """Jobs on the Dask cluster at ``address`` (imported here: dask is an optional extra)."""
     from service.jobs.cluster import ClusterJobs
@@ -99,6 +107,7 @@ class JobManager(JobRecords):
         dask_scheduler: str | None = None,
         preload: Sequence[str] = (),
         short_job_seconds: float = 0.0,
+        warm_up: bool = False,
     ) -> None:
         super().__init__(store)
         self.isolation = isolation
@@ -122,6 +131,23 @@ class JobManager(JobRecords):
         self._line: list[tuple[Job, TrainTask, bool]] = []
         self.cluster = None if dask_scheduler is None else cluster_jobs(dask_scheduler, self)
         self.recover()
+        self.warmed = threading.Event()  # set once the training process server is up
+        if warm_up and self._ctx is not None and self.cluster is None:
+            threading.Thread(target=self._warm_up, name="okboost-warm-up", daemon=True).start()
+
+    def _warm_up(self) -> None:
+        """Start the training processes' fork server now, in the background: it imports
+        okcore and loads (on a first run after installation, compiles) its numba kernels,
+        which the first job would otherwise wait for (service.jobs.process). A job queued
+        meanwhile waits for the same server, no longer than it would have."""
+        try:
+            proc = self._ctx.Process(target=_ready, name="okboost-warm-up")  # type: ignore[union-attr]
+            proc.start()
+            proc.join()
+        except Exception as exc:  # noqa: BLE001 - a warm-up never stops the service
+            log.warning("training processes were not warmed up: %s", exc)
+        finally:
+            self.warmed.set()
 
     # ------------------------------------------------------------ persistence
     def _read(self, job_id: str) -> Job:
@@ -356,6 +382,7 @@ class JobManager(JobRecords):
                 self.finish(job, "cancelled", "cancelled by request")
                 return
             job.state, job.started, job.attempt = "running", time.time(), 1
+            job.progress.start(job.started)
         try:
             self.persist(job)
             if self._ctx is None:
