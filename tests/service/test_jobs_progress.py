@@ -4,6 +4,7 @@ bipartite job and every inner fit of a cross-validating one."""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from svc_data import SMALL, bipartite_network, model_record, vector_data
 
 import okcore
 from service.http.bodies import validate
+from service.jobs.manager import JobManager
 from service.jobs.progress import PhasePlan, Progress
 from service.schemas.api import TrainRequest
 from service.schemas.bipartite import BipartiteTrainRequest
@@ -117,3 +119,39 @@ def test_a_cross_validating_job_advances_through_every_inner_fit(tmp_path: Path)
     _check_advances(seen)
     assert plan.total == SMALL["n_estimators"] * (2 * 3 + 1)
     assert sum(phase == "output_space" for phase, *_ in seen) == 2 * 3 + 1  # each fit's
+
+
+def test_a_running_job_says_starting_until_its_fit_reports(tmp_path: Path) -> None:
+    store = ModelStore(tmp_path)
+    jobs = JobManager(store)
+    model_id = new_id()
+    store.create_record(model_record(model_id))
+    go = threading.Event()
+
+    def task(reporter: Any) -> str:
+        assert go.wait(30)
+        reporter(_tree(1, 1))
+        return "done"
+
+    plan = PhasePlan(factor=1.0, setup=0.0, per_tree=1.0)
+    job = jobs.submit(model_id, task, total=1, plan=plan)
+    try:
+        for _ in range(500):
+            info = jobs.get(job.job_id).info()
+            if info["state"] == "running":
+                break
+            time.sleep(0.01)
+        assert info["phase"] == "starting" and info["eta"] is not None
+        assert info["phase_elapsed"] is not None
+    finally:
+        go.set()
+    assert jobs.wait(job.job_id, 30) and jobs.get(job.job_id).info()["phase"] == "trees"
+    jobs.shutdown()
+
+
+@pytest.mark.slow  # starts the training process server: 10-60 s on a loaded machine
+def test_the_training_processes_warm_up_in_the_background(tmp_path: Path) -> None:
+    jobs = JobManager(ModelStore(tmp_path), isolation="process", warm_up=True)
+    assert not jobs.warmed.is_set() or jobs.warmed.wait(0)  # the constructor did not block
+    assert jobs.warmed.wait(600)
+    jobs.shutdown()
