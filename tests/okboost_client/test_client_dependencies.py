@@ -40,3 +40,24 @@ def test_every_python_example_that_uses_pandas_names_the_extra() -> None:
     assert pages
     for page in pages:
         assert 'pip install "okboost[pandas]"' in page.read_text(encoding="utf-8"), page.name
+
+
+def test_every_argument_of_every_client_method_is_documented() -> None:
+    """docs/clients.md has a row per method of the Python client naming each argument."""
+    import inspect
+
+    from okboost_client import OKBoostClient
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "docs" / "clients.md").read_text(encoding="utf-8")
+    section = text.split("## Every method and its arguments", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("`", 2)[1]: line for line in section.splitlines() if line.startswith("| `")}
+    connecting = section.split("**Connecting.**", 1)[1].split("\n\n", 1)[0]
+    for name in inspect.signature(OKBoostClient.__init__).parameters:
+        assert name == "self" or f"`{name}" in connecting, name
+    for name, method in inspect.getmembers(OKBoostClient, inspect.isfunction):
+        if name.startswith("_") or name == "close":
+            continue
+        assert name in rows, f"{name} has no row in docs/clients.md"
+        for arg in inspect.signature(method).parameters:
+            assert arg == "self" or f"`{arg}`" in rows[name], (name, arg)
