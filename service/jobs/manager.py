@@ -226,8 +226,8 @@ class JobManager(JobRecords):
             return job
         job.runner = local_runner()
         self.persist(job)  # first: a job that cannot be written is not queued
-        short = self._short is not None and seconds is not None
-        short = short and float(seconds or 0.0) <= self.short_job_seconds
+        limit = self.short_job_seconds if self._short is not None else -1.0
+        short = seconds is not None and seconds <= limit
         with self._lock:
             self._jobs[job.job_id] = job
             self._created[job.job_id] = job.created
