@@ -4,10 +4,12 @@ okcore's fit reports each set-up phase when it starts ("output_space": factorisi
 output kernel, "binning": histogram bins of the inputs; ``done`` = 0, with its own
 estimate ``phase_eta``) and then every tree ("trees"). The ETA adds up what is left:
 
-- in a set-up phase: that phase's estimate minus the time already spent in it, but never
-  less than half the time spent (a phase running past two thirds of its estimate is taken
-  as two thirds done: okcore's flop model of the factorisation ran 2-14x low on a loaded
-  machine, and an ETA stuck at the trees' time would say nothing), plus the estimates of
+- in a set-up phase: that phase's estimate (times the measured over the estimated time of
+  the same phase the last time it ran, in a job of several fits) minus the time already
+  spent in it, but never less than half the time spent (a phase running past two thirds
+  of its estimate is taken as two thirds done: okcore's flop model of the factorisation
+  ran 2-14x low on a loaded machine, and an ETA stuck at the trees' time would say
+  nothing), plus the estimates of
   the phases still to come (service.training.budget's job estimate: the set-up after the factor,
   then M x the time of one tree);
 - in the trees phase: the trees left times the time of one tree, taken as the estimated
@@ -88,6 +90,7 @@ class Progress:
     _last_tree: tuple[float, int] | None = field(default=None, repr=False)  # (time, done)
     _seen: float | None = field(default=None, repr=False)  # unix time of the last count
     _counted: str = field(default="trees", repr=False)  # the phase the intervals are of
+    _pace: dict[str, float] = field(default_factory=dict, repr=False)  # measured / estimated
     _intervals: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT_TREES))
 
     def start(self, now: float) -> None:
@@ -103,6 +106,7 @@ class Progress:
         self.unit = getattr(p, "unit", None) or "tree"
         new_phase = phase != self.phase
         if new_phase:
+            self._calibrate(now)
             self.phase, self.phase_started = phase, now
         if phase not in SETUP_PHASES and phase != self._counted:
             # another counted phase: its units take another time than the last one's
@@ -127,6 +131,13 @@ class Progress:
             self._intervals.append((clock - self._last_tree[0]) / trees)
         self._last_tree = (clock, self.done)  # done = 0: the trees phase starts now
         return new_phase
+
+    def _calibrate(self, now: float) -> None:
+        """The set-up phase that ends now: how long it took against okcore's estimate, the
+        factor the same phase's next estimates are taken at (a job of several fits runs
+        it once per fit: the first measured one sets the pace of the others)."""
+        if self.phase in SETUP_PHASES and self.phase_eta and self.phase_started is not None:
+            self._pace[self.phase] = max(now - self.phase_started, 0.0) / self.phase_eta
 
     def per_tree(self) -> float | None:
         """Seconds of one tree (of one unit of a counted phase): the estimate and the
@@ -160,7 +171,9 @@ class Progress:
             spent = 0.0 if started is None else now - started
             return max(plan.factor + plan.setup - spent, OVERRUN_SHARE * spent) + trees_left
         current = self.phase_eta
-        if current is None and plan is not None:
+        if current is not None:
+            current *= self._pace.get(self.phase, 1.0)
+        elif plan is not None:
             current = plan.factor if self.phase == "output_space" else plan.setup
         if current is None or trees_left is None:
             return None

@@ -155,3 +155,15 @@ def test_the_training_processes_warm_up_in_the_background(tmp_path: Path) -> Non
     assert not jobs.warmed.is_set() or jobs.warmed.wait(0)  # the constructor did not block
     assert jobs.warmed.wait(600)
     jobs.shutdown()
+
+
+def test_a_set_up_phase_run_again_is_estimated_at_the_pace_measured_the_first_time() -> None:
+    """A job of several fits factorises an output kernel once per fit: okcore's estimate of
+    each is scaled by how long the first one took against its own estimate."""
+    p = Progress(total=20, plan=PhasePlan(factor=10.0, setup=0.0, per_tree=1.0))
+    p.report(_tree(0, 20, phase="output_space", phase_eta=10.0), now=0.0)
+    assert p.eta(0.0, None) == pytest.approx(10.0 + 20 * 1.0)
+    p.report(_tree(1, 20), now=30.0)  # the factor took 30 s, three times its estimate
+    p.report(_tree(10, 20), now=39.0)
+    p.report(_tree(10, 20, phase="output_space", phase_eta=4.0), now=40.0)  # the next fit
+    assert p.eta(40.0, None) == pytest.approx(3 * 4.0 + 10 * p.per_tree())
