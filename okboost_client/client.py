@@ -155,7 +155,11 @@ class OKBoostClient(TaskMethods):
         ``input_kind="similarity"``: ``inputs`` is the N x N similarity among the training
         items (predict, kernel and evaluate then take the Q x N similarity of new items to
         them); ``input_map`` "kernel_map" (default) or "kpca" with ``input_components``
-        chooses how tree models read it (kernel models use it as their input kernel)."""
+        chooses how tree models read it (kernel models use it as their input kernel).
+
+        ``wait=True`` blocks until the model is trained (the answer's ``model``), at most the
+        server's ``OKBOOST_WAIT_TIMEOUT`` seconds: then ``timed_out`` is True, ``wait_timeout``
+        says the limit, and :meth:`wait` follows the job (``job_id``)."""
         inputs, ids = table_inputs(inputs, ids)
         kernel = {
             k: (pairs(v) if k == "edges" else np.asarray(v) if k in ("gram", "outputs") else v)

@@ -27,6 +27,14 @@ class FitProgress:
     of the inputs) or "trees"; set-up phases report ``done=0`` and, when one can be given,
     ``phase_eta``, an estimate in seconds of how long the phase will take (its cost model is
     stated where it is computed). Losses are those of the boosting estimators only.
+
+    The same record serves every fit that reports progress, so a caller (the service's
+    jobs) follows them all alike: ``phase`` names what is being done (any name: a fit made
+    of several fits reports theirs, or its own, e.g. one per candidate of a model choice),
+    ``done`` of ``total`` counts its work in ``unit`` (trees; stages of a kernel model;
+    fits), and ``part`` says which of the fits of a composite estimator reports ("rows" /
+    "columns": the one-sided fits of a bipartite model; None: the estimator itself).
+    ``elapsed`` is seconds since that fit started.
     """
 
     done: int
@@ -36,6 +44,8 @@ class FitProgress:
     val_loss: float | None = None
     phase: str = "trees"
     phase_eta: float | None = None
+    unit: str = "tree"
+    part: str | None = None
 
 
 #: A round callback: hears each round's :class:`FitProgress`, returns True to stop.

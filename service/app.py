@@ -221,6 +221,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         memory_budget=settings.job_memory_budget(),
         dask_scheduler=settings.dask_scheduler,
         preload=TRAINING_PRELOAD,
+        short_job_seconds=settings.short_job_seconds,
+        warm_up=settings.warm_up,
     )
     services = Services(
         settings=settings, store=store, jobs=job_manager, metrics=Metrics(store, job_manager)

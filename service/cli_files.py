@@ -8,6 +8,8 @@ import argparse
 import json
 import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -95,25 +97,46 @@ def parse_params(items: list[str]) -> dict[str, Any]:
     return params
 
 
+HEARTBEAT = 5.0
+"""Most seconds between two plain progress lines while a job runs (or waits in the queue)."""
+
+
 class ProgressDisplay:
     """A job's progress on ``stream`` (stderr): a tqdm bar redrawn in place when the stream is
-    a terminal; otherwise plain lines, one per state, phase or tenth of the trees, so a log
-    file or a pipe gets no carriage-return frames. Losses are shown clipped at 0 (rounding
-    can make a loss of an exactly fitted model -1e-17)."""
+    a terminal; otherwise plain lines, one per state, phase or tenth of the work, and one at
+    least every ``every`` seconds while nothing else changes (a long phase, e.g. the output
+    kernel's factorisation, shows its time and ETA as they go), so a log file or a pipe gets
+    no carriage-return frames and is never silent for long. A queued job shows its place in
+    the queue. The unit is the job's (trees, or fits of a multi-label job; ``unit``: before
+    the job says). Losses are shown clipped at 0 (rounding can make a loss of an exactly
+    fitted model -1e-17)."""
 
-    def __init__(self, stream: Any = None, unit: str = "tree") -> None:
+    def __init__(
+        self,
+        stream: Any = None,
+        unit: str = "tree",
+        every: float = HEARTBEAT,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.stream = stream or sys.stderr
-        self.unit = unit  # what the job counts: trees, or fits (bipartite, multi-label)
+        self.unit = unit
+        self.every, self.clock = every, clock
         self.terminal = bool(getattr(self.stream, "isatty", lambda: False)())
         self.bar: tqdm | None = None
         self.last: tuple[Any, ...] | None = None
+        self.last_line = -float("inf")
 
     @staticmethod
     def _details(info: dict[str, Any]) -> str:
         eta, loss = info.get("eta"), info.get("last_train_loss")
         parts = [info["state"]]
+        if info["state"] == "queued" and info.get("queue_position") is not None:
+            parts.append(f"position {info['queue_position']} in the queue")
         if info.get("phase") and info["state"] == "running":
-            parts.append(str(info["phase"]))
+            phase = str(info["phase"])
+            if info.get("phase_elapsed") is not None:
+                phase += f" for {float(info['phase_elapsed']):.0f} s"
+            parts.append(phase)
         parts.append(f"{info['elapsed']:.1f} s")
         if eta is not None and info["state"] == "running":
             parts.append(f"eta {eta:.1f} s")
@@ -123,15 +146,16 @@ class ProgressDisplay:
 
     def __call__(self, info: dict[str, Any]) -> None:
         done, total = int(info["progress"]["done"]), int(info["progress"]["total"])
+        unit = str(info["progress"].get("unit") or self.unit)
         finished = info["state"] not in ("queued", "running")
         if self.terminal:
             if self.bar is None:
                 self.bar = tqdm(
                     total=total,
-                    unit=self.unit,
+                    unit=unit,
                     file=self.stream,
                     dynamic_ncols=True,
-                    bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} " + self.unit + "s [{postfix}]",
+                    bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} " + unit + "s [{postfix}]",
                 )
             self.bar.total, self.bar.n = total, done
             self.bar.set_postfix_str(self._details(info), refresh=True)
@@ -139,9 +163,10 @@ class ProgressDisplay:
                 self.bar.close()
             return
         key = (info["state"], info.get("phase"), 10 * done // max(total, 1))
-        if key != self.last or finished:
-            self.last = key
-            line = f"{done}/{total} {self.unit}s, {self._details(info)}"
+        now = self.clock()
+        if key != self.last or finished or now - self.last_line >= self.every:
+            self.last, self.last_line = key, now
+            line = f"{done}/{total} {unit}s, {self._details(info)}"
             print(line, file=self.stream, flush=True)
 
 

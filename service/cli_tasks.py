@@ -77,7 +77,7 @@ def _folds(text: str | None) -> dict[str, Any] | None:
 def _wait(client: Any, accepted: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"model_id": accepted["model_id"], "job_id": accepted["job_id"]}
     if not args.no_wait:
-        show = None if args.quiet else ProgressDisplay(unit="fit")
+        show = None if args.quiet else ProgressDisplay()  # the job says its unit
         job = client.wait(accepted["job_id"], poll=0.25, on_progress=show)
         result["state"] = job["state"]
         result["fit_seconds"] = job["elapsed"]

@@ -103,6 +103,20 @@ class Settings(BaseSettings):
         "The upload itself is bounded by max_request_bytes.",
     )
     max_workers: int = Field(1, ge=1, description="Training jobs that run at the same time.")
+    warm_up: bool = Field(
+        True,
+        description="Start the training processes at start-up, in the background (okcore's "
+        "numba kernels load, or on a first run compile: seconds to minutes), so the first "
+        "job does not wait for them; /health answers meanwhile. Off: the first job starts "
+        "them (its phase says 'starting').",
+    )
+    short_job_seconds: float = Field(
+        60.0,
+        ge=0,
+        description="Jobs estimated to take at most this many seconds may also run on one "
+        "more worker slot kept for them, so a short job does not wait behind long ones "
+        "(0: no such slot, every job waits its turn on the max_workers slots).",
+    )
     max_train_rows: int = Field(
         200_000, ge=1, description="Largest N (training rows) a /train request may have."
     )

@@ -47,6 +47,7 @@ the (q, n_rows) similarity of new rows to them (:func:`side_inputs` slices both,
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,7 @@ from .._validation import (
     validate_params,
 )
 from ..boosting import OKBoostRegressor
+from ..callbacks import check_callback
 from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
 from ..trees.forest import OK3ForestRegressor
@@ -87,6 +89,14 @@ def side_inputs(X: Any, items: np.ndarray, train: np.ndarray, kind: str = "featu
     if S.ndim != 2 or S.shape[0] != S.shape[1]:
         raise DataError(f"a similarity input must be a square (n, n) matrix: got {S.shape}")
     return S[np.ix_(items, train)]
+
+
+def _side_callback(callback: Any, part: str) -> dict[str, Any]:
+    """The fit keyword of a one-sided fit: ``callback`` hearing its progress as ``part``
+    (none without a callback: a one-sided estimator need not take one)."""
+    if callback is None:
+        return {}
+    return {"callback": lambda p: callback(replace(p, part=part))}
 
 
 class BipartiteRegressor(MetaEstimator):
@@ -160,21 +170,28 @@ class BipartiteRegressor(MetaEstimator):
     def _col_template(self) -> Any:
         return self._row_template() if self.col_estimator is None else self.col_estimator
 
-    def fit(self, X_rows: Any, X_cols: Any, Y: Any) -> BipartiteRegressor:
+    def fit(self, X_rows: Any, X_cols: Any, Y: Any, *, callback: Any = None) -> BipartiteRegressor:
         """Fit both one-sided models on the interaction matrix Y (n_rows, n_cols): the row
         model on (X_rows, Y), the column model on (X_cols, Y^T). X_rows has n_rows rows
-        (features, or the similarity among the training rows), X_cols n_cols rows."""
+        (features, or the similarity among the training rows), X_cols n_cols rows.
+        ``callback(FitProgress)`` hears both fits' phases and trees, the row model's then
+        the column model's (``part`` "rows" / "columns"); returning True stops the fit
+        that reports."""
         validate_params(self, self._parameter_constraints)
+        check_callback(callback)
         Y = check_matrix(Y, "Y")
         if X_rows.shape[0] != Y.shape[0] or X_cols.shape[0] != Y.shape[1]:
             raise DataError(
                 f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {X_rows.shape[0]} rows and "
                 f"X_cols {X_cols.shape[0]}: one input row per row and per column vertex"
             )
-        self.row_model_ = clone(self._row_template()).fit(X_rows, Y, kernel=self.kernel)
-        self.col_model_ = clone(self._col_template()).fit(
-            X_cols, np.ascontiguousarray(Y.T), kernel=self.kernel
+        self.row_model_ = clone(self._row_template()).fit(
+            X_rows, Y, kernel=self.kernel, **_side_callback(callback, "rows")
         )
+        self.col_model_ = clone(self._col_template()).fit(
+            X_cols, np.ascontiguousarray(Y.T), kernel=self.kernel,
+            **_side_callback(callback, "columns"),
+        )  # fmt: skip
         self.Y_ = Y
         self.n_rows_, self.n_cols_ = Y.shape
         self.X_rows_, self.X_cols_ = X_rows, X_cols  # "refit" fits its second step on them

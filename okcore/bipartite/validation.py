@@ -102,6 +102,7 @@ def bipartite_cross_validate(
     random_state: Any = 0,
     configurations: list[tuple[int, int]] | None = None,
     callback: Callable[[dict[str, Any]], None] | None = None,
+    fit_callback: Callable[[int, Any], object] | None = None,
 ) -> BipartiteCVResult:
     """K x K cross-validation of a :class:`~okcore.bipartite.BipartiteRegressor`-like
     ``model`` (fit(X_rows, X_cols, Y), predict_new_rows / predict_new_cols /
@@ -119,6 +120,10 @@ def bipartite_cross_validate(
         A subset of the K x K configurations to run (default: all).
     callback : callable or None
         Called with each configuration's record as it completes.
+    fit_callback : callable or None
+        ``fit_callback(i, progress)`` hears the FitProgress of the i-th configuration's
+        fits (0-based, in the order run; ``part`` says which side fits): the model's
+        ``fit`` must then take a ``callback`` (as BipartiteRegressor's does).
 
     Cost: K_rows x K_cols fits of the model, each two one-sided fits (plus the second-step
     fits of ``new_pairs="refit"``).
@@ -135,7 +140,7 @@ def bipartite_cross_validate(
     col_folds = degree_stratified_folds((Y != 0).sum(0), k_cols, rng)
     result = BipartiteCVResult(row_folds, col_folds)
     todo = configurations or [(a, b) for a in range(k_rows) for b in range(k_cols)]
-    for a, b in todo:
+    for i, (a, b) in enumerate(todo):
         test_r, train_r = np.flatnonzero(row_folds == a), np.flatnonzero(row_folds != a)
         test_c, train_c = np.flatnonzero(col_folds == b), np.flatnonzero(col_folds != b)
         xr_train = side_inputs(X_rows, train_r, train_r, row_inputs)
@@ -144,7 +149,8 @@ def bipartite_cross_validate(
         xc_test = side_inputs(X_cols, test_c, train_c, col_inputs)
         fitted = clone(model)
         start = time.process_time()
-        fitted.fit(xr_train, xc_train, Y[np.ix_(train_r, train_c)])
+        heard = {} if fit_callback is None else {"callback": _numbered(fit_callback, i)}
+        fitted.fit(xr_train, xc_train, Y[np.ix_(train_r, train_c)], **heard)
         # CPU seconds (the machine may be shared: steadier than wall time)
         record: dict[str, Any] = {"row_fold": a, "col_fold": b}
         record["fit_time"] = time.process_time() - start
@@ -166,3 +172,8 @@ def bipartite_cross_validate(
         if callback is not None:
             callback(record)
     return result
+
+
+def _numbered(fit_callback: Callable[[int, Any], object], i: int) -> Callable[[Any], object]:
+    """The fit callback of configuration ``i``: ``fit_callback(i, progress)``."""
+    return lambda progress: fit_callback(i, progress)

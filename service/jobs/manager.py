@@ -12,6 +12,16 @@ budget fails the job. ``isolation="thread"`` runs tasks in the worker thread its
 memory budget there). Given a Dask scheduler's address, jobs run on that cluster instead
 (service.jobs.cluster).
 
+With ``warm_up`` the training processes' fork server starts with the service, in the
+background, so the first job does not wait for okcore's kernels to load or compile; a job
+shows the phase "starting" until its fit reports.
+
+Queued jobs wait in one line, oldest first. With ``short_job_seconds`` > 0 one more worker
+slot takes only short jobs (estimated at most that many seconds by the job cost model,
+service.training.budget), oldest first: a short job never waits behind long ones for more
+than the short jobs ahead of it (a 27 s job no longer waits out a 10-minute one). A queued
+job's ``queue_position`` (:meth:`JobManager.queue_position`) is 1 when it starts next.
+
 The records (service.jobs.records) are what the API reports. On start-up, records left
 ``queued`` or ``running`` by a previous process are marked ``failed`` ("interrupted by
 server restart"); finished models are never touched. Several replicas may serve one
@@ -70,6 +80,10 @@ def _process_gone(pid: int) -> bool:
     return False
 
 
+def _ready() -> None:
+    """What the warm-up's training process runs: nothing (starting it is the warm-up)."""
+
+
 def cluster_jobs(address: str, records: JobRecords) -> ClusterJobs:
     """Jobs on the Dask cluster at ``address`` (imported here: dask is an optional extra)."""
     from service.jobs.cluster import ClusterJobs
@@ -78,9 +92,10 @@ def cluster_jobs(address: str, records: JobRecords) -> ClusterJobs:
 
 
 class JobManager(JobRecords):
-    """Runs training tasks on ``max_workers`` threads (or, given a Dask scheduler's
-    address, on that cluster: service.jobs.cluster) and keeps their records. ``preload``:
-    the modules the training processes' fork server imports once (service.jobs.process)."""
+    """Runs training tasks on ``max_workers`` threads, plus one for short jobs when
+    ``short_job_seconds`` > 0 (or, given a Dask scheduler's address, on that cluster:
+    service.jobs.cluster) and keeps their records. ``preload``: the modules the training
+    processes' fork server imports once (service.jobs.process)."""
 
     def __init__(
         self,
@@ -91,6 +106,8 @@ class JobManager(JobRecords):
         memory_budget: int | None = None,
         dask_scheduler: str | None = None,
         preload: Sequence[str] = (),
+        short_job_seconds: float = 0.0,
+        warm_up: bool = False,
     ) -> None:
         super().__init__(store)
         self.isolation = isolation
@@ -102,8 +119,35 @@ class JobManager(JobRecords):
         self._lock = threading.Lock()
         self._shutting_down = False
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="okboost-train")
+        self.short_job_seconds = short_job_seconds
+        self._short = (
+            ThreadPoolExecutor(1, thread_name_prefix="okboost-short")
+            if short_job_seconds > 0
+            else None
+        )
+        # the line of queued jobs, oldest first: (job, task, short); every job queued adds
+        # one pull to the pool (and a short one one to the short slot), so there is always
+        # a pull to come for every job in the line
+        self._line: list[tuple[Job, TrainTask, bool]] = []
         self.cluster = None if dask_scheduler is None else cluster_jobs(dask_scheduler, self)
         self.recover()
+        self.warmed = threading.Event()  # set once the training process server is up
+        if warm_up and self._ctx is not None and self.cluster is None:
+            threading.Thread(target=self._warm_up, name="okboost-warm-up", daemon=True).start()
+
+    def _warm_up(self) -> None:
+        """Start the training processes' fork server now, in the background: it imports
+        okcore and loads (on a first run after installation, compiles) its numba kernels,
+        which the first job would otherwise wait for (service.jobs.process). A job queued
+        meanwhile waits for the same server, no longer than it would have."""
+        try:
+            proc = self._ctx.Process(target=_ready, name="okboost-warm-up")  # type: ignore[union-attr]
+            proc.start()
+            proc.join()
+        except Exception as exc:  # noqa: BLE001 - a warm-up never stops the service
+            log.warning("training processes were not warmed up: %s", exc)
+        finally:
+            self.warmed.set()
 
     # ------------------------------------------------------------ persistence
     def _read(self, job_id: str) -> Job:
@@ -157,10 +201,11 @@ class JobManager(JobRecords):
         job_id: str | None = None,
         plan: PhasePlan | None = None,
         warnings: list[str] | None = None,
+        seconds: float | None = None,
     ) -> Job:
         """Queue ``task`` (``total`` trees; ``plan``: the estimated phases, for the ETA;
-        ``warnings``: what is degenerate about its data), in this process's pool or on the
-        Dask cluster."""
+        ``warnings``: what is degenerate about its data; ``seconds``: its estimated time,
+        which makes it short or not), in this process's pool or on the Dask cluster."""
         with self._lock:
             waiting = self._jobs.values() if self.cluster is None else self.cluster.unsettled()
             queued = sum(1 for j in waiting if j.state == "queued")
@@ -181,11 +226,42 @@ class JobManager(JobRecords):
             return job
         job.runner = local_runner()
         self.persist(job)  # first: a job that cannot be written is not queued
+        limit = self.short_job_seconds if self._short is not None else -1.0
+        short = seconds is not None and seconds <= limit
         with self._lock:
             self._jobs[job.job_id] = job
             self._created[job.job_id] = job.created
-        self._executor.submit(self._run, job, task)
+            self._line.append((job, task, short))
+        self._executor.submit(self._pull, False)
+        if short and self._short is not None:
+            self._short.submit(self._pull, True)
         return job
+
+    def queue_position(self, job_id: str) -> int | None:
+        """Where a queued job of this pool stands: 1 when it starts next (the short slot
+        counts for a short job: the short jobs ahead of it); None for any other job."""
+        with self._lock:
+            ahead, short_ahead = 0, 0
+            for job, _, short in self._line:
+                if job.job_id == job_id:
+                    if job.state != "queued":
+                        return None
+                    return 1 + (min(ahead, short_ahead) if short else ahead)
+                if job.state == "queued":
+                    ahead += 1
+                    short_ahead += short
+        return None
+
+    def _pull(self, short_only: bool) -> None:
+        """A worker slot's turn: run the oldest queued job of the line (a short one only,
+        for the short slot), if any is left."""
+        with self._lock:
+            self._line = [entry for entry in self._line if entry[0].state == "queued"]
+            entry = next((e for e in self._line if e[2] or not short_only), None)
+            if entry is None:
+                return
+            self._line.remove(entry)
+        self._run(entry[0], entry[1])
 
     def get(self, job_id: str) -> Job:
         """A job of this process's pool as it runs, any other as its record says (an active
@@ -288,6 +364,8 @@ class JobManager(JobRecords):
                 elif job.state == "running":
                     job.cancel_event.set()
         self._executor.shutdown(wait=True, cancel_futures=True)
+        if self._short is not None:
+            self._short.shutdown(wait=True, cancel_futures=True)
 
     # ------------------------------------------------------------ worker side
     def _stop_asked(self, job: Job) -> bool:
@@ -304,6 +382,7 @@ class JobManager(JobRecords):
                 self.finish(job, "cancelled", "cancelled by request")
                 return
             job.state, job.started, job.attempt = "running", time.time(), 1
+            job.progress.start(job.started)
         try:
             self.persist(job)
             if self._ctx is None:

@@ -97,6 +97,7 @@ def child_main(task: TrainTask, conn: Any, stop: Any, memory_budget: int | None)
                         "phase_eta": (
                             None if getattr(p, "phase_eta", None) is None else float(p.phase_eta)
                         ),
+                        "unit": str(getattr(p, "unit", None) or "tree"),
                     },
                 )
             )

@@ -4,10 +4,12 @@ okcore's fit reports each set-up phase when it starts ("output_space": factorisi
 output kernel, "binning": histogram bins of the inputs; ``done`` = 0, with its own
 estimate ``phase_eta``) and then every tree ("trees"). The ETA adds up what is left:
 
-- in a set-up phase: that phase's estimate minus the time already spent in it, but never
-  less than half the time spent (a phase running past two thirds of its estimate is taken
-  as two thirds done: okcore's flop model of the factorisation ran 2-14x low on a loaded
-  machine, and an ETA stuck at the trees' time would say nothing), plus the estimates of
+- in a set-up phase: that phase's estimate (times the measured over the estimated time of
+  the same phase the last time it ran, in a job of several fits) minus the time already
+  spent in it, but never less than half the time spent (a phase running past two thirds
+  of its estimate is taken as two thirds done: okcore's flop model of the factorisation
+  ran 2-14x low on a loaded machine, and an ETA stuck at the trees' time would say
+  nothing), plus the estimates of
   the phases still to come (service.training.budget's job estimate: the set-up after the factor,
   then M x the time of one tree);
 - in the trees phase: the trees left times the time of one tree, taken as the estimated
@@ -16,7 +18,17 @@ estimate ``phase_eta``) and then every tree ("trees"). The ETA adds up what is l
   once, by a compilation or the machine's other load, does not swing the ETA; the set-up
   phases never count as tree time). Intervals are read on the fit's own clock
   (FitProgress.elapsed, from the training process): reports that reach the server in a
-  burst, as they do when it is busy, do not look like instant trees.
+  burst, as they do when it is busy, do not look like instant trees. The tree under way
+  counts down from the time of one tree since the last report, and once it runs past that,
+  counts as two thirds done (as a set-up phase): the ETA never stands still while nothing
+  is reported.
+- in any other counted phase (a name okcore or a composite fit reports with ``done`` of
+  ``total`` in its ``unit``, e.g. one per candidate of a model choice): the same, with no
+  estimate: the median of the measured intervals per unit, or before the second report the
+  time spent in the phase over the units done.
+
+Composite jobs (cross-validation, bipartite models) report the trees of all their fits as
+one count, each fit's set-up phases as they come (service.training.cv, .bipartite).
 
 Loss curves are kept whole in memory; a job record on disk holds at most CURVE_POINTS
 points of each, evenly spaced (``curve_step`` trees apart), so it stays a few KB at any M.
@@ -31,6 +43,11 @@ from typing import Any
 
 SETUP_PHASES = ("output_space", "binning")
 """okcore fit phases before the first tree (FitProgress.phase); then "trees"."""
+STARTING = "starting"
+"""The phase of a running job before its fit reports: its training process starting (the
+first job after start-up waits for okcore's compiled kernels to load, or to compile)."""
+UNCOUNTED = (None, STARTING, *SETUP_PHASES)
+"""Phases whose ETA comes from estimates, not from counted work."""
 OVERRUN_SHARE = 0.5
 """Least time left in a set-up phase, as a share of the time already spent in it."""
 PRIOR_TREES = 2.0
@@ -69,23 +86,38 @@ class Progress:
     phase_eta: float | None = None  # okcore's estimate of the current set-up phase (s)
     train_loss: list[float] = field(default_factory=list)
     validation_loss: list[float] | None = None
+    unit: str = "tree"  # what done and total count
     _last_tree: tuple[float, int] | None = field(default=None, repr=False)  # (time, done)
+    _seen: float | None = field(default=None, repr=False)  # unix time of the last count
+    _counted: str = field(default="trees", repr=False)  # the phase the intervals are of
+    _pace: dict[str, float] = field(default_factory=dict, repr=False)  # measured / estimated
     _intervals: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT_TREES))
 
+    def start(self, now: float) -> None:
+        """The job runs: its training process starts (phase STARTING until the fit reports)."""
+        self.phase, self.phase_started = STARTING, now
+
     def report(self, p: Any, now: float) -> bool:
-        """Take one FitProgress (or anything with its fields; ``phase`` defaults to trees).
-        Returns whether a new phase started."""
+        """Take one FitProgress (or anything with its fields; ``phase`` defaults to trees,
+        ``unit`` to tree). Returns whether a new phase started."""
         phase = getattr(p, "phase", None) or "trees"
         self.total = max(int(p.total), 1)
         self.done = int(p.done)
+        self.unit = getattr(p, "unit", None) or "tree"
         new_phase = phase != self.phase
         if new_phase:
+            self._calibrate(now)
             self.phase, self.phase_started = phase, now
-        if phase != "trees":
+        if phase not in SETUP_PHASES and phase != self._counted:
+            # another counted phase: its units take another time than the last one's
+            self._counted, self._last_tree = phase, None
+            self._intervals.clear()
+        if phase in SETUP_PHASES:
             eta = getattr(p, "phase_eta", None)
             self.phase_eta = None if eta is None else float(eta)
             return new_phase
         self.phase_eta = None
+        self._seen = now
         if p.train_loss is not None:
             self.train_loss.append(float(p.train_loss))
         if p.val_loss is not None:
@@ -100,10 +132,18 @@ class Progress:
         self._last_tree = (clock, self.done)  # done = 0: the trees phase starts now
         return new_phase
 
+    def _calibrate(self, now: float) -> None:
+        """The set-up phase that ends now: how long it took against okcore's estimate, the
+        factor the same phase's next estimates are taken at (a job of several fits runs
+        it once per fit: the first measured one sets the pace of the others)."""
+        if self.phase in SETUP_PHASES and self.phase_eta and self.phase_started is not None:
+            self._pace[self.phase] = max(now - self.phase_started, 0.0) / self.phase_eta
+
     def per_tree(self) -> float | None:
-        """Seconds of one tree: the estimate and the measured median, weighted by trees."""
+        """Seconds of one tree (of one unit of a counted phase): the estimate and the
+        measured median, weighted by trees."""
         measured = statistics.median(self._intervals) if self._intervals else None
-        if self.plan is None:
+        if self.plan is None or self.phase not in (*UNCOUNTED, "trees"):
             return measured
         if measured is None:
             return self.plan.per_tree
@@ -113,17 +153,27 @@ class Progress:
     def eta(self, now: float, started: float | None) -> float | None:
         """Seconds left (see the module docstring); None when nothing is known."""
         per_tree = self.per_tree()
-        trees_left = None if per_tree is None else per_tree * max(self.total - self.done, 0)
-        if self.phase == "trees":
-            return trees_left
+        left_units = max(self.total - self.done, 0)
+        trees_left = None if per_tree is None else per_tree * left_units
+        if self.phase not in UNCOUNTED:  # trees, or a counted phase of its own
+            in_phase = now - (self.phase_started or now)
+            if per_tree is None and self.done > 0 and in_phase > 0:
+                per_tree = in_phase / self.done  # one report so far: the phase's mean rate
+            if per_tree is None or left_units == 0:
+                return None if per_tree is None else 0.0
+            since = max(now - (self._seen or now), 0.0)
+            under_way = max(per_tree - since, OVERRUN_SHARE * since)
+            return under_way + per_tree * (left_units - 1)
         plan = self.plan
-        if self.phase is None:  # running, nothing reported yet
+        if self.phase in (None, STARTING):  # running, nothing reported yet
             if plan is None or trees_left is None:
                 return None
             spent = 0.0 if started is None else now - started
             return max(plan.factor + plan.setup - spent, OVERRUN_SHARE * spent) + trees_left
         current = self.phase_eta
-        if current is None and plan is not None:
+        if current is not None:
+            current *= self._pace.get(self.phase, 1.0)
+        elif plan is not None:
             current = plan.factor if self.phase == "output_space" else plan.setup
         if current is None or trees_left is None:
             return None
@@ -152,6 +202,7 @@ class Progress:
             "done": self.done,
             "phase": self.phase,
             "phase_started": self.phase_started,
+            "unit": self.unit,
             "train_loss": train,
             "validation_loss": validation,
             "curve_step": step,

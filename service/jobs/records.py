@@ -143,12 +143,20 @@ class Job:
         else:
             elapsed = (finished or now) - started
         done, total = int(rec.get("done", 0)), max(int(rec.get("total", 1)), 1)
+        phase_started = rec.get("phase_started")
+        in_phase = None if state != "running" or phase_started is None else now - phase_started
         info: dict[str, Any] = {
             "job_id": self.job_id,
             "model_id": self.model_id,
             "state": state,
             "phase": rec.get("phase"),
-            "progress": {"done": done, "total": total, "fraction": done / total},
+            "phase_elapsed": None if in_phase is None else max(in_phase, 0.0),
+            "progress": {
+                "done": done,
+                "total": total,
+                "fraction": done / total,
+                "unit": rec.get("unit", "tree"),
+            },
             "created": self.created,
             "started": started,
             "finished": finished,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from service.deps import ServicesDep
+from service.deps import Services, ServicesDep
+from service.jobs.records import Job, QuarantinedJob
 from service.routes.models import Cursor, Limit
 from service.routes.openapi import responses
 from service.schemas import examples
@@ -27,6 +28,14 @@ Curves = Annotated[
 ]
 
 
+def _info(svc: Services, job: Job | QuarantinedJob, curves: bool) -> dict[str, Any]:
+    """A job's answer: its record's view, and where it stands in the queue while queued."""
+    info = job.info(curves)
+    if isinstance(job, Job):
+        info["queue_position"] = svc.jobs.queue_position(job.job_id)
+    return info
+
+
 @router.get(
     "/jobs",
     summary="List training jobs, a page at a time",
@@ -43,7 +52,9 @@ async def list_jobs(
     the next. A job whose stored record fails validation is listed with the state `invalid`
     and the reason (quarantined: never run or resumed)."""
     jobs, next_cursor = await run_in_threadpool(svc.jobs.page, limit, cursor)
-    return JSONResponse({"jobs": [job.info(curves) for job in jobs], "next_cursor": next_cursor})
+    return JSONResponse(
+        {"jobs": [_info(svc, job, curves) for job in jobs], "next_cursor": next_cursor}
+    )
 
 
 @router.get(
@@ -56,7 +67,7 @@ async def get_job(job_id: JobId, svc: ServicesDep, curves: Curves = False) -> JS
     """A quarantined job (its stored record fails validation) is answered with the state
     `invalid` and the reason."""
     job = await run_in_threadpool(svc.jobs.describe, job_id)
-    return JSONResponse(job.info(curves))
+    return JSONResponse(_info(svc, job, curves))
 
 
 @router.delete(

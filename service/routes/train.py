@@ -25,7 +25,12 @@ from service.training.multilabel import plan_multilabel, run_multilabel
 
 router = APIRouter(tags=["training"])
 
-_TRAIN_DONE = dict(examples.TRAIN_ACCEPTED, state="done", model=examples.MODEL_INFO)
+_TRAIN_DONE = dict(
+    examples.TRAIN_ACCEPTED, state="done", model=examples.MODEL_INFO, wait_timeout=120.0
+)
+_TRAIN_TIMED_OUT = dict(
+    examples.TRAIN_ACCEPTED, state="running", timed_out=True, wait_timeout=120.0
+)
 
 
 TASKS: dict[str, type[Any]] = {
@@ -64,7 +69,11 @@ def _plan(req: Any, max_dense: int) -> tuple[Any, Any]:
     return plan_training(req), run_training
 
 
-def _accepted(job: Job, state: str, model: Any = None) -> dict[str, Any]:
+def _accepted(
+    job: Job, state: str, model: Any = None, wait_timeout: float | None = None
+) -> dict[str, Any]:
+    """The answer of POST /train; ``wait_timeout``: the limit of a ``"wait": true`` request
+    (it timed out when the model is not there)."""
     return {
         "model_id": job.model_id,
         "job_id": job.job_id,
@@ -72,7 +81,30 @@ def _accepted(job: Job, state: str, model: Any = None) -> dict[str, Any]:
         "job_url": f"/jobs/{job.job_id}",
         "model_url": f"/models/{job.model_id}",
         "model": model,
+        "timed_out": wait_timeout is not None and model is None,
+        "wait_timeout": wait_timeout,
     }
+
+
+_ACCEPTED_RESPONSES = responses(
+    202,
+    TrainAccepted,
+    examples.TRAIN_ACCEPTED,
+    401,
+    413,
+    415,
+    422,
+    429,
+    507,
+    ok_description='Job queued; poll job_url (with "wait": true, the wait timed out: '
+    '"timed_out": true)',
+)
+_ACCEPTED_RESPONSES[202]["content"]["application/json"] = {
+    "examples": {
+        "queued": {"summary": "Job queued", "value": examples.TRAIN_ACCEPTED},
+        "timed_out": {"summary": '"wait": true timed out', "value": _TRAIN_TIMED_OUT},
+    }
+}
 
 
 @router.post(
@@ -81,18 +113,7 @@ def _accepted(job: Job, state: str, model: Any = None) -> dict[str, Any]:
     summary="Train a model (as a background job)",
     response_model=TrainAccepted,
     responses={
-        **responses(
-            202,
-            TrainAccepted,
-            examples.TRAIN_ACCEPTED,
-            401,
-            413,
-            415,
-            422,
-            429,
-            507,
-            ok_description="Job queued; poll job_url",
-        ),
+        **_ACCEPTED_RESPONSES,
         201: {
             "description": 'Model trained ("wait": true)',
             "model": TrainAccepted,
@@ -114,13 +135,16 @@ async def train(request: Request, svc: ServicesDep) -> JSONResponse:
     "multilabel"` (MultiLabelTrainRequest) label sets (`inputs`, 0/1 `labels`).
     Answers 202 with `model_id` and `job_id` at once; poll `GET /jobs/{job_id}`.
     With `"wait": true` the request blocks until the model is trained (201) or
-    `OKBOOST_WAIT_TIMEOUT` seconds pass (then 202 as usual).
+    `OKBOOST_WAIT_TIMEOUT` seconds pass: then 202 with `"timed_out": true`, the limit it
+    waited (`wait_timeout`, seconds) and the job to follow (`job_id`, `job_url`).
     """
     req = await read_body_of(request, TRAIN_BODIES, svc.settings.max_request_bytes)
     plan, run = await run_in_threadpool(_plan, req, svc.settings.max_dense_values)
     job = start_training(plan, svc.store, svc.jobs, svc.settings, run)
-    if req.wait:
-        record = await wait_trained(job, svc.store, svc.settings.wait_timeout)
-        if record is not None:
-            return JSONResponse(_accepted(job, "done", model_view(record)), 201)
-    return JSONResponse(_accepted(job, job.state), 202)
+    if not req.wait:
+        return JSONResponse(_accepted(job, job.state), 202)
+    limit = svc.settings.wait_timeout
+    record = await wait_trained(job, svc.store, limit)
+    if record is not None:
+        return JSONResponse(_accepted(job, "done", model_view(record), limit), 201)
+    return JSONResponse(_accepted(job, job.state, wait_timeout=limit), 202)

@@ -455,7 +455,10 @@ class TrainRequest(_Model):
         examples=[ex.CV_SPEC],
     )
     wait: bool = Field(
-        False, description="Block until training ends (201) instead of answering 202 at once."
+        False,
+        description="Block until training ends (201) instead of answering 202 at once; after "
+        "`OKBOOST_WAIT_TIMEOUT` seconds (120 by default) the answer is 202 with "
+        '`"timed_out": true` and the job to follow.',
     )
 
     @model_validator(mode="after")
@@ -654,10 +657,13 @@ class Progress(BaseModel):
     model_config = ConfigDict(json_schema_extra=documented(ex.JOB_INFO["progress"]))
 
     done: int = Field(
-        description="Trees fitted so far (bipartite and multi-label jobs: fits of models)."
+        description="Work done so far, in `unit`: trees (of every fit of a job that "
+        "cross-validates or fits a bipartite model's two sides), fits of models "
+        "(multi-label jobs), or the unit of the phase reported."
     )
-    total: int = Field(description="Trees to fit (M); bipartite and multi-label jobs: fits.")
+    total: int = Field(description="Work to do, in `unit` (trees: M, or M of every fit).")
     fraction: float
+    unit: str = Field("tree", description="What done and total count.", examples=["tree"])
 
 
 class JobInfo(BaseModel):
@@ -674,8 +680,13 @@ class JobInfo(BaseModel):
     phase: Phase | None = Field(
         None,
         description="What the fit is doing: output_space (factorising the output kernel), "
-        "binning (histogram bins of the inputs), trees (growing the trees); null before the "
-        "fit reports.",
+        "binning (histogram bins of the inputs), trees (growing the trees), or another name "
+        "a fit made of several reports; null before the fit reports.",
+    )
+    phase_elapsed: float | None = Field(
+        None,
+        description="Seconds spent in the current phase so far (null when not running).",
+        examples=[1.5],
     )
     eta: float | None = Field(
         None,
@@ -685,6 +696,14 @@ class JobInfo(BaseModel):
         "the job started, and the trees left times the time of one tree (the estimate, "
         "weighted as 2 trees, with the median of the measured ones). 0 when done; null when "
         "nothing is known.",
+    )
+    queue_position: int | None = Field(
+        None,
+        description="While queued: 1 when the job starts next, 2 when one job is ahead of it, "
+        "... (a short job counts only the short jobs ahead of it: they share a worker slot "
+        "kept for short jobs, OKBOOST_SHORT_JOB_SECONDS); null otherwise, and for a job "
+        "queued on a Dask cluster or by another replica.",
+        examples=[None],
     )
     last_train_loss: float | None = Field(None, description="Training loss after the last tree.")
     last_validation_loss: float | None = None
@@ -782,6 +801,18 @@ class TrainAccepted(BaseModel):
     job_url: str
     model_url: str
     model: ModelInfo | None = Field(None, description="Present when the model is ready (201).")
+    timed_out: bool = Field(
+        False,
+        description='True when `"wait": true` gave up waiting after `wait_timeout` seconds '
+        "(202): the job goes on; follow it at `job_url`.",
+        examples=[False],
+    )
+    wait_timeout: float | None = Field(
+        None,
+        description='With `"wait": true`: the longest the request waited, in seconds '
+        "(`OKBOOST_WAIT_TIMEOUT`); null without `wait`.",
+        examples=[120.0],
+    )
 
 
 class PredictResponse(BaseModel):

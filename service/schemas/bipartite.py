@@ -199,7 +199,10 @@ class BipartiteTrainRequest(_Model):
         None, description="Optional K x K cross-validation before the final fit."
     )
     wait: bool = Field(
-        False, description="Block until training ends (201) instead of answering 202 at once."
+        False,
+        description="Block until training ends (201) instead of answering 202 at once; after "
+        "`OKBOOST_WAIT_TIMEOUT` seconds (120 by default) the answer is 202 with "
+        '`"timed_out": true` and the job to follow.',
     )
 
     @model_validator(mode="after")

@@ -53,13 +53,15 @@ JOB_INFO: dict[str, Any] = {
     "job_id": JOB_ID,
     "model_id": MODEL_ID,
     "state": "running",
-    "progress": {"done": 20, "total": 50, "fraction": 0.4},
+    "progress": {"done": 20, "total": 50, "fraction": 0.4, "unit": "tree"},
     "created": 1763700000.0,
     "started": 1763700000.1,
     "finished": None,
     "elapsed": 2.0,
     "phase": "trees",
+    "phase_elapsed": 2.0,
     "eta": 3.0,
+    "queue_position": None,
     "last_train_loss": 0.5,
     "last_validation_loss": None,
     "error": None,
@@ -72,6 +74,8 @@ TRAIN_ACCEPTED: dict[str, Any] = {
     "job_url": f"/jobs/{JOB_ID}",
     "model_url": f"/models/{MODEL_ID}",
     "model": None,
+    "timed_out": False,
+    "wait_timeout": None,
 }
 
 PREDICT_RESPONSE: dict[str, Any] = {

@@ -94,7 +94,10 @@ class MultiLabelTrainRequest(_Model):
     n_splits: int = Field(3, ge=2, le=20, description="Folds of the inner cross-validation.")
     random_state: int = Field(0, ge=0, description="Seeds the inner folds.")
     wait: bool = Field(
-        False, description="Block until training ends (201) instead of answering 202 at once."
+        False,
+        description="Block until training ends (201) instead of answering 202 at once; after "
+        "`OKBOOST_WAIT_TIMEOUT` seconds (120 by default) the answer is 202 with "
+        '`"timed_out": true` and the job to follow.',
     )
 
     @model_validator(mode="after")

@@ -11,9 +11,9 @@ record holds nothing the API does not describe.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from service.schemas import examples as ex
 from service.schemas.cv import CVResult
@@ -21,7 +21,9 @@ from service.schemas.params import ModelName
 
 ModelStatus = Literal["training", "ready", "failed", "cancelled"]
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
-Phase = Literal["output_space", "binning", "trees"]
+Phase = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,39}$")]
+"""What a fit reports it is doing (okcore.FitProgress.phase): "output_space", "binning" and
+"trees" from every fit, other names from fits made of several (any lower-case name)."""
 
 
 class _Record(BaseModel):
@@ -195,6 +197,7 @@ class JobRecord(_Record):
     done: int = Field(0, ge=0)
     phase: Phase | None = None
     phase_started: float | None = None
+    unit: str = Field("tree", max_length=40)
     train_loss: list[float] | None = None
     validation_loss: list[float] | None = None
     curve_step: int = Field(1, ge=1)

@@ -40,7 +40,7 @@ PROFILE_KERNEL = {"type": "linear"}
 
 
 class _Cancelled(Exception):
-    """The job was asked to stop between two cross-validation configurations."""
+    """The job was asked to stop (heard after a tree of a one-sided fit)."""
 
 
 @dataclass
@@ -60,12 +60,28 @@ class BipartitePlan:
     cv: tuple[int, int] | None
     cv_seed: int
     estimate: JobEstimate
-    total: int  # one-sided fits the job runs: 2 per CV configuration, 2 for the final fit
+    side_trees: tuple[int, int]  # trees of the row model and of the column model
+    first: JobEstimate  # the first one-sided fit the job runs (its set-up phases)
     record: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def fits(self) -> list[int]:
+        """The trees of every one-sided fit, in the order run: rows, columns for each CV
+        configuration, then for the final fit."""
+        configurations = 0 if self.cv is None else self.cv[0] * self.cv[1]
+        return list(self.side_trees) * (configurations + 1)
+
+    @property
+    def total(self) -> int:
+        """The job's progress counts the trees of every one-sided fit."""
+        return sum(self.fits)
+
     def phases(self) -> PhasePlan:
-        """Progress counts one-sided fits: each is a 'tree' of the job's ETA."""
-        return PhasePlan(0.0, 0.0, self.estimate.seconds / self.total)
+        """The first fit's set-up phases, then the time of one tree: the rest of the job's
+        time over all its trees (the later fits' set-up phases included)."""
+        first = self.first.factor_seconds + self.first.setup_seconds
+        per_tree = max(self.estimate.seconds - first, 0.0) / max(self.total, 1)
+        return PhasePlan(self.first.factor_seconds, self.first.setup_seconds, per_tree)
 
 
 def _ends(
@@ -166,7 +182,7 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
     row_fit = estimate_job(req.model, params, X_rows, PROFILE_KERNEL, n_cols, data_bytes)
     col_fit = estimate_job(req.model, params, X_cols, PROFILE_KERNEL, n_rows, data_bytes)
     estimate = _sequential([row_fit, col_fit])
-    cv, total = None, 2
+    cv = None
     if req.cv is not None:
         cv = req.cv.pair
         for k, n, side in ((cv[0], n_rows, "row"), (cv[1], n_cols, "column")):
@@ -182,7 +198,6 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
             cv_trees=2 * configurations * estimate.n_trees,
             cv_seconds=configurations * estimate.seconds * share,
         )
-        total += 2 * configurations
     warnings = okcore.model_selection.training_warnings(n_rows) + interaction_warnings(Y)
     record = {
         "name": req.name,
@@ -226,7 +241,8 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
         cv=cv,
         cv_seed=0 if req.cv is None else req.cv.random_state,
         estimate=estimate,
-        total=total,
+        side_trees=(row_fit.n_trees, col_fit.n_trees),
+        first=row_fit,
         record=record,
     )
 
@@ -257,40 +273,53 @@ def cv_record(
     }
 
 
+@dataclass
+class FitsProgress:
+    """The job's reporter over one-sided fits run one after another (``trees``: each fit's
+    planned trees): a fit's reports shifted past the trees of the fits before it, scaled to
+    its planned trees if it grows another number, with the time since the job started as
+    ``elapsed`` (each fit's own clock restarts at 0). Raises _Cancelled when asked to stop."""
+
+    reporter: Reporter
+    trees: list[int]
+    started: float = field(default_factory=time.perf_counter)
+
+    def fit(self, i: int, progress: okcore.FitProgress) -> None:
+        """The i-th fit's report (okcore's fit callback of that fit)."""
+        planned = self.trees[i]
+        done = sum(self.trees[:i]) + planned * min(progress.done, progress.total) // max(
+            progress.total, 1
+        )
+        elapsed = time.perf_counter() - self.started
+        if self.reporter(replace(progress, done=done, total=sum(self.trees), elapsed=elapsed)):
+            raise _Cancelled
+
+
 def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Reporter) -> str:
     """Cross-validate (when asked), fit, store. Returns "done", "cancelled" or "deleted".
-    Progress counts one-sided fits; a cancel is heard between CV configurations."""
-    started = time.perf_counter()
-
-    def report(done: int) -> bool:
-        elapsed = time.perf_counter() - started
-        return bool(progress(okcore.FitProgress(done=done, total=plan.total, elapsed=elapsed)))
-
+    Progress counts the trees of every one-sided fit, with each fit's set-up phases; a
+    cancel is heard after the current tree."""
+    fits = FitsProgress(progress, plan.fits)
     template = okcore.make_estimator(plan.model, plan.params)
     model = okcore.bipartite.BipartiteRegressor(template, new_pairs=plan.new_pairs)
     record = dict(plan.record)
     info = dict(record["bipartite"])
-    if report(0):
-        return "cancelled"
-    if plan.cv is not None:
-        done = [0]
+    sides = {"rows": 0, "columns": 1}
 
-        def heard(_: dict[str, Any]) -> None:
-            done[0] += 2
-            if report(done[0]):
-                raise _Cancelled
+    def heard(configuration: int, p: okcore.FitProgress) -> None:
+        fits.fit(2 * configuration + sides[p.part or "rows"], p)
 
-        try:
+    try:
+        if plan.cv is not None:
             result = okcore.bipartite.bipartite_cross_validate(
                 model, plan.X_rows, plan.X_cols, plan.Y, n_folds=plan.cv,
                 row_inputs=plan.row_inputs, col_inputs=plan.col_inputs,
-                random_state=plan.cv_seed, callback=heard,
+                random_state=plan.cv_seed, fit_callback=heard,
             )  # fmt: skip
-        except _Cancelled:
-            return "cancelled"
-        info["cv"] = cv_record(result, plan.cv, plan.cv_seed)
-    model.fit(plan.X_rows, plan.X_cols, plan.Y)
-    if report(plan.total):
+            info["cv"] = cv_record(result, plan.cv, plan.cv_seed)
+        final = 0 if plan.cv is None else plan.cv[0] * plan.cv[1]
+        model.fit(plan.X_rows, plan.X_cols, plan.Y, callback=lambda p: heard(final, p))
+    except _Cancelled:
         return "cancelled"
     record.update(
         status="ready",

@@ -64,6 +64,7 @@ def start_training(
             job_id=job_id,
             plan=plan.phases(),
             warnings=plan.record.get("warnings", []),
+            seconds=plan.estimate.seconds,
         )
     except ServiceError:
         with contextlib.suppress(NotFound):

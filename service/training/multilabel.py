@@ -133,7 +133,8 @@ def run_multilabel(plan: MultiLabelPlan, root: Path, model_id: str, progress: Re
 
     def report(done: int) -> bool:
         elapsed = time.perf_counter() - started
-        return bool(progress(okcore.FitProgress(done=done, total=plan.total, elapsed=elapsed)))
+        fits = okcore.FitProgress(done=done, total=plan.total, elapsed=elapsed, unit="fit")
+        return bool(progress(fits))
 
     if report(0):
         return "cancelled"

@@ -16,6 +16,7 @@ from svc_data import clustered_graph
 
 from okboost_client import OKBoostClient
 from service.cli import ProgressDisplay, build_parser, json_ready, load_array, main
+from service.cli_files import HEARTBEAT
 
 
 def test_train_predict_kernel_from_files(
@@ -120,6 +121,24 @@ def test_progress_is_plain_lines_when_piped_and_losses_are_clipped_at_zero() -> 
     assert lines[0].startswith("0/40 trees, running, output_space")
     assert lines[-1] == "40/40 trees, done, 1.5 s, loss 0"
     assert "-1e-17" not in text
+
+
+def test_a_long_phase_prints_a_line_every_few_seconds_when_piped() -> None:
+    """The output space of a large graph takes minutes with no tree done: the log still gets
+    a line every HEARTBEAT seconds, with the phase's time and the ETA; a queued job its place."""
+    stream, now = io.StringIO(), [0.0]
+    show = ProgressDisplay(stream, clock=lambda: now[0])
+    show(dict(_job("queued", 0, None), queue_position=2))
+    for second in range(1, 61):  # polled 4 times a second for a minute, in one phase
+        for _ in range(4):
+            now[0] = second - 1 + _ / 4
+            show(dict(_job("running", 0, None, phase="output_space"), phase_elapsed=now[0]))
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "0/40 trees, queued, position 2 in the queue, 1.5 s"
+    running = lines[1:]
+    assert 60 / HEARTBEAT <= len(running) <= 60 / HEARTBEAT + 1
+    assert running[0].startswith("0/40 trees, running, output_space for 0 s, 1.5 s, eta 3.0 s")
+    assert running[-1].startswith("0/40 trees, running, output_space for 55 s")
 
 
 def test_progress_is_a_bar_redrawn_in_place_on_a_terminal() -> None:

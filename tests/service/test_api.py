@@ -332,8 +332,19 @@ def test_wait_gives_up_after_the_timeout_with_202(tmp_path: Path, graph: Graph) 
     with TestClient(create_app(make_settings(tmp_path, wait_timeout=0.2))) as c:
         body = diffusion_request(graph, params={**SMALL, "n_estimators": 20_000})
         r = c.post("/train", json=body)
-        assert r.status_code == 202 and r.json()["state"] in ("queued", "running")
-        assert c.delete(f"/jobs/{r.json()['job_id']}").status_code == 200
+        answer = r.json()
+        assert r.status_code == 202 and answer["state"] in ("queued", "running")
+        # it says it gave up, after how long, and which job to follow
+        assert answer["timed_out"] is True and answer["wait_timeout"] == 0.2
+        assert answer["model"] is None
+        assert answer["job_url"] == f"/jobs/{answer['job_id']}"
+        assert c.get(answer["job_url"]).json()["state"] in ("queued", "running")
+        assert c.delete(answer["job_url"]).status_code == 200
+        # without "wait" nothing timed out
+        body.pop("wait", None)
+        r = c.post("/train", json=body)
+        assert r.json()["timed_out"] is False and r.json()["wait_timeout"] is None
+        assert c.delete(r.json()["job_url"]).status_code == 200
 
 
 def test_large_json_body_is_decoded_off_the_event_loop(

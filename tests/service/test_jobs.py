@@ -58,7 +58,12 @@ def test_done_with_progress_and_loss(tmp_path: Path) -> None:
     job = jobs.submit(_model(store), task, total=3)
     assert jobs.wait(job.job_id, 5)
     info = jobs.get(job.job_id).info()
-    assert info["state"] == "done" and info["progress"] == {"done": 3, "total": 3, "fraction": 1.0}
+    assert info["state"] == "done" and info["progress"] == {
+        "done": 3,
+        "total": 3,
+        "fraction": 1.0,
+        "unit": "tree",
+    }
     assert info["last_train_loss"] == 1 / 3 and info["eta"] == 0.0 and "train_loss" not in info
     curves = jobs.get(job.job_id).info(curves=True)
     assert curves["train_loss"] == [1.0, 0.5, 1 / 3] and curves["curve_step"] == 1
@@ -318,7 +323,7 @@ def test_tree_time_blends_the_estimate_with_the_median_of_measured_trees() -> No
     for done in range(3, 23):  # 20 more at 2 s each
         p.report(Tree(done, 100, 1.0), now=2.0 * (done - 1))
     assert p.per_tree() == pytest.approx((2 * 0.5 + 21 * 2.0) / 23)
-    assert p.eta(44.0, 0.0) == pytest.approx(p.per_tree() * 78)
+    assert p.eta(42.0, 0.0) == pytest.approx(p.per_tree() * 78)  # at the last report
 
 
 def test_one_slow_tree_does_not_swing_the_eta() -> None:
@@ -379,7 +384,7 @@ def test_jobs_show_the_phase_while_it_runs(tmp_path: Path, isolation: str) -> No
     gate = tmp_path / "gate"
     job = jobs.submit(_model(store), functools.partial(_phased_task, str(gate)), total=5, plan=PLAN)
     seen = []
-    for _ in range(600):
+    for _ in range(6000):  # the training process server may start slowly on a loaded machine
         info = jobs.get(job.job_id).info()
         seen.append(info["phase"])
         if info["phase"] == "binning":

@@ -1,5 +1,6 @@
 """Bipartite and multi-label training jobs: their cost checked against the job limits before
-they are queued (422 naming the limit), their progress counted in fits, their job records."""
+they are queued (422 naming the limit), their progress counted in trees (bipartite) or fits
+(multi-label), their job records."""
 
 from __future__ import annotations
 
@@ -68,7 +69,9 @@ def test_progress_counts_fits(client: TestClient) -> None:
     assert r.status_code == 202, r.text
     job = _finished(client, r.json()["job_id"])
     assert job["state"] == "done"
-    assert job["progress"]["total"] == 2 + 2 * 6 and job["progress"]["done"] == 14
+    # the trees of both one-sided fits of every CV configuration, then of the final fit
+    trees = SMALL["n_estimators"] * 2 * (3 * 2 + 1)
+    assert job["progress"]["total"] == trees and job["progress"]["done"] == trees
     r = client.post("/train", json=_labels(n_splits=4))
     job = _finished(client, r.json()["job_id"])
     assert job["state"] == "done" and job["progress"]["total"] == 5
