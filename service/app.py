@@ -257,6 +257,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_bytes=settings.max_request_bytes,
         max_json_bytes=settings.max_json_bytes,
         read_timeout=settings.body_read_timeout,
+        deadline=settings.body_deadline,
     )
     app.add_middleware(CrossSiteGuard, allowed_origins=settings.allowed_origin_list())
     if settings.allowed_origin_list():  # their pages must read answers and pass preflights

@@ -187,24 +187,29 @@ def _is_field_path(model_cls: type[BaseModel], parts: list[str]) -> bool:
     return len(parts) == 1 or not inner or any(_is_field_path(m, parts[1:]) for m in inner)
 
 
-def _check_part_names(names: list[str], model_cls: type[BaseModel] | BodyChoice) -> None:
-    """422 for a part named twice or not after a field of the request, before any part is
-    decoded: decoding is what costs (a small sparse part may declare 10^7 rows)."""
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
+class _PartNames:
+    """The part-name check of one multipart request, called as each part's headers arrive
+    (before its body is held): 422 for a part named twice or not after a field of the
+    request. Decoding is what costs (a small sparse part may declare 10^7 rows), and an
+    unknown part would otherwise be spooled whole before being refused."""
+
+    def __init__(self, model_cls: type[BaseModel] | BodyChoice) -> None:
+        self.models = model_cls.models if isinstance(model_cls, BodyChoice) else (model_cls,)
+        self.seen: set[str] = set()
+
+    def __call__(self, name: str) -> None:
+        if name in self.seen:
             raise InvalidRequest(
                 f"part '{name[:80]}' is sent twice: send each field of the request once"
             )
-        seen.add(name)
+        self.seen.add(name)
         if name == "json":
-            continue
+            return
         parts = name.split(".")
         if len(parts) > 1 and parts[-1] in ("shape", "dtype", "header", *CSR_MEMBERS):
             parts = parts[:-1]  # a raw part's shape or dtype, a table's header flag, a CSR member
-        models = model_cls.models if isinstance(model_cls, BodyChoice) else (model_cls,)
-        if not any(_is_field_path(m, parts) for m in models):
-            fields = ", ".join(sorted({f for m in models for f in m.model_fields}))
+        if not any(_is_field_path(m, parts) for m in self.models):
+            fields = ", ".join(sorted({f for m in self.models for f in m.model_fields}))
             raise InvalidRequest(
                 f"part '{name[:80]}' is not a field of the request: name each part by the "
                 f"path of its field ({fields}, or 'json' for the rest)"
@@ -238,9 +243,14 @@ async def _from_multipart(
     request: Request, model_cls: type[BaseModel] | BodyChoice, max_bytes: int, settings: Any
 ) -> dict[str, Any]:
     max_json = settings.max_json_bytes
-    form = await read_form(request, max_files=256, max_fields=256, max_text_bytes=max_json)
+    form = await read_form(
+        request,
+        max_files=256,
+        max_fields=256,
+        max_text_bytes=max_json,
+        check_name=_PartNames(model_cls),
+    )
     try:
-        _check_part_names([name for name, _ in form.multi_items()], model_cls)
         json_text = _JsonBudget(max_json, settings.max_json_depth)
         budget = DecodeBudget(max_bytes)
         data: dict[str, Any] = {}

@@ -1,0 +1,151 @@
+"""Hostile inputs, round 3: text codecs, part names checked as they arrive, the parts held
+in memory together, and a whole-request deadline for bodies. One regression test each."""
+
+from __future__ import annotations
+
+import socket
+import time
+import tracemalloc
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from svc_data import TestClient
+from test_errors import assert_error
+from test_hostile_inputs import _live, _read_response
+
+from service.app import create_app
+from service.config import Settings
+from service.http.multipart import read_form
+
+MiB = 1 << 20
+BOUNDARY = "okboost-round3"
+
+
+def _multipart(parts: list[tuple[str, str | None, bytes]]) -> bytes:
+    out = []
+    for name, filename, content in parts:
+        disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename else "")
+        out.append(f"--{BOUNDARY}\r\nContent-Disposition: {disposition}\r\n\r\n".encode())
+        out.append(content + b"\r\n")
+    out.append(f"--{BOUNDARY}--\r\n".encode())
+    return b"".join(out)
+
+
+def _streamed(app: Any, path: str, body: bytes, charset: str | None = None) -> httpx.Response:
+    """POST ``body`` to ``app`` in 64 KiB chunks, as a server receives it."""
+    import anyio
+
+    async def send() -> httpx.Response:
+        async def chunks() -> AsyncIterator[bytes]:
+            for start in range(0, len(body), 65536):
+                yield body[start : start + 65536]
+
+        ctype = f"multipart/form-data; boundary={BOUNDARY}"
+        if charset is not None:
+            ctype += f"; charset={charset}"
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            return await http.post(path, content=chunks(), headers={"content-type": ctype})
+
+    return anyio.run(send)
+
+
+def _peak(send: Any) -> tuple[Any, int]:
+    tracemalloc.start()
+    try:
+        answer = send()
+        return answer, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+# ------------------------------------------------------------------ text codecs
+@pytest.mark.parametrize(
+    "charset", ["rot13", "base64", "punycode", "hex", "zlib", "bz2", "uu", "undefined", "idna"]
+)
+def test_a_charset_that_is_not_a_text_encoding_is_a_415(client: TestClient, charset: str) -> None:
+    body = _multipart([("json", None, b'{"model_id": "' + b"0" * 32 + b'"}')])
+    r = _streamed(client.app, "/predict", body, charset=charset)
+    assert_error(r, 415, "unsupported_media_type", f"charset '{charset}'", "not a text encoding")
+
+
+@pytest.mark.parametrize("charset", ["utf-8", "UTF8", "latin-1"])
+def test_text_encodings_are_still_read(client: TestClient, charset: str) -> None:
+    body = _multipart([("json", None, b'{"model_id": "' + b"0" * 32 + b'"}')])
+    r = _streamed(client.app, "/predict", body, charset=charset)
+    assert_error(r, 422, "invalid_data", "inputs: Field required")  # read, then validated
+
+
+# ------------------------------------------------------------------ part names, part memory
+def test_unknown_parts_are_refused_when_their_headers_arrive(client: TestClient) -> None:
+    """100 file parts of 1 MiB named after no field: refused at the first one's headers,
+    before its body is spooled (each was held in memory, 100 MiB in all, before)."""
+    body = _multipart([(f"x{i}", f"x{i}.bin", b"\0" * MiB) for i in range(100)])
+    r, peak = _peak(lambda: _streamed(client.app, "/predict", body))
+    assert_error(r, 422, "invalid_data", "part 'x0' is not a field of the request")
+    assert peak < len(body) + 8 * MiB, f"{peak / MiB:.0f} MiB allocated"  # the body itself
+
+
+def test_the_parts_held_in_memory_are_bounded_together() -> None:
+    """40 parts of 1 MiB, each within the 1 MiB a part may keep in memory: past 8 MiB in
+    all, later parts go to disk as they stream (all 40 MiB stayed in memory before)."""
+    import anyio
+    from starlette.requests import Request
+
+    body = _multipart([(f"p{i}", f"p{i}.bin", b"\1" * MiB) for i in range(40)])
+    chunks = [body[k : k + 65536] for k in range(0, len(body), 65536)]
+
+    async def main() -> None:
+        async def receive() -> dict[str, Any]:
+            if chunks:
+                return {"type": "http.request", "body": chunks.pop(0), "more_body": bool(chunks)}
+            return {"type": "http.disconnect"}
+
+        ctype = f"multipart/form-data; boundary={BOUNDARY}".encode()
+        scope = {"type": "http", "method": "POST", "headers": [(b"content-type", ctype)]}
+        form = await read_form(
+            Request(scope, receive), max_files=256, max_fields=256, max_text_bytes=MiB
+        )
+        try:
+            for _, value in form.multi_items():
+                assert await value.read(1) == b"\1"  # type: ignore[union-attr]
+        finally:
+            await form.close()
+
+    del body
+    _, peak = _peak(lambda: anyio.run(main))
+    assert peak < 16 * MiB, f"{peak / MiB:.0f} MiB held by 40 MiB of parts"
+
+
+# ------------------------------------------------------------------ drip-fed body
+def test_a_body_sent_one_byte_at_a_time_is_cut_off_at_the_deadline(settings: Settings) -> None:
+    """One byte every 0.3 s, each within the 1 s read timeout: 408 once the 2 s deadline
+    for the whole body passes (the per-gap timeout alone never cut it off)."""
+    update = {"body_read_timeout": 1.0, "body_deadline": 2.0}
+    app = create_app(settings.model_copy(update=update))
+    with _live(app) as port, socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(
+            b"POST /train HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n"
+        )
+        sock.settimeout(0.3)
+        start = time.monotonic()
+        answer = b""
+        while time.monotonic() - start < 20:
+            try:
+                sock.sendall(b" ")
+            except OSError:
+                break
+            try:
+                answer = sock.recv(65536, socket.MSG_PEEK)
+            except TimeoutError:
+                continue
+            if answer:
+                break
+        sock.settimeout(10)
+        status, headers, text = _read_response(sock)
+        assert status == 408 and headers["connection"] == "close"
+        assert "did not arrive in full within 2 s" in text.decode()
+        assert "OKBOOST_BODY_DEADLINE" in text.decode()
