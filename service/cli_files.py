@@ -41,7 +41,7 @@ def read_inputs(path: str) -> tuple[np.ndarray, list[str] | None]:
 
 def load_ids(path: str) -> list[str]:
     """Vertex ids, one per line (the first column of a table, or its column ``id``)."""
-    ids = ids_of(parse_table(Path(path).read_bytes(), path, separator=""))
+    ids = ids_of(parse_table(Path(path).read_bytes(), path, separator="", kind="ids"))
     if not ids:
         raise ValueError(f"{path} holds no id: one id per line")
     return ids
@@ -54,11 +54,11 @@ def load_edges(path: str, ids: list[str] | None = None) -> Any:
     if Path(path).suffix == ".npy":
         arr = np.load(path, allow_pickle=False)
         return arr if arr.dtype.kind == "U" else arr.astype(np.int64)
-    table = table_file(path)
+    table = read_table_file(path, Path(path).read_bytes(), kind="edges")
     edges = edges_of(table, None if ids is None else set(ids))
-    header = table.header if table.header is not None else None
-    if header is None and len(edges) < len(table.rows):  # a first row naming no known id
-        header = table.rows[0]
+    header = table.header
+    if header is None and len(edges) < table.n_rows:  # a first row naming no known id
+        header = table.first_cells
     if header is not None:  # said, not silent: a first edge misread would be lost
         print(
             f"okboost: note: line 1 of {path} ({', '.join(header)}) names no vertex: "

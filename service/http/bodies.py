@@ -31,6 +31,7 @@ from service.http.multipart import read_form
 from service.http.tables import (
     EDGE_PARTS,
     declared_header,
+    declared_id_column,
     edges_of,
     ids_of,
     looks_like_text,
@@ -38,6 +39,10 @@ from service.http.tables import (
     media_separator,
     parse_table,
 )
+from service.http.tables import Kind as TableKind  # noqa: I001 - one name, renamed
+
+TABLE_FIELDS = ("header", "id_column")
+"""Text fields ``<part>.<field>`` that declare how a table part is read."""
 
 M = TypeVar("M", bound=BaseModel)
 INLINE_BYTES = 32 * 1024
@@ -108,6 +113,7 @@ class _TablePart:
     data: bytes
     separator: str | None
     header: bool | None
+    id_column: str | None
 
 
 def _is_table(name: str, content_type: str | None, raw: bytes, has_shape: bool) -> bool:
@@ -140,21 +146,32 @@ def _known_ids(data: dict[str, Any]) -> set[str] | None:
     return {v for i in lists for v in i} if lists else None
 
 
-def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart]) -> None:
+def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: DecodeBudget) -> None:
     """Parse the table parts into ``data``: ids first, then arrays (the id column of
     ``inputs``, ``rows.inputs`` and ``cols.inputs`` gives their ids; the header of
-    ``labels`` the label names), then edges, read as ids when the request has ids."""
+    ``labels`` the label names), then edges, read as ids when the request has ids. Their
+    numbers are charged to ``budget`` (8 bytes each) before they are held."""
 
-    def parse(name: str) -> Any:
+    def parse(name: str, kind: TableKind) -> Any:
         t = tables[name]
-        return parse_table(t.data, name, separator=t.separator, header=t.header)
+        table = parse_table(
+            t.data,
+            name,
+            separator=t.separator,
+            header=t.header,
+            kind=kind,
+            id_column=t.id_column,
+            max_bytes=budget.limit - budget.used,
+        )
+        budget.charge(table.values.nbytes, f"table part '{name}'")
+        return table
 
     names = sorted(tables, key=lambda n: (n != "ids", n in EDGE_PARTS))
     for name in names:
         if name == "ids" or name.endswith(".ids"):
-            _set_path(data, name, ids_of(parse(name)))
+            _set_path(data, name, ids_of(parse(name, "ids")))
         elif name not in EDGE_PARTS:
-            table = parse(name)
+            table = parse(name, "matrix")
             matrix, ids = matrix_of(table, with_ids=name in ID_INPUTS)
             _set_path(data, name, matrix)
             if name in LABEL_PARTS and table.header is not None and "label_names" not in data:
@@ -168,7 +185,7 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart]) -> None:
                     )
                 _set_path(data, target, ids)
         else:
-            _set_path(data, name, edges_of(parse(name), _known_ids(data)))
+            _set_path(data, name, edges_of(parse(name, "edges"), _known_ids(data)))
 
 
 def _submodels(annotation: Any) -> list[type[BaseModel]]:
@@ -206,7 +223,7 @@ class _PartNames:
         if name == "json":
             return
         parts = name.split(".")
-        if len(parts) > 1 and parts[-1] in ("shape", "dtype", "header", *CSR_MEMBERS):
+        if len(parts) > 1 and parts[-1] in ("shape", "dtype", *TABLE_FIELDS, *CSR_MEMBERS):
             parts = parts[:-1]  # a raw part's shape or dtype, a table's header flag, a CSR member
         if not any(_is_field_path(m, parts) for m in self.models):
             fields = ", ".join(sorted({f for m in self.models for f in m.model_fields}))
@@ -270,7 +287,7 @@ async def _from_multipart(
         }
         tables: dict[str, _TablePart] = {}
         for name, value in form.multi_items():
-            if name == "json" or name.endswith((".dtype", ".header")):
+            if name == "json" or name.endswith((".dtype", *(f".{f}" for f in TABLE_FIELDS))):
                 continue
             if name.endswith(".shape"):
                 prefix = name.rsplit(".", 1)[0]
@@ -292,11 +309,15 @@ async def _from_multipart(
                     separator = media_separator(value.content_type)
                     if (name == "ids" or name.endswith(".ids")) and separator is None:
                         separator = ""  # one id per line, whatever characters it holds
+                    id_field = form.get(f"{name}.id_column")
                     tables[name] = _TablePart(
                         raw_part,
                         separator,
                         declared_header(
                             value.content_type, field if isinstance(field, str) else None, name
+                        ),
+                        declared_id_column(
+                            value.content_type, id_field if isinstance(id_field, str) else None
                         ),
                     )
                     continue
@@ -320,9 +341,9 @@ async def _from_multipart(
         if tables:
             size = sum(len(t.data) for t in tables.values())
             if size <= INLINE_BYTES:
-                _tables_into(data, tables)
+                _tables_into(data, tables, budget)
             else:
-                await run_in_threadpool(_tables_into, data, tables)
+                await run_in_threadpool(_tables_into, data, tables, budget)
         return data
     finally:
         await form.close()
