@@ -149,3 +149,49 @@ def test_a_body_sent_one_byte_at_a_time_is_cut_off_at_the_deadline(settings: Set
         assert status == 408 and headers["connection"] == "close"
         assert "did not arrive in full within 2 s" in text.decode()
         assert "OKBOOST_BODY_DEADLINE" in text.decode()
+
+
+# ------------------------------------------------------------------ store: links
+def _store_root(client: TestClient) -> Any:
+    return client.app.state.services.store.root  # type: ignore[attr-defined]
+
+
+def test_a_model_folder_linked_outside_the_store_is_refused(
+    client: TestClient, trained: dict[str, Any], tmp_path: Any
+) -> None:
+    """A model folder replaced by a link to a folder outside the store (holding a copy of
+    the model and a secret): export, load and record reads refuse it with a 409; the
+    listing says it is invalid; DELETE removes the link, never what it points to."""
+    import shutil
+
+    mid = trained["model_id"]
+    folder = _store_root(client) / mid
+    outside = tmp_path / "outside"
+    shutil.copytree(folder, outside)
+    (outside / "secret.txt").write_text("not the store's")
+    shutil.rmtree(folder)
+    folder.symlink_to(outside, target_is_directory=True)
+    client.app.state.services.store._cache.clear()  # type: ignore[attr-defined]
+    r = client.get(f"/models/{mid}/export")
+    assert_error(r, 409, "model_invalid", "symbolic link", f"DELETE /models/{mid}")
+    assert "secret" not in r.text
+    r = client.post("/predict", json={"model_id": mid, "inputs": [[0.0] * 4]})
+    assert_error(r, 409, "model_invalid", "symbolic link")
+    listed = {m["model_id"]: m for m in client.get("/models").json()["models"]}
+    assert listed[mid]["status"] == "invalid"
+    assert client.delete(f"/models/{mid}").status_code == 200
+    assert not folder.exists() and not folder.is_symlink()
+    assert (outside / "secret.txt").read_text() == "not the store's"
+
+
+def test_a_link_inside_a_model_folder_is_refused(
+    client: TestClient, trained: dict[str, Any], tmp_path: Any
+) -> None:
+    mid = trained["model_id"]
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not the store's")
+    (_store_root(client) / mid / "notes.txt").symlink_to(secret)
+    client.app.state.services.store._cache.clear()  # type: ignore[attr-defined]
+    r = client.get(f"/models/{mid}/export")
+    assert_error(r, 409, "model_invalid", "'notes.txt', is a symbolic link")
+    assert "not the store" not in r.text
