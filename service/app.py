@@ -34,7 +34,7 @@ from service.http.guards import (
     LastResort,
     normalise_origin,
 )
-from service.jobs.manager import JobManager
+from service.jobs.manager import JobManager, QueueQuotas
 from service.prometheus import Metrics, MetricsMiddleware
 from service.routes import (
     archives,
@@ -221,6 +221,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         memory_budget=settings.job_memory_budget(),
         dask_scheduler=settings.dask_scheduler,
         preload=TRAINING_PRELOAD,
+        quotas=QueueQuotas(
+            max_queued=settings.max_queued_jobs,
+            max_queued_per_client=settings.max_queued_jobs_per_client,
+            max_queued_bytes=settings.max_queued_bytes,
+            max_seconds=settings.max_job_seconds,
+        ),
     )
     services = Services(
         settings=settings, store=store, jobs=job_manager, metrics=Metrics(store, job_manager)

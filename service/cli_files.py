@@ -15,7 +15,14 @@ import numpy as np
 from tqdm import tqdm
 
 from okboost_client import OKBoostClient
-from service.http.tables import edges_of, ids_of, matrix_of, parse_table, read_table_file
+from service.http.tables import (
+    edges_of,
+    ids_of,
+    matrix_of,
+    parse_table,
+    read_table_file,
+    similarity_of,
+)
 
 
 def table_file(path: str) -> Any:
@@ -37,6 +44,15 @@ def read_inputs(path: str) -> tuple[np.ndarray, list[str] | None]:
     if Path(path).suffix == ".npy":
         return np.load(path, allow_pickle=False).astype(float), None
     return matrix_of(table_file(path), with_ids=True)
+
+
+def read_similarity(path: str) -> tuple[np.ndarray, list[str] | None]:
+    """A square similarity from ``.npy`` or a table file, plain or labelled (its rows' ids
+    in its first column, its columns' ids in its header, in any order: columns matched to
+    rows by id, as the service reads a similarity part), with the rows' ids."""
+    if Path(path).suffix == ".npy":
+        return np.load(path, allow_pickle=False).astype(float), None
+    return similarity_of(table_file(path))
 
 
 def load_ids(path: str) -> list[str]:

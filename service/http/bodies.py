@@ -38,6 +38,7 @@ from service.http.tables import (
     matrix_of,
     media_separator,
     parse_table,
+    similarity_of,
 )
 from service.http.tables import Kind as TableKind  # noqa: I001 - one name, renamed
 
@@ -127,6 +128,9 @@ def _is_table(name: str, content_type: str | None, raw: bytes, has_shape: bool) 
 
 ID_INPUTS = {"inputs": "ids", "rows.inputs": "rows.ids", "cols.inputs": "cols.ids"}
 """Table parts whose id column gives the ids of their vertices, and where those go."""
+SIMILARITY_PARTS = {"rows.similarity": "rows.ids", "cols.similarity": "cols.ids"}
+"""Square similarity parts (and ``inputs`` with input_kind similarity): a labelled one gives
+the ids of its side."""
 LABEL_PARTS = ("labels",)
 """Table parts of 0/1 label rows whose header names the labels (``label_names``)."""
 
@@ -166,18 +170,24 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: De
         budget.charge(table.values.nbytes, f"table part '{name}'")
         return table
 
+    similar = dict(SIMILARITY_PARTS)
+    if data.get("input_kind") == "similarity":
+        similar["inputs"] = "ids"
     names = sorted(tables, key=lambda n: (n != "ids", n in EDGE_PARTS))
     for name in names:
         if name == "ids" or name.endswith(".ids"):
             _set_path(data, name, ids_of(parse(name, "ids")))
         elif name not in EDGE_PARTS:
             table = parse(name, "matrix")
-            matrix, ids = matrix_of(table, with_ids=name in ID_INPUTS)
+            if name in similar:
+                matrix, ids = similarity_of(table)
+            else:
+                matrix, ids = matrix_of(table, with_ids=name in ID_INPUTS)
             _set_path(data, name, matrix)
             if name in LABEL_PARTS and table.header is not None and "label_names" not in data:
                 data["label_names"] = table.header
             if ids is not None:
-                target = ID_INPUTS[name]
+                target = similar.get(name) or ID_INPUTS[name]
                 if _get_path(data, target) is not None:
                     raise InvalidRequest(
                         f"ids are given twice: by the id column of part '{name}' and by "

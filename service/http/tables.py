@@ -33,6 +33,10 @@ What a table becomes depends on its part (:func:`table_value`):
   weights must be all 1 (every graph here is unweighted: the diffusion kernel's Laplacian
   is L = D - A with a 0/1 adjacency A), so a weighted table is refused rather than read
   as unweighted;
+- a similarity (``rows.similarity``, ``cols.similarity``, and ``inputs`` with
+  ``"input_kind": "similarity"``): a square matrix, plain or labelled (its rows' ids in the
+  id column, its columns' ids in the header, in any order: columns are matched to rows by
+  id, :func:`similarity_of`);
 - any other array (``inputs``, ``output_kernel.outputs`` ...): a numeric matrix, with the
   id column above for ``inputs``.
 
@@ -491,6 +495,52 @@ def matrix_of(table: Table, *, with_ids: bool) -> tuple[np.ndarray, list[str] | 
         else "numbers or missing values only"
     )
     return _numbers(table, columns, what), ids
+
+
+def similarity_of(table: Table) -> tuple[np.ndarray, list[str] | None]:
+    """A square similarity, plain (numbers only: rows and columns in the training order)
+    or **labelled**: the ids of its rows in its id column and those of its columns in its
+    header, in any order. A labelled one comes back with its columns put in its rows'
+    order, and the row ids (the request's ids of that side). 422 for a labelled one that
+    is not square, repeats an id, or names different ids in its header and its rows."""
+    id_column = _id_column(table, with_ids=True)
+    if id_column is None:
+        return matrix_of(table, with_ids=False)[0], None
+    if table.header is None:
+        raise InvalidRequest(
+            f"part '{table.part}' has row ids (column {id_column + 1}) but no header row: a "
+            "labelled similarity names its columns in a first row (its first cell empty or "
+            "'id'), the same ids as its rows, in any order"
+        )
+    S, row_ids = matrix_of(table, with_ids=True)
+    assert row_ids is not None
+    col_ids = [h for j, h in enumerate(table.header) if j != id_column]
+    part = table.part
+    if len(row_ids) != len(col_ids):
+        raise InvalidRequest(
+            f"part '{part}' is a labelled similarity of {len(row_ids)} rows and "
+            f"{len(col_ids)} columns: it must be square, one row and one column per item"
+        )
+    for ids, where in ((row_ids, "rows"), (col_ids, "columns")):
+        seen: dict[str, int] = {}
+        for k, v in enumerate(ids):
+            if v in seen:
+                raise InvalidRequest(
+                    f"part '{part}' names {v[:80]!r} twice among its {where} ({seen[v] + 1} and "
+                    f"{k + 1}): each item has one row and one column"
+                )
+            seen[v] = k
+    position = {v: k for k, v in enumerate(col_ids)}
+    unknown = [v for v in row_ids if v not in position]
+    if unknown:
+        extra = [v for v in col_ids if v not in set(row_ids)]
+        raise InvalidRequest(
+            f"part '{part}': {len(unknown)} row ids are not in its header (e.g. "
+            f"{unknown[0][:80]!r}), which names {len(extra)} others (e.g. "
+            f"{extra[0][:80]!r}): its rows and columns must name the same items"
+        )
+    order = np.fromiter((position[v] for v in row_ids), dtype=np.int64, count=len(row_ids))
+    return S[:, order], row_ids
 
 
 def edges_of(table: Table, request_ids: set[str] | None) -> list[list[Any]]:

@@ -118,7 +118,8 @@ async def train(request: Request, svc: ServicesDep) -> JSONResponse:
     """
     req = await read_body_of(request, TRAIN_BODIES, svc.settings.max_request_bytes)
     plan, run = await run_in_threadpool(_plan, req, svc.settings.max_dense_values)
-    job = start_training(plan, svc.store, svc.jobs, svc.settings, run)
+    client = request.client.host if request.client is not None else None
+    job = start_training(plan, svc.store, svc.jobs, svc.settings, run, client=client)
     if req.wait:
         record = await wait_trained(job, svc.store, svc.settings.wait_timeout)
         if record is not None:

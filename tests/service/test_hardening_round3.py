@@ -195,3 +195,150 @@ def test_a_link_inside_a_model_folder_is_refused(
     r = client.get(f"/models/{mid}/export")
     assert_error(r, 409, "model_invalid", "'notes.txt', is a symbolic link")
     assert "not the store" not in r.text
+
+
+# ------------------------------------------------------------------ queued jobs, quotas
+def test_a_queued_bipartite_job_holds_its_edges_not_a_dense_matrix() -> None:
+    """20,000 x 1,000 with one edge: the plan a queued job holds is its inputs and one
+    edge (the dense 160 MB interaction matrix was built at planning time and held)."""
+    from service.schemas.bipartite import BipartiteTrainRequest
+    from service.training.bipartite import plan_bipartite
+    from service.training.budget import held_bytes
+
+    body = {
+        "task": "bipartite",
+        "rows": {"inputs": [[0.0]] * 20_000},
+        "cols": {"inputs": [[0.0]] * 1_000},
+        "edges": [[0, 0]],
+        "params": {"n_estimators": 2},
+    }
+    req = BipartiteTrainRequest.model_validate(body)
+    plan, peak = _peak(lambda: plan_bipartite(req, 20_000_000))
+    inputs = 8 * (20_000 + 1_000)
+    assert held_bytes(plan) < inputs + 1_000_000
+    assert peak < 16 * MiB, f"{peak / MiB:.0f} MiB allocated while planning"
+    assert plan.record["bipartite"]["n_interactions"] == 1
+
+
+def _blocked_manager(tmp_path: Any, **quotas: Any) -> tuple[Any, Any, Any]:
+    import threading
+
+    from svc_data import model_record
+
+    from service.jobs.manager import JobManager, QueueQuotas
+    from service.store.ids import new_id
+    from service.store.model_store import ModelStore
+
+    store = ModelStore(tmp_path)
+    jobs = JobManager(store, max_workers=1, quotas=QueueQuotas(**quotas))
+    gate = threading.Event()
+
+    def blocked(progress: Any) -> str:
+        gate.wait(10)
+        return "done"
+
+    def model() -> str:
+        mid = new_id()
+        store.create_record(model_record(mid))
+        return mid
+
+    jobs.submit(model(), blocked, total=1)  # runs, holding the only worker
+    time.sleep(0.05)
+    return jobs, gate, lambda **kw: jobs.submit(model(), blocked, total=1, **kw)
+
+
+def test_the_bytes_waiting_jobs_hold_are_bounded(tmp_path: Any) -> None:
+    from service.errors import Busy
+
+    jobs, gate, submit = _blocked_manager(tmp_path, max_queued_bytes=1000)
+    submit(held=600)
+    with pytest.raises(
+        Busy, match="hold 600 bytes of data and this one 600.*OKBOOST_MAX_QUEUED_BYTES"
+    ):
+        submit(held=600)
+    submit(held=400)
+    gate.set()
+    jobs.shutdown()
+
+
+def test_one_client_cannot_fill_the_queue(tmp_path: Any) -> None:
+    from service.errors import Busy
+
+    jobs, gate, submit = _blocked_manager(tmp_path, max_queued_per_client=2)
+    submit(client="10.0.0.1")
+    submit(client="10.0.0.1")
+    with pytest.raises(Busy, match=r"this client \(10.0.0.1\).*QUEUED_JOBS_PER_CLIENT"):
+        submit(client="10.0.0.1")
+    submit(client="10.0.0.2")  # another client still queues
+    gate.set()
+    jobs.shutdown()
+
+
+def test_a_job_running_past_the_time_limit_is_stopped_and_failed(tmp_path: Any) -> None:
+    from svc_data import model_record
+
+    from service.jobs.manager import JobManager, QueueQuotas
+    from service.store.ids import new_id
+    from service.store.model_store import ModelStore
+
+    store = ModelStore(tmp_path)
+    jobs = JobManager(store, quotas=QueueQuotas(max_seconds=0.3))
+
+    class Tree:
+        done, total, elapsed, train_loss, val_loss = 1, 1000, 0.0, 1.0, None
+
+    def endless(progress: Any) -> str:
+        for _ in range(1000):
+            if progress(Tree()):
+                return "cancelled"
+            time.sleep(0.05)
+        return "done"
+
+    mid = new_id()
+    store.create_record(model_record(mid))
+    job = jobs.submit(mid, endless, total=1000)
+    assert jobs.wait(job.job_id, 20)
+    assert job.state == "failed" and "OKBOOST_MAX_JOB_SECONDS" in (job.error or "")
+    jobs.shutdown()
+
+
+def test_store_quotas(tmp_path: Any, graph: Any) -> None:
+    from svc_data import diffusion_request, make_settings
+
+    settings = make_settings(tmp_path, max_models_per_client=1)
+    with TestClient(create_app(settings)) as c:
+        assert c.post("/train", json=diffusion_request(graph)).status_code == 201
+        r = c.post("/train", json=diffusion_request(graph))
+        assert_error(r, 429, "too_many_jobs", "has 1 models", "OKBOOST_MAX_MODELS_PER_CLIENT")
+    settings = make_settings(tmp_path, max_store_bytes=2048)
+    with TestClient(create_app(settings)) as c:
+        r = c.post("/train", json=diffusion_request(graph))
+        assert_error(r, 507, "insufficient_storage", "OKBOOST_MAX_STORE_BYTES")
+    settings = make_settings(tmp_path, max_store_bytes_per_client=2048)
+    with TestClient(create_app(settings)) as c:
+        r = c.post("/train", json=diffusion_request(graph))
+        assert_error(r, 507, "insufficient_storage", "OKBOOST_MAX_STORE_BYTES_PER_CLIENT")
+
+
+# ------------------------------------------------------------------ docs agree with the server
+def test_the_settings_docs_agree_with_the_server(tmp_path: Any) -> None:
+    """Every setting has its row in configuration.md, every OKBOOST_ name SECURITY.md uses
+    is a setting, and both say what a token leaves public, as the server does."""
+    import re
+    from pathlib import Path
+
+    from svc_data import make_settings
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    config, security = ((docs / n).read_text() for n in ("configuration.md", "SECURITY.md"))
+    names = {f"OKBOOST_{name.upper()}" for name in Settings.model_fields}
+    rows = set(re.findall(r"^\| `(OKBOOST_[A-Z_]+)`", config, re.M))
+    assert names - rows == set(), "settings without a row in configuration.md"
+    assert set(re.findall(r"OKBOOST_[A-Z_]+[A-Z]", security)) - names == set()
+    for page in (config, security):
+        assert all(p in page for p in ("/docs", "/redoc", "/openapi.json", "/health/live"))
+    with TestClient(create_app(make_settings(tmp_path, token="s3cret"))) as c:
+        for path in ("/docs", "/redoc", "/openapi.json", "/health/live", "/health/ready"):
+            assert c.get(path).status_code == 200, path
+        for path in ("/version", "/models", "/jobs", "/metrics"):
+            assert c.get(path).status_code == 401, path
