@@ -308,8 +308,9 @@ def _non_finite(name: str, arr: np.ndarray) -> str:
         listed = ", ".join(str(int(r)) for r in rows[:5])
         more = f" and {rows.size - 5} more" if rows.size > 5 else ""
         return (
-            f"{name} has missing values in rows {listed}{more} (the first at row {bad[0]}, "
-            f"column {bad[1]}): the model does not accept missing values yet; impute them "
+            f"{name} has missing values (NaN) in rows {listed}{more}, the first at {bad} "
+            f"(row {bad[0]}, column {bad[1]}): the model does not accept missing values yet; "
+            "impute them "
             f"(fill each in, e.g. with its column's mean) or drop row {bad[0]} and the others "
             "before sending"
         )

@@ -310,7 +310,8 @@ def parse_table(
                 f"{max_bytes} bytes once read (8 bytes a number; OKBOOST_MAX_REQUEST_BYTES "
                 "for all parts of one request): send fewer rows per request"
             )
-        starts.append(line_no)
+        if numeric or not starts:  # an ids table's line numbers are never named
+            starts.append(line_no)
         for j, cells in text.items():
             cell = row[j]
             if len(cell) > MAX_CELL_CHARS:
@@ -337,14 +338,14 @@ def parse_table(
             del text[0]  # a number or a missing value: column 1 is not the id column
     if not starts:
         raise InvalidRequest(f"part '{part}' is empty: send one row per line")
-    n = len(starts)
     lines = np.frombuffer(starts, dtype=np.int64)
     if not numeric:  # a header only when declared: ids are text
         skip = 1 if header else 0
-        ids = {j: cells[skip:] for j, cells in text.items()}
-        empty = np.zeros((n - skip, 0))
+        ids = {j: cells[skip:] if skip else cells for j, cells in text.items()}
+        empty = np.zeros((len(next(iter(ids.values()))), 0))
         return Table(part, first if header else None, empty, ids, np.zeros(0, bool), {},
-                     lines[skip:], None, first)  # fmt: skip
+                     lines[:0], None, first)  # fmt: skip
+    n = len(starts)
     matrix = np.frombuffer(values, dtype=np.float64).reshape(n, width)
     what_of = np.frombuffer(kinds, dtype=np.int8).reshape(n, width)
     first_kinds, rest = what_of[0], what_of[1:]

@@ -332,5 +332,5 @@ def test_missing_inputs_are_a_clear_422_over_http(client: TestClient, graph: Gra
     r = train_tables(client, g, files)
     assert r.status_code == 422, r.text
     message = r.json()["error"]["message"]
-    assert "missing values in rows 3 (the first at row 3, column 0)" in message
+    assert "missing values (NaN) in rows 3, the first at [3, 0]" in message
     assert "does not accept missing values yet" in message and "impute" in message
