@@ -555,7 +555,9 @@ def edges_of(table: Table, request_ids: set[str] | None) -> list[list[Any]]:
         if a[0] not in request_ids and b[0] not in request_ids:
             start = 1  # by id, a header can only be told by its names
     if table.n_columns == 3 and len(a) > start:
-        off = np.flatnonzero(~(table.values[start:, 2] == 1.0))  # text and missing: not 1
+        if table.first_text.get(2, (-1, ""))[0] >= start:
+            _numbers(table, np.asarray([2]), "edge weights")  # a 422 naming the text cell
+        off = np.flatnonzero(~(table.values[start:, 2] == 1.0))  # missing ones: not 1
         if off.size:
             k = int(off[0])
             raise InvalidRequest(
