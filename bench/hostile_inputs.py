@@ -7,7 +7,10 @@ answered: the kernel's high-water mark (VmHWM) is reset before each attack (writ
 /proc/<pid>/clear_refs) and compared with the resident size (VmRSS) just before. After
 every attack, GET /models must answer 200.
 
-Target: every attack a 4xx (403 for the cross-site ones) with less than 50 MB growth.
+Target: every attack a 4xx (403 for the cross-site ones; 202 for the queued bipartite jobs,
+which are then deleted) with less than 50 MB growth, in less than 10 s (the drip-fed body,
+sent alongside the others, is cut at the body deadline, 300 s), and the store's model files
+byte-identical afterwards.
 
     python -m bench.hostile_inputs            # results in bench/results/hostile_inputs.*
 """
@@ -19,10 +22,13 @@ import io
 import json
 import os
 import platform
+import shutil
+import socket
 import struct
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import zipfile
 import zlib
@@ -42,6 +48,13 @@ TARGET_MB = 50.0
 ROOT = "okboost-model"
 GZIP = {"content-type": "application/gzip"}
 EVIL = {"origin": "https://evil.example", "sec-fetch-site": "cross-site"}
+BOUNDARY = "okboost-hostile"
+EXPECTED = {"queued_bipartite_3_x_20000x1000": (202,)}
+"""Attacks whose right answer is not a 4xx: the fix bounds what they hold."""
+REQUESTS = {"10000_unknown_model_ids": 10_000}
+"""Attacks of many requests: the 10 s target is per request."""
+DRIP_EVERY = 1.0
+"""Seconds between two bytes of the drip-fed body (within the 30 s read timeout)."""
 
 
 # ---------------------------------------------------------------- server memory
@@ -166,7 +179,20 @@ def _lying_npz(declared: int, inflated: int) -> bytes:
 Attack = tuple[str, str, Callable[[], httpx.Response]]
 
 
-def attacks(http: httpx.Client, model: dict[str, Any], archive: bytes) -> Iterator[Attack]:
+def _form(parts: dict[str, tuple[None, str]]) -> bytes:
+    """A multipart body of text fields, with the boundary of :func:`_form_type`."""
+    out = [f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'
+           for k, (_, v) in parts.items()]  # fmt: skip
+    return ("".join(out) + f"--{BOUNDARY}--\r\n").encode()
+
+
+def _form_type(charset: str) -> dict[str, str]:
+    return {"content-type": f"multipart/form-data; boundary={BOUNDARY}; charset={charset}"}
+
+
+def attacks(
+    http: httpx.Client, model: dict[str, Any], archive: bytes, store: Path
+) -> Iterator[Attack]:
     """(name, what it is, send) for each attack; payloads are built before each is sent."""
     good = _members(archive)
     mid, p = model["model_id"], model["p"]
@@ -251,6 +277,68 @@ def attacks(http: httpx.Client, model: dict[str, Any], archive: bytes) -> Iterat
     yield ("job_id_as_model_id", "a job id sent as a model id",
            post("/predict", json={"model_id": model["job_id"], "inputs": [row]}))  # fmt: skip
 
+    # ---- round 3: the multipart reader, tables, queued jobs, the store's boundaries
+    one = {"json": (None, json.dumps({"model_id": mid}))}
+    for codec in ("rot13", "base64", "punycode", "hex", "zlib", "bz2", "uu", "undefined"):
+        yield (f"charset_{codec}", f"multipart charset={codec}",
+               post("/predict", content=_form(one), headers=_form_type(codec)))  # fmt: skip
+    csv = {"inputs": ("x.csv", b'1,2,3,4,5\n1,2,3,4,"3\n4"\n', "text/csv")}
+    yield ("csv_quoted_newline", "a CSV cell holding a quoted newline",
+           post("/predict", data={"json": json.dumps({"model_id": mid})}, files=csv))  # fmt: skip
+    wide = ("\t".join(f"v{j}" for j in range(40_000)) + "\n").encode() * 2
+    files = {"output_kernel.edges": ("e.tsv", wide, "text/tab-separated-values")}
+    yield ("edges_tsv_40000_columns", f"an edges TSV of 2 rows x 40,000 columns ({len(wide) / 1e3:.0f} KB)",
+           post("/train", data={"json": json.dumps({"inputs": [row], "output_kernel": {"type": "diffusion"}})},
+                files=files))  # fmt: skip
+    ids = {"ids": ("ids.txt", b"a\n" * 1_000_000, "text/plain")}
+    yield ("ids_1e6_lines", "an ids part of 1,000,000 one-character lines (2 MB)",
+           post("/predict", data={"json": json.dumps({"model_id": mid, "inputs": [row]})}, files=ids))  # fmt: skip
+    long = {"inputs": ("x.csv", b"1,2,3\n" * 400_000, "text/csv")}
+    yield ("inputs_csv_400000_rows", "an inputs CSV of 400,000 rows (2.4 MB)",
+           post("/predict", data={"json": json.dumps({"model_id": mid})}, files=long))  # fmt: skip
+    nan = {"inputs": ("x.csv", b"0.5,0.1,0.2,0.3,0.4\n1.5,nan,0.3,NA,\n", "text/csv")}
+    yield ("csv_missing_values", "an inputs CSV with nan, NA and an empty cell",
+           post("/predict", data={"json": json.dumps({"model_id": mid})}, files=nan))  # fmt: skip
+    labelled = b",a,b\na,1,0.5\na,0.5,1\n"
+    spec = {
+        "input_kind": "similarity",
+        "output_kernel": {"type": "linear", "outputs": [[0.0], [1.0]]},
+    }
+    yield ("labelled_similarity_duplicate_id", "a labelled similarity naming one id twice",
+           post("/train", data={"json": json.dumps(spec)}, files={"inputs": ("s.csv", labelled, "text/csv")}))  # fmt: skip
+    junk = [("json", (None, json.dumps({"model_id": mid})))]
+    junk += [(f"x{i}", (f"x{i}.bin", bytes(MiB))) for i in range(100)]
+    yield ("unknown_parts_100_x_1mb", "100 file parts of 1 MiB named after no field",
+           post("/predict", files=junk))  # fmt: skip
+
+    def queued_bipartite() -> httpx.Response:
+        body = {"task": "bipartite", "rows": {"inputs": [[0.0]] * 20_000},
+                "cols": {"inputs": [[0.0]] * 1_000}, "edges": [[0, 0]],
+                "params": {"n_estimators": 2}, "wait": False}  # fmt: skip
+        answers = [http.post("/train", json=body) for _ in range(3)]
+        for a in answers:  # cancelled and removed: the store is as before
+            if a.status_code == 202:
+                http.delete(f"/models/{a.json()['model_id']}")
+        return answers[-1]
+
+    yield ("queued_bipartite_3_x_20000x1000", "3 queued bipartite jobs of 20,000 x 1,000, one edge each (202 expected)",
+           queued_bipartite)  # fmt: skip
+
+    def linked_folder() -> httpx.Response:
+        link = store / ("f" * 32)
+        outside = store.parent / "outside-model"
+        shutil.copytree(store / mid, outside)
+        (outside / "secret.txt").write_text("outside the store")
+        link.symlink_to(outside, target_is_directory=True)
+        try:
+            return http.get(f"/models/{'f' * 32}/export")
+        finally:
+            link.unlink()
+            shutil.rmtree(outside)
+
+    yield ("linked_model_folder_export", "export of a model folder linked outside the store",
+           linked_folder)  # fmt: skip
+
     def unknown_ids() -> httpx.Response:
         last = None
         for i in range(10_000):
@@ -276,47 +364,115 @@ def train_model(http: httpx.Client) -> dict[str, Any]:
     return {**r.json(), "n": 200, "p": 5, "d": 2}
 
 
+def store_digest(root: Path) -> dict[str, str]:
+    """SHA-256 of every model file of the store (job records and temporaries aside)."""
+    import hashlib
+
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not rel.startswith(("jobs/", ".tmp-")):
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def drip(url: str, result: dict[str, Any]) -> None:
+    """A body promised as 100,000 bytes, sent one byte every DRIP_EVERY seconds: each gap
+    within the read timeout, the whole past the body deadline (OKBOOST_BODY_DEADLINE)."""
+    host, port = url.removeprefix("http://").split(":")
+    start = time.perf_counter()
+    with socket.create_connection((host, int(port)), timeout=DRIP_EVERY) as sock:
+        sock.sendall(
+            b"POST /train HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100000\r\n\r\n"
+        )
+        answer = b""
+        while time.perf_counter() - start < 900:
+            try:
+                sock.sendall(b" ")
+                answer = sock.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            if answer:
+                break
+        sock.settimeout(10)
+        while chunk := sock.recv(65536):  # the rest of the answer, until the server closes
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status = int(head.split()[1]) if head else 0
+    try:
+        error = json.loads(body).get("error", {})
+    except ValueError:
+        error = {}
+    result.update(status=status, error=error, seconds=time.perf_counter() - start)
+
+
 def run(out_stem: Path) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="okboost-hostile-") as tmp:
-        proc, url = start_server(Path(tmp) / "models", Path(tmp) / "server.log")
+        store = Path(tmp) / "models"
+        proc, url = start_server(store, Path(tmp) / "server.log")
         rows: list[dict[str, Any]] = []
         try:
             with httpx.Client(base_url=url, timeout=600) as http:
                 model = train_model(http)
                 archive = http.get(f"/models/{model['model_id']}/export").content
-                for name, what, send in attacks(http, model, archive):
+                before = store_digest(store)
+                dripped: dict[str, Any] = {}
+                dripper = threading.Thread(target=drip, args=(url, dripped), daemon=True)
+                dripper.start()  # alongside the others: it lasts the body deadline
+                for name, what, send in attacks(http, model, archive, store):
                     answer, growth, seconds = measure(proc.pid, send)
                     try:
                         error = answer.json().get("error", {})
                     except ValueError:
                         error = {}
-                    listing = http.get("/models").status_code
-                    row = {
-                        "attack": name,
-                        "what": what,
-                        "status": answer.status_code,
-                        "code": error.get("code"),
-                        "message": str(error.get("message", ""))[:160],
-                        "peak_rss_growth_mb": round(growth, 1),
-                        "seconds": round(seconds, 2),
-                        "get_models": listing,
-                        "ok": 400 <= answer.status_code < 500
-                        and growth < TARGET_MB
-                        and listing == 200,
-                    }
-                    rows.append(row)
-                    print(
-                        f"{name:26s} {row['status']} {str(row['code']):24s} "
-                        f"{growth:7.1f} MB {seconds:6.2f} s  GET /models {listing}  "
-                        f"{'ok' if row['ok'] else 'OVER TARGET'}",
-                        flush=True,
-                    )
+                    rows.append(_row(name, what, answer.status_code, error, growth, seconds,
+                                     http.get("/models").status_code))  # fmt: skip
+                dripper.join()
+                rows.append(_row("drip_fed_body", f"one byte every {DRIP_EVERY:g} s (defaults: "
+                                 "30 s read timeout, 300 s body deadline); run alongside the others",
+                                 dripped["status"], dripped["error"], None, dripped["seconds"],
+                                 http.get("/models").status_code))  # fmt: skip
                 models = http.get("/models").json()["models"]
                 assert [m["model_id"] for m in models] == [model["model_id"]], models
+                same = store_digest(store) == before
+                print(f"store byte-identical after the attacks: {same}")
+                for row in rows:
+                    row["store_unchanged"] = same
         finally:
             proc.terminate()
             proc.wait(timeout=30)
     return rows
+
+
+def _row(
+    name: str, what: str, status: int, error: dict[str, Any], growth: float | None,
+    seconds: float, listing: int,
+) -> dict[str, Any]:  # fmt: skip
+    expected = EXPECTED.get(name)
+    status_ok = status in expected if expected else 400 <= status < 500
+    # the drip is cut at the 300 s deadline; a many-request attack: 10 s per request
+    time_ok = seconds / REQUESTS.get(name, 1) < 10 or name == "drip_fed_body"
+    row = {
+        "attack": name,
+        "what": what,
+        "status": status,
+        "code": error.get("code"),
+        "message": str(error.get("message", ""))[:160],
+        "peak_rss_growth_mb": None if growth is None else round(growth, 1),
+        "seconds": round(seconds, 2),
+        "get_models": listing,
+        "ok": status_ok and (growth is None or growth < TARGET_MB) and time_ok and listing == 200,
+    }
+    shown = "   -  " if growth is None else f"{growth:6.1f}"
+    print(
+        f"{name:34s} {status} {str(row['code']):24s} {shown} MB {seconds:7.2f} s  "
+        f"{'ok' if row['ok'] else 'OVER TARGET'}  {row['message'][:70]}",
+        flush=True,
+    )
+    return row
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -335,7 +491,8 @@ def main(argv: list[str] | None = None) -> None:
             "platform": platform.platform(),
         },
         "settings": "defaults (no token, loopback), temporary model store",
-        "target": f"every attack 4xx with < {TARGET_MB:.0f} MB peak RSS growth, GET /models 200",
+        "target": f"every attack 4xx (202 where noted) with < {TARGET_MB:.0f} MB peak RSS growth, "
+        "< 10 s, GET /models 200, the store byte-identical",
         "attacks": rows,
         "all_ok": all(r["ok"] for r in rows),
     }
@@ -345,16 +502,18 @@ def main(argv: list[str] | None = None) -> None:
         f"machine: {report['machine']}",
         f"target: {report['target']}",
         "",
-        f"{'attack':26s} {'status':6s} {'code':24s} {'peak RSS growth':>16s} {'seconds':>8s}",
+        f"{'attack':34s} {'status':6s} {'peak RSS growth':>16s} {'seconds':>8s}  message",
     ]
     for r in rows:
+        growth = r["peak_rss_growth_mb"]
+        shown = "       -" if growth is None else f"{growth:8.1f}"
         lines.append(
-            f"{r['attack']:26s} {r['status']:<6d} {str(r['code']):24s} "
-            f"{r['peak_rss_growth_mb']:13.1f} MB {r['seconds']:8.2f}"
-            + ("" if r["ok"] else "  OVER TARGET")
+            f"{r['attack']:34s} {r['status']:<6d} {shown:>13s} MB {r['seconds']:8.2f}  "
+            f"{r['message'][:90]}" + ("" if r["ok"] else "  OVER TARGET")
         )
     lines.append("")
     lines.append(f"all attacks within target: {report['all_ok']}")
+    lines.append(f"store byte-identical afterwards: {all(r['store_unchanged'] for r in rows)}")
     write_result(Path(args.out + ".txt"), "\n".join(lines) + "\n")
     print("\n".join(lines))
 

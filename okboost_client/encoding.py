@@ -11,6 +11,9 @@ one id per line, or two ids per line separated by a tab.
 from __future__ import annotations
 
 import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -108,6 +111,23 @@ def text_lines(arr: np.ndarray) -> bytes:
     return "".join("\t".join(row) + "\n" for row in rows).encode("utf-8")
 
 
+@dataclass(frozen=True)
+class TableFile:
+    """A CSV / TSV file sent as it is, a table part the service parses (a labelled
+    similarity is matched to its rows by id there)."""
+
+    name: str
+    data: bytes
+    media: str
+
+
+def table_file(path: str | os.PathLike[str]) -> TableFile:
+    """The file at ``path`` as a table part: TSV for ``.tsv`` / ``.tab``, else CSV."""
+    p = Path(path)
+    tsv = p.suffix.lower() in (".tsv", ".tab")
+    return TableFile(p.name, p.read_bytes(), "text/tab-separated-values" if tsv else "text/csv")
+
+
 def npy_part(path: str, arr: Any) -> Part:
     return (f"{path}.npy", npy_bytes(arr), "application/octet-stream")
 
@@ -128,6 +148,8 @@ def split_arrays(
             for member in ("data", "indices", "indptr"):
                 parts[f"{path}.{member}"] = npy_part(f"{path}.{member}", getattr(csr, member))
             texts[f"{path}.shape"] = f"{csr.shape[0]},{csr.shape[1]}"
+        elif isinstance(value, TableFile):
+            parts[path] = (value.name, value.data, value.media)
         elif isinstance(value, np.ndarray) and value.dtype.kind == "U":
             parts[path] = (f"{path}.tsv", text_lines(value), "text/tab-separated-values")
         elif isinstance(value, np.ndarray):
@@ -154,6 +176,8 @@ def jsonable(value: Any) -> Any:
         }
     if isinstance(value, np.ndarray):
         return value.tolist()
+    if isinstance(value, TableFile):
+        raise TypeError(f"{value.name} is sent as a file: use the client with binary=True")
     if isinstance(value, dict):
         return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, np.generic):

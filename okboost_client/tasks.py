@@ -9,6 +9,7 @@ JSON lists. Every pair is (row, column).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from okboost_client.encoding import (
     id_array,
     is_data_frame,
     pairs,
+    table_file,
     table_inputs,
 )
 
@@ -34,8 +36,10 @@ class TaskMethods:
     @staticmethod
     def _side(inputs: Any, similarity: Any, ids: Any, name: str) -> dict[str, Any] | None:
         """One vertex set of a bipartite request: features (array, sparse matrix or a
-        DataFrame whose id column gives the ids) or a similarity matrix, and ids (sent as
-        JSON strings)."""
+        DataFrame whose id column gives the ids) or a similarity matrix (an array, or the
+        path of a CSV / TSV file, sent as it is: a labelled one, ids in its header and
+        first column in any order, is matched by id by the service and gives the ids), and
+        ids (sent as JSON strings)."""
         if inputs is None and similarity is None:
             if ids is not None:
                 raise ValueError(f"{name}: ids without inputs or a similarity")
@@ -46,6 +50,8 @@ class TaskMethods:
         if inputs is not None:
             inputs, ids = table_inputs(inputs, ids, name)
             side["inputs"] = as_inputs(inputs)
+        elif isinstance(similarity, str | os.PathLike):  # a file: sent as it is
+            side["similarity"] = table_file(similarity)
         else:
             side["similarity"] = np.asarray(similarity, dtype=float)
         if ids is not None:

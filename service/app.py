@@ -34,7 +34,7 @@ from service.http.guards import (
     LastResort,
     normalise_origin,
 )
-from service.jobs.manager import JobManager
+from service.jobs.manager import JobManager, QueueQuotas
 from service.prometheus import Metrics, MetricsMiddleware
 from service.routes import (
     archives,
@@ -223,6 +223,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         preload=TRAINING_PRELOAD,
         short_job_seconds=settings.short_job_seconds,
         warm_up=settings.warm_up,
+        quotas=QueueQuotas(
+            max_queued=settings.max_queued_jobs,
+            max_queued_per_client=settings.max_queued_jobs_per_client,
+            max_queued_bytes=settings.max_queued_bytes,
+            max_seconds=settings.max_job_seconds,
+        ),
     )
     services = Services(
         settings=settings, store=store, jobs=job_manager, metrics=Metrics(store, job_manager)
@@ -259,6 +265,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_bytes=settings.max_request_bytes,
         max_json_bytes=settings.max_json_bytes,
         read_timeout=settings.body_read_timeout,
+        deadline=settings.body_deadline,
     )
     app.add_middleware(CrossSiteGuard, allowed_origins=settings.allowed_origin_list())
     if settings.allowed_origin_list():  # their pages must read answers and pass preflights

@@ -44,6 +44,7 @@ from service.cli_files import (
     param_value,
     parse_params,
     read_inputs,
+    read_similarity,
 )
 from service.cli_tasks import add_commands
 from service.errors import ServiceError
@@ -100,7 +101,8 @@ def _cv(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    inputs, column = read_inputs(args.inputs)
+    read = read_similarity if args.input_kind == "similarity" else read_inputs
+    inputs, column = read(args.inputs)
     ids = _ids(args, column)
     with client_of(args) as client:
         accepted = client.train(

@@ -17,7 +17,14 @@ import numpy as np
 from tqdm import tqdm
 
 from okboost_client import OKBoostClient
-from service.http.tables import edges_of, ids_of, matrix_of, parse_table, read_table_file
+from service.http.tables import (
+    edges_of,
+    ids_of,
+    matrix_of,
+    parse_table,
+    read_table_file,
+    similarity_of,
+)
 
 
 def table_file(path: str) -> Any:
@@ -41,9 +48,18 @@ def read_inputs(path: str) -> tuple[np.ndarray, list[str] | None]:
     return matrix_of(table_file(path), with_ids=True)
 
 
+def read_similarity(path: str) -> tuple[np.ndarray, list[str] | None]:
+    """A square similarity from ``.npy`` or a table file, plain or labelled (its rows' ids
+    in its first column, its columns' ids in its header, in any order: columns matched to
+    rows by id, as the service reads a similarity part), with the rows' ids."""
+    if Path(path).suffix == ".npy":
+        return np.load(path, allow_pickle=False).astype(float), None
+    return similarity_of(table_file(path))
+
+
 def load_ids(path: str) -> list[str]:
     """Vertex ids, one per line (the first column of a table, or its column ``id``)."""
-    ids = ids_of(parse_table(Path(path).read_bytes(), path, separator=""))
+    ids = ids_of(parse_table(Path(path).read_bytes(), path, separator="", kind="ids"))
     if not ids:
         raise ValueError(f"{path} holds no id: one id per line")
     return ids
@@ -56,11 +72,11 @@ def load_edges(path: str, ids: list[str] | None = None) -> Any:
     if Path(path).suffix == ".npy":
         arr = np.load(path, allow_pickle=False)
         return arr if arr.dtype.kind == "U" else arr.astype(np.int64)
-    table = table_file(path)
+    table = read_table_file(path, Path(path).read_bytes(), kind="edges")
     edges = edges_of(table, None if ids is None else set(ids))
-    header = table.header if table.header is not None else None
-    if header is None and len(edges) < len(table.rows):  # a first row naming no known id
-        header = table.rows[0]
+    header = table.header
+    if header is None and len(edges) < table.n_rows:  # a first row naming no known id
+        header = table.first_cells
     if header is not None:  # said, not silent: a first edge misread would be lost
         print(
             f"okboost: note: line 1 of {path} ({', '.join(header)}) names no vertex: "

@@ -36,29 +36,36 @@ from service.cli_files import (
     load_edges,
     parse_params,
     read_inputs,
+    read_similarity,
     table_file,
 )
 from service.http.tables import matrix_of
 from service.schemas.multilabel import ThresholdMetric
 
 
-def _side(features: str | None, similarity: str | None, name: str) -> dict[str, Any]:
+def _side(
+    features: str | None, similarity: str | None, name: str, training: bool
+) -> dict[str, Any]:
     """A side's keyword arguments of the client: features (with the ids of their id
-    column) or a similarity matrix."""
+    column) or a similarity matrix (at training, square: plain, or labelled and matched by
+    id, its rows' ids the side's ids)."""
     if features is not None and similarity is not None:
         raise ValueError(f"give --{name} or --{name[:-1]}-similarity, not both")
     if features is not None:
         inputs, ids = read_inputs(features)
         return {name: inputs, f"{name[:-1]}_ids": ids}
+    if similarity is not None and training:
+        matrix, ids = read_similarity(similarity)  # plain, or labelled: matched by id
+        return {f"{name[:-1]}_similarity": matrix, f"{name[:-1]}_ids": ids}
     if similarity is not None:
         return {f"{name[:-1]}_similarity": load_array(similarity)}
     return {}
 
 
-def _sides(args: argparse.Namespace) -> dict[str, Any]:
+def _sides(args: argparse.Namespace, training: bool = False) -> dict[str, Any]:
     return {
-        **_side(args.rows, args.row_similarity, "rows"),
-        **_side(args.cols, args.col_similarity, "cols"),
+        **_side(args.rows, args.row_similarity, "rows", training),
+        **_side(args.cols, args.col_similarity, "cols", training),
     }
 
 
@@ -93,7 +100,7 @@ def _print(out: Any, path: str | None) -> None:
 
 
 def cmd_bipartite_train(args: argparse.Namespace) -> int:
-    sides = _sides(args)
+    sides = _sides(args, training=True)
     if "rows" not in sides and "row_similarity" not in sides:
         raise ValueError("give the row vertices: --rows FILE or --row-similarity FILE")
     if "cols" not in sides and "col_similarity" not in sides:

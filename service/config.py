@@ -38,7 +38,8 @@ class Settings(BaseSettings):
     port: int = Field(8000, ge=0, le=65535, description="TCP port of `okboost serve`.")
     token: str | None = Field(
         None,
-        description="Bearer token; when set, every endpoint but /health/* requires "
+        description="Bearer token; when set, every endpoint but the health probes "
+        "(/health/*) and the documentation pages (/docs, /redoc, /openapi.json) requires "
         "`Authorization: Bearer <token>`.",
     )
     token_file: Path | None = Field(
@@ -95,6 +96,14 @@ class Settings(BaseSettings):
         description="Longest wait, in seconds, for the next part of a request body; a client "
         "that stops sending gets 408 and its connection is closed.",
     )
+    body_deadline: float = Field(
+        300.0,
+        gt=0,
+        description="Longest time, in seconds, a request body may take to arrive in full, "
+        "counted from its first read (a client that sends one byte just within "
+        "body_read_timeout, again and again, is cut off too): 408 and the connection closed. "
+        "At the default, a 512 MiB upload needs about 1.8 MB/s.",
+    )
     max_archive_bytes: int = Field(
         4 * 1024 * 1024 * 1024,
         ge=1024,
@@ -137,7 +146,9 @@ class Settings(BaseSettings):
     max_job_seconds: float = Field(
         86_400.0,
         gt=0,
-        description="Longest estimated training time, in seconds, /train accepts (422 beyond).",
+        description="Longest training time, in seconds: /train refuses (422) a job estimated "
+        "to take longer, and a job that runs longer is stopped (it fails, naming this "
+        "setting).",
     )
     job_isolation: Literal["process", "thread"] = Field(
         "process",
@@ -153,6 +164,38 @@ class Settings(BaseSettings):
     )
     max_queued_jobs: int = Field(
         64, ge=1, description="Training jobs waiting for a worker before new ones get 429."
+    )
+    max_queued_jobs_per_client: int = Field(
+        16,
+        ge=1,
+        description="Training jobs one client (by address) may have waiting; its next one "
+        "gets 429, so one client cannot fill the queue for all.",
+    )
+    max_queued_bytes: int = Field(
+        1024 * 1024 * 1024,
+        ge=1024,
+        description="Bytes of data all waiting training jobs may hold together (their "
+        "requests' arrays, kept compact: a network's edges, not its dense matrix); a job "
+        "that would pass it gets 429.",
+    )
+    max_store_bytes: int | None = Field(
+        None,
+        ge=1024,
+        description="Largest size of the model store, in bytes of its models' files: a "
+        "/train whose model (by its estimated size) would pass it gets 507. Default: no "
+        "limit but the disk's free space.",
+    )
+    max_models_per_client: int | None = Field(
+        None,
+        ge=1,
+        description="Models one client (by address) may keep in the store; its next /train "
+        "gets 429 until it deletes some. Default: no limit.",
+    )
+    max_store_bytes_per_client: int | None = Field(
+        None,
+        ge=1024,
+        description="Bytes of models one client (by address) may keep in the store; a "
+        "/train that would pass it gets 507. Default: no limit.",
     )
     cache_size: int = Field(8, ge=1, description="Loaded models kept in memory (LRU).")
     wait_timeout: float = Field(

@@ -54,10 +54,14 @@ def as_id_array(value: Any, name: str = "ids") -> np.ndarray:
         raise ValueError(f"{name} must be a list of strings, one per row")
     if not value:
         raise ValueError(f"{name} must not be empty")
-    ids = [_check_one(v, f"{name}[{i}]") for i, v in enumerate(value)]
-    arr = _object_array(ids)
+    arr = np.fromiter(  # no list of the checked ids beside the array
+        (_check_one(v, f"{name}[{i}]") for i, v in enumerate(value)), dtype=object, count=len(value)
+    )
     order = np.argsort(arr, kind="stable")
-    same = np.flatnonzero(arr[order][1:] == arr[order][:-1])
+    ordered = arr[order]
+    same = np.flatnonzero(ordered[1:] == ordered[:-1])
+    del ordered
+    ids = arr
     if same.size:
         first, second = sorted((int(order[same[0]]), int(order[same[0] + 1])))
         raise ValueError(

@@ -300,8 +300,20 @@ def to_npy_bytes(arr: Any) -> bytes:
 
 
 def _non_finite(name: str, arr: np.ndarray) -> str:
-    """Where the first non-finite value of ``arr`` is, and for a matrix the fix."""
+    """Where the first non-finite value of ``arr`` is, and for a matrix the fix: missing
+    values (NaN, as a table's ``NA`` or empty cells become) are named by their rows."""
     bad = [int(i) for i in np.argwhere(~np.isfinite(arr))[0]]
+    if len(bad) == 2 and np.isnan(arr[bad[0], bad[1]]):
+        rows = np.flatnonzero(np.isnan(arr).any(axis=1))
+        listed = ", ".join(str(int(r)) for r in rows[:5])
+        more = f" and {rows.size - 5} more" if rows.size > 5 else ""
+        return (
+            f"{name} has missing values (NaN) in rows {listed}{more}, the first at {bad} "
+            f"(row {bad[0]}, column {bad[1]}): the model does not accept missing values yet; "
+            "impute them "
+            f"(fill each in, e.g. with its column's mean) or drop row {bad[0]} and the others "
+            "before sending"
+        )
     message = f"{name} contains NaN, infinite or null values (first at {bad})"
     if len(bad) == 2:
         message += (

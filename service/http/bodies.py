@@ -31,13 +31,19 @@ from service.http.multipart import read_form
 from service.http.tables import (
     EDGE_PARTS,
     declared_header,
+    declared_id_column,
     edges_of,
     ids_of,
     looks_like_text,
     matrix_of,
     media_separator,
     parse_table,
+    similarity_of,
 )
+from service.http.tables import Kind as TableKind  # noqa: I001 - one name, renamed
+
+TABLE_FIELDS = ("header", "id_column")
+"""Text fields ``<part>.<field>`` that declare how a table part is read."""
 
 M = TypeVar("M", bound=BaseModel)
 INLINE_BYTES = 32 * 1024
@@ -108,6 +114,7 @@ class _TablePart:
     data: bytes
     separator: str | None
     header: bool | None
+    id_column: str | None
 
 
 def _is_table(name: str, content_type: str | None, raw: bytes, has_shape: bool) -> bool:
@@ -121,6 +128,9 @@ def _is_table(name: str, content_type: str | None, raw: bytes, has_shape: bool) 
 
 ID_INPUTS = {"inputs": "ids", "rows.inputs": "rows.ids", "cols.inputs": "cols.ids"}
 """Table parts whose id column gives the ids of their vertices, and where those go."""
+SIMILARITY_PARTS = {"rows.similarity": "rows.ids", "cols.similarity": "cols.ids"}
+"""Square similarity parts (and ``inputs`` with input_kind similarity): a labelled one gives
+the ids of its side."""
 LABEL_PARTS = ("labels",)
 """Table parts of 0/1 label rows whose header names the labels (``label_names``)."""
 
@@ -140,27 +150,44 @@ def _known_ids(data: dict[str, Any]) -> set[str] | None:
     return {v for i in lists for v in i} if lists else None
 
 
-def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart]) -> None:
+def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: DecodeBudget) -> None:
     """Parse the table parts into ``data``: ids first, then arrays (the id column of
     ``inputs``, ``rows.inputs`` and ``cols.inputs`` gives their ids; the header of
-    ``labels`` the label names), then edges, read as ids when the request has ids."""
+    ``labels`` the label names), then edges, read as ids when the request has ids. Their
+    numbers are charged to ``budget`` (8 bytes each) before they are held."""
 
-    def parse(name: str) -> Any:
+    def parse(name: str, kind: TableKind) -> Any:
         t = tables[name]
-        return parse_table(t.data, name, separator=t.separator, header=t.header)
+        table = parse_table(
+            t.data,
+            name,
+            separator=t.separator,
+            header=t.header,
+            kind=kind,
+            id_column=t.id_column,
+            max_bytes=budget.limit - budget.used,
+        )
+        budget.charge(table.values.nbytes, f"table part '{name}'")
+        return table
 
+    similar = dict(SIMILARITY_PARTS)
+    if data.get("input_kind") == "similarity":
+        similar["inputs"] = "ids"
     names = sorted(tables, key=lambda n: (n != "ids", n in EDGE_PARTS))
     for name in names:
         if name == "ids" or name.endswith(".ids"):
-            _set_path(data, name, ids_of(parse(name)))
+            _set_path(data, name, ids_of(parse(name, "ids")))
         elif name not in EDGE_PARTS:
-            table = parse(name)
-            matrix, ids = matrix_of(table, with_ids=name in ID_INPUTS)
+            table = parse(name, "matrix")
+            if name in similar:
+                matrix, ids = similarity_of(table)
+            else:
+                matrix, ids = matrix_of(table, with_ids=name in ID_INPUTS)
             _set_path(data, name, matrix)
             if name in LABEL_PARTS and table.header is not None and "label_names" not in data:
                 data["label_names"] = table.header
             if ids is not None:
-                target = ID_INPUTS[name]
+                target = similar.get(name) or ID_INPUTS[name]
                 if _get_path(data, target) is not None:
                     raise InvalidRequest(
                         f"ids are given twice: by the id column of part '{name}' and by "
@@ -168,7 +195,7 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart]) -> None:
                     )
                 _set_path(data, target, ids)
         else:
-            _set_path(data, name, edges_of(parse(name), _known_ids(data)))
+            _set_path(data, name, edges_of(parse(name, "edges"), _known_ids(data)))
 
 
 def _submodels(annotation: Any) -> list[type[BaseModel]]:
@@ -187,24 +214,29 @@ def _is_field_path(model_cls: type[BaseModel], parts: list[str]) -> bool:
     return len(parts) == 1 or not inner or any(_is_field_path(m, parts[1:]) for m in inner)
 
 
-def _check_part_names(names: list[str], model_cls: type[BaseModel] | BodyChoice) -> None:
-    """422 for a part named twice or not after a field of the request, before any part is
-    decoded: decoding is what costs (a small sparse part may declare 10^7 rows)."""
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
+class _PartNames:
+    """The part-name check of one multipart request, called as each part's headers arrive
+    (before its body is held): 422 for a part named twice or not after a field of the
+    request. Decoding is what costs (a small sparse part may declare 10^7 rows), and an
+    unknown part would otherwise be spooled whole before being refused."""
+
+    def __init__(self, model_cls: type[BaseModel] | BodyChoice) -> None:
+        self.models = model_cls.models if isinstance(model_cls, BodyChoice) else (model_cls,)
+        self.seen: set[str] = set()
+
+    def __call__(self, name: str) -> None:
+        if name in self.seen:
             raise InvalidRequest(
                 f"part '{name[:80]}' is sent twice: send each field of the request once"
             )
-        seen.add(name)
+        self.seen.add(name)
         if name == "json":
-            continue
+            return
         parts = name.split(".")
-        if len(parts) > 1 and parts[-1] in ("shape", "dtype", "header", *CSR_MEMBERS):
+        if len(parts) > 1 and parts[-1] in ("shape", "dtype", *TABLE_FIELDS, *CSR_MEMBERS):
             parts = parts[:-1]  # a raw part's shape or dtype, a table's header flag, a CSR member
-        models = model_cls.models if isinstance(model_cls, BodyChoice) else (model_cls,)
-        if not any(_is_field_path(m, parts) for m in models):
-            fields = ", ".join(sorted({f for m in models for f in m.model_fields}))
+        if not any(_is_field_path(m, parts) for m in self.models):
+            fields = ", ".join(sorted({f for m in self.models for f in m.model_fields}))
             raise InvalidRequest(
                 f"part '{name[:80]}' is not a field of the request: name each part by the "
                 f"path of its field ({fields}, or 'json' for the rest)"
@@ -238,9 +270,14 @@ async def _from_multipart(
     request: Request, model_cls: type[BaseModel] | BodyChoice, max_bytes: int, settings: Any
 ) -> dict[str, Any]:
     max_json = settings.max_json_bytes
-    form = await read_form(request, max_files=256, max_fields=256, max_text_bytes=max_json)
+    form = await read_form(
+        request,
+        max_files=256,
+        max_fields=256,
+        max_text_bytes=max_json,
+        check_name=_PartNames(model_cls),
+    )
     try:
-        _check_part_names([name for name, _ in form.multi_items()], model_cls)
         json_text = _JsonBudget(max_json, settings.max_json_depth)
         budget = DecodeBudget(max_bytes)
         data: dict[str, Any] = {}
@@ -260,7 +297,7 @@ async def _from_multipart(
         }
         tables: dict[str, _TablePart] = {}
         for name, value in form.multi_items():
-            if name == "json" or name.endswith((".dtype", ".header")):
+            if name == "json" or name.endswith((".dtype", *(f".{f}" for f in TABLE_FIELDS))):
                 continue
             if name.endswith(".shape"):
                 prefix = name.rsplit(".", 1)[0]
@@ -282,11 +319,15 @@ async def _from_multipart(
                     separator = media_separator(value.content_type)
                     if (name == "ids" or name.endswith(".ids")) and separator is None:
                         separator = ""  # one id per line, whatever characters it holds
+                    id_field = form.get(f"{name}.id_column")
                     tables[name] = _TablePart(
                         raw_part,
                         separator,
                         declared_header(
                             value.content_type, field if isinstance(field, str) else None, name
+                        ),
+                        declared_id_column(
+                            value.content_type, id_field if isinstance(id_field, str) else None
                         ),
                     )
                     continue
@@ -310,9 +351,9 @@ async def _from_multipart(
         if tables:
             size = sum(len(t.data) for t in tables.values())
             if size <= INLINE_BYTES:
-                _tables_into(data, tables)
+                _tables_into(data, tables, budget)
             else:
-                await run_in_threadpool(_tables_into, data, tables)
+                await run_in_threadpool(_tables_into, data, tables, budget)
         return data
     finally:
         await form.close()

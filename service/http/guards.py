@@ -35,17 +35,26 @@ def is_json_media(content_type: str) -> bool:
 class BodyLimits:
     """Caps on request bodies, checked on Content-Length before reading and while streaming:
     ``max_json_bytes`` for JSON bodies, ``max_bytes`` for the others (multipart uploads of
-    binary arrays, which cost no more memory than their size); and ``read_timeout`` seconds
+    binary arrays, which cost no more memory than their size); ``read_timeout`` seconds
     at most between two parts of a body (a client that promises 10 bytes and sends 2 gets
-    408 and its connection closed, instead of holding it forever)."""
+    408 and its connection closed, instead of holding it forever), and ``deadline`` seconds
+    for the whole body from the first read (a client that sends one byte every few
+    seconds is cut off too)."""
 
     def __init__(
-        self, app: ASGIApp, *, max_bytes: int, max_json_bytes: int, read_timeout: float
+        self,
+        app: ASGIApp,
+        *,
+        max_bytes: int,
+        max_json_bytes: int,
+        read_timeout: float,
+        deadline: float = float("inf"),
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.max_json_bytes = max_json_bytes
         self.read_timeout = read_timeout
+        self.deadline = deadline
 
     def _too_large(self, size: int | str, json_body: bool) -> TooLarge:
         if json_body:
@@ -82,15 +91,25 @@ class BodyLimits:
                 return
         received = 0
         body_done = False
+        started: float | None = None
 
         async def limited() -> Message:
-            nonlocal received, body_done
+            nonlocal received, body_done, started
             if body_done:  # only a disconnect can come now: wait for it as long as it takes
                 return await receive()
+            now = anyio.current_time()
+            started = now if started is None else started
+            left = self.deadline - (now - started)
             try:
-                with anyio.fail_after(self.read_timeout):
+                with anyio.fail_after(max(min(self.read_timeout, left), 0.0)):
                     message = await receive()
             except TimeoutError:
+                if left <= self.read_timeout:
+                    raise BodyTimeout(
+                        f"the request body did not arrive in full within {self.deadline:g} s "
+                        f"({received} bytes received); send it faster, or in several "
+                        "requests (OKBOOST_BODY_DEADLINE)"
+                    ) from None
                 raise BodyTimeout(
                     f"no part of the request body arrived for {self.read_timeout:g} s "
                     f"({received} bytes received); send the whole body promptly "

@@ -10,12 +10,17 @@ only a form within that budget has its text fields decoded into strings. File pa
 bounded by the request cap (:class:`service.http.guards.BodyLimits`) and read later, one by
 one, by the body reader.
 
-The part counts are bounded too: ``max_files`` file parts and ``max_fields`` text fields.
+The part counts are bounded too: ``max_files`` file parts and ``max_fields`` text fields;
+so are the parts held in memory together (:data:`MEMORY_BYTES`: past it every further part
+goes to disk as it streams). Each part's name is checked by the caller's ``check_name`` the
+moment its headers arrive, before any byte of its body is held. A ``charset`` parameter
+must name a text encoding of documents (:func:`text_codec`).
 """
 
 from __future__ import annotations
 
 import codecs
+from collections.abc import Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from tempfile import SpooledTemporaryFile
@@ -26,10 +31,16 @@ from python_multipart.multipart import parse_options_header
 from starlette.datastructures import FormData, Headers, UploadFile
 from starlette.requests import Request
 
-from service.errors import InvalidRequest, TooLarge
+from service.errors import InvalidRequest, TooLarge, UnsupportedMediaType
 
 SPOOL_BYTES = 1 << 20
 """A part is held in memory up to this many bytes, then spooled to a temporary file."""
+MEMORY_BYTES = 8 << 20
+"""All parts of one request together are held in memory up to this many bytes; past it, every
+part is written to its temporary file on disk."""
+NOT_CHARSETS = frozenset({"idna", "punycode", "undefined", "unicode-escape", "raw-unicode-escape"})
+"""Text codecs that are not character sets of documents (host names, escape sequences, a
+codec that always fails)."""
 
 
 @dataclass
@@ -47,11 +58,13 @@ class _Reader:
     max_files: int
     max_fields: int
     max_text_bytes: int
+    check_name: Callable[[str], None]
     parts: list[tuple[str, _Part]] = field(default_factory=list)
     pending: list[tuple[UploadFile, bytes]] = field(default_factory=list)
     files: int = 0
     fields: int = 0
     text_bytes: int = 0
+    memory_bytes: int = 0  # bytes of every part held in memory so far
     ended: bool = False  # the closing boundary was read
     _headers: list[tuple[bytes, bytes]] = field(default_factory=list)
     _header_name: bytes = b""
@@ -80,6 +93,7 @@ class _Reader:
                 'Disposition header such as form-data; name="inputs"'
             )
         name = options[b"name"].decode("utf-8", "replace")
+        self.check_name(name)  # before any byte of its body is held
         filename = options.get(b"filename")
         if filename is None:
             self.fields += 1
@@ -117,6 +131,9 @@ class _Reader:
                     "(OKBOOST_MAX_JSON_BYTES): send large arrays as binary file parts (.npy "
                     "or raw values), or a large JSON request as a file part (with a filename)"
                 )
+        self.memory_bytes += end - start
+        if self.memory_bytes > MEMORY_BYTES:
+            part.upload.file.rollover()  # type: ignore[attr-defined]  # SpooledTemporaryFile
         self.pending.append((part.upload, data[start:end]))
 
     def on_part_end(self) -> None:
@@ -126,23 +143,46 @@ class _Reader:
         self.ended = True
 
 
+def text_codec(charset: str) -> str:
+    """The codec of a ``charset`` parameter when it is a text encoding of documents (UTF-8,
+    Latin-1, UTF-16 ...), else a 415: ``str.encode`` refuses the bytes-to-bytes codecs
+    (``base64``, ``zlib``, ``rot13`` ...), and :data:`NOT_CHARSETS` lists the text codecs
+    that are not character sets."""
+    try:
+        name = codecs.lookup(charset).name
+        "".encode(name)  # LookupError for a codec that does not encode text
+    except (LookupError, UnicodeError):  # unknown, not text, or never encodes (undefined)
+        name = ""
+    if not name or name in NOT_CHARSETS:
+        raise UnsupportedMediaType(
+            f"charset '{charset[:40]}' in the Content-Type is not a text encoding: send "
+            "UTF-8 text (charset=utf-8, or no charset)"
+        )
+    return name
+
+
 def _charset(content_type: str) -> str:
     _, params = parse_options_header(content_type)
-    charset = params.get(b"charset", b"utf-8").decode("latin-1")
-    try:
-        return codecs.lookup(charset).name
-    except LookupError:
-        raise InvalidRequest(
-            f"unknown charset '{charset[:40]}' in the Content-Type: send UTF-8 text"
-        ) from None
+    return text_codec(params.get(b"charset", b"utf-8").decode("latin-1"))
+
+
+def _any_name(name: str) -> None:
+    """A ``check_name`` that takes every part name."""
 
 
 async def read_form(
-    request: Request, *, max_files: int, max_fields: int, max_text_bytes: int
+    request: Request,
+    *,
+    max_files: int,
+    max_fields: int,
+    max_text_bytes: int,
+    check_name: Callable[[str], None] = _any_name,
 ) -> FormData:
     """The parts of a multipart body: file parts as :class:`UploadFile` (spooled), text
     fields as strings. 413 when the text fields pass ``max_text_bytes`` together, 422 for a
-    body that is not multipart or has too many parts; the caller closes the form."""
+    body that is not multipart, has too many parts or a part whose name ``check_name``
+    refuses (called as each part's headers arrive), 415 for a charset that is not a text
+    encoding; the caller closes the form."""
     content_type = request.headers.get("content-type", "")
     _, params = parse_options_header(content_type)
     boundary = params.get(b"boundary")
@@ -152,7 +192,7 @@ async def read_form(
             "HTTP library build the multipart body and its header)"
         )
     charset = _charset(content_type)
-    reader = _Reader(max_files, max_fields, max_text_bytes)
+    reader = _Reader(max_files, max_fields, max_text_bytes, check_name)
     callbacks = {
         "on_part_begin": reader.on_part_begin,
         "on_part_data": reader.on_part_data,
@@ -188,7 +228,7 @@ async def read_form(
             await part.upload.close()
             try:
                 items.append((name, raw.decode(charset)))
-            except UnicodeDecodeError:
+            except (UnicodeError, ValueError):  # UnicodeDecodeError, or a codec's own
                 raise InvalidRequest(
                     f"text part '{name[:80]}' is not valid {charset} text: send text "
                     "fields as UTF-8"

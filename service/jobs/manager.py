@@ -40,6 +40,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -63,6 +64,48 @@ Isolation = Literal["process", "thread"]
 CANCEL_GRACE = 5.0  # seconds a training process gets to stop by itself before it is killed
 RESTART_REASON = "interrupted by server restart"
 SHUTDOWN_REASON = "interrupted by server shutdown"
+
+
+@dataclass(frozen=True)
+class QueueQuotas:
+    """What the queue holds, bounded (each beyond: 429 naming its setting), and how long
+    one job may run (it is then stopped and failed)."""
+
+    max_queued: int = 64
+    max_queued_per_client: int = 64
+    max_queued_bytes: int = 1 << 30
+    max_seconds: float = 86_400.0
+
+    def check(
+        self, queued: list[str], held: dict[str, tuple[int, str | None]], size: int,
+        client: str | None,
+    ) -> None:  # fmt: skip
+        """429 when one more job of ``size`` bytes from ``client`` would pass a bound."""
+        if len(queued) >= self.max_queued:
+            raise Busy(
+                f"{len(queued)} training jobs are already waiting; retry when some finish "
+                "(or raise OKBOOST_MAX_QUEUED_JOBS)"
+            )
+        mine = sum(1 for j in queued if j in held and held[j][1] == client)
+        if client is not None and mine >= self.max_queued_per_client:
+            raise Busy(
+                f"{mine} training jobs of this client ({client}) are already waiting, the most "
+                "one client may queue (OKBOOST_MAX_QUEUED_JOBS_PER_CLIENT); retry when some "
+                "finish"
+            )
+        total = sum(held[j][0] for j in queued if j in held)
+        if total + size > self.max_queued_bytes:
+            raise Busy(
+                f"the waiting training jobs hold {total} bytes of data and this one "
+                f"{size}, over the limit of {self.max_queued_bytes} for all waiting jobs "
+                "(OKBOOST_MAX_QUEUED_BYTES); retry when some finish"
+            )
+
+    def overtime_reason(self) -> str:
+        return (
+            f"stopped: the job ran longer than {self.max_seconds:g} s, the most one job may "
+            "run (OKBOOST_MAX_JOB_SECONDS)"
+        )
 
 
 def local_runner() -> dict[str, Any]:
@@ -108,12 +151,15 @@ class JobManager(JobRecords):
         preload: Sequence[str] = (),
         short_job_seconds: float = 0.0,
         warm_up: bool = False,
+        quotas: QueueQuotas | None = None,
     ) -> None:
         super().__init__(store)
+        self.quotas = quotas or QueueQuotas(max_queued=max_queued)
+        self._held: dict[str, tuple[int, str | None]] = {}  # queued job: (bytes, client)
+        self._overtime: set[str] = set()  # jobs stopped for running past quotas.max_seconds
         self.isolation = isolation
         self.memory_budget = memory_budget
         self._ctx = process_context(preload) if isolation == "process" else None
-        self.max_queued = max_queued
         self._jobs: dict[str, Job] = {}
         self._created: dict[str, float] = {}  # every job on record: creation times never change
         self._lock = threading.Lock()
@@ -202,18 +248,18 @@ class JobManager(JobRecords):
         plan: PhasePlan | None = None,
         warnings: list[str] | None = None,
         seconds: float | None = None,
+        held: int = 0,
+        client: str | None = None,
     ) -> Job:
         """Queue ``task`` (``total`` trees; ``plan``: the estimated phases, for the ETA;
         ``warnings``: what is degenerate about its data; ``seconds``: its estimated time,
-        which makes it short or not), in this process's pool or on the Dask cluster."""
+        which makes it short or not; ``held``: the bytes its task holds while it waits;
+        ``client``: who asks, for the per-client quota), in this process's pool or on the
+        Dask cluster."""
         with self._lock:
             waiting = self._jobs.values() if self.cluster is None else self.cluster.unsettled()
-            queued = sum(1 for j in waiting if j.state == "queued")
-            if queued >= self.max_queued:
-                raise Busy(
-                    f"{queued} training jobs are already waiting; retry when some finish "
-                    "(or raise OKBOOST_MAX_QUEUED_JOBS)"
-                )
+            queued = [j.job_id for j in waiting if j.state == "queued"]
+            self.quotas.check(queued, self._held, held, client)
             progress = Progress(total=max(int(total), 1), plan=plan)
             job = Job(
                 job_id=job_id or new_id(),
@@ -231,6 +277,7 @@ class JobManager(JobRecords):
         with self._lock:
             self._jobs[job.job_id] = job
             self._created[job.job_id] = job.created
+            self._held[job.job_id] = (held, client)
             self._line.append((job, task, short))
         self._executor.submit(self._pull, False)
         if short and self._short is not None:
@@ -374,8 +421,16 @@ class JobManager(JobRecords):
             job.cancel_event.set()
         return job.cancel_event.is_set()
 
+    def _overdue(self, job: Job) -> bool:
+        """Whether a running job has run past quotas.max_seconds (it is then stopped)."""
+        if job.started is None or time.time() - job.started <= self.quotas.max_seconds:
+            return False
+        self._overtime.add(job.job_id)
+        return True
+
     def _run(self, job: Job, task: TrainTask) -> None:
         with self._lock:
+            self._held.pop(job.job_id, None)
             if job.state != "queued":
                 return  # cancelled while queued
             if self._stop_asked(job):  # cancelled while queued, through another replica
@@ -395,7 +450,10 @@ class JobManager(JobRecords):
                 self.fail(job, exc)
             return
         with self._lock:
-            if outcome == "cancelled" and self._shutting_down:
+            if outcome == "cancelled" and job.job_id in self._overtime:
+                self._overtime.discard(job.job_id)
+                self.finish(job, "failed", self.quotas.overtime_reason())
+            elif outcome == "cancelled" and self._shutting_down:
                 self.finish(job, "failed", SHUTDOWN_REASON)
             else:
                 self.settle(job, outcome)
@@ -406,7 +464,7 @@ class JobManager(JobRecords):
         class _Reporter:
             def __call__(_, p: Any) -> bool:  # noqa: N805
                 self.report(job, p, last_write)
-                return self._stop_asked(job)
+                return self._stop_asked(job) or self._overdue(job)
 
             def saving(_) -> None:  # noqa: N805
                 pass
@@ -444,7 +502,7 @@ class JobManager(JobRecords):
                         raise message[1]
                 elif not proc.is_alive() and not receiver.poll():
                     break
-                if self._stop_asked(job):
+                if self._stop_asked(job) or self._overdue(job):
                     stop.set()
                     asked_at = asked_at or time.monotonic()
                     if not saving and time.monotonic() - asked_at > CANCEL_GRACE:

@@ -140,7 +140,8 @@ async def train(request: Request, svc: ServicesDep) -> JSONResponse:
     """
     req = await read_body_of(request, TRAIN_BODIES, svc.settings.max_request_bytes)
     plan, run = await run_in_threadpool(_plan, req, svc.settings.max_dense_values)
-    job = start_training(plan, svc.store, svc.jobs, svc.settings, run)
+    client = request.client.host if request.client is not None else None
+    job = start_training(plan, svc.store, svc.jobs, svc.settings, run, client=client)
     if not req.wait:
         return JSONResponse(_accepted(job, job.state), 202)
     limit = svc.settings.wait_timeout

@@ -14,6 +14,7 @@ MODEL_INFO: dict[str, Any] = {
     "status": "ready",
     "job_id": JOB_ID,
     "created": 1763700000.0,
+    "client": "127.0.0.1",
     "model": "okboost",
     "params": {"n_estimators": 50, "learning_rate": 0.1, "max_splits": 3, "random_state": 0},
     "kernel": {"type": "diffusion", "beta": 1.0, "n_edges": 3},

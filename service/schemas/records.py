@@ -55,6 +55,11 @@ class ModelRecord(_Record):
     status: ModelStatus
     job_id: str | None = None
     created: float = Field(description="Unix time.")
+    client: str | None = Field(
+        None,
+        description="Address of the client that trained it (the per-client quotas count its "
+        "models); null for models imported or trained before the quotas.",
+    )
     model: ModelName
     params: dict[str, Any]
     kernel: dict[str, Any] = Field(description="Output kernel spec (without its data arrays).")

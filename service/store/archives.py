@@ -52,7 +52,13 @@ from service import __version__
 from service.errors import InvalidRequest, NotFound, ServiceError, TooLarge
 from service.schemas.records import ModelRecord, validation_reason
 from service.store.ids import valid_id
-from service.store.model_store import IdTaken, ModelStore, read_model_folder
+from service.store.model_store import (
+    ForeignEntry,
+    IdTaken,
+    ModelStore,
+    read_model_folder,
+    store_files,
+)
 
 ROOT = "okboost-model"
 MANIFEST = "export.json"
@@ -113,6 +119,8 @@ def export_model(store: ModelStore, model_id: str, dest: Path) -> None:
     store.load(model_id)  # a model that loads (ready, checksums fine) is worth exporting
     try:
         _write_archive(store.model_path(model_id), model_id, dest)
+    except ForeignEntry as exc:  # put there since it was loaded
+        raise store.foreign(model_id, exc) from None
     except FileNotFoundError:
         raise NotFound(f"model '{model_id}' was deleted while it was exported") from None
 
@@ -133,7 +141,7 @@ def export_to_file(store: ModelStore, model_id: str) -> Path:
 
 def _write_archive(folder: Path, model_id: str, dest: Path) -> None:
     """``export.json`` then every file of ``folder``, under ``okboost-model/``."""
-    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    files = store_files(folder)  # no link followed: a link raises ForeignEntry
     sizes = {p.relative_to(folder).as_posix(): p.stat().st_size for p in files}
     listing = {
         rel: {"sha256": _sha256(p), "size": sizes[rel]} for p, rel in zip(files, sizes, strict=True)

@@ -38,6 +38,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -215,6 +216,33 @@ def _load_inputs(folder: Path) -> Any:
     return np.load(folder / "inputs.npy", allow_pickle=False)
 
 
+def store_files(folder: Path) -> list[Path]:
+    """Every file of a model folder, found without following links (sorted): the folder
+    and everything in it must be what the store writes, directories and regular files. A
+    symbolic link (to a folder outside the store, say), a fifo or a device raises
+    :class:`ForeignEntry` naming it, before anything is read through it."""
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode):
+        raise ForeignEntry(folder.name, "the model folder")
+    files = []
+    for top, dirs, names in os.walk(folder, followlinks=False):
+        for name in [*dirs, *names]:
+            path = Path(top, name)
+            mode = os.lstat(path).st_mode
+            if stat.S_ISREG(mode):
+                files.append(path)
+            elif not stat.S_ISDIR(mode):
+                raise ForeignEntry(path.relative_to(folder).as_posix(), "a file of it")
+    return sorted(files)
+
+
+class ForeignEntry(Exception):
+    """A model folder holds (or is) something the store never writes: a link, a fifo ..."""
+
+    def __init__(self, name: str, what: str) -> None:
+        super().__init__(f"{what}, '{name[:80]}', is a symbolic link or a special file")
+
+
 def read_model_folder(folder: Path, model_id: str, record: dict[str, Any]) -> LoadedModel:
     """Everything a model folder holds, read without pickle and checked as okcore.load
     checks its arrays; raises okcore.PersistenceError, OSError or ValueError."""
@@ -371,6 +399,7 @@ class ModelStore:
         there is none, RecordInvalid (409) when it is not JSON or fails validation."""
         path = self.record_path(model_id)
         try:
+            self._only_store_entries(model_id, path.parent, path)
             with path.open(encoding="utf-8") as fh:
                 record: Any = json.load(fh)
         except FileNotFoundError:
@@ -386,6 +415,27 @@ class ModelStore:
         if record["model_id"] != model_id:
             raise self._invalid(model_id, f"record.json names model '{record['model_id']}'")
         return dict(record)
+
+    def _only_store_entries(self, model_id: str, *paths: Path) -> None:
+        """409 (the model quarantined) when one of ``paths`` is not a directory or regular
+        file the store wrote: a link would make the store read what lies elsewhere."""
+        for path in paths:
+            mode = os.lstat(path).st_mode  # FileNotFoundError for an unknown model
+            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                name = path.relative_to(self.root).as_posix()
+                raise self.foreign(model_id, ForeignEntry(name, "an entry of the store"))
+
+    def foreign(self, model_id: str, exc: ForeignEntry) -> RecordInvalid:
+        """The quarantine of a model whose folder holds what the store never writes."""
+        reason = f"{exc}, which the store never writes"
+        if model_id not in self._quarantined:
+            self._quarantined.add(model_id)
+            log.warning("model %s is quarantined (listed as invalid): %s", model_id, reason)
+        return RecordInvalid(
+            f"model '{model_id}' is refused: {reason}. Nothing is read through it: remove "
+            f"it (DELETE /models/{model_id}) and train or import the model again",
+            details=[{"loc": ["record", model_id], "msg": reason}],
+        )
 
     def _invalid(self, model_id: str, reason: str) -> RecordInvalid:
         """The quarantine of a model whose record fails validation (logged once)."""
@@ -559,7 +609,10 @@ class ModelStore:
             raise NotReady(f"model '{model_id}' is not usable: training {status}{reason}")
         folder = self.model_path(model_id)
         try:
+            store_files(folder)  # links and special files refused before anything is read
             return read_model_folder(folder, model_id, record)
+        except ForeignEntry as exc:
+            raise self.foreign(model_id, exc) from None
         except (okcore.PersistenceError, OSError, ValueError) as exc:
             if not (self.record_path(model_id).exists() and folder.is_dir()):
                 # deleted while it was read (a concurrent DELETE): gone, not corrupted
@@ -605,7 +658,10 @@ class ModelStore:
             os.replace(folder, trash)  # one step: a training's save either precedes it or fails
         except FileNotFoundError:
             raise NotFound(f"unknown model '{model_id}' (deleted meanwhile)") from None
-        shutil.rmtree(trash, ignore_errors=True)
+        if trash.is_symlink():  # a link put in the store: removed, never what it points to
+            trash.unlink()
+        else:
+            shutil.rmtree(trash, ignore_errors=True)
 
     def delete(self, model_id: str) -> None:
         """Remove a model with its record (the folder is first renamed out of sight)."""

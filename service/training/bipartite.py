@@ -10,7 +10,8 @@ keeps its scores per block in the record.
 
 Bounds before queueing: the dense interaction matrix (n_rows x n_cols) within the service's
 dense limit, each side's fit within the job limits (rows, features, trees, memory, seconds
-of both fits and of the CV's), the edges' vertices known.
+of both fits and of the CV's), the edges' vertices known. A queued job holds the
+interactions as a sparse matrix (its edges), never the dense one it builds when it runs.
 """
 
 from __future__ import annotations
@@ -32,7 +33,12 @@ from service.schemas.bipartite import BipartiteTrainRequest
 from service.store.composite import write_bipartite_extra
 from service.store.model_store import write_model
 from service.training.budget import JobEstimate, array_bytes, estimate_job
-from service.training.fit import checked_estimator, output_space_summary, resolved_params
+from service.training.fit import (
+    checked_estimator,
+    output_space_summary,
+    resolved_params,
+    symmetric_similarity,
+)
 from service.vertex_ids import VertexIds
 
 PROFILE_KERNEL = {"type": "linear"}
@@ -54,7 +60,7 @@ class BipartitePlan:
     X_cols: Any
     row_inputs: str  # "features" or "similarity"
     col_inputs: str
-    Y: np.ndarray  # (n_rows, n_cols) interactions
+    Y: sp.csr_matrix  # (n_rows, n_cols) interactions, sparse until the job runs
     row_ids: np.ndarray | None
     col_ids: np.ndarray | None
     cv: tuple[int, int] | None
@@ -109,9 +115,10 @@ def _ends(
     return values.astype(np.int64)
 
 
-def interactions(req: BipartiteTrainRequest, max_dense: int) -> np.ndarray:
-    """The dense n_rows x n_cols interaction matrix of the request (edges -> 0/1, or the
-    adjacency as sent), refused past ``max_dense`` values before it is allocated."""
+def interactions(req: BipartiteTrainRequest, max_dense: int) -> sp.csr_matrix:
+    """The n_rows x n_cols interaction matrix of the request (edges -> 0/1, or the
+    adjacency as sent) as a sparse matrix, refused when its dense form, which the job
+    builds, would pass ``max_dense`` values."""
     n_rows, n_cols = req.rows.size, req.cols.size
     if n_rows * n_cols > max_dense:
         raise InvalidRequest(
@@ -119,29 +126,31 @@ def interactions(req: BipartiteTrainRequest, max_dense: int) -> np.ndarray:
             f"over the limit of {max_dense} (OKBOOST_MAX_DENSE_VALUES): train on fewer vertices"
         )
     if req.adjacency is not None:
-        A = req.adjacency
-        Y = np.asarray(A.toarray() if sp.issparse(A) else A, dtype=np.float64)
-        if (Y < 0).any():
+        Y = sp.csr_matrix(req.adjacency, dtype=np.float64)
+        Y.eliminate_zeros()
+        if (Y.data < 0).any():
             raise InvalidRequest(
                 "adjacency has negative values: interactions are 0/1 or weights >= 0"
             )
         return Y
     edges = req.edges
     assert edges is not None
-    Y = np.zeros((n_rows, n_cols), dtype=np.float64)
+    r = c = np.zeros(0, dtype=np.int64)
     if edges.size:
         r = _ends(edges[:, 0], req.rows.ids, n_rows, "rows", 0)
         c = _ends(edges[:, 1], req.cols.ids, n_cols, "cols", 1)
-        Y[r, c] = 1.0
+    Y = sp.csr_matrix((np.ones(r.size), (r, c)), shape=(n_rows, n_cols))
+    Y.data[:] = 1.0  # an edge sent twice is one interaction
     return Y
 
 
-def interaction_warnings(Y: np.ndarray) -> list[str]:
-    """What is degenerate about the interactions: vertices without any (their profiles are
-    all zero: a model learns nothing about them from their own row)."""
+def interaction_warnings(Y: sp.csr_matrix) -> list[str]:
+    """What is degenerate about the interactions (sparse, zeros eliminated): vertices
+    without any (their profiles are all zero: a model learns nothing about them from their
+    own row)."""
     out = []
     for axis, side in ((1, "row"), (0, "column")):
-        empty = int(((Y != 0).sum(axis=axis) == 0).sum())
+        empty = int((Y.getnnz(axis=axis) == 0).sum())
         if empty:
             verb = "vertex has" if empty == 1 else "vertices have"
             out.append(f"{empty} {side} {verb} no interaction")
@@ -173,11 +182,17 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
     and cost the job."""
     est = checked_estimator(req.model, req.params)
     Y = interactions(req, max_dense)
-    if not (Y != 0).any():
+    if not Y.nnz:
         raise InvalidRequest("the network has no interaction: there is nothing to learn")
     X_rows, X_cols = req.rows.values, req.cols.values
+    symmetrised: list[str] = []
+    if req.rows.kind == "similarity":
+        X_rows, symmetrised = symmetric_similarity(X_rows, "rows.similarity")
+    if req.cols.kind == "similarity":
+        X_cols, more = symmetric_similarity(X_cols, "cols.similarity")
+        symmetrised += more
     n_rows, n_cols = Y.shape
-    data_bytes = sum(array_bytes(a) for a in (X_rows, X_cols, Y))
+    data_bytes = sum(array_bytes(a) for a in (X_rows, X_cols)) + 8 * n_rows * n_cols
     params = est.get_params()
     row_fit = estimate_job(req.model, params, X_rows, PROFILE_KERNEL, n_cols, data_bytes)
     col_fit = estimate_job(req.model, params, X_cols, PROFILE_KERNEL, n_rows, data_bytes)
@@ -198,7 +213,9 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
             cv_trees=2 * configurations * estimate.n_trees,
             cv_seconds=configurations * estimate.seconds * share,
         )
-    warnings = okcore.model_selection.training_warnings(n_rows) + interaction_warnings(Y)
+    warnings = (
+        symmetrised + okcore.model_selection.training_warnings(n_rows) + interaction_warnings(Y)
+    )
     record = {
         "name": req.name,
         "status": "training",
@@ -219,8 +236,8 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
             "col_inputs": req.cols.kind,
             "n_row_features": int(X_rows.shape[1]),
             "n_col_features": int(X_cols.shape[1]),
-            "n_interactions": int((Y != 0).sum()),
-            "weighted": bool(not np.isin(Y, (0.0, 1.0)).all()),
+            "n_interactions": int(Y.nnz),
+            "weighted": bool(not np.isin(Y.data, (0.0, 1.0)).all()),
             "new_pairs": req.new_pairs,
             "has_row_ids": req.rows.ids is not None,
             "has_col_ids": req.cols.ids is not None,
@@ -305,6 +322,7 @@ def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Repo
     record = dict(plan.record)
     info = dict(record["bipartite"])
     sides = {"rows": 0, "columns": 1}
+    Y = plan.Y.toarray()  # dense only now that the job runs
 
     def heard(configuration: int, p: okcore.FitProgress) -> None:
         fits.fit(2 * configuration + sides[p.part or "rows"], p)
@@ -312,13 +330,13 @@ def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Repo
     try:
         if plan.cv is not None:
             result = okcore.bipartite.bipartite_cross_validate(
-                model, plan.X_rows, plan.X_cols, plan.Y, n_folds=plan.cv,
+                model, plan.X_rows, plan.X_cols, Y, n_folds=plan.cv,
                 row_inputs=plan.row_inputs, col_inputs=plan.col_inputs,
                 random_state=plan.cv_seed, fit_callback=heard,
             )  # fmt: skip
             info["cv"] = cv_record(result, plan.cv, plan.cv_seed)
         final = 0 if plan.cv is None else plan.cv[0] * plan.cv[1]
-        model.fit(plan.X_rows, plan.X_cols, plan.Y, callback=lambda p: heard(final, p))
+        model.fit(plan.X_rows, plan.X_cols, Y, callback=lambda p: heard(final, p))
     except _Cancelled:
         return "cancelled"
     record.update(
@@ -333,6 +351,6 @@ def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Repo
     progress.saving()
     extra = functools.partial(write_bipartite_extra, model=model, col_ids=plan.col_ids)
     written = write_model(
-        root, model_id, model.row_model_, plan.X_rows, plan.Y, record, plan.row_ids, extra=extra
+        root, model_id, model.row_model_, plan.X_rows, Y, record, plan.row_ids, extra=extra
     )
     return "done" if written else "deleted"

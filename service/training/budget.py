@@ -18,6 +18,7 @@ measurements.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -84,6 +85,20 @@ def array_bytes(value: Any) -> int:
     if isinstance(value, np.ndarray):
         return int(value.nbytes)
     return 8 * int(np.size(value))  # lists of numbers (edges of the kernel spec)
+
+
+def held_bytes(plan: Any) -> int:
+    """Memory a queued job's plan holds in arrays (its fields, and the values of dicts and
+    dataclasses among them): what the queue's bound counts."""
+    if sp.issparse(plan) or isinstance(plan, np.ndarray):
+        return array_bytes(plan)
+    if dataclasses.is_dataclass(plan) and not isinstance(plan, type):
+        return sum(held_bytes(getattr(plan, f.name)) for f in dataclasses.fields(plan))
+    if isinstance(plan, dict):
+        return sum(held_bytes(v) for v in plan.values())
+    if isinstance(plan, list | tuple) and plan and isinstance(plan[0], list | tuple):
+        return array_bytes(plan)  # edges as [a, b] pairs
+    return 0
 
 
 def estimate_job(

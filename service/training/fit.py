@@ -111,11 +111,26 @@ def data_warnings(req: TrainRequest) -> list[str]:
     return out + req.output_kernel.data_warnings(n)
 
 
+def symmetric_similarity(S: np.ndarray, what: str) -> tuple[np.ndarray, list[str]]:
+    """A training similarity made symmetric, with the warning the model's record keeps when
+    it was not: published drug similarities (SIMCOMP's) are asymmetric, and their protocol
+    uses (S + S^T) / 2. O(N^2)."""
+    gap = float(np.abs(S - S.T).max()) if S.size else 0.0
+    if gap <= 1e-12 * max(1.0, float(np.abs(S).max())):
+        return S, []
+    warning = (
+        f"{what} was not symmetric (largest |S - S^T| = {gap:.3g}): it was symmetrised as "
+        "(S + S^T) / 2 before training; send a symmetric similarity to train on your own"
+    )
+    return 0.5 * (S + S.T), [warning]
+
+
 def plan_training(req: TrainRequest) -> TrainPlan:
     """Check what can be checked before queueing (names, kernel spec) and build the plan."""
     est = checked_estimator(req.model, req.params)
-    input_map = None
+    input_map, symmetrised = None, list[str]()
     if req.input_kind == "similarity":
+        req.inputs, symmetrised = symmetric_similarity(req.inputs, "the similarity (inputs)")
         est, input_map = _similarity_estimator(req, est)
     spec = req.output_kernel
     outputs, fit_kwargs, summary = spec.outputs_array(), spec.fit_kwargs(), spec.summary()
@@ -148,7 +163,7 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         "n_features": int(req.inputs.shape[1]),
         "output_dim": None if outputs is None else int(outputs.shape[1]),
         "has_ids": req.ids is not None,
-        "warnings": data_warnings(req),
+        "warnings": symmetrised + data_warnings(req),
     }
     sent = [req.inputs, *spec.arrays(), *fit_kwargs.get("eval_set", ())]
     n_outputs = None if outputs is None else int(outputs.shape[1])

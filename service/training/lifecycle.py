@@ -22,7 +22,8 @@ from service.jobs.manager import JobManager
 from service.jobs.records import Job
 from service.store.ids import new_id
 from service.store.model_store import ModelStore
-from service.training.budget import check_disk, check_limits
+from service.store.usage import check_quotas
+from service.training.budget import check_disk, check_limits, held_bytes
 from service.training.fit import TrainPlan, run_training
 
 WAIT_POLL = 0.02
@@ -42,6 +43,7 @@ def start_training(
     jobs: JobManager,
     settings: Settings,
     run: Callable[..., str] | None = None,
+    client: str | None = None,
 ) -> Job:
     """Queue the training of ``plan``: check its cost against the limits (422) and the free
     disk (507), give the model and the job their ids, write the model's record
@@ -49,11 +51,13 @@ def start_training(
     is not queued (a full queue, a full disk, an unreachable cluster) leaves no model
     behind. ``plan``: a TrainPlan, or any plan with ``estimate``, ``record``, ``total`` and
     ``phases()`` (bipartite and multi-label plans, with their own ``run``; None: a
-    TrainPlan's :func:`run_training`, looked up when called)."""
+    TrainPlan's :func:`run_training`, looked up when called). ``client``: who asks (its
+    address), for the per-client quotas (service.store.usage, service.jobs.manager)."""
     check_limits(plan.estimate, settings)  # 422 naming the estimate and the limit
     check_disk(plan.estimate, shutil.disk_usage(store.root).free)  # 507
+    check_quotas(store, settings, client, plan.estimate.disk_bytes)  # 507 / 429
     model_id, job_id = new_id(), new_id()
-    plan.record.update(model_id=model_id, job_id=job_id, error=None)
+    plan.record.update(model_id=model_id, job_id=job_id, error=None, client=client)
     store.create_record(plan.record)  # a full disk: 507, nothing written
     task = functools.partial(run or run_training, plan, store.root, model_id)
     try:
@@ -65,6 +69,8 @@ def start_training(
             plan=plan.phases(),
             warnings=plan.record.get("warnings", []),
             seconds=plan.estimate.seconds,
+            held=held_bytes(plan),
+            client=client,
         )
     except ServiceError:
         with contextlib.suppress(NotFound):

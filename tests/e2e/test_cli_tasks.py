@@ -89,3 +89,34 @@ def test_labels_from_files(
     assert code == 0
     scores = json.loads(capsys.readouterr().out)
     assert set(scores) >= {"hamming_loss", "micro_f1", "macro_f1", "one_error", "coverage"}
+
+
+def test_bipartite_with_a_labelled_target_similarity(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--col-similarity given as published: ids in its header and first column, each in
+    its own order; its rows' ids name the targets of the edges."""
+    url = ["--url", server.url]
+    _table(tmp_path / "drugs.csv", NET.rows[:30], NET.row_ids[:30])
+    X = NET.cols[:20]
+    S = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4)
+    ids = NET.col_ids[:20]
+    rng = np.random.default_rng(0)
+    rows, cols = rng.permutation(20), rng.permutation(20)
+    lines = ["," + ",".join(ids[j] for j in cols)]
+    lines += [ids[i] + "," + ",".join(f"{S[i, j]:.6f}" for j in cols) for i in rows]
+    (tmp_path / "targets.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    pairs = NET.edges(range(30), range(20))
+    (tmp_path / "interactions.tsv").write_text(
+        "".join(f"{NET.row_ids[i]}\t{ids[j]}\n" for i, j in pairs), encoding="utf-8"
+    )
+    code = main(["bipartite", "train", *url, "--rows", str(tmp_path / "drugs.csv"),
+                 "--col-similarity", str(tmp_path / "targets.csv"), "--edges",
+                 str(tmp_path / "interactions.tsv"), "--param", "n_estimators=5", "--quiet"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    trained = json.loads(capsys.readouterr().out)
+    assert trained["state"] == "done"
+    import httpx
+
+    info = httpx.get(f"{server.url}/models/{trained['model_id']}").json()["bipartite"]
+    assert info["n_interactions"] == len(pairs) and info["has_col_ids"]

@@ -97,3 +97,26 @@ def test_multilabel_dataframe_labels_name_them(http: TestClient) -> None:
     fit = c.train_multilabel(X[:45], labels, params={"n_estimators": 5}, threshold=0.5, wait=True)
     assert fit["model"]["multilabel"]["label_names"] == ["p", "q", "r", "s"]
     assert fit["model"]["multilabel"]["thresholds"] == [0.5] * 4
+
+
+def test_a_labelled_similarity_file_is_matched_by_id(http: TestClient, tmp_path: Path) -> None:
+    """col_similarity as the path of a published-style file (ids in its header and first
+    column, each shuffled): the same model as the matrix in order with its ids."""
+    c = OKBoostClient("http://localhost", transport=http._transport)
+    X = NET.cols[:20]
+    S = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4)
+    ids = NET.col_ids[:20]
+    rng = np.random.default_rng(2)
+    rows, cols = rng.permutation(20), rng.permutation(20)
+    lines = ["," + ",".join(ids[j] for j in cols)]
+    lines += [ids[i] + "," + ",".join(repr(float(S[i, j])) for j in cols) for i in rows]
+    (tmp_path / "targets.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    row_ids = np.asarray(NET.row_ids[:30])
+    edges = np.asarray([[row_ids[i], ids[j]] for i, j in NET.edges(range(30), range(20))])
+    common = {"rows": NET.rows[:30], "row_ids": row_ids, "edges": edges,
+              "params": SMALL, "wait": True}  # fmt: skip
+    by_file = c.train_bipartite(col_similarity=tmp_path / "targets.csv", **common)
+    by_array = c.train_bipartite(col_similarity=S, col_ids=np.asarray(ids), **common)
+    new = {"rows": NET.rows[30:], "top_k": 3}
+    got, want = (c.kernel_bipartite(m["model_id"], **new) for m in (by_file, by_array))
+    np.testing.assert_array_equal(got["edges"]["new_rows_ids"], want["edges"]["new_rows_ids"])

@@ -338,3 +338,34 @@ def test_structured_task_is_the_one_set_request(client: TestClient) -> None:
     r = client.post("/train", json=body)
     assert r.status_code == 201, r.text
     assert r.json()["model"]["task"] == "structured"
+
+
+def test_a_labelled_target_similarity_in_any_order_gives_the_same_model(
+    client: TestClient,
+) -> None:
+    """cols.similarity as a labelled CSV (ids in its header and first column, each
+    shuffled): its ids become the columns' ids and the model equals the one trained on the
+    similarity in order."""
+    import json
+
+    S = _similarity(NET.cols)[np.ix_(TRAIN_C, TRAIN_C)]
+    col_ids = [NET.col_ids[j] for j in TRAIN_C]
+    rng = np.random.default_rng(3)
+    rows, cols = rng.permutation(len(col_ids)), rng.permutation(len(col_ids))
+    lines = ["," + ",".join(col_ids[j] for j in cols)]
+    lines += [col_ids[i] + "," + ",".join(repr(float(S[i, j])) for j in cols) for i in rows]
+    body = _body()
+    del body["cols"]
+    r = client.post(
+        "/train",
+        data={"json": json.dumps(body)},
+        files={"cols.similarity": ("targets.csv", ("\n".join(lines) + "\n").encode(), "text/csv")},
+    )
+    assert r.status_code == 201, r.text
+    twin = _train(client, _body(cols={"similarity": S.tolist(), "ids": col_ids}))
+    ask = {"rows": {"inputs": NET.rows[TEST_R].tolist()}, "top_k": 3}
+    got, want = (
+        client.post("/kernel", json={"model_id": m["model_id"], **ask}).json()
+        for m in (r.json(), twin)
+    )
+    assert got["edges"]["new_rows_ids"] == want["edges"]["new_rows_ids"]
