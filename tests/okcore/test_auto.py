@@ -189,3 +189,35 @@ def test_bad_folds_are_refused():
         AutoRegressor(cv=[(np.arange(30), np.arange(25, 40))]).fit(X, Y)
     with pytest.raises(DataError, match="fraction"):
         AutoRegressor(cv=1.5).fit(X, Y)
+
+
+def test_save_and_load_reproduce_the_chosen_model(tmp_path):
+    X, Y = _data(150)
+    model = AutoRegressor(max_cpu_seconds=600, random_state=1).fit(X[:120], Y[:120])
+    loaded = okcore.load(okcore.save(model, tmp_path / "auto"))
+    assert isinstance(loaded, AutoRegressor)
+    assert loaded.leaderboard_ == model.leaderboard_ and loaded.members_ == model.members_
+    assert loaded.best_name_ == model.best_name_ and loaded.get_params() == model.get_params()
+    for method in ("predict", "predict_features", "predict_weights", "predict_kernel"):
+        np.testing.assert_array_equal(
+            getattr(loaded, method)(X[120:]), getattr(model, method)(X[120:])
+        )
+    np.testing.assert_array_equal(loaded.predict_index(X[120:])[0], model.predict_index(X[120:])[0])
+    # refitting the chosen model's settled members on the same rows gives the same model
+    refit = loaded.unfitted_best().fit(X[:120], Y[:120])
+    np.testing.assert_allclose(refit.predict(X[120:]), model.predict(X[120:]), atol=1e-12)
+
+
+def test_an_average_saves_and_loads(tmp_path):
+    X, Y = _data(80)
+    avg = AveragedRegressor(
+        [OKBoostRegressor(n_estimators=10, random_state=0), okcore.KernelRidgeRegressor(alpha=1.0)],
+        weights=[2, 1],
+    ).fit(X, Y)
+    loaded = okcore.load(okcore.save(avg, tmp_path / "avg"))
+    np.testing.assert_array_equal(loaded.predict(X), avg.predict(X))
+    np.testing.assert_array_equal(loaded.weights_, avg.weights_)
+    manifest = tmp_path / "avg" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"member-1"', '"../elsewhere"'))
+    with pytest.raises(okcore.PersistenceError, match="members"):
+        okcore.load(tmp_path / "avg")
