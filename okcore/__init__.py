@@ -13,6 +13,7 @@ from .cost import FitCost
 from .estimators import (
     ESTIMATORS,
     check_parameter_names,
+    estimator_class,
     estimator_names,
     estimator_parameter_schema,
     estimator_parameters,
@@ -98,6 +99,7 @@ __all__ = [
     "check_gram",
     "graph",
     "check_parameter_names",
+    "estimator_class",
     "estimator_names",
     "estimator_parameter_schema",
     "estimator_parameters",

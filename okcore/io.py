@@ -263,6 +263,11 @@ def _save_composite(estimator: Any, path: Path, version: str) -> Path:
         },
         "members": [f"member-{i}" for i in range(len(members))],
         "weights": weights,
+        # as every model's manifest: what callers check the stored inputs against
+        "attributes": {
+            "n_train_": int(members[0].output_space_.n_samples),
+            "n_features_in_": int(members[0].n_features_in_),
+        },
     }
     if isinstance(estimator, AutoRegressor):
         manifest["selection"] = {

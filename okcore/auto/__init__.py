@@ -16,20 +16,23 @@ from .engine import (
     BUDGET_TOLERANCE,
     Candidate,
     Selection,
+    SelectionCancelled,
     SelectionProgress,
     default_budget,
     inner_folds,
     rebuild,
     select,
 )
-from .regressor import AutoRegressor
+from .regressor import AUTO_MODEL, AutoRegressor
 
 __all__ = [
+    "AUTO_MODEL",
     "AutoRegressor",
     "BUDGET_SLACK_SECONDS",
     "BUDGET_TOLERANCE",
     "Candidate",
     "Selection",
+    "SelectionCancelled",
     "SelectionProgress",
     "default_budget",
     "inner_folds",

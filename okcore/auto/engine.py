@@ -75,6 +75,10 @@ MIN_ROWS = 400
 MAX_RUNGS = 3
 
 
+class SelectionCancelled(OKCoreError):
+    """The selection's callback asked it to stop (returned True)."""
+
+
 def default_budget(n_samples: int) -> float:
     """The CPU seconds :func:`select` spends when given no budget: DEFAULT_BUDGET_SECONDS
     up to DEFAULT_BUDGET_ROWS rows, proportionally more above."""
@@ -301,12 +305,11 @@ class _Run:
         return self.budget * (1.0 - REFIT_RESERVE) - self.clock.spent()
 
     def report(self, stage: str, name: str) -> None:
-        if self.callback is not None:
-            self.callback(
-                SelectionProgress(
-                    stage, name, self.done, self.total, self.clock.spent(), self.budget
-                )
-            )
+        """Tell the callback which fit starts; :class:`SelectionCancelled` if it says stop."""
+        if self.callback is not None and self.callback(
+            SelectionProgress(stage, name, self.done, self.total, self.clock.spent(), self.budget)
+        ):
+            raise SelectionCancelled("the selection was stopped by its callback")
 
     def eval_set(self, rows: np.ndarray, val: np.ndarray) -> tuple:
         """The inner validation rows as an ``eval_set`` against training ``rows``."""
@@ -407,7 +410,8 @@ def select(
     eta, min_rows, keep_last :
         Halving factor, smallest rung subsample, fewest candidates kept for the last rung.
     callback : callable(:class:`SelectionProgress`) or None
-        Hears each fit before it starts.
+        Hears each fit before it starts; returning True stops the selection
+        (:class:`SelectionCancelled` is raised).
 
     Cost: at most the budget (within BUDGET_TOLERANCE, module docstring): the candidates'
     fits on the rung subsamples, one prediction of the validation rows per fit, the refit.
@@ -471,6 +475,8 @@ def select(
                     result.models.append(model)
                     result.train_rows.append(rows)
                     result.scores.append(run.score(model, rows, fold.val))
+            except SelectionCancelled:
+                raise
             except (OKCoreError, ValueError, np.linalg.LinAlgError) as exc:
                 entry.status = f"failed: {exc}"
                 entry.cpu_seconds += time.process_time() - cpu

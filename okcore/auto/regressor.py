@@ -2,16 +2,42 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_is_fitted
-from ..exceptions import DataError, InvalidParameterError
+from .._validation import (
+    Callable_,
+    Interval,
+    Options,
+    RandomStateLike,
+    Subset,
+    check_is_fitted,
+    validate_params,
+)
+from ..callbacks import FitProgress
+from ..cost import FitCost
+from ..exceptions import DataError, UnknownParameterError
 from ..meta import MetaEstimator
-from .candidates import regression_candidates
-from .engine import Candidate, SelectionProgress, default_budget, rebuild, select
+from ..scoring import SCORERS
+from .candidates import CANDIDATE_NAMES, LONG_ROUNDS, regression_candidates
+from .engine import (
+    BUDGET_SLACK_SECONDS,
+    BUDGET_TOLERANCE,
+    Candidate,
+    SelectionCancelled,
+    SelectionProgress,
+    default_budget,
+    rebuild,
+    select,
+)
+
+#: The registry name of the automatic choice (okcore.make_estimator, the service's model).
+AUTO_MODEL = "auto"
+#: The FitProgress phase the selection reports.
+SELECTION_PHASE = "selection"
 
 
 class AutoRegressor(MetaEstimator):
@@ -58,7 +84,27 @@ class AutoRegressor(MetaEstimator):
         fit; ``refit_cpu_seconds_``: of the final refit; ``max_cpu_seconds_``: the budget.
     resolved_params_ : the chosen members' full parameters.
     seed_ : the integer seed every candidate was given.
+    fit_time_ (wall seconds), n_estimators_ (the chosen model's stages, summed over the
+    members of an average), train_loss_ and validation_loss_ (None), stopped_by_callback_:
+    as every okcore estimator.
+
+    ``callback`` (okcore's fit callback) hears a :class:`~okcore.callbacks.FitProgress`
+    before each candidate fit: ``phase`` "selection", ``done`` / ``total`` the candidate
+    fits done and planned (the final refit included), ``phase_eta`` the CPU budget (the
+    phase's estimate) and ``elapsed`` the CPU spent; returning True stops the selection (the
+    estimator is then left unfitted, ``stopped_by_callback_`` True). The candidates' own
+    rounds are not reported (their fits are short: each gets a share of the budget).
     """
+
+    supports_eval_set: ClassVar[bool] = False
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "max_cpu_seconds": [Interval(float, 0.0, None, "neither"), Options((None,))],
+        "cv": [Interval(float, 0.0, 1.0, "neither"), Interval(int, 2, None, "left")],
+        "ensemble": [Options((False, True))],
+        "random_state": [RandomStateLike()],
+        "candidates": [Subset(CANDIDATE_NAMES), Options((None,))],
+        "scoring": [Options((*SCORERS, None)), Callable_()],
+    }
 
     def __init__(
         self,
@@ -77,32 +123,27 @@ class AutoRegressor(MetaEstimator):
         self.ensemble = ensemble
         self.random_state = random_state
 
+    @classmethod
+    def check_parameter_names(cls, names: Any, owner: str | None = None) -> None:
+        """:class:`~okcore.exceptions.UnknownParameterError` listing the ``names`` this
+        estimator does not take (as :meth:`okcore.base.OKEstimator.check_parameter_names`)."""
+        valid = cls._get_param_names()
+        unknown = sorted(set(names) - set(valid))
+        if unknown:
+            raise UnknownParameterError(
+                f"unknown parameter(s) {unknown} for {owner or cls.__name__!r}; "
+                f"its parameters are {valid}",
+                unknown,
+                valid,
+            )
+
     def validate_params(self) -> None:
-        """Check the parameters (fit does it first)."""
-        budget = self.max_cpu_seconds
-        if budget is not None and (
-            isinstance(budget, bool)
-            or not isinstance(budget, int | float | np.integer | np.floating)
-            or not budget > 0
-        ):
-            raise InvalidParameterError(
-                f"The 'max_cpu_seconds' parameter of AutoRegressor must be a number > 0 or "
-                f"None. Got {budget!r} instead."
-            )
-        if self.candidates is not None:
-            known = [c.name for c in regression_candidates(1)]
-            names = list(self.candidates)
-            unknown = [n for n in names if n not in known]
-            if not names or unknown:
-                raise InvalidParameterError(
-                    f"The 'candidates' parameter of AutoRegressor must be a non-empty list of "
-                    f"{known} or None. Got {self.candidates!r} instead."
-                )
-        if not isinstance(self.ensemble, bool | np.bool_):
-            raise InvalidParameterError(
-                f"The 'ensemble' parameter of AutoRegressor must be True or False. Got "
-                f"{self.ensemble!r} instead."
-            )
+        """Check the parameters (fit does it first): the constraints, given folds as a list
+        of (train, validation) pairs for ``cv``, the candidate names."""
+        constraints = dict(self._parameter_constraints)
+        if isinstance(self.cv, list | tuple):
+            constraints.pop("cv")  # given folds: checked by the engine against the rows
+        validate_params(self, constraints)
 
     def _portfolio(self, n_samples: int) -> list[Candidate]:
         portfolio = regression_candidates(n_samples)
@@ -117,27 +158,36 @@ class AutoRegressor(MetaEstimator):
         *,
         gram: Any = None,
         kernel: Any = None,
-        callback: Callable[[SelectionProgress], Any] | None = None,
+        callback: Callable[[FitProgress], bool | None] | None = None,
     ) -> AutoRegressor:
         """Choose and fit (:func:`okcore.auto.select`) on X (N, p) and Y with ``kernel``, or
-        a Gram matrix ``gram``; ``callback`` hears each fit before it starts."""
+        a Gram matrix ``gram``; ``callback`` hears each fit before it starts (see the class
+        docstring)."""
         self.validate_params()
+        for name in ("best_estimator_", "stopped_by_callback_"):
+            self.__dict__.pop(name, None)
         n = int(np.shape(X)[0])
         if isinstance(self.random_state, np.random.Generator):
             raise DataError("AutoRegressor takes an int or None as random_state")
-        selection = select(
-            self._portfolio(n),
-            X,
-            Y,
-            gram=gram,
-            kernel=kernel,
-            scoring=self.scoring,
-            cv=self.cv,
-            max_cpu_seconds=self.max_cpu_seconds,
-            random_state=self.random_state,
-            ensemble=bool(self.ensemble),
-            callback=callback,
-        )
+        start = time.perf_counter()
+        try:
+            selection = select(
+                self._portfolio(n),
+                X,
+                Y,
+                gram=gram,
+                kernel=kernel,
+                scoring=self.scoring,
+                cv=self.cv,
+                max_cpu_seconds=self.max_cpu_seconds,
+                random_state=self.random_state,
+                ensemble=bool(self.ensemble),
+                callback=None if callback is None else _Progress(callback),
+            )
+        except SelectionCancelled:
+            self.stopped_by_callback_ = True
+            return self
+        self.stopped_by_callback_ = False
         self._adopt(selection.estimator, selection.members, selection.seed)
         self.best_name_ = selection.name
         self.leaderboard_ = selection.leaderboard
@@ -147,7 +197,54 @@ class AutoRegressor(MetaEstimator):
         self.refit_cpu_seconds_ = selection.refit_cpu_seconds
         self.max_cpu_seconds_ = selection.budget
         self.n_rungs_ = selection.n_rungs
+        self.fit_time_ = time.perf_counter() - start
         return self
+
+    # ------------------------------------------------------------------ fitted summary
+    @property
+    def n_estimators_(self) -> int:
+        """The chosen model's stages (trees, kernel models), summed over an average's."""
+        best = self._best()
+        return int(sum(m.n_estimators_ for m in getattr(best, "estimators_", [best])))
+
+    @property
+    def train_loss_(self) -> None:
+        return None
+
+    @property
+    def validation_loss_(self) -> None:
+        return None
+
+    def estimate_cost(
+        self,
+        n_samples: int,
+        n_features: int,
+        *,
+        kernel: Any = "linear",
+        n_outputs: int | None = None,
+    ) -> FitCost:
+        """What :meth:`fit` costs on ``n_samples`` rows: its CPU budget (within the stated
+        tolerance, as one set-up phase), the largest memory and disk of a candidate fitted
+        on all rows (three members for an average), and as stages the candidates' most
+        boosting rounds (LONG_ROUNDS)."""
+        budget = default_budget(n_samples) if self.max_cpu_seconds is None else self.max_cpu_seconds
+        costs = [
+            c.make(0).estimate_cost(n_samples, n_features, kernel=kernel, n_outputs=n_outputs)
+            for c in self._portfolio(n_samples)
+        ]
+        return FitCost(
+            n_samples=n_samples,
+            n_features=n_features,
+            rank=max(c.rank for c in costs),
+            n_stages=LONG_ROUNDS,
+            stage_size=max(c.stage_size for c in costs),
+            search="selection",
+            memory_bytes=max(c.memory_bytes for c in costs),
+            factor_seconds=0.0,
+            setup_seconds=(1.0 + BUDGET_TOLERANCE) * float(budget) + BUDGET_SLACK_SECONDS,
+            stage_seconds=0.0,
+            disk_bytes=3.0 * max(c.disk_bytes for c in costs),
+        )
 
     def _adopt(self, estimator: Any, members: list, seed: int) -> None:
         """Set the chosen model (a fit, or :mod:`okcore.io` loading a saved one)."""
@@ -224,3 +321,20 @@ class AutoRegressor(MetaEstimator):
 
     def _fitted_inputs(self, X: Any) -> Any:
         return self._best()._fitted_inputs(X)
+
+
+class _Progress:
+    """The engine's progress as okcore's fit callback hears it (class docstring)."""
+
+    def __init__(self, callback: Callable[[FitProgress], bool | None]) -> None:
+        self.callback = callback
+
+    def __call__(self, p: SelectionProgress) -> bool:
+        progress = FitProgress(
+            done=p.done,
+            total=max(p.total, p.done, 1),
+            elapsed=p.cpu_seconds,
+            phase=SELECTION_PHASE,
+            phase_eta=p.budget,
+        )
+        return bool(self.callback(progress))

@@ -187,8 +187,10 @@ def test_bad_folds_are_refused():
     X, Y = _data(40)
     with pytest.raises(DataError, match="disjoint"):
         AutoRegressor(cv=[(np.arange(30), np.arange(25, 40))]).fit(X, Y)
-    with pytest.raises(DataError, match="fraction"):
+    with pytest.raises(InvalidParameterError, match="'cv'"):
         AutoRegressor(cv=1.5).fit(X, Y)
+    with pytest.raises(DataError, match="fraction"):
+        select(regression_candidates(40), X, Y, cv=1.5)
 
 
 def test_save_and_load_reproduce_the_chosen_model(tmp_path):
