@@ -117,8 +117,10 @@ def digits() -> Problem:
 
     images = load_digits().data  # (1797, 64), 8x8
     X, Y = images[:, :32], images[:, 32:]
-    parts = _split(X, Y, 1200, 597)
-    return (*parts, "scikit-learn's 8x8 digits: top half -> bottom half, 1,200 / 597")
+    X_tr, Y_tr, X_te, Y_te = _split(X, Y, 1200, 597)
+    varies = Y_tr.std(0) > 0  # pixels blank in every training image are left out
+    return (X_tr, Y_tr[:, varies], X_te, Y_te[:, varies], "scikit-learn's 8x8 digits: top "
+            f"half -> bottom half ({int(varies.sum())} non-blank pixels), 1,200 / 597")  # fmt: skip
 
 
 def robot(n: int = 4500, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -309,14 +311,57 @@ def report(folder: Path) -> str:
     return "\n".join(lines)
 
 
+def summary_table(folder: Path, half: str = "reporting") -> str:
+    """One line per problem of ``half``: the default, OKBoostRegressor(), kernel ridge and
+    the best peer (held-out MSE in CPU seconds), the chosen model and the targets met."""
+    lines = [
+        "| problem | `AutoRegressor()` (chosen) | `OKBoostRegressor()` | kernel ridge | best peer | targets |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    okboost_models = {"auto (default)", "OKBoostRegressor()", "kernel ridge (gamma cv)"}
+    for path in sorted(folder.glob("*.json")):
+        res = json.loads(path.read_text())
+        if res["half"] != half:
+            continue
+        by = {r["model"]: r for r in res["rows"]}
+        peer = min(
+            (r for r in res["rows"] if r["model"] not in okboost_models), key=lambda r: r["mse"]
+        )
+        v = verdict(res)
+
+        def cell(r: dict[str, Any]) -> str:
+            return f"{r['mse']:.4f} in {r['cpu_seconds']:.1f} s"
+
+        met = [
+            "within 2 %"
+            if v["within_2pct"]
+            else f"{100 * (v['ratio_to_best'] - 1):.1f} % above the best",
+            "within budget" if v["within_budget"] else "over budget",
+            "CPU rule met"
+            if v["cpu_ok"]
+            else f"{v['cpu_vs_lightgbm']:.0f}x LightGBM's CPU (LightGBM within 10 %)",
+        ]
+        lines.append(
+            f"| {res['problem']} | {cell(by['auto (default)'])} (`{res['auto']['chosen']}`) "
+            f"| {cell(by['OKBoostRegressor()'])} | {cell(by['kernel ridge (gamma cv)'])} "
+            f"| {peer['model']} {cell(peer)} | {'; '.join(met)} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--problems", nargs="*", default=list(PROBLEMS))
     parser.add_argument("--out", type=Path, default=Path("bench/results/auto_choice"))
     parser.add_argument("--report", type=Path, default=None)
+    parser.add_argument("--summary", type=Path, default=None)
     args = parser.parse_args()
     if args.report is not None:
         print(report(args.report))
+        return
+    if args.summary is not None:
+        for half in HALVES:
+            print(f"{half} half\n\n{summary_table(args.summary, half)}\n")
         return
     for key, value in ONE_THREAD.items():
         if os.environ.get(key) != value:
