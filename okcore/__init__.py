@@ -6,6 +6,7 @@ numpy / scipy / numba only; never imports the web stack.
 
 from . import auto, bipartite, metrics, model_selection, scoring
 from .auto import AutoRegressor
+from .averaging import AveragedRegressor
 from .base import FITTED_ATTRIBUTES, FittedEnsemble, OKEstimator
 from .boosting import GrowthPlan, OKBoostRegressor
 from .callbacks import EarlyStopping, FitProgress
@@ -35,7 +36,6 @@ from .io import load, save
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr_boosting import KRRBoostRegressor
 from .kernel_models.ridge import KernelRidgeRegressor
-from .meta import AveragedRegressor
 from .multilabel import THRESHOLD_GRID, THRESHOLD_METRICS, MultiLabelClassifier
 from .outputs import graph
 from .outputs.kernels import (

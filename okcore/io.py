@@ -42,7 +42,7 @@ FORMAT = "okcore-model"
 #: of trees), which older readers cannot read. Version 5: models on a precomputed input
 #: similarity (:class:`~okcore.similarity.SimilarityInputs`: the input map's kind and
 #: arrays, without which an older reader would take the similarities for features).
-#: Version 6: models made of models (:class:`~okcore.meta.AveragedRegressor`,
+#: Version 6: models made of models (:class:`~okcore.averaging.AveragedRegressor`,
 #: :class:`~okcore.auto.AutoRegressor`): a manifest naming the members, each member a
 #: model folder of its own (``member-0``, ...). This okcore reads all six.
 FORMAT_VERSION = 3
@@ -239,7 +239,7 @@ def _save_composite(estimator: Any, path: Path, version: str) -> Path:
     """An :class:`AveragedRegressor` or :class:`AutoRegressor`: the manifest names the
     members, each saved by :func:`save` in its own folder."""
     from .auto import AutoRegressor
-    from .meta import AveragedRegressor
+    from .averaging import AveragedRegressor
 
     name = type(estimator).__name__
     model = estimator.best_estimator_ if isinstance(estimator, AutoRegressor) else estimator
@@ -294,7 +294,7 @@ def _save_composite(estimator: Any, path: Path, version: str) -> Path:
 def _load_composite(path: Path, manifest: dict) -> Any:
     """The :class:`AveragedRegressor` or :class:`AutoRegressor` of :func:`_save_composite`."""
     from .auto import AutoRegressor
-    from .meta import AveragedRegressor
+    from .averaging import AveragedRegressor
 
     folders, weights = manifest["members"], manifest["weights"]
     if (

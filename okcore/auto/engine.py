@@ -53,9 +53,9 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_random_state
+from ..averaging import AveragedRegressor
 from ..callbacks import FitProgress
 from ..exceptions import DataError, OKCoreError
-from ..meta import AveragedRegressor
 from ..model_selection import Outputs, kfold
 from ..scoring import BoundScorer, FoldTruth, check_scoring
 
@@ -184,7 +184,7 @@ class Entry:
 @dataclass
 class Selection:
     """What :func:`select` returns: the chosen ``estimator`` fitted on all rows (an okcore
-    estimator, or an :class:`~okcore.meta.AveragedRegressor` of them), its ``name``, the
+    estimator, or an :class:`~okcore.averaging.AveragedRegressor` of them), its ``name``, the
     ``members`` ((candidate name, settled parameters) of each member, for rebuilding), the
     ``leaderboard`` (best first; see :class:`Entry`), the ``score_name`` and whether
     higher is better, the CPU seconds spent (selection and refit) and the ``budget``."""
