@@ -218,6 +218,7 @@ def models(n_outputs: int) -> dict[str, Callable[[np.ndarray, np.ndarray], Any]]
                 thread_count=1,
                 verbose=False,
                 random_seed=0,
+                allow_writing_files=False,
             )
         ),
     }
