@@ -62,7 +62,7 @@ if str(REPO_ROOT) not in sys.path:  # also runnable as ``python bench/bench_scal
     sys.path.insert(0, str(REPO_ROOT))
 
 from bench.bench_okcore import make_data  # noqa: E402  (numpy only: keeps the children lean)
-from bench.common import cpu_model  # noqa: E402
+from bench.common import cpu_model, write_result  # noqa: E402
 
 OKCORE = ("okcore_exact", "okcore_hist", "okcore_sketch")
 PEERS = ("sklearn_loop", "xgboost", "lightgbm")
@@ -593,7 +593,7 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
             failed=failed,
             results={str(n): rows for n, rows in results.items()},
         )
-        path.write_text(json.dumps(payload, indent=1) + "\n")
+        write_result(path, payload)
         return path
 
     payload: dict[str, Any] = {
@@ -671,7 +671,7 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
         f"\nwall time {wall:.0f} s (children's CPU in the rows; this process {cpu:.0f} s); "
         f"results in {path}"
     )
-    (out_dir / f"{name}.txt").write_text("\n".join(lines) + "\n")
+    write_result(out_dir / f"{name}.txt", "\n".join(lines) + "\n")
     return payload
 
 

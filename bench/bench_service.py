@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import socket
@@ -44,6 +43,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import write_result  # noqa: E402
 from okboost_client import OKBoostClient  # noqa: E402
 
 
@@ -333,8 +333,7 @@ def main() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=60)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    write_result(args.out, results)
     print(f"wrote {args.out}")
 
 

@@ -3,6 +3,8 @@ J selection by inner cross-validation, feature-space metrics from prediction wei
 
 Nothing here knows about a particular data set's numbers: every figure that reaches
 docs/RESULTS.md is computed by a script and printed (and saved as JSON in ``bench/results/``).
+Every results file a script writes goes through :func:`write_result`, which stamps it with
+:func:`provenance` (commit, uncommitted changes, date, machine, load).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -253,9 +256,14 @@ class Report:
             self.rows.setdefault(method, {}).setdefault(key, []).append(float(value))
 
     def table(self, metric: str, paper_key: str | None, *, digits: int = 4) -> str:
-        """Markdown table: method, paper, ours (mean +- sd over folds), ours - paper."""
+        """Markdown table: method, paper, ours (mean +- sd over folds), ours - paper.
+
+        The paper's network figures are those of its yeast enzyme network, not of the graph
+        measured here: their column says so.
+        """
+        head = "paper, yeast enzymes" if (paper_key or "").startswith("network") else "paper"
         lines = [
-            "| method | paper | ours (mean ± sd) | ours − paper | fit time / fold (s) |",
+            f"| method | {head} | ours (mean ± sd) | ours − paper | fit time / fold (s) |",
             "| --- | --- | --- | --- | --- |",
         ]
         for method, metrics in self.rows.items():
@@ -302,8 +310,7 @@ class Report:
             },
             "extra": self.extra,
         }
-        path.write_text(json.dumps(payload, indent=1, default=_json_default) + "\n")
-        return path
+        return write_result(path, payload)
 
 
 def _json_default(o: Any) -> Any:
@@ -341,6 +348,71 @@ def machine_info() -> dict[str, Any]:
         except ImportError:
             info[mod] = None
     return info
+
+
+# The code whose uncommitted changes make a result "dirty" (results and scratch output excluded).
+PROVENANCE_PATHS = ("okcore", "service", "bench", ":(exclude)bench/results", ":(exclude)bench/out")
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """Output of ``git -C root args`` (stripped), or None without git or outside a checkout."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def provenance(root: Path = REPO_ROOT) -> dict[str, Any]:
+    """Where and when a result was measured: the stamp :func:`write_result` puts on every file.
+
+    ``commit`` is ``git rev-parse HEAD`` (None outside a git checkout), ``dirty`` whether
+    okcore/, service/ or bench/ (results excluded) had uncommitted changes (None without git),
+    ``date`` the UTC time, ``machine`` the CPU model and core count, ``load_average`` the 1, 5
+    and 15 minute load averages when the file was written.
+    """
+    commit = _git(root, "rev-parse", "HEAD")
+    status = (
+        _git(root, "status", "--porcelain", "--", *PROVENANCE_PATHS) if commit is not None else None
+    )
+    return {
+        "commit": commit,
+        "dirty": None if status is None else bool(status),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count()},
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def provenance_line(stamp: dict[str, Any]) -> str:
+    """The stamp as the one comment line that heads a printed (text) results file."""
+    commit = stamp["commit"] or "unknown"
+    dirty = {True: " + uncommitted changes", False: "", None: " (dirty unknown)"}[stamp["dirty"]]
+    load = ", ".join(f"{x:.2f}" for x in stamp["load_average"])
+    machine = stamp["machine"]
+    return (
+        f"# commit {commit}{dirty}; {stamp['date']}; {machine['cpu']}, "
+        f"{machine['cores']} cores; load average {load}"
+    )
+
+
+def write_result(path: Path, content: dict[str, Any] | str) -> Path:
+    """Write one results file stamped with :func:`provenance`; the only way scripts write them.
+
+    A dict is written as JSON with the stamp under ``"provenance"``; text (a printed report)
+    gets the stamp as its first line (:func:`provenance_line`). Parent folders are created.
+    """
+    stamp = provenance()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, dict):
+        record = {"provenance": stamp, **{k: v for k, v in content.items() if k != "provenance"}}
+        path.write_text(json.dumps(record, indent=1, default=_json_default) + "\n")
+    else:
+        path.write_text(provenance_line(stamp) + "\n" + content)
+    return path
 
 
 def base_parser(description: str) -> argparse.ArgumentParser:

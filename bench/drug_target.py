@@ -1,7 +1,7 @@
 """Drug-target interaction prediction on the Yamanishi et al. (2008) gold standard: okcore's
 bipartite models against scikit-learn peers on the same K x K folds.
 
-Data (../shared/data/yamanishi2008_dti, see its SOURCE.md): for each of nuclear receptors
+Data ($OKBOOST_DATA/yamanishi2008_dti, see its SOURCE.md): for each of nuclear receptors
 (nr), GPCRs (gpcr), ion channels (ic) and enzymes (e), the targets x drugs adjacency, the
 drug-drug SIMCOMP similarity (asymmetric: used as (S + S^T) / 2) and the target-target
 normalised Smith-Waterman similarity.
@@ -61,7 +61,7 @@ from sklearn.base import clone as sk_clone
 from sklearn.ensemble import ExtraTreesRegressor
 from sklearn.kernel_ridge import KernelRidge
 
-from bench.common import Report, base_parser, data_dir, log, output_dirs
+from bench.common import Report, base_parser, data_dir, log, output_dirs, write_result
 from okcore import KRRBoostRegressor, OK3ForestRegressor, OKBoostRegressor
 from okcore.bipartite import BipartiteGridSearch, BipartiteRegressor, bipartite_cross_validate
 from okcore.meta import MetaEstimator
@@ -308,7 +308,7 @@ def save(report: Report, args: Any, sets: list[str], methods: list[str]) -> str:
     out_dir, _ = output_dirs(args)
     text = render(report, sets, methods) + "\n" + report.timing() + "\n"
     report.save(out_dir)
-    (out_dir / f"{report.name}.txt").write_text(text)
+    write_result(out_dir / f"{report.name}.txt", text)
     return text
 
 

@@ -126,7 +126,7 @@ from bench.bench_scale import THREAD_VARS, Clock, machine  # noqa: E402
 # okcore or any peer is imported; BLAS, loaded with numpy, is limited by threadpoolctl
 os.environ.update({var: "1" for var in THREAD_VARS})
 
-from bench.common import data_dir  # noqa: E402
+from bench.common import data_dir, write_result  # noqa: E402
 from bench.scale_util import Tee, cpu_seconds, load_avg, save_run  # noqa: E402
 
 
@@ -1493,7 +1493,8 @@ def report(paths: Sequence[Path], name: str | None = None) -> dict[str, Any]:
         payload["grids"].update(run_["grids"])
         head += [
             f"# {path.name}: {run_['command']}",
-            f"#   machine {run_['machine'].get('lscpu')}; load average at the start "
+            f"#   commit {run_.get('provenance', {}).get('commit', 'not recorded')}; "
+            f"machine {run_['machine'].get('lscpu')}; load average at the start "
             f"{run_['load_average_start']}, at the last save {run_['load_average_end']}; wall "
             f"time {run_['wall_time_s']} s",
         ]
@@ -1515,7 +1516,7 @@ def report(paths: Sequence[Path], name: str | None = None) -> dict[str, Any]:
     text = "\n".join(head) + "\n\n" + render(payload) + "\n"
     print(text, end="")
     out = paths[0].with_name(f"{name}.txt") if name else paths[0].with_suffix(".txt")
-    out.write_text(text)
+    write_result(out, text)
     return payload
 
 

@@ -34,7 +34,7 @@ import httpx
 import numpy as np
 
 from bench.bench_service import start_server
-from bench.common import RESULTS_DIR, cpu_model
+from bench.common import RESULTS_DIR, cpu_model, write_result
 
 MB = 1_000_000
 MiB = 1 << 20
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> None:
         "attacks": rows,
         "all_ok": all(r["ok"] for r in rows),
     }
-    Path(args.out + ".json").write_text(json.dumps(report, indent=1) + "\n")
+    write_result(Path(args.out + ".json"), report)
     lines = [
         f"hostile inputs against a live server, {started}",
         f"machine: {report['machine']}",
@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     lines.append("")
     lines.append(f"all attacks within target: {report['all_ok']}")
-    Path(args.out + ".txt").write_text("\n".join(lines) + "\n")
+    write_result(Path(args.out + ".txt"), "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

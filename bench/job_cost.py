@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import write_result
+
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
@@ -205,8 +207,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         "load_average": list(__import__("os").getloadavg()),
         "cases": rows,
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    write_result(Path(args.out), result)
     return result
 
 

@@ -22,7 +22,7 @@ from sklearn.datasets import make_friedman1
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV
 
-from bench.common import Report, base_parser, log, output_dirs
+from bench.common import Report, base_parser, log, output_dirs, write_result
 from okcore import KernelRidgeRegressor
 from okcore.kernel_models.ridge import ALPHA_GRID
 from okcore.model_selection import kfold
@@ -74,7 +74,7 @@ def run(argv: Sequence[str] | None = None) -> Report:
     out_dir, _ = output_dirs(args)
     text = "\n".join(lines) + "\n" + report.timing() + "\n"
     report.save(out_dir)
-    (out_dir / f"{report.name}.txt").write_text(text)
+    write_result(out_dir / f"{report.name}.txt", text)
     print(text)
     return report
 

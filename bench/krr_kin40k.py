@@ -23,12 +23,12 @@ NMSE = mean squared test error / variance of the test targets. CPU time = proces
 fit + predict, every method on one BLAS / OpenMP thread (the machine's 2 cores are
 shared, so CPU time is the steadier measure).
 
-census-house: ``../shared/data/census_house`` is DELVE's house-16H (16 inputs, 22,784 rows),
+census-house: ``$OKBOOST_DATA/census_house`` is DELVE's house-16H (16 inputs, 22,784 rows),
 not the paper's census-house set (Keerthi & Chu's, with more inputs and rows), so its
 numbers do not compare with the paper's; it is run here under the same protocol
 (inputs standardised on the training rows, a seeded 90/10 split per run).
 
-SARCOS: ``../shared/data/sarcos`` holds only the GPML test file (4,449 of the 48,933 rows;
+SARCOS: ``$OKBOOST_DATA/sarcos`` holds only the GPML test file (4,449 of the 48,933 rows;
 the 44,484-row training file is not available offline), so each run re-splits those rows
 into 3,000 training and 1,449 test rows: 15 times fewer training rows than the paper's, not
 comparable with its numbers. Target: the first joint's torque, as usual.

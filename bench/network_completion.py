@@ -75,7 +75,7 @@ def load_citation(name: str) -> dict[str, Any]:
     (i < j, no self-loops, no duplicates), ``labels`` (n,) class names.
 
     Cites lines naming an unknown paper id (17 in CiteSeer) and self-loops are dropped
-    (see shared/data/<name>/SOURCE.md).
+    (see $OKBOOST_DATA/<name>/SOURCE.md).
     """
     folder = data_dir() / name
     ids: list[str] = []

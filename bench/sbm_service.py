@@ -48,7 +48,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from bench.common import REPO_ROOT, RESULTS_DIR
+from bench.common import REPO_ROOT, RESULTS_DIR, write_result
 from bench.scale_util import Tee, cpu_seconds, load_avg, log, save_run
 
 TRAIN_TARGET_S = 600.0
@@ -461,7 +461,7 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     jpath, _ = save_run(out_dir, name, argv_list, rec, say, started, cpu_started)
     say(f"results in {jpath}")
-    (out_dir / f"{name}.txt").write_text(say.text())
+    write_result(out_dir / f"{name}.txt", say.text())
     return rec
 
 

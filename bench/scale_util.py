@@ -9,7 +9,6 @@ comparable at similar load.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import sys
@@ -19,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.common import _json_default, machine_info
+from bench.common import machine_info, write_result
 
 
 def load_avg() -> list[float]:
@@ -77,7 +76,7 @@ def save_run(
     cpu_started: float,
 ) -> tuple[Path, Path]:
     """Write ``<name>.json`` (command, machine, wall/CPU time, load, payload) and
-    ``<name>.txt`` (the printed report)."""
+    ``<name>.txt`` (the printed report), both stamped by :func:`bench.common.write_result`."""
     out_dir.mkdir(parents=True, exist_ok=True)
     record = {
         "name": name,
@@ -88,10 +87,8 @@ def save_run(
         "cpu_time_s": round(time.process_time() - cpu_started, 1),
         **payload,
     }
-    jpath = out_dir / f"{name}.json"
-    jpath.write_text(json.dumps(record, indent=1, default=_json_default) + "\n")
-    tpath = out_dir / f"{name}.txt"
-    tpath.write_text(printed.text())
+    jpath = write_result(out_dir / f"{name}.json", record)
+    tpath = write_result(out_dir / f"{name}.txt", printed.text())
     return jpath, tpath
 
 

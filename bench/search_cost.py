@@ -10,7 +10,7 @@ The refitted halving is the continued halving's table replayed: each of its rows
 iteration) cross-validated from scratch on the same folds, as a refitting search fits them;
 its scores are checked equal to the continued ones, so both choose the same candidate.
 
-Data: ../shared/data/yeast_multilabel (MULAN's split, rows 917: train, :917 test; see
+Data: $OKBOOST_DATA/yeast_multilabel (MULAN's split, rows 917: train, :917 test; see
 bench/yeast_multilabel.py). Selection by 3-fold CV on the 1,500 training genes only,
 criterion ranking loss (okcore.scoring), then the chosen model refitted on them and scored
 on the 917 test genes (ranking loss, micro-F1 at 0.5). ``--problem synthetic``: bench_scale's
@@ -18,7 +18,7 @@ signal (N = 4,000, p = r = 50, noise 0.3), criterion Err^phi, the chosen model s
 MSE against the noiseless signal on 10,000 fresh queries. CPU seconds of this process (one
 thread), with the load average: compare the ratios, not the seconds.
 
-    OKBOOST_DATA=../shared/data python -m bench.search_cost [--problem synthetic] [--out OUT]
+    OKBOOST_DATA=/path/to/data python -m bench.search_cost [--problem synthetic] [--out OUT]
 """
 
 from __future__ import annotations
@@ -27,11 +27,13 @@ import argparse
 import json
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bench.bench_okcore import make_fixed_signal_data
+from bench.common import write_result
 from bench.yeast_multilabel import load_yeast
 from okcore import OKBoostRegressor, metrics
 from okcore.model_selection import cross_validate, grid_search
@@ -138,10 +140,11 @@ def main() -> None:
     lines.append(f"load average after: {os.getloadavg()[0]:.1f}")
     print(lines[-1])
     if args.out:
-        with open(f"{args.out}.txt", "w") as f:
-            f.write("\n".join(lines) + "\n")
-        with open(f"{args.out}.json", "w") as f:
-            json.dump({"rows": rows, "machine": os.uname().nodename}, f, indent=1, default=str)
+        write_result(Path(f"{args.out}.txt"), "\n".join(lines) + "\n")
+        write_result(
+            Path(f"{args.out}.json"),
+            json.loads(json.dumps({"rows": rows, "machine": os.uname().nodename}, default=str)),
+        )
 
 
 if __name__ == "__main__":

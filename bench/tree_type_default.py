@@ -9,7 +9,7 @@ one thread, process CPU seconds of fit + predict.
 
 Problems (``--problems``):
 
-    census      house-16H (``../shared/data/census_house``; 16 inputs, 22,784 rows, one
+    census      house-16H (``$OKBOOST_DATA/census_house``; 16 inputs, 22,784 rows, one
                 output, the median price standardised): 90 / 10 split, seed 0,
                 inputs standardised on the training rows; NMSE = test MSE / test variance
     friedman1   bench.friedman1's protocol at the defaults: 10 learning samples of 300
@@ -25,7 +25,6 @@ Results: bench/results/<name>.{json,txt} (default name tree_type_default).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -34,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import base_parser, log, machine_info, output_dirs
+from bench.common import base_parser, log, machine_info, output_dirs, write_result
 
 #: name -> OKBoostRegressor parameters (beyond n_jobs=1, random_state=0)
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -159,10 +158,9 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
             shown = ", ".join(f"{k} {v:.4g}" for k, v in outcome.items())
             lines.append(f"{problem:10s} {config:22s} {shown}")
             log(lines[-1])
-            out.mkdir(parents=True, exist_ok=True)
-            (out / f"{name}.json").write_text(json.dumps(payload, indent=1))
-            (out / f"{name}.txt").write_text(
-                " ".join(payload["argv"]) + "\n" + "\n".join(lines) + "\n"
+            write_result(out / f"{name}.json", payload)
+            write_result(
+                out / f"{name}.txt", " ".join(payload["argv"]) + "\n" + "\n".join(lines) + "\n"
             )
     return payload
 

@@ -60,7 +60,7 @@ def load_usps(n_images: int, seed: int) -> dict[str, np.ndarray]:
     """``n_images`` seeded images of the USPS training file on the [-1, 1] scale.
 
     Returns ``X`` (n, 128) top rows, ``Y`` (n, 128) bottom rows, ``labels`` (n,).
-    The h5 file stores (v + 1) / 2 of the ESL value v (see shared/data/usps/SOURCE.md).
+    The h5 file stores (v + 1) / 2 of the ESL value v (see $OKBOOST_DATA/usps/SOURCE.md).
     """
     import h5py
 

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from scipy import linalg
 
-from bench.common import REPO_ROOT, RESULTS_DIR, data_dir
+from bench.common import REPO_ROOT, RESULTS_DIR, data_dir, write_result
 from bench.scale_util import Tee, load_avg, log, save_run, timed
 from bench.usps_completion import SIGMA, rbf
 
@@ -326,7 +326,7 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     jpath, _ = save_run(out_dir, name, argv_list, rec, say, started, cpu_started)
     say(f"results in {jpath}")
-    (out_dir / f"{name}.txt").write_text(say.text())
+    write_result(out_dir / f"{name}.txt", say.text())
     return rec
 
 

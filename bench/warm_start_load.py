@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from bench.bench_okcore import make_fixed_signal_data
+from bench.common import write_result
 from okcore import OKBoostRegressor, load, save
 from okcore.trees.ensemble import NODE_FIELDS
 
@@ -119,10 +120,9 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         "rows": rows,
         "table": table(rows, args.m0, args.m),
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.out}.json").write_text(json.dumps(result, indent=1))
+    write_result(RESULTS / f"{args.out}.json", result)
     load_text = f"load average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after"
-    (RESULTS / f"{args.out}.txt").write_text(f"{result['table']}\n\n{load_text}\n")
+    write_result(RESULTS / f"{args.out}.txt", f"{result['table']}\n\n{load_text}\n")
     print(result["table"])
     print(load_text)
     return result

@@ -31,6 +31,7 @@ import httpx
 import numpy as np
 
 from bench.bench_service import ROOT, clustered_graph, start_server, summarize
+from bench.common import write_result
 from okboost_client import OKBoostClient
 
 PARAMS = {"learning_rate": 0.1, "max_splits": 4, "random_state": 0}
@@ -154,8 +155,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         proc.terminate()
         proc.wait(30)
         shutil.rmtree(work, ignore_errors=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    write_result(Path(args.out), result)
     summary = {k: v for k, v in result.items() if k != "eta"}
     summary["eta"] = {k: v for k, v in result["eta"].items() if k != "points"}
     print(json.dumps(summary, indent=1))

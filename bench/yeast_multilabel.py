@@ -2,7 +2,7 @@
 over OKBoost and OK3 forests against scikit-learn forests on MULAN's split, with the
 published RF-PCT row (Bogatinovski et al. 2022) as the reference.
 
-Data (../shared/data/yeast_multilabel, see its SOURCE.md): 2,417 genes, 103 features, 14
+Data ($OKBOOST_DATA/yeast_multilabel, see its SOURCE.md): 2,417 genes, 103 features, 14
 labels; rows 917: are MULAN's training set (1,500 genes), rows :917 its test set. Features
 are standardised with the training genes' means and deviations (trees are unaffected; the
 RBF kernel wants comparable scales). Every threshold and sigmoid is chosen by inner 3-fold CV
@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 
-from bench.common import Report, base_parser, data_dir, log, output_dirs
+from bench.common import Report, base_parser, data_dir, log, output_dirs, write_result
 from okcore import (
     AveragedRegressor,
     KRRBoostRegressor,
@@ -339,7 +339,7 @@ def run(argv: Sequence[str] | None = None) -> Report | None:
     if args.study:
         text = study(args, X_train, Y_train, X_test, Y_test)
         out_dir, _ = output_dirs(args)
-        (out_dir / f"{args.name or 'yeast_multilabel_study'}.txt").write_text(text + "\n")
+        write_result(out_dir / f"{args.name or 'yeast_multilabel_study'}.txt", text + "\n")
         print(text)
         return None
     if args.tune_krr:
@@ -382,7 +382,7 @@ def save(report: Report, args: Any, methods: list[str]) -> str:
     out_dir, _ = output_dirs(args)
     text = render(report, [m for m in methods if m in report.rows]) + "\n" + report.timing() + "\n"
     report.save(out_dir)
-    (out_dir / f"{report.name}.txt").write_text(text)
+    write_result(out_dir / f"{report.name}.txt", text)
     return text
 
 

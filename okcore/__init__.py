@@ -4,7 +4,7 @@ Geurts, Wehenkel & d'Alché-Buc, "Gradient boosting for kernelized output spaces
 numpy / scipy / numba only; never imports the web stack.
 """
 
-from . import auto, bipartite, metrics, model_selection, scoring
+from . import auto, bipartite, defaults, metrics, model_selection, scoring
 from .auto import AutoRegressor
 from .averaging import AveragedRegressor
 from .base import FITTED_ATTRIBUTES, FittedEnsemble, OKEstimator
@@ -98,6 +98,7 @@ __all__ = [
     "bipartite",
     "check_gram",
     "graph",
+    "defaults",
     "check_parameter_names",
     "estimator_class",
     "estimator_names",

@@ -10,7 +10,7 @@ import inspect
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -156,6 +156,7 @@ class FittedModel:
     validation_loss: np.ndarray | None = None
     max_bins: int | None = None
     sketch_dim: int | None = None
+    resolved_params: dict[str, Any] = field(default_factory=dict)
 
 
 #: The fitted attributes of every estimator (None where one does not apply), set by
@@ -172,6 +173,7 @@ FITTED_ATTRIBUTES = (
     "stopped_by_callback_",
     "max_bins_",
     "sketch_dim_",
+    "resolved_params_",
     "fit_time_",
 )
 
@@ -303,6 +305,7 @@ class OKEstimator:
         self.validation_loss_ = model.validation_loss
         self.stopped_by_callback_ = model.stopped_by_callback
         self.max_bins_, self.sketch_dim_ = model.max_bins, model.sketch_dim
+        self.resolved_params_ = dict(model.resolved_params)
         self.fit_time_ = time.perf_counter() - start
 
     def _n_stages(self, n_samples: int) -> int:

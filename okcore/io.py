@@ -1,7 +1,8 @@
 """Saving and loading models as data, never pickle (house style: LightGBM's text models).
 
 A model is a directory with ``manifest.json`` (format, versions, estimator, parameters,
-kernel, scalar attributes, per-array SHA-256 and shape; for OKBoost the warm-start record:
+kernel, scalar attributes, the values the fit resolved (``resolved_params_``), per-array
+SHA-256 and shape; for OKBoost the warm-start record:
 the fingerprint of the training data, the random generator's state and the growth plan,
 so that ``warm_start`` continues a loaded model) and ``arrays.npz`` read with
 ``allow_pickle=False``. Loading verifies checksums and the tree structure (every index in
@@ -182,6 +183,9 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
             for k, v in arrays.items()
         },
     }
+    resolved = getattr(estimator, "resolved_params_", None)
+    if resolved is not None:
+        manifest["resolved_params"] = {k: _json_param(v) for k, v in resolved.items()}
     record = estimator.warm_start_record() if hasattr(estimator, "warm_start_record") else None
     if record is not None:
         manifest["warm_start"] = record
@@ -503,11 +507,36 @@ def _rebuild_estimator(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
             setattr(estimator, key, value)
     estimator.output_space_ = space
     estimator.ensemble_ = ens
+    estimator.resolved_params_ = _resolved_params(manifest, estimator)
     if "warm_start" in manifest:  # absent: saved before it, or nothing to continue
         if not hasattr(estimator, "restore_warm_start"):
             raise PersistenceError(f"{manifest['estimator']} models have no warm-start record")
         estimator.restore_warm_start(manifest["warm_start"])
     return estimator
+
+
+def _resolved_params(manifest: dict, estimator: Any) -> dict[str, Any]:
+    """The fitted ``resolved_params_``: as saved, checked (names to JSON scalars); for a
+    model saved before they were, what its saved attributes and warm-start plan tell (the
+    search, the tree type and the planned rounds)."""
+    saved = manifest.get("resolved_params")
+    if saved is not None:
+        if not isinstance(saved, dict) or not all(
+            isinstance(k, str) and (v is None or isinstance(v, bool | int | float | str))
+            for k, v in saved.items()
+        ):
+            raise PersistenceError("the resolved parameters are not names with plain values")
+        return dict(saved)
+    resolved: dict[str, Any] = {}
+    plan = manifest.get("warm_start", {}).get("plan")
+    if isinstance(plan, dict):
+        resolved.update({k: v for k, v in plan.items() if k != "max_leaves"})
+    for name in ("tree_type", "max_bins", "sketch_dim"):
+        if hasattr(estimator, f"{name}_"):
+            resolved.setdefault(name, getattr(estimator, f"{name}_"))
+    if hasattr(estimator, "n_estimators_planned_"):
+        resolved["n_estimators"] = estimator.n_estimators_planned_
+    return resolved
 
 
 def _similarity_model(meta: dict, arrays: dict[str, np.ndarray], inner: Any) -> SimilarityInputs:

@@ -131,7 +131,8 @@ class MultiLabelClassifier(MetaEstimator):
 
     Fitted attributes: ``estimator_`` (fitted on all rows), ``thresholds_`` (L,),
     ``sigmoid_`` ((a, b) or None), ``oof_scores_`` ((N, L) out-of-fold scores in [0, 1], or
-    None with a fixed threshold and "clip"), ``n_labels_``.
+    None with a fixed threshold and "clip"), ``n_labels_``, ``resolved_params_`` (the final
+    estimator's: what its fit made of its "auto" values).
     Cost: n_splits + 1 fits of the estimator when anything is chosen by CV, else one.
     """
 
@@ -196,6 +197,7 @@ class MultiLabelClassifier(MetaEstimator):
         else:
             self.thresholds_ = np.full(self.n_labels_, float(self.threshold))
         self.estimator_ = self._fresh_estimator().fit(X, labels)
+        self.resolved_params_ = dict(getattr(self.estimator_, "resolved_params_", {}))
         return self
 
     @staticmethod

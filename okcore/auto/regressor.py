@@ -82,7 +82,8 @@ class AutoRegressor(MetaEstimator):
         inner score, rows of its last fit, rung, CPU seconds, settled parameters, status).
     score_name_, greater_is_better_ : the inner score. ``cpu_seconds_``: CPU of the whole
         fit; ``refit_cpu_seconds_``: of the final refit; ``max_cpu_seconds_``: the budget.
-    resolved_params_ : the chosen members' full parameters.
+    resolved_params_ : what the fit resolved (the chosen entry, the budget, the seed);
+        ``member_params_``: the chosen members' full parameters.
     seed_ : the integer seed every candidate was given.
     fit_time_ (wall seconds), n_estimators_ (the chosen model's stages, summed over the
     members of an average), train_loss_ and validation_loss_ (None), stopped_by_callback_:
@@ -252,10 +253,21 @@ class AutoRegressor(MetaEstimator):
         self.members_ = [(str(name), dict(params)) for name, params in members]
         self.seed_ = int(seed)
         inner = getattr(estimator, "estimators_", [estimator])
-        self.resolved_params_ = [
+        self.member_params_ = [
             {"candidate": name, "estimator": type(m).__name__, "params": m.get_params()}
             for (name, _), m in zip(self.members_, inner, strict=True)
         ]
+
+    @property
+    def resolved_params_(self) -> dict[str, Any]:
+        """What the fit resolved, as scalars: the chosen entry, the budget and the seed (the
+        members' full parameters are ``member_params_``)."""
+        check_is_fitted(self, "best_estimator_")
+        return {
+            "chosen": self.best_name_,
+            "max_cpu_seconds": float(self.max_cpu_seconds_),
+            "seed": int(self.seed_),
+        }
 
     def unfitted_best(self) -> Any:
         """The chosen model's unfitted estimator (its members with their settled

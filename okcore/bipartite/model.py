@@ -119,7 +119,8 @@ class BipartiteRegressor(MetaEstimator):
     Fitted attributes: ``row_model_``, ``col_model_`` (fitted clones), ``Y_`` (n_rows,
     n_cols), ``X_rows_``, ``X_cols_`` (the training inputs, referenced, not copied),
     ``n_rows_``, ``n_cols_``; ``pair_model_`` (the fitted pair model of "pair-trees" or
-    "kronecker", else None).
+    "kronecker", else None); ``resolved_params_`` (the one-sided models' ``resolved_params_``
+    under "rows" and "cols").
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
@@ -178,6 +179,10 @@ class BipartiteRegressor(MetaEstimator):
         self.n_rows_, self.n_cols_ = Y.shape
         self.X_rows_, self.X_cols_ = X_rows, X_cols  # "refit" fits its second step on them
         self.pair_model_ = self._fit_pair_model(X_rows, X_cols, Y)
+        self.resolved_params_ = {  # what each one-sided fit made of its "auto" values
+            "rows": dict(getattr(self.row_model_, "resolved_params_", {})),
+            "cols": dict(getattr(self.col_model_, "resolved_params_", {})),
+        }
         return self
 
     def _fit_pair_model(self, X_rows: Any, X_cols: Any, Y: np.ndarray) -> Any:

@@ -298,7 +298,19 @@ class KernelRidgeRegressor(OKEstimator):
             n_estimators=1,
             stopped_by_callback=stopped,
             train_loss=np.array([train_loss]),
+            resolved_params=self._resolved_params(kernel, float(alpha)),
         )
+
+    @staticmethod
+    def _resolved_params(kernel: InputKernel, alpha: float) -> dict[str, Any]:
+        """The fitted ``resolved_params_``: the penalty (``alpha="cv"`` resolved) and an RBF
+        kernel's width when every feature has the same one (``gamma`` "auto" or "cv"
+        resolved; differing per-feature widths are in ``ensemble_.gamma``)."""
+        resolved: dict[str, Any] = {"alpha": alpha}
+        widths = np.ravel(np.asarray(kernel.gamma, dtype=np.float64))
+        if kernel.name == "rbf" and widths.size and np.all(widths == widths[0]):
+            resolved["gamma"] = float(widths[0])
+        return resolved
 
     @staticmethod
     def _best_penalty(errors: np.ndarray, grid: tuple[float, ...]) -> tuple[int, float]:

@@ -184,6 +184,53 @@ def sparse_adjacency(edges: Any, n_vertices: int) -> sparse.csr_matrix:
     return sparse.csr_matrix(A, dtype=np.int8)
 
 
+def ranked_edges(
+    scores: Any,
+    *,
+    threshold: float | None = None,
+    top_k: int | None = None,
+    symmetric: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The edges of a score matrix S (rows = new vertices), ranked: (a, b, S[a, b]) as int64,
+    int64 and float64 arrays, grouped by row a in increasing order and best first within a
+    row (decreasing score, ties by increasing column b).
+
+    ``threshold`` keeps S[a, b] >= threshold; ``top_k`` keeps the k best columns of each row
+    (more than there are columns: all); both may be given (an edge must pass both), neither
+    keeps every edge. Non-finite scores are never edges. ``symmetric`` treats S as square
+    among the same vertices: the diagonal is ignored, a pair is kept when either endpoint
+    selects it and reported once with a < b. O(Q N) for a Q x N matrix plus O(E log E) for
+    the E edges; a caller bounds Q (the service scores a block of rows at a time).
+    """
+    S = np.asarray(scores, dtype=np.float64)
+    if S.ndim != 2:
+        raise DataError(f"scores must be a 2-d matrix: got shape {S.shape}")
+    if top_k is not None and (
+        isinstance(top_k, bool) or not isinstance(top_k, int | np.integer) or top_k < 1
+    ):
+        raise DataError(f"top_k must be an int >= 1: got {top_k!r}")
+    if symmetric:
+        if S.shape[0] != S.shape[1]:
+            raise DataError(f"symmetric scores must be square: got shape {S.shape}")
+        S = S.copy()
+        np.fill_diagonal(S, -np.inf)  # never a vertex's own neighbour
+    keep = np.isfinite(S)
+    if top_k is not None and S.shape[1] > 0:
+        k = min(int(top_k), S.shape[1])
+        top = np.zeros(S.shape, dtype=bool)
+        np.put_along_axis(top, np.argpartition(-S, k - 1, axis=1)[:, :k], True, axis=1)
+        keep &= (top | top.T) if symmetric else top  # symmetric: a top-k neighbour either way
+    if threshold is not None:
+        keep &= S >= threshold
+    if symmetric:
+        keep &= np.triu(np.ones(S.shape, dtype=bool), k=1)
+    a, b = np.nonzero(keep)
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    values = S[a, b]
+    order = np.lexsort((b, -values, a))
+    return a[order], b[order], values[order]
+
+
 def edges_from_scores(
     scores: Any,
     *,
@@ -191,35 +238,10 @@ def edges_from_scores(
     top_k: int | None = None,
     symmetric: bool = False,
 ) -> list[tuple[int, int, float]]:
-    """Edges (a, b, score) from a score matrix S (rows = new vertices), highest first.
-
-    ``threshold`` keeps S[a, b] >= threshold; ``top_k`` keeps the k best columns of each row;
-    both may be given (an edge must pass both). ``symmetric`` treats S as square among the same
-    vertices: only a < b is returned (no self-pairs).
-    """
-    S = np.asarray(scores, dtype=np.float64)
-    if S.ndim != 2:
-        raise DataError(f"scores must be a 2-d matrix: got shape {S.shape}")
+    """The edges of :func:`ranked_edges` as (a, b, score) tuples, highest score first (ties:
+    by row, then column). A threshold or top_k must be given."""
     if threshold is None and top_k is None:
         raise DataError("give a threshold or top_k to turn scores into edges")
-    if top_k is not None and (
-        isinstance(top_k, bool) or not isinstance(top_k, int | np.integer) or top_k < 1
-    ):
-        raise DataError(f"top_k must be an int >= 1: got {top_k!r}")
-    keep = np.ones(S.shape, dtype=bool)
-    if symmetric:
-        if S.shape[0] != S.shape[1]:
-            raise DataError(f"symmetric scores must be square: got shape {S.shape}")
-        keep &= np.triu(np.ones(S.shape, dtype=bool), k=1)
-    if threshold is not None:
-        keep &= S >= threshold
-    if top_k is not None:
-        masked = np.where(np.eye(S.shape[0], dtype=bool), -np.inf, S) if symmetric else S
-        k = min(int(top_k), S.shape[1])
-        top = np.zeros(S.shape, dtype=bool)
-        if k > 0:
-            np.put_along_axis(top, np.argpartition(-masked, k - 1, axis=1)[:, :k], True, axis=1)
-        keep &= (top | top.T) if symmetric else top  # symmetric: a top-k neighbour either way
-    a, b = np.nonzero(keep)
-    order = np.argsort(-S[a, b], kind="stable")
-    return [(int(a[i]), int(b[i]), float(S[a[i], b[i]])) for i in order]
+    a, b, values = ranked_edges(scores, threshold=threshold, top_k=top_k, symmetric=symmetric)
+    order = np.argsort(-values, kind="stable")
+    return [(int(a[i]), int(b[i]), float(values[i])) for i in order]

@@ -34,16 +34,14 @@ from ._prefetch import prefetch
 from ._sparse import csr_find
 from .splitter import (
     FEATURE_THRESHOLD,
+    beats,
     centred_cut_gain,
     midpoint_threshold,
     penalised_gain,
+    pick_tried,
     threshold_after_bin,
 )
 
-#: Gains within this relative margin are ties, kept by the first candidate (feature order,
-#: then the leftmost cut): dense and CSR inputs sum in different orders, and a genuine tie
-#: (two features inducing the same partition) must not be broken by rounding.
-TIE_TOLERANCE = 1e-9
 #: Rows ahead whose residuals and codes a row-wise build asks the cache for: a row's work
 #: (its adds to p bins) is longer than the out-of-order window, so without a prefetch
 #: each row of a scattered node waits for its cache misses.
@@ -328,8 +326,10 @@ def best_split(
 
     A cut after a non-empty bin b of feature f sends the bins <= b left; its threshold is the
     midpoint between the largest value of bin b and the smallest of the next non-empty bin
-    (the exact search's midpoint when bins hold one distinct value each). Ties go to the
-    first feature, then the leftmost cut. Feature -1 when no valid cut. O(len(features) bins k).
+    (the exact search's midpoint when bins hold one distinct value each). Ties
+    (:func:`~okcore.trees.splitter.beats`; dense and CSR inputs, built and subtracted
+    histograms sum in different orders) go to the first feature, then the leftmost cut.
+    Feature -1 when no valid cut. O(len(features) bins k).
     Columns go four at a time with unsigned indices, as in :func:`build_dense`. ``l2`` > 0:
     the penalised gain (:func:`~okcore.trees.splitter.penalised_gain`), O(k) more per cut.
     """
@@ -379,7 +379,7 @@ def best_split(
                 gain = penalised_gain(acc, dot, mu_sq, n_left, n_right, l2)
             else:
                 gain = acc * n / (n_left * n_right)
-            if gain > best_gain * (1.0 + TIE_TOLERANCE):
+            if best_f < 0 or beats(gain, best_gain):
                 best_f, best_left, best_bin, best_gain = f, n_left, b, gain
     threshold = 0.0
     if best_f >= 0:
@@ -420,9 +420,10 @@ def refine_split(
     FEATURE_THRESHOLD apart) is scored with the exact search's gain
     ||S_L||^2 n / (n_L n_R) (S_L centred at ``mu``; with ``l2`` > 0 the penalised gain of
     :func:`~okcore.trees.splitter.penalised_gain`) and threshold formula. The chosen edge is
-    one of these cuts, so the gain never drops; ties keep the leftmost cut, as the exact
-    search does. The last left bin returned is meaningless: rows must be partitioned on the
-    raw value. O(n) to find the rows, O(m log m + m k) for the m rows of the two bins.
+    one of these cuts, so the gain never drops (up to the tie margin); ties
+    (:func:`~okcore.trees.splitter.beats`) keep the leftmost cut, as the exact search does.
+    The last left bin returned is meaningless: rows must be partitioned on the raw value.
+    O(n) to find the rows, O(m log m + m k) for the m rows of the two bins.
     """
     f, last = split[0], split[4]
     n = end - start
@@ -474,7 +475,7 @@ def refine_split(
         if n_left < min_leaf or n - n_left < min_leaf:
             continue
         gain = centred_cut_gain(acc, S, mu, mu_sq, n_left, n, l2)  # S is centred at mu
-        if gain > best_gain:
+        if best_pos < 0 or beats(gain, best_gain):
             best_left, best_pos, best_gain = n_left, t, gain
     if best_pos < 0:  # cannot happen for a valid split (its edge is a candidate): keep it
         return split
@@ -511,13 +512,19 @@ def best_split_random(
     and maxima) sends the bins wholly <= c left, with threshold c: with one distinct value
     per bin this is the exact OK3-et split. A bin straddling c goes left (right if it is the
     node's last bin) with the bin edge as threshold. Returns (feature, n_left, threshold,
-    gain, last left bin); O(n k) per feature tried. ``l2`` > 0: the penalised gain.
+    gain, last left bin); O(n k) per feature tried. ``l2`` > 0: the penalised gain. Ties
+    go to the lower feature index, whatever the order of the draw
+    (:func:`~okcore.trees.splitter.pick_tried`).
     """
     n = end - start
     k = R.shape[1]
-    best_f, best_left, best_thr, best_gain, best_bin = -1, -1, 0.0, -1.0, -1
     SL = np.empty(k)
     tried = 0
+    # the tried features' cuts (feature -1: too few rows on a side), compared by pick_tried
+    width = min(max_features, features.shape[0])
+    cand_f = np.full(width, -1, dtype=np.int64)
+    cand_left, cand_bin = np.empty(width, dtype=np.int64), np.empty(width, dtype=np.int64)
+    cand_thr, cand_gain = np.empty(width), np.empty(width)
     sparse = indptr.shape[0] > 0
     if sparse:  # the node's entries by feature, and every feature's bin range
         col_offset, col_rows, col_codes, lo_codes, hi_codes = _node_columns(
@@ -579,11 +586,15 @@ def best_split_random(
                 gain = penalised_gain(acc, dot, float(mu @ mu), n_left, n - n_left, l2)
             else:
                 gain = acc * n / (n_left * (n - n_left))
-            if gain > best_gain * (1.0 + TIE_TOLERANCE):
-                best_f, best_left, best_thr, best_gain, best_bin = f, n_left, threshold, gain, last
+            j = tried - 1
+            cand_f[j], cand_left[j], cand_thr[j], cand_gain[j] = f, n_left, threshold, gain
+            cand_bin[j] = last
         if tried == max_features:
             break
-    return best_f, best_left, best_thr, best_gain, best_bin
+    best = pick_tried(cand_f[:tried], cand_gain[:tried])
+    if best < 0:
+        return -1, -1, 0.0, -1.0, -1
+    return cand_f[best], cand_left[best], cand_thr[best], cand_gain[best], cand_bin[best]
 
 
 @njit(cache=True, nogil=True)

@@ -18,8 +18,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._histogram import TIE_TOLERANCE, compiled_with_slp, use_row_wise
-from .splitter import FEATURE_THRESHOLD, midpoint_threshold, penalised_gain, threshold_after_bin
+from ._histogram import compiled_with_slp, use_row_wise
+from .splitter import (
+    FEATURE_THRESHOLD,
+    beats,
+    midpoint_threshold,
+    penalised_gain,
+    threshold_after_bin,
+)
 
 #: The numba signature of the two level builds, feature by feature and row by row (codes
 #: (p, n) or (n, p), slot, slot_lo, members, search rows, bin offsets, features, histogram).
@@ -438,7 +444,7 @@ def best_level_cut(
         for b in range(bin_offset[f], bin_offset[f + 1] - 1):
             if rows_in_bin[b] == 0 or not cut[b]:
                 continue
-            if best_f < 0 or gain[b] > best_gain + TIE_TOLERANCE * abs(best_gain):
+            if best_f < 0 or beats(gain[b], best_gain):
                 best_f, best_bin, best_gain = f, b, gain[b]
     threshold = 0.0
     if best_f >= 0:
@@ -496,7 +502,8 @@ def refine_level_cut(
     every cut between consecutive distinct values (more than FEATURE_THRESHOLD apart) is
     scored by the level gain of :func:`add_level_gains`: the sum of the cut nodes' gains
     (a node is cut when both children keep ``min_leaf`` rows). The chosen edge is one of
-    these cuts, so the gain never drops; ties keep the leftmost cut. The threshold is the
+    these cuts, so the gain never drops (up to the tie margin); ties
+    (:func:`~okcore.trees.splitter.beats`) keep the leftmost cut. The threshold is the
     exact search's midpoint (:func:`~okcore.trees.splitter.midpoint_threshold`).
 
     ``side`` (uint8, n_fit) receives ``codes_f`` with the rows of the two bins recoded to
@@ -583,7 +590,7 @@ def refine_level_cut(
                 total += slot_gain[s]
                 n_cuttable += 1
         n_moved = 0
-        if n_cuttable > 0 and (best_pos < 0 or total > best_gain):
+        if n_cuttable > 0 and (best_pos < 0 or beats(total, best_gain)):
             best_pos, best_gain = j, total
     side[:] = codes_f
     for j in range(m):

@@ -17,7 +17,8 @@ order (a running sum per bin, node after node), so the counts, the cuts that can
 and the gains at lambda = 0 are bit for bit those of ``add_level_gains``; with lambda > 0
 the penalised gain (:func:`~.splitter.penalised_gain`) may round its fused multiply-adds
 differently in the two kernels (tests/okcore/trees/test_one_output_kernels.py: within 1e-12
-of the level's largest gain, where cuts tie within 1e-9 of the best), and the trees are the
+of the level's largest gain, where cuts tie within 1e-9 of the best: the tie margin of
+:func:`~.splitter.beats`, by which the level's cut is chosen in both), and the trees are the
 level loop's (tests/okcore/trees/test_oblivious.py, with and without lambda).
 """
 

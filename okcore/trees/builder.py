@@ -31,11 +31,13 @@ from ._histogram import (
 from .binning import BinnedInputs
 from .oblivious import build_oblivious_tree
 from .splitter import (
+    beats,
     best_split_exact,
     best_split_random,
     column_statistics,
     node_statistics,
     partition,
+    pick_exact,
     presort,
     project_rows,
 )
@@ -144,11 +146,14 @@ class _ExactSearch:
     def _search_exact(self, start: int, end: int, mu: np.ndarray, features: np.ndarray) -> tuple:
         """Exact search, over feature chunks on the executor's threads when the node is large.
 
-        Chunks keep the feature order and ties go to the earliest chunk, so the result is the
-        same as a single-threaded search.
+        Each chunk writes its features' best cuts, which are then compared in feature order
+        as a single-threaded search compares them (:func:`~.splitter.pick_exact`): the same
+        split for any number of threads.
         """
+        gain = np.empty(len(features))
+        pos = np.empty(len(features), dtype=np.int64)
 
-        def search(chunk: np.ndarray) -> tuple:
+        def search(lo: int, hi: int) -> tuple:
             return best_split_exact(
                 self.index,
                 start,
@@ -156,17 +161,20 @@ class _ExactSearch:
                 self.XT,
                 self.R_search,
                 mu,
-                chunk,
+                features[lo:hi],
                 self.params.min_samples_leaf,
                 self.params.l2_regularization,
+                gain[lo:hi],
+                pos[lo:hi],
             )
 
         work = (end - start) * len(features) * self.R_search.shape[1]
         if self.executor is None or work < PARALLEL_SEARCH_MIN_WORK or len(features) < 2:
-            return search(features)
+            return search(0, len(features))
         n_chunks = min(len(features), self.params.n_threads)
-        results = list(self.executor.map(search, np.array_split(features, n_chunks)))
-        return max(results, key=lambda split: split[3])  # max keeps the first on ties
+        bounds = np.linspace(0, len(features), n_chunks + 1).astype(int)
+        list(self.executor.map(search, bounds[:-1], bounds[1:]))
+        return pick_exact(self.index, start, self.XT, features, gain, pos)
 
     def statistics(self, start: int, end: int) -> tuple[np.ndarray, float]:
         """(mean, N*var) of the rows samples[start:end] of the leaf-value rows R."""
@@ -716,6 +724,37 @@ class _Growth:
         )
 
 
+class _Frontier:
+    """The leaves waiting to be split, best first: the largest key (a leaf's N*var, or the
+    gain of its best split), and of the leaves whose keys are equal to the largest within
+    the tie margin of the split searches (:func:`~.splitter.beats`) the one created first,
+    so that rounding never picks the next leaf. A heap: O(log L) per push, O((t + 1) log L)
+    per pop for the t leaves tied with the top (usually none)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, tuple | None]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._heap)
+
+    def push(self, key: float, node: int, split: tuple | None) -> None:
+        heapq.heappush(self._heap, (-key, node, split))
+
+    def pop(self) -> tuple[int, tuple | None]:
+        """(node, split) of the next leaf to split, taken out."""
+        top = heapq.heappop(self._heap)
+        tied = []
+        while self._heap and not beats(-top[0], -self._heap[0][0]):
+            tied.append(heapq.heappop(self._heap))
+        if tied:
+            first = min([top, *tied], key=lambda entry: entry[1])
+            for entry in (top, *tied):
+                if entry is not first:
+                    heapq.heappush(self._heap, entry)
+            top = first
+        return top[1], top[2]
+
+
 def build_tree(
     XT: np.ndarray | None,
     R: np.ndarray,
@@ -781,7 +820,7 @@ def build_tree(
         search = _HistogramSearch(binned, R, R_search, params, rows, runner, histogram_pool)
     search.feature_pool = pool
     g = _Growth(R, projection, params, rng, search)
-    heap: list[tuple[float, int, tuple | None]] = []
+    frontier = _Frontier()
 
     def push(node: int) -> None:
         if not g.splittable(node):
@@ -789,15 +828,15 @@ def build_tree(
         if params.leaf_order == "gain":
             split = g.find_split(node)
             if split is not None:
-                heapq.heappush(heap, (-split[3], node, split))
+                frontier.push(split[3], node, split)
         else:
-            heapq.heappush(heap, (-g.impurity[node], node, None))
+            frontier.push(g.impurity[node], node, None)
 
     n_fit = len(search.samples)
     push(g.add_node(0, n_fit, 0, search.statistics_before_search(0, n_fit)))
     n_splits = 0
-    while heap and (params.max_splits is None or n_splits < params.max_splits):
-        _, node, split = heapq.heappop(heap)
+    while frontier and (params.max_splits is None or n_splits < params.max_splits):
+        node, split = frontier.pop()
         split = split if split is not None else g.find_split(node)
         if split is None:
             continue

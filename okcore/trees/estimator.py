@@ -97,6 +97,16 @@ class TreeEstimator(OKEstimator):
             refine_cuts=self._refines_cuts(),
         )
 
+    def _resolved_tree_params(self, n_features: int) -> dict[str, Any]:
+        """The fitted ``resolved_params_`` of trees grown as given: the candidate features
+        per node on ``n_features`` inputs (``max_features`` resolved), the split search and
+        whether its cuts were refined."""
+        return {
+            "max_features": resolve_max_features(self.max_features, n_features, self.splitter),
+            "max_bins": self.max_bins,
+            "refine_cuts": self._refines_cuts() and self.max_bins is not None,
+        }
+
     def _refines_cuts(self) -> bool:
         """Whether the histogram search refines its cuts (and so keeps the raw values):
         ``refine_cuts`` with the best splitter (OKBoost's "auto" is True here; its growth

@@ -167,4 +167,5 @@ class OK3ForestRegressor(TreeEstimator):
         return FittedModel(
             ensemble, space, np.arange(X.shape[0]), n_estimators=len(trees),
             stopped_by_callback=stopped, max_bins=self.max_bins,
+            resolved_params=self._resolved_tree_params(X.shape[1]),
         )  # fmt: skip

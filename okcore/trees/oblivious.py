@@ -57,9 +57,10 @@ O(n f k), with n_small <= n / 2, taken when the rows saved outweigh the cells de
 (:func:`subtraction_pays`). One search column builds directly: a row's update is then two
 adds, and deriving made one-output fits slower (kin40k, 300 trees of depth 10: 4.4-4.8
 CPU s against 3.8-4.1). A derived cell's count is
-exact and its sums equal the direct ones up to rounding (an empty cell's are 0), which can
-only move a near tie, within TIE_TOLERANCE, between cuts; leaf values and the nodes'
-statistics are always the direct sums. Which child is built depends on the counts alone,
+exact and its sums equal the direct ones up to rounding (an empty cell's are 0), which
+can only move a near tie between cuts (gains equal within the tie margin of
+:func:`~okcore.trees.splitter.beats` go by its rule, not by rounding); leaf values and the
+nodes' statistics are always the direct sums. Which child is built depends on the counts alone,
 never on the threads.
 
 Refinement (``refine_cuts``, the binned inputs keeping their raw values): a bin edge can

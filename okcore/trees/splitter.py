@@ -16,6 +16,14 @@ sum of its rows, and the score of a split is its reduction
 ||T_L||^2 / (n_L + lambda) + ||T_R||^2 / (n_R + lambda) - ||T||^2 / (n + lambda), evaluated
 from the centred S_L by :func:`penalised_gain` (lambda = 0 gives the formula above).
 
+Ties: two candidate cuts whose gains are equal within :data:`TIE_RELATIVE` (relative) are
+the same cut for the search, and the first in the search's order is kept: the lower feature
+index, then the lower cut (:func:`beats`; every split search of the package compares gains
+with it). A tie is common and genuine (two features that put the same rows on each side, or
+two single outliers of the same clipped residual cut off at either end), and rounding must not
+decide it: it would make the tree depend on the order of the factor's columns, their signs,
+a rotation of the factor or the machine.
+
 Both searches are compiled with numba (``nogil``: threads may run trees in parallel):
 - exact ("best"): every feature, every midpoint between distinct consecutive values, from
   per-feature presorted segments. O(n r) per feature per node, no sorting in the loop.
@@ -35,6 +43,32 @@ from ._prefetch import prefetch
 FEATURE_THRESHOLD = 1e-7
 #: Rows ahead whose cache lines the row-scanning kernels prefetch (scattered node rows).
 PREFETCH_ROWS = 6
+#: Two gains closer than this fraction of the larger are a tie (:func:`beats`). The gain of a
+#: cut is a sum of squares whose rounding depends on the order its terms are added in (the
+#: factor's column order, the rows' order by feature, a histogram built or derived): about
+#: 1e-16 relative per term, 1e-13 after a thousand terms. 1e-9 leaves four orders above
+#: that, and gains that differ by less are not distinguished by the data either (the paper's
+#: gain is an N*var reduction, estimated from the training rows).
+TIE_RELATIVE = 1e-9
+#: Absolute floor of a tie: gains scale with the output kernel, so any floor above the range
+#: of subnormal doubles would be scale dependent; this one only makes two subnormal gains
+#: (whose relative precision is lost) a tie.
+TIE_ABSOLUTE = 1e-300
+
+
+@njit(cache=True, nogil=True, inline="always")
+def beats(gain: float, best: float) -> bool:  # pragma: no cover - jit
+    """Whether a candidate of ``gain`` replaces the best candidate so far, of gain ``best``
+    (finite), in a split search that visits candidates in its order (feature index, then
+    cut from left to right): only when it is larger by more than the tie margin,
+    TIE_RELATIVE max(|gain|, |best|) + TIE_ABSOLUTE. Of candidates whose gains are equal
+    within the margin the first visited is kept: the lower feature index, then the lower cut.
+    Every split search (exact, histogram, refined, randomized, oblivious level search) and the
+    best-first leaf order compare gains with this one function; inlined, so each kernel
+    compiles it with its own flags. O(1); most candidates of a scan are below the best, and
+    the first comparison rejects them alone (a scan of histogram bins measured 15 % slower
+    with the margin always computed)."""
+    return gain > best and gain - best > TIE_RELATIVE * max(abs(gain), abs(best)) + TIE_ABSOLUTE
 
 
 @njit(cache=True, nogil=True, fastmath=True)
@@ -159,27 +193,35 @@ def best_split_exact(
     mu: np.ndarray,
     features: np.ndarray,
     min_leaf: int,
-    l2: float = 0.0,
+    l2: float,
+    feature_gain: np.ndarray,
+    feature_pos: np.ndarray,
 ) -> tuple[int, int, float, float]:  # pragma: no cover - jit
     """Best (feature, n_left, threshold, gain) over ``features`` for the node order[:, start:end].
 
     order : int32 (p, n_fit); per feature, the node's rows sorted by that feature.
     XT : float64 (p, n_fit) inputs, feature-major. R : float64 (n_fit, r). mu : node mean (r,).
-    Returns feature -1 when no valid split exists; ties go to the first feature, then the
-    leftmost cut. O(len(features) * n * r).
+    feature_gain, feature_pos : (len(features),) outputs: each feature's best gain and cut
+    position (the cut after sorted row pos; -1 when the feature has no valid cut), which
+    :func:`pick_exact` combines into the result (threads searching chunks of the features
+    combine theirs the same way). Returns feature -1 when no valid split exists. Ties
+    (:func:`beats`) go to the first feature, then the leftmost cut.
+    O(len(features) * n * r).
 
     Rows are centred at the node mean, so S_L = -S_R: a feature is scanned from whichever
-    end reaches all its valid cuts (between distinct values) with fewer rows. A sparse
-    binary feature costs O(ones * r) instead of O(n * r).
+    end reaches all its valid cuts (between distinct values) with fewer rows; the gains of
+    a scan from the right are compared from left to right, as a scan from the left does.
+    A sparse binary feature costs O(ones * r) instead of O(n * r).
 
     With a penalty ``l2`` > 0 the gain is :func:`penalised_gain`; its S_L . mu is a prefix
     sum of the scalars z_i = (r_i - mu) . mu, computed once per node: O(n r + p n) more.
     """
     n = end - start
     r = R.shape[1]
-    best_f, best_pos, best_thr, best_gain = -1, -1, 0.0, -1.0
     S = np.empty(r)
     norms = np.empty(n)
+    gains = np.empty(n)  # a scan from the right: gains by cut position, compared after
+    valid_at = np.zeros(n, dtype=np.bool_)
     z = np.zeros(R.shape[0] if l2 > 0.0 else 0)
     mu_sq = 0.0
     if l2 > 0.0:
@@ -191,7 +233,9 @@ def best_split_exact(
             for c in range(r):
                 acc += (R[i, c] - mu[c]) * mu[c]
             z[i] = acc
-    for f in features:
+    for q in range(features.shape[0]):
+        f = features[q]
+        feature_gain[q], feature_pos[q] = 0.0, -1
         # first and last valid cut positions k (the cut lies between sorted rows k and k + 1)
         first, last = -1, -1
         for k in range(min_leaf - 1, n - min_leaf):
@@ -204,7 +248,7 @@ def best_split_exact(
             if XT[f, order[f, start + k + 1]] > XT[f, order[f, start + k]] + FEATURE_THRESHOLD:
                 last = k
                 break
-        f_gain, f_pos = -np.inf, -1
+        f_gain, f_pos = 0.0, -1
         if last + 1 <= n - 1 - first:  # from the left: norms[k] = ||S_L||^2 after rows 0..k
             _prefix_norms(order[f], start, 1, last + 1, R, mu, S, norms)
             dot = 0.0  # S_L . mu after rows 0..k (penalty only)
@@ -224,7 +268,7 @@ def best_split_exact(
                     gain = penalised_gain(norms[k], dot, mu_sq, k + 1, n - k - 1, l2)
                 else:
                     gain = norms[k] * n / ((k + 1) * (n - k - 1))
-                if gain > f_gain:
+                if f_pos < 0 or beats(gain, f_gain):
                     f_gain, f_pos = gain, k
         else:  # from the right: norms[j] = ||S_R||^2 = ||S_L||^2 after rows n-1..n-1-j
             _prefix_norms(order[f], start + n - 1, -1, n - 1 - first, R, mu, S, norms)
@@ -237,22 +281,46 @@ def best_split_exact(
                 if l2 > 0.0 and k < last:
                     dot_right += z[order[f, start + k + 1]]
                 x_here = XT[f, order[f, start + k]]
-                valid = x_next > x_here + FEATURE_THRESHOLD
+                valid_at[k] = x_next > x_here + FEATURE_THRESHOLD
                 x_next = x_here
-                if not valid:
+                if not valid_at[k]:
                     continue
                 if l2 > 0.0:
-                    gain = penalised_gain(norms[n - 2 - k], -dot_right, mu_sq, k + 1, n - k - 1, l2)
+                    gains[k] = penalised_gain(
+                        norms[n - 2 - k], -dot_right, mu_sq, k + 1, n - k - 1, l2
+                    )
                 else:
-                    gain = norms[n - 2 - k] * n / ((k + 1) * (n - k - 1))
-                if gain >= f_gain:  # >= : the leftmost of equal cuts, as from the left
-                    f_gain, f_pos = gain, k
-        if f_pos >= 0 and f_gain > best_gain:
-            best_gain, best_f, best_pos = f_gain, f, f_pos + 1
-            x0 = XT[f, order[f, start + f_pos]]
-            x1 = XT[f, order[f, start + f_pos + 1]]
-            best_thr = midpoint_threshold(x0, x1)
-    return best_f, best_pos, best_thr, best_gain
+                    gains[k] = norms[n - 2 - k] * n / ((k + 1) * (n - k - 1))
+            for k in range(first, last + 1):
+                if valid_at[k]:
+                    valid_at[k] = False  # clean for the next feature
+                    if f_pos < 0 or beats(gains[k], f_gain):
+                        f_gain, f_pos = gains[k], k
+        feature_gain[q], feature_pos[q] = f_gain, f_pos
+    return pick_exact(order, start, XT, features, feature_gain, feature_pos)
+
+
+@njit(cache=True, nogil=True)
+def pick_exact(
+    order: np.ndarray,
+    start: int,
+    XT: np.ndarray,
+    features: np.ndarray,
+    feature_gain: np.ndarray,
+    feature_pos: np.ndarray,
+) -> tuple[int, int, float, float]:  # pragma: no cover - jit
+    """The split of :func:`best_split_exact` from its features' best gains and cut positions,
+    taken in the order of ``features`` (:func:`beats`: the first feature on ties), with the
+    midpoint threshold of the chosen cut. O(len(features))."""
+    best_q = -1
+    for q in range(features.shape[0]):
+        if feature_pos[q] >= 0 and (best_q < 0 or beats(feature_gain[q], feature_gain[best_q])):
+            best_q = q
+    if best_q < 0:
+        return -1, -1, 0.0, -1.0
+    f, pos = features[best_q], feature_pos[best_q]
+    threshold = midpoint_threshold(XT[f, order[f, start + pos]], XT[f, order[f, start + pos + 1]])
+    return f, pos + 1, threshold, feature_gain[best_q]
 
 
 @njit(cache=True, nogil=True, fastmath=True)
@@ -274,16 +342,22 @@ def best_split_random(
     samples : int32 (n_fit,) rows, node segment samples[start:end]. features : a random
     permutation of all features; uniforms : one U[0, 1) per feature. Constant features are
     skipped and do not count. Returns (feature, n_left, threshold, gain), feature -1 if none.
-    ``l2`` > 0: the penalised gain (:func:`penalised_gain`).
+    ``l2`` > 0: the penalised gain (:func:`penalised_gain`). The tried features' cuts are
+    compared in feature index order (:func:`pick_tried`), so ties go to the lower feature
+    index, as in the other searches, whatever the order of the draw.
     """
     n = end - start
     r = R.shape[1]
-    best_f, best_pos, best_thr, best_gain = -1, -1, 0.0, -np.inf
     mu_sq = 0.0
     for c in range(r):
         mu_sq += mu[c] * mu[c]
     SL = np.empty(r)
     tried = 0
+    # the tried features' cuts: feature, n_left, threshold, gain (feature -1: too few rows)
+    width = min(max_features, features.shape[0])
+    cand_f = np.full(width, -1, dtype=np.int64)
+    cand_left = np.empty(width, dtype=np.int64)
+    cand_thr, cand_gain = np.empty(width), np.empty(width)
     for t in range(features.shape[0]):
         f = features[t]
         lo = np.inf
@@ -309,11 +383,27 @@ def best_split_random(
             for c in range(r):
                 acc += SL[c] * SL[c]
             gain = centred_cut_gain(acc, SL, mu, mu_sq, n_left, n, l2)
-            if gain > best_gain:
-                best_f, best_pos, best_thr, best_gain = f, n_left, cut, gain
+            j = tried - 1
+            cand_f[j], cand_left[j], cand_thr[j], cand_gain[j] = f, n_left, cut, gain
         if tried == max_features:
             break
-    return best_f, best_pos, best_thr, best_gain
+    best = pick_tried(cand_f[:tried], cand_gain[:tried])
+    if best < 0:
+        return -1, -1, 0.0, -np.inf
+    return cand_f[best], cand_left[best], cand_thr[best], cand_gain[best]
+
+
+@njit(cache=True, nogil=True)
+def pick_tried(features: np.ndarray, gains: np.ndarray) -> int:  # pragma: no cover - jit
+    """The index of the best of a randomized search's cuts, one per tried feature
+    (``features``, -1 for a feature without a valid cut), compared in feature index order
+    (:func:`beats`: the lower feature index on ties); -1 when none is valid.
+    O(t log t) for t tried features."""
+    best = -1
+    for j in np.argsort(features, kind="mergesort"):
+        if features[j] >= 0 and (best < 0 or beats(gains[j], gains[best])):
+            best = j
+    return best
 
 
 @njit(cache=True, nogil=True)

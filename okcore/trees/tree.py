@@ -118,4 +118,7 @@ class OK3Regressor(TreeEstimator):
         )
         if context.callback is not None:
             context.callback(FitProgress(done=1, total=1, elapsed=context.elapsed()))
-        return FittedModel(ensemble, space, np.arange(n), n_estimators=1, max_bins=self.max_bins)
+        return FittedModel(
+            ensemble, space, np.arange(n), n_estimators=1, max_bins=self.max_bins,
+            resolved_params=self._resolved_tree_params(X.shape[1]),
+        )  # fmt: skip

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+import okcore
 from service.errors import InvalidRequest
 from service.http.encoding import Triples
 from service.schemas.api import KernelRequest, PredictRequest
@@ -280,69 +281,16 @@ def sparse_top_k(w: np.ndarray, k: int, row_offset: int = 0) -> Triples:
     return Triples(rows, cols.ravel().astype(np.int64), np.take_along_axis(vals, order, 1).ravel())
 
 
-def ranked(
-    rows: np.ndarray, cols: np.ndarray, vals: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The edges (rows, cols, vals) grouped by row in increasing order and, within a row,
-    best first: by decreasing score, ties by increasing column. O(E log E)."""
-    order = np.lexsort((cols, -vals, rows))
-    return rows[order], cols[order], vals[order]
-
-
 def select_edges(
     scores: np.ndarray, *, threshold: float | None, top_k: int | None, square: bool
 ) -> Triples:
-    """Edges [a, b, score] from a score matrix, by row a and best first within a row
-    (:func:`ranked`).
-
-    ``square``: scores among the same new vertices; the diagonal is ignored, a
-    pair is kept when either endpoint selects it, and it is reported once with
-    a < b. With ``top_k`` each row keeps its top_k best entries; with
-    ``threshold`` only scores >= threshold are kept (both filters apply when
-    both are given).
-    """
-    s = np.array(scores, dtype=float, copy=True)
-    if square:
-        np.fill_diagonal(s, -np.inf)
-    keep = np.isfinite(s)
-    if top_k is not None and s.shape[1] > 0:
-        k = min(top_k, s.shape[1])
-        best = np.argpartition(-s, k - 1, axis=1)[:, :k]
-        mask = np.zeros_like(keep)
-        np.put_along_axis(mask, best, True, axis=1)
-        if square:
-            mask |= mask.T
-        keep &= mask
-    if threshold is not None:
-        keep &= s >= threshold
-    if square:
-        keep &= np.triu(np.ones_like(keep), k=1)
-    rows, cols = np.nonzero(keep)
-    rows, cols, vals = ranked(rows.astype(np.int64), cols.astype(np.int64), s[rows, cols])
-    return Triples(rows, cols, vals)
-
-
-def _block_edges(
-    s: np.ndarray, *, threshold: float | None, top_k: int | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows, columns and scores of the edges of one block of a rectangular score matrix,
-    by row and best first within a row: what :func:`select_edges` (``square=False``) keeps."""
-    if top_k is not None and s.shape[1] > 0:
-        k = min(top_k, s.shape[1])
-        best = np.sort(np.argpartition(-s, k - 1, axis=1)[:, :k], axis=1)  # ties: low column
-        values = np.take_along_axis(s, best, axis=1)
-        keep = np.isfinite(values)
-        if threshold is not None:
-            keep &= values >= threshold
-        rows, pos = np.nonzero(keep)
-        cols, vals = best[rows, pos], values[rows, pos]
-    else:
-        keep = np.isfinite(s)
-        if threshold is not None:
-            keep &= s >= threshold
-        rows, cols = np.nonzero(keep)
-        vals = s[rows, cols]
-    return ranked(rows, cols, vals)
+    """Edges [a, b, score] from a score matrix, by row a and best first within a row:
+    okcore's :func:`okcore.graph.ranked_edges` (``square``: scores among the same new
+    vertices, ``symmetric=True``)."""
+    a, b, value = okcore.graph.ranked_edges(
+        scores, threshold=threshold, top_k=top_k, symmetric=square
+    )
+    return Triples(a, b, value)
 
 
 def edges_against(
@@ -365,7 +313,7 @@ def edges_against(
     Gt = G.T
     for start in range(0, F.shape[0], step):
         block = F[start : start + step] @ Gt
-        rows, cols, vals = _block_edges(block, threshold=threshold, top_k=top_k)
+        rows, cols, vals = okcore.graph.ranked_edges(block, threshold=threshold, top_k=top_k)
         held += len(rows)
         if held > max_edges:  # checked before the answer grows further
             raise InvalidRequest(

@@ -15,7 +15,7 @@ from service.jobs.records import Job
 from service.routes.models import model_view
 from service.routes.openapi import request_body, responses
 from service.schemas import examples
-from service.schemas.api import TRAIN_EXAMPLE, TrainAccepted, TrainRequest
+from service.schemas.api import OUTPUT_KERNEL_PARTS, TRAIN_EXAMPLE, TrainAccepted, TrainRequest
 from service.schemas.bipartite import BipartiteTrainRequest
 from service.schemas.multilabel import MultiLabelTrainRequest
 from service.training.bipartite import plan_bipartite, run_bipartite
@@ -102,7 +102,7 @@ def _accepted(job: Job, state: str, model: Any = None) -> dict[str, Any]:
     openapi_extra=request_body(
         TrainRequest,
         TRAIN_EXAMPLE,
-        ["inputs", "output_kernel.gram", "output_kernel.outputs", "output_kernel.edges"],
+        ["inputs", *OUTPUT_KERNEL_PARTS],
         also=(BipartiteTrainRequest, MultiLabelTrainRequest),
     ),
 )

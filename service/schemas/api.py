@@ -7,7 +7,7 @@ here so that okcore only ever sees clean arrays.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 import numpy as np
 from pydantic import (
@@ -144,8 +144,59 @@ def kernel_field(kind: str, name: str) -> Any:
     return Field(schema["default"], description=schema["description"])
 
 
-class PrecomputedKernelSpec(_Model):
+class _KernelSpec(_Model):
+    """What the service does with an output kernel's description, one method each, so that a
+    new output kernel is one class (and one entry of OUTPUT_KERNEL_SPECS): the okcore fit's
+    arguments, the model record's summary, the arrays it holds and the multipart parts they
+    may come as, its rows checked against the inputs', its data warnings. A subclass declares
+    its fields (their order is the JSON Schema's) and overrides what differs."""
+
+    #: The array fields a multipart body may send as parts (``output_kernel.<field>``).
+    FILES: ClassVar[tuple[str, ...]] = ()
+    #: The form of the outputs, as cross-validation names it (service.training.cv).
+    FORM: ClassVar[str] = "output vectors"
+
+    def outputs_array(self) -> np.ndarray | None:
+        """The N x d output vectors, None when the kernel takes no vectors."""
+        return None
+
+    def fit_kwargs(self) -> dict[str, Any]:
+        """okcore's ``fit`` keywords for the outputs (``gram=`` or ``kernel=``)."""
+        raise NotImplementedError
+
+    def summary(self) -> dict[str, Any]:
+        """The model record's ``kernel``: the spec without its data arrays."""
+        return dict(self.fit_kwargs()["kernel"])
+
+    def arrays(self) -> list[np.ndarray]:
+        """The data arrays the spec holds (the request's bytes)."""
+        return [getattr(self, name) for name in self.FILES]
+
+    def graph_edges(self) -> np.ndarray | None:
+        """The training graph's edges (rows), None for a kernel on output values."""
+        return None
+
+    def check_rows(self, n: int) -> None:
+        """Raise ValueError when the spec does not describe the ``n`` training rows."""
+        outputs = self.outputs_array()
+        if outputs is not None and outputs.shape[0] != n:
+            raise ValueError(
+                f"output_kernel.outputs has {outputs.shape[0]} rows but inputs has {n}"
+            )
+
+    def bind_ids(self, ids: np.ndarray | None, n: int) -> None:
+        """Resolve what names training vertices by id (``ids`` checked against the ``n``
+        rows); raise ValueError for what names none."""
+
+    def data_warnings(self, n: int) -> list[str]:
+        """What is degenerate about the outputs, one sentence each."""
+        return []
+
+
+class PrecomputedKernelSpec(_KernelSpec):
     model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["precomputed"]))
+    FILES = ("gram",)
+    FORM = "a precomputed Gram matrix"
 
     type: Literal["precomputed"]
     gram: Matrix = Field(description="N x N positive semi-definite Gram matrix of the outputs.")
@@ -157,15 +208,33 @@ class PrecomputedKernelSpec(_Model):
             raise ValueError(f"gram must be square: got {n} x {m}")
         return self
 
+    def fit_kwargs(self) -> dict[str, Any]:
+        return {"gram": self.gram}
 
-class LinearKernelSpec(_Model):
+    def summary(self) -> dict[str, Any]:
+        return {"type": "precomputed"}
+
+    def check_rows(self, n: int) -> None:
+        if self.gram.shape[0] != n:
+            g = self.gram.shape
+            raise ValueError(f"output_kernel.gram is {g[0]} x {g[1]} but inputs has {n} rows")
+
+
+class LinearKernelSpec(_KernelSpec):
     model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["linear"]))
+    FILES = ("outputs",)
 
     type: Literal["linear"]
     outputs: Outputs = Field(description="N x d output vectors; k(y, y') = y . y'.")
 
+    def outputs_array(self) -> np.ndarray:
+        return self.outputs
 
-class RBFKernelSpec(_Model):
+    def fit_kwargs(self) -> dict[str, Any]:
+        return {"kernel": {"type": "linear"}}
+
+
+class RBFKernelSpec(_KernelSpec):
     model_config = ConfigDict(
         json_schema_extra=with_rules(documented(ex.KERNELS["rbf"]), exclusive=[("sigma", "gamma")])
     )
@@ -185,8 +254,21 @@ class RBFKernelSpec(_Model):
             raise ValueError("give either sigma or gamma for the rbf kernel, not both")
         return self
 
+    FILES = ("outputs",)
 
-class PolynomialKernelSpec(_Model):
+    def outputs_array(self) -> np.ndarray:
+        return self.outputs
+
+    def fit_kwargs(self) -> dict[str, Any]:
+        kernel: dict[str, Any] = {"type": "rbf"}
+        if self.sigma is not None:
+            kernel["sigma"] = self.sigma
+        if self.gamma is not None:
+            kernel["gamma"] = self.gamma
+        return {"kernel": kernel}
+
+
+class PolynomialKernelSpec(_KernelSpec):
     model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["polynomial"]))
 
     type: Literal["polynomial"]
@@ -201,8 +283,17 @@ class PolynomialKernelSpec(_Model):
         "polynomial", "coef0"
     )
 
+    FILES = ("outputs",)
 
-class DiffusionKernelSpec(_Model):
+    def outputs_array(self) -> np.ndarray:
+        return self.outputs
+
+    def fit_kwargs(self) -> dict[str, Any]:
+        kernel = {"type": "polynomial", "degree": self.degree, "gamma": self.gamma}
+        return {"kernel": {**kernel, "coef0": self.coef0}}
+
+
+class DiffusionKernelSpec(_KernelSpec):
     model_config = ConfigDict(json_schema_extra=documented(ex.KERNELS["diffusion"]))
 
     type: Literal["diffusion"]
@@ -224,15 +315,61 @@ class DiffusionKernelSpec(_Model):
     _dropped_edges: int = PrivateAttr(0)
     """Edges dropped by drop_unknown_edges (set by TrainRequest's validation)."""
 
+    FILES = ("edges",)
+    FORM = "a graph (diffusion kernel)"
 
-OutputKernel = Annotated[
-    PrecomputedKernelSpec
-    | LinearKernelSpec
-    | RBFKernelSpec
-    | PolynomialKernelSpec
-    | DiffusionKernelSpec,
-    Field(discriminator="type"),
-]
+    def fit_kwargs(self) -> dict[str, Any]:
+        # the (E, 2) int64 array as it is: a list of E Python pairs would take ~10x the memory
+        return {"kernel": {"type": "diffusion", "beta": self.beta, "edges": self.edges}}
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": "diffusion",
+            "beta": self.beta,
+            "n_edges": int(self.edges.shape[0]),
+        }
+        if self.drop_unknown_edges:
+            out.update(drop_unknown_edges=True, dropped_edges=self._dropped_edges)
+        return out
+
+    def graph_edges(self) -> np.ndarray:
+        return self.edges
+
+    def check_rows(self, n: int) -> None:
+        """Checked when the ids are bound (:meth:`bind_ids`)."""
+
+    def bind_ids(self, ids: np.ndarray | None, n: int) -> None:
+        """The edges as rows of the n training vertices (ids resolved, unknown ones dropped
+        or refused)."""
+        self.edges, self._dropped_edges = _known_edges(self, ids, n)
+
+    def data_warnings(self, n: int) -> list[str]:
+        out = []
+        if self._dropped_edges:
+            out.append(
+                f"{self._dropped_edges} edges naming vertices outside the training set were "
+                "dropped (output_kernel.drop_unknown_edges)"
+            )
+        return out + okcore.graph.graph_warnings(self.edges, n)
+
+
+#: Every output kernel the service takes, the one table: a new kernel is a _KernelSpec
+#: subclass listed here.
+OUTPUT_KERNEL_SPECS: tuple[type[_KernelSpec], ...] = (
+    PrecomputedKernelSpec,
+    LinearKernelSpec,
+    RBFKernelSpec,
+    PolynomialKernelSpec,
+    DiffusionKernelSpec,
+)
+#: The multipart parts an output kernel's arrays may come as, in the table's order.
+OUTPUT_KERNEL_PARTS = tuple(
+    dict.fromkeys(f"output_kernel.{name}" for spec in OUTPUT_KERNEL_SPECS for name in spec.FILES)
+)
+if TYPE_CHECKING:  # a static type for mypy; pydantic reads the union of the table below
+    OutputKernel = _KernelSpec
+else:
+    OutputKernel = Annotated[Union[OUTPUT_KERNEL_SPECS], Field(discriminator="type")]  # noqa: UP007
 
 
 class EvalSet(_Model):
@@ -331,18 +468,10 @@ class TrainRequest(_Model):
     def _consistent(self) -> TrainRequest:
         n = self.inputs.shape[0]
         spec = self.output_kernel
-        if isinstance(spec, PrecomputedKernelSpec) and spec.gram.shape[0] != n:
-            g = spec.gram.shape
-            raise ValueError(f"output_kernel.gram is {g[0]} x {g[1]} but inputs has {n} rows")
-        if isinstance(spec, LinearKernelSpec | RBFKernelSpec | PolynomialKernelSpec):
-            if spec.outputs.shape[0] != n:
-                raise ValueError(
-                    f"output_kernel.outputs has {spec.outputs.shape[0]} rows but inputs has {n}"
-                )
+        spec.check_rows(n)
         if self.ids is not None and self.ids.shape[0] != n:
             raise ValueError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows")
-        if isinstance(spec, DiffusionKernelSpec):
-            spec.edges, spec._dropped_edges = _known_edges(spec, self.ids, n)
+        spec.bind_ids(self.ids, n)
         if self.input_kind == "similarity":
             if self.inputs.shape[1] != n:
                 raise ValueError(

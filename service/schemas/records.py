@@ -89,6 +89,30 @@ class ModelRecord(_Record):
         description="The output kernel's factor form (max_bins / sketch_dim are in params); "
         "null for models stored before this field existed and until training ends.",
     )
+    resolved_params: dict[str, bool | int | float | str | None] | None = Field(
+        None,
+        description='Every value the fit resolved from `params` ("auto" and null '
+        "settings: tree_type, max_splits, max_depth, l2_regularization, n_estimators, "
+        "max_bins, sketch_dim, refine_cuts, early_stopping, n_iter_no_change, max_features; "
+        "empty for a model that resolves nothing); the rules are on the Defaults page. "
+        "For a bipartite model, the row model's. Null until training ends and for models "
+        "stored before this field existed.",
+        examples=[
+            {
+                "tree_type": "oblivious",
+                "max_splits": 10,
+                "max_depth": 4,
+                "l2_regularization": 10.0,
+                "max_bins": 255,
+                "sketch_dim": 8,
+                "refine_cuts": True,
+                "n_estimators": 300,
+                "early_stopping": False,
+                "n_iter_no_change": None,
+                "max_features": 50,
+            }  # fmt: skip
+        ],
+    )
     cv: CVResult | None = Field(
         None,
         description="The cross-validation of POST /train `cv`: its table and the chosen "

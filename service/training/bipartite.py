@@ -32,7 +32,7 @@ from service.schemas.bipartite import BipartiteTrainRequest
 from service.store.composite import write_bipartite_extra
 from service.store.model_store import write_model
 from service.training.budget import JobEstimate, array_bytes, estimate_job
-from service.training.fit import checked_estimator, output_space_summary
+from service.training.fit import checked_estimator, output_space_summary, resolved_params
 from service.vertex_ids import VertexIds
 
 PROFILE_KERNEL = {"type": "linear"}
@@ -336,6 +336,7 @@ def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Repo
         fit_time=float(model.row_model_.fit_time_ + model.col_model_.fit_time_),
         n_estimators=int(model.row_model_.n_estimators_),
         output_space=output_space_summary(model.row_model_.output_space_),
+        resolved_params=resolved_params(model.row_model_),
         bipartite=info,
         error=None,
     )

@@ -23,7 +23,7 @@ import okcore
 from okcore import model_selection, scoring
 from service.errors import InvalidRequest
 from service.jobs.task import Reporter
-from service.schemas.api import DiffusionKernelSpec, TrainRequest
+from service.schemas.api import TrainRequest
 from service.schemas.cv import CVSpec
 from service.training.budget import JobEstimate, array_bytes, estimate_cv, estimate_job
 
@@ -82,14 +82,6 @@ def similarity_map(est: Any) -> tuple[str, int | None] | None:
     if isinstance(est, okcore.SimilarityInputs):
         return est.map, est.n_components
     return None
-
-
-def _form(req: TrainRequest, fit_kwargs: dict[str, Any]) -> str:
-    if "gram" in fit_kwargs:
-        return "a precomputed Gram matrix"
-    if isinstance(req.output_kernel, DiffusionKernelSpec):
-        return "a graph (diffusion kernel)"
-    return "output vectors"
 
 
 def _scoring(spec: CVSpec, form: str, Y: Any) -> tuple[str, ...]:
@@ -156,9 +148,9 @@ def _check_folds(req: TrainRequest, spec: CVSpec, params: list[dict[str, Any]]) 
                 f"n_landmarks = {landmarks} is more than the {smallest_train} training rows of "
                 f"a {spec.folds}-fold CV split of {n} rows: ask for fewer landmarks"
             )
-    spec_kernel = req.output_kernel
-    if isinstance(spec_kernel, DiffusionKernelSpec):
-        _check_graph_folds(spec_kernel.edges, n, spec)
+    edges = req.output_kernel.graph_edges()
+    if edges is not None:
+        _check_graph_folds(edges, n, spec)
 
 
 def _check_graph_folds(edges: np.ndarray, n: int, spec: CVSpec) -> None:
@@ -272,7 +264,7 @@ def plan_cv(
     (service.budget.estimate_cv; halving: each iteration at its most expensive candidates)."""
     spec = req.cv
     assert spec is not None
-    form = _form(req, fit_kwargs)
+    form = req.output_kernel.FORM
     scores = _scoring(spec, form, fit_kwargs.get("Y"))
     candidates = _candidates(req, spec.grid)
     prefix = param_prefix(estimator)

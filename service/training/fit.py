@@ -13,14 +13,7 @@ import okcore
 from service.errors import InvalidRequest
 from service.jobs.progress import PhasePlan
 from service.jobs.task import Reporter
-from service.schemas.api import (
-    DiffusionKernelSpec,
-    LinearKernelSpec,
-    PolynomialKernelSpec,
-    PrecomputedKernelSpec,
-    RBFKernelSpec,
-    TrainRequest,
-)
+from service.schemas.api import TrainRequest
 from service.store.model_store import write_model
 from service.training.budget import JobEstimate, array_bytes, estimate_job
 from service.training.cv import (
@@ -52,37 +45,6 @@ class TrainPlan:
     def phases(self) -> PhasePlan:
         """The estimated seconds of each phase, for the job's ETA."""
         return self.estimate.phases()
-
-
-def _kernel_call(spec: Any) -> tuple[np.ndarray | None, dict[str, Any], dict[str, Any]]:
-    """Return (Y, fit kwargs, record summary) for one output-kernel description."""
-    if isinstance(spec, PrecomputedKernelSpec):
-        return None, {"gram": spec.gram}, {"type": "precomputed"}
-    if isinstance(spec, LinearKernelSpec):
-        return spec.outputs, {"kernel": {"type": "linear"}}, {"type": "linear"}
-    if isinstance(spec, RBFKernelSpec):
-        kdict: dict[str, Any] = {"type": "rbf"}
-        if spec.sigma is not None:
-            kdict["sigma"] = spec.sigma
-        if spec.gamma is not None:
-            kdict["gamma"] = spec.gamma
-        return spec.outputs, {"kernel": kdict}, dict(kdict)
-    if isinstance(spec, PolynomialKernelSpec):
-        kdict = {
-            "type": "polynomial",
-            "degree": spec.degree,
-            "gamma": spec.gamma,
-            "coef0": spec.coef0,
-        }
-        return spec.outputs, {"kernel": kdict}, dict(kdict)
-    if isinstance(spec, DiffusionKernelSpec):
-        # the (E, 2) int64 array as it is: a list of E Python pairs would take ~10x the memory
-        kdict = {"type": "diffusion", "beta": spec.beta, "edges": spec.edges}
-        summary = {"type": "diffusion", "beta": spec.beta, "n_edges": int(spec.edges.shape[0])}
-        if spec.drop_unknown_edges:
-            summary.update(drop_unknown_edges=True, dropped_edges=spec._dropped_edges)
-        return None, {"kernel": kdict}, summary
-    raise InvalidRequest(f"unknown output kernel {spec!r}")  # pragma: no cover - schema forbids
 
 
 def checked_estimator(model: str, params: dict[str, Any]) -> okcore.OKEstimator:
@@ -146,15 +108,7 @@ def data_warnings(req: TrainRequest) -> list[str]:
     duplicate or dropped edges, isolated vertices."""
     n = int(req.inputs.shape[0])
     out = okcore.model_selection.training_warnings(n, None if req.cv is None else req.cv.folds)
-    spec = req.output_kernel
-    if isinstance(spec, DiffusionKernelSpec):
-        if spec._dropped_edges:
-            out.append(
-                f"{spec._dropped_edges} edges naming vertices outside the training set were "
-                "dropped (output_kernel.drop_unknown_edges)"
-            )
-        out += okcore.graph.graph_warnings(spec.edges, n)
-    return out
+    return out + req.output_kernel.data_warnings(n)
 
 
 def plan_training(req: TrainRequest) -> TrainPlan:
@@ -163,7 +117,8 @@ def plan_training(req: TrainRequest) -> TrainPlan:
     input_map = None
     if req.input_kind == "similarity":
         est, input_map = _similarity_estimator(req, est)
-    outputs, fit_kwargs, summary = _kernel_call(req.output_kernel)
+    spec = req.output_kernel
+    outputs, fit_kwargs, summary = spec.outputs_array(), spec.fit_kwargs(), spec.summary()
     if "gram" in fit_kwargs:
         # square, finite, symmetric: O(N^2), so 422 now; PSD needs the O(N^3)
         # factorisation that fit does anyway, so a non-PSD matrix fails the job instead.
@@ -195,9 +150,7 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         "has_ids": req.ids is not None,
         "warnings": data_warnings(req),
     }
-    sent = [req.inputs, outputs, fit_kwargs.get("gram"), *fit_kwargs.get("eval_set", ())]
-    if isinstance(req.output_kernel, DiffusionKernelSpec):
-        sent.append(req.output_kernel.edges)
+    sent = [req.inputs, *spec.arrays(), *fit_kwargs.get("eval_set", ())]
     n_outputs = None if outputs is None else int(outputs.shape[1])
     data_bytes = sum(array_bytes(a) for a in sent)
     estimate = estimate_job(
@@ -256,6 +209,12 @@ def auto_summary(est: okcore.AutoRegressor) -> dict[str, Any]:
     }
 
 
+def resolved_params(est: Any) -> dict[str, Any]:
+    """The model record's ``resolved_params``: the fitted ``resolved_params_`` (every value
+    the fit resolved), empty for an estimator that resolves nothing."""
+    return dict(getattr(est, "resolved_params_", None) or {})
+
+
 def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter) -> str:
     """Fit, then store the model atomically under ``root``. Returns "done", "cancelled" or
     "deleted" (the model was deleted before its save committed: nothing is written).
@@ -287,6 +246,7 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
         # kernel models (krr-boost) have none: the attribute raises AttributeError
         feature_importances=float_list(getattr(est, "feature_importances_", None)),
         output_space=output_space_summary(est.output_space_),
+        resolved_params=resolved_params(est),
         error=None,
     )
     progress.saving()

@@ -24,7 +24,12 @@ from service.jobs.task import Reporter
 from service.schemas.multilabel import MultiLabelTrainRequest
 from service.store.model_store import write_model
 from service.training.budget import JobEstimate, array_bytes, estimate_cv, estimate_job
-from service.training.fit import checked_estimator, float_list, output_space_summary
+from service.training.fit import (
+    checked_estimator,
+    float_list,
+    output_space_summary,
+    resolved_params,
+)
 
 LABEL_KERNEL = {"type": "linear"}
 MAX_THRESHOLD_WORK = 2e10
@@ -148,6 +153,7 @@ def run_multilabel(plan: MultiLabelPlan, root: Path, model_id: str, progress: Re
         n_estimators=int(inner.n_estimators_),
         train_loss=float_list(getattr(inner, "train_loss_", None)),
         output_space=output_space_summary(inner.output_space_),
+        resolved_params=resolved_params(inner),
         multilabel=info,
         error=None,
     )

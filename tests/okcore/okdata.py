@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from okcore.trees.splitter import TIE_ABSOLUTE, TIE_RELATIVE
+
 
 def make_regression(
     n: int = 40, p: int = 4, d: int = 3, seed: int = 0, noise: float = 0.1
@@ -66,3 +68,10 @@ def node_depths(left: np.ndarray, right: np.ndarray) -> np.ndarray:
         if left[node] >= 0:
             depth[left[node]] = depth[right[node]] = depth[node] + 1
     return depth
+
+
+def beats_reference(gain: float, best: float) -> bool:
+    """okcore's tie rule (okcore.trees.splitter.beats) in plain Python, for the references
+    that pick a best split or leaf: a candidate met later replaces the best so far only when
+    its gain is larger by more than TIE_RELATIVE of the larger gain (plus TIE_ABSOLUTE)."""
+    return gain - best > TIE_RELATIVE * max(abs(gain), abs(best)) + TIE_ABSOLUTE

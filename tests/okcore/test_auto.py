@@ -41,7 +41,8 @@ def test_same_seed_same_leaderboard_and_predictions():
     names = {r["name"] for r in a.leaderboard_}
     assert {c.name for c in regression_candidates(120)} <= names
     assert a.leaderboard_[0]["status"] == "chosen"
-    assert a.resolved_params_[0]["params"]["random_state"] == a.seed_
+    assert a.member_params_[0]["params"]["random_state"] == a.seed_
+    assert a.resolved_params_ == {"chosen": a.best_name_, "max_cpu_seconds": 600.0, "seed": a.seed_}
 
 
 class RecordingBoost(OKBoostRegressor):

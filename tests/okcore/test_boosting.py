@@ -15,11 +15,8 @@ from okcore import (
     UnknownParameterError,
     metrics,
 )
-from okcore.boosting import (
-    PAPER_PRESET,
-    boost,
-    resolve_refine_cuts,
-)
+from okcore.boosting import PAPER_PRESET, boost
+from okcore.defaults import resolve_refine_cuts
 from okcore.learners import TreeLearner
 from okcore.losses import SquaredFeatureLoss
 
@@ -652,7 +649,7 @@ def test_oblivious_depth_defaults_to_four_for_many_outputs_by_the_rows_for_one_i
 def test_the_cost_counts_two_level_histograms_for_many_outputs(monkeypatch):
     """Oblivious trees searching several columns hold the level's histogram and its
     parents' (histogram subtraction); one column holds one."""
-    import okcore.boosting as boosting
+    import okcore.boosting.plan as plan
     from okcore.trees.oblivious import HISTOGRAM_BYTES
 
     est = OKBoostRegressor(tree_type="oblivious", max_depth=12, n_estimators=10)
@@ -663,7 +660,7 @@ def test_the_cost_counts_two_level_histograms_for_many_outputs(monkeypatch):
             return est.estimate_cost(200_000, 400, kernel=kernel, n_outputs=n_outputs).memory_bytes
 
         full = memory()
-        monkeypatch.setattr(boosting, "HISTOGRAM_BYTES", 0)
+        monkeypatch.setattr(plan, "HISTOGRAM_BYTES", 0)
         without = memory()
         monkeypatch.undo()
         return full - without
@@ -813,7 +810,7 @@ def test_one_output_default_depth_grows_with_the_rows():
     """One output column: depth floor(log2(N / 8)) between 6 and 10 and lambda 30
     (docs/RESULTS.md section 9.11), fixed at fit time by the rows given (also for a warm
     start); many outputs: depth 4, lambda 10."""
-    from okcore.boosting import default_oblivious_depth, default_oblivious_l2
+    from okcore.defaults import default_oblivious_depth, default_oblivious_l2
 
     assert (default_oblivious_l2(1), default_oblivious_l2(None), default_oblivious_l2(2)) == (
         30.0, 30.0, 10.0,

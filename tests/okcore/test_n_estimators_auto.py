@@ -12,7 +12,7 @@ import pytest
 from okdata import make_regression
 from test_warm_start import assert_same_model
 
-from okcore import FitProgress, InvalidParameterError, OKBoostRegressor, boosting, load, save
+from okcore import FitProgress, InvalidParameterError, OKBoostRegressor, defaults, load, save
 from okcore.model_selection import (
     cross_validate,
     first_stages,
@@ -29,9 +29,9 @@ ROWS, FEW, MORE = 100, 3, 5
 @pytest.fixture
 def small_rule(monkeypatch):
     """The rule with ROWS rows as its threshold and FEW / MORE rounds."""
-    monkeypatch.setattr(boosting, "AUTO_N_ESTIMATORS_MIN_ROWS", ROWS)
-    monkeypatch.setattr(boosting, "AUTO_N_ESTIMATORS_SMALL", FEW)
-    monkeypatch.setattr(boosting, "AUTO_N_ESTIMATORS_LARGE", MORE)
+    monkeypatch.setattr(defaults, "AUTO_N_ESTIMATORS_MIN_ROWS", ROWS)
+    monkeypatch.setattr(defaults, "AUTO_N_ESTIMATORS_SMALL", FEW)
+    monkeypatch.setattr(defaults, "AUTO_N_ESTIMATORS_LARGE", MORE)
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +45,10 @@ def test_the_rule_at_its_boundary():
     """300 rounds below 10,000 training rows, 500 from 10,000 on; the cost model counts the
     same trees before a fit."""
     assert OKBoostRegressor().n_estimators == "auto"
-    assert boosting.default_n_estimators(1) == 300
-    assert boosting.default_n_estimators(9_999) == 300
-    assert boosting.default_n_estimators(10_000) == 500
-    assert boosting.default_n_estimators(10**7) == 500
+    assert defaults.default_n_estimators(1) == 300
+    assert defaults.default_n_estimators(9_999) == 300
+    assert defaults.default_n_estimators(10_000) == 500
+    assert defaults.default_n_estimators(10**7) == 500
     auto = OKBoostRegressor()
     assert (auto.resolve_n_estimators(9_999), auto.resolve_n_estimators(10_000)) == (300, 500)
     assert auto.estimate_cost(9_999, 10).n_stages == 300
@@ -200,8 +200,8 @@ def test_an_auto_grid_candidate_is_fitted_on_its_own():
 def test_halving_races_up_to_the_count_auto_gives_the_folds(monkeypatch, data):
     """max_resources="auto" is the estimator's M on the folds' training rows (80 of 120:
     below the threshold), the best candidate then refitted with that int."""
-    monkeypatch.setattr(boosting, "AUTO_N_ESTIMATORS_SMALL", 9)
-    monkeypatch.setattr(boosting, "AUTO_N_ESTIMATORS_LARGE", 27)
+    monkeypatch.setattr(defaults, "AUTO_N_ESTIMATORS_SMALL", 9)
+    monkeypatch.setattr(defaults, "AUTO_N_ESTIMATORS_LARGE", 27)
     X, Y, _ = data
     est = OKBoostRegressor(**SMALL)
     result = grid_search(

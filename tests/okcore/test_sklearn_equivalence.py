@@ -14,6 +14,7 @@ from sklearn.ensemble import GradientBoostingRegressor  # noqa: E402
 from sklearn.tree import DecisionTreeRegressor  # noqa: E402
 
 from okcore import OK3Regressor, OKBoostRegressor  # noqa: E402
+from okcore.trees.splitter import FEATURE_THRESHOLD, TIE_RELATIVE  # noqa: E402
 
 
 def data(seed, n=300, p=6, d=3):
@@ -153,9 +154,10 @@ def exact_gain(target, left):
 
 def test_absolute_stumps_differ_from_sklearn_only_at_exact_gain_ties():
     """With +-1 targets two cuts often have exactly the same gain (e.g. one outlier cut off at
-    either end); scikit-learn keeps the first in its scan, okcore's builder the one its
-    rounding ranks first. Up to the first tie the models agree to 1e-8 at every round; at
-    the tie both stumps have the same exact (rational) gain on the same targets."""
+    either end); scikit-learn keeps the first in its scan (its features in a random order,
+    its gains rounded), okcore the lower feature index, then the lower cut. Up to the first
+    tie the models agree to 1e-8 at every round; at the tie both stumps have the same exact
+    (rational) gain on the same targets."""
     nu, M, ties = 0.5, 40, 0
     for seed in range(8):
         X, y, _ = scalar_data(seed, 300)
@@ -178,3 +180,120 @@ def test_absolute_stumps_differ_from_sklearn_only_at_exact_gain_ties():
                 break
             F = F + nu * e.value[e.leaf_offset[m] + e.train_leaf[m], 0]
     assert ties > 0  # the data do hit ties: the explanation above is exercised
+
+
+# ------------------------------------------------------------- Huber trees up to an exact tie
+# scikit-learn's best-first tree scans the features in a random order per node and keeps the
+# first strictly larger float gain, so of two cuts with the same exact gain it keeps the one
+# its permutation or its rounding ranks first; okcore keeps the lower feature index, then the
+# lower cut (okcore.trees.splitter.beats). Heavy-tailed noise makes such ties common: Huber
+# clips the large residuals to +-delta, and cutting off one clipped residual at the end of
+# one feature or of another gains exactly the same. So the claim is: the two models are equal
+# to 1e-8 at every round up to the first tree that differs, and that tree differs only at an
+# exact tie, each library's tree being a greedy best-first tree of the same targets (okcore's
+# with its stated tie rule), checked in rational arithmetic.
+HUBER_ALPHA = 0.9
+
+
+def huber_target(y, F):
+    """The negative gradient: the residual clipped at delta, the inverted-CDF alpha-quantile
+    of |residual| (both libraries' convention, see above)."""
+    r = y - F
+    delta = np.sort(np.abs(r))[int(np.ceil(HUBER_ALPHA * len(r))) - 1]
+    return np.where(np.abs(r) <= delta, r, delta * np.sign(r))
+
+
+def exact_cuts(X, target, rows):
+    """Every cut of the node ``rows`` in the search's order (feature, then left to right):
+    (gain, feature, left rows), gain = S_L^2 / n_L + S_R^2 / n_R - S^2 / n exactly."""
+    from fractions import Fraction
+
+    t = {i: Fraction(float(target[i])) for i in rows}
+    total = sum(t.values())
+    cuts = []
+    for f in range(X.shape[1]):
+        order = rows[np.argsort(X[rows, f], kind="stable")]
+        left_sum = Fraction(0)
+        for k in range(len(rows) - 1):
+            left_sum += t[order[k]]
+            if X[order[k + 1], f] <= X[order[k], f] + FEATURE_THRESHOLD:
+                continue
+            n_left, n_right = k + 1, len(rows) - k - 1
+            gain = left_sum**2 / n_left + (total - left_sum) ** 2 / n_right - total**2 / len(rows)
+            cuts.append((gain, f, frozenset(order[: k + 1].tolist())))
+    return cuts
+
+
+def tree_splits(feature, threshold, left, right, X):
+    """{rows of a split node: its (feature, threshold)} of a tree given as node arrays."""
+    splits, stack = {}, [(0, np.arange(len(X)))]
+    while stack:
+        node, rows = stack.pop()
+        if left[node] < 0:
+            continue
+        goes_left = X[rows, feature[node]] <= threshold[node]
+        splits[frozenset(rows.tolist())] = (int(feature[node]), float(threshold[node]))
+        stack += [(left[node], rows[goes_left]), (right[node], rows[~goes_left])]
+    return splits
+
+
+def is_greedy_tree(X, target, splits, J, tie_rule):
+    """Whether ``splits`` is the best-first tree of at most J splits on ``target``: each
+    split is taken at a leaf of the largest exact gain with a cut of that gain, both up to
+    the tie margin TIE_RELATIVE; with ``tie_rule``, okcore's: the leaf created first and the
+    first cut in (feature, left to right) order of the tied ones."""
+    from fractions import Fraction
+
+    margin = 1 - Fraction(TIE_RELATIVE)
+    leaves = [np.arange(len(X))]  # in creation order
+    best = {}
+    for _ in range(J):
+        for rows in leaves:
+            key = frozenset(rows.tolist())
+            if key not in best and len(rows) >= 2:
+                cuts = exact_cuts(X, target, rows)
+                top = max((c[0] for c in cuts), default=Fraction(0))
+                best[key] = (top, [c for c in cuts if c[0] >= top * margin])
+        gains = [best.get(frozenset(rows.tolist()), (Fraction(0), []))[0] for rows in leaves]
+        top = max(gains)
+        if top <= 0:
+            break
+        tied = [i for i, g in enumerate(gains) if g >= top * margin]
+        taken = [i for i in tied if frozenset(leaves[i].tolist()) in splits]
+        if not taken or (tie_rule and taken[0] != tied[0]):
+            return False
+        rows = leaves.pop(taken[0])
+        f, thr = splits.pop(frozenset(rows.tolist()))
+        goes_left = X[rows, f] <= thr
+        cut = (f, frozenset(rows[goes_left].tolist()))
+        tied_cuts = [(c[1], c[2]) for c in best[frozenset(rows.tolist())][1]]
+        if cut not in tied_cuts or (tie_rule and cut != tied_cuts[0]):
+            return False
+        leaves += [rows[goes_left], rows[~goes_left]]
+    return not splits  # every split of the tree was taken
+
+
+@pytest.mark.parametrize("J", range(1, 9))
+@pytest.mark.parametrize("seed", [3, 5])
+def test_huber_equals_sklearn_up_to_an_exact_tie(J, seed):
+    nu, M = 0.5, 40
+    X, y, Xq = scalar_data(seed, 300)
+    ours, theirs = both_models("huber", X, y, J, nu, M)
+    e = ours.ensemble_
+    our_F = [np.full(len(y), e.init[0]), *ours.staged_predict(X)]
+    sk_F = [theirs.init_.predict(X), *theirs.staged_predict(X)]
+    for m in range(M):
+        np.testing.assert_allclose(our_F[m], sk_F[m], rtol=0, atol=1e-8)
+        lo, hi = e.node_offset[m], e.node_offset[m + 1]
+        our_splits = tree_splits(e.feature[lo:hi], e.threshold[lo:hi], e.left[lo:hi],
+                                 e.right[lo:hi], X)  # fmt: skip
+        t = theirs.estimators_[m, 0].tree_
+        sk_splits = tree_splits(t.feature, t.threshold, t.children_left, t.children_right, X)
+        if {rows: split[0] for rows, split in our_splits.items()} != {
+            rows: split[0] for rows, split in sk_splits.items()
+        }:  # other partitions of the rows, or one cut on another feature
+            assert is_greedy_tree(X, huber_target(y, our_F[m]), our_splits, J, tie_rule=True)
+            assert is_greedy_tree(X, huber_target(y, sk_F[m]), sk_splits, J, tie_rule=False)
+            return  # the models part at an exact tie: nothing more to compare
+    np.testing.assert_allclose(ours.predict(Xq), theirs.predict(Xq), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(ours.train_loss_, theirs.train_score_, rtol=1e-8)

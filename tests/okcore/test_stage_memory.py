@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from okcore import boosting
+from okcore.boosting import loop
 
 DATA = Path(__file__).parent / "data"
 _spec = importlib.util.spec_from_file_location("make_ref", DATA / "make_stage_loop_reference.py")
@@ -31,8 +31,8 @@ def test_models_are_those_of_the_stacked_lists(name, reference, monkeypatch):
     """Bit for bit the earlier models, also when the tables grow round by round (a tiny
     reserve: every path of RoundTable.put) instead of being reserved for all M rounds."""
     X, Y, X_new = make_ref.data()
-    for reserve in (boosting.ROUND_TABLE_RESERVE_BYTES, 1):
-        monkeypatch.setattr(boosting, "ROUND_TABLE_RESERVE_BYTES", reserve)
+    for reserve in (loop.ROUND_TABLE_RESERVE_BYTES, 1):
+        monkeypatch.setattr(loop, "ROUND_TABLE_RESERVE_BYTES", reserve)
         model = make_ref.fit(name, X, Y)
         e = model.ensemble_
         np.testing.assert_array_equal(e.train_leaf, reference[f"{name}_train_leaf"])
@@ -54,14 +54,14 @@ def test_leaves_take_the_smallest_type_and_unit_counts_are_implicit():
 
 
 def test_round_table_widens_and_grows(monkeypatch):
-    table = boosting.RoundTable(5, 3, np.uint8)
+    table = loop.RoundTable(5, 3, np.uint8)
     assert len(table.array) == 5  # all rounds reserved when they fit
     table.put(0, np.array([1, 2, 3]), largest=3)
     table.put(1, np.array([300, 0, 7]), largest=300)
     assert table.array.dtype == np.uint16
     np.testing.assert_array_equal(table.rows(2), [[1, 2, 3], [300, 0, 7]])
-    monkeypatch.setattr(boosting, "ROUND_TABLE_RESERVE_BYTES", 1)
-    grown = boosting.RoundTable(5, 3, np.float64)
+    monkeypatch.setattr(loop, "ROUND_TABLE_RESERVE_BYTES", 1)
+    grown = loop.RoundTable(5, 3, np.float64)
     assert len(grown.array) == 1
     for m in range(5):
         grown.put(m, np.full(3, m / 2))

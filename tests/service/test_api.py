@@ -390,6 +390,20 @@ def test_model_record_describes_the_output_space(
     assert 0.0 < info["output_space"]["trace_fraction"] <= 1.0
 
 
+def test_model_record_shows_the_values_the_fit_resolved(
+    client: TestClient, trained: dict[str, Any], graph: Graph
+) -> None:
+    """GET /models/{id} shows what "auto" became (tree type, depth, lambda, rounds, search),
+    those of the same fit in okcore."""
+    info = client.get(f"/models/{trained['model_id']}").json()
+    direct = _direct(graph)
+    assert info["resolved_params"] == direct.resolved_params_
+    assert "auto" not in info["resolved_params"].values()
+    assert {"tree_type", "max_depth", "l2_regularization", "n_estimators"} <= set(
+        info["resolved_params"]
+    )
+
+
 def test_models_and_jobs_are_listed_a_page_at_a_time(client: TestClient, graph: Graph) -> None:
     body = diffusion_request(graph, params={**SMALL, "n_estimators": 2})
     made = [client.post("/train", json=body).json() for _ in range(5)]

@@ -11,7 +11,7 @@ import pytest
 from svc_data import SMALL, Graph, TestClient, diffusion_request
 
 import okcore
-from okcore import FitProgress, boosting, model_selection
+from okcore import FitProgress, defaults, model_selection
 from service.http.bodies import validate
 from service.schemas.api import TrainRequest
 from service.schemas.cv import Score
@@ -157,9 +157,9 @@ def test_halving_with_the_default_tree_count_races_up_to_the_folds_count(
     search does: with the rule's threshold at all the rows, the folds (fewer rows) get 9
     trees where a fit on all rows would get 27."""
     rows = len(graph.train)
-    monkeypatch.setattr(boosting, "AUTO_N_ESTIMATORS_MIN_ROWS", rows)
-    monkeypatch.setattr(boosting, "AUTO_N_ESTIMATORS_SMALL", 9)
-    monkeypatch.setattr(boosting, "AUTO_N_ESTIMATORS_LARGE", 27)
+    monkeypatch.setattr(defaults, "AUTO_N_ESTIMATORS_MIN_ROWS", rows)
+    monkeypatch.setattr(defaults, "AUTO_N_ESTIMATORS_SMALL", 9)
+    monkeypatch.setattr(defaults, "AUTO_N_ESTIMATORS_LARGE", 27)
     cv = {"folds": 3, "grid": {"max_splits": [1, 2, 3]}, "search": "halving"}
     body = diffusion_request(graph, cv=cv)
     body["params"] = {**SMALL, "n_estimators": "auto"}

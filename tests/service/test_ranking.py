@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 from svc_data import Graph, TestClient
 
-from service.inference.predict import edges_against, ranked, select_edges
+import okcore
+from service.inference.predict import edges_against, select_edges
 
 
 def _best_first_per_vertex(triples: list[list[float]]) -> None:
@@ -18,14 +19,26 @@ def _best_first_per_vertex(triples: list[list[float]]) -> None:
         assert scores == sorted(scores, reverse=True), f"vertex {a}: {scores}"
 
 
-def test_ranked_orders_by_row_then_score_then_column() -> None:
-    rows = np.array([1, 0, 0, 1, 0])
-    cols = np.array([3, 5, 2, 1, 7])
-    vals = np.array([0.2, 0.1, 0.9, 0.2, 0.9])
-    r, c, v = ranked(rows, cols, vals)
+def test_ranked_edges_order_by_row_then_score_then_column() -> None:
+    """okcore's one ranking, the service's answers: row, then score, ties by column."""
+    S = np.array([[0.9, 0.1, 0.9, 0.0], [0.2, 0.2, -1.0, np.nan]])
+    r, c, v = okcore.graph.ranked_edges(S, threshold=0.1)
     assert r.tolist() == [0, 0, 0, 1, 1]
-    assert c.tolist() == [2, 7, 5, 1, 3]  # 0.9 (tie: column 2 before 7), 0.1; then a tie
+    assert c.tolist() == [0, 2, 1, 0, 1]  # 0.9 (tie: column 0 before 2), 0.1; then a tie
     assert v.tolist() == [0.9, 0.9, 0.1, 0.2, 0.2]
+    everything = okcore.graph.ranked_edges(S)  # neither filter: every finite score
+    assert everything[0].tolist() == [0, 0, 0, 0, 1, 1, 1]
+
+
+def test_select_edges_is_okcore_ranked_edges() -> None:
+    rng = np.random.default_rng(1)
+    S = rng.normal(size=(6, 6))
+    for square in (False, True):
+        t = select_edges(S, threshold=0.0, top_k=2, square=square)
+        a, b, v = okcore.graph.ranked_edges(S, threshold=0.0, top_k=2, symmetric=square)
+        np.testing.assert_array_equal(t.a, a)
+        np.testing.assert_array_equal(t.b, b)
+        np.testing.assert_array_equal(t.value, v)
 
 
 def test_select_edges_and_edges_against_agree_and_rank() -> None:

@@ -243,18 +243,18 @@ def test_compact_inputs_are_kept_and_fit_like_float64(dtype):
 
 
 def test_auto_search_is_exact_below_the_threshold_and_fast_above(monkeypatch):
-    from okcore import boosting
+    from okcore import defaults
 
-    assert boosting.resolve_search("auto", "auto", 1000, 50) == (None, None)
-    assert boosting.resolve_search("auto", "auto", 40_000, 50) == (255, 8)
-    assert boosting.resolve_search("auto", "auto", 400_000, 4) == (255, None)  # r <= k: no sketch
-    assert boosting.resolve_search(None, "auto", 40_000, 50) == (None, 8)
+    assert defaults.resolve_search("auto", "auto", 1000, 50) == (None, None)
+    assert defaults.resolve_search("auto", "auto", 40_000, 50) == (255, 8)
+    assert defaults.resolve_search("auto", "auto", 400_000, 4) == (255, None)  # r <= k: no sketch
+    assert defaults.resolve_search(None, "auto", 40_000, 50) == (None, 8)
     X, Y, Xq = _data()
     # best-first trees (oblivious trees, the default's on dense X, search histograms always)
     default = OKBoostRegressor(tree_type="best-first", n_estimators=5, random_state=0).fit(X, Y)
     exact = OKBoostRegressor(n_estimators=5, max_bins=None, sketch_dim=None, random_state=0)
     _same_trees(default, exact.fit(X, Y))
     assert (default.max_bins_, default.sketch_dim_) == (None, None)
-    monkeypatch.setattr(boosting, "AUTO_FAST_MIN_WORK", 100)
+    monkeypatch.setattr(defaults, "AUTO_FAST_MIN_WORK", 100)
     fast = OKBoostRegressor(tree_type="best-first", n_estimators=5, random_state=0).fit(X, Y)
     assert (fast.max_bins_, fast.sketch_dim_) == (255, None)  # r = 4 <= 8

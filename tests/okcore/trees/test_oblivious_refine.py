@@ -147,7 +147,7 @@ def test_auto_refines_many_outputs_and_leaves_one_output_column_binned():
     """``refine_cuts="auto"`` (the default): refined cuts for oblivious trees on several
     output columns and for best-first trees, binned cuts for oblivious trees on one output
     column; True and False are taken as given."""
-    from okcore.boosting import resolve_refine_cuts
+    from okcore.defaults import resolve_refine_cuts
 
     assert resolve_refine_cuts("auto", oblivious=True, rank=2)
     assert not resolve_refine_cuts("auto", oblivious=True, rank=1)
