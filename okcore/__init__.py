@@ -4,7 +4,9 @@ Geurts, Wehenkel & d'Alché-Buc, "Gradient boosting for kernelized output spaces
 numpy / scipy / numba only; never imports the web stack.
 """
 
-from . import bipartite, defaults, metrics, model_selection, scoring
+from . import auto, bipartite, defaults, metrics, model_selection, scoring
+from .auto import AutoRegressor
+from .averaging import AveragedRegressor
 from .base import FITTED_ATTRIBUTES, FittedEnsemble, OKEstimator
 from .boosting import GrowthPlan, OKBoostRegressor
 from .callbacks import EarlyStopping, FitProgress
@@ -12,6 +14,7 @@ from .cost import FitCost
 from .estimators import (
     ESTIMATORS,
     check_parameter_names,
+    estimator_class,
     estimator_names,
     estimator_parameter_schema,
     estimator_parameters,
@@ -33,7 +36,6 @@ from .io import load, save
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr_boosting import KRRBoostRegressor
 from .kernel_models.ridge import KernelRidgeRegressor
-from .meta import AveragedRegressor
 from .multilabel import THRESHOLD_GRID, THRESHOLD_METRICS, MultiLabelClassifier
 from .outputs import graph
 from .outputs.kernels import (
@@ -55,6 +57,7 @@ from .trees.tree import OK3Regressor
 __version__ = "0.1.0"
 
 __all__ = [
+    "AutoRegressor",
     "AveragedRegressor",
     "ESTIMATORS",
     "DataError",
@@ -91,11 +94,13 @@ __all__ = [
     "TreeEstimator",
     "UnknownParameterError",
     "__version__",
+    "auto",
     "bipartite",
     "check_gram",
     "graph",
     "defaults",
     "check_parameter_names",
+    "estimator_class",
     "estimator_names",
     "estimator_parameter_schema",
     "estimator_parameters",

@@ -1,6 +1,6 @@
 """Estimators built on other estimators (multi-label, bipartite, averages): scikit-learn's
-parameter protocol for an estimator whose parameters include estimators, ``clone``, and
-:class:`AveragedRegressor`.
+parameter protocol for an estimator whose parameters include estimators and ``clone``
+(:class:`~okcore.averaging.AveragedRegressor` builds on them).
 
 Nested parameters follow scikit-learn: ``get_params(deep=True)`` lists ``estimator__<name>``
 for every parameter of an inner estimator and ``set_params`` accepts them, so grid searches
@@ -11,11 +11,6 @@ from __future__ import annotations
 
 import inspect
 from typing import Any
-
-import numpy as np
-
-from ._validation import check_is_fitted
-from .exceptions import DataError
 
 
 def clone(estimator: Any) -> Any:
@@ -82,63 +77,3 @@ def params_repr(estimator: Any, params: dict[str, Any]) -> str:
         if not (v is defaults.get(k) or (isinstance(v, str | int | float) and v == defaults.get(k)))
     ]
     return f"{type(estimator).__name__}({', '.join(changed)})"
-
-
-class AveragedRegressor(MetaEstimator):
-    """The average of several regressors fitted on the same rows: F(x) = sum_m w_m F_m(x)
-    with weights w summing to 1 (equal by default).
-
-    For okcore estimators every member's prediction is W_m^F(x) Y over the same training rows,
-    so the average is again a weighted average of training outputs, W^F = sum_m w_m W_m^F
-    (:meth:`predict_weights`). Averaging models whose errors differ (a forest's label
-    frequencies and a boosted model's shrunk corrections) improves the ranking of labels: on
-    yeast, OK3-et + OKBoost averaged with OK3 extra-trees reached ranking loss 0.162 and
-    micro-F1 0.683 against at best 0.163 and 0.680 for one model (docs/RESULTS.md, 8.2.1);
-    OKBoost's default averaged with ``KernelRidgeRegressor(gamma="cv")`` was the best model
-    on yeast, USPS and whole Cora (docs/RESULTS.md, 9.16).
-
-    Parameters
-    ----------
-    estimators : list of estimators
-        Cloned and fitted on the same (X, Y); each needs fit / predict (and predict_weights
-        for :meth:`predict_weights`).
-    weights : list of float or None
-        Non-negative weights, normalised to sum 1; None = equal.
-
-    Fitted attributes: ``estimators_`` (fitted clones), ``weights_`` (normalised).
-    Cost: the sum of the members' fits and predictions.
-    """
-
-    def __init__(self, estimators: Any, *, weights: Any = None) -> None:
-        self.estimators = estimators
-        self.weights = weights
-
-    def fit(self, X: Any, Y: Any, **fit_params: Any) -> AveragedRegressor:
-        members = list(self.estimators) if isinstance(self.estimators, list | tuple) else []
-        if not members:
-            raise DataError("estimators must be a non-empty list of regressors")
-        w = np.ones(len(members)) if self.weights is None else np.asarray(self.weights, float)
-        if w.shape != (len(members),) or not np.all(w >= 0) or w.sum() <= 0:
-            raise DataError(
-                f"weights must be {len(members)} non-negative numbers, not all 0: got "
-                f"{self.weights!r}"
-            )
-        self.weights_ = w / w.sum()
-        self.estimators_ = [clone(m).fit(X, Y, **fit_params) for m in members]
-        return self
-
-    def predict(self, X: Any) -> np.ndarray:
-        """sum_m w_m F_m(X), shape (Q, L) (or the members' shape)."""
-        return self._weighted_sum("predict", X)
-
-    def predict_weights(self, X: Any) -> np.ndarray:
-        """W^F(X) = sum_m w_m W_m^F(X), shape (Q, N_train)."""
-        return self._weighted_sum("predict_weights", X)
-
-    def _weighted_sum(self, method: str, X: Any) -> np.ndarray:
-        """sum_m w_m (member m's ``method``)(X)."""
-        check_is_fitted(self, "estimators_")
-        return sum(  # type: ignore[return-value]
-            w * np.asarray(getattr(m, method)(X), dtype=np.float64)
-            for w, m in zip(self.weights_, self.estimators_, strict=True)
-        )

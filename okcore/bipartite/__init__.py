@@ -10,6 +10,7 @@ from .validation import (
     BipartiteCVResult,
     bipartite_cross_validate,
     block_scores,
+    check_folds,
     degree_stratified_folds,
 )
 
@@ -23,6 +24,7 @@ __all__ = [
     "BipartiteRegressor",
     "bipartite_cross_validate",
     "block_scores",
+    "check_folds",
     "degree_stratified_folds",
     "side_inputs",
 ]
