@@ -293,7 +293,8 @@ class BipartiteRegressor(MetaEstimator):
     def _chosen(self, block: str) -> Any:
         """The default's winner of ``block``, or None when a model was named."""
         check_is_fitted(self, "Y_")
-        return None if self.selection_ is None else self.selection_.model(block)
+        selection = getattr(self, "selection_", None)  # absent on a model assembled from parts
+        return None if selection is None else selection.model(block)
 
     def row_weights(self, X_new_rows: Any) -> np.ndarray:
         """W_row: weights of new rows over the training rows, (q, n_rows)."""
