@@ -79,7 +79,12 @@ from sklearn.kernel_ridge import KernelRidge
 
 from bench.common import Report, base_parser, data_dir, log, output_dirs
 from okcore import KRRBoostRegressor, OK3ForestRegressor, OKBoostRegressor
-from okcore.bipartite import BipartiteGridSearch, BipartiteRegressor, bipartite_cross_validate
+from okcore.bipartite import (
+    BipartiteCVResult,
+    BipartiteGridSearch,
+    BipartiteRegressor,
+    bipartite_cross_validate,
+)
 from okcore.bipartite.default import default_candidates
 from okcore.meta import MetaEstimator
 
@@ -317,6 +322,15 @@ def run(argv: Sequence[str] | None = None) -> Report:
         help="inner 2 x 2 configurations of the *_cv searches (default 4; 2 on the enzymes)",
     )  # fmt: skip
     parser.add_argument(
+        "--configurations", nargs="+", default=None, metavar="A,B",
+        help="run only these outer (target fold, drug fold) configurations (one part of a "
+        "run split over processes; --merge combines the parts)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--merge", nargs="+", default=None, metavar="PART.json",
+        help="combine the per-configuration records of parts into one report (no fitting)",
+    )  # fmt: skip
+    parser.add_argument(
         "--published", action="store_true",
         help="also compare every method's cells with the published fold means (PUBLISHED)",
     )  # fmt: skip
@@ -341,6 +355,17 @@ def run(argv: Sequence[str] | None = None) -> Report:
         },  # fmt: skip
         labels=dict(LABELS),
     )
+    if args.merge:
+        for key, folds in merged_configurations(args.merge).items():
+            add_row(report, key, folds)
+        print(save(report, args, sets, methods))
+        return report
+    configurations = (
+        [tuple(int(v) for v in c.split(",")) for c in args.configurations]
+        if args.configurations
+        else None
+    )
+    report.settings["configurations"] = configurations
     for name in sets:
         Y, S_targets, S_drugs, _, _ = load_set(name)
         log(f"{name}: {Y.shape[0]} targets x {Y.shape[1]} drugs, {int(Y.sum())} interactions")
@@ -350,12 +375,11 @@ def run(argv: Sequence[str] | None = None) -> Report:
             result = bipartite_cross_validate(
                 make_method(method, args.quick, large, inner), S_targets, S_drugs, Y,
                 n_folds=SETS[name], row_inputs="similarity", col_inputs="similarity",
-                random_state=args.seed,
+                random_state=args.seed, configurations=configurations,
             )  # fmt: skip
-            summary = result.summary()
-            fit_cpu = float(np.sum([f["fit_time"] + f["predict_time"] for f in result.folds]))
-            report.add(f"{name}/{method}", **summary, cpu_s=fit_cpu)
-            report.extra.setdefault("configurations", {})[f"{name}/{method}"] = result.folds
+            add_row(report, f"{name}/{method}", result.folds)
+            summary = report.extra["summaries"][f"{name}/{method}"]
+            fit_cpu = report.rows[f"{name}/{method}"]["cpu_s"][0]
             blocks_chosen = [f["chosen"] for f in result.folds if "chosen" in f]
             if blocks_chosen:
                 log(f"  {method} chosen per block: {blocks_chosen}")
@@ -369,6 +393,37 @@ def run(argv: Sequence[str] | None = None) -> Report:
             save(report, args, sets, methods)  # after every method: a stopped run keeps its rows
     print(save(report, args, sets, methods))
     return report
+
+
+def add_row(report: Report, key: str, folds: list[dict[str, Any]]) -> None:
+    """The row of ``key`` ("set/method") from its configurations' records: the means over
+    configurations (BipartiteCVResult.summary) and the CPU seconds of fit + predict."""
+    result = BipartiteCVResult(np.array([]), np.array([]), list(folds))
+    summary = result.summary()
+    cpu = float(np.sum([f["fit_time"] + f["predict_time"] for f in folds]))
+    report.add(key, **summary, cpu_s=cpu)
+    report.extra.setdefault("configurations", {})[key] = list(folds)
+    report.extra.setdefault("summaries", {})[key] = summary
+
+
+def merged_configurations(parts: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The configurations' records of every "set/method" over the part files, in (target
+    fold, drug fold) order. A configuration run in two parts (a rerun: same folds and seed)
+    is kept once, and its scores must agree."""
+    import json
+
+    merged: dict[str, dict[tuple[int, int], dict[str, Any]]] = {}
+    for part in parts:
+        with open(part) as fh:
+            records = json.load(fh)["extra"]["configurations"]
+        for key, folds in records.items():
+            for fold in folds:
+                where = (fold["row_fold"], fold["col_fold"])
+                kept = merged.setdefault(key, {}).setdefault(where, fold)
+                scores = [kept[b] == fold[b] for b in (*BLOCK_NAMES, "pooled")]
+                if not all(scores):
+                    raise ValueError(f"{key} {where}: two parts disagree on the scores")
+    return {key: [by[w] for w in sorted(by)] for key, by in merged.items()}
 
 
 def save(report: Report, args: Any, sets: list[str], methods: list[str]) -> str:
