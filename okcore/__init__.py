@@ -4,7 +4,8 @@ Geurts, Wehenkel & d'Alché-Buc, "Gradient boosting for kernelized output spaces
 numpy / scipy / numba only; never imports the web stack.
 """
 
-from . import bipartite, metrics, model_selection, scoring
+from . import auto, bipartite, metrics, model_selection, scoring
+from .auto import AutoRegressor
 from .base import FITTED_ATTRIBUTES, FittedEnsemble, OKEstimator
 from .boosting import GrowthPlan, OKBoostRegressor
 from .callbacks import EarlyStopping, FitProgress
@@ -12,6 +13,7 @@ from .cost import FitCost
 from .estimators import (
     ESTIMATORS,
     check_parameter_names,
+    estimator_class,
     estimator_names,
     estimator_parameter_schema,
     estimator_parameters,
@@ -55,6 +57,7 @@ from .trees.tree import OK3Regressor
 __version__ = "0.1.0"
 
 __all__ = [
+    "AutoRegressor",
     "AveragedRegressor",
     "ESTIMATORS",
     "DataError",
@@ -91,10 +94,12 @@ __all__ = [
     "TreeEstimator",
     "UnknownParameterError",
     "__version__",
+    "auto",
     "bipartite",
     "check_gram",
     "graph",
     "check_parameter_names",
+    "estimator_class",
     "estimator_names",
     "estimator_parameter_schema",
     "estimator_parameters",

@@ -128,6 +128,31 @@ class PositiveFloats:
         return {"type": "array", "minItems": 1, "items": {"type": "number", "exclusiveMinimum": 0}}
 
 
+class Subset:
+    """A non-empty list of distinct values among ``values`` (e.g. candidate names)."""
+
+    def __init__(self, values: tuple) -> None:
+        self.values = values
+
+    def accepts(self, value: Any) -> bool:
+        if not isinstance(value, list | tuple) or not value:
+            return False
+        return len(set(value)) == len(value) and all(
+            isinstance(v, str) and v in self.values for v in value
+        )
+
+    def describe(self) -> str:
+        return "a non-empty list of distinct values among " + ", ".join(map(repr, self.values))
+
+    def json_schema(self) -> dict[str, Any]:
+        return {
+            "type": "array",
+            "minItems": 1,
+            "uniqueItems": True,
+            "items": {"enum": list(self.values)},
+        }
+
+
 class RandomStateLike:
     """None, an int seed, or a numpy Generator / RandomState."""
 

@@ -31,10 +31,12 @@ ESTIMATORS: dict[str, type[OKEstimator]] = {
 }
 
 
-def estimator_names() -> tuple[str, ...]:
+def estimator_names(include_auto: bool = False) -> tuple[str, ...]:
     """The public names of the estimators, in registry order (what callers offer as
-    choices: the service's ``model``, the CLI's ``--model``)."""
-    return tuple(ESTIMATORS)
+    choices: the service's ``model``, the CLI's ``--model``); with ``include_auto`` also
+    "auto", the automatic choice among them (:class:`okcore.auto.AutoRegressor`, known to
+    :func:`make_estimator` and the parameter functions but not one model family)."""
+    return (*ESTIMATORS, "auto") if include_auto else tuple(ESTIMATORS)
 
 
 def eval_set_estimators() -> tuple[str, ...]:
@@ -43,12 +45,13 @@ def eval_set_estimators() -> tuple[str, ...]:
     return tuple(name for name, cls in ESTIMATORS.items() if cls.supports_eval_set)
 
 
-def estimator_summaries() -> dict[str, str]:
+def estimator_summaries(include_auto: bool = False) -> dict[str, str]:
     """A one-line description of each estimator by name (the first line of its class's
-    docstring), in registry order: for choices shown to users."""
+    docstring), in registry order (and "auto" last with ``include_auto``): for choices
+    shown to users."""
     return {
         name: (cls.__doc__ or cls.__name__).strip().splitlines()[0].rstrip(".")
-        for name, cls in ESTIMATORS.items()
+        for name, cls in ((name, estimator_class(name)) for name in estimator_names(include_auto))
     }
 
 
@@ -56,12 +59,12 @@ def check_parameter_names(name: str, names: Any) -> None:
     """:class:`~okcore.exceptions.UnknownParameterError` when ``names`` holds a parameter
     estimator ``name`` does not take (:meth:`~okcore.base.OKEstimator.check_parameter_names`);
     an unknown estimator name raises :class:`~okcore.exceptions.InvalidParameterError`."""
-    _estimator_class(name).check_parameter_names(names, owner=name)
+    estimator_class(name).check_parameter_names(names, owner=name)
 
 
 def estimator_parameters(name: str) -> dict[str, Any]:
     """The parameters of estimator ``name`` with their defaults."""
-    return _estimator_class(name)().get_params()
+    return estimator_class(name)().get_params()
 
 
 def estimator_parameter_schema(name: str) -> dict[str, dict[str, Any]]:
@@ -70,7 +73,7 @@ def estimator_parameter_schema(name: str) -> dict[str, dict[str, Any]]:
     constraints it checks, so the two cannot differ), the ``default``, and a ``description``
     in the words of the error message ("an int in [1, inf) or None"). Values that are not
     JSON (a numpy Generator as ``random_state``) are left out of the schema."""
-    cls = _estimator_class(name)
+    cls = estimator_class(name)
     schemas = {}
     for param, default in estimator_parameters(name).items():
         constraints = cls._parameter_constraints.get(param, [])
@@ -86,7 +89,7 @@ def make_estimator(name: str, params: Mapping[str, Any] | None = None) -> OKEsti
     """An unfitted estimator ``name`` with ``params``, validated: an unknown name or
     parameter, or a bad value, raises :class:`~okcore.exceptions.InvalidParameterError`
     that says which and what is allowed."""
-    cls = _estimator_class(name)
+    cls = estimator_class(name)
     params = dict(params or {})
     cls.check_parameter_names(params, owner=name)
     estimator = cls(**params)
@@ -94,9 +97,16 @@ def make_estimator(name: str, params: Mapping[str, Any] | None = None) -> OKEsti
     return estimator
 
 
-def _estimator_class(name: str) -> type[OKEstimator]:
+def estimator_class(name: str) -> Any:
+    """The class of estimator ``name`` (the registry's, or "auto":
+    :class:`okcore.auto.AutoRegressor`); an unknown name raises
+    :class:`~okcore.exceptions.InvalidParameterError`."""
+    if name == "auto":
+        from .auto import AutoRegressor  # okcore.auto builds on the registry's estimators
+
+        return AutoRegressor
     if name not in ESTIMATORS:
         raise InvalidParameterError(
-            f"unknown estimator {name!r}; expected one of {sorted(ESTIMATORS)}"
+            f"unknown estimator {name!r}; expected one of {sorted(ESTIMATORS)} or 'auto'"
         )
     return ESTIMATORS[name]

@@ -43,15 +43,20 @@ FORMAT = "okcore-model"
 #: of trees), which older readers cannot read. Version 5: models on a precomputed input
 #: similarity (:class:`~okcore.similarity.SimilarityInputs`: the input map's kind and
 #: arrays, without which an older reader would take the similarities for features).
-#: This okcore reads all six.
+#: Version 6: models made of models (:class:`~okcore.meta.AveragedRegressor`,
+#: :class:`~okcore.auto.AutoRegressor`): a manifest naming the members, each member a
+#: model folder of its own (``member-0``, ...). Version 7: weighted-neighbour models
+#: (:class:`~okcore.bipartite.NeighbourRegressor`: the training outputs, no trees). This
+#: okcore reads all seven.
 FORMAT_VERSION = 3
 NYSTROM_VERSION = 2
 KERNEL_MODEL_VERSION = 4
 SIMILARITY_VERSION = 5
-#: Version 6: weighted-neighbour models (:class:`~okcore.bipartite.NeighbourRegressor`: the
-#: training outputs, no trees), which older readers cannot read.
-NEIGHBOURS_VERSION = 6
-READ_VERSIONS = (1, 2, 3, 4, 5, 6)
+COMPOSITE_VERSION = 6
+NEIGHBOURS_VERSION = 7
+READ_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+#: Models made of models, saved as a manifest and one folder per member.
+COMPOSITES = ("AveragedRegressor", "AutoRegressor")
 NYSTROM_ARRAYS = ("landmarks", "feature_map", "landmark_index")
 #: Ensemble arrays saved only when present (robust losses), so squared-loss files keep
 #: their version-1/2 layout.
@@ -116,6 +121,8 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
     """
     from . import __version__
 
+    if type(estimator).__name__ in COMPOSITES:
+        return _save_composite(estimator, Path(path), __version__)
     if isinstance(estimator, NeighbourRegressor) and hasattr(estimator, "Y_"):
         return _save_neighbours(estimator, Path(path))
     input_map = None
@@ -237,12 +244,21 @@ def _load_neighbours(manifest: dict, arrays: dict[str, np.ndarray]) -> Neighbour
 
 def _write(path: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
     """Write ``manifest.json`` and ``arrays.npz`` in a temporary sibling renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
-    try:
+
+    def write(tmp: Path) -> None:
         with open(tmp / "arrays.npz", "wb") as fh:
             np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub: allow_pickle
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+    return _write_folder(path, write)
+
+
+def _write_folder(path: Path, write: Any) -> Path:
+    """``write(tmp)`` fills a temporary sibling folder, renamed to ``path`` when done."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    try:
+        write(tmp)
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)
@@ -250,6 +266,118 @@ def _write(path: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray]) 
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return path
+
+
+def _json_value(value: Any) -> Any:
+    """A parameter of a composite as JSON: scalars, lists of scalars; anything else (a
+    callable scorer, given folds) as None."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple) and all(
+        isinstance(v, bool | int | float | str) for v in value
+    ):
+        return list(value)
+    return None
+
+
+def _save_composite(estimator: Any, path: Path, version: str) -> Path:
+    """An :class:`AveragedRegressor` or :class:`AutoRegressor`: the manifest names the
+    members, each saved by :func:`save` in its own folder."""
+    from .auto import AutoRegressor
+    from .meta import AveragedRegressor
+
+    name = type(estimator).__name__
+    model = estimator.best_estimator_ if isinstance(estimator, AutoRegressor) else estimator
+    if isinstance(estimator, AutoRegressor) and not hasattr(estimator, "best_estimator_"):
+        raise PersistenceError("only fitted okcore estimators can be saved")
+    if isinstance(model, AveragedRegressor):
+        if not hasattr(model, "estimators_"):
+            raise PersistenceError("only fitted okcore estimators can be saved")
+        members, weights = list(model.estimators_), [float(w) for w in model.weights_]
+    else:
+        members, weights = [model], [1.0]
+    manifest: dict[str, Any] = {
+        "format": FORMAT,
+        "format_version": COMPOSITE_VERSION,
+        "okcore_version": version,
+        "estimator": name,
+        "params": {
+            k: _json_value(v)
+            for k, v in estimator.get_params(deep=False).items()
+            if k != "estimators"
+        },
+        "members": [f"member-{i}" for i in range(len(members))],
+        "weights": weights,
+        # as every model's manifest: what callers check the stored inputs against
+        "attributes": {
+            "n_train_": int(members[0].output_space_.n_samples),
+            "n_features_in_": int(members[0].n_features_in_),
+        },
+    }
+    if isinstance(estimator, AutoRegressor):
+        manifest["selection"] = {
+            "best_name": estimator.best_name_,
+            "members": [[m, params] for m, params in estimator.members_],
+            "seed": estimator.seed_,
+            "leaderboard": estimator.leaderboard_,
+            "score_name": estimator.score_name_,
+            "greater_is_better": estimator.greater_is_better_,
+            "cpu_seconds": estimator.cpu_seconds_,
+            "refit_cpu_seconds": estimator.refit_cpu_seconds_,
+            "max_cpu_seconds": estimator.max_cpu_seconds_,
+            "n_rungs": estimator.n_rungs_,
+        }
+
+    def write(tmp: Path) -> None:
+        for folder, member in zip(manifest["members"], members, strict=True):
+            save(member, tmp / folder)
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+    return _write_folder(path, write)
+
+
+def _load_composite(path: Path, manifest: dict) -> Any:
+    """The :class:`AveragedRegressor` or :class:`AutoRegressor` of :func:`_save_composite`."""
+    from .auto import AutoRegressor
+    from .meta import AveragedRegressor
+
+    folders, weights = manifest["members"], manifest["weights"]
+    if (
+        not isinstance(folders, list)
+        or not folders
+        or not isinstance(weights, list)
+        or len(weights) != len(folders)
+        or any(not isinstance(f, str) or not f.startswith("member-") or "/" in f for f in folders)
+    ):
+        raise PersistenceError(f"model at {path} is inconsistent: bad list of members")
+    members = [load(path / folder) for folder in folders]
+    if any(type(m).__name__ in COMPOSITES for m in members):
+        raise PersistenceError(f"model at {path} is inconsistent: nested composite members")
+    model = members[0] if len(members) == 1 else AveragedRegressor.from_fitted(members, weights)
+    params = {k: v for k, v in manifest["params"].items() if v is not None}
+    if manifest["estimator"] == "AveragedRegressor":
+        if len(members) == 1:
+            model = AveragedRegressor.from_fitted(members, weights)
+        model.estimators = list(members)
+        model.set_params(**{k: v for k, v in params.items() if k != "estimators"})
+        return model
+    auto = AutoRegressor()
+    auto.set_params(**params)
+    info = manifest["selection"]
+    auto._adopt(model, [(str(m), dict(p)) for m, p in info["members"]], int(info["seed"]))
+    if len(auto.members_) != len(members):
+        raise PersistenceError(f"model at {path} is inconsistent: members and selection differ")
+    auto.best_name_ = str(info["best_name"])
+    auto.leaderboard_ = list(info["leaderboard"])
+    auto.score_name_ = str(info["score_name"])
+    auto.greater_is_better_ = bool(info["greater_is_better"])
+    auto.cpu_seconds_ = float(info["cpu_seconds"])
+    auto.refit_cpu_seconds_ = float(info["refit_cpu_seconds"])
+    auto.max_cpu_seconds_ = float(info["max_cpu_seconds"])
+    auto.n_rungs_ = int(info["n_rungs"])
+    return auto
 
 
 def _format_version(ens: Any, space: OutputSpace) -> int:
@@ -278,6 +406,8 @@ def load(path: str | os.PathLike) -> Any:
             f"(this okcore reads versions {', '.join(map(str, READ_VERSIONS))})"
         )
     try:
+        if manifest.get("estimator") in COMPOSITES:
+            return _load_composite(path, manifest)
         arrays = _read_arrays(path / "arrays.npz", manifest["arrays"])
         return _rebuild(manifest, arrays)
     except PersistenceError:

@@ -105,6 +105,13 @@ class AveragedRegressor(MetaEstimator):
     weights : list of float or None
         Non-negative weights, normalised to sum 1; None = equal.
 
+    When every member is an okcore estimator fitted with the same output factor (the same
+    outputs, kernel and factor parameters: the members' ``output_space_`` hold equal
+    ``phi``), the average is a model of that output space as any okcore estimator:
+    F(x) = sum_m w_m F_m(x) (:meth:`predict_features`), the predicted kernel
+    <F(x), F(x')>, pre-images (:meth:`predict_index`, :meth:`predict`) and the kernelized
+    R^2 (:meth:`score`) are those of :class:`~okcore.base.OKEstimator` on that F.
+
     Fitted attributes: ``estimators_`` (fitted clones), ``weights_`` (normalised).
     Cost: the sum of the members' fits and predictions.
     """
@@ -113,7 +120,7 @@ class AveragedRegressor(MetaEstimator):
         self.estimators = estimators
         self.weights = weights
 
-    def fit(self, X: Any, Y: Any, **fit_params: Any) -> AveragedRegressor:
+    def fit(self, X: Any, Y: Any = None, **fit_params: Any) -> AveragedRegressor:
         members = list(self.estimators) if isinstance(self.estimators, list | tuple) else []
         if not members:
             raise DataError("estimators must be a non-empty list of regressors")
@@ -127,9 +134,93 @@ class AveragedRegressor(MetaEstimator):
         self.estimators_ = [clone(m).fit(X, Y, **fit_params) for m in members]
         return self
 
+    @classmethod
+    def from_fitted(cls, estimators: list, weights: Any = None) -> AveragedRegressor:
+        """The average of already fitted ``estimators`` (fitted on the same rows), without
+        refitting them: ``estimators`` and ``estimators_`` are the given objects."""
+        model = cls(list(estimators), weights=weights)
+        w = np.ones(len(model.estimators)) if weights is None else np.asarray(weights, float)
+        if not model.estimators or w.shape != (len(model.estimators),) or w.sum() <= 0:
+            raise DataError("from_fitted needs a non-empty list and matching weights")
+        model.weights_ = w / w.sum()
+        model.estimators_ = list(estimators)
+        return model
+
+    # ------------------------------------------------------------------ output space
+    @property
+    def output_space_(self) -> Any:
+        """The members' shared output space (raises :class:`DataError` when their output
+        factors differ: their F(x) are then in different coordinates)."""
+        check_is_fitted(self, "estimators_")
+        spaces = [getattr(m, "output_space_", None) for m in self.estimators_]
+        first = spaces[0]
+        if first is None or any(
+            s is None or (s is not first and not np.array_equal(s.phi, first.phi)) for s in spaces
+        ):
+            raise DataError(
+                "the members of this average do not share one output factor (fit them on "
+                "the same outputs with the same kernel and factor parameters)"
+            )
+        return first
+
+    @property
+    def n_features_in_(self) -> int:
+        check_is_fitted(self, "estimators_")
+        return int(self.estimators_[0].n_features_in_)
+
+    @property
+    def output_1d_(self) -> bool:
+        check_is_fitted(self, "estimators_")
+        return bool(getattr(self.estimators_[0], "output_1d_", False))
+
+    def predict_features(self, X: Any) -> np.ndarray:
+        """F(x) = sum_m w_m F_m(x) in the shared factor coordinates, shape (Q, r)."""
+        self.output_space_  # noqa: B018  (checks the members share their output factor)
+        return self._weighted_sum("predict_features", X)
+
+    def predict_kernel(self, X: Any, X2: Any = None) -> np.ndarray:
+        """<F(x), F(x')>, shape (Q, Q2) (:meth:`okcore.base.OKEstimator.predict_kernel`)."""
+        from .base import OKEstimator
+
+        return OKEstimator.predict_kernel(self, X, X2)  # type: ignore[arg-type]
+
+    def predict_kernel_train(self, X: Any) -> np.ndarray:
+        """<F(x), phi(y_i)> against every training output, shape (Q, N)."""
+        return self.predict_features(X) @ self.output_space_.phi.T
+
+    def predict_index(self, X: Any, candidates: Any = None, top_k: int = 1, **kwargs: Any) -> Any:
+        """Pre-images (eq. 8) of the averaged F (:meth:`okcore.base.OKEstimator.predict_index`)."""
+        from .base import OKEstimator
+
+        return OKEstimator.predict_index(self, X, candidates, top_k, **kwargs)  # type: ignore[arg-type]
+
+    def score(self, X: Any, y: Any) -> float:
+        """Kernelized R^2 of the averaged F (:meth:`okcore.base.OKEstimator.score`)."""
+        from .base import OKEstimator
+
+        return OKEstimator.score(self, X, y)  # type: ignore[arg-type]
+
+    def _outputs_of(self, F: np.ndarray) -> np.ndarray:
+        from .base import OKEstimator
+
+        return OKEstimator._outputs_of(self, F)  # type: ignore[arg-type]
+
+    def _target_features(self, *args: Any, **kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
+        from .base import target_features
+
+        return target_features(self.output_space_, *args, **kwargs)
+
+    def _fitted_inputs(self, X: Any) -> Any:
+        return self.estimators_[0]._fitted_inputs(X)
+
     def predict(self, X: Any) -> np.ndarray:
-        """sum_m w_m F_m(X), shape (Q, L) (or the members' shape)."""
-        return self._weighted_sum("predict", X)
+        """sum_m w_m F_m(X), shape (Q, L) (or the members' shape); for members sharing a
+        non-linear output kernel, the pre-image of the averaged F."""
+        check_is_fitted(self, "estimators_")
+        space = getattr(self.estimators_[0], "output_space_", None)
+        if space is None or (space.kernel.name == "linear" and space.eigenvalues is None):
+            return self._weighted_sum("predict", X)
+        return self._outputs_of(self.predict_features(X))
 
     def predict_weights(self, X: Any) -> np.ndarray:
         """W^F(X) = sum_m w_m W_m^F(X), shape (Q, N_train)."""

@@ -262,7 +262,7 @@ def _clone(estimator: Any) -> Any:
     return clone(estimator)
 
 
-def _outputs(X: Any, Y: Any, gram: Any, kernel: Any) -> tuple[Any, Outputs, int]:
+def outputs_of(X: Any, Y: Any, gram: Any, kernel: Any) -> tuple[Any, Outputs, int]:
     n_samples = X.shape[0]
     given = sum(v is not None for v in (Y, gram)) + (kernel is not None and Y is None)
     if given != 1:
@@ -312,7 +312,7 @@ def cross_validate(
     with ``n_jobs`` it runs in the worker). Cost: one fit and one prediction of the test rows
     per fold.
     """
-    X, outputs, n_samples = _outputs(X, Y, gram, kernel)
+    X, outputs, n_samples = outputs_of(X, Y, gram, kernel)
     scorers = _check_scoring(outputs, scoring)
     folds = kfold(n_samples, cv, random_state) if isinstance(cv, int) else list(cv)
     results = Parallel(n_jobs=n_jobs, prefer="threads")(
@@ -556,7 +556,7 @@ def grid_search(
     iterations), and ``callback(task, progress)`` hears its FitProgress. With ``refit``, the
     best candidate is fitted on all rows (``best_estimator``, not reported to the callback).
     """
-    X, outputs, n_samples = _outputs(X, Y, gram, kernel)
+    X, outputs, n_samples = outputs_of(X, Y, gram, kernel)
     scorers = _check_scoring(outputs, scoring)
     criterion = next(iter(scorers)) if criterion is None else criterion
     if criterion not in scorers:

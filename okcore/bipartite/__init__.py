@@ -12,6 +12,7 @@ from .validation import (
     BipartiteCVResult,
     bipartite_cross_validate,
     block_scores,
+    check_folds,
     degree_stratified_folds,
 )
 
@@ -26,6 +27,7 @@ __all__ = [
     "NeighbourRegressor",
     "bipartite_cross_validate",
     "block_scores",
+    "check_folds",
     "degree_stratified_folds",
     "neighbour_weights",
     "recover_interactions",

@@ -50,6 +50,28 @@ def degree_stratified_folds(degrees: Any, n_folds: int, random_state: Any = None
     return folds
 
 
+def check_folds(folds: Any, n: int, side: str) -> np.ndarray:
+    """A given fold assignment of the ``n`` vertices of ``side`` ("row" or "column"): one
+    integer fold id per vertex, ids 0..K-1 with K >= 2 and every fold non-empty. Raises
+    :class:`DataError` saying what is wrong."""
+    a = np.asarray(folds)
+    if a.ndim != 1 or a.shape[0] != n:
+        raise DataError(f"{side}_folds must give one fold id per {side} ({n}): got shape {a.shape}")
+    if a.dtype.kind == "f" and np.all(np.isfinite(a)) and np.all(a == np.round(a)):
+        a = a.astype(np.int64)
+    if a.dtype.kind not in "iu":
+        raise DataError(f"{side}_folds must hold integer fold ids: got dtype {a.dtype}")
+    a = a.astype(np.int64)
+    k = int(a.max()) + 1 if n else 0
+    present = np.bincount(a[a >= 0], minlength=k) if n else np.zeros(0)
+    if n == 0 or a.min() < 0 or k < 2 or np.any(present == 0):
+        raise DataError(
+            f"{side}_folds must number the folds 0..K-1 with K >= 2 and every fold holding "
+            f"at least one {side}: got ids {sorted(set(a.tolist()))[:10]}"
+        )
+    return a
+
+
 def block_scores(truth: Any, scores: Any) -> dict[str, float]:
     """AUROC and average precision of ``scores`` against 0/1 ``truth`` (any shape); NaN for a
     block without both an interaction and a non-interaction."""
@@ -102,6 +124,8 @@ def bipartite_cross_validate(
     random_state: Any = 0,
     configurations: list[tuple[int, int]] | None = None,
     callback: Callable[[dict[str, Any]], None] | None = None,
+    row_folds: Any = None,
+    col_folds: Any = None,
 ) -> BipartiteCVResult:
     """K x K cross-validation of a :class:`~okcore.bipartite.BipartiteRegressor`-like
     ``model`` (fit(X_rows, X_cols, Y), predict_new_rows / predict_new_cols /
@@ -111,7 +135,11 @@ def bipartite_cross_validate(
     ----------
     n_folds : int or (int, int)
         K for both sides, or (K_rows, K_cols). Folds are stratified by degree and seeded by
-        ``random_state`` (rows first, then columns, from one generator).
+        ``random_state`` (rows first, then columns, from one generator). A side whose folds
+        are given (``row_folds``, ``col_folds``) has as many folds as it is given.
+    row_folds, col_folds : array of int or None
+        A given fold assignment (a published protocol's): the fold id 0..K-1 of every row
+        (column), each fold non-empty (:func:`check_folds`); None draws the side's folds.
     row_inputs, col_inputs : {"features", "similarity"}
         "similarity": X_rows (X_cols) is the (n, n) similarity among all vertices of that
         side; every fit and prediction sees only the columns of the learned vertices.
@@ -131,8 +159,23 @@ def bipartite_cross_validate(
         )
     k_rows, k_cols = (n_folds, n_folds) if isinstance(n_folds, int | np.integer) else n_folds
     rng = check_random_state(random_state)
-    row_folds = degree_stratified_folds((Y != 0).sum(1), k_rows, rng)
-    col_folds = degree_stratified_folds((Y != 0).sum(0), k_cols, rng)
+    if row_folds is None:
+        row_folds = degree_stratified_folds((Y != 0).sum(1), k_rows, rng)
+    else:
+        row_folds = check_folds(row_folds, Y.shape[0], "row")
+        k_rows = int(row_folds.max()) + 1
+    if col_folds is None:
+        col_folds = degree_stratified_folds((Y != 0).sum(0), k_cols, rng)
+    else:
+        col_folds = check_folds(col_folds, Y.shape[1], "column")
+        k_cols = int(col_folds.max()) + 1
+    if configurations is not None and any(
+        not (0 <= a < k_rows and 0 <= b < k_cols) for a, b in configurations
+    ):
+        raise DataError(
+            f"configurations must be (row fold, column fold) pairs within {k_rows} x {k_cols} "
+            f"folds: got {configurations}"
+        )
     result = BipartiteCVResult(row_folds, col_folds)
     todo = configurations or [(a, b) for a in range(k_rows) for b in range(k_cols)]
     for a, b in todo:

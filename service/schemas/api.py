@@ -260,8 +260,13 @@ class TrainRequest(_Model):
     model: ModelName = Field(
         "okboost",
         description="The estimator, by its name in okcore's registry: "
-        + "; ".join(f"{name}: {summary}" for name, summary in okcore.estimator_summaries().items())
-        + ".",
+        + "; ".join(
+            f"{name}: {summary}"
+            for name, summary in okcore.estimator_summaries(include_auto=True).items()
+        )
+        + ". auto chooses among the others by inner validation within params.max_cpu_seconds "
+        "of CPU (default 60 s up to 5,000 rows, proportionally more above; bounded by the "
+        "server's max_job_seconds); its leaderboard is in the model record (`auto`).",
     )
     inputs: Inputs = Field(
         description="N x p input features of the training vertices/samples: a matrix, or a "
@@ -298,7 +303,8 @@ class TrainRequest(_Model):
         description="Estimator hyper-parameters named as in okcore (n_estimators, "
         "learning_rate, max_splits, splitter, max_features, random_state, ...): those of "
         "the `model`, listed with their types, ranges and defaults in OKBoostParams, "
-        "OK3Params, OK3ForestParams, KRRBoostParams and KernelRidgeParams. okboost also "
+        "OK3Params, OK3ForestParams, KRRBoostParams, KernelRidgeParams and AutoParams. "
+        "okboost also "
         "takes loss ('squared' (default), "
         "'absolute' or 'huber': robust to wrong training outputs) and alpha (the Huber "
         "quantile in (0, 1), default 0.9). An unknown name or a bad value is a 422.",
@@ -352,11 +358,33 @@ class TrainRequest(_Model):
             raise ValueError("input_map and input_components apply to input_kind 'similarity'")
         if self.input_components is not None and self.input_map != "kpca":
             raise ValueError("input_components applies to input_map 'kpca'")
+        if self.model == "auto":
+            _check_auto(self)
         if self.eval_set is not None and self.model not in EVAL_SET_MODELS:
             raise ValueError(
                 f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
             )
         return self
+
+
+def _check_auto(req: TrainRequest) -> None:
+    """What the automatic choice does not take: it validates on inner folds of its own and
+    chooses among models of feature inputs and output vectors or a Gram matrix."""
+    if req.cv is not None:
+        raise ValueError(
+            "model 'auto' chooses its model by inner validation already: leave out cv (set "
+            "params.cv to its inner folds), or name a model to cross-validate"
+        )
+    if req.input_kind == "similarity":
+        raise ValueError(
+            "model 'auto' takes feature inputs: name a model (okboost, krr, ...) for "
+            "input_kind 'similarity'"
+        )
+    if isinstance(req.output_kernel, DiffusionKernelSpec):
+        raise ValueError(
+            "model 'auto' takes output vectors or a precomputed Gram matrix: name a model "
+            "for a graph's diffusion kernel"
+        )
 
 
 _DROP_HINT = "; set output_kernel.drop_unknown_edges = true to drop the edges naming them"

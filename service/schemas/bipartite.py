@@ -16,8 +16,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from service.schemas.api import Edges, Ids, Inputs, Matrix, ModelName, Params, _Model
+from service.schemas.api import Edges, Ids, Inputs, Matrix, Params, _Model
 from service.schemas.examples import documented
+from service.schemas.params import EstimatorName
 
 SIDE_EXAMPLE: dict[str, Any] = {
     "inputs": [[0.1, 1.0], [0.9, 0.2], [0.5, 0.5]],
@@ -153,6 +154,19 @@ class BipartiteCVSpec(_Model):
         examples=[3, [4, 3]],
     )
     random_state: int = Field(0, ge=0, description="Seeds both sides' folds.")
+    row_folds: list[int] | None = Field(
+        None,
+        description="A given fold assignment of the row vertices (a published protocol's): "
+        "the fold id 0..K-1 of every row, in the order of `rows`, every fold non-empty, K "
+        "in [2, 20]; `folds` then does not apply to the rows. Default: drawn, stratified by "
+        "degree.",
+        examples=[[0, 1, 2, 0, 1, 2]],
+    )
+    col_folds: list[int] | None = Field(
+        None,
+        description="The same for the column vertices, in the order of `cols`.",
+        examples=[[0, 1, 0, 1]],
+    )
 
     @model_validator(mode="after")
     def _folds(self) -> BipartiteCVSpec:
@@ -172,7 +186,7 @@ class BipartiteTrainRequest(_Model):
 
     task: Literal["bipartite"] = Field(description="A bipartite network between two vertex sets.")
     name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
-    model: ModelName = Field(
+    model: EstimatorName = Field(
         "okboost", description="The estimator of both one-sided models (okcore's registry)."
     )
     params: Params = Field(

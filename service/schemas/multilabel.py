@@ -14,8 +14,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from service.schemas.api import Ids, Inputs, ModelName, Outputs, Params, _Model
+from service.schemas.api import Ids, Inputs, Outputs, Params, _Model
 from service.schemas.examples import documented
+from service.schemas.params import EstimatorName
 
 MULTILABEL_TRAIN_EXAMPLE: dict[str, Any] = {
     "task": "multilabel",
@@ -67,7 +68,7 @@ class MultiLabelTrainRequest(_Model):
 
     task: Literal["multilabel"] = Field(description="Label sets as outputs.")
     name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
-    model: ModelName = Field("okboost", description="The estimator (okcore's registry).")
+    model: EstimatorName = Field("okboost", description="The estimator (okcore's registry).")
     params: Params = Field(default_factory=dict, description="Its hyper-parameters.")
     inputs: Inputs = Field(description="N x p input features (dense or CSR).")
     ids: Ids | None = Field(None, description="Optional sample ids, one per row.")

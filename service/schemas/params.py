@@ -24,10 +24,14 @@ import okcore
 
 if TYPE_CHECKING:
     ModelName = str
+    EstimatorName = str
 else:
-    ModelName = Literal[okcore.estimator_names()]
-"""The estimators of okcore's registry that POST /train fits (TrainRequest.model): every
-name of ``okcore.estimator_names()``, an enum in the OpenAPI schema."""
+    ModelName = Literal[okcore.estimator_names(include_auto=True)]
+    EstimatorName = Literal[okcore.estimator_names()]
+"""The models POST /train fits (TrainRequest.model): every name of okcore's registry
+(``okcore.estimator_names()``) and "auto", the automatic choice among them
+(okcore.AutoRegressor), an enum in the OpenAPI schema. ``EstimatorName``: the registry's
+names only, for the tasks whose models wrap one estimator (bipartite, multi-label)."""
 EVAL_SET_MODELS = okcore.eval_set_estimators()
 """The models that take an ``eval_set`` (``supports_eval_set`` in okcore's registry)."""
 
@@ -49,7 +53,7 @@ def _example(schema: dict[str, Any], default: Any) -> Any:
 def _params_model(name: str) -> type[BaseModel]:
     """The schema model of estimator ``name``'s parameters (OKBoostRegressor ->
     OKBoostParams)."""
-    cls = okcore.ESTIMATORS[name]
+    cls = okcore.estimator_class(name)
     fields: dict[str, Any] = {}
     for param, schema in okcore.estimator_parameter_schema(name).items():
         typed = {k: v for k, v in schema.items() if k not in ("default", "description")}
@@ -79,7 +83,7 @@ def _params_model(name: str) -> type[BaseModel]:
 
 
 PARAM_MODELS: dict[str, type[BaseModel]] = {
-    name: _params_model(name) for name in okcore.estimator_names()
+    name: _params_model(name) for name in okcore.estimator_names(include_auto=True)
 }
 """The schema model of each estimator's parameters, by model name."""
 

@@ -21,7 +21,7 @@ from service.schemas.params import ModelName
 
 ModelStatus = Literal["training", "ready", "failed", "cancelled"]
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
-Phase = Literal["output_space", "binning", "trees"]
+Phase = Literal["output_space", "binning", "trees", "selection"]
 
 
 class _Record(BaseModel):
@@ -147,6 +147,42 @@ class ModelRecord(_Record):
                 "random_state": 0,
                 "thresholds": [0.35, 0.35, 0.35],
                 "sigmoid": None,
+            }  # fmt: skip
+        ],
+    )
+    auto: dict[str, Any] | None = Field(
+        None,
+        description="For model 'auto': the model it chose (`chosen`, the members of an "
+        "average with their settled params), the inner score's name, the CPU seconds spent "
+        "and the budget, and the leaderboard: one row per candidate and average, best "
+        "first, with its inner validation score, the rows of its last fit, the CPU seconds "
+        "of its fits, its settled params (boosting rounds kept, kernel ridge's width and "
+        "penalty) and its status (chosen, scored, dropped at rung k, skipped: budget, "
+        "failed); null for other models.",
+        examples=[
+            {
+                "chosen": "kernel-ridge",
+                "members": [
+                    {"candidate": "kernel-ridge", "params": {"gamma": [0.05, 0.05], "alpha": 0.01}}
+                ],
+                "score": "err_phi",
+                "greater_is_better": False,
+                "cpu_seconds": 12.0,
+                "refit_cpu_seconds": 0.6,
+                "max_cpu_seconds": 60.0,
+                "leaderboard": [
+                    {
+                        "name": "kernel-ridge",
+                        "score": 0.083,
+                        "rows": 1600,
+                        "rung": 2,
+                        "cpu_seconds": 6.7,
+                        "params": {"gamma": [0.05, 0.05], "alpha": 0.01},
+                        "status": "chosen",
+                        "capped": False,
+                        "members": [],
+                    }
+                ],
             }  # fmt: skip
         ],
     )

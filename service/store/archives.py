@@ -66,12 +66,17 @@ MAX_HEADER_BYTES = 256 * 1024
 next one's: its header block plus PAX extended headers and GNU long names (a model's are
 well under a kilobyte), with room for read-ahead. tarfile reads such headers whole, so a
 PAX header holding a 300 MB comment would be held in memory without this bound."""
+COMPOSITE_MEMBERS = 3
+"""Most member models of a stored model made of models (okcore.AutoRegressor's choice: one
+model or the average of at most three)."""
 MAX_JSON_FILE_BYTES = {
     "record.json": 8 << 20,  # curves of up to 50,000 trees take about 1 MB each
     "estimator/manifest.json": 8 << 20,
     "ids.json": 64 << 20,  # 200,000 ids of 256 ASCII characters, quoted: 52 MB
     "col_estimator/manifest.json": 8 << 20,  # a bipartite model's column side
     "col_ids.json": 64 << 20,
+    # the members of an automatic choice's average (model "auto": at most COMPOSITE_MEMBERS)
+    **{f"estimator/member-{i}/manifest.json": 8 << 20 for i in range(COMPOSITE_MEMBERS)},
 }
 """Largest size of each JSON file of an archive, checked before it is parsed (``export.json``
 has MAX_MANIFEST_BYTES)."""
@@ -399,31 +404,63 @@ def _check_npz_member(
 
 
 def _check_arrays(folder: Path) -> None:
-    """The estimators' arrays (a bipartite model has a second one, ``col_estimator/``) and
-    sparse inputs, checked as :func:`_check_npz` says."""
+    """The estimators' arrays (a bipartite model has a second one, ``col_estimator/``; a
+    model made of models, each member's in its folder) and sparse inputs, checked as
+    :func:`_check_npz` says."""
     for estimator, inputs in (("estimator", "inputs"), ("col_estimator", "col_inputs")):
         if estimator == "col_estimator" and not (folder / estimator).exists():
             continue
-        try:
-            text = (folder / estimator / "manifest.json").read_text("utf-8")
-            manifest = json.loads(text)
-        except FileNotFoundError:
-            raise InvalidArchive(f"the archive has no '{estimator}/manifest.json'") from None
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InvalidArchive(f"'{estimator}/manifest.json' is not valid JSON: {exc}") from None
-        arrays = manifest.get("arrays") if isinstance(manifest, dict) else None
-        if not isinstance(arrays, dict):
-            raise InvalidArchive(f"'{estimator}/manifest.json' has no 'arrays' listing")
-        try:
-            what = f"'{estimator}/arrays.npz'"
-            _check_npz(folder / estimator / "arrays.npz", what, arrays)
-            if (folder / f"{inputs}.npz").exists():
-                _check_npz(folder / f"{inputs}.npz", f"'{inputs}.npz'", None)
-        except InvalidArchive as exc:
-            raise InvalidArchive(
-                f"the model in the archive cannot be loaded: {exc.message}"
-            ) from None
+        manifest = _estimator_manifest(folder, estimator)
+        members = manifest.get("members")
+        if members is not None:  # okcore's composite format: the members' folders
+            expected = [
+                f"member-{i}" for i in range(len(members) if isinstance(members, list) else 0)
+            ]
+            if (
+                estimator != "estimator"
+                or members != expected
+                or not 1 <= len(members) <= COMPOSITE_MEMBERS
+            ):
+                raise InvalidArchive(
+                    f"'{estimator}/manifest.json' lists members other than member-0.."
+                    f"member-{COMPOSITE_MEMBERS - 1}"
+                )
+            for member in members:
+                _check_estimator_arrays(folder, f"{estimator}/{member}", inputs)
+        else:
+            _check_estimator_arrays(folder, estimator, inputs, manifest)
         _check_training_arrays(folder, manifest.get("attributes"), inputs)
+
+
+def _estimator_manifest(folder: Path, estimator: str) -> dict[str, Any]:
+    try:
+        text = (folder / estimator / "manifest.json").read_text("utf-8")
+        manifest = json.loads(text)
+    except FileNotFoundError:
+        raise InvalidArchive(f"the archive has no '{estimator}/manifest.json'") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidArchive(f"'{estimator}/manifest.json' is not valid JSON: {exc}") from None
+    if not isinstance(manifest, dict):
+        raise InvalidArchive(f"'{estimator}/manifest.json' has no 'arrays' listing")
+    return manifest
+
+
+def _check_estimator_arrays(
+    folder: Path, estimator: str, inputs: str, manifest: dict[str, Any] | None = None
+) -> None:
+    """One estimator folder's ``arrays.npz`` against its manifest's listing."""
+    if manifest is None:
+        manifest = _estimator_manifest(folder, estimator)
+    arrays = manifest.get("arrays")
+    if not isinstance(arrays, dict):
+        raise InvalidArchive(f"'{estimator}/manifest.json' has no 'arrays' listing")
+    try:
+        what = f"'{estimator}/arrays.npz'"
+        _check_npz(folder / estimator / "arrays.npz", what, arrays)
+        if (folder / f"{inputs}.npz").exists():
+            _check_npz(folder / f"{inputs}.npz", f"'{inputs}.npz'", None)
+    except InvalidArchive as exc:
+        raise InvalidArchive(f"the model in the archive cannot be loaded: {exc.message}") from None
 
 
 def _check_training_arrays(folder: Path, attributes: Any, inputs: str = "inputs") -> None:

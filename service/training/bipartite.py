@@ -59,6 +59,8 @@ class BipartitePlan:
     col_ids: np.ndarray | None
     cv: tuple[int, int] | None
     cv_seed: int
+    row_folds: np.ndarray | None  # given fold assignments (cv.row_folds / cv.col_folds)
+    col_folds: np.ndarray | None
     estimate: JobEstimate
     total: int  # one-sided fits the job runs: 2 per CV configuration, 2 for the final fit
     record: dict[str, Any] = field(default_factory=dict)
@@ -167,8 +169,15 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
     col_fit = estimate_job(req.model, params, X_cols, PROFILE_KERNEL, n_rows, data_bytes)
     estimate = _sequential([row_fit, col_fit])
     cv, total = None, 2
+    row_folds = col_folds = None
     if req.cv is not None:
-        cv = req.cv.pair
+        row_folds = _given_folds(req.cv.row_folds, n_rows, "row")
+        col_folds = _given_folds(req.cv.col_folds, n_cols, "column")
+        k_rows, k_cols = req.cv.pair
+        cv = (
+            k_rows if row_folds is None else int(row_folds.max()) + 1,
+            k_cols if col_folds is None else int(col_folds.max()) + 1,
+        )
         for k, n, side in ((cv[0], n_rows, "row"), (cv[1], n_cols, "column")):
             if k > n:
                 raise InvalidRequest(
@@ -225,10 +234,35 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
         col_ids=req.cols.ids,
         cv=cv,
         cv_seed=0 if req.cv is None else req.cv.random_state,
+        row_folds=row_folds,
+        col_folds=col_folds,
         estimate=estimate,
         total=total,
         record=record,
     )
+
+
+MAX_GIVEN_FOLDS = 20
+
+
+def _given_folds(folds: list[int] | None, n: int, side: str) -> np.ndarray | None:
+    """A given fold assignment checked by okcore (one id 0..K-1 per vertex, every fold
+    non-empty), K at most MAX_GIVEN_FOLDS; a 422 saying what is wrong."""
+    if folds is None:
+        return None
+    key = "row_folds" if side == "row" else "col_folds"
+    try:
+        checked = okcore.bipartite.check_folds(np.asarray(folds), n, side)
+    except okcore.DataError as exc:
+        raise InvalidRequest(
+            f"cv.{key}: {exc}", details=[{"loc": ["cv", key], "msg": str(exc)}]
+        ) from None
+    if checked.max() + 1 > MAX_GIVEN_FOLDS:
+        raise InvalidRequest(
+            f"cv.{key} numbers {checked.max() + 1} folds: at most {MAX_GIVEN_FOLDS}",
+            details=[{"loc": ["cv", key], "msg": "too many folds"}],
+        )
+    return checked
 
 
 def _finite(value: float) -> float | None:
@@ -285,10 +319,15 @@ def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Repo
                 model, plan.X_rows, plan.X_cols, plan.Y, n_folds=plan.cv,
                 row_inputs=plan.row_inputs, col_inputs=plan.col_inputs,
                 random_state=plan.cv_seed, callback=heard,
+                row_folds=plan.row_folds, col_folds=plan.col_folds,
             )  # fmt: skip
         except _Cancelled:
             return "cancelled"
         info["cv"] = cv_record(result, plan.cv, plan.cv_seed)
+        info["cv"]["given_folds"] = {
+            "rows": plan.row_folds is not None,
+            "cols": plan.col_folds is not None,
+        }
     model.fit(plan.X_rows, plan.X_cols, plan.Y)
     if report(plan.total):
         return "cancelled"

@@ -241,6 +241,21 @@ def output_space_summary(space: okcore.OutputSpace) -> dict[str, Any]:
     }
 
 
+def auto_summary(est: okcore.AutoRegressor) -> dict[str, Any]:
+    """The model record's ``auto``: the choice, its members, the budget and the
+    leaderboard (okcore.AutoRegressor's fitted attributes)."""
+    return {
+        "chosen": est.best_name_,
+        "members": [{"candidate": name, "params": params} for name, params in est.members_],
+        "score": est.score_name_,
+        "greater_is_better": bool(est.greater_is_better_),
+        "cpu_seconds": float(est.cpu_seconds_),
+        "refit_cpu_seconds": float(est.refit_cpu_seconds_),
+        "max_cpu_seconds": float(est.max_cpu_seconds_),
+        "leaderboard": est.leaderboard_,
+    }
+
+
 def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter) -> str:
     """Fit, then store the model atomically under ``root``. Returns "done", "cancelled" or
     "deleted" (the model was deleted before its save committed: nothing is written).
@@ -261,6 +276,8 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
     est.fit(plan.inputs, y, callback=progress, **kwargs)
     if est.stopped_by_callback_:
         return "cancelled"
+    if hasattr(est, "leaderboard_"):  # model "auto": what it chose and why
+        record["auto"] = auto_summary(est)
     record.update(
         status="ready",
         fit_time=float(est.fit_time_),

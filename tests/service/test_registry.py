@@ -76,7 +76,8 @@ def test_model_names_and_eval_set_support_come_from_the_registry():
     from service.schemas.api import TrainRequest
     from service.schemas.params import EVAL_SET_MODELS, PARAM_MODELS
 
-    names = list(okcore.ESTIMATORS)
+    names = [*okcore.ESTIMATORS, "auto"]  # and the automatic choice among them
+    assert list(okcore.estimator_names(include_auto=True)) == names
     assert list(PARAM_MODELS) == names
     assert TrainRequest.model_json_schema()["properties"]["model"]["enum"] == names
     assert set(EVAL_SET_MODELS) == {

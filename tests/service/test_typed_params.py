@@ -20,7 +20,7 @@ jsonschema = pytest.importorskip("jsonschema")
 
 #: The schema component of each model /train fits (OKBoostRegressor -> OKBoostParams ...).
 COMPONENT = {
-    name: okcore.ESTIMATORS[name].__name__.removesuffix("Regressor") + "Params"
+    name: okcore.estimator_class(name).__name__.removesuffix("Regressor") + "Params"
     for name in get_args(ModelName)
 }
 
@@ -33,7 +33,7 @@ def spec(client: TestClient) -> dict[str, Any]:
 
 def _init_parameters(name: str) -> dict[str, Any]:
     """The estimator's __init__ keywords and defaults, read from its signature here."""
-    signature = inspect.signature(okcore.ESTIMATORS[name].__init__)
+    signature = inspect.signature(okcore.estimator_class(name).__init__)
     return {p.name: p.default for p in signature.parameters.values() if p.name != "self"}
 
 

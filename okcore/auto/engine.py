@@ -1,0 +1,648 @@
+"""The selection engine: successive halving of candidate estimators under a CPU budget.
+
+:func:`select` takes candidate estimator factories (:class:`Candidate`: a name and a
+function ``seed -> unfitted estimator``), training data in any output form okcore's
+estimators take (Y with an output kernel, or a Gram matrix), an inner validation split
+(a holdout fraction, K folds, or the folds themselves), a score and a CPU budget; it
+returns the chosen model refitted on all the rows, with its leaderboard
+(:class:`Selection`).
+
+The scheme (Jamieson & Talwalkar, "Non-stochastic best arm identification and
+hyperparameter optimization", AISTATS 2016; Li et al., "Hyperband", JMLR 2018):
+
+1. The inner training rows are shuffled once; rung k fits every surviving candidate on the
+   first n_k of them (n_k = n_in / eta^(R-1-k), nested subsamples, at least ``min_rows``;
+   the last rung on all n_in) and scores it on the whole inner validation set. Only the
+   best 1/eta (at least ``keep_last``) go to the next rung: cheap fidelity first, the
+   budget to the promising candidates.
+2. A candidate with ``early_stopping`` (boosting) is fitted with the inner validation rows
+   as its ``eval_set`` and keeps its best round; its final model is refitted with that
+   number of rounds on all the rows (with K folds: the mean over the folds).
+3. On the last rung, equal-weight averages of the best two and three members are scored
+   on the same inner validation rows (no refit: the members' predictions are averaged) and
+   enter the leaderboard.
+4. The best entry is refitted on all the rows.
+
+Budget (CPU seconds of the whole process, ``time.process_time``: every thread of the
+process, numba's and BLAS's included): a fit is launched only when its predicted cost fits
+the remaining budget (the cost model of okcore's estimators for a first fit; afterwards
+the candidate's measured CPU scaled by the rows, with its ``cost_exponent``); a fit that
+reports rounds (boosting) is stopped by its progress callback at the first round after its
+share of the budget is spent (its leaderboard row says ``capped``); REFIT_RESERVE of the
+budget is kept for the final refit, and the winner is the best entry whose predicted refit
+fits what is left (else the cheapest). So the whole selection exceeds the budget by at most
+one boosting round, plus the misprediction of a non-boosting fit's cost, plus the refit's;
+BUDGET_TOLERANCE states the bound the tests hold it to. With a budget too small for any
+candidate the first candidate is still fitted once on all the rows (a model is always
+returned) and the leaderboard says so.
+
+Determinism: ``random_state`` seeds the split, the subsamples and every candidate (each
+factory receives the same integer seed), so two runs with the same seed and budget give
+the same leaderboard and predictions, as long as no fit is capped or skipped by the
+budget (those depend on the machine's speed; the leaderboard names them).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_random_state
+from ..callbacks import FitProgress
+from ..exceptions import DataError, OKCoreError
+from ..meta import AveragedRegressor
+from ..model_selection import Outputs, kfold
+from ..scoring import BoundScorer, FoldTruth, check_scoring
+
+#: Default CPU budget, seconds, at up to DEFAULT_BUDGET_ROWS rows; above, proportional to
+#: the rows (the boosters' CPU grows linearly with N).
+DEFAULT_BUDGET_SECONDS = 60.0
+DEFAULT_BUDGET_ROWS = 5_000
+#: Fraction of the budget kept for the final refit on all rows.
+REFIT_RESERVE = 0.25
+#: The bound the engine's own CPU accounting is held to (tests): at most
+#: (1 + BUDGET_TOLERANCE) x budget + BUDGET_SLACK_SECONDS.
+BUDGET_TOLERANCE = 0.25
+BUDGET_SLACK_SECONDS = 2.0
+#: Halving factor and the smallest subsample a rung fits on.
+ETA = 3
+MIN_ROWS = 400
+MAX_RUNGS = 3
+
+
+class SelectionCancelled(OKCoreError):
+    """The selection's callback asked it to stop (returned True)."""
+
+
+def default_budget(n_samples: int) -> float:
+    """The CPU seconds :func:`select` spends when given no budget: DEFAULT_BUDGET_SECONDS
+    up to DEFAULT_BUDGET_ROWS rows, proportionally more above."""
+    return DEFAULT_BUDGET_SECONDS * max(1.0, n_samples / DEFAULT_BUDGET_ROWS)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One model the engine may choose.
+
+    name : str
+        Its leaderboard name (unique among the candidates).
+    make : callable ``seed -> estimator``
+        A fresh unfitted okcore estimator (fit / predict_features API) seeded by ``seed``.
+    early_stopping : bool
+        Whether the estimator stops early on an ``eval_set`` (boosting with
+        ``early_stopping=True``): the engine passes the inner validation rows, and the
+        final estimator gets the rounds kept (``n_estimators_``, mean over the folds) with
+        early stopping off.
+    settle : callable ``fitted models -> params`` or None
+        Parameters the final estimator takes from the inner fits (one per fold), so the
+        refit on all rows does not search again: e.g. kernel ridge's chosen width and
+        penalty. Values must be JSON numbers, strings or lists of numbers (saved models
+        record them).
+    cost_exponent : float
+        How its CPU grows with the rows (1: trees and Nystrom kernel ridge; 3: exact
+        kernel ridge), to predict a larger fit from a measured one.
+    refit_fraction : float
+        The settled refit's CPU as a fraction of an inner fit on as many rows (1 for
+        boosting; kernel ridge that searched its width and penalty by CV refits once).
+    """
+
+    name: str
+    make: Callable[[int], Any]
+    early_stopping: bool = False
+    settle: Callable[[Sequence[Any]], dict[str, Any]] | None = None
+    cost_exponent: float = 1.0
+    refit_fraction: float = 1.0
+
+    def settled(self, models: Sequence[Any]) -> dict[str, Any]:
+        """The final estimator's parameters learnt from the inner fits ``models``."""
+        params: dict[str, Any] = {}
+        if self.early_stopping:
+            rounds = int(round(float(np.mean([m.n_estimators_ for m in models]))))
+            params.update(n_estimators=max(rounds, 1), early_stopping=False, n_iter_no_change=None)
+        if self.settle is not None:
+            params.update(self.settle(models))
+        return params
+
+    def final(self, seed: int, params: dict[str, Any]) -> Any:
+        """The estimator refitted on all rows: ``make(seed)`` with the settled ``params``."""
+        return self.make(seed).set_params(**params)
+
+
+@dataclass
+class SelectionProgress:
+    """What a selection callback hears before each fit: ``stage`` ("rung 1/3", "refit"),
+    the ``candidate`` fitted, the fits ``done`` out of at most ``total`` planned, and the
+    CPU seconds spent of the ``budget``."""
+
+    stage: str
+    candidate: str
+    done: int
+    total: int
+    cpu_seconds: float
+    budget: float
+
+
+@dataclass
+class Entry:
+    """A leaderboard row: the candidate (or average), its inner validation score (None if
+    never scored), the rows it was last fitted on (fidelity), the rung reached, its CPU
+    seconds over every fit, the parameters the final estimator settles (rounds kept by early
+    stopping, kernel ridge's width and penalty), its status ("chosen", "scored", "dropped at
+    rung k", "skipped: budget", "failed: <error>") and whether the budget stopped one of its
+    fits before its last round (``capped``)."""
+
+    name: str
+    score: float | None = None
+    rows: int = 0
+    rung: int = 0
+    cpu_seconds: float = 0.0
+    params: dict[str, Any] = field(default_factory=dict)
+    status: str = "scored"
+    members: tuple[str, ...] = ()
+    capped: bool = False
+    last_cpu: float = 0.0  # CPU of its fits at its last rung (all folds)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "score": self.score,
+            "rows": self.rows,
+            "rung": self.rung,
+            "cpu_seconds": round(self.cpu_seconds, 4),
+            "params": dict(self.params),
+            "status": self.status,
+            "capped": self.capped,
+            "members": list(self.members),
+        }
+
+
+@dataclass
+class Selection:
+    """What :func:`select` returns: the chosen ``estimator`` fitted on all rows (an okcore
+    estimator, or an :class:`~okcore.meta.AveragedRegressor` of them), its ``name``, the
+    ``members`` ((candidate name, settled parameters) of each member, for rebuilding), the
+    ``leaderboard`` (best first; see :class:`Entry`), the ``score_name`` and whether
+    higher is better, the CPU seconds spent (selection and refit) and the ``budget``."""
+
+    estimator: Any
+    name: str
+    members: list[tuple[str, dict[str, Any]]]
+    leaderboard: list[dict[str, Any]]
+    score_name: str
+    greater_is_better: bool
+    cpu_seconds: float
+    refit_cpu_seconds: float
+    budget: float
+    seed: int
+    n_rungs: int = 1
+    inner_rows: tuple[int, int] = (0, 0)
+
+
+def inner_folds(
+    n_samples: int, cv: Any, rng: np.random.Generator
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The inner split: ``cv`` a float in (0, 1) (one holdout of that fraction), an int
+    K >= 2 (shuffled K folds) or an iterable of (train, validation) index arrays."""
+    if isinstance(cv, bool):
+        raise DataError(f"cv must be a fraction, a number of folds or folds: got {cv!r}")
+    if isinstance(cv, float):
+        if not 0.0 < cv < 1.0:
+            raise DataError(f"a holdout cv must be a fraction in (0, 1): got {cv!r}")
+        n_val = int(round(cv * n_samples))
+        if n_val < 1 or n_samples - n_val < 2:
+            raise DataError(
+                f"a holdout of {cv} of {n_samples} rows leaves no usable training or "
+                "validation rows; give more rows or a larger fraction"
+            )
+        order = rng.permutation(n_samples)
+        return [(np.sort(order[n_val:]), np.sort(order[:n_val]))]
+    if isinstance(cv, int | np.integer):
+        return kfold(n_samples, int(cv), rng)
+    folds = []
+    for pair in cv:
+        train, val = (np.asarray(a, dtype=np.int64) for a in pair)
+        if (
+            train.ndim != 1
+            or val.ndim != 1
+            or len(train) < 2
+            or len(val) < 1
+            or np.any((train < 0) | (train >= n_samples))
+            or np.any((val < 0) | (val >= n_samples))
+            or np.intersect1d(train, val).size
+        ):
+            raise DataError(
+                "each given fold must be (train rows, validation rows): disjoint index "
+                f"arrays in [0, {n_samples}), at least 2 training rows and 1 validation row"
+            )
+        folds.append((np.sort(train), np.sort(val)))
+    if not folds:
+        raise DataError("cv gave no folds")
+    return folds
+
+
+def _rung_sizes(n_train: int, eta: int, min_rows: int) -> list[int]:
+    """Rows of each rung's fits: n_train / eta^(R-1-k), the first at least ``min_rows``."""
+    n_rungs = 1
+    while n_rungs < MAX_RUNGS and n_train / eta**n_rungs >= min_rows:
+        n_rungs += 1
+    return [int(math.ceil(n_train / eta ** (n_rungs - 1 - k))) for k in range(n_rungs)]
+
+
+class _Clock:
+    """The process's CPU seconds since the selection started."""
+
+    def __init__(self) -> None:
+        self.start = time.process_time()
+
+    def spent(self) -> float:
+        return time.process_time() - self.start
+
+
+@dataclass
+class _Fold:
+    """One inner fold's rows, shuffled once for the nested subsamples."""
+
+    order: np.ndarray  # the training rows, shuffled
+    val: np.ndarray
+
+
+@dataclass
+class _Fitted:
+    """A candidate's models on the folds at its last rung, with their scores."""
+
+    models: list[Any] = field(default_factory=list)
+    train_rows: list[np.ndarray] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+
+
+class _Run:
+    """One selection: the data, the split, the clock and the leaderboard."""
+
+    def __init__(
+        self,
+        X: Any,
+        outputs: Outputs,
+        scorer: BoundScorer,
+        greater: bool,
+        folds: list[_Fold],
+        budget: float,
+        seed: int,
+        callback: Callable[[SelectionProgress], Any] | None,
+    ) -> None:
+        self.X, self.outputs, self.scorer, self.greater = X, outputs, scorer, greater
+        self.folds, self.budget, self.seed, self.callback = folds, budget, seed, callback
+        self.n = X.shape[0]
+        self.clock = _Clock()
+        self.done, self.total = 0, 0
+        self.score_name = "err_phi"
+
+    def remaining(self) -> float:
+        return self.budget * (1.0 - REFIT_RESERVE) - self.clock.spent()
+
+    def report(self, stage: str, name: str) -> None:
+        """Tell the callback which fit starts; :class:`SelectionCancelled` if it says stop."""
+        if self.callback is not None and self.callback(
+            SelectionProgress(stage, name, self.done, self.total, self.clock.spent(), self.budget)
+        ):
+            raise SelectionCancelled("the selection was stopped by its callback")
+
+    def eval_set(self, rows: np.ndarray, val: np.ndarray) -> tuple:
+        """The inner validation rows as an ``eval_set`` against training ``rows``."""
+        o = self.outputs
+        if o.gram is not None:
+            return (self.X[val], o.gram[np.ix_(val, rows)], np.diag(o.gram)[val])
+        return (self.X[val], o.vectors[val])
+
+    def score(self, model: Any, rows: np.ndarray, val: np.ndarray) -> float:
+        truth: FoldTruth = self.outputs.truth(self.X, rows, val, self.n)
+        return float(self.scorer(model, self.X[val], truth, self.outputs.form))
+
+    def sort_key(self, score: float | None) -> float:
+        if score is None or not np.isfinite(score):
+            return math.inf
+        return -score if self.greater else score
+
+
+@dataclass
+class _Cap:
+    """A fit's progress callback: stop (True) once the selection's CPU passes ``limit``."""
+
+    clock: _Clock
+    limit: float
+    hit: bool = False
+
+    def __call__(self, progress: FitProgress) -> bool:
+        if progress.phase == "trees" and self.clock.spent() > self.limit:
+            self.hit = True
+        return self.hit
+
+
+def _predicted(entry: Entry, rows: int, exponent: float, share: float = 1.0) -> float:
+    """CPU of fits on ``rows`` from the entry's last rung (``share`` of its fits)."""
+    if entry.rows <= 0:
+        return 0.0
+    return share * entry.last_cpu * (rows / entry.rows) ** exponent
+
+
+def _prior(
+    candidate: Candidate, seed: int, n_rows: int, n_features: int, outputs: Outputs
+) -> float:
+    """The cost model's CPU seconds for a first fit (0 when the estimator has none)."""
+    estimator = candidate.make(seed)
+    if not hasattr(estimator, "estimate_cost"):
+        return 0.0
+    kernel = "precomputed" if outputs.gram is not None else (outputs.kernel or "linear")
+    n_outputs = None if outputs.Y is None else int(np.prod(np.shape(outputs.Y)[1:]) or 1)
+    try:
+        return float(
+            estimator.estimate_cost(n_rows, n_features, kernel=kernel, n_outputs=n_outputs).seconds
+        )
+    except (OKCoreError, TypeError, ValueError):
+        return 0.0
+
+
+def select(
+    candidates: Sequence[Candidate],
+    X: Any,
+    Y: Any = None,
+    *,
+    gram: Any = None,
+    kernel: Any = None,
+    scoring: Any = None,
+    cv: Any = 0.2,
+    max_cpu_seconds: float | None = None,
+    random_state: Any = None,
+    ensemble: bool = True,
+    eta: int = ETA,
+    min_rows: int = MIN_ROWS,
+    keep_last: int = 3,
+    callback: Callable[[SelectionProgress], Any] | None = None,
+) -> Selection:
+    """Choose among ``candidates`` by successive halving on an inner split of (X, outputs)
+    within ``max_cpu_seconds`` of CPU, and refit the best on all rows (module docstring).
+
+    Parameters
+    ----------
+    candidates : sequence of :class:`Candidate`
+        Unique names; the first is the fallback fitted when the budget affords nothing.
+    X, Y, gram, kernel :
+        The training data as okcore's estimators take it: Y (N, d) with an output
+        ``kernel`` (default linear), or a Gram matrix ``gram`` (N, N). Graph outputs are
+        refused (no eval set for early stopping).
+    scoring : None, a score name or a callable ``scorer(estimator, X_val, y_val)``
+        (:func:`okcore.scoring.check_scoring`; the first if several); None: ``err_phi``,
+        the squared loss in the output feature space (lower is better).
+    cv : float, int or iterable of (train, validation) index arrays
+        The inner validation: a holdout fraction (default 0.2), K shuffled folds, or the
+        folds. Its rows are never fitted by the models they score (except as the
+        ``eval_set`` of early stopping, which reads their loss to pick the rounds).
+    max_cpu_seconds : float or None
+        The CPU budget (process CPU seconds, every thread); None: :func:`default_budget`.
+    random_state : None, int or Generator
+        Seeds the split, the subsamples and every candidate.
+    ensemble : bool
+        Score equal-weight averages of the best two and three members of the last rung.
+    eta, min_rows, keep_last :
+        Halving factor, smallest rung subsample, fewest candidates kept for the last rung.
+    callback : callable(:class:`SelectionProgress`) or None
+        Hears each fit before it starts; returning True stops the selection
+        (:class:`SelectionCancelled` is raised).
+
+    Cost: at most the budget (within BUDGET_TOLERANCE, module docstring): the candidates'
+    fits on the rung subsamples, one prediction of the validation rows per fit, the refit.
+    """
+    names = [c.name for c in candidates]
+    if not candidates or len(set(names)) != len(names):
+        raise DataError(f"candidates must be a non-empty list with unique names: got {names}")
+    if eta < 2 or keep_last < 1 or min_rows < 2:
+        raise DataError("eta must be >= 2, keep_last >= 1 and min_rows >= 2")
+    X, outputs = _checked_data(X, Y, gram, kernel)
+    scorers = check_scoring(scoring if scoring is not None else "err_phi", outputs.form, outputs.Y)
+    score_name, scorer = next(iter(scorers.items()))
+    greater = bool(getattr(scorer, "greater_is_better", True))
+    n = X.shape[0]
+    budget = default_budget(n) if max_cpu_seconds is None else float(max_cpu_seconds)
+    if not budget > 0:
+        raise DataError(f"max_cpu_seconds must be > 0: got {max_cpu_seconds!r}")
+    rng = check_random_state(random_state)
+    seed = int(rng.integers(2**31 - 1))
+    folds = [_Fold(rng.permutation(train), val) for train, val in inner_folds(n, cv, rng)]
+    run = _Run(X, outputs, scorer, greater, folds, budget, seed, callback)
+    run.score_name = score_name
+    n_in = min(len(f.order) for f in folds)
+    sizes = _rung_sizes(n_in, eta, min_rows)
+    entries = {c.name: Entry(c.name) for c in candidates}
+    by_name = {c.name: c for c in candidates}
+    fitted: dict[str, _Fitted] = {}
+    alive = list(candidates)
+    run.total = len(folds) * sum(
+        max(len(candidates) // eta**k, min(keep_last, len(candidates))) for k in range(len(sizes))
+    )
+    for k, size in enumerate(sizes):
+        last = k == len(sizes) - 1
+        fitted = {}
+        for i, candidate in enumerate(alive):
+            entry = entries[candidate.name]
+            predicted = (
+                _predicted(entry, size, candidate.cost_exponent)
+                if entry.rows
+                else _prior(candidate, seed, size, _n_features(X), outputs) * len(folds)
+            )
+            stoppable = candidate.early_stopping or _reports_rounds(candidate, seed)
+            if not stoppable and predicted > run.remaining():
+                entry.status = "skipped: budget"
+                continue
+            if run.remaining() <= 0:
+                entry.status = "skipped: budget"
+                continue
+            fits_left = len(alive) - i
+            cap = run.clock.spent() + run.remaining() / fits_left
+            result = _Fitted()
+            cpu = time.process_time()
+            try:
+                for fold in folds:
+                    rows = np.sort(fold.order[:size])
+                    run.report(f"rung {k + 1}/{len(sizes)}", candidate.name)
+                    guard = _Cap(run.clock, cap)
+                    model = _fit_capped(run, candidate, rows, fold.val, guard)
+                    run.done += 1
+                    entry.capped = entry.capped or guard.hit
+                    result.models.append(model)
+                    result.train_rows.append(rows)
+                    result.scores.append(run.score(model, rows, fold.val))
+            except SelectionCancelled:
+                raise
+            except (OKCoreError, ValueError, np.linalg.LinAlgError) as exc:
+                entry.status = f"failed: {exc}"
+                entry.cpu_seconds += time.process_time() - cpu
+                continue
+            entry.last_cpu = time.process_time() - cpu
+            entry.cpu_seconds += entry.last_cpu
+            entry.rows, entry.rung = size, k + 1
+            entry.score = float(np.mean(result.scores))
+            entry.params = candidate.settled(result.models)
+            entry.status = "scored"
+            fitted[candidate.name] = result
+        ranked = sorted(fitted, key=lambda name: run.sort_key(entries[name].score))
+        if not last:
+            keep = max(int(math.ceil(len(ranked) / eta)), min(keep_last, len(ranked)))
+            for name in ranked[keep:]:
+                entries[name].status = f"dropped at rung {k + 1}"
+            alive = [by_name[name] for name in ranked[:keep]]
+            if not alive:
+                break
+    final = [name for name in sorted(fitted, key=lambda nm: run.sort_key(entries[nm].score))]
+    if ensemble and len(final) >= 2:
+        for m in (2, 3):
+            if len(final) >= m:
+                _score_average(run, entries, fitted, final[:m])
+    chosen = _choose(run, entries, by_name, n_in)
+    return _refit(run, entries, by_name, chosen, len(sizes), n_in)
+
+
+def _checked_data(X: Any, Y: Any, gram: Any, kernel: Any) -> tuple[Any, Outputs]:
+    from ..model_selection import outputs_of
+
+    X, outputs, _ = outputs_of(X, Y, gram, kernel)
+    if outputs.form == "graph":
+        raise DataError(
+            "the automatic choice takes output vectors Y (with a kernel) or a Gram matrix; "
+            "for a graph over the rows give its diffusion Gram matrix as gram="
+        )
+    return X, outputs
+
+
+def _n_features(X: Any) -> int:
+    return int(X.shape[1]) if len(X.shape) > 1 else 1
+
+
+def _reports_rounds(candidate: Candidate, seed: int) -> bool:
+    """Whether the candidate's fit hears its progress callback after every round (it can be
+    stopped): the boosting estimators."""
+    return hasattr(candidate.make(seed), "staged_predict")
+
+
+def _fit_capped(
+    run: _Run, candidate: Candidate, rows: np.ndarray, val: np.ndarray, guard: _Cap
+) -> Any:
+    estimator = candidate.make(run.seed)
+    fit_params: dict[str, Any] = {"callback": guard}
+    if candidate.early_stopping:
+        fit_params["eval_set"] = run.eval_set(rows, val)
+    o = run.outputs
+    if o.gram is not None:
+        return estimator.fit(run.X[rows], gram=o.gram[np.ix_(rows, rows)], **fit_params)
+    return estimator.fit(run.X[rows], o.vectors[rows], kernel=o.kernel, **fit_params)
+
+
+def _score_average(
+    run: _Run, entries: dict[str, Entry], fitted: dict[str, _Fitted], members: list[str]
+) -> None:
+    """Score the equal-weight average of ``members`` (fitted on the same rows of each fold)."""
+    name = "average(" + " + ".join(members) + ")"
+    entry = entries[name] = Entry(name, members=tuple(members))
+    cpu = time.process_time()
+    scores = []
+    try:
+        for f, fold in enumerate(run.folds):
+            rows = fitted[members[0]].train_rows[f]
+            if any(not np.array_equal(fitted[m].train_rows[f], rows) for m in members):
+                raise DataError("the members were fitted on different rows")
+            average = AveragedRegressor.from_fitted([fitted[m].models[f] for m in members])
+            scores.append(run.score(average, rows, fold.val))
+    except (OKCoreError, ValueError) as exc:
+        entry.status = f"failed: {exc}"
+        return
+    finally:
+        entry.cpu_seconds = time.process_time() - cpu
+    first = entries[members[0]]
+    entry.score, entry.rows, entry.rung = float(np.mean(scores)), first.rows, first.rung
+    entry.cpu_seconds += sum(entries[m].cpu_seconds for m in members)
+
+
+def _member_names(entry: Entry) -> tuple[str, ...]:
+    return entry.members or (entry.name,)
+
+
+def _choose(run: _Run, entries: dict[str, Entry], by_name: dict[str, Candidate], n_in: int) -> str:
+    """The best scored entry whose refit on all rows fits the budget left (predicted from
+    its members' last fits), else the cheapest scored entry, else the first candidate."""
+    scored = [e for e in entries.values() if e.score is not None and np.isfinite(e.score)]
+    if not scored:
+        return next(iter(by_name))
+    left = run.budget - run.clock.spent()
+
+    def refit_cost(entry: Entry) -> float:
+        return sum(
+            by_name[m].refit_fraction
+            * _predicted(entries[m], run.n, by_name[m].cost_exponent, 1.0 / len(run.folds))
+            for m in _member_names(entry)
+        )
+
+    ranked = sorted(scored, key=lambda e: (run.sort_key(e.score), e.name))
+    for entry in ranked:
+        if refit_cost(entry) <= left:
+            return entry.name
+    return min(scored, key=lambda e: (refit_cost(e), e.name)).name
+
+
+def _refit(
+    run: _Run,
+    entries: dict[str, Entry],
+    by_name: dict[str, Candidate],
+    chosen: str,
+    n_rungs: int,
+    n_in: int,
+) -> Selection:
+    """The chosen entry refitted on all rows, and the selection's record."""
+    entry = entries.get(chosen) or entries.setdefault(chosen, Entry(chosen))
+    if entry.score is None:
+        entry.status = "fallback: nothing scored within the budget"
+    members = [(m, entries[m].params) for m in _member_names(entry)]
+    cpu = time.process_time()
+    estimators = []
+    for m, params in members:
+        run.report("refit", m)
+        estimators.append(by_name[m].final(run.seed, params))
+    model = estimators[0] if len(estimators) == 1 else AveragedRegressor(estimators)
+    o = run.outputs
+    if o.gram is not None:
+        model.fit(run.X, gram=o.gram)
+    else:
+        model.fit(run.X, o.vectors, kernel=o.kernel)
+    refit_cpu = time.process_time() - cpu
+    if not entry.status.startswith("fallback"):
+        entry.status = "chosen"
+    board = sorted(entries.values(), key=lambda e: (run.sort_key(e.score), e.name))
+    return Selection(
+        estimator=model,
+        name=chosen,
+        members=members,
+        leaderboard=[e.as_dict() for e in board],
+        score_name=run.score_name,
+        greater_is_better=run.greater,
+        cpu_seconds=run.clock.spent(),
+        refit_cpu_seconds=refit_cpu,
+        budget=run.budget,
+        seed=run.seed,
+        n_rungs=n_rungs,
+        inner_rows=(n_in, len(run.folds[0].val)),
+    )
+
+
+def rebuild(
+    candidates: Iterable[Candidate], members: Sequence[tuple[str, dict[str, Any]]], seed: int
+) -> Any:
+    """The unfitted final estimator of a selection's ``members`` ((name, params) pairs, as
+    :attr:`Selection.members`) with its ``seed``: what a loaded model is rebuilt from."""
+    by_name = {c.name: c for c in candidates}
+    missing = [m for m, _ in members if m not in by_name]
+    if missing:
+        raise DataError(f"unknown candidate(s) {missing}; known: {sorted(by_name)}")
+    estimators = [by_name[m].final(seed, params) for m, params in members]
+    return estimators[0] if len(estimators) == 1 else AveragedRegressor(estimators)

@@ -1,0 +1,225 @@
+"""The automatic model choice (okcore.auto): determinism, no leak of validation or test rows,
+the CPU budget, and the prediction API of every candidate and average."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import okcore
+from okcore import AutoRegressor, AveragedRegressor, OKBoostRegressor
+from okcore.auto import (
+    BUDGET_SLACK_SECONDS,
+    BUDGET_TOLERANCE,
+    Candidate,
+    inner_folds,
+    regression_candidates,
+    select,
+)
+from okcore.exceptions import DataError, InvalidParameterError
+
+
+def _data(n: int = 150, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    Y = np.c_[np.sin(X[:, 0]), X[:, 1] * X[:, 2], X[:, 3]] + 0.1 * rng.normal(size=(n, 3))
+    return X, Y
+
+
+def _board(model: AutoRegressor) -> list[tuple]:
+    return [(r["name"], r["score"], r["rows"], r["status"]) for r in model.leaderboard_]
+
+
+def test_same_seed_same_leaderboard_and_predictions():
+    X, Y = _data()
+    a = AutoRegressor(max_cpu_seconds=600, random_state=3).fit(X[:120], Y[:120])
+    b = AutoRegressor(max_cpu_seconds=600, random_state=3).fit(X[:120], Y[:120])
+    assert not any(r["capped"] or r["status"].startswith("skipped") for r in a.leaderboard_)
+    assert _board(a) == _board(b)
+    assert a.best_name_ == b.best_name_ and a.members_ == b.members_
+    np.testing.assert_array_equal(a.predict(X[120:]), b.predict(X[120:]))
+    names = {r["name"] for r in a.leaderboard_}
+    assert {c.name for c in regression_candidates(120)} <= names
+    assert a.leaderboard_[0]["status"] == "chosen"
+    assert a.resolved_params_[0]["params"]["random_state"] == a.seed_
+
+
+class RecordingBoost(OKBoostRegressor):
+    """Records the first input column (a row id) of every fit and eval set."""
+
+    fits: list[tuple[np.ndarray, np.ndarray | None]] = []
+
+    def fit(self, X, Y=None, *, eval_set=None, **kwargs):
+        ids = np.asarray(X)[:, 0].astype(int)
+        val = None if eval_set is None else np.asarray(eval_set[0])[:, 0].astype(int)
+        RecordingBoost.fits.append((ids, val))
+        return super().fit(X, Y, eval_set=eval_set, **kwargs)
+
+
+def test_inner_validation_never_fits_its_rows_and_the_test_rows_never_reach_it():
+    X, Y = _data(200)
+    X = np.c_[np.arange(200), X]  # column 0: the row id
+    train, test = np.arange(150), np.arange(150, 200)
+    folds = inner_folds(150, 0.25, np.random.default_rng(0))
+    (inner_train, inner_val) = folds[0]
+    candidates = [
+        Candidate("plain", lambda s: RecordingBoost(n_estimators=5, random_state=s)),
+        Candidate(
+            "stopped",
+            lambda s: RecordingBoost(
+                n_estimators=50, early_stopping=True, n_iter_no_change=3, random_state=s
+            ),
+            early_stopping=True,
+        ),
+    ]
+    RecordingBoost.fits.clear()
+    selection = select(
+        candidates, X[train], Y[train], cv=folds, max_cpu_seconds=600, min_rows=20,
+        random_state=0,
+    )  # fmt: skip
+    assert len(RecordingBoost.fits) > len(selection.members)
+    for ids, val in RecordingBoost.fits:
+        assert not np.isin(ids, test).any()
+        assert val is None or not np.isin(val, test).any()
+    for ids, val in RecordingBoost.fits[: -len(selection.members)]:
+        assert np.isin(ids, inner_train).all() and not np.isin(ids, inner_val).any()
+        assert val is None or np.array_equal(np.sort(val), inner_val)
+    # the refit: every training row, no eval set
+    assert np.array_equal(np.sort(RecordingBoost.fits[-1][0]), train)
+    assert RecordingBoost.fits[-1][1] is None
+
+
+def test_budget_is_kept_within_the_stated_tolerance():
+    X, Y = _data(900)
+    budget = 4.0
+    model = AutoRegressor(max_cpu_seconds=budget, random_state=0).fit(X, Y)
+    assert model.max_cpu_seconds_ == budget
+    assert model.cpu_seconds_ <= (1 + BUDGET_TOLERANCE) * budget + BUDGET_SLACK_SECONDS
+    assert model.cpu_seconds_ >= model.refit_cpu_seconds_ > 0.0
+    assert np.all(np.isfinite(model.predict(X[:5])))
+
+
+def test_a_budget_too_small_for_anything_still_returns_the_first_candidate():
+    X, Y = _data(100)
+    model = AutoRegressor(max_cpu_seconds=1e-6, random_state=0).fit(X, Y)
+    assert model.best_name_ == "okboost"
+    assert np.all(np.isfinite(model.predict(X[:3])))
+
+
+@pytest.mark.parametrize("name", [c.name for c in regression_candidates(80)])
+def test_every_candidate_keeps_w_f_kernels_and_pre_images(name):
+    X, Y = _data(80)
+    candidate = next(c for c in regression_candidates(80) if c.name == name)
+    model = candidate.make(0)
+    if candidate.early_stopping:
+        model.set_params(n_estimators=30)
+        model.fit(X[:60], Y[:60], eval_set=(X[60:], Y[60:]))
+    else:
+        model.fit(X[:60], Y[:60])
+    F = model.predict_features(X[60:])
+    np.testing.assert_allclose(
+        model.predict_weights(X[60:]) @ model.output_space_.phi, F, atol=1e-7
+    )
+    np.testing.assert_allclose(model.predict_kernel(X[60:]), F @ F.T, atol=1e-9)
+    assert model.predict_index(X[60:], top_k=2)[0].shape == (20, 2)
+    final = candidate.final(0, candidate.settled([model])).fit(X, Y)
+    assert np.all(np.isfinite(final.predict(X[:3])))
+
+
+def test_average_keeps_w_f_kernels_and_pre_images():
+    X, Y = _data(80)
+    a = OKBoostRegressor(n_estimators=20, random_state=0).fit(X, Y)
+    b = okcore.KernelRidgeRegressor(alpha=0.1).fit(X, Y)
+    avg = AveragedRegressor.from_fitted([a, b], weights=[1, 3])
+    F = avg.predict_features(X[:10])
+    np.testing.assert_allclose(
+        F, 0.25 * a.predict_features(X[:10]) + 0.75 * b.predict_features(X[:10])
+    )
+    np.testing.assert_allclose(avg.predict_weights(X[:10]) @ avg.output_space_.phi, F, atol=1e-7)
+    np.testing.assert_allclose(avg.predict_kernel(X[:10]), F @ F.T, atol=1e-9)
+    np.testing.assert_allclose(
+        avg.predict(X[:10]), 0.25 * a.predict(X[:10]) + 0.75 * b.predict(X[:10])
+    )
+    assert avg.predict_index(X[:10])[0].shape == (10, 1)
+    # members with another output factor cannot be averaged in feature space
+    c = OKBoostRegressor(n_estimators=5, factor_rank=1, random_state=0).fit(X, Y)
+    with pytest.raises(DataError, match="output factor"):
+        AveragedRegressor.from_fitted([a, c]).predict_features(X[:2])
+
+
+def test_gram_outputs_and_a_user_score():
+    X, Y = _data(120)
+    K = np.exp(-0.5 * ((Y[:, None, :] - Y[None, :, :]) ** 2).sum(-1))
+    model = AutoRegressor(
+        max_cpu_seconds=600, candidates=["okboost", "oblivious-d4"], random_state=0
+    ).fit(X, gram=K)
+    assert {r["name"] for r in model.leaderboard_} >= {"okboost", "oblivious-d4"}
+    assert model.predict_kernel(X[:4]).shape == (4, 4)
+
+    def neg_mse(estimator, X_val, Y_val):
+        return -float(np.mean((estimator.predict(X_val) - Y_val) ** 2))
+
+    model = AutoRegressor(
+        max_cpu_seconds=600, scoring=neg_mse, candidates=["okboost", "kernel-ridge"],
+        random_state=0, cv=3,
+    ).fit(X, Y)  # fmt: skip
+    assert model.greater_is_better_ and model.score_name_ == "score"
+    scores = [r["score"] for r in model.leaderboard_ if r["score"] is not None]
+    assert scores == sorted(scores, reverse=True)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_cpu_seconds": 0},
+        {"max_cpu_seconds": "1"},
+        {"candidates": ["nope"]},
+        {"candidates": []},
+    ],
+)
+def test_bad_parameters_are_refused(params):
+    X, Y = _data(40)
+    with pytest.raises(InvalidParameterError):
+        AutoRegressor(**params).fit(X, Y)
+
+
+def test_bad_folds_are_refused():
+    X, Y = _data(40)
+    with pytest.raises(DataError, match="disjoint"):
+        AutoRegressor(cv=[(np.arange(30), np.arange(25, 40))]).fit(X, Y)
+    with pytest.raises(InvalidParameterError, match="'cv'"):
+        AutoRegressor(cv=1.5).fit(X, Y)
+    with pytest.raises(DataError, match="fraction"):
+        select(regression_candidates(40), X, Y, cv=1.5)
+
+
+def test_save_and_load_reproduce_the_chosen_model(tmp_path):
+    X, Y = _data(150)
+    model = AutoRegressor(max_cpu_seconds=600, random_state=1).fit(X[:120], Y[:120])
+    loaded = okcore.load(okcore.save(model, tmp_path / "auto"))
+    assert isinstance(loaded, AutoRegressor)
+    assert loaded.leaderboard_ == model.leaderboard_ and loaded.members_ == model.members_
+    assert loaded.best_name_ == model.best_name_ and loaded.get_params() == model.get_params()
+    for method in ("predict", "predict_features", "predict_weights", "predict_kernel"):
+        np.testing.assert_array_equal(
+            getattr(loaded, method)(X[120:]), getattr(model, method)(X[120:])
+        )
+    np.testing.assert_array_equal(loaded.predict_index(X[120:])[0], model.predict_index(X[120:])[0])
+    # refitting the chosen model's settled members on the same rows gives the same model
+    refit = loaded.unfitted_best().fit(X[:120], Y[:120])
+    np.testing.assert_allclose(refit.predict(X[120:]), model.predict(X[120:]), atol=1e-12)
+
+
+def test_an_average_saves_and_loads(tmp_path):
+    X, Y = _data(80)
+    avg = AveragedRegressor(
+        [OKBoostRegressor(n_estimators=10, random_state=0), okcore.KernelRidgeRegressor(alpha=1.0)],
+        weights=[2, 1],
+    ).fit(X, Y)
+    loaded = okcore.load(okcore.save(avg, tmp_path / "avg"))
+    np.testing.assert_array_equal(loaded.predict(X), avg.predict(X))
+    np.testing.assert_array_equal(loaded.weights_, avg.weights_)
+    manifest = tmp_path / "avg" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"member-1"', '"../elsewhere"'))
+    with pytest.raises(okcore.PersistenceError, match="members"):
+        okcore.load(tmp_path / "avg")

@@ -1,0 +1,117 @@
+"""/train with "model": "auto" (okcore.AutoRegressor): the automatic choice trained through
+the service, predicting exactly as okcore, its leaderboard in the record and GET
+/models/{id}, progress per candidate, its budget bounded by the server, export / import."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from svc_data import TestClient, make_settings, vector_data
+
+import okcore
+from service.app import create_app
+
+PARAMS = {"max_cpu_seconds": 600, "candidates": ["okboost", "kernel-ridge"], "random_state": 0}
+
+
+def train(client: TestClient, params: dict[str, Any], **extra: Any) -> Any:
+    X, Y = vector_data(n=60)
+    body = {
+        "model": "auto",
+        "inputs": X.tolist(),
+        "output_kernel": {"type": "linear", "outputs": Y.tolist()},
+        "params": params,
+        "wait": True,
+        **extra,
+    }
+    return client.post("/train", json=body)
+
+
+def test_auto_trains_predicts_as_okcore_and_records_its_leaderboard(client: TestClient) -> None:
+    r = train(client, PARAMS)
+    assert r.status_code == 201, r.text
+    model_id = r.json()["model_id"]
+    X, Y = vector_data(n=60)
+    est = okcore.AutoRegressor(**PARAMS).fit(X, Y, kernel={"type": "linear"})
+    record = client.get(f"/models/{model_id}").json()
+    assert record["model"] == "auto" and record["params"]["max_cpu_seconds"] == 600
+    auto = record["auto"]
+    assert auto["chosen"] == est.best_name_
+    assert [row["name"] for row in auto["leaderboard"]] == [row["name"] for row in est.leaderboard_]
+    assert auto["leaderboard"][0]["status"] == "chosen" and auto["max_cpu_seconds"] == 600
+    Xq = X[:5] + 0.1
+    out = client.post(
+        "/predict", json={"model_id": model_id, "inputs": Xq.tolist(), "weights": "dense"}
+    ).json()
+    np.testing.assert_allclose(out["weights"], est.predict_weights(Xq), rtol=1e-9, atol=1e-12)
+    kernel = client.post("/kernel", json={"model_id": model_id, "inputs": Xq.tolist()})
+    assert kernel.status_code == 200, kernel.text
+    np.testing.assert_allclose(kernel.json()["kernel"], est.predict_kernel(Xq), atol=1e-10)
+
+
+def test_auto_reports_progress_per_candidate() -> None:
+    seen: list[Any] = []
+    X, Y = vector_data(n=60)
+    okcore.AutoRegressor(**PARAMS).fit(X, Y, callback=seen.append)
+    done = [p.done for p in seen]
+    assert {p.phase for p in seen} == {"selection"} and done == sorted(done) and done[0] == 0
+    assert all(p.total >= p.done and p.phase_eta == 600 for p in seen)
+    # returning True stops the selection: the estimator stays unfitted
+    stopped = okcore.AutoRegressor(**PARAMS).fit(X, Y, callback=lambda p: True)
+    assert stopped.stopped_by_callback_ and not hasattr(stopped, "best_estimator_")
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        ({"cv": {"folds": 3}}, "leave out cv"),
+        ({"input_kind": "similarity"}, "feature inputs"),
+    ],
+)
+def test_what_auto_does_not_take_is_a_422(client: TestClient, extra: dict, match: str) -> None:
+    if extra.get("input_kind") == "similarity":
+        X, Y = vector_data(n=60)
+        S = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))
+        extra = {**extra, "inputs": S.tolist()}
+    r = train(client, PARAMS, **extra)
+    assert r.status_code == 422, r.text
+    assert match in r.text
+
+
+def test_bad_auto_params_are_a_422(client: TestClient) -> None:
+    r = train(client, {"max_cpu_seconds": -1})
+    assert r.status_code == 422 and "max_cpu_seconds" in r.text
+    r = train(client, {"candidates": ["lightgbm"]})
+    assert r.status_code == 422 and "candidates" in r.text
+
+
+def test_the_budget_is_bounded_by_the_server(tmp_path: Path) -> None:
+    with TestClient(create_app(make_settings(tmp_path, max_job_seconds=30.0))) as client:
+        r = train(client, {**PARAMS, "max_cpu_seconds": 100})
+        assert r.status_code == 422 and "MAX_JOB_SECONDS" in r.text
+
+
+def test_export_import_reproduces_the_chosen_model(client: TestClient, tmp_path: Path) -> None:
+    r = train(client, PARAMS)
+    model_id = r.json()["model_id"]
+    archive = client.get(f"/models/{model_id}/export")
+    assert archive.status_code == 200, archive.text
+    with TestClient(create_app(make_settings(tmp_path / "other"))) as other:
+        imported = other.post(
+            "/models/import",
+            content=io.BytesIO(archive.content).getvalue(),
+            headers={"content-type": "application/gzip"},
+        )
+        assert imported.status_code == 201, imported.text
+        X, _ = vector_data(n=60)
+        body = {"model_id": model_id, "inputs": (X[:4] + 0.2).tolist(), "top_k": 2}
+        for path in ("/kernel", "/predict"):
+            assert client.post(path, json=body).json() == other.post(path, json=body).json()
+        assert (
+            other.get(f"/models/{model_id}").json()["auto"]
+            == (client.get(f"/models/{model_id}").json()["auto"])
+        )
