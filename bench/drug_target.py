@@ -36,6 +36,22 @@ New x new by a model of pairs (the one-sided blocks come from one exact KRR per 
   interaction kept);
 - kronecker: Kronecker KRR on the two similarities, new_pairs="kronecker",
   pair_kernel="precomputed", pair_alpha=1.
+The default and its candidates (okcore.bipartite.default; every one on recovered interactions
+but the last):
+- default: BipartiteRegressor(inputs="similarity"), no model named: per block the best
+  candidate by inner 2 x 2 CV on the learned targets x learned drugs (which one won each
+  block, per configuration, is in the JSON's "chosen");
+- wknnir: weighted k-nearest neighbours with interaction recovery (k 7, eta 0.8);
+- krr_recovered: KRR per side, Kronecker KRR for new x new;
+- ok3et_okboost_recovered: OK3-et + OKBoost (M 300, nu 0.05);
+- wknnir_okboost: the average of the two (W^F averaged);
+- krr_plain: KRR per side on the interactions as given (okcore.KernelRidgeRegressor, alpha 1).
+``--published`` adds the comparison with the published fold means of the same protocol
+(PUBLISHED: Oxytrees experiment logs, 39 estimators, and the WkNNIR authors' results): per
+cell (set x block x measure) ours against bxt_gmo, KronRLS, LMO-RLS, WkNNIR, NRLMF and the
+best of 39, with the counts of cells at or above each (values compared at 3 decimals, as
+published).
+
 Hyperparameters by inner CV (``*_cv``, okcore.bipartite.BipartiteGridSearch): inside every
 outer configuration, the learned targets and drugs are split again 2 x 2 (degree-stratified,
 seed 0) and each candidate of the grid (GRIDS) is scored by its AUROC averaged over the three
@@ -63,7 +79,13 @@ from sklearn.kernel_ridge import KernelRidge
 
 from bench.common import Report, base_parser, data_dir, log, output_dirs, write_result
 from okcore import KRRBoostRegressor, OK3ForestRegressor, OKBoostRegressor
-from okcore.bipartite import BipartiteGridSearch, BipartiteRegressor, bipartite_cross_validate
+from okcore.bipartite import (
+    BipartiteCVResult,
+    BipartiteGridSearch,
+    BipartiteRegressor,
+    bipartite_cross_validate,
+)
+from okcore.bipartite.default import default_candidates
 from okcore.meta import MetaEstimator
 
 SETS = {"nr": 4, "gpcr": 3, "ic": 2, "e": 2}
@@ -92,6 +114,43 @@ LABELS = {
     "kronecker_cv": "Kronecker KRR, alpha by inner CV; sides: KRR, alpha by inner CV",
     "sk_et_cv": "scikit-learn ExtraTreesRegressor (100), settings by inner CV, refitted",
     "sk_krr_cv": "scikit-learn KernelRidge, alpha by inner CV, refitted two-step",
+    "default": "BipartiteRegressor() default: best candidate per block by inner CV",
+    "wknnir": "WkNNIR: weighted kNN on recovered interactions (k 7, eta 0.8)",
+    "krr_recovered": "KRR per side + Kronecker KRR pairs, recovered interactions",
+    "ok3et_okboost_recovered": "OK3-et + OKBoost (M 300, nu 0.05), recovered interactions",
+    "wknnir_okboost": "average of WkNNIR and OK3-et + OKBoost, recovered interactions",
+    "krr_plain": "KRR per side (alpha 1), two-step, interactions as given",
+}
+#: The default's candidates, by their bench names.
+CANDIDATES = ("wknnir", "krr_recovered", "ok3et_okboost_recovered", "wknnir_okboost", "krr_plain")
+#: Published fold means of the same protocol (Oxytrees experiment logs, AAAI 2026; WkNNIR):
+#: (set, block, measure) -> (bxt_gmo, kron_rls, lmo_rls, wknnir, nrlmf, best of 39).
+PUBLISHED_METHODS = ("bxt_gmo", "kron_rls", "lmo_rls", "wknnir", "nrlmf", "best")
+PUBLISHED: dict[tuple[str, str, str], tuple[float, ...]] = {
+    ("nr", "new_cols", "auroc"): (0.798, 0.820, 0.831, 0.856, 0.816, 0.856),
+    ("nr", "new_cols", "ap"): (0.409, 0.409, 0.427, 0.482, 0.344, 0.482),
+    ("nr", "new_rows", "auroc"): (0.659, 0.703, 0.697, 0.771, 0.665, 0.776),
+    ("nr", "new_rows", "ap"): (0.333, 0.346, 0.343, 0.347, 0.215, 0.372),
+    ("nr", "new_pairs", "auroc"): (0.691, 0.673, 0.671, 0.711, 0.684, 0.729),
+    ("nr", "new_pairs", "ap"): (0.208, 0.241, 0.248, 0.238, 0.161, 0.248),
+    ("gpcr", "new_cols", "auroc"): (0.816, 0.811, 0.817, 0.847, 0.850, 0.860),
+    ("gpcr", "new_cols", "ap"): (0.309, 0.247, 0.246, 0.273, 0.313, 0.313),
+    ("gpcr", "new_rows", "auroc"): (0.844, 0.805, 0.816, 0.888, 0.863, 0.891),
+    ("gpcr", "new_rows", "ap"): (0.525, 0.301, 0.297, 0.437, 0.369, 0.525),
+    ("gpcr", "new_pairs", "auroc"): (0.780, 0.747, 0.764, 0.797, 0.786, 0.819),
+    ("gpcr", "new_pairs", "ap"): (0.156, 0.129, 0.133, 0.163, 0.126, 0.163),
+    ("ic", "new_cols", "auroc"): (0.686, 0.699, 0.708, 0.681, 0.708, 0.744),
+    ("ic", "new_cols", "ap"): (0.207, 0.213, 0.205, 0.176, 0.191, 0.215),
+    ("ic", "new_rows", "auroc"): (0.921, 0.894, 0.906, 0.929, 0.935, 0.935),
+    ("ic", "new_rows", "ap"): (0.734, 0.590, 0.608, 0.643, 0.702, 0.747),
+    ("ic", "new_pairs", "auroc"): (0.670, 0.655, 0.660, 0.656, 0.651, 0.699),
+    ("ic", "new_pairs", "ap"): (0.158, 0.156, 0.156, 0.139, 0.126, 0.167),
+    ("e", "new_cols", "auroc"): (0.726, 0.823, 0.835, 0.836, 0.805, 0.859),
+    ("e", "new_cols", "ap"): (0.287, 0.316, 0.320, 0.304, 0.313, 0.320),
+    ("e", "new_rows", "auroc"): (0.899, 0.924, 0.921, 0.937, 0.928, 0.937),
+    ("e", "new_rows", "ap"): (0.753, 0.754, 0.728, 0.687, 0.715, 0.757),
+    ("e", "new_pairs", "auroc"): (0.705, 0.777, 0.792, 0.804, 0.779, 0.815),
+    ("e", "new_pairs", "ap"): (0.231, 0.220, 0.229, 0.233, 0.225, 0.233),
 }
 #: Candidates of the inner-CV searches (parameter names of the bipartite model).
 GRIDS: dict[str, dict[str, list[Any]]] = {
@@ -212,6 +271,11 @@ def make_method(method: str, quick: bool, large: bool = False, inner: int = 4) -
             base, grid, n_folds=2, row_inputs="similarity", col_inputs="similarity",
             configurations=configurations,
         )  # fmt: skip
+    if method == "default":
+        return BipartiteRegressor(inputs="similarity", random_state=0)
+    if method in CANDIDATES:
+        name = "krr" if method == "krr_plain" else method
+        return default_candidates("similarity", 0)[name]
     trees = 5 if quick else 100
     rounds = 5 if quick else 100
     named = {k: v for word in method.split("_") for k, v in NAMED_SETTINGS.get(word, {}).items()}
@@ -257,9 +321,24 @@ def run(argv: Sequence[str] | None = None) -> Report:
         "--inner-configurations", type=int, default=None, choices=(1, 2, 3, 4),
         help="inner 2 x 2 configurations of the *_cv searches (default 4; 2 on the enzymes)",
     )  # fmt: skip
+    parser.add_argument(
+        "--configurations", nargs="+", default=None, metavar="A,B",
+        help="run only these outer (target fold, drug fold) configurations (one part of a "
+        "run split over processes; --merge combines the parts)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--merge", nargs="+", default=None, metavar="PART.json",
+        help="combine the per-configuration records of parts into one report (no fitting)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--published", action="store_true",
+        help="also compare every method's cells with the published fold means (PUBLISHED)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     sets = args.sets or (["nr"] if args.quick else list(SETS))
-    methods = args.methods or list(LABELS)
+    # a quick run leaves out the default and the candidates with 300-round boosting
+    slow = ("default", "ok3et_okboost_recovered", "wknnir_okboost") if args.quick else ()
+    methods = args.methods or [m for m in LABELS if m not in slow]
     report = Report(
         name=args.name or ("drug_target_quick" if args.quick else "drug_target"),
         argv=["bench.drug_target", *(argv if argv is not None else sys.argv[1:])],
@@ -276,6 +355,17 @@ def run(argv: Sequence[str] | None = None) -> Report:
         },  # fmt: skip
         labels=dict(LABELS),
     )
+    if args.merge:
+        for key, folds in merged_configurations(args.merge).items():
+            add_row(report, key, folds)
+        print(save(report, args, sets, methods))
+        return report
+    configurations = (
+        [tuple(int(v) for v in c.split(",")) for c in args.configurations]
+        if args.configurations
+        else None
+    )
+    report.settings["configurations"] = configurations
     for name in sets:
         Y, S_targets, S_drugs, _, _ = load_set(name)
         log(f"{name}: {Y.shape[0]} targets x {Y.shape[1]} drugs, {int(Y.sum())} interactions")
@@ -285,12 +375,14 @@ def run(argv: Sequence[str] | None = None) -> Report:
             result = bipartite_cross_validate(
                 make_method(method, args.quick, large, inner), S_targets, S_drugs, Y,
                 n_folds=SETS[name], row_inputs="similarity", col_inputs="similarity",
-                random_state=args.seed,
+                random_state=args.seed, configurations=configurations,
             )  # fmt: skip
-            summary = result.summary()
-            fit_cpu = float(np.sum([f["fit_time"] + f["predict_time"] for f in result.folds]))
-            report.add(f"{name}/{method}", **summary, cpu_s=fit_cpu)
-            report.extra.setdefault("configurations", {})[f"{name}/{method}"] = result.folds
+            add_row(report, f"{name}/{method}", result.folds)
+            summary = report.extra["summaries"][f"{name}/{method}"]
+            fit_cpu = report.rows[f"{name}/{method}"]["cpu_s"][0]
+            blocks_chosen = [f["chosen"] for f in result.folds if "chosen" in f]
+            if blocks_chosen:
+                log(f"  {method} chosen per block: {blocks_chosen}")
             chosen = Counter(repr(f["best_params"]) for f in result.folds if "best_params" in f)
             if chosen:
                 log(f"  {method} inner-CV choices (count: parameters): {dict(chosen)}")
@@ -303,10 +395,44 @@ def run(argv: Sequence[str] | None = None) -> Report:
     return report
 
 
+def add_row(report: Report, key: str, folds: list[dict[str, Any]]) -> None:
+    """The row of ``key`` ("set/method") from its configurations' records: the means over
+    configurations (BipartiteCVResult.summary) and the CPU seconds of fit + predict."""
+    result = BipartiteCVResult(np.array([]), np.array([]), list(folds))
+    summary = result.summary()
+    cpu = float(np.sum([f["fit_time"] + f["predict_time"] for f in folds]))
+    report.add(key, **summary, cpu_s=cpu)
+    report.extra.setdefault("configurations", {})[key] = list(folds)
+    report.extra.setdefault("summaries", {})[key] = summary
+
+
+def merged_configurations(parts: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The configurations' records of every "set/method" over the part files, in (target
+    fold, drug fold) order. A configuration run in two parts (a rerun: same folds and seed)
+    is kept once, and its scores must agree."""
+    import json
+
+    merged: dict[str, dict[tuple[int, int], dict[str, Any]]] = {}
+    for part in parts:
+        with open(part) as fh:
+            records = json.load(fh)["extra"]["configurations"]
+        for key, folds in records.items():
+            for fold in folds:
+                where = (fold["row_fold"], fold["col_fold"])
+                kept = merged.setdefault(key, {}).setdefault(where, fold)
+                scores = [kept[b] == fold[b] for b in (*BLOCK_NAMES, "pooled")]
+                if not all(scores):
+                    raise ValueError(f"{key} {where}: two parts disagree on the scores")
+    return {key: [by[w] for w in sorted(by)] for key, by in merged.items()}
+
+
 def save(report: Report, args: Any, sets: list[str], methods: list[str]) -> str:
     """Write the JSON and the text tables of the rows so far; return the text."""
     out_dir, _ = output_dirs(args)
-    text = render(report, sets, methods) + "\n" + report.timing() + "\n"
+    text = render(report, sets, methods) + "\n"
+    if args.published:
+        text += render_published(report, sets, methods) + "\n"
+    text += report.timing() + "\n"
     report.save(out_dir)
     write_result(out_dir / f"{report.name}.txt", text)
     return text
@@ -335,6 +461,55 @@ def render(report: Report, sets: list[str], methods: list[str]) -> str:
                 lines.append(
                     f"| {name} (K={SETS[name]}) | {label} | {vals} | {row['cpu_s'][0]:.0f} |"
                 )
+    return "\n".join(lines)
+
+
+def render_published(report: Report, sets: list[str], methods: list[str]) -> str:
+    """Per cell, each method against the published fold means; then per method the cells at
+    or above each published method (of the 6 x sets) and at or above the best published in
+    the new-drug / new-target cells (4 per set). Values compared at 3 decimals."""
+    blocks = ("new_cols", "new_rows", "new_pairs")
+    names = {"new_cols": "new drugs", "new_rows": "new targets", "new_pairs": "both new"}
+    head = " | ".join(PUBLISHED_METHODS)
+    lines = [
+        "\n## Against the published fold means (same protocol, other folds)\n",
+        f"| set | block | measure | {head} | " + " | ".join(methods) + " |",
+        "| --- " * (3 + len(PUBLISHED_METHODS) + len(methods)) + "|",
+    ]
+    counts = {m: {p: 0 for p in (*PUBLISHED_METHODS, "best_one_sided")} for m in methods}
+    cells = {m: 0 for m in methods}
+    for name in sets:
+        for block in blocks:
+            for measure in ("auroc", "ap"):
+                published = PUBLISHED[(name, block, measure)]
+                ours = []
+                for method in methods:
+                    row = report.rows.get(f"{name}/{method}")
+                    value = None if row is None else round(row[f"{block}_{measure}"][0], 3)
+                    ours.append("—" if value is None else f"{value:.3f}")
+                    if value is None:
+                        continue
+                    cells[method] += 1
+                    for p, v in zip(PUBLISHED_METHODS, published, strict=True):
+                        counts[method][p] += value >= v
+                    if block != "new_pairs":
+                        counts[method]["best_one_sided"] += value >= published[-1]
+                pub = " | ".join(f"{v:.3f}" for v in published)
+                lines.append(
+                    f"| {name} | {names[block]} | {measure} | {pub} | " + " | ".join(ours) + " |"
+                )
+    lines += [
+        "\n## Cells at or above each published method\n",
+        "| method | cells | " + " | ".join(PUBLISHED_METHODS) + " | best, new drugs / targets |",
+        "| --- " * (3 + len(PUBLISHED_METHODS)) + "|",
+    ]
+    for method in methods:
+        c = counts[method]
+        one_sided = sum(1 for s in sets if f"{s}/{method}" in report.rows) * 4
+        vals = " | ".join(str(c[p]) for p in PUBLISHED_METHODS)
+        lines.append(
+            f"| {method} | {cells[method]} | {vals} | {c['best_one_sided']} of {one_sided} |"
+        )
     return "\n".join(lines)
 
 

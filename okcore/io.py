@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .bipartite.neighbours import NeighbourRegressor
 from .estimators import ESTIMATORS
 from .exceptions import OKCoreError, PersistenceError
 from .kernel_models.kernel_ensemble import KernelEnsemble
@@ -45,13 +46,16 @@ FORMAT = "okcore-model"
 #: arrays, without which an older reader would take the similarities for features).
 #: Version 6: models made of models (:class:`~okcore.averaging.AveragedRegressor`,
 #: :class:`~okcore.auto.AutoRegressor`): a manifest naming the members, each member a
-#: model folder of its own (``member-0``, ...). This okcore reads all six.
+#: model folder of its own (``member-0``, ...). Version 7: weighted-neighbour models
+#: (:class:`~okcore.bipartite.NeighbourRegressor`: the training outputs, no trees). This
+#: okcore reads all seven.
 FORMAT_VERSION = 3
 NYSTROM_VERSION = 2
 KERNEL_MODEL_VERSION = 4
 SIMILARITY_VERSION = 5
 COMPOSITE_VERSION = 6
-READ_VERSIONS = (1, 2, 3, 4, 5, 6)
+NEIGHBOURS_VERSION = 7
+READ_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 #: Models made of models, saved as a manifest and one folder per member.
 COMPOSITES = ("AveragedRegressor", "AutoRegressor")
 NYSTROM_ARRAYS = ("landmarks", "feature_map", "landmark_index")
@@ -120,6 +124,8 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
 
     if type(estimator).__name__ in COMPOSITES:
         return _save_composite(estimator, Path(path), __version__)
+    if isinstance(estimator, NeighbourRegressor) and hasattr(estimator, "Y_"):
+        return _save_neighbours(estimator, Path(path))
     input_map = None
     if isinstance(estimator, SimilarityInputs) and hasattr(estimator, "ensemble_"):
         wrapper_components = estimator.n_components
@@ -201,6 +207,47 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
             "n_components": wrapper_components,
         }
         manifest["attributes"]["n_features_in_"] = input_map.n_items
+    return _write(path, manifest, arrays)
+
+
+def _save_neighbours(model: NeighbourRegressor, path: Path) -> Path:
+    """A weighted-neighbour model: its parameters, the training outputs and (cosine) rows."""
+    from . import __version__
+
+    arrays = {"neighbours.Y": model.Y_}
+    if model.X_fit_ is not None:
+        arrays["neighbours.X"] = model.X_fit_
+    manifest = {
+        "format": FORMAT,
+        "format_version": NEIGHBOURS_VERSION,
+        "okcore_version": __version__,
+        "estimator": "NeighbourRegressor",
+        "params": model.get_params(),
+        "attributes": {"n_features_in_": model.n_features_in_},
+        "arrays": {
+            k: {"sha256": _sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
+            for k, v in arrays.items()
+        },
+    }
+    return _write(path, manifest, arrays)
+
+
+def _load_neighbours(manifest: dict, arrays: dict[str, np.ndarray]) -> NeighbourRegressor:
+    model = NeighbourRegressor(**manifest["params"])
+    Y, X = arrays["neighbours.Y"], arrays.get("neighbours.X")
+    n_features = int(manifest["attributes"]["n_features_in_"])
+    if Y.ndim != 2 or (X is None) != (model.input_kernel == "precomputed"):
+        raise PersistenceError("neighbour model arrays do not match its input kernel")
+    if X is not None and X.shape != (Y.shape[0], n_features):
+        raise PersistenceError(f"neighbour model rows are {X.shape}, outputs {Y.shape}")
+    if X is None and n_features != Y.shape[0]:
+        raise PersistenceError("a precomputed neighbour model has one input per training item")
+    model.Y_, model.X_fit_, model.n_features_in_, model.fit_time_ = Y, X, n_features, 0.0
+    return model
+
+
+def _write(path: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
+    """Write ``manifest.json`` and ``arrays.npz`` in a temporary sibling renamed into place."""
 
     def write(tmp: Path) -> None:
         with open(tmp / "arrays.npz", "wb") as fh:
@@ -418,6 +465,8 @@ PARAMETERS_ADDED_SINCE: dict[str, Any] = {
 
 def _rebuild(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
     """The saved model: an estimator, or one wrapped in its input similarity map."""
+    if manifest["estimator"] == "NeighbourRegressor":
+        return _load_neighbours(manifest, arrays)
     if "input_map" not in manifest:
         return _rebuild_estimator(manifest, arrays)
     meta = manifest["input_map"]

@@ -1,8 +1,10 @@
 """Bipartite networks (drug-target, protein-ligand, user-item): two one-sided output-kernel
-models, their combination for pairs of new vertices, and K x K cross-validation with AUROC and
-average precision per block."""
+models, their combination for pairs of new vertices, weighted nearest neighbours and the
+recovery of unlabelled interactions, the default's per-block choice, and K x K
+cross-validation with AUROC and average precision per block."""
 
 from .model import NEW_PAIR_METHODS, BipartiteRegressor, side_inputs
+from .neighbours import NeighbourRegressor, neighbour_weights, recover_interactions
 from .pairs import PAIR_KERNELS
 from .search import SEARCH_SCORES, BipartiteGridSearch
 from .validation import (
@@ -22,9 +24,12 @@ __all__ = [
     "BipartiteCVResult",
     "BipartiteGridSearch",
     "BipartiteRegressor",
+    "NeighbourRegressor",
     "bipartite_cross_validate",
     "block_scores",
     "check_folds",
     "degree_stratified_folds",
+    "neighbour_weights",
+    "recover_interactions",
     "side_inputs",
 ]

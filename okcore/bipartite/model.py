@@ -66,6 +66,7 @@ from ..callbacks import check_callback
 from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
 from ..trees.forest import OK3ForestRegressor
+from .neighbours import cosine_similarity, recover_interactions
 from .pairs import PAIR_KERNELS, KroneckerRidge, PairTrees, dense_inputs
 
 NEW_PAIR_METHODS = ("two-step", "refit", "pair-trees", "kronecker")
@@ -99,13 +100,28 @@ def _side_callback(callback: Any, part: str) -> dict[str, Any]:
     return {"callback": lambda p: callback(replace(p, part=part))}
 
 
+def psd_sqrt(S: np.ndarray) -> np.ndarray:
+    """The symmetric square root of the PSD part of a symmetric S: V diag(sqrt(max(l, 0)))
+    V^T. O(n^3)."""
+    values, vectors = np.linalg.eigh(S)
+    return (vectors * np.sqrt(np.maximum(values, 0.0))) @ vectors.T
+
+
 class BipartiteRegressor(MetaEstimator):
     """Interaction scores on a bipartite network from a row model and a column model.
 
     Parameters
     ----------
     row_estimator : okcore estimator or None
-        Learns rows' interaction profiles from row inputs; None = ``OKBoostRegressor()``.
+        Learns rows' interaction profiles from row inputs. None with ``col_estimator`` None:
+        the model is chosen per block (new rows, new columns, new x new) among the candidates
+        of :mod:`okcore.bipartite.default` (weighted nearest neighbours with interaction
+        recovery, kernel ridge with Kronecker pairs, OK3-et + OKBoost on recovered
+        interactions, plain kernel ridge) by inner 2 x 2 cross-validation on the training
+        network; each candidate then fixes its own ``new_pairs``, ``kernel``, recovery and
+        output similarity (the parameters below apply to a model you name; ``inputs`` and
+        ``random_state`` apply to both). None with a ``col_estimator``:
+        ``OKBoostRegressor()`` for the rows.
     col_estimator : okcore estimator or None
         Learns columns' profiles from column inputs; None = a clone of ``row_estimator``.
     new_pairs : {"two-step", "refit", "pair-trees", "kronecker"}
@@ -123,14 +139,38 @@ class BipartiteRegressor(MetaEstimator):
         themselves as kernel values (each side's inputs its similarity).
     pair_alpha : float > 0
         Ridge of "kronecker".
+    inputs : {"features", "similarity"}
+        What X_rows and X_cols are, for the two options below that compare vertices of a
+        side: feature rows (compared by cosine similarity, negatives read as 0), or each
+        side's similarity (at fit the square similarity among the training vertices, as
+        :func:`side_inputs` slices it).
+    recovery_neighbors : int >= 0
+        k of the interaction recovery before fitting (:mod:`okcore.bipartite.neighbours`):
+        the models learn Y_rec = max(Y, (W_r Y + Y W_c^T) / 2) instead of Y, unknown pairs
+        scored from the k nearest vertices of each side; 0 = learn Y as given.
+    recovery_eta : float in (0, 1]
+        Decay by rank of the recovery's neighbour weights.
+    output_similarity : bool
+        Compare interaction profiles through the other side's similarity: the row model's
+        output kernel is k(y_i, y_j) = y_i^T S_c y_j (S_c the similarity among the training
+        columns, its negative eigenvalues set to 0), the column model's y^T S_r y'. Two
+        profiles that hit similar (not the same) drugs are then close. Implemented by fitting
+        each side on Y S^(1/2) (O(n^3) for the square root of each side) under ``kernel``;
+        scores stay W Y.
     random_state : None or int
         Seeds the pair sampling and the default pair estimator.
 
     Fitted attributes: ``row_model_``, ``col_model_`` (fitted clones), ``Y_`` (n_rows,
-    n_cols), ``X_rows_``, ``X_cols_`` (the training inputs, referenced, not copied),
+    n_cols: the learnt interactions, recovered when ``recovery_neighbors`` > 0),
+    ``X_rows_``, ``X_cols_`` (the training inputs, referenced, not copied),
     ``n_rows_``, ``n_cols_``; ``pair_model_`` (the fitted pair model of "pair-trees" or
-    "kronecker", else None); ``resolved_params_`` (the one-sided models' ``resolved_params_``
-    under "rows" and "cols").
+    "kronecker", else None); ``selection_`` (no model named: the fitted
+    :class:`~okcore.bipartite.default.BlockSelection`, whose ``leaderboard_`` lists every
+    candidate's inner scores and CPU seconds and ``chosen_`` the winner of each block; the
+    attributes above are then the winners': ``row_model_`` and ``Y_`` the new-row winner's,
+    ``col_model_`` the new-column winner's; else None);
+    ``resolved_params_`` (the one-sided models' ``resolved_params_`` under "rows" and
+    "cols").
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
@@ -138,6 +178,10 @@ class BipartiteRegressor(MetaEstimator):
         "max_pairs": [Interval(int, 1, None, "left")],
         "pair_kernel": [Options(PAIR_KERNELS)],
         "pair_alpha": [Interval(float, 0.0, None, "neither")],
+        "inputs": [Options(SIDE_INPUTS)],
+        "recovery_neighbors": [Interval(int, 0, None, "left")],
+        "recovery_eta": [Interval(float, 0.0, 1.0, "right")],
+        "output_similarity": [Options((True, False))],
         "random_state": [RandomStateLike()],
     }
 
@@ -152,6 +196,10 @@ class BipartiteRegressor(MetaEstimator):
         max_pairs: int = 20_000,
         pair_kernel: str = "linear",
         pair_alpha: float = 1.0,
+        inputs: str = "features",
+        recovery_neighbors: int = 0,
+        recovery_eta: float = 0.7,
+        output_similarity: bool = False,
         random_state: Any = 0,
     ) -> None:
         self.row_estimator = row_estimator
@@ -162,6 +210,10 @@ class BipartiteRegressor(MetaEstimator):
         self.max_pairs = max_pairs
         self.pair_kernel = pair_kernel
         self.pair_alpha = pair_alpha
+        self.inputs = inputs
+        self.recovery_neighbors = recovery_neighbors
+        self.recovery_eta = recovery_eta
+        self.output_similarity = output_similarity
         self.random_state = random_state
 
     def _row_template(self) -> Any:
@@ -185,13 +237,25 @@ class BipartiteRegressor(MetaEstimator):
                 f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {X_rows.shape[0]} rows and "
                 f"X_cols {X_cols.shape[0]}: one input row per row and per column vertex"
             )
+        if self.row_estimator is None and self.col_estimator is None:
+            return self._fit_default(X_rows, X_cols, Y)
+        self.selection_: Any = None
+        if self.recovery_neighbors > 0 or self.output_similarity:
+            S_rows, S_cols = self._similarity(X_rows), self._similarity(X_cols)
+        if self.recovery_neighbors > 0:
+            Y = recover_interactions(
+                Y, S_rows, S_cols, self.recovery_neighbors, float(self.recovery_eta)
+            )
+        row_outputs, col_outputs = Y, np.ascontiguousarray(Y.T)
+        if self.output_similarity:
+            row_outputs = Y @ psd_sqrt(S_cols)
+            col_outputs = np.ascontiguousarray(Y.T @ psd_sqrt(S_rows))
         self.row_model_ = clone(self._row_template()).fit(
-            X_rows, Y, kernel=self.kernel, **_side_callback(callback, "rows")
+            X_rows, row_outputs, kernel=self.kernel, **_side_callback(callback, "rows")
         )
         self.col_model_ = clone(self._col_template()).fit(
-            X_cols, np.ascontiguousarray(Y.T), kernel=self.kernel,
-            **_side_callback(callback, "columns"),
-        )  # fmt: skip
+            X_cols, col_outputs, kernel=self.kernel, **_side_callback(callback, "columns")
+        )
         self.Y_ = Y
         self.n_rows_, self.n_cols_ = Y.shape
         self.X_rows_, self.X_cols_ = X_rows, X_cols  # "refit" fits its second step on them
@@ -201,6 +265,41 @@ class BipartiteRegressor(MetaEstimator):
             "cols": dict(getattr(self.col_model_, "resolved_params_", {})),
         }
         return self
+
+    def _fit_default(self, X_rows: Any, X_cols: Any, Y: np.ndarray) -> BipartiteRegressor:
+        """No model named: the best candidate per block by inner cross-validation
+        (:mod:`okcore.bipartite.default`); the fitted attributes are the winners'."""
+        from .default import BlockSelection, default_candidates  # it builds on this class
+
+        seed = check_random_state(self.random_state).integers(2**31 - 1)
+        candidates = default_candidates(self.inputs, int(seed))
+        selection = BlockSelection(candidates, self.inputs, random_state=int(seed)).fit(
+            X_rows, X_cols, Y
+        )
+        self.selection_ = selection
+        rows, cols = selection.model("new_rows"), selection.model("new_cols")
+        self.row_model_, self.col_model_ = rows.row_model_, cols.col_model_
+        self.Y_ = rows.Y_
+        self.n_rows_, self.n_cols_ = Y.shape
+        self.X_rows_, self.X_cols_ = X_rows, X_cols
+        self.pair_model_ = selection.model("new_pairs").pair_model_
+        self.resolved_params_ = {  # the winners' one-sided fits
+            "rows": dict(getattr(self.row_model_, "resolved_params_", {})),
+            "cols": dict(getattr(self.col_model_, "resolved_params_", {})),
+        }
+        return self
+
+    def _similarity(self, X: Any) -> np.ndarray:
+        """The similarity among one side's training vertices (``inputs``)."""
+        X = dense_inputs(X, "X_rows / X_cols")
+        if self.inputs == "features":
+            return np.maximum(cosine_similarity(X, X), 0.0)
+        if X.shape[0] != X.shape[1]:
+            raise DataError(
+                f"inputs='similarity' needs the square similarity among the training vertices "
+                f"of each side at fit: got {X.shape}"
+            )
+        return 0.5 * (X + X.T)
 
     def _fit_pair_model(self, X_rows: Any, X_cols: Any, Y: np.ndarray) -> Any:
         if self.new_pairs not in PAIR_MODELS:
@@ -219,28 +318,47 @@ class BipartiteRegressor(MetaEstimator):
             estimator = clone(self.pair_estimator)
         return PairTrees(estimator, self.max_pairs, rng).fit(X_rows, X_cols, Y)
 
+    def _chosen(self, block: str) -> Any:
+        """The default's winner of ``block``, or None when a model was named."""
+        check_is_fitted(self, "Y_")
+        selection = getattr(self, "selection_", None)  # absent on a model assembled from parts
+        return None if selection is None else selection.model(block)
+
     def row_weights(self, X_new_rows: Any) -> np.ndarray:
         """W_row: weights of new rows over the training rows, (q, n_rows)."""
-        check_is_fitted(self, "Y_")
+        chosen = self._chosen("new_rows")
+        if chosen is not None:
+            return np.asarray(chosen.row_weights(X_new_rows))
         return self.row_model_.predict_weights(X_new_rows)
 
     def col_weights(self, X_new_cols: Any) -> np.ndarray:
         """W_col: weights of new columns over the training columns, (q', n_cols)."""
-        check_is_fitted(self, "Y_")
+        chosen = self._chosen("new_cols")
+        if chosen is not None:
+            return np.asarray(chosen.col_weights(X_new_cols))
         return self.col_model_.predict_weights(X_new_cols)
 
     def predict_new_rows(self, X_new_rows: Any) -> np.ndarray:
         """Scores of new rows x the known columns, (q, n_cols): W_row Y. O(q n_rows n_cols)
         after the weights."""
+        chosen = self._chosen("new_rows")
+        if chosen is not None:
+            return np.asarray(chosen.predict_new_rows(X_new_rows))
         return self.row_weights(X_new_rows) @ self.Y_
 
     def predict_new_cols(self, X_new_cols: Any) -> np.ndarray:
         """Scores of the known rows x new columns, (n_rows, q'): (W_col Y^T)^T."""
+        chosen = self._chosen("new_cols")
+        if chosen is not None:
+            return np.asarray(chosen.predict_new_cols(X_new_cols))
         return self.Y_ @ self.col_weights(X_new_cols).T
 
     def predict_new_pairs(self, X_new_rows: Any, X_new_cols: Any) -> np.ndarray:
-        """Scores of new rows x new columns, (q, q'), by ``new_pairs``."""
-        check_is_fitted(self, "Y_")
+        """Scores of new rows x new columns, (q, q'), by ``new_pairs`` (or the default's
+        new x new winner)."""
+        chosen = self._chosen("new_pairs")
+        if chosen is not None:
+            return np.asarray(chosen.predict_new_pairs(X_new_rows, X_new_cols))
         if self.new_pairs in PAIR_MODELS:
             if getattr(self.pair_model_, "method", None) != self.new_pairs:
                 raise DataError(

@@ -9,7 +9,7 @@ import pytest
 from okcore import OK3ForestRegressor, OKBoostRegressor, metrics
 from okcore.exceptions import InvalidParameterError
 from okcore.meta import clone
-from okcore.multilabel import MultiLabelClassifier, choose_thresholds, fit_sigmoid
+from okcore.multilabel import MultiLabelClassifier, choose_thresholds, fit_sigmoid, window_means
 
 SEEN: list[tuple[str, frozenset[int]]] = []
 
@@ -70,7 +70,9 @@ def test_scores_and_label_rows(scores: str) -> None:
 
 def test_forest_scores_are_label_frequencies() -> None:
     X, Y = _data()
-    model = MultiLabelClassifier(OK3ForestRegressor(n_estimators=10, random_state=0), threshold=0.5)
+    model = MultiLabelClassifier(
+        OK3ForestRegressor(n_estimators=10, random_state=0), scores="clip", threshold=0.5
+    )
     model.fit(X, Y)
     np.testing.assert_allclose(model.predict_proba(X), model.decision_function(X))
     W = model.estimator_.predict_weights(X[:5])
@@ -91,6 +93,48 @@ def test_choose_thresholds_global_and_per_label() -> None:
     assert 0.15 < t[0] <= 0.25 and 0.65 < t[1] <= 0.75
     g = choose_thresholds(Y, S, metric="micro_f1")
     assert np.all(g == g[0])
+
+
+def test_window_rule_takes_the_centre_of_a_flat_top() -> None:
+    grid = np.round(np.linspace(0.01, 0.99, 99), 2)
+    values = np.zeros(99)
+    values[[29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39]] = 1.0  # flat top on 0.30..0.40
+    values[20] = 1.0001  # a lone spike: the plain arg max
+    means = window_means(values, grid, 0.05)
+    # by hand: at 0.35 all 11 neighbours are on the top; at 0.21 only the spike and 0.25..0.26
+    assert means[34] == pytest.approx(1.0)
+    assert means[20] == pytest.approx(1.0001 / 11)
+    assert grid[int(np.argmax(means))] == 0.35 and grid[int(np.argmax(values))] == 0.21
+    np.testing.assert_array_equal(window_means(values, grid, 0.0), values)
+    # through choose_thresholds: decisions whose micro-F1 is flat over 0.30..0.40
+    rng = np.random.default_rng(3)
+    Y = rng.random((400, 2)) < 0.5
+    S = np.where(Y, rng.uniform(0.40, 0.9, Y.shape), rng.uniform(0.0, 0.30, Y.shape))
+    t = choose_thresholds(Y, S, metric="micro_f1", window=0.05)
+    assert np.all(t == 0.35)
+
+
+def test_default_estimator_is_the_seeded_average() -> None:
+    from okcore import AveragedRegressor
+
+    model = MultiLabelClassifier(random_state=4)
+    assert model.scores == "sigmoid" and model.threshold_window == 0.05
+    fresh = model._fresh_estimator()
+    assert isinstance(fresh, AveragedRegressor)
+    boost, forest = fresh.estimators
+    assert boost.splitter == "random" and boost.n_estimators == 300 and boost.random_state == 4
+    assert forest.n_estimators == 300 and forest.random_state == 4 and not forest.bootstrap
+
+
+def test_threshold_is_deterministic_under_a_seed() -> None:
+    X, Y = _data()
+    fits = [
+        MultiLabelClassifier(OKBoostRegressor(n_estimators=10, random_state=1), random_state=2)
+        .fit(X, Y)
+        .thresholds_
+        for _ in range(2)
+    ]
+    np.testing.assert_array_equal(fits[0], fits[1])
 
 
 def test_sigmoid_fit_recovers_a_logistic_map() -> None:

@@ -27,7 +27,9 @@ def _body(**extra: Any) -> dict[str, Any]:
 
 
 def _reference(**options: Any) -> okcore.MultiLabelClassifier:
+    """okcore's classifier with the service's defaults (clipped scores unless asked)."""
     est = okcore.make_estimator("okboost", SMALL)
+    options = {"scores": "clip", **options}
     return okcore.MultiLabelClassifier(est, **options).fit(X[TRAIN], LABELS[TRAIN])
 
 
