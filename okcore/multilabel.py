@@ -51,9 +51,10 @@ from ._validation import (
     check_matrix,
     validate_params,
 )
+from .averaging import AveragedRegressor
 from .boosting import OKBoostRegressor
 from .exceptions import DataError
-from .meta import AveragedRegressor, MetaEstimator, clone
+from .meta import MetaEstimator, clone
 from .model_selection import kfold
 from .trees.forest import OK3ForestRegressor
 

@@ -42,9 +42,10 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_is_fitted
+from ..averaging import AveragedRegressor
 from ..boosting import OKBoostRegressor
 from ..kernel_models.ridge import KernelRidgeRegressor
-from ..meta import AveragedRegressor, clone
+from ..meta import clone
 from .model import BipartiteRegressor
 from .neighbours import NeighbourRegressor
 from .validation import BLOCKS, bipartite_cross_validate
