@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from bench.common import write_result
+
 #: The two halves of the problems (see the module docstring).
 HALVES = {
     "choosing": ("synthetic", "kin40k", "usps", "friedman1"),
@@ -371,7 +373,7 @@ def main() -> None:
     for name in args.problems:
         result = run_problem(name)
         result["verdict"] = verdict(result)
-        (args.out / f"{name}.json").write_text(json.dumps(result, indent=1, default=float))
+        write_result(args.out / f"{name}.json", result)
 
 
 if __name__ == "__main__":

@@ -275,7 +275,7 @@ def make_method(method: str, quick: bool, large: bool = False, inner: int = 4) -
         return BipartiteRegressor(inputs="similarity", random_state=0)
     if method in CANDIDATES:
         name = "krr" if method == "krr_plain" else method
-        return default_candidates("similarity", 0)[name]
+        return default_candidates("similarity", 0, bipartite=BipartiteRegressor)[name]
     trees = 5 if quick else 100
     rounds = 5 if quick else 100
     named = {k: v for word in method.split("_") for k, v in NAMED_SETTINGS.get(word, {}).items()}

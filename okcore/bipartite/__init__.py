@@ -3,9 +3,9 @@ models, their combination for pairs of new vertices, weighted nearest neighbours
 recovery of unlabelled interactions, the default's per-block choice, and K x K
 cross-validation with AUROC and average precision per block."""
 
-from .model import NEW_PAIR_METHODS, BipartiteRegressor, side_inputs
+from .model import NEW_PAIR_METHODS, BipartiteRegressor
 from .neighbours import NeighbourRegressor, neighbour_weights, recover_interactions
-from .pairs import PAIR_KERNELS
+from .pairs import PAIR_KERNELS, side_inputs
 from .search import SEARCH_SCORES, BipartiteGridSearch
 from .validation import (
     BLOCKS,

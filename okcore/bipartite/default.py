@@ -37,6 +37,7 @@ neighbour and kernel ridge candidates are O(n^3) linear algebra, the boosted tre
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,6 @@ from ..averaging import AveragedRegressor
 from ..boosting import OKBoostRegressor
 from ..kernel_models.ridge import KernelRidgeRegressor
 from ..meta import clone
-from .model import BipartiteRegressor
 from .neighbours import NeighbourRegressor
 from .validation import BLOCKS, bipartite_cross_validate
 
@@ -54,11 +54,15 @@ from .validation import BLOCKS, bipartite_cross_validate
 DEFAULT_NEIGHBORS, DEFAULT_ETA = 7, 0.8
 
 
-def default_candidates(inputs: str, random_state: Any = 0) -> dict[str, BipartiteRegressor]:
+def default_candidates(
+    inputs: str, random_state: Any = 0, *, bipartite: Callable[..., Any]
+) -> dict[str, Any]:
     """The candidates of the default (module docstring), for feature or similarity inputs
     ("similarity": the kernel ridge models take the similarity as a precomputed input kernel
     and the neighbours read it directly; "features": RBF kernel with Sun & Yao's width and
-    cosine neighbours)."""
+    cosine neighbours), each built by ``bipartite`` (the
+    :class:`~okcore.bipartite.BipartiteRegressor` class, passed in so that this module does
+    not import the module that uses it)."""
     precomputed = inputs == "similarity"
 
     def krr() -> KernelRidgeRegressor:
@@ -79,19 +83,17 @@ def default_candidates(inputs: str, random_state: Any = 0) -> dict[str, Bipartit
         random_state=random_state,
     )  # fmt: skip
     return {
-        "wknnir": BipartiteRegressor(neighbours, **recovery, **common),
-        "krr_recovered": BipartiteRegressor(
+        "wknnir": bipartite(neighbours, **recovery, **common),
+        "krr_recovered": bipartite(
             krr(),
             new_pairs="kronecker",
             pair_kernel="precomputed" if precomputed else "linear",
             **recovery,
             **common,
         ),
-        "ok3et_okboost_recovered": BipartiteRegressor(boost, **recovery, **common),
-        "wknnir_okboost": BipartiteRegressor(
-            AveragedRegressor([neighbours, boost]), **recovery, **common
-        ),
-        "krr": BipartiteRegressor(krr(), **common),
+        "ok3et_okboost_recovered": bipartite(boost, **recovery, **common),
+        "wknnir_okboost": bipartite(AveragedRegressor([neighbours, boost]), **recovery, **common),
+        "krr": bipartite(krr(), **common),
     }
 
 

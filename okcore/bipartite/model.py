@@ -66,30 +66,15 @@ from ..callbacks import check_callback
 from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
 from ..trees.forest import OK3ForestRegressor
+from . import default as default_choice
 from .neighbours import cosine_similarity, recover_interactions
-from .pairs import PAIR_KERNELS, KroneckerRidge, PairTrees, dense_inputs
+from .pairs import PAIR_KERNELS, SIDE_INPUTS, KroneckerRidge, PairTrees, dense_inputs
 
 NEW_PAIR_METHODS = ("two-step", "refit", "pair-trees", "kronecker")
-SIDE_INPUTS = ("features", "similarity")
+
+
 #: The new x new methods with a model of their own, fitted by ``fit``.
 PAIR_MODELS = ("pair-trees", "kronecker")
-
-
-def side_inputs(X: Any, items: np.ndarray, train: np.ndarray, kind: str = "features") -> Any:
-    """Inputs of ``items`` for a model fitted on the ``train`` items of the same side.
-
-    "features": the rows X[items]. "similarity": X is the (n, n) similarity among all items
-    of that side and the inputs are the empirical kernel map restricted to the training
-    items, X[items][:, train]: no similarity to an item outside ``train`` is ever used.
-    """
-    if kind not in SIDE_INPUTS:
-        raise DataError(f"side inputs must be one of {SIDE_INPUTS}: got {kind!r}")
-    if kind == "features":
-        return X[items]
-    S = np.asarray(X)
-    if S.ndim != 2 or S.shape[0] != S.shape[1]:
-        raise DataError(f"a similarity input must be a square (n, n) matrix: got {S.shape}")
-    return S[np.ix_(items, train)]
 
 
 def _side_callback(callback: Any, part: str) -> dict[str, Any]:
@@ -269,13 +254,12 @@ class BipartiteRegressor(MetaEstimator):
     def _fit_default(self, X_rows: Any, X_cols: Any, Y: np.ndarray) -> BipartiteRegressor:
         """No model named: the best candidate per block by inner cross-validation
         (:mod:`okcore.bipartite.default`); the fitted attributes are the winners'."""
-        from .default import BlockSelection, default_candidates  # it builds on this class
 
         seed = check_random_state(self.random_state).integers(2**31 - 1)
-        candidates = default_candidates(self.inputs, int(seed))
-        selection = BlockSelection(candidates, self.inputs, random_state=int(seed)).fit(
-            X_rows, X_cols, Y
-        )
+        candidates = default_choice.default_candidates(self.inputs, int(seed), bipartite=type(self))
+        selection = default_choice.BlockSelection(
+            candidates, self.inputs, random_state=int(seed)
+        ).fit(X_rows, X_cols, Y)
         self.selection_ = selection
         rows, cols = selection.model("new_rows"), selection.model("new_cols")
         self.row_model_, self.col_model_ = rows.row_model_, cols.col_model_

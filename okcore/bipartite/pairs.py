@@ -134,3 +134,23 @@ class KroneckerRidge:
         k_rows = side_gram(self.X_rows_, X_rows, self.kernel)  # (q, n_rows)
         k_cols = side_gram(self.X_cols_, X_cols, self.kernel)  # (q', n_cols)
         return self.offset_ + (k_rows @ self.dual_) @ k_cols.T
+
+
+SIDE_INPUTS = ("features", "similarity")
+
+
+def side_inputs(X: Any, items: np.ndarray, train: np.ndarray, kind: str = "features") -> Any:
+    """Inputs of ``items`` for a model fitted on the ``train`` items of the same side.
+
+    "features": the rows X[items]. "similarity": X is the (n, n) similarity among all items
+    of that side and the inputs are the empirical kernel map restricted to the training
+    items, X[items][:, train]: no similarity to an item outside ``train`` is ever used.
+    """
+    if kind not in SIDE_INPUTS:
+        raise DataError(f"side inputs must be one of {SIDE_INPUTS}: got {kind!r}")
+    if kind == "features":
+        return X[items]
+    S = np.asarray(X)
+    if S.ndim != 2 or S.shape[0] != S.shape[1]:
+        raise DataError(f"a similarity input must be a square (n, n) matrix: got {S.shape}")
+    return S[np.ix_(items, train)]

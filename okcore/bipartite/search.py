@@ -20,7 +20,7 @@ import numpy as np
 from .._validation import Options, RandomStateLike, check_is_fitted, validate_params
 from ..meta import MetaEstimator, clone
 from ..model_selection import parameter_grid
-from .model import SIDE_INPUTS
+from .pairs import SIDE_INPUTS
 from .validation import BLOCKS, bipartite_cross_validate
 
 #: What the inner search maximises: a block's (or the mean over blocks, or pooled) measure.

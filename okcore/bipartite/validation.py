@@ -10,7 +10,7 @@ and on the three pooled ("pooled"). This is the protocol of Schrynemackers et al
 "On protocols and measures for the validation of supervised methods for the inference of
 biological networks"), where the K folds of each side are stratified by degree.
 A similarity input is sliced to the learned items of its side in every configuration
-(:func:`okcore.bipartite.model.side_inputs`): a test vertex's similarities never reach a fit.
+(:func:`okcore.bipartite.side_inputs`): a test vertex's similarities never reach a fit.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .._validation import check_matrix, check_random_state
 from ..exceptions import DataError
 from ..meta import clone
 from ..metrics import average_precision, edge_auc
-from .model import side_inputs
+from .pairs import side_inputs
 
 BLOCKS = ("new_rows", "new_cols", "new_pairs")
 

@@ -97,7 +97,8 @@ def test_write_result_stamps_json_and_text(tmp_path: Path) -> None:
 
 
 # Writes in bench/ that are not results files: /proc knobs, members of archives built in
-# memory for the hostile-input attacks and request bodies, a server's log.
+# memory for the hostile-input attacks and request bodies, a server's log, the file outside
+# the store that the linked-folder attack points to.
 NOT_RESULTS = (
     "/proc/",
     'tarfile.open(fileobj=buf, mode="w:gz"',
@@ -105,6 +106,7 @@ NOT_RESULTS = (
     'zf.open("format.npy", "w"',
     'log.open("wb")',
     "np.save(buf, ",
+    '(outside / "secret.txt").write_text(',
 )
 WRITES = re.compile(
     r"\.write_text\(|\.write_bytes\(|json\.dump\(|np\.save\(|open\([^)]*['\"][wa]b?['\"]"

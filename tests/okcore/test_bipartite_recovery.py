@@ -160,7 +160,9 @@ def test_default_choice_never_sees_outer_test_rows(monkeypatch: pytest.MonkeyPat
     Xr = np.column_stack([np.arange(16), Xr])  # column 0: the row's id, recorded at each fit
     Xc = np.column_stack([1000 + np.arange(14), Xc])
 
-    def candidates(inputs: str, random_state: int = 0) -> dict[str, BipartiteRegressor]:
+    def candidates(
+        inputs: str, random_state: int = 0, **_: object
+    ) -> dict[str, BipartiteRegressor]:
         return {
             "a": BipartiteRegressor(RecordingRows(2, 0.5, "cosine"), recovery_neighbors=2),
             "b": BipartiteRegressor(RecordingRows(4, 0.9, "cosine")),
@@ -186,7 +188,9 @@ def test_default_is_seeded_and_records_its_choice() -> None:
     np.testing.assert_array_equal(first.predict(Xr[:3]), again.predict(Xr[:3]))
     np.testing.assert_array_equal(first.predict(Xr[:3], Xc[:2]), again.predict(Xr[:3], Xc[:2]))
     board = first.selection_.leaderboard_
-    assert [e["candidate"] for e in board] == list(default_module.default_candidates("features"))
+    assert [e["candidate"] for e in board] == list(
+        default_module.default_candidates("features", bipartite=BipartiteRegressor)
+    )
     assert set(first.selection_.chosen_) == {"new_rows", "new_cols", "new_pairs"}
     chosen = first.selection_.model("new_cols")
     np.testing.assert_array_equal(first.predict(X_cols=Xc[:2]), chosen.predict_new_cols(Xc[:2]))

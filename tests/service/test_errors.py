@@ -98,7 +98,13 @@ def _wait_state(client: TestClient, job_id: str, states: tuple[str, ...]) -> dic
     raise AssertionError(f"job {job_id} never reached {states}: {job}")
 
 
-def test_model_not_ready_then_cancelled(client: TestClient, graph: Graph) -> None:
+def test_model_not_ready_then_cancelled(graph: Graph, tmp_path: Path) -> None:
+    # one worker slot and no slot for short jobs, so the second job really waits
+    with TestClient(create_app(make_settings(tmp_path, short_job_seconds=0))) as client:
+        _not_ready_then_cancelled(client, graph)
+
+
+def _not_ready_then_cancelled(client: TestClient, graph: Graph) -> None:
     long = diffusion_request(graph, wait=False, params={**SMALL, "n_estimators": 20_000})
     running = client.post("/train", json=long).json()
     for _ in range(400):  # running and at least one tree done, so an ETA exists
