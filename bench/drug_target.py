@@ -358,7 +358,7 @@ def run(argv: Sequence[str] | None = None) -> Report:
     if args.merge:
         for key, folds in merged_configurations(args.merge).items():
             add_row(report, key, folds)
-        print(save(report, args, sets, methods))
+        print(save(report, args, sets, methods, args.published))
         return report
     configurations = (
         [tuple(int(v) for v in c.split(",")) for c in args.configurations]
@@ -390,8 +390,9 @@ def run(argv: Sequence[str] | None = None) -> Report:
                 f"  {method:14s} AUROC blocks {summary['blocks_auroc']:.3f} "
                 f"AP blocks {summary['blocks_ap']:.3f} ({fit_cpu:.0f} CPU s)"
             )
-            save(report, args, sets, methods)  # after every method: a stopped run keeps its rows
-    print(save(report, args, sets, methods))
+            # after every method: a stopped run keeps its rows
+            save(report, args, sets, methods, args.published)
+    print(save(report, args, sets, methods, args.published))
     return report
 
 
@@ -426,11 +427,14 @@ def merged_configurations(parts: list[str]) -> dict[str, list[dict[str, Any]]]:
     return {key: [by[w] for w in sorted(by)] for key, by in merged.items()}
 
 
-def save(report: Report, args: Any, sets: list[str], methods: list[str]) -> str:
-    """Write the JSON and the text tables of the rows so far; return the text."""
+def save(
+    report: Report, args: Any, sets: list[str], methods: list[str], published: bool = False
+) -> str:
+    """Write the JSON and the text tables of the rows so far (with the comparison against
+    the published fold means when ``published``); return the text."""
     out_dir, _ = output_dirs(args)
     text = render(report, sets, methods) + "\n"
-    if args.published:
+    if published:
         text += render_published(report, sets, methods) + "\n"
     text += report.timing() + "\n"
     report.save(out_dir)
