@@ -324,6 +324,22 @@ def attacks(
     yield ("queued_bipartite_3_x_20000x1000", "3 queued bipartite jobs of 20,000 x 1,000, one edge each (202 expected)",
            queued_bipartite)  # fmt: skip
 
+    def one_client_fills_the_queue() -> httpx.Response:
+        # long jobs (not for the short-job slot): the first runs, the next ones wait
+        body = {"inputs": [row] * 200, "output_kernel": {"type": "rbf", "outputs": [[0.0]] * 200},
+                "params": {"n_estimators": 50_000}, "wait": False}  # fmt: skip
+        answers = []
+        while len(answers) < 40 and (not answers or answers[-1].status_code == 202):
+            answers.append(http.post("/train", json=body))
+        for a in answers:  # cancelled and removed: the store is as before
+            if a.status_code == 202:
+                http.delete(f"/models/{a.json()['model_id']}")
+        print(f"  one client's jobs accepted before its 429: {len(answers) - 1}", flush=True)
+        return answers[-1]
+
+    yield ("one_client_fills_the_queue", "one client queues long jobs until refused (one runs, "
+           "16 wait: OKBOOST_MAX_QUEUED_JOBS_PER_CLIENT)", one_client_fills_the_queue)  # fmt: skip
+
     def linked_folder() -> httpx.Response:
         link = store / ("f" * 32)
         outside = store.parent / "outside-model"

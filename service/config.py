@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from service.http.guards import LOCAL_HOSTS, default_allowed_hosts
@@ -18,6 +18,23 @@ def physical_memory() -> int:
         return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):
         return 0
+
+
+def _client_tokens(path: Path, shared: str | None) -> tuple[str, ...]:
+    """The client tokens in the file ``path``: one per line, each another client's."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ValueError(f"client_tokens_file {path} cannot be read: {exc}") from None
+    tokens = tuple(line.strip() for line in lines if line.strip())
+    if not tokens:
+        raise ValueError(f"client_tokens_file {path} holds no token")
+    if len(set(tokens)) < len(tokens) or shared in tokens:
+        raise ValueError(
+            f"client_tokens_file {path} repeats a token (or holds the shared token): give "
+            "each client its own"
+        )
+    return tokens
 
 
 class Settings(BaseSettings):
@@ -38,14 +55,22 @@ class Settings(BaseSettings):
     port: int = Field(8000, ge=0, le=65535, description="TCP port of `okboost serve`.")
     token: str | None = Field(
         None,
-        description="Bearer token; when set, every endpoint but the health probes "
-        "(/health/*) and the documentation pages (/docs, /redoc, /openapi.json) requires "
-        "`Authorization: Bearer <token>`.",
+        description="Bearer token; when set (or client tokens are: client_tokens_file), every "
+        "endpoint but the health probes (/health/*) and the documentation pages (/docs, "
+        "/redoc, /openapi.json) requires `Authorization: Bearer <token>`, with this token "
+        "or a client token.",
     )
     token_file: Path | None = Field(
         None,
         description="File holding the bearer token (its first line; kept out of the "
         "process list, unlike a command-line argument). Used when `token` is not set.",
+    )
+    client_tokens_file: Path | None = Field(
+        None,
+        description="File of client tokens, one per line (blank lines skipped), each "
+        "accepted as the token is and naming its holder: the per-client quotas count a "
+        "request made with one by its token (a hash of it, never the token itself), not "
+        "by its address. Without it, clients are told apart by their addresses.",
     )
     allowed_hosts: str | None = Field(
         None,
@@ -168,7 +193,8 @@ class Settings(BaseSettings):
     max_queued_jobs_per_client: int = Field(
         16,
         ge=1,
-        description="Training jobs one client (by address) may have waiting; its next one "
+        description="Training jobs one client (by its client token, else its address) may "
+        "have waiting; its next one "
         "gets 429, so one client cannot fill the queue for all.",
     )
     max_queued_bytes: int = Field(
@@ -182,20 +208,22 @@ class Settings(BaseSettings):
         None,
         ge=1024,
         description="Largest size of the model store, in bytes of its models' files: a "
-        "/train whose model (by its estimated size) would pass it gets 507. Default: no "
-        "limit but the disk's free space.",
+        "/train whose model (by its estimated size) or an import whose archive's files would "
+        "pass it gets 507. Default: no limit but the disk's free space.",
     )
     max_models_per_client: int | None = Field(
         None,
         ge=1,
-        description="Models one client (by address) may keep in the store; its next /train "
-        "gets 429 until it deletes some. Default: no limit.",
+        description="Models one client (by its client token, else its address) may keep in "
+        "the store; its next /train or import gets 429 until it deletes some. Default: no "
+        "limit.",
     )
     max_store_bytes_per_client: int | None = Field(
         None,
         ge=1024,
-        description="Bytes of models one client (by address) may keep in the store; a "
-        "/train that would pass it gets 507. Default: no limit.",
+        description="Bytes of models one client (by its client token, else its address) may "
+        "keep in the store; a /train or import that would pass it gets 507. Default: no "
+        "limit.",
     )
     cache_size: int = Field(8, ge=1, description="Loaded models kept in memory (LRU).")
     wait_timeout: float = Field(
@@ -229,6 +257,7 @@ class Settings(BaseSettings):
         "(weights = sparse, top_k edges, fewer rows or candidates per request).",
     )
     log_level: str = Field("info", description="uvicorn log level.")
+    _client_tokens: tuple[str, ...] = PrivateAttr(())
 
     @model_validator(mode="after")
     def _token_from_file(self) -> Settings:
@@ -241,7 +270,17 @@ class Settings(BaseSettings):
             if not token:
                 raise ValueError(f"token_file {self.token_file} is empty")
             self.token = token
+        if self.client_tokens_file is not None:
+            self._client_tokens = _client_tokens(self.client_tokens_file, self.token)
         return self
+
+    def tokens(self) -> tuple[str, ...]:
+        """Every bearer token accepted: ``token`` and the client tokens."""
+        return ((self.token,) if self.token else ()) + self._client_tokens
+
+    def client_tokens(self) -> tuple[str, ...]:
+        """The tokens of ``client_tokens_file``: each names one client."""
+        return self._client_tokens
 
     def job_memory_budget(self) -> int:
         """``max_job_memory``, or half the machine's memory over ``max_workers``."""
@@ -253,7 +292,7 @@ class Settings(BaseSettings):
         """The Host header values answered (see ``allowed_hosts``)."""
         if self.allowed_hosts is not None:
             return [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
-        return ["*"] if self.token else default_allowed_hosts(self.host)
+        return ["*"] if self.tokens() else default_allowed_hosts(self.host)
 
     def allowed_origin_list(self) -> list[str]:
         """The origins of ``allowed_origins``."""
@@ -262,7 +301,7 @@ class Settings(BaseSettings):
     def exposure_problem(self) -> str | None:
         """Why `okboost serve` must not start with these settings: a non-loopback interface
         without a token (unless allow_remote_without_token), else None."""
-        if self.token or self.allow_remote_without_token:
+        if self.tokens() or self.allow_remote_without_token:
             return None
         if self.host.strip().lower() in (*LOCAL_HOSTS, "::1") or self.host.startswith("127."):
             return None

@@ -1,7 +1,9 @@
-"""Dependencies shared by the routers: the app's services and the bearer-token check."""
+"""Dependencies shared by the routers: the app's services, the bearer-token check and who
+the client is."""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,15 +52,40 @@ ServicesDep = Annotated[Services, Depends(get_services)]
 
 
 async def require_token(request: Request) -> None:
-    """401 unless the configured bearer token is presented (no-op when none is set)."""
-    token = _services(request).settings.token
-    if not token:
+    """401 unless a configured bearer token is presented (no-op when none is set). A
+    client token (``OKBOOST_CLIENT_TOKENS_FILE``) also says who the client is, for the
+    per-client quotas (:func:`client_key`)."""
+    settings = _services(request).settings
+    tokens = settings.tokens()
+    if not tokens:
         return
     header = request.headers.get("authorization", "")
     scheme, _, given = header.partition(" ")
     if not header:
         raise Unauthorized("missing bearer token: send 'Authorization: Bearer <token>'")
-    if scheme.lower() != "bearer" or not secrets.compare_digest(
-        given.strip().encode(), token.encode()
-    ):
+    presented = given.strip().encode()
+    matched = None
+    for token in tokens:  # each compared in constant time, every one of them
+        if secrets.compare_digest(presented, token.encode()):
+            matched = token
+    if scheme.lower() != "bearer" or matched is None:
         raise Unauthorized("wrong bearer token")
+    if matched in settings.client_tokens():
+        request.state.client_key = token_key(matched)
+
+
+def token_key(token: str) -> str:
+    """A client token as a client's key: ``token:`` and the first 16 hex digits of its
+    SHA-256 (the token itself is never stored)."""
+    return "token:" + hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def client_key(request: Request) -> str | None:
+    """Who a request comes from, for the per-client quotas (queued jobs, stored models and
+    bytes) and the ``client`` of the models it trains or imports: the client token that
+    authenticated it (:func:`token_key`), else its address (the shared ``OKBOOST_TOKEN``
+    names no one: all who hold it are told apart by their addresses)."""
+    key = getattr(request.state, "client_key", None)
+    if key is not None:
+        return str(key)
+    return request.client.host if request.client is not None else None

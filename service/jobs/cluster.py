@@ -116,6 +116,19 @@ class ClusterJobs:
         with self._lock:
             return list(self._submitted.values())
 
+    def waiting(self) -> list[str]:
+        """The jobs this replica submitted whose task has not started: their record (which
+        the task writes when it starts) still says "queued". What the queue's bounds count
+        (service.jobs.manager.JobManager._admit); a record that cannot be read is not."""
+        ids = []
+        for job in self.unsettled():
+            try:
+                if self.records.read_job(job.job_id).state == "queued":
+                    ids.append(job.job_id)
+            except (ServiceError, OSError):
+                continue  # deleted or quarantined meanwhile: it does not wait
+        return ids
+
     def submit(self, job: Job, task: TrainTask, plan: PhasePlan | None) -> None:
         """Write the job's queued record, then send its task to the scheduler."""
         key = TASK_PREFIX + job.job_id

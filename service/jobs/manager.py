@@ -77,23 +77,23 @@ class QueueQuotas:
     max_seconds: float = 86_400.0
 
     def check(
-        self, queued: list[str], held: dict[str, tuple[int, str | None]], size: int,
-        client: str | None,
-    ) -> None:  # fmt: skip
-        """429 when one more job of ``size`` bytes from ``client`` would pass a bound."""
-        if len(queued) >= self.max_queued:
+        self, waiting: Sequence[tuple[int, str | None]], size: int, client: str | None
+    ) -> None:
+        """429 when one more job of ``size`` bytes from ``client`` would pass a bound;
+        ``waiting``: (bytes held, client) of every job waiting now."""
+        if len(waiting) >= self.max_queued:
             raise Busy(
-                f"{len(queued)} training jobs are already waiting; retry when some finish "
+                f"{len(waiting)} training jobs are already waiting; retry when some finish "
                 "(or raise OKBOOST_MAX_QUEUED_JOBS)"
             )
-        mine = sum(1 for j in queued if j in held and held[j][1] == client)
+        mine = sum(1 for _, owner in waiting if owner == client)
         if client is not None and mine >= self.max_queued_per_client:
             raise Busy(
                 f"{mine} training jobs of this client ({client}) are already waiting, the most "
                 "one client may queue (OKBOOST_MAX_QUEUED_JOBS_PER_CLIENT); retry when some "
                 "finish"
             )
-        total = sum(held[j][0] for j in queued if j in held)
+        total = sum(held for held, _ in waiting)
         if total + size > self.max_queued_bytes:
             raise Busy(
                 f"the waiting training jobs hold {total} bytes of data and this one "
@@ -155,7 +155,10 @@ class JobManager(JobRecords):
     ) -> None:
         super().__init__(store)
         self.quotas = quotas or QueueQuotas(max_queued=max_queued)
-        self._held: dict[str, tuple[int, str | None]] = {}  # queued job: (bytes, client)
+        # what the waiting jobs hold, and who queued them: (bytes, client) by job id, of the
+        # jobs queued (pruned on each admission) and of those being admitted
+        self._held: dict[str, tuple[int, str | None]] = {}
+        self._admitting: dict[str, tuple[int, str | None]] = {}
         self._overtime: set[str] = set()  # jobs stopped for running past quotas.max_seconds
         self.isolation = isolation
         self.memory_budget = memory_budget
@@ -256,33 +259,52 @@ class JobManager(JobRecords):
         which makes it short or not; ``held``: the bytes its task holds while it waits;
         ``client``: who asks, for the per-client quota), in this process's pool or on the
         Dask cluster."""
+        job_id = job_id or new_id()
         with self._lock:
-            waiting = self._jobs.values() if self.cluster is None else self.cluster.unsettled()
-            queued = [j.job_id for j in waiting if j.state == "queued"]
-            self.quotas.check(queued, self._held, held, client)
-            progress = Progress(total=max(int(total), 1), plan=plan)
+            self._admit(job_id, held, client)
+        try:
             job = Job(
-                job_id=job_id or new_id(),
+                job_id=job_id,
                 model_id=model_id,
-                progress=progress,
+                progress=Progress(total=max(int(total), 1), plan=plan),
                 warnings=list(warnings or []),
             )
-        if self.cluster is not None:
-            self.cluster.submit(job, task, plan)
-            return job
-        job.runner = local_runner()
-        self.persist(job)  # first: a job that cannot be written is not queued
+            if self.cluster is not None:
+                self.cluster.submit(job, task, plan)
+                with self._lock:
+                    self._held[job_id] = self._admitting.pop(job_id)
+                return job
+            job.runner = local_runner()
+            self.persist(job)  # first: a job that cannot be written is not queued
+        except BaseException:
+            with self._lock:
+                self._admitting.pop(job_id, None)
+            raise
         limit = self.short_job_seconds if self._short is not None else -1.0
         short = seconds is not None and seconds <= limit
         with self._lock:
             self._jobs[job.job_id] = job
             self._created[job.job_id] = job.created
-            self._held[job.job_id] = (held, client)
+            self._held[job_id] = self._admitting.pop(job_id)
             self._line.append((job, task, short))
         self._executor.submit(self._pull, False)
         if short and self._short is not None:
             self._short.submit(self._pull, True)
         return job
+
+    def _admit(self, job_id: str, size: int, client: str | None) -> None:
+        """Admit one job of ``size`` bytes from ``client`` to the queue, in this process's
+        pool or on the Dask cluster alike, or refuse it (429, QueueQuotas.check). Counted
+        against the bounds: the jobs that still wait (their task not started: in the pool,
+        state "queued"; on the cluster, the jobs this replica submitted whose record still
+        says "queued") and those being admitted meanwhile. Called with the lock held."""
+        if self.cluster is not None:
+            waiting = set(self.cluster.waiting())
+        else:
+            waiting = {j.job_id for j in self._jobs.values() if j.state == "queued"}
+        self._held = {j: held for j, held in self._held.items() if j in waiting}
+        self.quotas.check([*self._held.values(), *self._admitting.values()], size, client)
+        self._admitting[job_id] = (size, client)
 
     def queue_position(self, job_id: str) -> int | None:
         """Where a queued job of this pool stands: 1 when it starts next (the short slot
@@ -430,7 +452,6 @@ class JobManager(JobRecords):
 
     def _run(self, job: Job, task: TrainTask) -> None:
         with self._lock:
-            self._held.pop(job.job_id, None)
             if job.state != "queued":
                 return  # cancelled while queued
             if self._stop_asked(job):  # cancelled while queued, through another replica

@@ -13,13 +13,14 @@ from fastapi.responses import FileResponse, JSONResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
-from service.deps import ServicesDep
+from service.deps import ServicesDep, client_key
 from service.errors import InvalidRequest, UnsupportedMediaType, error_body
 from service.routes.models import ModelId, model_view
 from service.routes.openapi import responses
 from service.schemas import examples
 from service.schemas.api import ErrorResponse, ModelInfo
 from service.store.archives import export_to_file, import_file
+from service.store.usage import quotas_of
 
 router = APIRouter(tags=["models"])
 
@@ -57,6 +58,8 @@ IMPORT_RESPONSES: dict[int | str, dict[str, Any]] = {
         413,
         415,
         422,
+        429,
+        507,
         ok_description="Model imported",
     ),
     409: {
@@ -128,7 +131,10 @@ async def import_archive(
     as a load before anything is visible: paths stay inside the archive's folder (no
     absolute paths, `..`, links or device files), every file matches the SHA-256 in
     `export.json`, the model loads without pickle; at most `OKBOOST_MAX_ARCHIVE_BYTES`
-    once decompressed. Answers the imported model as GET /models/{id} describes it."""
+    once decompressed. The store's quotas hold as for /train: a client's models
+    (`OKBOOST_MAX_MODELS_PER_CLIENT`, 429) checked first, the store's and the client's bytes
+    (`OKBOOST_MAX_STORE_BYTES`, `OKBOOST_MAX_STORE_BYTES_PER_CLIENT`, 507) as the archive's
+    members arrive, before each is written. Answers the imported model as GET /models/{id} describes it."""
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media not in ARCHIVE_MEDIA_TYPES:
         # a browser sends text/plain or a form to any site without asking it first: a
@@ -149,6 +155,7 @@ async def import_archive(
                 await run_in_threadpool(fh.write, chunk)
         if size == 0:
             raise InvalidRequest("the request body is empty: send the archive's bytes")
+        quotas = await run_in_threadpool(quotas_of, svc.store, svc.settings, client_key(request))
         record = await run_in_threadpool(
             functools.partial(
                 import_file,
@@ -156,6 +163,7 @@ async def import_archive(
                 upload,
                 rename=on_conflict == "rename",
                 max_bytes=svc.settings.max_archive_bytes,
+                quotas=quotas,
             )
         )
     finally:

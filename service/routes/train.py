@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from service.deps import ServicesDep
+from service.deps import ServicesDep, client_key
 from service.errors import InvalidRequest
 from service.http.bodies import BodyChoice, read_body_of
 from service.jobs.records import Job
@@ -140,7 +140,7 @@ async def train(request: Request, svc: ServicesDep) -> JSONResponse:
     """
     req = await read_body_of(request, TRAIN_BODIES, svc.settings.max_request_bytes)
     plan, run = await run_in_threadpool(_plan, req, svc.settings.max_dense_values)
-    client = request.client.host if request.client is not None else None
+    client = client_key(request)
     job = start_training(plan, svc.store, svc.jobs, svc.settings, run, client=client)
     if not req.wait:
         return JSONResponse(_accepted(job, job.state), 202)

@@ -57,8 +57,9 @@ class ModelRecord(_Record):
     created: float = Field(description="Unix time.")
     client: str | None = Field(
         None,
-        description="Address of the client that trained it (the per-client quotas count its "
-        "models); null for models imported or trained before the quotas.",
+        description="The client that trained or imported it (the per-client quotas count its "
+        "models): `token:` and a hash of its client token, or its address; null for models "
+        "trained or imported before the quotas.",
     )
     model: ModelName
     params: dict[str, Any]

@@ -59,6 +59,7 @@ from service.store.model_store import (
     read_model_folder,
     store_files,
 )
+from service.store.usage import Quotas
 
 ROOT = "okboost-model"
 MANIFEST = "export.json"
@@ -249,9 +250,13 @@ def _member_kind(member: tarfile.TarInfo) -> str | None:
     return None
 
 
-def _extract(source: IO[bytes], dest: Path, max_bytes: int) -> dict[str, tuple[str, int]]:
+def _extract(
+    source: IO[bytes], dest: Path, max_bytes: int, quotas: Quotas | None = None
+) -> dict[str, tuple[str, int]]:
     """Write the regular files of the archive under ``dest``; returns {path: (sha256, size)}.
-    Nothing but validated paths is ever created, and no link is followed or made."""
+    Nothing but validated paths is ever created, and no link is followed or made. The sizes
+    the members declare, added up, are checked against ``max_bytes`` and the store's
+    ``quotas`` before each member is written."""
     head = source.read(2)
     source.seek(0)
     stream: IO[bytes] = (
@@ -284,6 +289,8 @@ def _extract(source: IO[bytes], dest: Path, max_bytes: int) -> dict[str, tuple[s
                     f"the archive's files hold more than {max_bytes} bytes "
                     "(OKBOOST_MAX_ARCHIVE_BYTES)"
                 )
+            if quotas is not None:
+                quotas.check(total, estimated=False)  # 507 / 429 as for /train
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             fh = tar.extractfile(member)
@@ -542,13 +549,23 @@ def _check_model(folder: Path, model_id: str) -> dict[str, Any]:
 
 
 def import_model(
-    store: ModelStore, source: IO[bytes], *, rename: bool, max_bytes: int
+    store: ModelStore,
+    source: IO[bytes],
+    *,
+    rename: bool,
+    max_bytes: int,
+    quotas: Quotas | None = None,
 ) -> dict[str, Any]:
-    """Validate the archive in ``source`` and add its model to ``store``; the new record."""
+    """Validate the archive in ``source`` and add its model to ``store``; the new record.
+    ``quotas``: the store's quotas for the importing client (service.store.usage), checked
+    before anything is read (its models) and as the members' sizes arrive (its bytes); the
+    model is then counted as its (the record's ``client``)."""
+    if quotas is not None:
+        quotas.check(0, estimated=False)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-import-", dir=store.root))
     try:
         try:
-            written = _extract(source, tmp, max_bytes)
+            written = _extract(source, tmp, max_bytes, quotas)
         except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
             raise InvalidArchive(
                 f"the upload is not a readable .tar.gz or .tar archive: {exc}"
@@ -559,7 +576,7 @@ def import_model(
         _check_json_sizes(written)
         _check_arrays(tmp)
         record = _check_model(tmp, manifest["model_id"])
-        record.update(job_id=None, error=None)
+        record.update(job_id=None, error=None, client=None if quotas is None else quotas.client)
         try:
             model_id = store.adopt(tmp, record, model_id=manifest["model_id"], rename=rename)
         except IdTaken:
@@ -574,7 +591,9 @@ def import_model(
     return store.read_record(model_id)
 
 
-def import_file(store: ModelStore, upload: Path, *, rename: bool, max_bytes: int) -> dict[str, Any]:
+def import_file(
+    store: ModelStore, upload: Path, *, rename: bool, max_bytes: int, quotas: Quotas | None = None
+) -> dict[str, Any]:
     """:func:`import_model` of the archive in the file ``upload``."""
     with upload.open("rb") as fh:
-        return import_model(store, fh, rename=rename, max_bytes=max_bytes)
+        return import_model(store, fh, rename=rename, max_bytes=max_bytes, quotas=quotas)

@@ -1,10 +1,13 @@
 """What the model store holds, in all and per client, against the deployment's quotas.
 
-A model's record names the client that trained it (``client``: the address the request came
-from). Before a job is queued, :func:`check_quotas` adds up the store's folders (their
-regular files, found without following links: O(files)) and refuses a job that would pass
-``OKBOOST_MAX_STORE_BYTES`` (507), a client's ``OKBOOST_MAX_MODELS_PER_CLIENT`` (429) or
-its ``OKBOOST_MAX_STORE_BYTES_PER_CLIENT`` (507), counting the model's estimated size.
+A model's record names the client that trained or imported it (``client``: its key,
+service.deps.client_key). Before a job is queued, :func:`check_quotas` adds up the store's
+folders (their regular files, found without following links: O(files)) and refuses a job
+that would pass ``OKBOOST_MAX_STORE_BYTES`` (507), a client's
+``OKBOOST_MAX_MODELS_PER_CLIENT`` (429) or its ``OKBOOST_MAX_STORE_BYTES_PER_CLIENT`` (507),
+counting the model's estimated size. An import (service.store.archives) is refused with the
+same answers: the models count before its archive is read, its bytes as the sizes its
+members declare arrive, before each member is written.
 """
 
 from __future__ import annotations
@@ -59,37 +62,58 @@ def usage_of(store: ModelStore, client: str | None) -> Usage:
     return usage
 
 
-def check_quotas(store: ModelStore, settings: Settings, client: str | None, need: float) -> None:
-    """507 / 429 when a model of ``need`` bytes more would pass a quota of the store."""
+@dataclass
+class Quotas:
+    """The store's quotas as they stand for one client (``usage`` read once): what one more
+    model may hold."""
+
+    settings: Settings
+    client: str | None
+    usage: Usage
+
+    def check(self, need: float, estimated: bool = True) -> None:
+        """507 / 429 when a model of ``need`` bytes more would pass a quota (``estimated``:
+        ``need`` is the model's estimated size, else the bytes its files hold)."""
+        settings, usage, client = self.settings, self.usage, self.client
+        needs = f"needs an estimated {need:.0f}" if estimated else f"holds {need:.0f} bytes"
+        if settings.max_store_bytes is not None:
+            if usage.total_bytes + need > settings.max_store_bytes:
+                raise StorageFull(
+                    f"the model store holds {usage.total_bytes} bytes and this model {needs}: "
+                    f"over the store's limit of {settings.max_store_bytes} bytes "
+                    "(OKBOOST_MAX_STORE_BYTES); delete models you no longer need"
+                )
+        if client is None:
+            return
+        if settings.max_models_per_client is not None:
+            if usage.client_models >= settings.max_models_per_client:
+                raise Busy(
+                    f"this client ({client}) has {usage.client_models} models in the store, "
+                    "the most one client may keep (OKBOOST_MAX_MODELS_PER_CLIENT); delete some "
+                    "(DELETE /models/{id}) before adding more"
+                )
+        if settings.max_store_bytes_per_client is not None:
+            if usage.client_bytes + need > settings.max_store_bytes_per_client:
+                raise StorageFull(
+                    f"this client's ({client}) models hold {usage.client_bytes} bytes and this "
+                    f"one {needs}: over the limit of {settings.max_store_bytes_per_client} "
+                    "bytes per client (OKBOOST_MAX_STORE_BYTES_PER_CLIENT); delete models you "
+                    "no longer need"
+                )
+
+
+def quotas_of(store: ModelStore, settings: Settings, client: str | None) -> Quotas:
+    """The store's quotas for ``client``, with what the store holds read now (not read when
+    the deployment sets no quota)."""
     limits = (
         settings.max_store_bytes,
         settings.max_models_per_client,
         settings.max_store_bytes_per_client,
     )
-    if all(limit is None for limit in limits):
-        return
-    usage = usage_of(store, client)
-    if settings.max_store_bytes is not None:
-        if usage.total_bytes + need > settings.max_store_bytes:
-            raise StorageFull(
-                f"the model store holds {usage.total_bytes} bytes and this model needs an "
-                f"estimated {need:.0f}: over the store's limit of {settings.max_store_bytes} "
-                "bytes (OKBOOST_MAX_STORE_BYTES); delete models you no longer need"
-            )
-    if client is None:
-        return
-    if settings.max_models_per_client is not None:
-        if usage.client_models >= settings.max_models_per_client:
-            raise Busy(
-                f"this client ({client}) has {usage.client_models} models in the store, the "
-                f"most one client may keep (OKBOOST_MAX_MODELS_PER_CLIENT); delete some "
-                "(DELETE /models/{id}) before training more"
-            )
-    if settings.max_store_bytes_per_client is not None:
-        if usage.client_bytes + need > settings.max_store_bytes_per_client:
-            raise StorageFull(
-                f"this client's ({client}) models hold {usage.client_bytes} bytes and this "
-                f"one needs an estimated {need:.0f}: over the limit of "
-                f"{settings.max_store_bytes_per_client} bytes per client "
-                "(OKBOOST_MAX_STORE_BYTES_PER_CLIENT); delete models you no longer need"
-            )
+    unlimited = all(limit is None for limit in limits)
+    return Quotas(settings, client, Usage() if unlimited else usage_of(store, client))
+
+
+def check_quotas(store: ModelStore, settings: Settings, client: str | None, need: float) -> None:
+    """507 / 429 when a model of an estimated ``need`` bytes more would pass a quota."""
+    quotas_of(store, settings, client).check(need)

@@ -337,8 +337,17 @@ def test_the_settings_docs_agree_with_the_server(tmp_path: Any) -> None:
     assert set(re.findall(r"OKBOOST_[A-Z_]+[A-Z]", security)) - names == set()
     for page in (config, security):
         assert all(p in page for p in ("/docs", "/redoc", "/openapi.json", "/health/live"))
-    with TestClient(create_app(make_settings(tmp_path, token="s3cret"))) as c:
+    app = create_app(make_settings(tmp_path, token="s3cret"))
+    with TestClient(app) as c:
         for path in ("/docs", "/redoc", "/openapi.json", "/health/live", "/health/ready"):
             assert c.get(path).status_code == 200, path
         for path in ("/version", "/models", "/jobs", "/metrics"):
             assert c.get(path).status_code == 401, path
+        # every path a request without the token reaches is one both pages name as public
+        public = {r.path for r in app.routes if isinstance(getattr(r, "path", None), str)}
+        for path, operations in app.openapi()["paths"].items():
+            concrete = re.sub(r"\{[a-z_]+\}", "0" * 32, path)
+            if any(c.request(m.upper(), concrete).status_code != 401 for m in operations):
+                public.add(path)
+    for page in (config, security):
+        assert {p for p in public if f"`{p}`" not in page} == set()
