@@ -325,8 +325,10 @@ def attacks(
            queued_bipartite)  # fmt: skip
 
     def one_client_fills_the_queue() -> httpx.Response:
-        # long jobs (not for the short-job slot): the first runs, the next ones wait
-        body = {"inputs": [row] * 200, "output_kernel": {"type": "rbf", "outputs": [[0.0]] * 200},
+        # long jobs (estimated 2 minutes: not for the short-job slot): one runs, others wait
+        X = np.random.default_rng(0).normal(size=(200, 5)).round(3).tolist()
+        body = {"inputs": X, "output_kernel": {"type": "rbf", "gamma": 0.5,
+                "outputs": [[float(i % 7)] for i in range(200)]},
                 "params": {"n_estimators": 50_000}, "wait": False}  # fmt: skip
         answers = []
         while len(answers) < 40 and (not answers or answers[-1].status_code == 202):

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import stat
 import threading
 import time
 from dataclasses import dataclass, field
@@ -246,10 +248,17 @@ class JobRecords:
 
     def read_job(self, job_id: str) -> Job:
         """The job as its record says: 404 when there is none, JobRecordInvalid (409, the
-        job quarantined) when the record is not JSON, fails validation or names another
-        job."""
+        job quarantined) when the record is not JSON, fails validation, names another job
+        or is not a regular file in the store's own jobs folder (a link is never followed)."""
+        path = self.path(job_id)
         try:
-            text = self.path(job_id).read_text(encoding="utf-8")
+            foreign = not stat.S_ISREG(os.lstat(path).st_mode) or self.dir.is_symlink()
+            if foreign:  # a link would make the store read what lies elsewhere
+                reason = (
+                    "the record is a symbolic link or a special file, which the store never writes"
+                )
+                raise self._invalid(job_id, reason, None)
+            text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise UnknownJob(job_id) from None
         except UnicodeDecodeError as exc:
@@ -283,7 +292,7 @@ class JobRecords:
     def quarantined(self, job_id: str, exc: JobRecordInvalid) -> QuarantinedJob:
         """What GET /jobs reports for a job whose record is invalid (404 once it is gone)."""
         try:
-            written = self.path(job_id).stat().st_mtime
+            written = self.path(job_id).lstat().st_mtime
         except FileNotFoundError:
             raise UnknownJob(job_id) from None
         return QuarantinedJob(job_id, exc.model_id, written, str(exc.details[0]["msg"]))

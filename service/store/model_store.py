@@ -362,6 +362,9 @@ class ModelStore:
             model_id = old.stem
             if not valid_id(model_id):
                 continue
+            if not old.is_file() or old.is_symlink():
+                log.warning("old-layout model record %s is not a regular file, left as is", old)
+                continue
             try:
                 with old.open(encoding="utf-8") as fh:
                     record = json.load(fh)

@@ -197,6 +197,25 @@ def test_a_link_inside_a_model_folder_is_refused(
     assert "not the store" not in r.text
 
 
+def test_a_job_record_linked_outside_the_store_is_refused(
+    client: TestClient, trained: dict[str, Any], tmp_path: Any
+) -> None:
+    """A job record replaced by a link to a file outside the store (here another server's
+    record of the same job) is quarantined, never read; DELETE removes the link only."""
+    job_id = trained["job_id"]
+    record = _store_root(client) / "jobs" / f"{job_id}.json"
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text(record.read_text())
+    record.unlink()
+    record.symlink_to(outside)
+    client.app.state.services.jobs._jobs.clear()  # type: ignore[attr-defined]
+    r = client.get(f"/jobs/{job_id}")
+    assert r.json()["state"] == "invalid" and "symbolic link" in r.json()["error"]
+    assert r.json()["model_id"] is None  # nothing of the file it points to was read
+    assert client.delete(f"/jobs/{job_id}").status_code == 200
+    assert not record.exists() and not record.is_symlink() and outside.exists()
+
+
 # ------------------------------------------------------------------ queued jobs, quotas
 def test_a_queued_bipartite_job_holds_its_edges_not_a_dense_matrix() -> None:
     """20,000 x 1,000 with one edge: the plan a queued job holds is its inputs and one
