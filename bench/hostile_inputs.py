@@ -339,8 +339,8 @@ def attacks(
         print(f"  one client's jobs accepted before its 429: {len(answers) - 1}", flush=True)
         return answers[-1]
 
-    yield ("one_client_fills_the_queue", "one client queues long jobs until refused (one runs, "
-           "16 wait: OKBOOST_MAX_QUEUED_JOBS_PER_CLIENT)", one_client_fills_the_queue)  # fmt: skip
+    yield ("one_client_fills_the_queue", "one client queues long jobs until refused (16 may "
+           "wait: OKBOOST_MAX_QUEUED_JOBS_PER_CLIENT)", one_client_fills_the_queue)  # fmt: skip
 
     def linked_folder() -> httpx.Response:
         link = store / ("f" * 32)
