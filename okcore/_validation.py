@@ -350,3 +350,33 @@ def check_random_state(seed: Any) -> np.random.Generator:
     if isinstance(seed, np.random.RandomState):
         return np.random.default_rng(seed.randint(0, 2**32 - 1))
     return np.random.default_rng(seed)
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
+    """``fit``'s ``sample_weight``: None, or one finite weight >= 0 per training row with a
+    positive sum (scikit-learn's rules), as float64 (n_samples,). Weights all equal to 1
+    are returned as None: the unweighted fit, bit for bit. Raises DataError naming what is
+    wrong."""
+    if sample_weight is None:
+        return None
+    check_real(sample_weight, "sample_weight")
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"sample_weight must be numbers: {exc}") from None
+    if w.ndim != 1 or len(w) != n_samples:
+        raise DataError(
+            f"sample_weight must be a 1-D array of one weight per training row "
+            f"({n_samples}); got shape {w.shape}"
+        )
+    if not np.isfinite(w).all():
+        i = int(np.flatnonzero(~np.isfinite(w))[0])
+        raise DataError(f"sample_weight[{i}] = {w[i]} is not finite: weights must be numbers")
+    if (w < 0).any():
+        i = int(np.flatnonzero(w < 0)[0])
+        raise DataError(f"sample_weight[{i}] = {w[i]:.6g} is negative: weights must be >= 0")
+    if not w.sum() > 0:
+        raise DataError("sample_weight is all zero: at least one row needs a positive weight")
+    if (w == 1.0).all():
+        return None
+    return np.ascontiguousarray(w)

@@ -176,6 +176,8 @@ class SimilarityInputs(MetaEstimator, OKEstimator):  # type: ignore[misc]
     ``input_map_.n_features`` inputs.
     """
 
+    supports_sample_weight = True  # passed to the estimator, which may refuse it
+
     pairwise_inputs: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "map": [Options(SIMILARITY_MAPS)],
@@ -224,8 +226,10 @@ class SimilarityInputs(MetaEstimator, OKEstimator):  # type: ignore[misc]
         kernel: Any = None,
         eval_set: tuple | None = None,
         callback: Any = None,
+        sample_weight: Any = None,
     ) -> SimilarityInputs:
-        """Map the (N, N) training similarity X and fit a clone of the estimator on it."""
+        """Map the (N, N) training similarity X and fit a clone of the estimator on it
+        (``sample_weight`` passed to its fit)."""
         self.validate_params()
         start = time.perf_counter()
         self.__dict__.pop("ensemble_", None)
@@ -241,7 +245,7 @@ class SimilarityInputs(MetaEstimator, OKEstimator):  # type: ignore[misc]
         inner = clone(self._template())
         inner.fit(
             input_map.transform(S), Y, gram=gram, kernel=kernel, eval_set=eval_set,
-            callback=callback,
+            callback=callback, sample_weight=sample_weight,
         )  # fmt: skip
         self._adopt(inner, input_map)
         self.fit_time_ = time.perf_counter() - start
