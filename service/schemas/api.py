@@ -26,7 +26,13 @@ from service.http.arrays import as_edge_array, as_float_array, as_input_matrix
 from service.schemas import examples as ex
 from service.schemas.cv import CVSpec
 from service.schemas.examples import documented
-from service.schemas.params import EVAL_SET_MODELS, ModelName, Params, params_by_model
+from service.schemas.params import (
+    EVAL_SET_MODELS,
+    SAMPLE_WEIGHT_MODELS,
+    ModelName,
+    Params,
+    params_by_model,
+)
 from service.schemas.records import JobState, ModelRecord, Phase
 from service.schemas.rules import with_rules
 from service.vertex_ids import VertexIds, as_id_array, as_id_edges, is_id_edges
@@ -49,6 +55,13 @@ def _outputs(v: Any, info: ValidationInfo) -> np.ndarray:
 
 def _vector(v: Any, info: ValidationInfo) -> np.ndarray:
     return as_float_array(v, info.field_name or "array", 1)
+
+
+def _weights(v: Any, info: ValidationInfo) -> np.ndarray:
+    """One finite weight per row: a list, or a one-column table or array part."""
+    if isinstance(v, np.ndarray) and v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    return as_float_array(v, info.field_name or "sample_weight", 1)
 
 
 def _edges(v: Any, info: ValidationInfo) -> np.ndarray:
@@ -95,6 +108,12 @@ Outputs = Annotated[
 Vector = Annotated[
     np.ndarray, PlainValidator(_vector), WithJsonSchema({"type": "array", "items": _NUM})
 ]
+Weights = Annotated[
+    np.ndarray,
+    PlainValidator(_weights),
+    WithJsonSchema({"type": "array", "items": {"type": "number", "minimum": 0}}),
+]
+"""One weight >= 0 per training row (a list, or a one-column table / .npy part)."""
 _ID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 256}
 Edges = Annotated[
     np.ndarray,
@@ -453,6 +472,16 @@ class TrainRequest(_Model):
     eval_set: EvalSet | None = Field(
         None, description="Optional validation data (okboost and krr-boost only)."
     )
+    sample_weight: Weights | None = Field(
+        None,
+        description="Optional weight of each training row (N numbers >= 0, not all 0; a "
+        "JSON list, or a one-column CSV/TSV or .npy part named sample_weight): the loss is "
+        "the weighted sum (scikit-learn's sample_weight; an integer weight counts a row that "
+        "many times, 0 drops it). Models "
+        + ", ".join(okcore.sample_weight_estimators(include_auto=True))
+        + ". With `cv`, each fold fits on its rows' weights and is scored on its test "
+        "rows' (err_phi, err_y and r2 weighted; other scores are refused).",
+    )
     cv: CVSpec | None = Field(
         None,
         description="Optional K-fold cross-validation before the final fit: of a `grid` of "
@@ -496,6 +525,13 @@ class TrainRequest(_Model):
             raise ValueError(
                 f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
             )
+        if self.sample_weight is not None:
+            if self.model not in SAMPLE_WEIGHT_MODELS:
+                raise ValueError(
+                    f"sample_weight is taken by models "
+                    f"{', '.join(map(repr, SAMPLE_WEIGHT_MODELS))}, not {self.model!r}"
+                )
+            okcore.check_sample_weight(self.sample_weight, n)  # length, sign, sum: a 422
         return self
 
 
