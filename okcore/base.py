@@ -22,6 +22,7 @@ from ._validation import (
     check_matrix,
     check_random_state,
     check_sample_weight,
+    masked_outputs,
     validate_params,
 )
 from .callbacks import FitProgress, check_callback, report_phase
@@ -138,6 +139,7 @@ class FitContext:
     eval_set: tuple | None
     start: float
     sample_weight: np.ndarray | None = None
+    entry_weight: np.ndarray | None = None  # (N, r): masked outputs / output weights
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -199,6 +201,8 @@ class OKEstimator:
     supports_eval_set: ClassVar[bool] = False
     #: Whether ``fit`` takes a ``sample_weight`` (public, as ``supports_eval_set``).
     supports_sample_weight: ClassVar[bool] = False
+    #: Whether ``fit`` takes output vectors with unknown (NaN) entries and ``output_weight``.
+    supports_masked_outputs: ClassVar[bool] = False
     # every estimator declares the output-space parameters and random_state
     factor_rank: int | None
     factor_tol: float
@@ -280,6 +284,7 @@ class OKEstimator:
         eval_set: tuple | None = None,
         callback: Callable[[FitProgress], bool | None] | None = None,
         sample_weight: Any = None,
+        output_weight: Any = None,
     ) -> OKEstimator:
         """Fit on inputs X (N, p) and outputs Y with ``kernel`` ("linear" by default), a
         Gram matrix ``gram`` (N, N), or a diffusion ``kernel`` over the N training vertices.
@@ -289,8 +294,11 @@ class OKEstimator:
         phase and each tree; returning True stops. ``sample_weight`` (N,): a weight >= 0 per
         training row, the loss a weighted sum (scikit-learn's convention; integer weights
         fit as repeated rows, weight 0 as a dropped row; see the estimator for where it
-        applies). Cost: the output factor (O(N^3) exact, less with a low-rank factor), then
-        the estimator's growth (see its class).
+        applies). Estimators with ``supports_masked_outputs`` (OKBoost) also take output
+        vectors Y with unknown (NaN) entries and ``output_weight`` (d,), a weight per output
+        column (linear kernel only, :func:`~okcore._validation.masked_outputs`). Cost: the
+        output factor (O(N^3) exact, less with a low-rank factor), then the estimator's
+        growth (see its class).
         """
         self.validate_params()
         check_callback(callback)
@@ -299,11 +307,20 @@ class OKEstimator:
         start = time.perf_counter()
         if sample_weight is not None and not self.supports_sample_weight:
             raise DataError(f"sample_weight is not supported by {type(self).__name__}")
+        entry = None
+        if self.supports_masked_outputs:
+            low_rank = self.factor_rank is not None or self.n_landmarks is not None
+            Y, entry = masked_outputs(Y, kernel, output_weight, low_rank)
+        elif output_weight is not None:
+            raise DataError(f"output_weight is not supported by {type(self).__name__}")
         X, space = self._check_fit_data(X, Y, gram, kernel, callback)
         weight = check_sample_weight(sample_weight, X.shape[0])
+        if entry is not None and weight is not None:
+            entry, weight = entry * weight[:, None], None
         context = FitContext(
-            X, space, check_random_state(self.random_state), callback, eval_set, start, weight
-        )
+            X, space, check_random_state(self.random_state), callback, eval_set, start, weight,
+            entry,
+        )  # fmt: skip
         self._set_fitted(self._fit_model(context), start)
         return self
 
@@ -471,8 +488,21 @@ class OKEstimator:
         never N x N matrices. Kernel models: see
         :meth:`okcore.kernel_models.kernel_ensemble.KernelEnsemble.weights`.
         """
+        self._check_known_outputs("predict_weights")
         X = self._fitted_inputs(X)
         return self.ensemble_.weights(X, n_threads=self._n_threads())
+
+    def _check_known_outputs(self, what: str) -> None:
+        """Refuse what needs every training output whole (W^F, the training outputs as
+        candidates) on a model fitted on partly known outputs or with output weights: its
+        leaf values weigh each output column on its own, so no weights over the training
+        outputs give F(x)."""
+        if getattr(self, "resolved_params_", {}).get("masked_outputs"):
+            raise DataError(
+                f"{what} needs the training outputs whole, but this model was fitted on "
+                "partly known outputs (or with output_weight): use predict / "
+                "predict_features / predict_kernel, or pass candidates"
+            )
 
     def predict_kernel(self, X: Any, X2: Any = None) -> np.ndarray:
         """<F(x), F(x')> for x in X, x' in X2 (default X), shape (Q, Q2) (eq. 7). O(Q Q2 r)."""
@@ -481,6 +511,7 @@ class OKEstimator:
 
     def predict_kernel_train(self, X: Any) -> np.ndarray:
         """<F(x), phi(y_i)> against every training output, shape (Q, N). O(Q N r)."""
+        self._check_known_outputs("predict_kernel_train")
         return self.predict_features(X) @ self.output_space_.phi.T
 
     def predict_index(
@@ -516,6 +547,7 @@ class OKEstimator:
                     f"{cand_phi.shape[0]} rows"
                 )
         else:
+            self._check_known_outputs("predict_index without candidates")
             cand_phi, cand_diag = space.phi, space.diag
         return preimage.decode(F, cand_phi, cand_diag, top_k)
 

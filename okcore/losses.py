@@ -185,6 +185,63 @@ class WeightedSquaredFeatureLoss(SquaredFeatureLoss):
         return float(row_loss @ self.weight / self.weight.sum())
 
 
+class MaskedSquaredFeatureLoss:
+    """The squared loss over the known output entries, each weighted: with h_ic >= 0 the
+    weight of entry c of row i (0 where unknown; its row's sample weight times its column's
+    output weight where known), l = r sum_ic h_ic (phi_ic - F_ic)^2 / sum_ic h_ic over the
+    r factor columns (phi = Y: the linear kernel), the mean squared error of the known
+    entries times r, so that with every entry known and weight 1 it is the mean of
+    ||phi - F||^2. F_0 is each column's weighted mean over its known entries (0 for a column
+    with none); the stages are weighted trees on the entry weights
+    (:mod:`okcore.trees.weighted`: leaf value per column G_c / (H_c + lambda)). Leaf values
+    weigh each column on its own, so no W^F over the training outputs exists (None). O(N r)
+    per step."""
+
+    name = "squared"
+
+    def __init__(self, weight: np.ndarray) -> None:
+        self.weight = weight
+
+    def initial(self, phi: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        G, H = (self.weight * phi).sum(axis=0), self.weight.sum(axis=0)
+        return np.divide(G, H, out=np.zeros_like(G), where=H > 0), None
+
+    def stage_target(self, residual: np.ndarray) -> np.ndarray:
+        return residual
+
+    def leaf_values(
+        self, residual: np.ndarray, leaf: np.ndarray, in_bag: np.ndarray, n_leaves: int
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        return None, None
+
+    def step(
+        self,
+        phi: np.ndarray,
+        diag: np.ndarray,
+        F: np.ndarray,
+        value: np.ndarray,
+        leaf: np.ndarray,
+        learning_rate: float,
+        residual: np.ndarray,
+        runner: ChunkRunner = SERIAL,
+    ) -> float:
+        """F += nu * value[leaf] in place, residual = phi - F, and the new loss."""
+        F += learning_rate * value[leaf]
+        np.subtract(phi, F, out=residual)
+        return self(phi, diag, F, self.weight)
+
+    def __call__(
+        self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray, weight: np.ndarray | None = None
+    ) -> float:
+        """The loss (class docstring) with entry weights ``weight`` (N, r) (row weights
+        (N,) apply to every entry of their row; None: every entry, weight 1)."""
+        squares = (phi - F) ** 2
+        if weight is None:
+            return float(squares.sum(axis=1).mean())
+        h = weight if weight.ndim == 2 else np.broadcast_to(weight[:, None], squares.shape)
+        return float(phi.shape[1] * (h * squares).sum() / h.sum())
+
+
 class _NormLoss:
     """A loss of the residual norm ||phi_i - F_i||, its leaves in span of the leaf's rows."""
 

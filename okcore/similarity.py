@@ -149,6 +149,11 @@ class SimilarityMap:
 
 
 # MetaEstimator.set_params handles estimator__<name> keys: it returns the MetaEstimator type
+def _given(**arguments: Any) -> dict[str, Any]:
+    """The keyword arguments that are not None (passed on only when given)."""
+    return {name: value for name, value in arguments.items() if value is not None}
+
+
 class SimilarityInputs(MetaEstimator, OKEstimator):  # type: ignore[misc]
     """Any okcore estimator on a precomputed input similarity, through a documented map.
 
@@ -227,9 +232,10 @@ class SimilarityInputs(MetaEstimator, OKEstimator):  # type: ignore[misc]
         eval_set: tuple | None = None,
         callback: Any = None,
         sample_weight: Any = None,
+        output_weight: Any = None,
     ) -> SimilarityInputs:
         """Map the (N, N) training similarity X and fit a clone of the estimator on it
-        (``sample_weight`` passed to its fit)."""
+        (``sample_weight`` and ``output_weight``, when given, passed to its fit)."""
         self.validate_params()
         start = time.perf_counter()
         self.__dict__.pop("ensemble_", None)
@@ -245,7 +251,7 @@ class SimilarityInputs(MetaEstimator, OKEstimator):  # type: ignore[misc]
         inner = clone(self._template())
         inner.fit(
             input_map.transform(S), Y, gram=gram, kernel=kernel, eval_set=eval_set,
-            callback=callback, sample_weight=sample_weight,
+            callback=callback, **_given(sample_weight=sample_weight, output_weight=output_weight),
         )  # fmt: skip
         self._adopt(inner, input_map)
         self.fit_time_ = time.perf_counter() - start

@@ -34,7 +34,14 @@ from ..cost import StageCost
 from ..exceptions import DataError, InvalidParameterError
 from ..fingerprint import data_fingerprint
 from ..learners import TreeLearner
-from ..losses import LOSSES, SquaredFeatureLoss, WeightedSquaredFeatureLoss, make_loss
+from ..losses import (
+    LOSSES,
+    FeatureLoss,
+    MaskedSquaredFeatureLoss,
+    SquaredFeatureLoss,
+    WeightedSquaredFeatureLoss,
+    make_loss,
+)
 from ..outputs.space import RANK_TOLERANCE
 from ..trees.builder import TreeParams
 from ..trees.ensemble import TreeEnsemble
@@ -191,6 +198,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
     """
 
     supports_sample_weight = True
+    supports_masked_outputs = True
 
     supports_eval_set = True
     _continuation: Continuation  # what a warm start continues (okcore.boosting.warm_start)
@@ -450,6 +458,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         eval_set: tuple | None = None,
         callback: Callable[[FitProgress], bool | None] | None = None,
         sample_weight: Any = None,
+        output_weight: Any = None,
     ) -> Self:
         """:meth:`OKEstimator.fit <okcore.base.OKEstimator.fit>`; with ``warm_start`` on a
         fitted estimator, the rounds from ``n_estimators_`` run to ``n_estimators`` are
@@ -460,12 +469,22 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         weighted mean, each tree a weighted tree (:mod:`okcore.trees.weighted`: leaf values
         sum w r / (sum w + lambda), histogram search on dense inputs); the training and
         held-out early-stopping losses are weighted means (an ``eval_set``'s is not).
-        ``min_samples_leaf`` counts rows of positive weight. Not with ``warm_start``."""
+        ``min_samples_leaf`` counts rows of positive weight. Not with ``warm_start``.
+
+        Partly known outputs: Y (linear kernel) may hold NaN for unknown entries, and
+        ``output_weight`` (d,) weighs each output column; the loss and the leaf values then
+        use the known entries only, each weighted (its row's sample weight times its
+        column's weight): F_0 per column the weighted mean of its known entries, the trees'
+        leaf value per column sum_known w r / (sum_known w + lambda) and their gain
+        sum_c G_c^2 / (H_c + lambda) (:class:`~okcore.losses.MaskedSquaredFeatureLoss`, a
+        path apart from the default one, with per-column weight sums: O(n f (2 r + 2)) per
+        searched node). W^F and pre-images among the training outputs are then refused."""
         data = (X, Y, gram, kernel, eval_set)
-        if sample_weight is not None and self.warm_start:
+        if (sample_weight is not None or output_weight is not None) and self.warm_start:
             raise InvalidParameterError(
-                f"sample_weight in {type(self).__name__} does not go with warm_start=True "
-                "(a continued fit would need the weights again): set warm_start=False."
+                f"sample_weight and output_weight in {type(self).__name__} do not go with "
+                "warm_start=True (a continued fit would need the weights again): set "
+                "warm_start=False."
             )
         if self.warm_start and "ensemble_" in self.__dict__:
             fit_more(self, X, data[1:], data_fingerprint(*data), callback)
@@ -473,7 +492,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         self.__dict__.pop("_continuation", None)
         fit = functools.partial(
             super().fit, X, Y, gram=gram, kernel=kernel, eval_set=eval_set, callback=callback,
-            sample_weight=sample_weight,
+            sample_weight=sample_weight, output_weight=output_weight,
         )  # fmt: skip
         if self._n_threads() < 2:
             fit()
@@ -490,7 +509,14 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         """Algorithm 3 (:func:`boost`): the eval set is embedded in the training space first;
         early stopping without one holds out ``validation_fraction`` of the rows; the
         :meth:`growth_plan` is resolved once, on the rows the trees are fitted to."""
-        X, space, rng, weight = context.X, context.space, context.rng, context.sample_weight
+        X, space, rng = context.X, context.space, context.rng
+        masked = context.entry_weight is not None
+        weight = context.entry_weight if masked else context.sample_weight
+        if masked and self.warm_start:
+            raise InvalidParameterError(
+                f"unknown (NaN) outputs in {type(self).__name__} do not go with "
+                "warm_start=True: set warm_start=False."
+            )
         eval_data = (
             self._eval_data(context.eval_set, space) if context.eval_set is not None else None
         )
@@ -521,7 +547,10 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         self._continuation = Continuation(
             result.state, eval_data, rows, continued_params(self), fingerprint="", plan=plan
         )
-        return self._fitted(plan, n_rounds, result, space, rows)
+        fitted = self._fitted(plan, n_rounds, result, space, rows)
+        if masked:  # predictions needing the whole training outputs refuse (W^F)
+            fitted.resolved_params["masked_outputs"] = True
+        return fitted
 
     def _boost(
         self,
@@ -548,11 +577,13 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             X, self._planned_tree_params(plan, X.shape[1]), XT=XT, binned=binned,
             sketch_dim=plan.sketch_dim, n_threads=self._n_threads(), weight=sample_weight,
         )  # fmt: skip
-        loss = (
-            make_loss(self.loss, self.alpha)
-            if sample_weight is None
-            else WeightedSquaredFeatureLoss(sample_weight, plan.l2_regularization)
-        )
+        loss: FeatureLoss
+        if sample_weight is None:
+            loss = make_loss(self.loss, self.alpha)
+        elif sample_weight.ndim == 2:  # entry weights: masked outputs, output weights
+            loss = MaskedSquaredFeatureLoss(sample_weight)
+        else:
+            loss = WeightedSquaredFeatureLoss(sample_weight, plan.l2_regularization)
         return boost(
             X,
             space.phi,

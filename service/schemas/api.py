@@ -28,6 +28,7 @@ from service.schemas.cv import CVSpec
 from service.schemas.examples import documented
 from service.schemas.params import (
     EVAL_SET_MODELS,
+    MASKED_OUTPUT_MODELS,
     SAMPLE_WEIGHT_MODELS,
     ModelName,
     Params,
@@ -51,6 +52,10 @@ def _inputs(v: Any, info: ValidationInfo) -> Any:
 
 def _outputs(v: Any, info: ValidationInfo) -> np.ndarray:
     return as_float_array(v, info.field_name or "array", 2, allow_1d_column=True)
+
+
+def _maskable_outputs(v: Any, info: ValidationInfo) -> np.ndarray:
+    return as_float_array(v, info.field_name or "array", 2, allow_1d_column=True, allow_nan=True)
 
 
 def _vector(v: Any, info: ValidationInfo) -> np.ndarray:
@@ -105,6 +110,22 @@ Outputs = Annotated[
     WithJsonSchema({"anyOf": [_MATRIX_SCHEMA, {"type": "array", "items": _NUM}]}),
 ]
 """Output vectors, N x d (a flat list is read as d = 1)."""
+MaskableOutputs = Annotated[
+    np.ndarray,
+    PlainValidator(_maskable_outputs),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {
+                    "type": "array",
+                    "items": {"type": "array", "items": {"type": ["number", "null"]}},
+                },
+                {"type": "array", "items": {"type": ["number", "null"]}},
+            ]
+        }
+    ),
+]
+"""Output vectors, N x d, whose unknown entries are null (NaN in a binary part)."""
 Vector = Annotated[
     np.ndarray, PlainValidator(_vector), WithJsonSchema({"type": "array", "items": _NUM})
 ]
@@ -244,7 +265,12 @@ class LinearKernelSpec(_KernelSpec):
     FILES = ("outputs",)
 
     type: Literal["linear"]
-    outputs: Outputs = Field(description="N x d output vectors; k(y, y') = y . y'.")
+    outputs: MaskableOutputs = Field(
+        description="N x d output vectors; k(y, y') = y . y'. An unknown entry may be null "
+        "(NaN in a binary part or a table's NA cell) for the models that fit partly known "
+        "outputs (" + ", ".join(MASKED_OUTPUT_MODELS) + "): the loss and the leaf values "
+        "then use the known entries only; other models, and `cv`, refuse them."
+    )
 
     def outputs_array(self) -> np.ndarray:
         return self.outputs
@@ -525,6 +551,8 @@ class TrainRequest(_Model):
             raise ValueError(
                 f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
             )
+        if isinstance(spec, LinearKernelSpec) and np.isnan(spec.outputs).any():
+            _check_unknown_outputs(self, spec.outputs)
         if self.sample_weight is not None:
             if self.model not in SAMPLE_WEIGHT_MODELS:
                 raise ValueError(
@@ -533,6 +561,24 @@ class TrainRequest(_Model):
                 )
             okcore.check_sample_weight(self.sample_weight, n)  # length, sign, sum: a 422
         return self
+
+
+def _check_unknown_outputs(req: TrainRequest, outputs: np.ndarray) -> None:
+    """Unknown (null / NaN) output entries: only models that fit partly known outputs take
+    them, and not with cross-validation (its scores compare whole outputs)."""
+    where = [int(i) for i in np.argwhere(np.isnan(outputs))[0]]
+    if req.model not in MASKED_OUTPUT_MODELS:
+        raise ValueError(
+            f"output_kernel.outputs has unknown (null / NaN) entries (the first at {where}): "
+            f"model {req.model!r} needs every entry; train model "
+            f"{' or '.join(map(repr, MASKED_OUTPUT_MODELS))} (it fits the known entries "
+            "only), or fill them in"
+        )
+    if req.cv is not None:
+        raise ValueError(
+            f"output_kernel.outputs has unknown (null / NaN) entries (the first at {where}): "
+            "cross-validation scores whole outputs, so leave out cv or fill them in"
+        )
 
 
 def _check_auto(req: TrainRequest) -> None:

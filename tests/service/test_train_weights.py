@@ -85,3 +85,47 @@ def test_nan_weights_and_a_model_without_weights_are_422(client: TestClient) -> 
     r = client.post("/train", json=body(weights().tolist(), model="krr-boost"))
     assert r.status_code == 422, r.text
     assert "sample_weight is taken by models" in r.json()["error"]["message"]
+
+
+def masked_body(model: str = "okboost", **extra: Any) -> dict[str, Any]:
+    X, Y = vector_data(n=40)
+    outputs: list[list[float | None]] = Y.tolist()
+    for i in range(0, 40, 3):
+        outputs[i][0] = None
+    return {
+        "model": model,
+        "inputs": X.tolist(),
+        "output_kernel": {"type": "linear", "outputs": outputs},
+        "params": PARAMS if model == "okboost" else {},
+        "wait": True,
+        **extra,
+    }
+
+
+def test_unknown_output_entries_train_okcores_masked_model(client: TestClient) -> None:
+    r = client.post("/train", json=masked_body())
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["resolved_params"]["masked_outputs"] is True
+    X, Y = vector_data(n=40)
+    Y[::3, 0] = np.nan
+    est = okcore.OKBoostRegressor(**PARAMS).fit(X, Y)
+    ask = {"model_id": r.json()["model_id"], "inputs": X[:5].tolist()}
+    got = client.post("/kernel", json=ask).json()["kernel"]
+    np.testing.assert_allclose(got, est.predict_kernel(X[:5]), rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"model": "krr"}, "needs every entry"),
+        ({"cv": {"folds": 3}}, "cross-validation scores whole outputs"),
+    ],
+)
+def test_unknown_output_entries_elsewhere_are_422(
+    client: TestClient, extra: dict[str, Any], message: str
+) -> None:
+    spec = masked_body(**{k: v for k, v in extra.items() if k == "model"})
+    spec.update({k: v for k, v in extra.items() if k != "model"})
+    r = client.post("/train", json=spec)
+    assert r.status_code == 422, r.text
+    assert message in r.json()["error"]["message"]
