@@ -643,7 +643,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
                 f"sample_weight in {name} needs loss='squared' (the weighted robust losses "
                 f"are not implemented). Got loss={self.loss!r}."
             )
-        max_bins = weighted_max_bins(name, plan.max_bins, self.splitter, X)
+        max_bins = weighted_max_bins(name, plan.max_bins, X)
         return replace(plan, max_bins=max_bins, refine_cuts=False)
 
     def _resolved_params(self, plan: GrowthPlan, n_rounds: int) -> dict[str, Any]:

@@ -149,7 +149,7 @@ class OK3ForestRegressor(TreeEstimator):
         X, space, callback = context.X, context.space, context.callback
         max_bins = self.max_bins
         if context.sample_weight is not None:
-            max_bins = weighted_max_bins(type(self).__name__, max_bins, self.splitter, X)
+            max_bins = weighted_max_bins(type(self).__name__, max_bins, X)
         seeds = context.rng.integers(0, 2**63 - 1, size=self.n_estimators)
         XT, binned = self._search_inputs(
             X, max_bins, callback, self.n_estimators, context.elapsed()

@@ -100,7 +100,7 @@ class OK3Regressor(TreeEstimator):
         X, space, weight = context.X, context.space, context.sample_weight
         max_bins = self.max_bins
         if weight is not None:
-            max_bins = weighted_max_bins(type(self).__name__, max_bins, self.splitter, X)
+            max_bins = weighted_max_bins(type(self).__name__, max_bins, X)
         XT, binned = self._search_inputs(X, max_bins, context.callback, 1, context.elapsed())
         params = self._tree_params(X.shape[1])
         if weight is not None:

@@ -18,6 +18,9 @@ With row weights only (H_c = W for every c) the gain needs ||G||^2 and W, so a s
 the residual columns (``projection``) may be searched as in the default path; per-entry
 weights search the full columns.
 
+``splitter="random"`` (OK3-et) draws one cut per tried feature on the bins, as the default
+path's binned OK3-et does, and keeps the largest weighted gain.
+
 Rules: ``min_samples_leaf`` counts the rows of positive weight (scikit-learn counts rows
 too; rows of weight 0 count for nothing, so giving a row weight 0 is dropping it), and
 each child of a split must hold a positive weight sum (LightGBM's ``min_sum_hessian``
@@ -252,7 +255,10 @@ def build_weighted_tree(
     tree.add(root_rows, 0)
     grow = _grow_oblivious if params.tree_type == "oblivious" else _grow_best_first
     pool = _tree_feature_pool(params, binned.n_features, rng)
-    grow(tree, binned, params, rng, lambda node_rng: _best_features(params, pool, node_rng))
+    if params.splitter == "random":  # OK3-et: one drawn cut per tried feature
+        _grow_best_first(tree, binned, params, rng, pool, random_cuts=True)
+    else:
+        grow(tree, binned, params, rng, lambda node_rng: _best_features(params, pool, node_rng))
     return tree.arrays()
 
 
@@ -287,16 +293,79 @@ def _threshold(binned: BinnedInputs, held: np.ndarray, b: int) -> tuple[int, int
     return feature, b - int(binned.bin_offset[feature]), float(threshold)
 
 
+def _random_cut(
+    tree: _Tree, node: int, binned: BinnedInputs, params: Any, rng: np.random.Generator,
+    pool: np.ndarray,
+) -> tuple | None:  # fmt: skip
+    """OK3-et's cut on bins, as :func:`~okcore.trees._histogram.best_split_random` draws it:
+    the tree's features in a random order, each non-constant one (on the node's rows of
+    positive weight) tried with the cut lo + u (hi - lo) between its smallest and largest
+    values (a bin straddling the cut goes left, or right if it is the last, at its edge),
+    until ``max_features`` were tried; of the cuts leaving min_samples_leaf rows and a
+    positive weight on each side, the largest weighted gain (ties: the lower feature).
+    (gain, feature, last left bin, threshold), or None. O(max_features n (k + 3))."""
+    rows, stats = tree.rows[node], tree.stats
+    features = rng.permutation(pool)
+    uniforms = rng.random(len(features))
+    total = stats.columns[rows].sum(axis=0)
+    best: tuple | None = None
+    tried = 0
+    for f, u in zip(features.tolist(), uniforms.tolist(), strict=True):
+        if tried >= params.max_features:
+            break
+        codes = binned.codes[f, rows]
+        lo_b, hi_b = int(codes.min()), int(codes.max())
+        if hi_b <= lo_b:
+            continue
+        tried += 1
+        base = int(binned.bin_offset[f])
+        cut = binned.bin_min[base + lo_b] + u * (
+            binned.bin_max[base + hi_b] - binned.bin_min[base + lo_b]
+        )
+        last = lo_b
+        while last + 1 <= hi_b and binned.bin_min[base + last + 1] <= cut:
+            last += 1
+        threshold = float(cut)
+        if binned.bin_max[base + last] > cut:  # the cut falls inside bin `last`
+            if last == hi_b:
+                last -= 1
+            threshold = float(binned.edges[base - f + last])
+        left = stats.columns[rows[codes <= last]].sum(axis=0)
+        _, _, WL, nL = stats.split(left)
+        _, _, W, n = stats.split(total)
+        if (
+            nL < params.min_samples_leaf
+            or n - nL < params.min_samples_leaf
+            or WL <= 0
+            or W - WL <= 0
+        ):
+            continue
+        gain = float(stats.gain(left[None], total, tree.l2)[0])
+        if (
+            best is None
+            or gain > best[0] + TIE_RELATIVE * abs(gain) + TIE_ABSOLUTE
+            or (gain >= best[0] - TIE_RELATIVE * abs(gain) - TIE_ABSOLUTE and f < best[1])
+        ):
+            best = (gain, f, last, threshold)
+    return best
+
+
 def _grow_best_first(
-    tree: _Tree, binned: BinnedInputs, params: Any, rng: np.random.Generator, features: Any
-) -> None:
+    tree: _Tree, binned: BinnedInputs, params: Any, rng: np.random.Generator, features: Any,
+    random_cuts: bool = False,
+) -> None:  # fmt: skip
     """Best-first growth as :func:`~okcore.trees.builder.build_tree`: the leaf of largest
     weighted N*var next (``leaf_order="variance"``) or of largest split gain ("gain"), at
-    most ``max_splits`` splits."""
+    most ``max_splits`` splits. ``random_cuts``: OK3-et's drawn cuts (:func:`_random_cut`)
+    among the tree's features ``features`` (an array), else the best cut of each node's
+    candidates ``features(rng)``."""
     min_leaf, max_depth = int(params.min_samples_leaf), params.max_depth
     frontier = _Frontier()
 
     def find(node: int) -> tuple | None:
+        if random_cuts:
+            split = _random_cut(tree, node, binned, params, rng, features)
+            return None if split is None or split[0] <= 0.0 else split
         hist, gain, valid = _node_search(tree, node, binned, features(rng), min_leaf)
         b = _pick(gain, valid)
         if b < 0 or gain[b] <= 0.0:
@@ -386,16 +455,13 @@ def leaf_row_weights(leaf: np.ndarray, weight: np.ndarray, n_leaves: int, l2: fl
     return np.divide(weight, denominator, out=np.zeros_like(weight), where=denominator > 0)
 
 
-def weighted_max_bins(owner: str, max_bins: Any, splitter: str, X: Any) -> int:
+def weighted_max_bins(owner: str, max_bins: Any, X: Any) -> int:
     """The ``max_bins`` a weighted fit of ``owner`` bins its inputs with, or a refusal
-    that says how to fix it: weighted trees search histograms of dense inputs with the
-    "best" splitter. ``max_bins`` None (the exact search) is MAX_BINS when no feature has
-    more distinct values (one value per bin: the exact search's cuts), else refused.
+    that says how to fix it: weighted trees search histograms of dense inputs (``splitter``
+    "best", or "random": OK3-et's drawn cuts on bins). ``max_bins`` None (the exact search)
+    is MAX_BINS when no feature has more distinct values (one value per bin: the exact
+    search's cuts), else refused.
     O(N p log N) for None, O(1) otherwise."""
-    if splitter != "best":
-        raise InvalidParameterError(
-            f"sample_weight in {owner} needs splitter='best'. Got splitter={splitter!r}."
-        )
     if sparse.issparse(X):
         raise InvalidParameterError(
             f"sample_weight in {owner} needs dense inputs: pass X.toarray()."

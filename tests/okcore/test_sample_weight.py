@@ -153,7 +153,6 @@ def test_bad_sample_weight_is_a_clear_error(weight, message):
         (OK3Regressor(), "max_bins"),
         (OKBoostRegressor(n_estimators=2, loss="huber"), "loss='squared'"),
         (OKBoostRegressor(n_estimators=2, warm_start=True), "warm_start"),
-        (OK3Regressor(max_bins=32, splitter="random"), "splitter='best'"),
     ],
 )
 def test_weighted_fits_not_covered_say_how_to_fix_them(est, message):
@@ -249,3 +248,17 @@ def test_grid_search_refits_the_best_with_every_weight_and_refuses_unweighted_sc
             OK3Regressor(max_bins=255), {"max_splits": [2]}, X, labels, cv=3, scoring="f1",
             sample_weight=w + 1,
         )  # fmt: skip
+
+
+@pytest.mark.parametrize("bootstrap", [False, True])
+def test_extra_trees_integer_weights_equal_repeated_rows(bootstrap):
+    X, Y, w = data(17)
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    tree = dict(splitter="random", max_bins=255, max_splits=9, random_state=3)
+    ours = OK3Regressor(**tree).fit(X, Y, sample_weight=w)
+    theirs = OK3Regressor(**tree).fit(X[rep], Y[rep])
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-10)
+    forest = OK3ForestRegressor(
+        n_estimators=4, splitter="random", bootstrap=bootstrap, max_bins=255, random_state=0
+    ).fit(X, Y, sample_weight=w)
+    np.testing.assert_allclose(forest.predict_weights(X) @ Y, forest.predict(X), atol=1e-10)
