@@ -139,6 +139,7 @@ class OKBoostClient(TaskMethods):
         input_kind: str = "features",
         input_map: str | None = None,
         input_components: int | None = None,
+        sample_weight: Any = None,
         wait: bool = False,
     ) -> dict[str, Any]:
         """POST /train. ``inputs``: array (float64, float32 and uint8 sent as they are) or
@@ -156,6 +157,9 @@ class OKBoostClient(TaskMethods):
         items (predict, kernel and evaluate then take the Q x N similarity of new items to
         them); ``input_map`` "kernel_map" (default) or "kpca" with ``input_components``
         chooses how tree models read it (kernel models use it as their input kernel).
+
+        ``sample_weight``: one weight >= 0 per row of ``inputs`` (not all 0), the loss a
+        weighted sum (scikit-learn's ``sample_weight``); with ``cv`` the folds split them.
 
         ``wait=True`` blocks until the model is trained (the answer's ``model``), at most the
         server's ``OKBOOST_WAIT_TIMEOUT`` seconds: then ``timed_out`` is True, ``wait_timeout``
@@ -181,6 +185,8 @@ class OKBoostClient(TaskMethods):
             body["input_map"] = input_map
         if input_components is not None:
             body["input_components"] = input_components
+        if sample_weight is not None:
+            body["sample_weight"] = np.asarray(sample_weight, dtype=np.float64)
         if eval_set is not None:
             body["eval_set"] = {
                 k: as_inputs(v) if k == "inputs" else np.asarray(v) for k, v in eval_set.items()

@@ -5,6 +5,7 @@ numpy / scipy / numba only; never imports the web stack.
 """
 
 from . import auto, bipartite, defaults, metrics, model_selection, scoring
+from ._validation import check_sample_weight
 from .auto import AutoRegressor
 from .averaging import AveragedRegressor
 from .base import FITTED_ATTRIBUTES, FittedEnsemble, OKEstimator
@@ -21,6 +22,7 @@ from .estimators import (
     estimator_summaries,
     eval_set_estimators,
     make_estimator,
+    sample_weight_estimators,
 )
 from .exceptions import (
     DataError,
@@ -108,6 +110,8 @@ __all__ = [
     "load",
     "eval_set_estimators",
     "make_estimator",
+    "sample_weight_estimators",
+    "check_sample_weight",
     "kernel_parameter_schema",
     "make_kernel",
     "metrics",

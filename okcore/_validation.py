@@ -350,3 +350,82 @@ def check_random_state(seed: Any) -> np.random.Generator:
     if isinstance(seed, np.random.RandomState):
         return np.random.default_rng(seed.randint(0, 2**32 - 1))
     return np.random.default_rng(seed)
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
+    """``fit``'s ``sample_weight``: None, or one finite weight >= 0 per training row with a
+    positive sum (scikit-learn's rules), as float64 (n_samples,). Weights all equal to 1
+    are returned as None: the unweighted fit, bit for bit. Raises DataError naming what is
+    wrong."""
+    if sample_weight is None:
+        return None
+    check_real(sample_weight, "sample_weight")
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"sample_weight must be numbers: {exc}") from None
+    if w.ndim != 1 or len(w) != n_samples:
+        raise DataError(
+            f"sample_weight must be a 1-D array of one weight per training row "
+            f"({n_samples}); got shape {w.shape}"
+        )
+    if not np.isfinite(w).all():
+        i = int(np.flatnonzero(~np.isfinite(w))[0])
+        raise DataError(f"sample_weight[{i}] = {w[i]} is not finite: weights must be numbers")
+    if (w < 0).any():
+        i = int(np.flatnonzero(w < 0)[0])
+        raise DataError(f"sample_weight[{i}] = {w[i]:.6g} is negative: weights must be >= 0")
+    if not w.sum() > 0:
+        raise DataError("sample_weight is all zero: at least one row needs a positive weight")
+    if (w == 1.0).all():
+        return None
+    return np.ascontiguousarray(w)
+
+
+def masked_outputs(
+    Y: Any, kernel: Any, output_weight: Any, low_rank: bool
+) -> tuple[Any, np.ndarray | None]:
+    """Output vectors with unknown (NaN) entries, and a weight per output column: (Y with
+    the unknown entries set to 0, the (N, d) weight of each entry: ``output_weight[c]`` where
+    observed, 0 where not), or (Y, None) when every entry is known and no column weight is
+    given (the usual fit, unchanged). Only the linear output kernel without a low-rank factor
+    (``low_rank`` False) has one factor column per output column (phi = Y), so only it can
+    leave an entry out; other kernels, where a partly known output has no feature vector, are
+    refused with a DataError saying so. O(N d)."""
+    if Y is None:
+        if output_weight is not None:
+            raise DataError("output_weight weighs the columns of output vectors Y: give Y")
+        return Y, None
+    try:
+        Ya = np.asarray(Y, dtype=np.float64)
+    except (TypeError, ValueError):
+        return Y, None  # the output space says what is wrong with Y
+    unknown = np.isnan(Ya)
+    if output_weight is None and not unknown.any():
+        return Y, None
+    from .outputs.kernels import LinearKernel, make_kernel  # kernels validate with this module
+
+    if kernel is not None and not isinstance(make_kernel(kernel), LinearKernel) or low_rank:
+        what = "unknown (NaN) output entries" if unknown.any() else "output_weight"
+        raise DataError(
+            f"{what} need the linear output kernel without a low-rank factor (factor_rank and "
+            "n_landmarks None), whose factor columns are the output columns: under another "
+            "kernel a partly known output has no feature vector. Impute the outputs, or "
+            "train with the linear kernel."
+        )
+    d = 1 if Ya.ndim == 1 else Ya.shape[1]
+    weight = (
+        np.ones(d)
+        if output_weight is None
+        else check_matrix(output_weight, "output_weight", ndim=1)
+    )
+    if len(weight) != d or (weight < 0).any() or not weight.sum() > 0:
+        raise DataError(
+            f"output_weight must be {d} numbers >= 0 (one per output column), not all 0: got "
+            f"{np.asarray(output_weight).tolist()}"
+        )
+    filled = np.where(unknown, 0.0, Ya)
+    entry = (~unknown).reshape(len(Ya), -1) * weight[None, :]
+    if not entry.any():
+        raise DataError("every output entry is unknown (NaN): nothing to fit")
+    return filled, entry

@@ -119,9 +119,9 @@ class AveragedRegressor(MetaEstimator):
         """Pre-images (eq. 8) of the averaged F (:meth:`okcore.base.OKEstimator.predict_index`)."""
         return OKEstimator.predict_index(self, X, candidates, top_k, **kwargs)  # type: ignore[arg-type]
 
-    def score(self, X: Any, y: Any) -> float:
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Kernelized R^2 of the averaged F (:meth:`okcore.base.OKEstimator.score`)."""
-        return OKEstimator.score(self, X, y)  # type: ignore[arg-type]
+        return OKEstimator.score(self, X, y, sample_weight)  # type: ignore[arg-type]
 
     def _outputs_of(self, F: np.ndarray) -> np.ndarray:
         return OKEstimator._outputs_of(self, F)  # type: ignore[arg-type]

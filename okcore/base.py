@@ -19,7 +19,10 @@ from ._validation import (
     check_inputs,
     check_is_fitted,
     check_kernel_diag,
+    check_matrix,
     check_random_state,
+    check_sample_weight,
+    masked_outputs,
     validate_params,
 )
 from .callbacks import FitProgress, check_callback, report_phase
@@ -88,6 +91,7 @@ class EvalData:
     X: Any
     phi: np.ndarray
     diag: np.ndarray
+    weight: np.ndarray | None = None  # the rows' sample weights (a weighted hold-out)
 
 
 def embed_eval_set(eval_set: Any, space: OutputSpace, n_features: int, owner: str) -> EvalData:
@@ -125,7 +129,8 @@ def hold_out_rows(
 class FitContext:
     """What the shared fit path hands an estimator's :meth:`OKEstimator._fit_model` hook:
     checked inputs X (N, p), the output space of the N training outputs, the seeded random
-    generator, the progress callback, the eval set (OKBoost only) and the start time."""
+    generator, the progress callback, the eval set (OKBoost only), the start time and the
+    checked sample weights (None: unweighted, :func:`~okcore._validation.check_sample_weight`)."""
 
     X: Any
     space: OutputSpace
@@ -133,6 +138,8 @@ class FitContext:
     callback: Callable[[FitProgress], bool | None] | None
     eval_set: tuple | None
     start: float
+    sample_weight: np.ndarray | None = None
+    entry_weight: np.ndarray | None = None  # (N, r): masked outputs / output weights
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -192,6 +199,10 @@ class OKEstimator:
     #: Whether ``fit`` takes an ``eval_set`` (validation loss per round): public, so
     #: callers (the service's schemas) read it from the registry.
     supports_eval_set: ClassVar[bool] = False
+    #: Whether ``fit`` takes a ``sample_weight`` (public, as ``supports_eval_set``).
+    supports_sample_weight: ClassVar[bool] = False
+    #: Whether ``fit`` takes output vectors with unknown (NaN) entries and ``output_weight``.
+    supports_masked_outputs: ClassVar[bool] = False
     # every estimator declares the output-space parameters and random_state
     factor_rank: int | None
     factor_tol: float
@@ -272,24 +283,44 @@ class OKEstimator:
         kernel: Any = None,
         eval_set: tuple | None = None,
         callback: Callable[[FitProgress], bool | None] | None = None,
+        sample_weight: Any = None,
+        output_weight: Any = None,
     ) -> OKEstimator:
         """Fit on inputs X (N, p) and outputs Y with ``kernel`` ("linear" by default), a
         Gram matrix ``gram`` (N, N), or a diffusion ``kernel`` over the N training vertices.
 
         ``eval_set`` (OKBoost): (X_val, Y_val), or (X_val, K_val_train, k_val_diag) for Gram
         outputs; its loss is recorded per round. ``callback(FitProgress)`` hears each set-up
-        phase and each tree; returning True stops. Cost: the output factor (O(N^3) exact,
-        less with a low-rank factor), then the estimator's growth (see its class).
+        phase and each tree; returning True stops. ``sample_weight`` (N,): a weight >= 0 per
+        training row, the loss a weighted sum (scikit-learn's convention; integer weights
+        fit as repeated rows, weight 0 as a dropped row; see the estimator for where it
+        applies). Estimators with ``supports_masked_outputs`` (OKBoost) also take output
+        vectors Y with unknown (NaN) entries and ``output_weight`` (d,), a weight per output
+        column (linear kernel only, :func:`~okcore._validation.masked_outputs`). Cost: the
+        output factor (O(N^3) exact, less with a low-rank factor), then the estimator's
+        growth (see its class).
         """
         self.validate_params()
         check_callback(callback)
         if eval_set is not None and not self.supports_eval_set:
             raise DataError(f"eval_set applies to boosting only, not to {type(self).__name__}")
         start = time.perf_counter()
+        if sample_weight is not None and not self.supports_sample_weight:
+            raise DataError(f"sample_weight is not supported by {type(self).__name__}")
+        entry = None
+        if self.supports_masked_outputs:
+            low_rank = self.factor_rank is not None or self.n_landmarks is not None
+            Y, entry = masked_outputs(Y, kernel, output_weight, low_rank)
+        elif output_weight is not None:
+            raise DataError(f"output_weight is not supported by {type(self).__name__}")
         X, space = self._check_fit_data(X, Y, gram, kernel, callback)
+        weight = check_sample_weight(sample_weight, X.shape[0])
+        if entry is not None and weight is not None:
+            entry, weight = entry * weight[:, None], None
         context = FitContext(
-            X, space, check_random_state(self.random_state), callback, eval_set, start
-        )
+            X, space, check_random_state(self.random_state), callback, eval_set, start, weight,
+            entry,
+        )  # fmt: skip
         self._set_fitted(self._fit_model(context), start)
         return self
 
@@ -457,8 +488,21 @@ class OKEstimator:
         never N x N matrices. Kernel models: see
         :meth:`okcore.kernel_models.kernel_ensemble.KernelEnsemble.weights`.
         """
+        self._check_known_outputs("predict_weights")
         X = self._fitted_inputs(X)
         return self.ensemble_.weights(X, n_threads=self._n_threads())
+
+    def _check_known_outputs(self, what: str) -> None:
+        """Refuse what needs every training output whole (W^F, the training outputs as
+        candidates) on a model fitted on partly known outputs or with output weights: its
+        leaf values weigh each output column on its own, so no weights over the training
+        outputs give F(x)."""
+        if getattr(self, "resolved_params_", {}).get("masked_outputs"):
+            raise DataError(
+                f"{what} needs the training outputs whole, but this model was fitted on "
+                "partly known outputs (or with output_weight): use predict / "
+                "predict_features / predict_kernel, or pass candidates"
+            )
 
     def predict_kernel(self, X: Any, X2: Any = None) -> np.ndarray:
         """<F(x), F(x')> for x in X, x' in X2 (default X), shape (Q, Q2) (eq. 7). O(Q Q2 r)."""
@@ -467,6 +511,7 @@ class OKEstimator:
 
     def predict_kernel_train(self, X: Any) -> np.ndarray:
         """<F(x), phi(y_i)> against every training output, shape (Q, N). O(Q N r)."""
+        self._check_known_outputs("predict_kernel_train")
         return self.predict_features(X) @ self.output_space_.phi.T
 
     def predict_index(
@@ -502,6 +547,7 @@ class OKEstimator:
                     f"{cand_phi.shape[0]} rows"
                 )
         else:
+            self._check_known_outputs("predict_index without candidates")
             cand_phi, cand_diag = space.phi, space.diag
         return preimage.decode(F, cand_phi, cand_diag, top_k)
 
@@ -524,14 +570,15 @@ class OKEstimator:
         index = preimage.decode(F, space.phi, space.diag, 1)[0][:, 0]
         return index if space.outputs is None else space.outputs[index]
 
-    def score(self, X: Any, y: Any) -> float:
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Kernelized R^2 on (X, y), y the true output vectors (scikit-learn's name for the
         argument, which its tools pass by keyword): 1 - Err^phi / Var^phi, with Err^phi = sum_q
         ||phi(y_q) - F(x_q)||^2 (eq. 7) and Var^phi = sum_q ||phi(y_q) - mean_q' phi(y_q')||^2
         the spread of the given outputs around their own mean, as in scikit-learn's r2_score:
         with the linear kernel it is ``r2_score(Y, predict(X), multioutput="variance_weighted")``,
         so scikit-learn's ``cross_val_score`` and ``GridSearchCV`` work. 1 is perfect, 0 is
-        the outputs' mean. Needs output vectors; for Gram or graph outputs use
+        the outputs' mean. ``sample_weight`` (Q,): both sums weighted and the mean the
+        weighted mean (scikit-learn's ``r2_score(sample_weight=...)``). Needs output vectors; for Gram or graph outputs use
         :func:`okcore.model_selection.cross_validate`. O(Q^2 d) kernel evaluations, in blocks.
         """
         check_is_fitted(self)
@@ -543,12 +590,22 @@ class OKEstimator:
             )
         F = self.predict_features(X)
         phi, diag = self._target_features(y, n_rows=F.shape[0])
-        err = float(
-            np.sum(diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F))
-        )
+        row_err = diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F)
         Y = np.asarray(y, dtype=np.float64).reshape(len(diag), -1)
-        total = sum(float(kernel.gram(Y[s : s + 512], Y).sum()) for s in range(0, len(Y), 512))
-        spread = float(diag.sum()) - total / len(Y)
+        if sample_weight is None:
+            err = float(np.sum(row_err))
+            total = sum(float(kernel.gram(Y[s : s + 512], Y).sum()) for s in range(0, len(Y), 512))
+            spread = float(diag.sum()) - total / len(Y)
+        else:
+            w = check_matrix(sample_weight, "sample_weight", ndim=1)
+            if w.shape != diag.shape:
+                raise DataError(f"sample_weight must hold one weight per row of X ({len(diag)})")
+            err = float(w @ row_err)
+            total = sum(
+                float(w[s : s + 512] @ kernel.gram(Y[s : s + 512], Y) @ w)
+                for s in range(0, len(Y), 512)
+            )
+            spread = float(w @ diag) - total / float(w.sum())
         if spread <= 0.0:
             raise DataError("R^2 is undefined: the given outputs are all the same")
         return 1.0 - err / spread

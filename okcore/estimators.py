@@ -1,7 +1,7 @@
 """The public estimator registry: the names users, the service and saved models know them by.
 
-``estimator_names()`` and ``eval_set_estimators()`` say which estimators there are and
-which take an ``eval_set``; ``make_estimator(name, params)`` builds an unfitted estimator and checks every parameter
+``estimator_names()``, ``eval_set_estimators()`` and ``sample_weight_estimators()`` say
+which estimators there are and which take an ``eval_set`` or a ``sample_weight``; ``make_estimator(name, params)`` builds an unfitted estimator and checks every parameter
 now (the same checks and messages as ``fit``), so a caller can refuse bad parameters before
 any work starts. ``estimator_parameter_schema(name)`` describes the same parameters and
 checks as JSON Schema, for API schemas that must not drift from the estimators.
@@ -43,6 +43,13 @@ def eval_set_estimators() -> tuple[str, ...]:
     """The names of the estimators whose ``fit`` takes an ``eval_set`` (their class's
     ``supports_eval_set``), in registry order."""
     return tuple(name for name, cls in ESTIMATORS.items() if cls.supports_eval_set)
+
+
+def sample_weight_estimators(include_auto: bool = False) -> tuple[str, ...]:
+    """The names of the estimators whose ``fit`` takes a ``sample_weight`` (their class's
+    ``supports_sample_weight``), in registry order; with ``include_auto`` also "auto"."""
+    names = estimator_names(include_auto)
+    return tuple(n for n in names if getattr(estimator_class(n), "supports_sample_weight", False))
 
 
 def estimator_summaries(include_auto: bool = False) -> dict[str, str]:

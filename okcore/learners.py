@@ -29,6 +29,7 @@ from .trees.binning import BinnedInputs
 from .trees.builder import HistogramPool, TreeArrays, TreeParams, build_tree, sketch_projection
 from .trees.ensemble import tree_leaves
 from .trees.splitter import presort, restrict_presorted
+from .trees.weighted import build_weighted_tree
 
 
 class BaseLearner(Protocol):
@@ -53,6 +54,10 @@ class TreeLearner:
     ``sketch_dim`` columns for the split search (SketchBoost; leaf values exact), drawn by
     :func:`~okcore.trees.builder.sketch_projection` (the same for any basis of the factor).
 
+    ``weight`` (N,), sample weights: each stage is a weighted tree
+    (:func:`~okcore.trees.weighted.build_weighted_tree`, histogram search), a subsampled
+    row weighing its weight, an unsampled one nothing.
+
     Costs per stage: O(p n r) per searched node (k for r with a sketch) exact, O(p n k)
     histogram builds per split plus O(B k) scans with bins; O(n r k) to draw and form a
     sketch; O(N) to place the other rows.
@@ -67,8 +72,10 @@ class TreeLearner:
         binned: BinnedInputs | None = None,
         sketch_dim: int | None = None,
         n_threads: int = 1,
+        weight: np.ndarray | None = None,
     ) -> None:
         self.X, self.params, self.XT, self.binned = X, tree_params, XT, binned
+        self.weight = weight  # sample weights: the weighted trees (okcore.trees.weighted)
         self.sketch_dim = sketch_dim
         self.order = presort(XT) if XT is not None and tree_params.splitter == "best" else None
         self.executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
@@ -91,6 +98,14 @@ class TreeLearner:
         projection = None
         if self.sketch_dim is not None and self.sketch_dim < fit_R.shape[1]:
             projection = sketch_projection(fit_R, fit_rows, self.sketch_dim, rng, self.runner)
+        if self.weight is not None:
+            assert self.binned is not None  # weighted trees search histograms
+            weighted = build_weighted_tree(
+                self.binned, target, self.weight, self.params, rng, projection=projection,
+                rows=rows,
+            )  # fmt: skip
+            tree = TreeArrays(**weighted)
+            return tree, tree_leaves(tree, self.X)
         tree = build_tree(
             fit_XT,
             fit_R,

@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from .threads import SERIAL, ChunkRunner
+from .trees.weighted import leaf_row_weights
 
 #: Weiszfeld stops when an iterate moves less than this times the mean distance of the rows
 #: to it (relative: the result does not depend on the scale of the outputs) ...
@@ -67,7 +68,9 @@ class FeatureLoss(Protocol):
         runner: ChunkRunner = SERIAL,
     ) -> float: ...
 
-    def __call__(self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray) -> float: ...
+    def __call__(
+        self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray, weight: np.ndarray | None = None
+    ) -> float: ...
 
 
 class SquaredFeatureLoss:
@@ -95,11 +98,13 @@ class SquaredFeatureLoss:
         computed (W^F then derives the weights from the leaf sizes)."""
         return None, None
 
-    def __call__(self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray) -> float:
-        """Mean of k(y, y) - 2 <F, phi(y)> + ||F||^2 over the rows. O(n r)."""
-        return float(
-            np.mean(diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F))
-        )
+    def __call__(
+        self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray, weight: np.ndarray | None = None
+    ) -> float:
+        """Mean of k(y, y) - 2 <F, phi(y)> + ||F||^2 over the rows (weighted by the rows'
+        sample ``weight`` when given). O(n r)."""
+        row_loss = diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F)
+        return float(np.mean(row_loss) if weight is None else np.average(row_loss, weights=weight))
 
     def step(
         self,
@@ -117,6 +122,21 @@ class SquaredFeatureLoss:
         F once (the separate numpy steps took ~5 passes over N x r arrays). The rows are
         shared between the ``runner``'s threads; each row's loss is kept and the rows'
         losses summed in row order, so the loss does not depend on the number of threads."""
+        row_loss = self._step_rows(phi, diag, F, value, leaf, learning_rate, residual, runner)
+        return float(_sum_in_order(row_loss) / len(row_loss))
+
+    @staticmethod
+    def _step_rows(
+        phi: np.ndarray,
+        diag: np.ndarray,
+        F: np.ndarray,
+        value: np.ndarray,
+        leaf: np.ndarray,
+        learning_rate: float,
+        residual: np.ndarray,
+        runner: ChunkRunner,
+    ) -> np.ndarray:
+        """:meth:`step`'s update, returning each row's new loss (N,)."""
         n, r = phi.shape
         row_loss = np.empty(n)
 
@@ -124,7 +144,102 @@ class SquaredFeatureLoss:
             _squared_step(phi, diag, F, value, leaf, learning_rate, residual, lo, hi, row_loss)
 
         runner(n * r, n, run)
-        return float(_sum_in_order(row_loss) / n)
+        return row_loss
+
+
+class WeightedSquaredFeatureLoss(SquaredFeatureLoss):
+    """The squared loss with sample weights w_i: sum_i w_i ||phi(y_i) - F(x_i)||^2 / sum w
+    (scikit-learn's weighted mean). F_0 is the weighted mean of the phi_i; the stages are
+    weighted trees (:mod:`okcore.trees.weighted`), whose leaf values G / (W + lambda) are
+    the loss's own, each row's coefficient w_i / (W_leaf + lambda) kept for W^F
+    (``lambda`` = ``l2``, the trees' L2 penalty)."""
+
+    def __init__(self, weight: np.ndarray, l2: float) -> None:
+        self.weight, self.l2 = weight, float(l2)
+
+    def initial(self, phi: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """F_0 = sum_i w_i phi_i / sum w, with its weights w / sum w over the phi_i."""
+        share = self.weight / self.weight.sum()
+        return share @ phi, share
+
+    def leaf_values(
+        self, residual: np.ndarray, leaf: np.ndarray, in_bag: np.ndarray, n_leaves: int
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The tree's values stand; each row's coefficient w_i / (W_leaf + lambda) (0 out
+        of bag)."""
+        return None, leaf_row_weights(leaf, self.weight * in_bag, n_leaves, self.l2)
+
+    def step(
+        self,
+        phi: np.ndarray,
+        diag: np.ndarray,
+        F: np.ndarray,
+        value: np.ndarray,
+        leaf: np.ndarray,
+        learning_rate: float,
+        residual: np.ndarray,
+        runner: ChunkRunner = SERIAL,
+    ) -> float:
+        """:meth:`SquaredFeatureLoss.step` with the weighted mean of the rows' losses."""
+        row_loss = self._step_rows(phi, diag, F, value, leaf, learning_rate, residual, runner)
+        return float(row_loss @ self.weight / self.weight.sum())
+
+
+class MaskedSquaredFeatureLoss:
+    """The squared loss over the known output entries, each weighted: with h_ic >= 0 the
+    weight of entry c of row i (0 where unknown; its row's sample weight times its column's
+    output weight where known), l = r sum_ic h_ic (phi_ic - F_ic)^2 / sum_ic h_ic over the
+    r factor columns (phi = Y: the linear kernel), the mean squared error of the known
+    entries times r, so that with every entry known and weight 1 it is the mean of
+    ||phi - F||^2. F_0 is each column's weighted mean over its known entries (0 for a column
+    with none); the stages are weighted trees on the entry weights
+    (:mod:`okcore.trees.weighted`: leaf value per column G_c / (H_c + lambda)). Leaf values
+    weigh each column on its own, so no W^F over the training outputs exists (None). O(N r)
+    per step."""
+
+    name = "squared"
+
+    def __init__(self, weight: np.ndarray) -> None:
+        self.weight = weight
+
+    def initial(self, phi: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        G, H = (self.weight * phi).sum(axis=0), self.weight.sum(axis=0)
+        return np.divide(G, H, out=np.zeros_like(G), where=H > 0), None
+
+    def stage_target(self, residual: np.ndarray) -> np.ndarray:
+        return residual
+
+    def leaf_values(
+        self, residual: np.ndarray, leaf: np.ndarray, in_bag: np.ndarray, n_leaves: int
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        return None, None
+
+    def step(
+        self,
+        phi: np.ndarray,
+        diag: np.ndarray,
+        F: np.ndarray,
+        value: np.ndarray,
+        leaf: np.ndarray,
+        learning_rate: float,
+        residual: np.ndarray,
+        runner: ChunkRunner = SERIAL,
+    ) -> float:
+        """F += nu * value[leaf] in place, residual = phi - F, and the new loss."""
+        F += learning_rate * value[leaf]
+        np.subtract(phi, F, out=residual)
+        return self(phi, diag, F, self.weight)
+
+    def __call__(
+        self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray, weight: np.ndarray | None = None
+    ) -> float:
+        """The loss (class docstring) with entry weights ``weight`` (N, r) (row weights
+        (N,) apply to every entry of their row; None: every entry, weight 1)."""
+        squares = (phi - F) ** 2
+        if weight is None:
+            return float(squares.sum(axis=1).mean())
+        h = weight if weight.ndim == 2 else np.broadcast_to(weight[:, None], squares.shape)
+        return float(phi.shape[1] * (h * squares).sum() / h.sum())
 
 
 class _NormLoss:
@@ -176,9 +291,12 @@ class _NormLoss:
         np.subtract(phi, F, out=residual)
         return float(np.mean(self._rho(row_norms(residual))))
 
-    def __call__(self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray) -> float:
-        """Mean loss of the rows' residual norms ||phi - F|| (factor coordinates). O(n r)."""
-        return float(np.mean(self._rho(row_norms(phi - F))))
+    def __call__(
+        self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray, weight: np.ndarray | None = None
+    ) -> float:
+        """Mean loss of the rows' residual norms ||phi - F|| (factor coordinates), weighted
+        by ``weight`` when given. O(n r)."""
+        return float(np.average(self._rho(row_norms(phi - F)), weights=weight))
 
     def _rho(self, norms: np.ndarray) -> np.ndarray:
         raise NotImplementedError

@@ -15,20 +15,33 @@ from .losses import SquaredFeatureLoss
 
 
 def err_phi(
-    estimator: Any, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None
+    estimator: Any,
+    X: Any,
+    Y: Any = None,
+    *,
+    gram_cross: Any = None,
+    gram_diag: Any = None,
+    sample_weight: Any = None,
 ) -> float:
-    """Mean feature-space square loss ||phi(y) - F(x)||^2 over (X, Y).
+    """Mean feature-space square loss ||phi(y) - F(x)||^2 over (X, Y), weighted by
+    ``sample_weight`` (Q,) when given.
 
     True outputs are Y (embedded through the kernel) or, for Gram / graph outputs, their
     kernel ``gram_cross`` (Q, N) against the training outputs and ``gram_diag`` (Q,) = k(y, y).
     """
     F = estimator.predict_features(X)
     phi, diag = estimator._target_features(Y, gram_cross, gram_diag, n_rows=F.shape[0])
-    return SquaredFeatureLoss()(phi, diag, F)
+    return SquaredFeatureLoss()(phi, diag, F, sample_weight)
 
 
 def err_y(
-    estimator: Any, X: Any, Y: Any = None, *, gram_cross: Any = None, gram_diag: Any = None
+    estimator: Any,
+    X: Any,
+    Y: Any = None,
+    *,
+    gram_cross: Any = None,
+    gram_diag: Any = None,
+    sample_weight: Any = None,
 ) -> float:
     """Mean kernel loss of the pre-image: k(y,y) - 2 k(y, y^) + k(y^, y^), with y^ the
     training output closest to F(x) (eq. 8). Same arguments as :func:`err_phi`."""
@@ -48,7 +61,7 @@ def err_y(
                 for s in range(0, len(index), 256)
             ]
         )
-    return float(np.mean(diag - 2.0 * cross + space.diag[index]))
+    return float(np.average(diag - 2.0 * cross + space.diag[index], weights=sample_weight))
 
 
 def edge_auc(scores: Any, truth: Any) -> float:

@@ -44,7 +44,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ._shipping import nbytes_with_arrays
-from ._validation import check_random_state
+from ._validation import check_random_state, check_sample_weight
 from .callbacks import FitProgress
 from .exceptions import DataError
 from .meta import clone
@@ -123,6 +123,7 @@ class Outputs:
     Y: np.ndarray | None = None
     kernel: Any = None
     gram: np.ndarray | None = None
+    sample_weight: np.ndarray | None = None  # one weight per row, split with the folds
 
     def __sizeof__(self) -> int:  # the arrays too: scattered once to a cluster (_shipping)
         edges = self.graph_edges.nbytes if self.graph is not None else 0
@@ -155,8 +156,10 @@ class Outputs:
         self, estimator: Any, X: Any, train: np.ndarray, n_samples: int, callback: Any = None
     ) -> Any:
         """Fit ``estimator`` on the training fold only (no test vertex or output is passed);
-        ``callback`` is the fit's progress callback."""
-        report = {} if callback is None else {"callback": callback}
+        ``callback`` is the fit's progress callback; the fold's sample weights, if any."""
+        report: dict[str, Any] = {} if callback is None else {"callback": callback}
+        if self.sample_weight is not None:
+            report["sample_weight"] = self.sample_weight[train]
         if self.gram is not None:
             return estimator.fit(X[train], gram=self.gram[np.ix_(train, train)], **report)
         graph = self.graph
@@ -167,7 +170,14 @@ class Outputs:
         return estimator.fit(X[train], self.vectors[train], kernel=self.kernel, **report)
 
     def truth(self, X: Any, train: np.ndarray, test: np.ndarray, n_samples: int) -> FoldTruth:
-        """What the test rows of a fold are scored against (:class:`~okcore.scoring.FoldTruth`)."""
+        """What the test rows of a fold are scored against (:class:`~okcore.scoring.FoldTruth`),
+        with their sample weights."""
+        truth = self._truth(X, train, test, n_samples)
+        if self.sample_weight is None:
+            return truth
+        return replace(truth, sample_weight=self.sample_weight[test])
+
+    def _truth(self, X: Any, train: np.ndarray, test: np.ndarray, n_samples: int) -> FoldTruth:
         if self.graph is not None:
             pairs = len(test) * n_samples
             if pairs > MAX_PAIR_VALUES:
@@ -262,7 +272,11 @@ def _clone(estimator: Any) -> Any:
     return clone(estimator)
 
 
-def outputs_of(X: Any, Y: Any, gram: Any, kernel: Any) -> tuple[Any, Outputs, int]:
+def outputs_of(
+    X: Any, Y: Any, gram: Any, kernel: Any, sample_weight: Any = None
+) -> tuple[Any, Outputs, int]:
+    """(X, the outputs in their form with the rows' sample weights, the number of rows),
+    checked."""
     n_samples = X.shape[0]
     given = sum(v is not None for v in (Y, gram)) + (kernel is not None and Y is None)
     if given != 1:
@@ -277,7 +291,8 @@ def outputs_of(X: Any, Y: Any, gram: Any, kernel: Any) -> tuple[Any, Outputs, in
                 f"gram must be ({n_samples}, {n_samples}) for {n_samples} rows of X: got {gram.shape}"
             )
     vectors = None if Y is None else np.asarray(Y)
-    outputs = Outputs(Y=vectors, kernel=kernel, gram=gram)
+    weight = check_sample_weight(sample_weight, n_samples)
+    outputs = Outputs(Y=vectors, kernel=kernel, gram=gram, sample_weight=weight)
     if Y is None and gram is None and outputs.graph is None:
         raise DataError(
             "without Y or gram, the kernel must be a diffusion kernel over the rows of X"
@@ -299,6 +314,7 @@ def cross_validate(
     random_state: Any = None,
     n_jobs: int | None = None,
     callback: SearchCallback | None = None,
+    sample_weight: Any = None,
 ) -> dict[str, np.ndarray]:
     """Scores of ``estimator`` over CV folds: {score name: (n_folds,) array}.
 
@@ -309,10 +325,12 @@ def cross_validate(
     of (train, test) index arrays. Outputs: Y (+ ``kernel``), ``gram`` (N, N) or
     ``kernel=DiffusionKernel(edges, beta)`` over the N rows (graph). Each fold fits a clone.
     ``callback(fold, progress)`` hears each fold fit's FitProgress (see the module docstring;
-    with ``n_jobs`` it runs in the worker). Cost: one fit and one prediction of the test rows
-    per fold.
+    with ``n_jobs`` it runs in the worker). ``sample_weight`` (N,): each fold fits on its
+    training rows' weights and is scored on its test rows' (the weighted scores,
+    :data:`~okcore.scoring.WEIGHTED_SCORES`). Cost: one fit and one prediction of the test
+    rows per fold.
     """
-    X, outputs, n_samples = outputs_of(X, Y, gram, kernel)
+    X, outputs, n_samples = outputs_of(X, Y, gram, kernel, sample_weight)
     scorers = _check_scoring(outputs, scoring)
     folds = kfold(n_samples, cv, random_state) if isinstance(cv, int) else list(cv)
     results = Parallel(n_jobs=n_jobs, prefer="threads")(
@@ -525,6 +543,7 @@ def grid_search(
     factor: int = 3,
     min_resources: int | str = "exhaust",
     max_resources: int | str = "auto",
+    sample_weight: Any = None,
 ) -> GridSearchResult:
     """Cross-validate the combinations of ``grid`` on the same folds and pick the best mean
     ``criterion`` (default: the first score; each score knows whether higher is better,
@@ -555,8 +574,12 @@ def grid_search(
     candidate f; halving: the candidates of each iteration in turn, numbered on across
     iterations), and ``callback(task, progress)`` hears its FitProgress. With ``refit``, the
     best candidate is fitted on all rows (``best_estimator``, not reported to the callback).
+
+    ``sample_weight`` (N,): as in :func:`cross_validate`, the folds split the weights with
+    the rows; halving then refits each iteration's candidates (a warm start does not take
+    weights), and the refit uses every row's weight.
     """
-    X, outputs, n_samples = outputs_of(X, Y, gram, kernel)
+    X, outputs, n_samples = outputs_of(X, Y, gram, kernel, sample_weight)
     scorers = _check_scoring(outputs, scoring)
     criterion = next(iter(scorers)) if criterion is None else criterion
     if criterion not in scorers:
@@ -612,7 +635,7 @@ def _halving(run: _SearchRun, estimator: Any, candidates: list[dict[str, Any]],
     for iteration, (n_alive, trees) in enumerate(schedule):
         alive = alive[:n_alive]
         rungs = [{**candidates[c], RESOURCE: trees} for c in alive]
-        if continues_fits(estimator):
+        if continues_fits(estimator) and run.outputs.sample_weight is None:
             previous = [models.get(c) for c in alive]
             models.clear()  # the candidates that dropped out free their models now
             rows, fitted = run.continued(rungs, previous)

@@ -24,6 +24,12 @@ another kernel, the closest training output, itself 0/1, so rankings are coarse.
 vectors" means output vectors holding only 0 and 1 (label rows, a 1-d 0/1 target, links);
 those scores are refused for other outputs.
 
+With sample weights (``sample_weight`` of :func:`~okcore.model_selection.cross_validate`
+and :func:`~okcore.model_selection.grid_search`), ``err_phi``, ``err_y`` and ``r2`` are
+weighted over the test rows (:data:`WEIGHTED_SCORES`: weighted means; R^2 with the weighted
+mean and spread, as scikit-learn's ``r2_score(sample_weight=...)``); the other scores and
+callables are refused.
+
 A **callable** follows scikit-learn's convention ``scorer(estimator, X_test, y_test) ->
 float``, higher is better (negate a loss), with ``estimator`` the fold's fitted model and
 ``y_test``:
@@ -77,6 +83,7 @@ class FoldTruth:
     adjacency_test: np.ndarray | None = None
     adjacency_train: np.ndarray | None = None
     X_train: Any = None
+    sample_weight: np.ndarray | None = None  # the test rows' weights (a weighted search)
 
 
 ScoreFunction = Callable[[Any, Any, FoldTruth], float]
@@ -91,22 +98,36 @@ class Scorer:
     greater_is_better: bool
     by_form: Mapping[str, ScoreFunction]
     labels: bool = False
+    weighted: bool = False  # a weighted mean over the test rows when they have weights
 
     def __call__(self, estimator: Any, X_test: Any, truth: FoldTruth, form: str) -> float:
+        if truth.sample_weight is not None and not self.weighted:
+            raise DataError(
+                f"score {self.name!r} does not take sample weights: score a weighted search "
+                f"with {list(WEIGHTED_SCORES)}"
+            )
         return float(self.by_form[form](estimator, X_test, truth))
 
 
 # ------------------------------------------------------------------ the score functions
 def _err_phi(estimator: Any, X: Any, t: FoldTruth) -> float:
-    return metrics.err_phi(estimator, X, t.Y, gram_cross=t.gram_cross, gram_diag=t.gram_diag)
+    return metrics.err_phi(
+        estimator, X, t.Y, gram_cross=t.gram_cross, gram_diag=t.gram_diag,
+        sample_weight=t.sample_weight,
+    )  # fmt: skip
 
 
 def _err_y(estimator: Any, X: Any, t: FoldTruth) -> float:
-    return metrics.err_y(estimator, X, t.Y, gram_cross=t.gram_cross, gram_diag=t.gram_diag)
+    return metrics.err_y(
+        estimator, X, t.Y, gram_cross=t.gram_cross, gram_diag=t.gram_diag,
+        sample_weight=t.sample_weight,
+    )  # fmt: skip
 
 
 def _r2(estimator: Any, X: Any, t: FoldTruth) -> float:
-    return float(estimator.score(X, t.Y))
+    if t.sample_weight is None:
+        return float(estimator.score(X, t.Y))
+    return float(estimator.score(X, t.Y, sample_weight=t.sample_weight))
 
 
 def _pair_scores(estimator: Any, X: Any, t: FoldTruth, known: bool) -> tuple[Any, ...]:
@@ -158,9 +179,9 @@ def _label_measure(function: Callable[[Any, Any], float], takes_values: bool) ->
 
 def _registry() -> dict[str, Scorer]:
     scorers = [
-        Scorer("err_phi", False, {"vectors": _err_phi, "gram": _err_phi}),
-        Scorer("err_y", False, {"vectors": _err_y, "gram": _err_y}),
-        Scorer("r2", True, {"vectors": _r2}),
+        Scorer("err_phi", False, {"vectors": _err_phi, "gram": _err_phi}, weighted=True),
+        Scorer("err_y", False, {"vectors": _err_y, "gram": _err_y}, weighted=True),
+        Scorer("r2", True, {"vectors": _r2}, weighted=True),
         Scorer("auc", True, {"graph": _graph_auc}),
         Scorer("auc_known", True, {"graph": _graph_auc_known}),
         Scorer("auroc", True, {"graph": _graph_auc, "vectors": _vector_auroc}, labels=True),
@@ -181,6 +202,8 @@ def _registry() -> dict[str, Scorer]:
 
 #: Every named score.
 SCORERS: dict[str, Scorer] = _registry()
+#: The scores a search with sample weights computes, as weighted means over the test rows.
+WEIGHTED_SCORES = tuple(name for name, s in SCORERS.items() if s.weighted)
 
 
 def available_scores(form: str, Y: Any = None) -> tuple[str, ...]:
@@ -208,6 +231,11 @@ class _Callable:
     greater_is_better: bool = True
 
     def __call__(self, estimator: Any, X_test: Any, truth: FoldTruth, form: str) -> float:
+        if truth.sample_weight is not None:
+            raise DataError(
+                f"scorer {self.name!r} is called without the sample weights: score a "
+                f"weighted search with {list(WEIGHTED_SCORES)}"
+            )
         value = self.function(estimator, X_test, truth.Y if form == "vectors" else truth)
         try:
             return float(value)

@@ -149,6 +149,11 @@ class SimilarityMap:
 
 
 # MetaEstimator.set_params handles estimator__<name> keys: it returns the MetaEstimator type
+def _given(**arguments: Any) -> dict[str, Any]:
+    """The keyword arguments that are not None (passed on only when given)."""
+    return {name: value for name, value in arguments.items() if value is not None}
+
+
 class SimilarityInputs(MetaEstimator, OKEstimator):  # type: ignore[misc]
     """Any okcore estimator on a precomputed input similarity, through a documented map.
 
@@ -175,6 +180,8 @@ class SimilarityInputs(MetaEstimator, OKEstimator):  # type: ignore[misc]
     Cost: the map (kpca: an N x N eigendecomposition) then the estimator's fit on
     ``input_map_.n_features`` inputs.
     """
+
+    supports_sample_weight = True  # passed to the estimator, which may refuse it
 
     pairwise_inputs: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -224,8 +231,11 @@ class SimilarityInputs(MetaEstimator, OKEstimator):  # type: ignore[misc]
         kernel: Any = None,
         eval_set: tuple | None = None,
         callback: Any = None,
+        sample_weight: Any = None,
+        output_weight: Any = None,
     ) -> SimilarityInputs:
-        """Map the (N, N) training similarity X and fit a clone of the estimator on it."""
+        """Map the (N, N) training similarity X and fit a clone of the estimator on it
+        (``sample_weight`` and ``output_weight``, when given, passed to its fit)."""
         self.validate_params()
         start = time.perf_counter()
         self.__dict__.pop("ensemble_", None)
@@ -241,7 +251,7 @@ class SimilarityInputs(MetaEstimator, OKEstimator):  # type: ignore[misc]
         inner = clone(self._template())
         inner.fit(
             input_map.transform(S), Y, gram=gram, kernel=kernel, eval_set=eval_set,
-            callback=callback,
+            callback=callback, **_given(sample_weight=sample_weight, output_weight=output_weight),
         )  # fmt: skip
         self._adopt(inner, input_map)
         self.fit_time_ = time.perf_counter() - start

@@ -166,7 +166,7 @@ export class OKBoostClient {
    * {type: "diffusion", beta: 1, edges} (edges nested [[i, j], ...] or an Int32Array Matrix),
    * {type: "precomputed", gram}, {type: "rbf", outputs, sigma}.
    * Options: model ("okboost" | "ok3" | "ok3-forest" | "krr-boost" | "krr"), params, name, ids,
-   * evalSet, wait, cv, and any other field of the request (camelCase), e.g. inputKind:
+   * evalSet, sampleWeight (one weight >= 0 per row of inputs), wait, cv, and any other field of the request (camelCase), e.g. inputKind:
    * "similarity" (inputs: the N x N similarity among the training items) with inputMap
    * ("kernel_map" | "kpca") and inputComponents.
    * `inputs` may be rows of objects (the id column gives `ids`), `outputKernel.edges` rows of

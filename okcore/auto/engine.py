@@ -382,6 +382,7 @@ def select(
     min_rows: int = MIN_ROWS,
     keep_last: int = 3,
     callback: Callable[[SelectionProgress], Any] | None = None,
+    sample_weight: Any = None,
 ) -> Selection:
     """Choose among ``candidates`` by successive halving on an inner split of (X, outputs)
     within ``max_cpu_seconds`` of CPU, and refit the best on all rows (module docstring).
@@ -412,6 +413,10 @@ def select(
     callback : callable(:class:`SelectionProgress`) or None
         Hears each fit before it starts; returning True stops the selection
         (:class:`SelectionCancelled` is raised).
+    sample_weight : array (N,) or None
+        Each fit takes its rows' weights and each validation score is weighted
+        (:data:`okcore.scoring.WEIGHTED_SCORES`); a candidate whose fit refuses weights is
+        recorded as failed. An early-stopping ``eval_set``'s loss stays unweighted.
 
     Cost: at most the budget (within BUDGET_TOLERANCE, module docstring): the candidates'
     fits on the rung subsamples, one prediction of the validation rows per fit, the refit.
@@ -421,7 +426,7 @@ def select(
         raise DataError(f"candidates must be a non-empty list with unique names: got {names}")
     if eta < 2 or keep_last < 1 or min_rows < 2:
         raise DataError("eta must be >= 2, keep_last >= 1 and min_rows >= 2")
-    X, outputs = _checked_data(X, Y, gram, kernel)
+    X, outputs = _checked_data(X, Y, gram, kernel, sample_weight)
     scorers = check_scoring(scoring if scoring is not None else "err_phi", outputs.form, outputs.Y)
     score_name, scorer = next(iter(scorers.items()))
     greater = bool(getattr(scorer, "greater_is_better", True))
@@ -505,16 +510,25 @@ def select(
     return _refit(run, entries, by_name, chosen, len(sizes), n_in)
 
 
-def _checked_data(X: Any, Y: Any, gram: Any, kernel: Any) -> tuple[Any, Outputs]:
+def _checked_data(
+    X: Any, Y: Any, gram: Any, kernel: Any, sample_weight: Any = None
+) -> tuple[Any, Outputs]:
     from ..model_selection import outputs_of
 
-    X, outputs, _ = outputs_of(X, Y, gram, kernel)
+    X, outputs, _ = outputs_of(X, Y, gram, kernel, sample_weight)
     if outputs.form == "graph":
         raise DataError(
             "the automatic choice takes output vectors Y (with a kernel) or a Gram matrix; "
             "for a graph over the rows give its diffusion Gram matrix as gram="
         )
     return X, outputs
+
+
+def _weights(outputs: Outputs, rows: np.ndarray) -> dict[str, Any]:
+    """The ``sample_weight`` fit argument of ``rows``, or nothing when unweighted."""
+    if outputs.sample_weight is None:
+        return {}
+    return {"sample_weight": outputs.sample_weight[rows]}
 
 
 def _n_features(X: Any) -> int:
@@ -531,7 +545,7 @@ def _fit_capped(
     run: _Run, candidate: Candidate, rows: np.ndarray, val: np.ndarray, guard: _Cap
 ) -> Any:
     estimator = candidate.make(run.seed)
-    fit_params: dict[str, Any] = {"callback": guard}
+    fit_params: dict[str, Any] = {"callback": guard, **_weights(run.outputs, rows)}
     if candidate.early_stopping:
         fit_params["eval_set"] = run.eval_set(rows, val)
     o = run.outputs
@@ -611,10 +625,11 @@ def _refit(
         estimators.append(by_name[m].final(run.seed, params))
     model = estimators[0] if len(estimators) == 1 else AveragedRegressor(estimators)
     o = run.outputs
+    weights = _weights(o, np.arange(run.n))
     if o.gram is not None:
-        model.fit(run.X, gram=o.gram)
+        model.fit(run.X, gram=o.gram, **weights)
     else:
-        model.fit(run.X, o.vectors, kernel=o.kernel)
+        model.fit(run.X, o.vectors, kernel=o.kernel, **weights)
     refit_cpu = time.process_time() - cpu
     if not entry.status.startswith("fallback"):
         entry.status = "chosen"

@@ -97,6 +97,8 @@ class AutoRegressor(MetaEstimator):
     rounds are not reported (their fits are short: each gets a share of the budget).
     """
 
+    supports_sample_weight = True  # each candidate that takes them; the others fail
+
     supports_eval_set: ClassVar[bool] = False
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "max_cpu_seconds": [Interval(float, 0.0, None, "neither"), Options((None,))],
@@ -160,10 +162,11 @@ class AutoRegressor(MetaEstimator):
         gram: Any = None,
         kernel: Any = None,
         callback: Callable[[FitProgress], bool | None] | None = None,
+        sample_weight: Any = None,
     ) -> AutoRegressor:
         """Choose and fit (:func:`okcore.auto.select`) on X (N, p) and Y with ``kernel``, or
         a Gram matrix ``gram``; ``callback`` hears each fit before it starts (see the class
-        docstring)."""
+        docstring); ``sample_weight`` (N,) weights every fit and the validation scores."""
         self.validate_params()
         for name in ("best_estimator_", "stopped_by_callback_"):
             self.__dict__.pop(name, None)
@@ -184,6 +187,7 @@ class AutoRegressor(MetaEstimator):
                 random_state=self.random_state,
                 ensemble=bool(self.ensemble),
                 callback=None if callback is None else _Progress(callback),
+                sample_weight=sample_weight,
             )
         except SelectionCancelled:
             self.stopped_by_callback_ = True
@@ -324,9 +328,9 @@ class AutoRegressor(MetaEstimator):
         feature-space distances (:meth:`okcore.base.OKEstimator.predict_index`)."""
         return self._best().predict_index(X, candidates, top_k, **kwargs)
 
-    def score(self, X: Any, y: Any) -> float:
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Kernelized R^2 on (X, y) (:meth:`okcore.base.OKEstimator.score`)."""
-        return float(self._best().score(X, y))
+        return float(self._best().score(X, y, sample_weight))
 
     def _target_features(self, *args: Any, **kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
         return self._best()._target_features(*args, **kwargs)  # type: ignore[no-any-return]

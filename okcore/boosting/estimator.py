@@ -10,6 +10,7 @@ Its "auto" parameters resolve by the rules of :mod:`okcore.defaults` into a
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -30,15 +31,23 @@ from ..base import (
 )
 from ..callbacks import EarlyStopping, FitProgress, early_stopping
 from ..cost import StageCost
-from ..exceptions import InvalidParameterError
+from ..exceptions import DataError, InvalidParameterError
 from ..fingerprint import data_fingerprint
 from ..learners import TreeLearner
-from ..losses import LOSSES, SquaredFeatureLoss, make_loss
+from ..losses import (
+    LOSSES,
+    FeatureLoss,
+    MaskedSquaredFeatureLoss,
+    SquaredFeatureLoss,
+    WeightedSquaredFeatureLoss,
+    make_loss,
+)
 from ..outputs.space import RANK_TOLERANCE
 from ..trees.builder import TreeParams
 from ..trees.ensemble import TreeEnsemble
 from ..trees.estimator import TREE_CONSTRAINTS, TreeEstimator, resolve_max_features
 from ..trees.oblivious import MAX_OBLIVIOUS_DEPTH
+from ..trees.weighted import weighted_max_bins
 from .loop import BoostResult, BoostState, boost
 from .plan import PAPER_PRESET, GrowthPlan, dearer_stages, level_histogram_bytes, plan_growth
 from .warm_start import (
@@ -187,6 +196,9 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
     exactly those of a refit with ``n_estimators=m`` (the stage loop never looks ahead);
     with early stopping, over the trees kept.
     """
+
+    supports_sample_weight = True
+    supports_masked_outputs = True
 
     supports_eval_set = True
     _continuation: Continuation  # what a warm start continues (okcore.boosting.warm_start)
@@ -445,23 +457,50 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         kernel: Any = None,
         eval_set: tuple | None = None,
         callback: Callable[[FitProgress], bool | None] | None = None,
+        sample_weight: Any = None,
+        output_weight: Any = None,
     ) -> Self:
         """:meth:`OKEstimator.fit <okcore.base.OKEstimator.fit>`; with ``warm_start`` on a
         fitted estimator, the rounds from ``n_estimators_`` run to ``n_estimators`` are
         added to the fitted model (see ``warm_start``): O((M - M_before) (N r + one tree))
-        plus the inputs' binning, no output factor."""
+        plus the inputs' binning, no output factor.
+
+        ``sample_weight`` (N,): the weighted squared loss (``loss="squared"`` only), F_0 the
+        weighted mean, each tree a weighted tree (:mod:`okcore.trees.weighted`: leaf values
+        sum w r / (sum w + lambda), histogram search on dense inputs); the training and
+        held-out early-stopping losses are weighted means (an ``eval_set``'s is not).
+        ``min_samples_leaf`` counts rows of positive weight. Not with ``warm_start``.
+
+        Partly known outputs: Y (linear kernel) may hold NaN for unknown entries, and
+        ``output_weight`` (d,) weighs each output column; the loss and the leaf values then
+        use the known entries only, each weighted (its row's sample weight times its
+        column's weight): F_0 per column the weighted mean of its known entries, the trees'
+        leaf value per column sum_known w r / (sum_known w + lambda) and their gain
+        sum_c G_c^2 / (H_c + lambda) (:class:`~okcore.losses.MaskedSquaredFeatureLoss`, a
+        path apart from the default one, with per-column weight sums: O(n f (2 r + 2)) per
+        searched node). W^F and pre-images among the training outputs are then refused."""
         data = (X, Y, gram, kernel, eval_set)
+        if (sample_weight is not None or output_weight is not None) and self.warm_start:
+            raise InvalidParameterError(
+                f"sample_weight and output_weight in {type(self).__name__} do not go with "
+                "warm_start=True (a continued fit would need the weights again): set "
+                "warm_start=False."
+            )
         if self.warm_start and "ensemble_" in self.__dict__:
             fit_more(self, X, data[1:], data_fingerprint(*data), callback)
             return self
         self.__dict__.pop("_continuation", None)
+        fit = functools.partial(
+            super().fit, X, Y, gram=gram, kernel=kernel, eval_set=eval_set, callback=callback,
+            sample_weight=sample_weight, output_weight=output_weight,
+        )  # fmt: skip
         if self._n_threads() < 2:
-            super().fit(X, Y, gram=gram, kernel=kernel, eval_set=eval_set, callback=callback)
+            fit()
             fingerprint = data_fingerprint(*data)
         else:  # hashed beside the fit's serial start (BLAKE2b releases the GIL), not before it
             with ThreadPoolExecutor(1) as aside:
                 hashing = aside.submit(data_fingerprint, *data)
-                super().fit(X, Y, gram=gram, kernel=kernel, eval_set=eval_set, callback=callback)
+                fit()
                 fingerprint = hashing.result()
         self._continuation.fingerprint = fingerprint
         return self
@@ -471,6 +510,13 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         early stopping without one holds out ``validation_fraction`` of the rows; the
         :meth:`growth_plan` is resolved once, on the rows the trees are fitted to."""
         X, space, rng = context.X, context.space, context.rng
+        masked = context.entry_weight is not None
+        weight = context.entry_weight if masked else context.sample_weight
+        if masked and self.warm_start:
+            raise InvalidParameterError(
+                f"unknown (NaN) outputs in {type(self).__name__} do not go with "
+                "warm_start=True: set warm_start=False."
+            )
         eval_data = (
             self._eval_data(context.eval_set, space) if context.eval_set is not None else None
         )
@@ -479,16 +525,20 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         tree_type = self.resolve_tree_type(X)
         patience = self.early_stopping_patience()
         if eval_data is None and patience is not None:
-            X, space, rows, eval_data = self._hold_out(X, space, rng)
+            X, space, rows, eval_data = self._hold_out(X, space, rng, weight)
+            weight = None if weight is None else weight[rows]
         if tree_type == "oblivious" and sparse.issparse(X):
             raise InvalidParameterError(
                 f"tree_type='oblivious' of {type(self).__name__} needs dense inputs: pass "
                 "X.toarray(), or use tree_type='best-first' for sparse X."
             )
         plan = self.growth_plan(X.shape[0], space.rank, tree_type)
+        if weight is not None:
+            plan = self._weighted_plan(plan, X)
         result = self._boost(
             plan, n_rounds, X, space, context.callback, context.elapsed(),
             rng=rng, eval_data=eval_data, stopping=early_stopping(patience, self.tol),
+            sample_weight=weight,
         )  # fmt: skip
         assert result.state is not None
         # the next round's draws, apart from a Generator given as random_state (which the
@@ -497,7 +547,10 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         self._continuation = Continuation(
             result.state, eval_data, rows, continued_params(self), fingerprint="", plan=plan
         )
-        return self._fitted(plan, n_rounds, result, space, rows)
+        fitted = self._fitted(plan, n_rounds, result, space, rows)
+        if masked:  # predictions needing the whole training outputs refuse (W^F)
+            fitted.resolved_params["masked_outputs"] = True
+        return fitted
 
     def _boost(
         self,
@@ -512,21 +565,30 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         eval_data: EvalData | None,
         stopping: EarlyStopping | None = None,
         state: BoostState | None = None,
+        sample_weight: np.ndarray | None = None,
     ) -> BoostResult:
         """The inputs the split search of ``plan`` reads, its tree learner, and
-        :func:`boost` up to ``n_rounds`` rounds (from ``state`` when given)."""
+        :func:`boost` up to ``n_rounds`` rounds (from ``state`` when given); with
+        ``sample_weight``, weighted trees and the weighted squared loss."""
         XT, binned = self._search_inputs(
             X, plan.max_bins, callback, n_rounds, elapsed, refine_cuts=plan.refine_cuts
         )
         learner = TreeLearner(
             X, self._planned_tree_params(plan, X.shape[1]), XT=XT, binned=binned,
-            sketch_dim=plan.sketch_dim, n_threads=self._n_threads(),
+            sketch_dim=plan.sketch_dim, n_threads=self._n_threads(), weight=sample_weight,
         )  # fmt: skip
+        loss: FeatureLoss
+        if sample_weight is None:
+            loss = make_loss(self.loss, self.alpha)
+        elif sample_weight.ndim == 2:  # entry weights: masked outputs, output weights
+            loss = MaskedSquaredFeatureLoss(sample_weight)
+        else:
+            loss = WeightedSquaredFeatureLoss(sample_weight, plan.l2_regularization)
         return boost(
             X,
             space.phi,
             space.diag,
-            loss=make_loss(self.loss, self.alpha),
+            loss=loss,
             learner=learner,
             n_estimators=n_rounds,
             learning_rate=self.learning_rate,
@@ -570,6 +632,20 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             resolved_params=self._resolved_params(plan, n_rounds),
         )
 
+    def _weighted_plan(self, plan: GrowthPlan, X: Any) -> GrowthPlan:
+        """The plan of a weighted fit: its bins by
+        :func:`~okcore.trees.weighted.weighted_max_bins`, cuts at bin edges (weighted trees
+        do not refine them); refused, with the fix, where the weighted trees and loss do
+        not apply."""
+        name = type(self).__name__
+        if self.loss != "squared":
+            raise InvalidParameterError(
+                f"sample_weight in {name} needs loss='squared' (the weighted robust losses "
+                f"are not implemented). Got loss={self.loss!r}."
+            )
+        max_bins = weighted_max_bins(name, plan.max_bins, X)
+        return replace(plan, max_bins=max_bins, refine_cuts=False)
+
     def _resolved_params(self, plan: GrowthPlan, n_rounds: int) -> dict[str, Any]:
         """Every value a fit of ``plan`` and ``n_rounds`` rounds resolved ("auto" and None
         parameters), as JSON values: the plan's (but the cost model's ``max_leaves``), the
@@ -603,10 +679,20 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         return embed_eval_set(eval_set, space, self.n_features_in_, type(self).__name__)
 
     def _hold_out(
-        self, X: np.ndarray, space: Any, rng: np.random.Generator
+        self, X: np.ndarray, space: Any, rng: np.random.Generator, weight: Any = None
     ) -> tuple[np.ndarray, Any, np.ndarray, EvalData]:
+        """Early stopping's hold-out: (X, space, rows) of the training part and the held-out
+        rows; with sample weights, each part needs a positive weight sum."""
         train, val = hold_out_rows(X.shape[0], self.validation_fraction, rng)
-        held_out = EvalData(X[val], space.phi[val], space.diag[val])
+        if weight is not None and not (weight[train].sum() > 0 and weight[val].sum() > 0):
+            raise DataError(
+                "the early-stopping hold-out leaves no positive sample_weight on its training "
+                "or its validation rows: give more rows of positive weight, an eval_set, or "
+                "early_stopping=False"
+            )
+        held_out = EvalData(
+            X[val], space.phi[val], space.diag[val], None if weight is None else weight[val]
+        )
         return X[train], space.subset(train), train, held_out
 
     def staged_loss(

@@ -225,7 +225,7 @@ class BoostState:
             train_loss.append(loss.step(phi, diag, F, tree.value, leaf, learning_rate, residual))
             if F_val is not None and val_leaves is not None and eval_data is not None:
                 F_val += learning_rate * tree.value[val_leaves[m]]
-                val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))
+                val_loss.append(loss(eval_data.phi, eval_data.diag, F_val, eval_data.weight))
             monitor.end_round(m, train_loss[-1], val_loss[-1] if val_loss else None)
         counts, weights = ensemble.train_count, ensemble.train_weight
         return cls(
@@ -337,7 +337,7 @@ def boost(
             if eval_data is not None:
                 assert F_val is not None
                 F_val += learning_rate * tree.value[tree_leaves(tree, eval_data.X)]
-                val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))
+                val_loss.append(loss(eval_data.phi, eval_data.diag, F_val, eval_data.weight))
             stop = monitor.end_round(m, train_loss[-1], val_loss[-1] if val_loss else None)
             if stopping is None or stopping.improved:  # a round a saved model keeps
                 state.resume_draws = generator_state(rng)

@@ -128,6 +128,33 @@ def ridge_solve(K_NB: np.ndarray, K_BB: np.ndarray | None, R: np.ndarray, lam: f
     return path.coef(lam)
 
 
+def _weight_scale(weight: np.ndarray | None, rows: np.ndarray, exact: bool) -> np.ndarray | None:
+    """sqrt(w) of the ``rows``, by which an exact weighted fit scales its basis columns and
+    coefficients (:func:`_scaled_system`); None when unweighted or for a Nystrom basis."""
+    return None if weight is None or not exact else np.sqrt(weight[rows])
+
+
+def _scaled_system(
+    K_NB: np.ndarray,
+    K_BB: np.ndarray | None,
+    R: np.ndarray,
+    weight: np.ndarray | None,
+    rows: np.ndarray,
+    scale: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """The ridge system of the weighted fit argmin sum_i w_i ||r_i - (K_NB a)_i||^2 +
+    lambda a^T K_BB a, as the unweighted solvers take it: the rows of K_NB and R times
+    sqrt(w_i) (W^1/2 scaling); exact (K_BB None), the columns too, so that the solution
+    c of (W^1/2 K W^1/2 + lambda I) c = W^1/2 R gives a = W^1/2 c (``scale``: that sqrt(w),
+    by which the caller multiplies the coefficients, :func:`_weight_scale`). A row of
+    weight 0 drops out. O(N D)."""
+    if weight is None:
+        return K_NB, K_BB, R
+    s = np.sqrt(weight[rows])[:, None]
+    scaled = s * K_NB if scale is None else s * K_NB * scale[None, :]
+    return scaled, K_BB, s * R
+
+
 class KernelRidgeRegressor(OKEstimator):
     """Kernel ridge regression in a kernelized output space, exact or Nystrom, with its
     penalty (and, with ``gamma="cv"``, its RBF width) chosen by inner cross-validation.
@@ -178,6 +205,8 @@ class KernelRidgeRegressor(OKEstimator):
     Cost: one factorisation per fit and per CV fold (N^3, or N D^2 with Nystrom), times
     len(GAMMA_SCALES) folds' worth with ``gamma="cv"``.
     """
+
+    supports_sample_weight = True
 
     _parameter_constraints = {
         "alpha": [Options(("cv",)), Interval(float, 0.0, None, "neither"), PositiveFloats()],
@@ -244,6 +273,7 @@ class KernelRidgeRegressor(OKEstimator):
         ``gamma="cv"`` for each RBF width of GAMMA_SCALES on the same folds, then the ridge
         on every training row."""
         X, space, rng = dense_float64(context.X), context.space, context.rng
+        weight = context.sample_weight
         searches_width = self._searches_width
         kernel = make_input_kernel(self.input_kernel, "auto" if searches_width else self.gamma, X)
         n = X.shape[0]
@@ -260,7 +290,7 @@ class KernelRidgeRegressor(OKEstimator):
             fold_seed = int(rng.integers(2**63))  # the same folds for every width
             errors = np.array(
                 [
-                    self._cv_errors(k, X, space.phi, grid, np.random.default_rng(fold_seed))
+                    self._cv_errors(k, X, space.phi, grid, np.random.default_rng(fold_seed), weight)
                     for k in kernels
                 ]
             )
@@ -269,15 +299,18 @@ class KernelRidgeRegressor(OKEstimator):
             self.cv_gammas_ = np.array([k.gamma for k in kernels])
             self.cv_alphas_, self.cv_errors_ = np.array(grid), errors
         elif len(grid) > 1:
-            errors = self._cv_errors(kernel, X, space.phi, grid, rng)
+            errors = self._cv_errors(kernel, X, space.phi, grid, rng, weight)
             _, alpha = self._best_penalty(errors[None], grid)
             self.cv_alphas_, self.cv_errors_ = np.array(grid), errors
         rows = np.arange(n)
         basis = rows if n_basis == n else np.sort(rng.choice(n, n_basis, replace=False))
-        init, K_NB, R, K_BB = self._system(kernel, X, space.phi, rows, basis)
-        coef = ridge_solve(K_NB, K_BB, R, alpha)
+        init, K_NB, R, K_BB = self._system(kernel, X, space.phi, rows, basis, weight)
+        scale = _weight_scale(weight, rows, K_BB is None)
+        coef = ridge_solve(*_scaled_system(K_NB, K_BB, R, weight, rows, scale), alpha)
+        if scale is not None:
+            coef *= scale[:, None]
         F = init + K_NB @ coef
-        train_loss = float(np.mean(np.sum((space.phi - F) ** 2, axis=1)))
+        train_loss = float(np.average(np.sum((space.phi - F) ** 2, axis=1), weights=weight))
         self.alpha_ = float(alpha)
         ensemble = KernelEnsemble(
             kernel=kernel.name,
@@ -333,11 +366,17 @@ class KernelRidgeRegressor(OKEstimator):
         phi: np.ndarray,
         rows: np.ndarray,
         basis: np.ndarray,
+        weight: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """(F_0, k(rows, basis), the targets phi - F_0, k(basis, basis) or None when exact)
-        of a fit on training ``rows`` (sorted) with ``basis`` among them."""
+        of a fit on training ``rows`` (sorted) with ``basis`` among them; F_0 the mean, the
+        weighted mean with sample weights ``weight`` (N,)."""
         K_NB = kernel.cross(X[rows], basis, None if kernel.name == "precomputed" else X[basis])
-        init = phi[rows].mean(axis=0) if self.fit_intercept else np.zeros(phi.shape[1])
+        init = (
+            np.average(phi[rows], axis=0, weights=None if weight is None else weight[rows])
+            if self.fit_intercept
+            else np.zeros(phi.shape[1])
+        )
         exact = len(basis) == len(rows)
         K_BB = None if exact else K_NB[np.searchsorted(rows, basis)]
         return init, K_NB, phi[rows] - init, K_BB
@@ -349,10 +388,13 @@ class KernelRidgeRegressor(OKEstimator):
         phi: np.ndarray,
         grid: tuple[float, ...],
         rng: np.random.Generator,
+        weight: np.ndarray | None = None,
     ) -> np.ndarray:
         """Mean held-out ||phi_i - F(x_i)||^2 per penalty of ``grid`` over ``cv`` folds of the
         training rows (inf where a fold's system is singular). Only the fold's training
-        rows (and, for a precomputed kernel, their columns) fit each fold's path."""
+        rows (and, for a precomputed kernel, their columns) fit each fold's path. With
+        sample weights ``weight`` (N,) each fold is a weighted fit and the held-out errors
+        a weighted mean (the folds split the weights with the rows)."""
         from ..model_selection import kfold  # model_selection imports the estimators
 
         n = X.shape[0]
@@ -366,17 +408,20 @@ class KernelRidgeRegressor(OKEstimator):
         for train, test in kfold(n, n_folds, rng):
             m = len(train) if self.n_components is None else min(self.n_components, len(train))
             basis = train if m == len(train) else np.sort(rng.choice(train, m, replace=False))
-            init, K_NB, R, K_BB = self._system(kernel, X, phi, train, basis)
+            init, K_NB, R, K_BB = self._system(kernel, X, phi, train, basis, weight)
+            scale = _weight_scale(weight, train, K_BB is None)
+            K_NB, K_BB, R = _scaled_system(K_NB, K_BB, R, weight, train, scale)
             path = exact_path(K_NB, R) if K_BB is None else nystrom_path(K_NB, K_BB, R)
             inputs = None if kernel.name == "precomputed" else X[basis]
             K_test = kernel.cross(X[test], basis, inputs)
-            values = path.values(K_test)
+            values = path.values(K_test if scale is None else K_test * scale)
+            w_test = np.ones(len(test)) if weight is None else weight[test]
             for j, lam in enumerate(grid):
                 if path.singular(lam):
                     errors[j] = np.inf
                     continue
-                errors[j] += float(np.sum((phi[test] - init - values(lam)) ** 2))
-        return errors / n
+                errors[j] += float(w_test @ np.sum((phi[test] - init - values(lam)) ** 2, axis=1))
+        return errors / (n if weight is None else float(weight.sum()))
 
     def _check_memory(self, n_rows: int, n_basis: int) -> None:
         """Refuse, before any work, kernel matrices beyond MAX_KERNEL_BYTES."""

@@ -74,6 +74,8 @@ class TreeEstimator(OKEstimator):
     one that resolves its tree sizes and search from the data (OKBoost's growth plan) prices
     its trees with :meth:`_stages_cost` in its own :meth:`_estimate_stages`."""
 
+    supports_sample_weight = True
+
     splitter: str
     max_splits: int | None
     max_features: Any

@@ -23,6 +23,7 @@ from .builder import HistogramPool, TreeArrays, TreeParams, build_tree
 from .ensemble import TreeEnsemble, tree_leaves
 from .estimator import TREE_CONSTRAINTS, TreeEstimator
 from .splitter import presort
+from .weighted import build_weighted_tree, leaf_row_weights, weighted_max_bins
 
 
 def _fit_one_tree(
@@ -35,13 +36,26 @@ def _fit_one_tree(
     seed: int,
     bootstrap: bool,
     pool: HistogramPool | None = None,
-) -> tuple[TreeArrays, np.ndarray, np.ndarray]:
-    """One tree on a bootstrap sample (or all rows): (tree, leaf of every row, row counts).
+    weight: np.ndarray | None = None,
+) -> tuple[TreeArrays, np.ndarray, np.ndarray, np.ndarray | None]:
+    """One tree on a bootstrap sample (or all rows): (tree, leaf of every row, row counts,
+    each row's coefficient in its leaf's value or None for the leaf mean).
 
-    Exact search on XT (p, N), or histogram search on ``binned`` when XT is None."""
+    Exact search on XT (p, N), or histogram search on ``binned`` when XT is None; with
+    sample weights ``weight``, the weighted trees (:mod:`okcore.trees.weighted`), a row
+    drawn c times weighing c times its weight."""
     rng = np.random.default_rng(seed)
     n = X.shape[0]
     rows = rng.integers(0, n, n) if bootstrap else None
+    if weight is not None:
+        assert binned is not None  # checked by the estimator
+        tree = TreeArrays(**build_weighted_tree(binned, phi, weight, params, rng, rows=rows))
+        count = np.ones(n) if rows is None else np.bincount(rows, minlength=n).astype(float)
+        leaf = tree_leaves(tree, X)
+        coefficient = leaf_row_weights(
+            leaf, weight * count, tree.n_leaves, params.l2_regularization
+        )
+        return tree, leaf, count.astype(np.int32), coefficient
     if binned is not None:
         fit_rows = None if rows is None else np.sort(rows)
         tree = build_tree(None, phi, params, rng, binned=binned, rows=fit_rows, histogram_pool=pool)
@@ -55,7 +69,7 @@ def _fit_one_tree(
         if rows is None
         else np.bincount(rows, minlength=n).astype(np.int32)
     )
-    return tree, tree_leaves(tree, X), count
+    return tree, tree_leaves(tree, X), count, None
 
 
 class OK3ForestRegressor(TreeEstimator):
@@ -133,9 +147,12 @@ class OK3ForestRegressor(TreeEstimator):
         """``n_estimators`` trees on bootstrap samples or all rows, through joblib (threads,
         or the active joblib backend); the callback hears each tree (True stops)."""
         X, space, callback = context.X, context.space, context.callback
+        max_bins = self.max_bins
+        if context.sample_weight is not None:
+            max_bins = weighted_max_bins(type(self).__name__, max_bins, X)
         seeds = context.rng.integers(0, 2**63 - 1, size=self.n_estimators)
         XT, binned = self._search_inputs(
-            X, self.max_bins, callback, self.n_estimators, context.elapsed()
+            X, max_bins, callback, self.n_estimators, context.elapsed()
         )
         presorted = self.splitter == "best" and not self.bootstrap
         order = presort(XT) if XT is not None and presorted else None
@@ -144,7 +161,16 @@ class OK3ForestRegressor(TreeEstimator):
         results, stopped = [], False
         jobs = Parallel(n_jobs=self._n_threads(), prefer="threads", return_as="generator")(
             delayed(_fit_one_tree)(
-                X, XT, binned, order, space.phi, params, int(s), self.bootstrap, pool
+                X,
+                XT,
+                binned,
+                order,
+                space.phi,
+                params,
+                int(s),
+                self.bootstrap,
+                pool,
+                context.sample_weight,
             )
             for s in seeds
         )
@@ -156,13 +182,14 @@ class OK3ForestRegressor(TreeEstimator):
             if callback is not None and callback(progress):
                 stopped = True
                 break
-        trees, leaves, counts = zip(*results, strict=True)
+        trees, leaves, counts, coefficients = zip(*results, strict=True)
         ensemble = TreeEnsemble.from_trees(
             list(trees),
             np.array(leaves),
             np.array(counts),
             combine="average",
             init=np.zeros(space.rank),
+            train_weight=None if context.sample_weight is None else np.array(coefficients),
         )
         return FittedModel(
             ensemble, space, np.arange(X.shape[0]), n_estimators=len(trees),

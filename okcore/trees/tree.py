@@ -10,9 +10,10 @@ import numpy as np
 from ..base import FitContext, FittedModel
 from ..callbacks import FitProgress
 from ..outputs.space import RANK_TOLERANCE
-from .builder import build_tree
+from .builder import TreeArrays, build_tree
 from .ensemble import TreeEnsemble, tree_leaves
 from .estimator import TREE_CONSTRAINTS, TreeEstimator
+from .weighted import build_weighted_tree, leaf_row_weights, weighted_max_bins
 
 
 class OK3Regressor(TreeEstimator):
@@ -96,25 +97,36 @@ class OK3Regressor(TreeEstimator):
         """One tree on all rows; the callback hears it once grown. Cost: O(p N log N)
         presort and O(max_features n r) per split node of n rows (exact), or O(p N log N)
         binning and O(p n r) histograms per split (``max_bins``)."""
-        X, space = context.X, context.space
-        XT, binned = self._search_inputs(X, self.max_bins, context.callback, 1, context.elapsed())
-        n_threads = self._n_threads()
-        executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
-        try:
-            tree = build_tree(
-                XT, space.phi, self._tree_params(X.shape[1]), context.rng, executor=executor,
-                binned=binned,
-            )  # fmt: skip
-        finally:
-            if executor is not None:
-                executor.shutdown()
+        X, space, weight = context.X, context.space, context.sample_weight
+        max_bins = self.max_bins
+        if weight is not None:
+            max_bins = weighted_max_bins(type(self).__name__, max_bins, X)
+        XT, binned = self._search_inputs(X, max_bins, context.callback, 1, context.elapsed())
+        params = self._tree_params(X.shape[1])
+        if weight is not None:
+            assert binned is not None  # checked above
+            tree = TreeArrays(**build_weighted_tree(binned, space.phi, weight, params, context.rng))
+        else:
+            n_threads = self._n_threads()
+            executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
+            try:
+                tree = build_tree(
+                    XT, space.phi, params, context.rng, executor=executor, binned=binned
+                )
+            finally:
+                if executor is not None:
+                    executor.shutdown()
         n = X.shape[0]
+        leaf = tree_leaves(tree, X)
         ensemble = TreeEnsemble.from_trees(
             [tree],
-            tree_leaves(tree, X)[None, :],
+            leaf[None, :],
             np.ones((1, n), dtype=np.int32),
             combine="average",
             init=np.zeros(space.rank),
+            train_weight=None
+            if weight is None
+            else leaf_row_weights(leaf, weight, tree.n_leaves, params.l2_regularization)[None],
         )
         if context.callback is not None:
             context.callback(FitProgress(done=1, total=1, elapsed=context.elapsed()))

@@ -373,9 +373,10 @@ def _unreadable_entry(value: Any, name: str, ndim: int) -> str | None:
 
 
 def as_float_array(
-    value: Any, name: str, ndim: int, *, allow_1d_column: bool = False
+    value: Any, name: str, ndim: int, *, allow_1d_column: bool = False, allow_nan: bool = False
 ) -> np.ndarray:
-    """Convert a nested list or ndarray to a finite float64 array of ``ndim`` dimensions.
+    """Convert a nested list or ndarray to a finite float64 array of ``ndim`` dimensions
+    (``allow_nan``: NaN, which null becomes, is kept for the caller to judge).
 
     Raises ``ValueError`` (turned into a 422 by the schema layer) with a message
     that names the field and what to change.
@@ -397,7 +398,7 @@ def as_float_array(
         raise ValueError(f"{name} must be a {ndim}-D array: got {arr.ndim}-D{hint}")
     if arr.size == 0 or arr.shape[0] == 0:
         raise ValueError(f"{name} must not be empty: got shape {list(arr.shape)}")
-    if not np.isfinite(arr).all():
+    if not (np.isfinite(arr) | (allow_nan & np.isnan(arr))).all():
         raise ValueError(_non_finite(name, arr))
     return arr
 

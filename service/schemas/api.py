@@ -26,7 +26,14 @@ from service.http.arrays import as_edge_array, as_float_array, as_input_matrix
 from service.schemas import examples as ex
 from service.schemas.cv import CVSpec
 from service.schemas.examples import documented
-from service.schemas.params import EVAL_SET_MODELS, ModelName, Params, params_by_model
+from service.schemas.params import (
+    EVAL_SET_MODELS,
+    MASKED_OUTPUT_MODELS,
+    SAMPLE_WEIGHT_MODELS,
+    ModelName,
+    Params,
+    params_by_model,
+)
 from service.schemas.records import JobState, ModelRecord, Phase
 from service.schemas.rules import with_rules
 from service.vertex_ids import VertexIds, as_id_array, as_id_edges, is_id_edges
@@ -47,8 +54,19 @@ def _outputs(v: Any, info: ValidationInfo) -> np.ndarray:
     return as_float_array(v, info.field_name or "array", 2, allow_1d_column=True)
 
 
+def _maskable_outputs(v: Any, info: ValidationInfo) -> np.ndarray:
+    return as_float_array(v, info.field_name or "array", 2, allow_1d_column=True, allow_nan=True)
+
+
 def _vector(v: Any, info: ValidationInfo) -> np.ndarray:
     return as_float_array(v, info.field_name or "array", 1)
+
+
+def _weights(v: Any, info: ValidationInfo) -> np.ndarray:
+    """One finite weight per row: a list, or a one-column table or array part."""
+    if isinstance(v, np.ndarray) and v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    return as_float_array(v, info.field_name or "sample_weight", 1)
 
 
 def _edges(v: Any, info: ValidationInfo) -> np.ndarray:
@@ -92,9 +110,31 @@ Outputs = Annotated[
     WithJsonSchema({"anyOf": [_MATRIX_SCHEMA, {"type": "array", "items": _NUM}]}),
 ]
 """Output vectors, N x d (a flat list is read as d = 1)."""
+MaskableOutputs = Annotated[
+    np.ndarray,
+    PlainValidator(_maskable_outputs),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {
+                    "type": "array",
+                    "items": {"type": "array", "items": {"type": ["number", "null"]}},
+                },
+                {"type": "array", "items": {"type": ["number", "null"]}},
+            ]
+        }
+    ),
+]
+"""Output vectors, N x d, whose unknown entries are null (NaN in a binary part)."""
 Vector = Annotated[
     np.ndarray, PlainValidator(_vector), WithJsonSchema({"type": "array", "items": _NUM})
 ]
+Weights = Annotated[
+    np.ndarray,
+    PlainValidator(_weights),
+    WithJsonSchema({"type": "array", "items": {"type": "number", "minimum": 0}}),
+]
+"""One weight >= 0 per training row (a list, or a one-column table / .npy part)."""
 _ID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 256}
 Edges = Annotated[
     np.ndarray,
@@ -225,7 +265,12 @@ class LinearKernelSpec(_KernelSpec):
     FILES = ("outputs",)
 
     type: Literal["linear"]
-    outputs: Outputs = Field(description="N x d output vectors; k(y, y') = y . y'.")
+    outputs: MaskableOutputs = Field(
+        description="N x d output vectors; k(y, y') = y . y'. An unknown entry may be null "
+        "(NaN in a binary part or a table's NA cell) for the models that fit partly known "
+        "outputs (" + ", ".join(MASKED_OUTPUT_MODELS) + "): the loss and the leaf values "
+        "then use the known entries only; other models, and `cv`, refuse them."
+    )
 
     def outputs_array(self) -> np.ndarray:
         return self.outputs
@@ -453,6 +498,16 @@ class TrainRequest(_Model):
     eval_set: EvalSet | None = Field(
         None, description="Optional validation data (okboost and krr-boost only)."
     )
+    sample_weight: Weights | None = Field(
+        None,
+        description="Optional weight of each training row (N numbers >= 0, not all 0; a "
+        "JSON list, or a one-column CSV/TSV or .npy part named sample_weight): the loss is "
+        "the weighted sum (scikit-learn's sample_weight; an integer weight counts a row that "
+        "many times, 0 drops it). Models "
+        + ", ".join(okcore.sample_weight_estimators(include_auto=True))
+        + ". With `cv`, each fold fits on its rows' weights and is scored on its test "
+        "rows' (err_phi, err_y and r2 weighted; other scores are refused).",
+    )
     cv: CVSpec | None = Field(
         None,
         description="Optional K-fold cross-validation before the final fit: of a `grid` of "
@@ -496,7 +551,34 @@ class TrainRequest(_Model):
             raise ValueError(
                 f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
             )
+        if isinstance(spec, LinearKernelSpec) and np.isnan(spec.outputs).any():
+            _check_unknown_outputs(self, spec.outputs)
+        if self.sample_weight is not None:
+            if self.model not in SAMPLE_WEIGHT_MODELS:
+                raise ValueError(
+                    f"sample_weight is taken by models "
+                    f"{', '.join(map(repr, SAMPLE_WEIGHT_MODELS))}, not {self.model!r}"
+                )
+            okcore.check_sample_weight(self.sample_weight, n)  # length, sign, sum: a 422
         return self
+
+
+def _check_unknown_outputs(req: TrainRequest, outputs: np.ndarray) -> None:
+    """Unknown (null / NaN) output entries: only models that fit partly known outputs take
+    them, and not with cross-validation (its scores compare whole outputs)."""
+    where = [int(i) for i in np.argwhere(np.isnan(outputs))[0]]
+    if req.model not in MASKED_OUTPUT_MODELS:
+        raise ValueError(
+            f"output_kernel.outputs has unknown (null / NaN) entries (the first at {where}): "
+            f"model {req.model!r} needs every entry; train model "
+            f"{' or '.join(map(repr, MASKED_OUTPUT_MODELS))} (it fits the known entries "
+            "only), or fill them in"
+        )
+    if req.cv is not None:
+        raise ValueError(
+            f"output_kernel.outputs has unknown (null / NaN) entries (the first at {where}): "
+            "cross-validation scores whole outputs, so leave out cv or fill them in"
+        )
 
 
 def _check_auto(req: TrainRequest) -> None:

@@ -27,6 +27,7 @@ MODEL_INFO: dict[str, Any] = {
     "validation_loss": None,
     "feature_importances": [0.4, 0.6],
     "has_ids": True,
+    "sample_weight": False,
     "input_kind": "features",
     "input_map": None,
     "output_space": {"rank": 4, "trace_fraction": 1.0, "diag_exact": True},
@@ -119,6 +120,7 @@ TRAIN: dict[str, Any] = {
     },
     "params": {"n_estimators": 50, "learning_rate": 0.1, "max_splits": 3, "random_state": 0},
     "eval_set": None,
+    "sample_weight": None,
     "wait": True,
 }
 
@@ -165,6 +167,7 @@ EVAL_SET: dict[str, Any] = {
 FIELD_EXAMPLES: dict[str, Any] = {
     # fields whose model example is null: a value to show instead
     "eval_set": EVAL_SET,
+    "sample_weight": [1.0, 2.0, 1.0, 0.5],
     "warnings": [
         "only 12 training rows: the model and its scores are anecdotal (at least 20 are advised)"
     ],

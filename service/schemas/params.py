@@ -34,6 +34,14 @@ else:
 names only, for the tasks whose models wrap one estimator (bipartite, multi-label)."""
 EVAL_SET_MODELS = okcore.eval_set_estimators()
 """The models that take an ``eval_set`` (``supports_eval_set`` in okcore's registry)."""
+SAMPLE_WEIGHT_MODELS = okcore.sample_weight_estimators(include_auto=True)
+"""The models whose fit takes a ``sample_weight`` (``supports_sample_weight``)."""
+MASKED_OUTPUT_MODELS = tuple(
+    name
+    for name in okcore.estimator_names()
+    if okcore.estimator_class(name).supports_masked_outputs
+)
+"""The models whose fit takes output vectors with unknown (NaN) entries."""
 
 
 def _example(schema: dict[str, Any], default: Any) -> Any:

@@ -81,6 +81,9 @@ class ModelRecord(_Record):
     has_ids: bool = Field(
         False, description="True when the training vertices have ids (POST /train `ids`)."
     )
+    sample_weight: bool = Field(
+        False, description="True when the rows were weighted (POST /train `sample_weight`)."
+    )
     input_kind: Literal["features", "similarity"] = Field(
         "features",
         description="What `inputs` were (POST /train `input_kind`): features, or the N x N "

@@ -391,13 +391,14 @@ def run_cv(
     """Cross-validate, set the best candidate's values on ``estimator`` and return the model
     record's ``cv``; None when the job was cancelled meanwhile."""
     gram, kernel = fit_kwargs.get("gram"), fit_kwargs.get("kernel")
+    weight = fit_kwargs.get("sample_weight")
     folds, seed = plan.folds, plan.random_state
     prefix = param_prefix(estimator)
     try:
         if plan.grid is None:
             scores = model_selection.cross_validate(
                 estimator, X, Y, gram=gram, kernel=kernel, scoring=plan.scoring, cv=folds,
-                random_state=seed, callback=progress.fold,
+                random_state=seed, callback=progress.fold, sample_weight=weight,
             )  # fmt: skip
             table = [{"params": {}, **{name: _summary(v) for name, v in scores.items()}}]
             best: dict[str, Any] = {}
@@ -406,7 +407,7 @@ def run_cv(
             result = model_selection.grid_search(
                 estimator, grid, X, Y, gram=gram, kernel=kernel, scoring=plan.scoring,
                 cv=folds, random_state=seed, refit=False, callback=progress.fold,
-                search=plan.search, factor=plan.factor,
+                search=plan.search, factor=plan.factor, sample_weight=weight,
             )  # fmt: skip
             table, best = result.table, result.best_params
     except CVCancelled:

@@ -142,6 +142,8 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         okcore.make_kernel(fit_kwargs["kernel"])  # KernelError -> 422 now, not in the job
     if outputs is not None and "kernel" in fit_kwargs:
         fit_kwargs["Y"] = outputs
+    if req.sample_weight is not None:
+        fit_kwargs["sample_weight"] = req.sample_weight
     if req.eval_set is not None:
         ev = req.eval_set
         if ev.outputs is not None:
@@ -163,6 +165,7 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         "n_features": int(req.inputs.shape[1]),
         "output_dim": None if outputs is None else int(outputs.shape[1]),
         "has_ids": req.ids is not None,
+        "sample_weight": req.sample_weight is not None,
         "warnings": symmetrised + data_warnings(req),
     }
     sent = [req.inputs, *spec.arrays(), *fit_kwargs.get("eval_set", ())]

@@ -226,3 +226,20 @@ def test_train_names_krr_and_a_similarity_input(http: TestClient) -> None:
         input_components=5, wait=True,
     )  # fmt: skip
     assert tree["model"]["input_map"] == "kpca"
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_train_sends_sample_weights_as_okcore_takes_them(http: TestClient, binary: bool) -> None:
+    c = OKBoostClient("http://localhost", transport=http._transport, binary=binary)
+    X, Y = vector_data(n=30)
+    w = np.arange(30) % 3 + 0.5
+    out = c.train(
+        X, {"type": "linear", "outputs": Y}, model="krr", params={"alpha": 0.5},
+        sample_weight=w, wait=True,
+    )  # fmt: skip
+    assert out["model"]["sample_weight"] is True
+    est = okcore.KernelRidgeRegressor(alpha=0.5).fit(X, Y, sample_weight=w)
+    got = c.kernel(out["model_id"], X[:4])["kernel"]
+    np.testing.assert_allclose(got, est.predict_kernel(X[:4]), rtol=1e-9)
+    with pytest.raises(OKBoostError, match="negative"):
+        c.train(X, {"type": "linear", "outputs": Y}, sample_weight=-w, wait=True)

@@ -263,10 +263,11 @@ def test_non_finite_inputs_and_outputs(cls, value):
         DataError, match=re.escape("X contains NaN or infinity (first at index (3, 1))")
     ):
         est.fit(_bad(value, (3, 1))(X), Y)
-    with pytest.raises(
-        DataError, match=re.escape("Y contains NaN or infinity (first at index (4, 2))")
-    ):
-        est.fit(X, _bad(value, (4, 2))(Y))
+    if not (np.isnan(value) and cls.supports_masked_outputs):  # NaN: an unknown entry there
+        with pytest.raises(
+            DataError, match=re.escape("Y contains NaN or infinity (first at index (4, 2))")
+        ):
+            est.fit(X, _bad(value, (4, 2))(Y))
     K = Y @ Y.T
     with pytest.raises(
         KernelError, match=re.escape("gram contains NaN or infinity (first at [2, 5])")

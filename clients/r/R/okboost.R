@@ -343,7 +343,8 @@ as_edges_in <- function(edges, name, n_a, n_b = n_a) {
 #'   all rows, and `ok_model(cl, id)$cv` holds the table. Any score name of the service's
 #'   `cv.scoring` (e.g. `c("f1", "ranking_loss")` for 0/1 label rows) and
 #'   `search = "halving"` (candidates raced over `n_estimators`) pass as given.
-#' @param ... further fields of the request (e.g. `eval_set`).
+#' @param ... further fields of the request (e.g. `eval_set`, or `sample_weight`: one
+#'   weight >= 0 per row of `inputs`, the loss a weighted sum).
 #' @export
 ok_train <- function(client, inputs, output_kernel, model = "okboost", params = list(),
                      name = NULL, ids = NULL, wait = FALSE, cv = NULL, ...) {

@@ -1,0 +1,264 @@
+"""sample_weight in fit: the weighted trees (okcore.trees.weighted), the weighted squared loss
+of boosting, the tree and forest estimators.
+
+Inputs take few distinct values (multiples of 1/8 in [0, 1]: at most 9 per feature, exact in
+float32), so that binning into max_bins=255 bins puts one value per bin whatever the rows
+or their repeats: repeated rows and integer weights then see the same cuts."""
+
+import numpy as np
+import pytest
+
+from okcore import OK3ForestRegressor, OK3Regressor, OKBoostRegressor
+from okcore.exceptions import DataError, InvalidParameterError
+from okcore.trees.binning import bin_inputs
+from okcore.trees.builder import TreeParams, build_tree
+from okcore.trees.weighted import build_weighted_tree
+
+
+def data(seed, n=200, p=4, d=3):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.random((n, p)) * 8) / 8
+    Y = np.c_[np.sin(3 * X[:, 0]) + X[:, 1] ** 2, X[:, 2] - X[:, 0], X[:, 3]][:, :d]
+    Y = Y + 0.1 * rng.standard_normal((n, d))
+    return X, Y, rng.integers(0, 4, n).astype(float)
+
+
+def params(tree_type, l2=0.0, **kw):
+    base = dict(
+        splitter="best", max_splits=None if tree_type == "oblivious" else 9, max_features=4,
+        leaf_order="variance", min_samples_leaf=1, max_depth=3 if tree_type == "oblivious" else None,
+        l2_regularization=l2, tree_type=tree_type,
+    )  # fmt: skip
+    base.update(kw)
+    return TreeParams(**base)
+
+
+@pytest.mark.parametrize("tree_type", ["best-first", "oblivious"])
+@pytest.mark.parametrize("l2", [0.0, 1.5])
+def test_weighted_tree_with_unit_and_integer_weights_is_the_tree_of_repeated_rows(tree_type, l2):
+    X, Y, w = data(0)
+    binned = bin_inputs(X, 255)
+    p = params(tree_type, l2)
+    unit = build_weighted_tree(binned, Y, np.ones(len(X)), p, np.random.default_rng(1))
+    plain = build_tree(None, Y, p, np.random.default_rng(1), binned=binned)
+    repeated = build_tree(
+        None, Y, p, np.random.default_rng(1), binned=binned,
+        rows=np.repeat(np.arange(len(X)), w.astype(int)),
+    )  # fmt: skip
+    weighted = build_weighted_tree(binned, Y, w, p, np.random.default_rng(1))
+    for ours, theirs in ((unit, plain), (weighted, repeated)):
+        np.testing.assert_array_equal(ours["feature"], theirs.feature)
+        np.testing.assert_array_equal(ours["threshold"], theirs.threshold)
+        np.testing.assert_allclose(ours["value"], theirs.value, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(ours["gain"], theirs.gain, rtol=1e-9, atol=1e-12)
+
+
+def test_per_entry_weights_equal_row_weights_when_every_entry_has_its_row_weight():
+    X, Y, w = data(1)
+    binned = bin_inputs(X, 255)
+    p = params("best-first", 0.5)
+    rows = build_weighted_tree(binned, Y, w, p, np.random.default_rng(0))
+    entries = build_weighted_tree(
+        binned, Y, np.repeat(w[:, None], 3, 1), p, np.random.default_rng(0)
+    )
+    np.testing.assert_array_equal(rows["feature"], entries["feature"])
+    np.testing.assert_allclose(rows["value"], entries["value"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("tree_type", ["best-first", "oblivious"])
+def test_okboost_integer_weights_equal_repeated_rows(tree_type):
+    X, Y, w = data(2)
+    kw = dict(n_estimators=15, learning_rate=0.3, tree_type=tree_type, max_bins=255,
+              early_stopping=False, l2_regularization=0.0)  # fmt: skip
+    if tree_type == "best-first":
+        kw["max_splits"] = 7
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    ours = OKBoostRegressor(**kw).fit(X, Y, sample_weight=w)
+    theirs = OKBoostRegressor(**kw).fit(X[rep], Y[rep])
+    Xq = data(3)[0]
+    np.testing.assert_allclose(ours.predict(Xq), theirs.predict(Xq), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ours.train_loss_, theirs.train_loss_, rtol=1e-9)
+    # W^F: the weights of the training outputs reproduce the predictions
+    Wq = ours.predict_weights(Xq)
+    np.testing.assert_allclose(Wq @ Y, ours.predict(Xq), atol=1e-10)
+
+
+def test_okboost_zero_weight_is_a_dropped_row():
+    X, Y, w = data(4)
+    kw = dict(n_estimators=10, tree_type="best-first", max_splits=5, max_bins=255,
+              early_stopping=False, l2_regularization=1.0)  # fmt: skip
+    w[w == 0] = 0.0
+    keep = w > 0
+    ours = OKBoostRegressor(**kw).fit(X, Y, sample_weight=w)
+    theirs = OKBoostRegressor(**kw).fit(X[keep], Y[keep], sample_weight=w[keep])
+    np.testing.assert_allclose(ours.predict(X[keep]), theirs.predict(X[keep]), rtol=1e-10)
+
+
+def test_okboost_unit_weights_are_the_unweighted_fit_bit_for_bit():
+    X, Y, _ = data(5)
+    kw = dict(n_estimators=8, random_state=0)
+    ours = OKBoostRegressor(**kw).fit(X, Y, sample_weight=np.ones(len(X)))
+    theirs = OKBoostRegressor(**kw).fit(X, Y)
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+
+
+def test_okboost_weighted_stumps_are_sklearn_gradient_boosting_with_sample_weight():
+    sklearn_ensemble = pytest.importorskip("sklearn.ensemble")
+    X, Y, _ = data(6, n=300)
+    y = Y[:, 0]
+    w = np.random.default_rng(7).random(len(X)) * 3
+    ours = OKBoostRegressor(
+        n_estimators=40, learning_rate=0.2, max_splits=1, tree_type="best-first",
+        max_bins=255, early_stopping=False, l2_regularization=0.0,
+    ).fit(X, y, sample_weight=w)  # fmt: skip
+    theirs = sklearn_ensemble.GradientBoostingRegressor(
+        n_estimators=40, learning_rate=0.2, max_depth=1, random_state=0
+    ).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), atol=1e-8)
+    np.testing.assert_allclose(ours.train_loss_, theirs.train_score_, rtol=1e-8)
+
+
+def test_forest_and_tree_integer_weights_equal_repeated_rows():
+    X, Y, w = data(8)
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    tree_w = OK3Regressor(max_bins=255, max_splits=9).fit(X, Y, sample_weight=w)
+    tree_r = OK3Regressor(max_bins=255, max_splits=9).fit(X[rep], Y[rep])
+    np.testing.assert_allclose(tree_w.predict(X), tree_r.predict(X), rtol=1e-10)
+    np.testing.assert_allclose(tree_w.predict_weights(X) @ Y, tree_w.predict(X), atol=1e-10)
+    forest = OK3ForestRegressor(n_estimators=5, max_bins=255, random_state=0)
+    fitted = forest.fit(X, Y, sample_weight=w)
+    np.testing.assert_allclose(fitted.predict_weights(X) @ Y, fitted.predict(X), atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "weight, message",
+    [
+        (np.ones(3), "one weight per training row"),
+        (np.ones((200, 1)), "1-D"),
+        (np.r_[np.nan, np.ones(199)], "not finite"),
+        (np.r_[-1.0, np.ones(199)], "negative"),
+        (np.zeros(200), "all zero"),
+    ],
+)
+def test_bad_sample_weight_is_a_clear_error(weight, message):
+    X, Y, _ = data(9)
+    with pytest.raises(DataError, match=message):
+        OKBoostRegressor(n_estimators=2).fit(X, Y, sample_weight=weight)
+
+
+@pytest.mark.parametrize(
+    "est, message",
+    [
+        (OKBoostRegressor(n_estimators=2, max_bins=None, tree_type="best-first"), "max_bins"),
+        (OK3Regressor(), "max_bins"),
+        (OKBoostRegressor(n_estimators=2, loss="huber"), "loss='squared'"),
+        (OKBoostRegressor(n_estimators=2, warm_start=True), "warm_start"),
+    ],
+)
+def test_weighted_fits_not_covered_say_how_to_fix_them(est, message):
+    X, Y, w = data(10, n=400)
+    X[:, 0] = np.arange(len(X))  # 400 distinct values: max_bins=None cannot bin them exactly
+    with pytest.raises(InvalidParameterError, match=message):
+        est.fit(X, Y, sample_weight=w + 1)
+
+
+def test_exact_search_with_few_distinct_values_is_weighted_on_one_bin_per_value():
+    X, Y, w = data(13)
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    ours = OK3Regressor(max_splits=9).fit(X, Y, sample_weight=w)
+    theirs = OK3Regressor(max_splits=9).fit(X[rep], Y[rep])
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-10)
+
+
+def test_kernel_ridge_integer_and_zero_weights_equal_repeated_and_dropped_rows():
+    from okcore import KernelRidgeRegressor
+
+    X, Y, w = data(11, n=80)
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    for n_components in (None, 30):
+        kw = dict(
+            alpha=0.3, input_kernel="rbf", gamma=1.0, n_components=n_components, random_state=0
+        )
+        ours = KernelRidgeRegressor(**kw).fit(X, Y, sample_weight=w)
+        if n_components is None:
+            theirs = KernelRidgeRegressor(**kw).fit(X[rep], Y[rep])
+            np.testing.assert_allclose(ours.predict(X), theirs.predict(X), atol=1e-8)
+        keep = w > 0
+        dropped = KernelRidgeRegressor(**dict(kw, n_components=None)).fit(
+            X[keep], Y[keep], sample_weight=w[keep]
+        )
+        if n_components is None:
+            np.testing.assert_allclose(ours.predict(X), dropped.predict(X), atol=1e-8)
+    cv = KernelRidgeRegressor(alpha="cv", random_state=0).fit(X, Y, sample_weight=w)
+    assert cv.alpha_ > 0
+
+
+def test_an_estimator_without_weights_refuses_them():
+    from okcore.kernel_models.krr_boosting import KRRBoostRegressor
+
+    X, Y, w = data(12, n=40)
+    with pytest.raises(DataError, match="sample_weight is not supported by KRRBoostRegressor"):
+        KRRBoostRegressor().fit(X, Y, sample_weight=w)
+
+
+def test_cross_validation_splits_the_weights_with_the_folds_and_weights_the_scores():
+    from okcore.metrics import err_phi
+    from okcore.model_selection import cross_validate, kfold
+
+    X, Y, w = data(14, n=120)
+    w = w + 0.5
+    est = OK3Regressor(max_bins=255, max_splits=5)
+    folds = kfold(len(X), 3, 0)
+    scores = cross_validate(est, X, Y, cv=folds, sample_weight=w, scoring=["err_phi", "r2"])
+    for k, (train, test) in enumerate(folds):
+        fitted = OK3Regressor(max_bins=255, max_splits=5).fit(
+            X[train], Y[train], sample_weight=w[train]
+        )
+        expected = err_phi(fitted, X[test], Y[test], sample_weight=w[test])
+        np.testing.assert_allclose(scores["err_phi"][k], expected, rtol=1e-12)
+        r2 = fitted.score(X[test], Y[test], sample_weight=w[test])
+        np.testing.assert_allclose(scores["r2"][k], r2, rtol=1e-12)
+
+
+def test_weighted_r2_with_unit_weights_is_r2_and_matches_sklearn():
+    from sklearn.metrics import r2_score
+
+    X, Y, w = data(15, n=100)
+    fitted = OK3Regressor(max_bins=255, max_splits=5).fit(X, Y)
+    np.testing.assert_allclose(
+        fitted.score(X, Y, sample_weight=np.ones(len(X))), fitted.score(X, Y), rtol=1e-12
+    )
+    expected = r2_score(Y, fitted.predict(X), sample_weight=w, multioutput="variance_weighted")
+    np.testing.assert_allclose(fitted.score(X, Y, sample_weight=w), expected, rtol=1e-10)
+
+
+def test_grid_search_refits_the_best_with_every_weight_and_refuses_unweighted_scores():
+    from okcore.model_selection import grid_search
+
+    X, Y, w = data(16, n=90)
+    result = grid_search(
+        OK3Regressor(max_bins=255), {"max_splits": [2, 6]}, X, Y, cv=3, random_state=0,
+        sample_weight=w,
+    )  # fmt: skip
+    direct = OK3Regressor(max_bins=255, **result.best_params).fit(X, Y, sample_weight=w)
+    np.testing.assert_array_equal(result.best_estimator.predict(X), direct.predict(X))
+    labels = (Y > Y.mean(0)).astype(float)
+    with pytest.raises(DataError, match="does not take sample weights"):
+        grid_search(
+            OK3Regressor(max_bins=255), {"max_splits": [2]}, X, labels, cv=3, scoring="f1",
+            sample_weight=w + 1,
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize("bootstrap", [False, True])
+def test_extra_trees_integer_weights_equal_repeated_rows(bootstrap):
+    X, Y, w = data(17)
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    tree = dict(splitter="random", max_bins=255, max_splits=9, random_state=3)
+    ours = OK3Regressor(**tree).fit(X, Y, sample_weight=w)
+    theirs = OK3Regressor(**tree).fit(X[rep], Y[rep])
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-10)
+    forest = OK3ForestRegressor(
+        n_estimators=4, splitter="random", bootstrap=bootstrap, max_bins=255, random_state=0
+    ).fit(X, Y, sample_weight=w)
+    np.testing.assert_allclose(forest.predict_weights(X) @ Y, forest.predict(X), atol=1e-10)

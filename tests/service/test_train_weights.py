@@ -1,0 +1,131 @@
+"""/train with `sample_weight`: a JSON list or a one-column table part reaches okcore's fit
+(and the CV folds), the record says so, and bad weights are the standard 422."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from svc_data import SMALL, TestClient, vector_data
+
+import okcore
+
+PARAMS = {**SMALL, "tree_type": "best-first", "max_bins": 255}
+
+
+def body(weights: Any, model: str = "okboost", **extra: Any) -> dict[str, Any]:
+    X, Y = vector_data(n=40)
+    return {
+        "model": model,
+        "inputs": X.tolist(),
+        "output_kernel": {"type": "linear", "outputs": Y.tolist()},
+        "params": PARAMS if model == "okboost" else {},
+        "sample_weight": weights,
+        "wait": True,
+        **extra,
+    }
+
+
+def weights() -> np.ndarray:
+    return np.random.default_rng(0).integers(0, 4, 40).astype(float) + (np.arange(40) < 2)
+
+
+def test_weights_in_json_and_as_a_table_part_train_okcores_weighted_model(
+    client: TestClient,
+) -> None:
+    w = weights()
+    r = client.post("/train", json=body(w.tolist()))
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["sample_weight"] is True
+    X, Y = vector_data(n=40)
+    est = okcore.OKBoostRegressor(**PARAMS).fit(X, Y, sample_weight=w)
+    ask = {"model_id": r.json()["model_id"], "inputs": X[:5].tolist()}
+    got = client.post("/kernel", json=ask).json()["kernel"]
+    np.testing.assert_allclose(got, est.predict_kernel(X[:5]), rtol=1e-9)
+    spec = body(None)
+    del spec["sample_weight"]
+    table = ("w.csv", ("weight\n" + "\n".join(map(str, w)) + "\n").encode(), "text/csv")
+    r2 = client.post("/train", data={"json": json.dumps(spec)}, files={"sample_weight": table})
+    assert r2.status_code == 201, r2.text
+    ask2 = {**ask, "model_id": r2.json()["model_id"]}
+    np.testing.assert_allclose(client.post("/kernel", json=ask2).json()["kernel"], got)
+
+
+def test_cross_validation_takes_the_weights(client: TestClient) -> None:
+    r = client.post("/train", json=body(weights().tolist(), cv={"folds": 3, "scoring": "err_phi"}))
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["cv"]["table"][0]["err_phi"]["mean"] > 0
+
+
+@pytest.mark.parametrize(
+    ("w", "message"),
+    [
+        ([1.0] * 39, "one weight per training row (40)"),
+        ([-1.0] + [1.0] * 39, "negative"),
+        ([0.0] * 40, "all zero"),
+        (["x"] * 40, "sample_weight"),
+        ([[1.0, 2.0]] * 40, "1-D"),
+    ],
+)
+def test_bad_weights_are_422(client: TestClient, w: Any, message: str) -> None:
+    r = client.post("/train", json=body(w))
+    assert r.status_code == 422, r.text
+    assert message in r.json()["error"]["message"]
+
+
+def test_nan_weights_and_a_model_without_weights_are_422(client: TestClient) -> None:
+    spec = body(None)
+    text = json.dumps(spec).replace(
+        '"sample_weight": null', '"sample_weight": [NaN' + ", 1" * 39 + "]"
+    )
+    r = client.post("/train", content=text, headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    r = client.post("/train", json=body(weights().tolist(), model="krr-boost"))
+    assert r.status_code == 422, r.text
+    assert "sample_weight is taken by models" in r.json()["error"]["message"]
+
+
+def masked_body(model: str = "okboost", **extra: Any) -> dict[str, Any]:
+    X, Y = vector_data(n=40)
+    outputs: list[list[float | None]] = Y.tolist()
+    for i in range(0, 40, 3):
+        outputs[i][0] = None
+    return {
+        "model": model,
+        "inputs": X.tolist(),
+        "output_kernel": {"type": "linear", "outputs": outputs},
+        "params": PARAMS if model == "okboost" else {},
+        "wait": True,
+        **extra,
+    }
+
+
+def test_unknown_output_entries_train_okcores_masked_model(client: TestClient) -> None:
+    r = client.post("/train", json=masked_body())
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["resolved_params"]["masked_outputs"] is True
+    X, Y = vector_data(n=40)
+    Y[::3, 0] = np.nan
+    est = okcore.OKBoostRegressor(**PARAMS).fit(X, Y)
+    ask = {"model_id": r.json()["model_id"], "inputs": X[:5].tolist()}
+    got = client.post("/kernel", json=ask).json()["kernel"]
+    np.testing.assert_allclose(got, est.predict_kernel(X[:5]), rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"model": "krr"}, "needs every entry"),
+        ({"cv": {"folds": 3}}, "cross-validation scores whole outputs"),
+    ],
+)
+def test_unknown_output_entries_elsewhere_are_422(
+    client: TestClient, extra: dict[str, Any], message: str
+) -> None:
+    spec = masked_body(**{k: v for k, v in extra.items() if k == "model"})
+    spec.update({k: v for k, v in extra.items() if k != "model"})
+    r = client.post("/train", json=spec)
+    assert r.status_code == 422, r.text
+    assert message in r.json()["error"]["message"]
