@@ -13,6 +13,7 @@ from ..outputs.space import RANK_TOLERANCE
 from .builder import build_tree
 from .ensemble import TreeEnsemble, tree_leaves
 from .estimator import TREE_CONSTRAINTS, TreeEstimator
+from .missing import missing_features
 
 
 class OK3Regressor(TreeEstimator):
@@ -97,12 +98,16 @@ class OK3Regressor(TreeEstimator):
         presort and O(max_features n r) per split node of n rows (exact), or O(p N log N)
         binning and O(p n r) histograms per split (``max_bins``)."""
         X, space = context.X, context.space
-        XT, binned = self._search_inputs(X, self.max_bins, context.callback, 1, context.elapsed())
+        missing = missing_features(X)
+        XT, binned = self._search_inputs(
+            X, self.max_bins, context.callback, 1, context.elapsed(), missing=missing
+        )
         n_threads = self._n_threads()
         executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
         try:
             tree = build_tree(
-                XT, space.phi, self._tree_params(X.shape[1]), context.rng, executor=executor,
+                XT, space.phi, self._tree_params(X.shape[1], missing), context.rng,
+                executor=executor,
                 binned=binned,
             )  # fmt: skip
         finally:
