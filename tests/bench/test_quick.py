@@ -28,6 +28,7 @@ from bench import (  # noqa: E402
     krr_kin40k,
     krr_usps,
     learning_curves,
+    missing_values,
     network_completion,
     robust_losses,
     similarity_inputs,
@@ -54,6 +55,7 @@ SCRIPTS = {
     "drug_target": (drug_target.run, [], []),
     "similarity_inputs": (similarity_inputs.run, [], []),
     "yeast_multilabel": (yeast_multilabel.run, [], []),
+    "missing_values": (missing_values.run, [], []),
 }
 
 
