@@ -361,6 +361,16 @@ def _non_finite(name: str, arr: np.ndarray) -> str:
     return message
 
 
+def _infinite(name: str, arr: np.ndarray) -> str:
+    """Where the first infinite value of ``arr`` is (inputs that may hold missing values)."""
+    bad = [int(i) for i in np.argwhere(np.isinf(arr))[0]]
+    where = f": row {bad[0]}, column {bad[1]}" if len(bad) == 2 else ""
+    return (
+        f"{name} contains infinity (first at {bad}){where}; send finite numbers (a missing "
+        "value is NaN, null or an empty table cell)"
+    )
+
+
 def _entry_problem(entry: Any, where: str, row: int | None) -> str | None:
     """Why one entry of a JSON array is not a number, or None when it is one."""
     if isinstance(entry, bool) or not isinstance(entry, int | float | None):
@@ -436,8 +446,11 @@ def as_float_array(
         raise ValueError(f"{name} must be a {ndim}-D array: got {arr.ndim}-D{hint}")
     if arr.size == 0 or arr.shape[0] == 0:
         raise ValueError(f"{name} must not be empty: got shape {list(arr.shape)}")
-    if not np.isfinite(arr).all() and not (allow_nan and not np.isinf(arr).any()):
-        raise ValueError(_non_finite(name, np.where(np.isnan(arr), 0.0, arr) if allow_nan else arr))
+    if not np.isfinite(arr).all():
+        if not allow_nan:
+            raise ValueError(_non_finite(name, arr))
+        if np.isinf(arr).any():
+            raise ValueError(_infinite(name, arr))
     return arr
 
 
@@ -621,6 +634,6 @@ def as_input_matrix(value: Any, name: str, *, allow_nan: bool = False) -> Any:
             if not allow_nan:
                 raise ValueError(_non_finite(name, value))
             if np.isinf(value).any():
-                raise ValueError(_non_finite(name, np.where(np.isnan(value), 0.0, value)))
+                raise ValueError(_infinite(name, value))
         return value
     return as_float_array(value, name, 2, allow_nan=allow_nan)
