@@ -385,3 +385,27 @@ if __name__ == "__main__":  # record (run with the build to compare against on P
     np.savez_compressed(
         RECORDED, **{f"{n}/{k}": v for n, a in all_observed_fits().items() for k, v in a.items()}
     )
+
+
+@pytest.mark.parametrize("tree_type", ["best-first", "oblivious"])
+def test_refined_cuts_beside_the_missing_bin_route_rows_as_the_growth_did(tree_type):
+    """Few bins, so refinement moves cuts inside bins, next to the missing values' bin too:
+    prediction must send every training row where the growth did (each leaf's value is the
+    mean of the training rows prediction routes to it)."""
+    rng = np.random.default_rng(3)
+    X = rng.random((600, 3))
+    y = np.sin(6 * X[:, 0]) + (X[:, 1] > 0.8) + 0.05 * rng.standard_normal(600)
+    X[rng.random(600) < 0.3, 0] = np.nan
+    X[rng.random(600) < 0.3, 1] = np.nan
+    model = OKBoostRegressor(
+        tree_type=tree_type, n_estimators=1, learning_rate=1.0, max_depth=4, max_splits=12,
+        max_bins=6, refine_cuts=True, l2_regularization=0.0, sketch_dim=None,
+        early_stopping=False, random_state=0,
+    ).fit(X, y)  # fmt: skip
+    e = model.ensemble_
+    assert e.missing_left.any()
+    leaves = e.apply(X)[0]
+    prediction = model.predict(X)
+    for leaf in np.unique(leaves):
+        rows = leaves == leaf
+        np.testing.assert_allclose(prediction[rows], y[rows].mean(), atol=1e-10)
