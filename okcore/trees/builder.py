@@ -151,6 +151,7 @@ class _ExactSearch:
             p.max_features,
             p.min_samples_leaf,
             p.l2_regularization,
+            self.twin_column,
         )
 
     def _search_exact(self, start: int, end: int, mu: np.ndarray, features: np.ndarray) -> tuple:
@@ -436,7 +437,7 @@ class _HistogramSearch:
             self._samples, start, end, self.codes2d, self.codes1d, self.indptr,
             self.indices, b.zero_code, b.bin_offset, b.bin_min, b.bin_max, b.edges,
             self.R_search, mu, features, uniforms, p.max_features, p.min_samples_leaf,
-            p.l2_regularization,
+            p.l2_regularization, self.twin_column,
         )  # fmt: skip
 
     def _histogram(self, node: int, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:

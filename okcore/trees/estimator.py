@@ -14,7 +14,6 @@ from .._validation import Interval, Options, RandomStateLike, check_is_fitted, d
 from ..base import OKEstimator
 from ..callbacks import report_phase
 from ..cost import StageCost
-from ..exceptions import DataError
 from .binning import MAX_BINS, BinnedInputs, bin_inputs
 from .builder import TreeParams
 from .cost import binning_seconds, tree_stages_cost
@@ -92,13 +91,6 @@ class TreeEstimator(OKEstimator):
         """The growth parameters of one tree on ``n_features`` inputs, of which the features
         ``missing`` (:func:`~okcore.trees.missing.missing_features`) hold missing values."""
         missing = np.empty(0, dtype=np.int64) if missing is None else missing
-        if len(missing) and self.splitter == "random":
-            raise DataError(
-                f"X holds missing values (NaN) in {len(missing)} feature(s), first in feature "
-                f"{int(missing[0])}: {type(self).__name__} with splitter='random' does not "
-                "handle them; use splitter='best' (which learns where missing values go) or "
-                "impute them first"
-            )
         return TreeParams(
             splitter=self.splitter,
             max_splits=self.max_splits,

@@ -16,7 +16,8 @@ side and keeps the best by the house rule (:func:`~okcore.trees.splitter.beats`:
 gains the lower column, so **a tie sends missing values right**, the side NaN took before
 missing values were accepted, ``NaN <= t`` being false). A feature's column and its twin are
 one candidate: ``max_features`` draws among the p inputs and a drawn feature brings its
-twin. An oblivious tree's level cut is one (feature, threshold, direction) for the whole
+twin. The randomized splitter (OK3-et) draws a feature's cut in the range of its observed
+values and scores that one cut on both columns. An oblivious tree's level cut is one (feature, threshold, direction) for the whole
 level. When the tree is grown (:func:`fold_twins`), a cut on a twin becomes a cut on f with
 ``missing_left`` set, so prediction reads the p inputs only.
 

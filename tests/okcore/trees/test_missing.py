@@ -328,10 +328,87 @@ def test_models_without_trees_refuse_missing_values_naming_what_to_do():
         model.predict(X)
 
 
-def test_random_splits_refuse_missing_values():
-    X, y, _ = data()
-    with pytest.raises(DataError, match="splitter='random' does not handle them"):
-        OK3ForestRegressor(n_estimators=2, splitter="random").fit(X, y)
+def reference_random_root(X, y, seed, max_features):
+    """OK3-et's root split drawn as the builder draws it (a permutation of the features, one
+    uniform each): each tried feature's cut in the range of its observed values, scored
+    with the missing rows right, then left (a feature holding missing values), the better
+    kept; the best of the tried by the tie rule (columns in order, twins after the inputs)."""
+    rng = np.random.default_rng(seed)
+    p = X.shape[1]
+    features, uniforms = rng.permutation(p), rng.random(p)
+    twins = [f for f in range(p) if np.isnan(X[:, f]).any()]
+    tried, candidates = 0, []
+    for t, f in enumerate(features):
+        x = X[:, f]
+        miss = np.isnan(x)
+        if miss.all() or x[~miss].max() <= x[~miss].min() + FEATURE_THRESHOLD:
+            continue
+        tried += 1
+        lo, hi = x[~miss].min(), x[~miss].max()
+        cut = lo + uniforms[t] * (hi - lo)
+        best = None
+        for missing_left in (False, True) if f in twins else (False,):
+            left = np.where(miss, missing_left, x <= cut)
+            if left.all() or not left.any():
+                continue
+            gain = sse(y) - sse(y[left]) - sse(y[~left])
+            column = p + twins.index(f) if missing_left else f
+            if best is None or beats_reference(gain, best[1]):
+                best = (column, gain, cut, missing_left, f)
+        if best is not None:
+            candidates.append(best)
+        if tried == max_features:
+            break
+    chosen = None
+    for candidate in sorted(candidates):
+        if chosen is None or beats_reference(candidate[1], chosen[1]):
+            chosen = candidate
+    return chosen
+
+
+@pytest.mark.parametrize("binned", [False, True])
+@pytest.mark.parametrize("max_features", [1, 2, 3])
+@pytest.mark.parametrize("seed", range(6))
+def test_random_split_equals_the_reference(binned, max_features, seed):
+    from okcore.trees.binning import bin_inputs
+    from okcore.trees.builder import TreeParams, build_tree
+    from okcore.trees.missing import missing_features, with_twins
+
+    X, y, _ = data(seed=seed)
+    twins = missing_features(X)
+    inputs = with_twins(X, twins)
+    params = TreeParams(
+        splitter="random", max_splits=1, max_features=max_features, leaf_order="variance",
+        min_samples_leaf=1, max_depth=None, missing=tuple(int(f) for f in twins),
+    )  # fmt: skip
+    rng = np.random.default_rng(seed)
+    if binned:
+        tree = build_tree(None, y[:, None], params, rng, binned=bin_inputs(inputs, 255))
+    else:
+        tree = build_tree(np.ascontiguousarray(inputs.T), y[:, None], params, rng)
+    _, _, threshold, missing_left, feature = reference_random_root(X, y, seed, max_features)
+    assert (tree.feature[0], bool(tree.missing_left[0])) == (feature, missing_left)
+    np.testing.assert_allclose(tree.threshold[0], threshold, rtol=0, atol=1e-12)
+
+
+def test_random_splits_learn_the_missing_side_in_every_search():
+    """OK3-et grows the same tree from the exact inputs, their bins and a CSR matrix (one
+    distinct value per bin), with missing values on both sides."""
+    X, y, _ = data(n=200, seed=4)
+    X = np.where(X < 0.2, 0.0, X)
+    Xs = sparse.csr_matrix(np.nan_to_num(X, nan=7.0))
+    Xs.data[Xs.data == 7.0] = np.nan
+    trees = [
+        OK3Regressor(splitter="random", max_splits=15, max_bins=bins, random_state=3)
+        .fit(inputs, y)
+        .ensemble_
+        for bins, inputs in ((None, X), (255, X), (255, Xs))
+    ]
+    assert trees[0].missing_left.any()
+    for e in trees[1:]:
+        np.testing.assert_array_equal(e.feature, trees[0].feature)
+        np.testing.assert_array_equal(e.missing_left, trees[0].missing_left)
+        np.testing.assert_allclose(e.threshold, trees[0].threshold, rtol=0, atol=1e-12)
 
 
 def test_infinity_is_still_refused():
@@ -365,6 +442,12 @@ def all_observed_fits() -> dict[str, dict[str, np.ndarray]]:
         "exact": (OK3Regressor(max_splits=20), X),
         "forest": (OK3ForestRegressor(n_estimators=3, max_bins=64, random_state=0), X),
         "sparse": (OK3Regressor(max_splits=15, max_bins=64), Xs),
+        "random": (OK3ForestRegressor(n_estimators=3, splitter="random", random_state=0), X),
+        "random_binned": (
+            OK3ForestRegressor(n_estimators=3, splitter="random", max_bins=32, random_state=0),
+            X,
+        ),
+        "random_sparse": (OK3Regressor(splitter="random", max_bins=32, random_state=0), Xs),
     }
     out = {}
     for name, (est, inputs, *column) in fits.items():
