@@ -356,7 +356,7 @@ def test_missing_cells_train_a_tree_model_and_are_a_clear_422_for_the_others(
     }
     twin = client.post("/train", json=by_json)
     assert twin.status_code == 201, twin.text
-    new_text, _ = _features_with_missing(g, g.test[:6] if len(g.test) >= 6 else g.train[:6])
+    new_text, _ = _features_with_missing(g, g.test)
     new = {"inputs": ("new.csv", new_text, CSV)}
     got = client.post("/predict", data={"json": json.dumps({"model_id": mid})}, files=new)
     want = client.post(
@@ -367,6 +367,13 @@ def test_missing_cells_train_a_tree_model_and_are_a_clear_422_for_the_others(
     assert {k: v for k, v in got.json().items() if k not in drop} == {
         k: v for k, v in want.json().items() if k not in drop
     }
+    test, train = set(g.test.tolist()), set(g.train.tolist())
+    nk = [(a, b) if a in test else (b, a) for a, b in g.edges.tolist() if (a in test) != (b in test)]
+    assert nk and all(b in train for _, b in nk)
+    scored = {**new, "edges.new_known": ("test.tsv", edges_tsv(nk), TSV)}
+    ev = client.post("/evaluate", data={"json": json.dumps({"model_id": mid})}, files=scored)
+    assert ev.status_code == 200, ev.text
+    assert ev.json()["auc_new_known"] is not None
 
     spec = {"model": "krr", "output_kernel": {"type": "diffusion"}, "wait": True}
     r = client.post("/train", data={"json": json.dumps(spec)}, files=files)
