@@ -368,7 +368,9 @@ def test_missing_cells_train_a_tree_model_and_are_a_clear_422_for_the_others(
         k: v for k, v in want.json().items() if k not in drop
     }
     test, train = set(g.test.tolist()), set(g.train.tolist())
-    nk = [(a, b) if a in test else (b, a) for a, b in g.edges.tolist() if (a in test) != (b in test)]
+    nk = [
+        (a, b) if a in test else (b, a) for a, b in g.edges.tolist() if (a in test) != (b in test)
+    ]
     assert nk and all(b in train for _, b in nk)
     scored = {**new, "edges.new_known": ("test.tsv", edges_tsv(nk), TSV)}
     ev = client.post("/evaluate", data={"json": json.dumps({"model_id": mid})}, files=scored)
