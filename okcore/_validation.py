@@ -202,12 +202,14 @@ def check_matrix(
     min_rows: int = 1,
     allow_1d: bool = False,
     keep_dtypes: tuple[np.dtype, ...] = (),
+    allow_nan: bool = False,
 ) -> np.ndarray:
     """Convert to a finite float64 array of the given ndim; raise :class:`DataError` otherwise
     (:class:`DataTypeError` for elements that are no numbers at all).
 
     ``allow_1d`` turns a vector of length n into an (n, 1) matrix (a single output); an
-    ndarray whose dtype is in ``keep_dtypes`` is checked without conversion. The messages
+    ndarray whose dtype is in ``keep_dtypes`` is checked without conversion; ``allow_nan``
+    lets NaN (a missing value) through, never infinity. The messages
     contain scikit-learn's patterns ("Reshape your data", "0 feature(s) (shape=(n, 0)) while
     a minimum of 1 is required", "Complex data not supported"), which tools built on
     scikit-learn match.
@@ -244,11 +246,14 @@ def check_matrix(
             "while a minimum of 1 is required."
         )
     if not np.all(np.isfinite(arr)):
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        raise DataError(
-            f"{name} contains NaN or infinity (first at index {tuple(int(i) for i in bad)}); "
-            "remove or impute those values"
-        )
+        bad_values = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
+        if bad_values.any():
+            bad = np.argwhere(bad_values)[0]
+            what = "infinity" if allow_nan else "NaN or infinity"
+            raise DataError(
+                f"{name} contains {what} (first at index {tuple(int(i) for i in bad)}); "
+                "remove or impute those values"
+            )
     return np.ascontiguousarray(arr)
 
 
@@ -281,11 +286,21 @@ def check_kernel_diag(diag: Any, name: str) -> np.ndarray:
 COMPACT_DTYPES = (np.dtype(np.float32), np.dtype(np.uint8))
 
 
+#: Estimators that learn where missing input values go (okcore.trees.missing).
+MISSING_VALUE_MODELS = "OKBoostRegressor, OK3Regressor or OK3ForestRegressor"
+
+
 def check_inputs(
-    X: Any, n_features: int | None = None, name: str = "X", owner: str = "the model"
+    X: Any,
+    n_features: int | None = None,
+    name: str = "X",
+    owner: str = "the model",
+    allow_missing: bool = False,
 ) -> Any:
     """Validate an input matrix (n_samples, n_features), optionally against the width
     ``n_features`` the estimator named ``owner`` was fitted with (scikit-learn's message).
+    ``allow_missing``: NaN entries are missing values, kept (trees learn where they go);
+    otherwise they are refused with a message naming ``owner`` and what to do.
 
     Returns a C-contiguous ndarray, float64 unless it is float32 or uint8 (kept: compact
     inputs), or, for any scipy sparse matrix, a canonical CSR matrix with float64 values
@@ -293,8 +308,16 @@ def check_inputs(
     """
     if sparse.issparse(X):
         arr = _check_sparse(X, name)
+        values = arr.data
     else:
-        arr = check_matrix(X, name, keep_dtypes=COMPACT_DTYPES)
+        arr = check_matrix(X, name, keep_dtypes=COMPACT_DTYPES, allow_nan=True)
+        values = arr
+    if not allow_missing and values.dtype.kind == "f" and np.isnan(values).any():
+        raise DataError(
+            f"{name} holds missing values (NaN): {owner} does not accept them; impute them "
+            f"first (e.g. each column's training mean) or use {MISSING_VALUE_MODELS}, whose "
+            "trees learn where missing values go"
+        )
     if n_features is not None and arr.shape[1] != n_features:
         raise DataError(
             f"{name} has {arr.shape[1]} features, but {owner} is expecting {n_features} "
@@ -313,12 +336,10 @@ def _check_sparse(X: Any, name: str) -> sparse.csr_matrix:
     if csr.shape[0] < 1 or csr.shape[1] < 1:
         raise DataError(f"{name} must have at least one row and one column: got shape {csr.shape}")
     csr.sum_duplicates()  # canonical: sorted indices, no duplicates
-    if not np.all(np.isfinite(csr.data)):
-        row = (
-            int(np.searchsorted(csr.indptr, np.flatnonzero(~np.isfinite(csr.data))[0], "right")) - 1
-        )
+    if np.isinf(csr.data).any():  # a stored NaN is a missing value (check_inputs)
+        row = int(np.searchsorted(csr.indptr, np.flatnonzero(np.isinf(csr.data))[0], "right")) - 1
         raise DataError(
-            f"{name} contains NaN or infinity (first in row {row}); remove or impute those values"
+            f"{name} contains infinity (first in row {row}); remove or impute those values"
         )
     return csr
 

@@ -94,13 +94,17 @@ class EvalData:
     weight: np.ndarray | None = None  # the rows' sample weights (a weighted hold-out)
 
 
-def embed_eval_set(eval_set: Any, space: OutputSpace, n_features: int, owner: str) -> EvalData:
+def embed_eval_set(
+    eval_set: Any, space: OutputSpace, n_features: int, owner: str, allow_missing: bool = False
+) -> EvalData:
     """A boosting ``eval_set``, (X_val, Y_val) or (X_val, K_val_train, k_val_diag), checked
     (``n_features`` inputs, as estimator ``owner`` was fitted with) and embedded in the
     training output space."""
     if not isinstance(eval_set, tuple | list) or len(eval_set) not in (2, 3):
         raise DataError("eval_set must be (X_val, Y_val) or (X_val, K_val_train, k_val_diag)")
-    X_val = check_inputs(eval_set[0], n_features, name="eval_set X", owner=owner)
+    X_val = check_inputs(
+        eval_set[0], n_features, name="eval_set X", owner=owner, allow_missing=allow_missing
+    )
     if len(eval_set) == 2:
         phi, diag = target_features(space, Y=eval_set[1], n_rows=X_val.shape[0])
     else:
@@ -203,6 +207,10 @@ class OKEstimator:
     supports_sample_weight: ClassVar[bool] = False
     #: Whether ``fit`` takes output vectors with unknown (NaN) entries and ``output_weight``.
     supports_masked_outputs: ClassVar[bool] = False
+    #: Whether inputs may hold missing values (NaN): trees learn where they go
+    #: (:mod:`okcore.trees.missing`); the others refuse them with a message saying what to
+    #: do. Public, so callers (the service) read it from the registry.
+    accepts_missing: ClassVar[bool] = False
     # every estimator declares the output-space parameters and random_state
     factor_rank: int | None
     factor_tol: float
@@ -264,7 +272,7 @@ class OKEstimator:
             estimator_type="regressor",
             target_tags=TargetTags(required=False, multi_output=True, single_output=True),
             regressor_tags=RegressorTags(),
-            input_tags=InputTags(sparse=True),
+            input_tags=InputTags(sparse=True, allow_nan=self.accepts_missing),
         )
 
     def validate_params(self) -> None:
@@ -414,7 +422,7 @@ class OKEstimator:
         # A refit forgets the previous model first: a fit failing after this point (e.g. on
         # OKBoost's eval_set) must leave an unfitted estimator, not old trees with new shapes.
         self.__dict__.pop("ensemble_", None)
-        X = check_inputs(X)
+        X = check_inputs(X, owner=type(self).__name__, allow_missing=self.accepts_missing)
         report_phase(
             callback,
             "output_space",
@@ -469,7 +477,9 @@ class OKEstimator:
         ``fit``, :class:`DataError` unless X has ``n_features_in_`` columns (scikit-learn's
         message: "X has 3 features, but OKBoostRegressor is expecting 4 features as input")."""
         check_is_fitted(self)
-        return check_inputs(X, self.n_features_in_, owner=type(self).__name__)
+        return check_inputs(
+            X, self.n_features_in_, owner=type(self).__name__, allow_missing=self.accepts_missing
+        )
 
     def predict_features(self, X: Any) -> np.ndarray:
         """F(x) in the factor coordinates of the output space, shape (Q, r). O(M Q r).
@@ -622,7 +632,10 @@ class StagedPredictions:
     def staged_predict_features(self: Any, X: Any) -> Iterator[np.ndarray]:
         """F_m(x) for m = 1..M, each (Q, r). O(M Q r) in all (plus routing the queries)."""
         check_is_fitted(self)
-        return self.ensemble_.staged_decision(check_inputs(X, self.n_features_in_))
+        X = check_inputs(
+            X, self.n_features_in_, owner=type(self).__name__, allow_missing=self.accepts_missing
+        )
+        return self.ensemble_.staged_decision(X)
 
     def staged_predict(self: Any, X: Any) -> Iterator[np.ndarray]:
         """:meth:`~OKEstimator.predict` after each stage m = 1..M: F_m(x) for a linear kernel

@@ -62,6 +62,10 @@ NYSTROM_ARRAYS = ("landmarks", "feature_map", "landmark_index")
 #: Ensemble arrays saved only when present (robust losses), so squared-loss files keep
 #: their version-1/2 layout.
 ENSEMBLE_WEIGHT_ARRAYS = ("train_weight", "init_weight")
+#: The side of missing inputs per node (okcore.trees.missing), saved when present; files
+#: without it send every missing input right. No format version of its own: readers that do
+#: not know it refuse missing inputs, so they cannot mispredict them.
+MISSING_ARRAY = "missing_left"
 #: Saved models name their class.
 CLASSES = {cls.__name__: cls for cls in ESTIMATORS.values()}
 ENSEMBLE_ARRAYS = (
@@ -144,7 +148,7 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
         )
         # implicit ones written out (1 byte each): the file layout is unchanged
         arrays["ensemble.train_count"] = ens.fit_counts()
-        for name in ENSEMBLE_WEIGHT_ARRAYS:
+        for name in (*ENSEMBLE_WEIGHT_ARRAYS, MISSING_ARRAY):
             if getattr(ens, name) is not None:
                 arrays[f"ensemble.{name}"] = getattr(ens, name)
         ensemble_meta = {"combine": ens.combine, "learning_rate": ens.learning_rate}
@@ -524,6 +528,7 @@ def _rebuild_estimator(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
             train_count=stored_counts(arrays["ensemble.train_count"]),
             train_weight=arrays.get("ensemble.train_weight"),
             init_weight=arrays.get("ensemble.init_weight"),
+            missing_left=arrays.get(f"ensemble.{MISSING_ARRAY}"),
             l2_regularization=float(manifest["ensemble"].get("l2_regularization", 0.0)),
         )
         _check_structure(ens, space, int(attributes["n_features_in_"]))
@@ -624,6 +629,12 @@ def _check_structure(ens: TreeEnsemble, space: OutputSpace, n_features: int) -> 
     n_nodes, n_leaves = len(ens.feature), len(ens.value)
     if any(len(getattr(ens, f)) != n_nodes for f in NODE_FIELDS):
         fail("node arrays differ in length")
+    if ens.missing_left is not None and (
+        ens.missing_left.shape != (n_nodes,)
+        or ens.missing_left.dtype != np.uint8
+        or np.any(ens.missing_left > 1)
+    ):
+        fail("missing_left must hold one 0/1 byte per node")
     for offsets, total in ((ens.node_offset, n_nodes), (ens.leaf_offset, n_leaves)):
         if offsets[0] != 0 or offsets[-1] != total or np.any(np.diff(offsets) < 1):
             fail("tree offsets are not increasing")

@@ -46,6 +46,7 @@ from ..outputs.space import RANK_TOLERANCE
 from ..trees.builder import TreeParams
 from ..trees.ensemble import TreeEnsemble
 from ..trees.estimator import TREE_CONSTRAINTS, TreeEstimator, resolve_max_features
+from ..trees.missing import missing_features
 from ..trees.oblivious import MAX_OBLIVIOUS_DEPTH
 from ..trees.weighted import weighted_max_bins
 from .loop import BoostResult, BoostState, boost
@@ -380,12 +381,15 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             min_samples_leaf=self.min_samples_leaf,
         )
 
-    def _planned_tree_params(self, plan: GrowthPlan, n_features: int) -> TreeParams:
-        """The growth parameters of each tree of ``plan`` on ``n_features`` inputs."""
+    def _planned_tree_params(
+        self, plan: GrowthPlan, n_features: int, missing: np.ndarray | None = None
+    ) -> TreeParams:
+        """The growth parameters of each tree of ``plan`` on ``n_features`` inputs, the
+        features ``missing`` holding missing values."""
         fraction = float(self.colsample_bytree)
         tree_features = None if fraction >= 1.0 else max(1, int(round(fraction * n_features)))
         return replace(
-            self._tree_params(n_features),
+            self._tree_params(n_features, missing),
             max_splits=plan.max_splits,
             max_depth=plan.max_depth,
             refine_cuts=plan.refine_cuts,
@@ -570,11 +574,14 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         """The inputs the split search of ``plan`` reads, its tree learner, and
         :func:`boost` up to ``n_rounds`` rounds (from ``state`` when given); with
         ``sample_weight``, weighted trees and the weighted squared loss."""
+        missing = missing_features(X)
+        params = self._planned_tree_params(plan, X.shape[1], missing)
         XT, binned = self._search_inputs(
-            X, plan.max_bins, callback, n_rounds, elapsed, refine_cuts=plan.refine_cuts
-        )
+            X, plan.max_bins, callback, n_rounds, elapsed, refine_cuts=plan.refine_cuts,
+            missing=missing,
+        )  # fmt: skip
         learner = TreeLearner(
-            X, self._planned_tree_params(plan, X.shape[1]), XT=XT, binned=binned,
+            X, params, XT=XT, binned=binned,
             sketch_dim=plan.sketch_dim, n_threads=self._n_threads(), weight=sample_weight,
         )  # fmt: skip
         loss: FeatureLoss
@@ -676,7 +683,9 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         restore_warm_start(self, record)
 
     def _eval_data(self, eval_set: tuple, space: Any) -> EvalData:
-        return embed_eval_set(eval_set, space, self.n_features_in_, type(self).__name__)
+        return embed_eval_set(
+            eval_set, space, self.n_features_in_, type(self).__name__, allow_missing=True
+        )
 
     def _hold_out(
         self, X: np.ndarray, space: Any, rng: np.random.Generator, weight: Any = None

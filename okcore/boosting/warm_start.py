@@ -165,7 +165,7 @@ def fit_more(
             "or fit anew with warm_start=False."
         )
     start = time.perf_counter()
-    X = check_inputs(X, est.n_features_in_, owner=name)
+    X = check_inputs(X, est.n_features_in_, owner=name, allow_missing=True)
     n_rounds = est.resolve_n_estimators(X.shape[0])  # the rows given, as fit
     rounds = len(_recorded_loss(est)) if more.state is None else more.state.n_rounds
     if n_rounds < rounds:

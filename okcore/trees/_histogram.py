@@ -503,10 +503,15 @@ def best_split_random(
     uniforms: np.ndarray,
     max_features: int,
     min_leaf: int,
-    l2: float = 0.0,
+    l2: float,
+    twin_column: np.ndarray,
 ) -> tuple[int, int, float, float, int]:  # pragma: no cover - jit
     """OK3-et on bins: one uniform cut in the node's value range per feature, best of
     ``max_features`` non-constant features (consumes the draws as the exact version does).
+    ``twin_column`` (:mod:`okcore.trees.missing`; empty: no missing values): a feature with a
+    twin draws its cut in the range of its observed bins (its last bin, the missing values,
+    aside) and scores it with the missing rows right (the feature) and left (its twin: the
+    same bins after its first, the missing one), the better kept, right on a tie.
 
     The cut c = lo + u (hi - lo) between the node's smallest and largest values (bin minima
     and maxima) sends the bins wholly <= c left, with threshold c: with one distinct value
@@ -530,14 +535,27 @@ def best_split_random(
         col_offset, col_rows, col_codes, lo_codes, hi_codes = _node_columns(
             samples, start, end, codes1d, indptr, indices, zero_code
         )
+    has_twins = twin_column.shape[0] > 0
     for t in range(features.shape[0]):
         f = features[t]
+        twin = twin_column[f] if has_twins else -1
+        # a feature with a twin: its last bin holds the missing values, outside the range
+        missing_bin = bin_offset[f + 1] - bin_offset[f] - 1 if twin >= 0 else 256
         if sparse:
             lo_b, hi_b = lo_codes[f], hi_codes[f]
+            if hi_b == missing_bin:  # the largest observed bin of the node, if any
+                hi_b = -1
+                for e in range(col_offset[f], col_offset[f + 1]):
+                    if col_codes[e] != missing_bin:
+                        hi_b = max(hi_b, col_codes[e])
+                if col_offset[f + 1] - col_offset[f] < n:  # implicit zeros
+                    hi_b = max(hi_b, zero_code[f])
         else:
             lo_b, hi_b = 255, -1
             for s in range(start, end):
                 b = codes2d[f, samples[s]]
+                if b == missing_bin:
+                    continue
                 lo_b = min(lo_b, b)
                 hi_b = max(hi_b, b)
         if hi_b <= lo_b:
@@ -554,41 +572,52 @@ def best_split_random(
             if last == hi_b:
                 last -= 1
             threshold = edges[base - f + last]
-        SL[:] = 0.0
-        n_left = 0
-        if sparse:
-            # centred rows sum to 0 over the node: when the implicit zeros go left, S_L is
-            # minus the sum over the stored entries that go right
-            zeros_left = zero_code[f] <= last
-            n_left = n if zeros_left else 0
-            sign = -1 if zeros_left else 1  # entries that do not follow the zeros' side
-            for e in range(col_offset[f], col_offset[f + 1]):
-                if (col_codes[e] <= last) != zeros_left:
-                    i = col_rows[e]
-                    n_left += sign
-                    for c in range(k):
-                        SL[c] += sign * (R[i, c] - mu[c])
-        else:
-            for s in range(start, end):
-                i = samples[s]
-                if codes2d[f, i] <= last:
-                    n_left += 1
-                    for c in range(k):
-                        SL[c] += R[i, c] - mu[c]
-        if n_left >= min_leaf and n - n_left >= min_leaf:
-            acc = 0.0
-            for c in range(k):
-                acc += SL[c] * SL[c]
-            if l2 > 0.0:
-                dot = 0.0
-                for c in range(k):
-                    dot += SL[c] * mu[c]
-                gain = penalised_gain(acc, dot, float(mu @ mu), n_left, n - n_left, l2)
+        for side in range(2):  # the missing rows right, then (a twin) left
+            col = f if side == 0 else twin
+            if col < 0:
+                break
+            last_c = last + side  # a twin's bins: the missing one, then the feature's others
+            SL[:] = 0.0
+            n_left = 0
+            if sparse:
+                # centred rows sum to 0 over the node: when the implicit zeros go left, S_L is
+                # minus the sum over the stored entries that go right
+                zeros_left = zero_code[col] <= last_c
+                n_left = n if zeros_left else 0
+                sign = -1 if zeros_left else 1  # entries that do not follow the zeros' side
+                for e in range(col_offset[col], col_offset[col + 1]):
+                    if (col_codes[e] <= last_c) != zeros_left:
+                        i = col_rows[e]
+                        n_left += sign
+                        for c in range(k):
+                            SL[c] += sign * (R[i, c] - mu[c])
             else:
-                gain = acc * n / (n_left * (n - n_left))
-            j = tried - 1
-            cand_f[j], cand_left[j], cand_thr[j], cand_gain[j] = f, n_left, threshold, gain
-            cand_bin[j] = last
+                for s in range(start, end):
+                    i = samples[s]
+                    if codes2d[col, i] <= last_c:
+                        n_left += 1
+                        for c in range(k):
+                            SL[c] += R[i, c] - mu[c]
+            if n_left >= min_leaf and n - n_left >= min_leaf:
+                acc = 0.0
+                for c in range(k):
+                    acc += SL[c] * SL[c]
+                if l2 > 0.0:
+                    dot = 0.0
+                    for c in range(k):
+                        dot += SL[c] * mu[c]
+                    gain = penalised_gain(acc, dot, float(mu @ mu), n_left, n - n_left, l2)
+                else:
+                    gain = acc * n / (n_left * (n - n_left))
+                j = tried - 1
+                if side == 0 or cand_f[j] < 0 or beats(gain, cand_gain[j]):
+                    cand_f[j], cand_left[j], cand_thr[j], cand_gain[j] = (
+                        col,
+                        n_left,
+                        threshold,
+                        gain,
+                    )
+                    cand_bin[j] = last_c
         if tried == max_features:
             break
     best = pick_tried(cand_f[:tried], cand_gain[:tried])

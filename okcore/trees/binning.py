@@ -117,8 +117,20 @@ def _feature_bins(
 
     Values closer than FEATURE_THRESHOLD to their predecessor join its group (no cut between
     them, as in the exact search). Groups are then merged into at most ``max_bins`` bins of
-    roughly equal counts. O(d) for d distinct values.
+    roughly equal counts. -inf and +inf (missing values, :mod:`okcore.trees.missing`) each
+    get a bin of their own at the ends, the finite values sharing the others. O(d) for d
+    distinct values.
     """
+    n_low, n_high = int(values[0] == -np.inf), int(values[-1] == np.inf)
+    if n_low or n_high:
+        finite = slice(n_low, len(values) - n_high)
+        if finite.stop > finite.start:
+            _, low, high = _feature_bins(values[finite], counts[finite], max_bins - n_low - n_high)
+        else:
+            low = high = np.empty(0)
+        low = np.r_[[-np.inf] * n_low, low, [np.inf] * n_high]
+        high = np.r_[[-np.inf] * n_low, high, [np.inf] * n_high]
+        return _edges_between(high[:-1], low[1:]), low, high
     new_group = np.r_[True, np.diff(values) > FEATURE_THRESHOLD]
     starts = np.flatnonzero(new_group)  # first distinct value of each group
     ends = np.r_[starts[1:], len(values)] - 1  # last distinct value of each group
@@ -133,11 +145,16 @@ def _feature_bins(
         last_groups = np.r_[last_groups, len(starts) - 1]
         starts, ends = starts[first_groups], ends[last_groups]
     low, high = values[starts], values[ends]
-    x0, x1 = high[:-1], low[1:]
-    edges = x0 / 2.0 + x1 / 2.0  # the exact search's threshold formula, same fallback
+    return _edges_between(high[:-1], low[1:]), low, high
+
+
+def _edges_between(x0: np.ndarray, x1: np.ndarray) -> np.ndarray:
+    """The exact search's thresholds between the largest values x0 of bins and the smallest
+    x1 of the next (its formula, same fallback to x0)."""
+    edges = x0 / 2.0 + x1 / 2.0
     bad = (edges == x1) | ~np.isfinite(edges)
     edges[bad] = x0[bad]
-    return edges, low, high
+    return edges
 
 
 def bin_inputs(

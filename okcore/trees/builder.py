@@ -29,6 +29,7 @@ from ._histogram import (
     use_row_wise,
 )
 from .binning import BinnedInputs
+from .missing import add_twins, fold_twins, twin_columns
 from .oblivious import build_oblivious_tree
 from .splitter import (
     beats,
@@ -66,6 +67,8 @@ class TreeParams:
     l2_regularization: float = 0.0  # lambda: leaf value = sum of rows / (n + lambda)
     tree_type: str = "best-first"  # or "oblivious": one shared cut per level (oblivious.py)
     tree_features: int | None = None  # features drawn for each tree (None: all)
+    # inputs holding missing values, whose twin columns follow the inputs (missing.py)
+    missing: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ class TreeArrays:
     n_samples : int32 (n_nodes,) fitting rows reaching the node (bootstrap repeats counted).
     value : float64 (n_leaves, r) mean residual row of each leaf, numbered by ``leaf``; with
         a penalty lambda the ridge leaf sum / (n + lambda) = mean * n / (n + lambda).
+    missing_left : uint8 (n_nodes,) or None: 1 where a missing x[feature] goes left
+        (:mod:`okcore.trees.missing`); None: every missing value goes right.
     """
 
     feature: np.ndarray
@@ -90,6 +95,7 @@ class TreeArrays:
     impurity: np.ndarray
     gain: np.ndarray
     value: np.ndarray
+    missing_left: np.ndarray | None = None
 
     @property
     def n_leaves(self) -> int:
@@ -118,6 +124,7 @@ class _ExactSearch:
         self.buffer = np.empty(n_fit, dtype=np.int32)
         self.goes_left = np.empty(n_fit, dtype=np.uint8)
         self.feature_pool = np.arange(XT.shape[0], dtype=np.int32)  # the tree's features
+        self.twin_column = np.empty(0, dtype=np.int32)  # twin of each input (missing.py)
 
     @property
     def samples(self) -> np.ndarray:
@@ -128,7 +135,7 @@ class _ExactSearch:
     ) -> tuple | None:
         p = self.params
         if p.splitter == "best":
-            features = _best_features(p, self.feature_pool, rng)
+            features = add_twins(_best_features(p, self.feature_pool, rng), self.twin_column)
             return self._search_exact(start, end, mu, features)
         features = rng.permutation(self.feature_pool).astype(np.int32)
         uniforms = np.asarray(rng.random(len(features)))
@@ -144,6 +151,7 @@ class _ExactSearch:
             p.max_features,
             p.min_samples_leaf,
             p.l2_regularization,
+            self.twin_column,
         )
 
     def _search_exact(self, start: int, end: int, mu: np.ndarray, features: np.ndarray) -> tuple:
@@ -289,6 +297,7 @@ class _HistogramSearch:
         self.buffer = np.empty(len(self._samples), dtype=np.int32)
         self.goes_left = np.empty(n, dtype=np.uint8)
         self.feature_pool = np.arange(binned.n_features, dtype=np.int32)  # the tree's features
+        self.twin_column = np.empty(0, dtype=np.int32)  # twin of each input (missing.py)
         empty_codes = np.zeros((0, 0), dtype=np.uint8)
         if binned.is_sparse:
             self.codes2d, self.codes1d = empty_codes, binned.codes
@@ -391,7 +400,8 @@ class _HistogramSearch:
         if p.splitter == "random":
             return self._find_random(node, start, end, mu, rng)
         hist, counts = self._histogram(node, start, end)
-        return self._scan(start, end, mu, hist, counts, _best_features(p, self.feature_pool, rng))
+        features = add_twins(_best_features(p, self.feature_pool, rng), self.twin_column)
+        return self._scan(start, end, mu, hist, counts, features)
 
     def _scan(
         self,
@@ -427,7 +437,7 @@ class _HistogramSearch:
             self._samples, start, end, self.codes2d, self.codes1d, self.indptr,
             self.indices, b.zero_code, b.bin_offset, b.bin_min, b.bin_max, b.edges,
             self.R_search, mu, features, uniforms, p.max_features, p.min_samples_leaf,
-            p.l2_regularization,
+            p.l2_regularization, self.twin_column,
         )  # fmt: skip
 
     def _histogram(self, node: int, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
@@ -837,26 +847,28 @@ def build_tree(
     """
     runner = ChunkRunner(executor, params.n_threads)
     R_search = R if projection is None else _project(R, projection, runner)
-    n_features = binned.n_features if binned is not None else len(XT)  # type: ignore[arg-type]
+    n_columns = binned.n_features if binned is not None else len(XT)  # type: ignore[arg-type]
+    n_features = n_columns - len(params.missing)  # the inputs; their twins follow
     pool = _tree_feature_pool(params, n_features, rng)
+    twin_column = twin_columns(n_features, params.missing)
     if params.tree_type == "oblivious":
         if binned is None:
             raise ValueError("oblivious trees need the histogram search (binned inputs)")
-        return TreeArrays(
-            **build_oblivious_tree(
-                binned, R, R_search, projection, params, rng,
-                pool if params.max_features >= len(pool)  # every level's candidates
-                else lambda level_rng: _best_features(params, pool, level_rng),
-                rows=rows, row_leaf=row_leaf, histogram_pool=histogram_pool, runner=runner,
-            )
+        fields = build_oblivious_tree(
+            binned, R, R_search, projection, params, rng,
+            add_twins(pool, twin_column) if params.max_features >= len(pool)  # every level's
+            else lambda level_rng: add_twins(_best_features(params, pool, level_rng), twin_column),
+            rows=rows, row_leaf=row_leaf, histogram_pool=histogram_pool, runner=runner,
         )  # fmt: skip
+        fold_twins(fields, n_features, params.missing)
+        return TreeArrays(**fields)
     search: _ExactSearch | _HistogramSearch
     if binned is None:
         assert XT is not None  # the exact search reads the inputs
         search = _ExactSearch(XT, R, R_search, params, order, executor)
     else:
         search = _HistogramSearch(binned, R, R_search, params, rows, runner, histogram_pool)
-    search.feature_pool = pool
+    search.feature_pool, search.twin_column = pool, twin_column
     g = _Growth(R, projection, params, rng, search)
     frontier = _Frontier()
 
@@ -886,4 +898,7 @@ def build_tree(
         g.leaf_of_rows(row_leaf)
     if isinstance(search, _HistogramSearch):
         search.release_all()
-    return g.to_arrays()
+    tree = g.to_arrays()
+    fields = {name: getattr(tree, name) for name in TreeArrays.__dataclass_fields__}
+    fold_twins(fields, n_features, params.missing)
+    return TreeArrays(**fields)

@@ -42,6 +42,8 @@ from .builder import TreeArrays
 WEIGHTS_BLOCK = 32
 
 NODE_FIELDS = ("feature", "threshold", "left", "right", "leaf", "n_samples", "impurity", "gain")
+#: ``missing_left`` of trees that have none: every missing input goes right.
+NO_MISSING_LEFT = np.zeros(0, dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ class TreeEnsemble:
         leaf of tree m; None when every leaf value is the mean of its fitting rows.
     init_weight : float64 (N,) or None: F_0 = init_weight @ phi; None for the mean.
     l2_regularization : lambda of the leaf values sum / (n + lambda) (0: leaf means).
+    missing_left : uint8 (n_nodes,) or None: 1 where a missing input goes left
+        (:mod:`okcore.trees.missing`); None (models saved before it): every one goes right.
     """
 
     combine: str  # "boosting" or "average"
@@ -80,6 +84,7 @@ class TreeEnsemble:
     train_weight: np.ndarray | None = None
     init_weight: np.ndarray | None = None
     l2_regularization: float = 0.0
+    missing_left: np.ndarray | None = None
 
     @classmethod
     def from_trees(
@@ -99,6 +104,15 @@ class TreeEnsemble:
         that are all ones, or None, are stored as None). Unsigned leaf and count arrays are
         kept as they are (no copy when contiguous), others become int32."""
         nodes = {f: np.concatenate([getattr(t, f) for t in trees]) for f in NODE_FIELDS}
+        missing_left = None
+        if any(t.missing_left is not None for t in trees):
+            missing_left = np.concatenate(
+                [
+                    np.zeros(len(t.feature), np.uint8) if t.missing_left is None
+                    else t.missing_left.astype(np.uint8)
+                    for t in trees
+                ]
+            )  # fmt: skip
         train_count = stored_counts(train_count)
         return cls(
             combine=combine,
@@ -112,6 +126,7 @@ class TreeEnsemble:
             train_weight=_float_array(train_weight),
             init_weight=_float_array(init_weight),
             l2_regularization=float(l2_regularization),
+            missing_left=missing_left,
             **nodes,
         )
 
@@ -127,7 +142,8 @@ class TreeEnsemble:
             nodes = slice(int(self.node_offset[m]), int(self.node_offset[m + 1]))
             values = slice(int(self.leaf_offset[m]), int(self.leaf_offset[m + 1]))
             fields = {f: getattr(self, f)[nodes] for f in NODE_FIELDS}
-            out.append(TreeArrays(**fields, value=self.value[values]))
+            missing = None if self.missing_left is None else self.missing_left[nodes]
+            out.append(TreeArrays(**fields, value=self.value[values], missing_left=missing))
         return out
 
     def fit_counts(self) -> np.ndarray:
@@ -153,6 +169,7 @@ class TreeEnsemble:
             train_weight=None if self.train_weight is None else self.train_weight[:n_trees],
             init_weight=self.init_weight,
             l2_regularization=self.l2_regularization,
+            missing_left=None if self.missing_left is None else self.missing_left[:n_nodes],
             **fields,
         )
 
@@ -161,8 +178,9 @@ class TreeEnsemble:
         """Leaf (local number) of each query in each tree, int32 (M, Q). O(M Q depth)
         (times log of the row's non-zeros for a CSR matrix)."""
         return apply_trees(
-            X, self.feature, self.threshold, self.left, self.right, self.leaf, self.node_offset
-        )
+            X, self.feature, self.threshold, self.left, self.right, self.leaf, self.node_offset,
+            self.missing_left,
+        )  # fmt: skip
 
     def decision(self, X: np.ndarray) -> np.ndarray:
         """F(x) in factor coordinates, (Q, r): the leaf values summed over trees. O(M Q r)."""
@@ -300,9 +318,10 @@ def _float_array(a: np.ndarray | None) -> np.ndarray | None:
 def tree_leaves(tree: TreeArrays, X: np.ndarray | sparse.csr_matrix) -> np.ndarray:
     """Leaf number of each row of X in one tree, int32 (Q,). O(Q depth)."""
     offsets = np.array([0, len(tree.feature)], dtype=np.int64)
-    return apply_trees(X, tree.feature, tree.threshold, tree.left, tree.right, tree.leaf, offsets)[
-        0
-    ]
+    return apply_trees(
+        X, tree.feature, tree.threshold, tree.left, tree.right, tree.leaf, offsets,
+        tree.missing_left,
+    )[0]  # fmt: skip
 
 
 def apply_trees(
@@ -313,13 +332,17 @@ def apply_trees(
     right: np.ndarray,
     leaf: np.ndarray,
     node_offset: np.ndarray,
+    missing_left: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Leaves of the rows of X (dense array of any real dtype, or canonical CSR) in each tree."""
+    """Leaves of the rows of X (dense array of any real dtype, or canonical CSR) in each tree;
+    a missing (NaN) input goes left where ``missing_left`` is 1 (None: always right)."""
+    go_left = NO_MISSING_LEFT if missing_left is None else missing_left
     if sparse.issparse(X):
         return _apply_sparse(
-            X.data, X.indices, X.indptr, feature, threshold, left, right, leaf, node_offset
-        )
-    return _apply(X, feature, threshold, left, right, leaf, node_offset)
+            X.data, X.indices, X.indptr, feature, threshold, left, right, leaf, node_offset,
+            go_left,
+        )  # fmt: skip
+    return _apply(X, feature, threshold, left, right, leaf, node_offset, go_left)
 
 
 @njit(cache=True, nogil=True)
@@ -331,15 +354,20 @@ def _apply(
     right: np.ndarray,
     leaf: np.ndarray,
     node_offset: np.ndarray,
+    missing_left: np.ndarray,
 ) -> np.ndarray:  # pragma: no cover - jit
     n_trees = node_offset.shape[0] - 1
     out = np.empty((n_trees, X.shape[0]), dtype=np.int32)
+    has_missing_left = missing_left.shape[0] > 0
     for m in range(n_trees):
         base = node_offset[m]
         for q in range(X.shape[0]):
             node = 0
             while left[base + node] >= 0:
-                if X[q, feature[base + node]] <= threshold[base + node]:
+                x = X[q, feature[base + node]]
+                if x <= threshold[base + node] or (
+                    x != x and has_missing_left and missing_left[base + node] != 0
+                ):
                     node = left[base + node]
                 else:
                     node = right[base + node]
@@ -358,6 +386,7 @@ def _apply_sparse(
     right: np.ndarray,
     leaf: np.ndarray,
     node_offset: np.ndarray,
+    missing_left: np.ndarray,
 ) -> np.ndarray:  # pragma: no cover - jit
     """_apply on CSR rows (sorted indices): a feature's value by binary search, 0 if absent."""
     n_trees = node_offset.shape[0] - 1
@@ -370,7 +399,9 @@ def _apply_sparse(
             while left[base + node] >= 0:
                 at = csr_find(indptr, indices, q, feature[base + node])
                 x = data[at] if at >= 0 else 0.0
-                if x <= threshold[base + node]:
+                if x <= threshold[base + node] or (
+                    x != x and missing_left.shape[0] > 0 and missing_left[base + node] != 0
+                ):
                     node = left[base + node]
                 else:
                     node = right[base + node]

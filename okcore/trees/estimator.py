@@ -18,6 +18,7 @@ from .binning import MAX_BINS, BinnedInputs, bin_inputs
 from .builder import TreeParams
 from .cost import binning_seconds, tree_stages_cost
 from .ensemble import TreeEnsemble
+from .missing import with_twins
 
 #: Constraints shared by every estimator that grows OK3 trees.
 TREE_CONSTRAINTS: dict[str, list[Any]] = {
@@ -85,9 +86,13 @@ class TreeEstimator(OKEstimator):
     max_bins: Any
     refine_cuts: bool | str
     n_jobs: int | None
+    #: Trees learn where missing inputs (NaN) go (okcore.trees.missing).
+    accepts_missing = True
 
-    def _tree_params(self, n_features: int) -> TreeParams:
-        """The growth parameters of one tree on ``n_features`` inputs."""
+    def _tree_params(self, n_features: int, missing: np.ndarray | None = None) -> TreeParams:
+        """The growth parameters of one tree on ``n_features`` inputs, of which the features
+        ``missing`` (:func:`~okcore.trees.missing.missing_features`) hold missing values."""
+        missing = np.empty(0, dtype=np.int64) if missing is None else missing
         return TreeParams(
             splitter=self.splitter,
             max_splits=self.max_splits,
@@ -97,6 +102,7 @@ class TreeEstimator(OKEstimator):
             max_depth=self.max_depth,
             n_threads=self._n_threads(),
             refine_cuts=self._refines_cuts(),
+            missing=tuple(int(f) for f in missing),
         )
 
     def _resolved_tree_params(self, n_features: int) -> dict[str, Any]:
@@ -124,11 +130,15 @@ class TreeEstimator(OKEstimator):
         elapsed: float = 0.0,
         *,
         refine_cuts: bool | None = None,
+        missing: np.ndarray | None = None,
     ) -> tuple[np.ndarray | None, BinnedInputs | None]:
         """What the split search reads: (XT float64 (p, n), None) for the exact search
         (``max_bins`` None), or (None, bins of X) for the histogram search, announced to
         ``callback`` as the "binning" phase, keeping the raw values when the cuts are refined
-        (``refine_cuts``; None: :meth:`_refines_cuts`). O(p n log n)."""
+        (``refine_cuts``; None: :meth:`_refines_cuts`). The features ``missing`` get their
+        twin columns (:func:`~okcore.trees.missing.with_twins`). O(p n log n)."""
+        if missing is not None:
+            X = with_twins(X, missing)
         if max_bins is None:
             return np.ascontiguousarray(dense_float64(X).T), None
         report_phase(callback, "binning", total, elapsed, binning_seconds(*X.shape))

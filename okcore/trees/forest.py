@@ -22,6 +22,7 @@ from .binning import BinnedInputs
 from .builder import HistogramPool, TreeArrays, TreeParams, build_tree
 from .ensemble import TreeEnsemble, tree_leaves
 from .estimator import TREE_CONSTRAINTS, TreeEstimator
+from .missing import missing_features
 from .splitter import presort
 from .weighted import build_weighted_tree, leaf_row_weights, weighted_max_bins
 
@@ -151,13 +152,14 @@ class OK3ForestRegressor(TreeEstimator):
         if context.sample_weight is not None:
             max_bins = weighted_max_bins(type(self).__name__, max_bins, X)
         seeds = context.rng.integers(0, 2**63 - 1, size=self.n_estimators)
+        missing = missing_features(X)
+        params = self._tree_params(X.shape[1], missing)  # first: refuses what it cannot grow
         XT, binned = self._search_inputs(
-            X, max_bins, callback, self.n_estimators, context.elapsed()
+            X, max_bins, callback, self.n_estimators, context.elapsed(), missing=missing
         )
         presorted = self.splitter == "best" and not self.bootstrap
         order = presort(XT) if XT is not None and presorted else None
         pool = None if binned is None else HistogramPool(binned.n_bins_total)
-        params = self._tree_params(X.shape[1])
         results, stopped = [], False
         jobs = Parallel(n_jobs=self._n_threads(), prefer="threads", return_as="generator")(
             delayed(_fit_one_tree)(

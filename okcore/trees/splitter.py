@@ -41,6 +41,12 @@ from ._prefetch import prefetch
 #: Two feature values closer than this are treated as equal (no split between them), as in
 #: scikit-learn's FEATURE_THRESHOLD.
 FEATURE_THRESHOLD = 1e-7
+#: Observed input values are below this (the search inputs read a missing value as +/-inf,
+#: okcore.trees.missing); compared instead of testing for infinity, which the kernels
+#: compiled with fastmath may assume absent.
+OBSERVED_LIMIT = 1.7e308
+#: ``twin_column`` of searches without missing values.
+NO_TWINS = np.empty(0, dtype=np.int32)
 #: Rows ahead whose cache lines the row-scanning kernels prefetch (scattered node rows).
 PREFETCH_ROWS = 6
 #: Two gains closer than this fraction of the larger are a tie (:func:`beats`). The gain of a
@@ -335,7 +341,8 @@ def best_split_random(
     uniforms: np.ndarray,
     max_features: int,
     min_leaf: int,
-    l2: float = 0.0,
+    l2: float,
+    twin_column: np.ndarray,
 ) -> tuple[int, int, float, float]:  # pragma: no cover
     """OK3-et: one uniform cut per feature in the node's range, best of ``max_features`` features.
 
@@ -345,6 +352,11 @@ def best_split_random(
     ``l2`` > 0: the penalised gain (:func:`penalised_gain`). The tried features' cuts are
     compared in feature index order (:func:`pick_tried`), so ties go to the lower feature
     index, as in the other searches, whatever the order of the draw.
+
+    ``twin_column`` (:mod:`okcore.trees.missing`; empty: no missing values): a feature with a
+    twin draws its cut in the range of its observed values (its missing ones, +inf, aside),
+    and the cut is scored with the missing rows right (the feature) and left (its twin, the
+    same cut): the better is the feature's candidate, right on a tie.
     """
     n = end - start
     r = R.shape[1]
@@ -358,33 +370,42 @@ def best_split_random(
     cand_f = np.full(width, -1, dtype=np.int64)
     cand_left = np.empty(width, dtype=np.int64)
     cand_thr, cand_gain = np.empty(width), np.empty(width)
+    has_twins = twin_column.shape[0] > 0
     for t in range(features.shape[0]):
         f = features[t]
+        twin = twin_column[f] if has_twins else -1
         lo = np.inf
         hi = -np.inf
         for k in range(start, end):
             x = XT[f, samples[k]]
+            if twin >= 0 and not x < OBSERVED_LIMIT:  # a missing value (+inf)
+                continue
             lo = min(lo, x)
             hi = max(hi, x)
         if hi <= lo + FEATURE_THRESHOLD:
             continue
         tried += 1
         cut = lo + uniforms[t] * (hi - lo)
-        SL[:] = 0.0
-        n_left = 0
-        for k in range(start, end):
-            i = samples[k]
-            if XT[f, i] <= cut:
-                n_left += 1
+        for side in range(2):  # the missing rows right, then (a twin) left
+            col = f if side == 0 else twin
+            if col < 0:
+                break
+            SL[:] = 0.0
+            n_left = 0
+            for k in range(start, end):
+                i = samples[k]
+                if XT[col, i] <= cut:
+                    n_left += 1
+                    for c in range(r):
+                        SL[c] += R[i, c] - mu[c]
+            if n_left >= min_leaf and n - n_left >= min_leaf:
+                acc = 0.0
                 for c in range(r):
-                    SL[c] += R[i, c] - mu[c]
-        if n_left >= min_leaf and n - n_left >= min_leaf:
-            acc = 0.0
-            for c in range(r):
-                acc += SL[c] * SL[c]
-            gain = centred_cut_gain(acc, SL, mu, mu_sq, n_left, n, l2)
-            j = tried - 1
-            cand_f[j], cand_left[j], cand_thr[j], cand_gain[j] = f, n_left, cut, gain
+                    acc += SL[c] * SL[c]
+                gain = centred_cut_gain(acc, SL, mu, mu_sq, n_left, n, l2)
+                j = tried - 1
+                if side == 0 or cand_f[j] < 0 or beats(gain, cand_gain[j]):
+                    cand_f[j], cand_left[j], cand_thr[j], cand_gain[j] = col, n_left, cut, gain
         if tried == max_features:
             break
     best = pick_tried(cand_f[:tried], cand_gain[:tried])

@@ -13,6 +13,7 @@ from ..outputs.space import RANK_TOLERANCE
 from .builder import TreeArrays, build_tree
 from .ensemble import TreeEnsemble, tree_leaves
 from .estimator import TREE_CONSTRAINTS, TreeEstimator
+from .missing import missing_features
 from .weighted import build_weighted_tree, leaf_row_weights, weighted_max_bins
 
 
@@ -98,11 +99,14 @@ class OK3Regressor(TreeEstimator):
         presort and O(max_features n r) per split node of n rows (exact), or O(p N log N)
         binning and O(p n r) histograms per split (``max_bins``)."""
         X, space, weight = context.X, context.space, context.sample_weight
+        missing = missing_features(X)
         max_bins = self.max_bins
         if weight is not None:
             max_bins = weighted_max_bins(type(self).__name__, max_bins, X)
-        XT, binned = self._search_inputs(X, max_bins, context.callback, 1, context.elapsed())
-        params = self._tree_params(X.shape[1])
+        XT, binned = self._search_inputs(
+            X, max_bins, context.callback, 1, context.elapsed(), missing=missing
+        )
+        params = self._tree_params(X.shape[1], missing)
         if weight is not None:
             assert binned is not None  # checked above
             tree = TreeArrays(**build_weighted_tree(binned, space.phi, weight, params, context.rng))

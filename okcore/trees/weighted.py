@@ -21,6 +21,12 @@ weights search the full columns.
 ``splitter="random"`` (OK3-et) draws one cut per tried feature on the bins, as the default
 path's binned OK3-et does, and keeps the largest weighted gain.
 
+Missing input values (NaN) are searched on twin columns as in the default path
+(:mod:`okcore.trees.missing`): a feature holding them brings its twin to every candidate
+set, and the grown tree is folded back onto the inputs with the learned ``missing_left``.
+``splitter="random"`` with weights does not take them (a clear error: impute, or use
+``splitter="best"``).
+
 Rules: ``min_samples_leaf`` counts the rows of positive weight (scikit-learn counts rows
 too; rows of weight 0 count for nothing, so giving a row weight 0 is dropping it), and
 each child of a split must hold a positive weight sum (LightGBM's ``min_sum_hessian``
@@ -46,6 +52,7 @@ from scipy import sparse
 from ..exceptions import InvalidParameterError
 from .binning import MAX_BINS, BinnedInputs
 from .builder import _best_features, _Frontier, _tree_feature_pool
+from .missing import add_twins, fold_twins, twin_columns
 from .oblivious import oblivious_depth
 from .splitter import TIE_ABSOLUTE, TIE_RELATIVE, threshold_after_bin
 
@@ -254,12 +261,24 @@ def build_weighted_tree(
     root_rows = np.flatnonzero(stats.row_weight > 0)
     tree.add(root_rows, 0)
     grow = _grow_oblivious if params.tree_type == "oblivious" else _grow_best_first
-    pool = _tree_feature_pool(params, binned.n_features, rng)
+    n_inputs = binned.n_features - len(params.missing)  # the inputs; their twins follow
+    twin_column = twin_columns(n_inputs, params.missing)
+    pool = _tree_feature_pool(params, n_inputs, rng)
     if params.splitter == "random":  # OK3-et: one drawn cut per tried feature
+        if params.missing:
+            raise InvalidParameterError(
+                "splitter='random' with sample weights or partly known outputs does not take "
+                "missing input values (NaN): impute them, or use splitter='best'"
+            )
         _grow_best_first(tree, binned, params, rng, pool, random_cuts=True)
-    else:
-        grow(tree, binned, params, rng, lambda node_rng: _best_features(params, pool, node_rng))
-    return tree.arrays()
+    else:  # a feature with missing values brings its twin (okcore.trees.missing)
+        grow(
+            tree, binned, params, rng,
+            lambda node_rng: add_twins(_best_features(params, pool, node_rng), twin_column),
+        )  # fmt: skip
+    fields = tree.arrays()
+    fold_twins(fields, n_inputs, params.missing)
+    return fields
 
 
 def _splittable(tree: _Tree, node: int, min_leaf: int, max_depth: int | None) -> bool:

@@ -299,18 +299,56 @@ def to_npy_bytes(arr: Any) -> bytes:
     return buf.getvalue()
 
 
+#: The models whose trees learn where missing input values go.
+MISSING_VALUE_MODELS = "okboost, ok3 or ok3-forest"
+
+
+def _missing_rows(name: str, arr: np.ndarray) -> tuple[str, list[int]]:
+    """'<name> has missing values (NaN) in rows 3, 7, the first at [3, 0] (row 3, column 0)'
+    and that first position, for a matrix holding NaN."""
+    bad = [int(i) for i in np.argwhere(np.isnan(arr))[0]]
+    rows = np.flatnonzero(np.isnan(arr).any(axis=1))
+    listed = ", ".join(str(int(r)) for r in rows[:5])
+    more = f" and {rows.size - 5} more" if rows.size > 5 else ""
+    where = f"{name} has missing values (NaN) in rows {listed}{more}, the first at {bad} "
+    return where + f"(row {bad[0]}, column {bad[1]})", bad
+
+
+def missing_problem(arr: Any, name: str, model: str, accepts: bool, similarity: bool) -> str | None:
+    """Why inputs ``arr`` (dense or CSR) cannot be taken, when they hold missing values
+    (NaN: a table's ``NA``, ``nan`` or empty cells) and ``model`` does not take them
+    (``accepts``: its class's ``accepts_missing``) or they are a ``similarity`` (whose
+    entries are all needed); None otherwise. O(n p)."""
+    values = arr.data if sp.issparse(arr) else np.asarray(arr)
+    if values.dtype.kind != "f" or not np.isnan(values).any() or (accepts and not similarity):
+        return None
+    if sp.issparse(arr):
+        coo = arr.tocoo()
+        row = int(coo.row[int(np.flatnonzero(np.isnan(coo.data))[0])])
+        where = f"{name} has a missing value (NaN) in row {row}"
+    else:
+        where, bad = _missing_rows(name, values)
+        row = bad[0]
+    if similarity:
+        return (
+            f"{where}: a similarity must be complete; fill each missing similarity in "
+            "(e.g. 0 for unrelated items) before sending"
+        )
+    return (
+        f"{where}: model '{model}' does not accept missing values; impute them (fill each "
+        f"in, e.g. with its column's mean) or drop row {row} and the others before sending, "
+        f"or train {MISSING_VALUE_MODELS}, whose trees learn where missing values go"
+    )
+
+
 def _non_finite(name: str, arr: np.ndarray) -> str:
     """Where the first non-finite value of ``arr`` is, and for a matrix the fix: missing
     values (NaN, as a table's ``NA`` or empty cells become) are named by their rows."""
     bad = [int(i) for i in np.argwhere(~np.isfinite(arr))[0]]
     if len(bad) == 2 and np.isnan(arr[bad[0], bad[1]]):
-        rows = np.flatnonzero(np.isnan(arr).any(axis=1))
-        listed = ", ".join(str(int(r)) for r in rows[:5])
-        more = f" and {rows.size - 5} more" if rows.size > 5 else ""
+        where, _ = _missing_rows(name, arr)
         return (
-            f"{name} has missing values (NaN) in rows {listed}{more}, the first at {bad} "
-            f"(row {bad[0]}, column {bad[1]}): the model does not accept missing values yet; "
-            "impute them "
+            f"{where}: a missing value cannot be sent here; impute it "
             f"(fill each in, e.g. with its column's mean) or drop row {bad[0]} and the others "
             "before sending"
         )
@@ -321,6 +359,16 @@ def _non_finite(name: str, arr: np.ndarray) -> str:
             f"(impute) or drop row {bad[0]} before sending"
         )
     return message
+
+
+def _infinite(name: str, arr: np.ndarray) -> str:
+    """Where the first infinite value of ``arr`` is (inputs that may hold missing values)."""
+    bad = [int(i) for i in np.argwhere(np.isinf(arr))[0]]
+    where = f": row {bad[0]}, column {bad[1]}" if len(bad) == 2 else ""
+    return (
+        f"{name} contains infinity (first at {bad}){where}; send finite numbers (a missing "
+        "value is NaN, null or an empty table cell)"
+    )
 
 
 def _entry_problem(entry: Any, where: str, row: int | None) -> str | None:
@@ -376,7 +424,7 @@ def as_float_array(
     value: Any, name: str, ndim: int, *, allow_1d_column: bool = False, allow_nan: bool = False
 ) -> np.ndarray:
     """Convert a nested list or ndarray to a finite float64 array of ``ndim`` dimensions
-    (``allow_nan``: NaN, which null becomes, is kept for the caller to judge).
+    (``allow_nan``: NaN, which null becomes, is kept for the caller to judge; never infinity).
 
     Raises ``ValueError`` (turned into a 422 by the schema layer) with a message
     that names the field and what to change.
@@ -398,8 +446,11 @@ def as_float_array(
         raise ValueError(f"{name} must be a {ndim}-D array: got {arr.ndim}-D{hint}")
     if arr.size == 0 or arr.shape[0] == 0:
         raise ValueError(f"{name} must not be empty: got shape {list(arr.shape)}")
-    if not (np.isfinite(arr) | (allow_nan & np.isnan(arr))).all():
-        raise ValueError(_non_finite(name, arr))
+    if not np.isfinite(arr).all():
+        if not allow_nan:
+            raise ValueError(_non_finite(name, arr))
+        if np.isinf(arr).any():
+            raise ValueError(_infinite(name, arr))
     return arr
 
 
@@ -464,7 +515,8 @@ def _integer_vector(value: Any, name: str) -> np.ndarray:
 
 
 def _sparse_values(value: Any, name: str) -> np.ndarray:
-    """The stored values of a sparse input: 1-D, finite; float32 / uint8 kept."""
+    """The stored values of a sparse input: 1-D, no infinity (a stored NaN is a missing
+    value: :func:`refuse_missing`); float32 / uint8 kept."""
     arr = np.asarray(value)
     if arr.dtype not in INPUT_DTYPES:
         try:
@@ -473,9 +525,9 @@ def _sparse_values(value: Any, name: str) -> np.ndarray:
             raise ValueError(f"{name}.data must be numbers") from None
     if arr.ndim != 1:
         raise ValueError(f"{name}.data must be a 1-D array: got shape {list(arr.shape)}")
-    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-        k = int(np.argmax(~np.isfinite(arr)))
-        raise ValueError(f"{name}.data contains NaN, infinite or null values (first at [{k}])")
+    if arr.dtype.kind == "f" and np.isinf(arr).any():
+        k = int(np.argmax(np.isinf(arr)))
+        raise ValueError(f"{name}.data contains infinite values (first at [{k}])")
     return arr
 
 
@@ -558,11 +610,20 @@ def as_csr(value: Any, name: str, *, max_columns: int | None = MAX_SPARSE_COLUMN
     return m
 
 
-def as_input_matrix(value: Any, name: str) -> Any:
-    """Inputs: a dense 2-D finite array (float64, float32 and uint8 kept as sent, anything
-    else as float64), or a CSR matrix (scipy sparse, or ``{data, indices, indptr, shape}``)."""
+def as_input_matrix(value: Any, name: str, *, allow_nan: bool = False) -> Any:
+    """Inputs: a dense 2-D array (float64, float32 and uint8 kept as sent, anything else as
+    float64), or a CSR matrix (scipy sparse, or ``{data, indices, indptr, shape}``), without
+    infinity; ``allow_nan``: NaN is a missing value, kept (whether the model takes it:
+    :func:`missing_problem`), else refused."""
     if sp.issparse(value) or isinstance(value, dict):
-        return as_csr(value, name)
+        csr = as_csr(value, name)
+        if not allow_nan and np.isnan(csr.data).any():
+            k = int(np.argmax(np.isnan(csr.data)))
+            raise ValueError(
+                f"{name}.data holds a missing value (NaN) at [{k}]: a missing value cannot be "
+                "sent here; impute it (fill it in) before sending"
+            )
+        return csr
     if isinstance(value, np.ndarray) and value.dtype in INPUT_DTYPES:
         if value.ndim != 2:
             hint = " (wrap a single row as [[...]])" if value.ndim == 1 else ""
@@ -570,6 +631,9 @@ def as_input_matrix(value: Any, name: str) -> Any:
         if value.size == 0:
             raise ValueError(f"{name} must not be empty: got shape {list(value.shape)}")
         if value.dtype.kind == "f" and not np.isfinite(value).all():
-            raise ValueError(_non_finite(name, value))
+            if not allow_nan:
+                raise ValueError(_non_finite(name, value))
+            if np.isinf(value).any():
+                raise ValueError(_infinite(name, value))
         return value
-    return as_float_array(value, name, 2)
+    return as_float_array(value, name, 2, allow_nan=allow_nan)

@@ -28,6 +28,7 @@ import numpy as np
 
 import okcore
 from service.errors import InvalidRequest
+from service.http.arrays import missing_problem
 from service.http.encoding import Triples
 from service.schemas.api import KernelRequest, PredictRequest
 from service.store.model_store import LoadedModel
@@ -58,6 +59,14 @@ def check_features(m: LoadedModel, arr: Any, name: str) -> None:
             f"{name} has {arr.shape[1]} columns but model '{m.model_id}' was trained on "
             f"{p} features"
         )
+    # a multi-label or bipartite model's own rules refuse them
+    accepts = m.task_model is None and bool(getattr(m.estimator, "accepts_missing", False))
+    similarity = m.record.get("input_kind") == "similarity"
+    problem = missing_problem(
+        arr, name, str(m.record.get("model", m.model_id)), accepts, similarity
+    )
+    if problem is not None:
+        raise InvalidRequest(problem, details=[{"loc": [name], "msg": "missing values"}])
 
 
 Namer = Callable[[np.ndarray], np.ndarray]

@@ -50,6 +50,10 @@ def _inputs(v: Any, info: ValidationInfo) -> Any:
     return as_input_matrix(v, info.field_name or "inputs")
 
 
+def _feature_inputs(v: Any, info: ValidationInfo) -> Any:
+    return as_input_matrix(v, info.field_name or "inputs", allow_nan=True)
+
+
 def _outputs(v: Any, info: ValidationInfo) -> np.ndarray:
     return as_float_array(v, info.field_name or "array", 2, allow_1d_column=True)
 
@@ -104,6 +108,11 @@ Inputs = Annotated[
 ]
 """Input features: a dense 2-D array (float32 / uint8 parts kept in their dtype) or a sparse
 CSR matrix ({data, indices, indptr, shape}, CSR parts, or a scipy .npz part)."""
+FeatureInputs = Annotated[
+    Any, PlainValidator(_feature_inputs), WithJsonSchema({"anyOf": [_MATRIX_SCHEMA, _CSR_SCHEMA]})
+]
+""":data:`Inputs` that may hold missing values (NaN: a table's ``NA``, ``nan`` or empty
+cells, JSON null), for the models that take them (``accepts_missing``): a 422 otherwise."""
 Outputs = Annotated[
     np.ndarray,
     PlainValidator(_outputs),
@@ -422,7 +431,9 @@ class EvalSet(_Model):
 
     model_config = ConfigDict(json_schema_extra=documented(ex.EVAL_SET))
 
-    inputs: Inputs = Field(description="V x p validation inputs (dense or CSR).")
+    inputs: FeatureInputs = Field(
+        description="V x p validation inputs (dense or CSR; NaN: missing values, for tree models)."
+    )
     outputs: Outputs | None = Field(None, description="V x d outputs (kernels on vectors).")
     gram_cross: Matrix | None = Field(
         None, description="V x N kernel between validation and training outputs (precomputed)."
@@ -450,9 +461,11 @@ class TrainRequest(_Model):
         "of CPU (default 60 s up to 5,000 rows, proportionally more above; bounded by the "
         "server's max_job_seconds); its leaderboard is in the model record (`auto`).",
     )
-    inputs: Inputs = Field(
+    inputs: FeatureInputs = Field(
         description="N x p input features of the training vertices/samples: a matrix, or a "
-        "sparse CSR object {data, indices, indptr, shape}."
+        "sparse CSR object {data, indices, indptr, shape}. Missing values (NaN; in a table "
+        "NA, nan or an empty cell) are taken by okboost, ok3 and ok3-forest (their trees learn "
+        "where missing values go); the other models answer 422."
     )
     ids: Ids | None = Field(
         None,
@@ -650,7 +663,10 @@ class PredictRequest(_Model):
     )
 
     model_id: str = Field(description="Id returned by POST /train.")
-    inputs: Inputs = Field(description="Q x p inputs to predict for (dense or CSR).")
+    inputs: FeatureInputs = Field(
+        description="Q x p inputs to predict for (dense or CSR; NaN: missing values, for "
+        "tree models)."
+    )
     ids: Ids | None = Field(
         None,
         description="Optional ids of the Q new vertices (unique strings), used in "
@@ -704,13 +720,16 @@ class KernelRequest(_Model):
     model_config = ConfigDict(json_schema_extra=documented(KERNEL_EXAMPLE))
 
     model_id: str = Field(description="Id returned by POST /train.")
-    inputs: Inputs = Field(description="Q x p inputs of the new vertices (dense or CSR).")
+    inputs: FeatureInputs = Field(
+        description="Q x p inputs of the new vertices (dense or CSR; NaN: missing values, "
+        "for tree models)."
+    )
     ids: Ids | None = Field(
         None,
         description="Optional ids of the Q new vertices (unique strings): edges are then "
         "also answered by id (`edges.new_new_ids`, `edges.new_known_ids`).",
     )
-    inputs2: Inputs | None = Field(
+    inputs2: FeatureInputs | None = Field(
         None, description="Optional Q2 x p second input set (against = predicted only)."
     )
     against: Literal["predicted", "training"] = Field(

@@ -8,7 +8,15 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from service.schemas import examples as ex
-from service.schemas.api import Edges, Ids, Inputs, Matrix, Outputs, Vector, documented
+from service.schemas.api import (
+    Edges,
+    FeatureInputs,
+    Ids,
+    Matrix,
+    Outputs,
+    Vector,
+    documented,
+)
 from service.schemas.rules import with_rules
 
 EVALUATE_EXAMPLE = ex.EVALUATE
@@ -63,7 +71,9 @@ class EvaluateRequest(BaseModel):
     )
 
     model_id: str = Field(description="Id returned by POST /train.")
-    inputs: Inputs = Field(description="Q x p test inputs (dense or CSR).")
+    inputs: FeatureInputs = Field(
+        description="Q x p test inputs (dense or CSR; NaN: missing values, for tree models)."
+    )
     ids: Ids | None = Field(
         None, description="Optional ids of the Q test vertices (unique strings), for `edges`."
     )

@@ -11,6 +11,7 @@ import numpy as np
 
 import okcore
 from service.errors import InvalidRequest
+from service.http.arrays import missing_problem
 from service.jobs.progress import PhasePlan
 from service.jobs.task import Reporter
 from service.schemas.api import TrainRequest
@@ -125,9 +126,23 @@ def symmetric_similarity(S: np.ndarray, what: str) -> tuple[np.ndarray, list[str
     return 0.5 * (S + S.T), [warning]
 
 
+def _refuse_missing(req: TrainRequest, est: okcore.OKEstimator) -> None:
+    """A 422 now for missing input values (NaN) that the model or a similarity cannot take
+    (:func:`~service.http.arrays.missing_problem`); trees take them."""
+    sent = [("inputs", req.inputs)]
+    if req.eval_set is not None:
+        sent.append(("eval_set.inputs", req.eval_set.inputs))
+    accepts = bool(getattr(est, "accepts_missing", False))
+    for name, arr in sent:
+        problem = missing_problem(arr, name, req.model, accepts, req.input_kind == "similarity")
+        if problem is not None:
+            raise InvalidRequest(problem, details=[{"loc": [name], "msg": "missing values"}])
+
+
 def plan_training(req: TrainRequest) -> TrainPlan:
     """Check what can be checked before queueing (names, kernel spec) and build the plan."""
     est = checked_estimator(req.model, req.params)
+    _refuse_missing(req, est)
     input_map, symmetrised = None, list[str]()
     if req.input_kind == "similarity":
         req.inputs, symmetrised = symmetric_similarity(req.inputs, "the similarity (inputs)")

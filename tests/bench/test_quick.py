@@ -29,6 +29,7 @@ from bench import (  # noqa: E402
     krr_usps,
     learning_curves,
     masked_outputs,
+    missing_values,
     network_completion,
     robust_losses,
     similarity_inputs,
@@ -56,6 +57,7 @@ SCRIPTS = {
     "drug_target": (drug_target.run, [], []),
     "similarity_inputs": (similarity_inputs.run, [], []),
     "yeast_multilabel": (yeast_multilabel.run, [], []),
+    "missing_values": (missing_values.run, [], []),
 }
 
 

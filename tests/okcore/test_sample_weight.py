@@ -83,6 +83,32 @@ def test_okboost_integer_weights_equal_repeated_rows(tree_type):
     np.testing.assert_allclose(Wq @ Y, ours.predict(Xq), atol=1e-10)
 
 
+@pytest.mark.parametrize("tree_type", ["best-first", "oblivious"])
+def test_weights_with_missing_inputs_equal_repeated_rows(tree_type):
+    """Weighted trees search missing values' twin columns as the default path does."""
+    X, Y, w = data(2)
+    X = X.copy()
+    X[np.random.default_rng(7).random(X.shape) < 0.2] = np.nan
+    kw = dict(n_estimators=15, learning_rate=0.3, tree_type=tree_type, max_bins=255,
+              early_stopping=False, l2_regularization=0.0)  # fmt: skip
+    if tree_type == "best-first":
+        kw["max_splits"] = 7
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    ours = OKBoostRegressor(**kw).fit(X, Y, sample_weight=w)
+    theirs = OKBoostRegressor(**kw).fit(X[rep], Y[rep])
+    Xq = data(3)[0].copy()
+    Xq[::3, 0] = np.nan
+    np.testing.assert_allclose(ours.predict(Xq), theirs.predict(Xq), rtol=1e-9, atol=1e-12)
+
+
+def test_weighted_random_splits_refuse_missing_inputs_with_the_fix():
+    X, Y, w = data(2)
+    X = X.copy()
+    X[0, 1] = np.nan
+    with pytest.raises(InvalidParameterError, match="impute them, or use splitter='best'"):
+        OK3Regressor(splitter="random", random_state=0).fit(X, Y, sample_weight=w)
+
+
 def test_okboost_zero_weight_is_a_dropped_row():
     X, Y, w = data(4)
     kw = dict(n_estimators=10, tree_type="best-first", max_splits=5, max_bins=255,

@@ -199,7 +199,11 @@ def _train(client: TestClient, **body: Any) -> Any:
 @pytest.mark.parametrize(
     ("body", "code", "fragments"),
     [
-        ({"inputs": [[0.0, float("nan")]] + X4[1:]}, "invalid_data", ("inputs", "NaN", "[0, 1]")),
+        (
+            {"inputs": [[0.0, float("inf")]] + X4[1:]},
+            "invalid_data",
+            ("inputs", "infinity", "[0, 1]"),
+        ),
         ({"inputs": [[0.0, 1.0], [1.0]] + X4[2:]}, "invalid_data", ("inputs", "equal length")),
         ({"inputs": [1.0, 2.0, 3.0, 4.0]}, "invalid_data", ("inputs must be a 2-D", "[[...]]")),
         ({"inputs": []}, "invalid_data", ("inputs",)),
@@ -323,7 +327,7 @@ def test_predict_and_kernel_invalid_data(client: TestClient, trained: dict[str, 
     )
     assert_error(r, 422, "invalid_data", "candidate_gram has 2 columns")
     r = post_json(client, "/kernel", {"model_id": mid, "inputs": [[1, 2, 3, float("inf")]]})
-    assert_error(r, 422, "invalid_data", "NaN, infinite")
+    assert_error(r, 422, "invalid_data", "inputs contains infinity (first at [0, 3])")
     r = client.post(
         "/kernel",
         json={

@@ -317,20 +317,92 @@ def test_one_character_ids_cost_a_pointer_each() -> None:
     assert peak < 6 * 2**20, f"{peak / 2**20:.1f} MiB"
 
 
-def test_missing_inputs_are_a_clear_422_over_http(client: TestClient, graph: Graph) -> None:
+def _features_with_missing(g: Graph, rows: np.ndarray) -> tuple[bytes, np.ndarray]:
+    """Features as CSV with ids, cells of rows 3 and 5 missing as ``NA``, empty and ``nan``
+    (and the matrix they stand for)."""
+    X = g.features[rows].copy()
+    X[3, 0] = X[5, 1] = X[5, 2] = np.nan
+    spelled = {(3, 0): "NA", (5, 1): "", (5, 2): "nan"}
+    lines = ["id," + ",".join(f"f{j}" for j in range(X.shape[1]))]
+    for i, v in enumerate(rows):
+        cells = [spelled.get((i, j), str(float(x))) for j, x in enumerate(X[i])]
+        lines.append(name(int(v)) + "," + ",".join(cells))
+    return ("\n".join(lines) + "\n").encode(), X
+
+
+def test_missing_cells_train_a_tree_model_and_are_a_clear_422_for_the_others(
+    client: TestClient, graph: Graph
+) -> None:
+    """NA, empty and nan cells are missing values: okboost learns where they go (the model
+    equals one trained on the same matrix with NaN sent as JSON null, and predicts for rows
+    with missing cells); a kernel model answers 422 saying what to do."""
     g = graph
-    rows = [",".join(str(float(x)) for x in g.features[v]) for v in g.train]
-    rows[3] = "NA," + rows[3].split(",", 1)[1]
-    files = {
-        "inputs": ("x.csv", ("\n".join(rows) + "\n").encode(), CSV),
-        "output_kernel.edges": (
-            "e.csv",
-            "".join(f"{a},{b}\n" for a, b in g.train_edges().tolist()).encode(),
-            CSV,
-        ),
-    }
+    text, X = _features_with_missing(g, g.train)
+    edges = edges_tsv(train_pairs(g))
+    files = {"inputs": ("x.csv", text, CSV), "output_kernel.edges": ("e.tsv", edges, TSV)}
     r = train_tables(client, g, files)
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["has_ids"]  # the id column stays the ids, NA cells or not
+    mid = r.json()["model_id"]
+    by_json = {
+        "inputs": [[None if np.isnan(x) else float(x) for x in row] for row in X],
+        "ids": [name(int(v)) for v in g.train],
+        "output_kernel": {
+            "type": "diffusion",
+            "edges": [[name(a), name(b)] for a, b in train_pairs(g)],
+        },
+        "params": SMALL,
+        "wait": True,
+    }
+    twin = client.post("/train", json=by_json)
+    assert twin.status_code == 201, twin.text
+    new_text, _ = _features_with_missing(g, g.test)
+    new = {"inputs": ("new.csv", new_text, CSV)}
+    got = client.post("/predict", data={"json": json.dumps({"model_id": mid})}, files=new)
+    want = client.post(
+        "/predict", data={"json": json.dumps({"model_id": twin.json()["model_id"]})}, files=new
+    )
+    assert got.status_code == 200, got.text
+    drop = ("model_id", "job_id")
+    assert {k: v for k, v in got.json().items() if k not in drop} == {
+        k: v for k, v in want.json().items() if k not in drop
+    }
+    test, train = set(g.test.tolist()), set(g.train.tolist())
+    nk = [
+        (a, b) if a in test else (b, a) for a, b in g.edges.tolist() if (a in test) != (b in test)
+    ]
+    assert nk and all(b in train for _, b in nk)
+    scored = {**new, "edges.new_known": ("test.tsv", edges_tsv(nk), TSV)}
+    ev = client.post("/evaluate", data={"json": json.dumps({"model_id": mid})}, files=scored)
+    assert ev.status_code == 200, ev.text
+    assert ev.json()["auc_new_known"] is not None
+
+    spec = {"model": "krr", "output_kernel": {"type": "diffusion"}, "wait": True}
+    r = client.post("/train", data={"json": json.dumps(spec)}, files=files)
     assert r.status_code == 422, r.text
     message = r.json()["error"]["message"]
-    assert "missing values (NaN) in rows 3, the first at [3, 0]" in message
-    assert "does not accept missing values yet" in message and "impute" in message
+    assert "inputs has missing values (NaN) in rows 3, 5, the first at [3, 0]" in message
+    assert "model 'krr' does not accept missing values" in message
+    assert "impute" in message and "okboost, ok3 or ok3-forest" in message
+
+
+def test_missing_cells_at_prediction_are_a_clear_422_for_a_kernel_model(
+    client: TestClient, graph: Graph
+) -> None:
+    g = graph
+    spec = {
+        "model": "krr",
+        "inputs": g.features[g.train].tolist(),
+        "output_kernel": {"type": "diffusion", "edges": g.train_edges().tolist()},
+        "wait": True,
+    }
+    r = client.post("/train", json=spec)
+    assert r.status_code == 201, r.text
+    text, _ = _features_with_missing(g, g.train[:6])
+    new = {"inputs": ("new.csv", text, CSV)}
+    ask = {"model_id": r.json()["model_id"]}
+    got = client.post("/predict", data={"json": json.dumps(ask)}, files=new)
+    assert got.status_code == 422, got.text
+    message = got.json()["error"]["message"]
+    assert "inputs has missing values (NaN) in rows 3, 5" in message
+    assert "model 'krr' does not accept missing values" in message

@@ -473,8 +473,9 @@ def test_one_output_compiled_tree_equals_the_level_loop(
 
     compiled, leaf_compiled = grow(features)
     loop, leaf_loop = grow(lambda rng: features)
+    # the builder adds missing_left when it folds the twin columns (okcore.trees.missing)
     assert set(compiled) == set(loop) == set(asdict(build_tree(
-        None, R, p, np.random.default_rng(0), binned=binned)))  # fmt: skip
+        None, R, p, np.random.default_rng(0), binned=binned))) - {"missing_left"}  # fmt: skip
     for key, value in loop.items():
         assert compiled[key].dtype == value.dtype, key
         np.testing.assert_array_equal(compiled[key], value, err_msg=key)
