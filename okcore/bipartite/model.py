@@ -101,8 +101,8 @@ class BipartiteRegressor(MetaEstimator):
         Learns rows' interaction profiles from row inputs. None with ``col_estimator`` None:
         the default of :mod:`okcore.bipartite.default`, the rank average of weighted nearest
         neighbours with interaction recovery (WkNNIR), kernel ridge with Kronecker pairs on
-        the recovered interactions, and NRLMF (weight 2); its scores order the pairs of one
-        call and it has no W^F (``row_weights`` / ``col_weights`` raise). Each member fixes
+        the recovered interactions, NRLMF (weight 2) and OK3-et + OKBoost on the recovered
+        interactions; its scores order the pairs of one call and it has no W^F (``row_weights`` / ``col_weights`` raise). Each member fixes
         its own ``new_pairs``, ``kernel`` and recovery (the parameters below apply to a model
         you name; ``inputs`` and ``random_state`` apply to both). None with a
         ``col_estimator``: ``OKBoostRegressor()`` for the rows.
@@ -289,6 +289,7 @@ class BipartiteRegressor(MetaEstimator):
         return getattr(self, "default_model_", None)  # absent on a model assembled from parts
 
     def _check_weights(self) -> None:
+        """W^F is asked of the default, which has none: say so and what to do."""
         if self._default() is not None:
             raise DataError(
                 "the default model (no model named) is a rank average of score models and "
