@@ -36,15 +36,18 @@ New x new by a model of pairs (the one-sided blocks come from one exact KRR per 
   interaction kept);
 - kronecker: Kronecker KRR on the two similarities, new_pairs="kronecker",
   pair_kernel="precomputed", pair_alpha=1.
-The default and its candidates (okcore.bipartite.default; every one on recovered interactions
-but the last):
-- default: BipartiteRegressor(inputs="similarity"), no model named: per block the best
-  candidate by inner 2 x 2 CV on the learned targets x learned drugs (which one won each
-  block, per configuration, is in the JSON's "chosen");
+The default and its members (okcore.bipartite.default), and the previous default's other
+candidates (every one on recovered interactions but krr_plain):
+- default: BipartiteRegressor(inputs="similarity"), no model named: the rank average of
+  wknnir, krr_recovered, nrlmf and ok3et_okboost_recovered (weights 1, 1, 2, 1);
+- default_no_trees: the rank average of the first three (weights 1, 1, 2);
 - wknnir: weighted k-nearest neighbours with interaction recovery (k 7, eta 0.8);
 - krr_recovered: KRR per side, Kronecker KRR for new x new;
+- nrlmf: NRLMF with the default's settings (okcore.bipartite.default.DEFAULT_NRLMF);
+- nrlmf_paper: NRLMF with the paper's settings (the class defaults: ridge 0.625,
+  neighbourhood weights 0.1, new vertices by the similarity-weighted mean);
 - ok3et_okboost_recovered: OK3-et + OKBoost (M 300, nu 0.05);
-- wknnir_okboost: the average of the two (W^F averaged);
+- wknnir_okboost: the average of WkNNIR and OK3-et + OKBoost (W^F averaged);
 - krr_plain: KRR per side on the interactions as given (okcore.KernelRidgeRegressor, alpha 1).
 ``--published`` adds the comparison with the published fold means of the same protocol
 (PUBLISHED: Oxytrees experiment logs, 39 estimators, and the WkNNIR authors' results): per
@@ -78,14 +81,23 @@ from sklearn.ensemble import ExtraTreesRegressor
 from sklearn.kernel_ridge import KernelRidge
 
 from bench.common import Report, base_parser, data_dir, log, output_dirs, write_result
-from okcore import KRRBoostRegressor, OK3ForestRegressor, OKBoostRegressor
+from okcore import AveragedRegressor, KRRBoostRegressor, OK3ForestRegressor, OKBoostRegressor
 from okcore.bipartite import (
+    NRLMF,
     BipartiteCVResult,
     BipartiteGridSearch,
     BipartiteRegressor,
+    NeighbourRegressor,
+    RankAveragedBipartite,
     bipartite_cross_validate,
 )
-from okcore.bipartite.default import default_candidates
+from okcore.bipartite.default import (
+    DEFAULT_ETA,
+    DEFAULT_NEIGHBORS,
+    DEFAULT_WEIGHTS,
+    default_members,
+    kernel_ridge,
+)
 from okcore.meta import MetaEstimator
 
 SETS = {"nr": 4, "gpcr": 3, "ic": 2, "e": 2}
@@ -114,15 +126,18 @@ LABELS = {
     "kronecker_cv": "Kronecker KRR, alpha by inner CV; sides: KRR, alpha by inner CV",
     "sk_et_cv": "scikit-learn ExtraTreesRegressor (100), settings by inner CV, refitted",
     "sk_krr_cv": "scikit-learn KernelRidge, alpha by inner CV, refitted two-step",
-    "default": "BipartiteRegressor() default: best candidate per block by inner CV",
+    "default": "BipartiteRegressor() default: rank average of WkNNIR, KRR, NRLMF, OK3-et",
+    "default_no_trees": "rank average of WkNNIR, KRR, NRLMF (1, 1, 2)",
     "wknnir": "WkNNIR: weighted kNN on recovered interactions (k 7, eta 0.8)",
     "krr_recovered": "KRR per side + Kronecker KRR pairs, recovered interactions",
     "ok3et_okboost_recovered": "OK3-et + OKBoost (M 300, nu 0.05), recovered interactions",
     "wknnir_okboost": "average of WkNNIR and OK3-et + OKBoost, recovered interactions",
     "krr_plain": "KRR per side (alpha 1), two-step, interactions as given",
+    "nrlmf": "NRLMF, the default's settings (ridge 0.1, neighbourhood 1, decay 0.8)",
+    "nrlmf_paper": "NRLMF, the paper's settings (ridge 0.625, neighbourhood 0.1)",
 }
-#: The default's candidates, by their bench names.
-CANDIDATES = ("wknnir", "krr_recovered", "ok3et_okboost_recovered", "wknnir_okboost", "krr_plain")
+#: The default's members, by their bench names.
+MEMBERS = ("wknnir", "krr_recovered", "nrlmf", "ok3et_okboost_recovered")
 #: Published fold means of the same protocol (Oxytrees experiment logs, AAAI 2026; WkNNIR):
 #: (set, block, measure) -> (bxt_gmo, kron_rls, lmo_rls, wknnir, nrlmf, best of 39).
 PUBLISHED_METHODS = ("bxt_gmo", "kron_rls", "lmo_rls", "wknnir", "nrlmf", "best")
@@ -258,9 +273,12 @@ NAMED_SETTINGS = {
 }
 
 
-def make_method(method: str, quick: bool, large: bool = False, inner: int = 4) -> Any:
+def make_method(
+    method: str, quick: bool, large: bool = False, inner: int = 4, model_seed: int = 0
+) -> Any:
     """The bipartite model of ``method``; ``*_cv`` wrapped in an inner-CV grid search (the
-    smaller grids when ``large``, ``inner`` of the 2 x 2 inner configurations)."""
+    smaller grids when ``large``, ``inner`` of the 2 x 2 inner configurations);
+    ``model_seed`` seeds the default (the folds keep ``--seed``)."""
     if method.endswith("_cv"):
         grid = (GRIDS_LARGE if large else GRIDS)[method]
         base = make_method(method[: -len("_cv")], quick)
@@ -272,10 +290,31 @@ def make_method(method: str, quick: bool, large: bool = False, inner: int = 4) -
             configurations=configurations,
         )  # fmt: skip
     if method == "default":
-        return BipartiteRegressor(inputs="similarity", random_state=0)
-    if method in CANDIDATES:
-        name = "krr" if method == "krr_plain" else method
-        return default_candidates("similarity", 0, bipartite=BipartiteRegressor)[name]
+        return BipartiteRegressor(inputs="similarity", random_state=model_seed)
+    if method in MEMBERS[:3]:  # the fourth, with boosting, is built below (quick: 5 rounds)
+        return default_members("similarity", 0, bipartite=BipartiteRegressor)[method]
+    if method == "default_no_trees":
+        members = default_members("similarity", 0, bipartite=BipartiteRegressor)
+        return RankAveragedBipartite([members[m] for m in MEMBERS[:3]], list(DEFAULT_WEIGHTS[:3]))
+    if method == "nrlmf_paper":
+        return NRLMF(inputs="similarity", random_state=0)
+    recovery: dict[str, Any] = {
+        "recovery_neighbors": DEFAULT_NEIGHBORS,
+        "recovery_eta": DEFAULT_ETA,
+    }
+    boost = OKBoostRegressor(
+        splitter="random", n_estimators=5 if quick else 300, learning_rate=0.05,
+        max_splits=10, random_state=0,
+    )  # fmt: skip
+    if method == "krr_plain":
+        return BipartiteRegressor(kernel_ridge("similarity"), inputs="similarity")
+    if method == "ok3et_okboost_recovered":
+        return BipartiteRegressor(boost, inputs="similarity", **recovery)
+    if method == "wknnir_okboost":
+        neighbours = NeighbourRegressor(DEFAULT_NEIGHBORS, DEFAULT_ETA)
+        return BipartiteRegressor(
+            AveragedRegressor([neighbours, boost]), inputs="similarity", **recovery
+        )
     trees = 5 if quick else 100
     rounds = 5 if quick else 100
     named = {k: v for word in method.split("_") for k, v in NAMED_SETTINGS.get(word, {}).items()}
@@ -331,12 +370,16 @@ def run(argv: Sequence[str] | None = None) -> Report:
         help="combine the per-configuration records of parts into one report (no fitting)",
     )  # fmt: skip
     parser.add_argument(
+        "--model-seed", type=int, default=0,
+        help="random_state of the default (NRLMF's start, the trees); the folds keep --seed",
+    )  # fmt: skip
+    parser.add_argument(
         "--published", action="store_true",
         help="also compare every method's cells with the published fold means (PUBLISHED)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     sets = args.sets or (["nr"] if args.quick else list(SETS))
-    # a quick run leaves out the default and the candidates with 300-round boosting
+    # a quick run leaves out the default and the models with 300-round boosting
     slow = ("default", "ok3et_okboost_recovered", "wknnir_okboost") if args.quick else ()
     methods = args.methods or [m for m in LABELS if m not in slow]
     report = Report(
@@ -352,6 +395,7 @@ def run(argv: Sequence[str] | None = None) -> Report:
                 m: GRIDS_LARGE[m] if "e" in sets else GRIDS[m] for m in methods if m in GRIDS
             },
             "inner_configurations": args.inner_configurations,
+            "model_seed": args.model_seed,
         },  # fmt: skip
         labels=dict(LABELS),
     )
@@ -373,16 +417,14 @@ def run(argv: Sequence[str] | None = None) -> Report:
         inner = args.inner_configurations or (2 if large else 4)
         for method in methods:
             result = bipartite_cross_validate(
-                make_method(method, args.quick, large, inner), S_targets, S_drugs, Y,
+                make_method(method, args.quick, large, inner, args.model_seed),
+                S_targets, S_drugs, Y,
                 n_folds=SETS[name], row_inputs="similarity", col_inputs="similarity",
                 random_state=args.seed, configurations=configurations,
             )  # fmt: skip
             add_row(report, f"{name}/{method}", result.folds)
             summary = report.extra["summaries"][f"{name}/{method}"]
             fit_cpu = report.rows[f"{name}/{method}"]["cpu_s"][0]
-            blocks_chosen = [f["chosen"] for f in result.folds if "chosen" in f]
-            if blocks_chosen:
-                log(f"  {method} chosen per block: {blocks_chosen}")
             chosen = Counter(repr(f["best_params"]) for f in result.folds if "best_params" in f)
             if chosen:
                 log(f"  {method} inner-CV choices (count: parameters): {dict(chosen)}")

@@ -1,10 +1,13 @@
 """Bipartite networks (drug-target, protein-ligand, user-item): two one-sided output-kernel
 models, their combination for pairs of new vertices, weighted nearest neighbours and the
-recovery of unlabelled interactions, the default's per-block choice, and K x K
-cross-validation with AUROC and average precision per block."""
+recovery of unlabelled interactions, neighbourhood-regularised logistic matrix factorisation
+(NRLMF), rank averaging of bipartite models (the default), and K x K cross-validation with
+AUROC and average precision per block."""
 
+from .ensemble import RankAveragedBipartite
 from .model import NEW_PAIR_METHODS, BipartiteRegressor
 from .neighbours import NeighbourRegressor, neighbour_weights, recover_interactions
+from .nrlmf import NRLMF
 from .pairs import PAIR_KERNELS, side_inputs
 from .search import SEARCH_SCORES, BipartiteGridSearch
 from .validation import (
@@ -24,7 +27,9 @@ __all__ = [
     "BipartiteCVResult",
     "BipartiteGridSearch",
     "BipartiteRegressor",
+    "NRLMF",
     "NeighbourRegressor",
+    "RankAveragedBipartite",
     "bipartite_cross_validate",
     "block_scores",
     "check_folds",

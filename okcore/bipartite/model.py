@@ -67,7 +67,7 @@ from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
 from ..trees.forest import OK3ForestRegressor
 from . import default as default_choice
-from .neighbours import cosine_similarity, recover_interactions
+from .neighbours import recover_interactions, side_similarity
 from .pairs import PAIR_KERNELS, SIDE_INPUTS, KroneckerRidge, PairTrees, dense_inputs
 
 NEW_PAIR_METHODS = ("two-step", "refit", "pair-trees", "kronecker")
@@ -99,14 +99,13 @@ class BipartiteRegressor(MetaEstimator):
     ----------
     row_estimator : okcore estimator or None
         Learns rows' interaction profiles from row inputs. None with ``col_estimator`` None:
-        the model is chosen per block (new rows, new columns, new x new) among the candidates
-        of :mod:`okcore.bipartite.default` (weighted nearest neighbours with interaction
-        recovery, kernel ridge with Kronecker pairs, OK3-et + OKBoost on recovered
-        interactions, plain kernel ridge) by inner 2 x 2 cross-validation on the training
-        network; each candidate then fixes its own ``new_pairs``, ``kernel``, recovery and
-        output similarity (the parameters below apply to a model you name; ``inputs`` and
-        ``random_state`` apply to both). None with a ``col_estimator``:
-        ``OKBoostRegressor()`` for the rows.
+        the default of :mod:`okcore.bipartite.default`, the rank average of weighted nearest
+        neighbours with interaction recovery (WkNNIR), kernel ridge with Kronecker pairs on
+        the recovered interactions, NRLMF (weight 2) and OK3-et + OKBoost on the recovered
+        interactions; its scores order the pairs of one call and it has no W^F (``row_weights`` / ``col_weights`` raise). Each member fixes
+        its own ``new_pairs``, ``kernel`` and recovery (the parameters below apply to a model
+        you name; ``inputs`` and ``random_state`` apply to both). None with a
+        ``col_estimator``: ``OKBoostRegressor()`` for the rows.
     col_estimator : okcore estimator or None
         Learns columns' profiles from column inputs; None = a clone of ``row_estimator``.
     new_pairs : {"two-step", "refit", "pair-trees", "kronecker"}
@@ -149,11 +148,10 @@ class BipartiteRegressor(MetaEstimator):
     n_cols: the learnt interactions, recovered when ``recovery_neighbors`` > 0),
     ``X_rows_``, ``X_cols_`` (the training inputs, referenced, not copied),
     ``n_rows_``, ``n_cols_``; ``pair_model_`` (the fitted pair model of "pair-trees" or
-    "kronecker", else None); ``selection_`` (no model named: the fitted
-    :class:`~okcore.bipartite.default.BlockSelection`, whose ``leaderboard_`` lists every
-    candidate's inner scores and CPU seconds and ``chosen_`` the winner of each block; the
-    attributes above are then the winners': ``row_model_`` and ``Y_`` the new-row winner's,
-    ``col_model_`` the new-column winner's; else None);
+    "kronecker", else None); ``default_model_`` (no model named: the fitted
+    :class:`~okcore.bipartite.RankAveragedBipartite` that answers every prediction, whose
+    ``members_`` are the fitted members; ``row_model_``, ``col_model_`` and ``pair_model_``
+    are then None and ``Y_`` the interactions as given; else None);
     ``resolved_params_`` (the one-sided models' ``resolved_params_`` under "rows" and
     "cols").
     """
@@ -224,7 +222,7 @@ class BipartiteRegressor(MetaEstimator):
             )
         if self.row_estimator is None and self.col_estimator is None:
             return self._fit_default(X_rows, X_cols, Y)
-        self.selection_: Any = None
+        self.default_model_: Any = None
         if self.recovery_neighbors > 0 or self.output_similarity:
             S_rows, S_cols = self._similarity(X_rows), self._similarity(X_cols)
         if self.recovery_neighbors > 0:
@@ -252,38 +250,21 @@ class BipartiteRegressor(MetaEstimator):
         return self
 
     def _fit_default(self, X_rows: Any, X_cols: Any, Y: np.ndarray) -> BipartiteRegressor:
-        """No model named: the best candidate per block by inner cross-validation
-        (:mod:`okcore.bipartite.default`); the fitted attributes are the winners'."""
-
+        """No model named: the rank average of :mod:`okcore.bipartite.default`'s members,
+        fitted on the whole network (``default_model_``)."""
         seed = check_random_state(self.random_state).integers(2**31 - 1)
-        candidates = default_choice.default_candidates(self.inputs, int(seed), bipartite=type(self))
-        selection = default_choice.BlockSelection(
-            candidates, self.inputs, random_state=int(seed)
-        ).fit(X_rows, X_cols, Y)
-        self.selection_ = selection
-        rows, cols = selection.model("new_rows"), selection.model("new_cols")
-        self.row_model_, self.col_model_ = rows.row_model_, cols.col_model_
-        self.Y_ = rows.Y_
+        model = default_choice.default_model(self.inputs, int(seed), bipartite=type(self))
+        self.default_model_ = model.fit(X_rows, X_cols, Y)
+        self.row_model_ = self.col_model_ = self.pair_model_ = None
+        self.Y_ = Y
         self.n_rows_, self.n_cols_ = Y.shape
         self.X_rows_, self.X_cols_ = X_rows, X_cols
-        self.pair_model_ = selection.model("new_pairs").pair_model_
-        self.resolved_params_ = {  # the winners' one-sided fits
-            "rows": dict(getattr(self.row_model_, "resolved_params_", {})),
-            "cols": dict(getattr(self.col_model_, "resolved_params_", {})),
-        }
+        self.resolved_params_ = {"rows": {}, "cols": {}}
         return self
 
     def _similarity(self, X: Any) -> np.ndarray:
         """The similarity among one side's training vertices (``inputs``)."""
-        X = dense_inputs(X, "X_rows / X_cols")
-        if self.inputs == "features":
-            return np.maximum(cosine_similarity(X, X), 0.0)
-        if X.shape[0] != X.shape[1]:
-            raise DataError(
-                f"inputs='similarity' needs the square similarity among the training vertices "
-                f"of each side at fit: got {X.shape}"
-            )
-        return 0.5 * (X + X.T)
+        return side_similarity(X, self.inputs)
 
     def _fit_pair_model(self, X_rows: Any, X_cols: Any, Y: np.ndarray) -> Any:
         if self.new_pairs not in PAIR_MODELS:
@@ -302,47 +283,50 @@ class BipartiteRegressor(MetaEstimator):
             estimator = clone(self.pair_estimator)
         return PairTrees(estimator, self.max_pairs, rng).fit(X_rows, X_cols, Y)
 
-    def _chosen(self, block: str) -> Any:
-        """The default's winner of ``block``, or None when a model was named."""
+    def _default(self) -> Any:
+        """The fitted default (no model named), or None when a model was named."""
         check_is_fitted(self, "Y_")
-        selection = getattr(self, "selection_", None)  # absent on a model assembled from parts
-        return None if selection is None else selection.model(block)
+        return getattr(self, "default_model_", None)  # absent on a model assembled from parts
+
+    def _check_weights(self) -> None:
+        """W^F is asked of the default, which has none: say so and what to do."""
+        if self._default() is not None:
+            raise DataError(
+                "the default model (no model named) is a rank average of score models and "
+                "has no W^F: name a model with W^F, e.g. BipartiteRegressor(NeighbourRegressor())"
+            )
 
     def row_weights(self, X_new_rows: Any) -> np.ndarray:
         """W_row: weights of new rows over the training rows, (q, n_rows)."""
-        chosen = self._chosen("new_rows")
-        if chosen is not None:
-            return np.asarray(chosen.row_weights(X_new_rows))
+        self._check_weights()
         return self.row_model_.predict_weights(X_new_rows)
 
     def col_weights(self, X_new_cols: Any) -> np.ndarray:
         """W_col: weights of new columns over the training columns, (q', n_cols)."""
-        chosen = self._chosen("new_cols")
-        if chosen is not None:
-            return np.asarray(chosen.col_weights(X_new_cols))
+        self._check_weights()
         return self.col_model_.predict_weights(X_new_cols)
 
     def predict_new_rows(self, X_new_rows: Any) -> np.ndarray:
         """Scores of new rows x the known columns, (q, n_cols): W_row Y. O(q n_rows n_cols)
         after the weights."""
-        chosen = self._chosen("new_rows")
-        if chosen is not None:
-            return np.asarray(chosen.predict_new_rows(X_new_rows))
+        default = self._default()
+        if default is not None:
+            return np.asarray(default.predict_new_rows(X_new_rows))
         return self.row_weights(X_new_rows) @ self.Y_
 
     def predict_new_cols(self, X_new_cols: Any) -> np.ndarray:
         """Scores of the known rows x new columns, (n_rows, q'): (W_col Y^T)^T."""
-        chosen = self._chosen("new_cols")
-        if chosen is not None:
-            return np.asarray(chosen.predict_new_cols(X_new_cols))
+        default = self._default()
+        if default is not None:
+            return np.asarray(default.predict_new_cols(X_new_cols))
         return self.Y_ @ self.col_weights(X_new_cols).T
 
     def predict_new_pairs(self, X_new_rows: Any, X_new_cols: Any) -> np.ndarray:
         """Scores of new rows x new columns, (q, q'), by ``new_pairs`` (or the default's
         new x new winner)."""
-        chosen = self._chosen("new_pairs")
-        if chosen is not None:
-            return np.asarray(chosen.predict_new_pairs(X_new_rows, X_new_cols))
+        default = self._default()
+        if default is not None:
+            return np.asarray(default.predict_new_pairs(X_new_rows, X_new_cols))
         if self.new_pairs in PAIR_MODELS:
             if getattr(self.pair_model_, "method", None) != self.new_pairs:
                 raise DataError(

@@ -35,6 +35,7 @@ import numpy as np
 
 from .._validation import Interval, Options, check_is_fitted, check_matrix, validate_params
 from ..exceptions import DataError
+from .pairs import dense_inputs
 
 NEIGHBOUR_INPUTS = ("precomputed", "cosine")
 
@@ -102,6 +103,21 @@ def cosine_similarity(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     A = np.divide(A, na, out=np.zeros_like(A), where=na > 0)
     B = np.divide(B, nb, out=np.zeros_like(B), where=nb > 0)
     return A @ B.T
+
+
+def side_similarity(X: Any, inputs: str) -> np.ndarray:
+    """The similarity among one side's training vertices: the cosine similarity of feature
+    rows (negatives read as 0) for ``inputs="features"``, the symmetrised square similarity
+    (S + S^T) / 2 for ``inputs="similarity"``."""
+    X = dense_inputs(X, "X_rows / X_cols")
+    if inputs == "features":
+        return np.maximum(cosine_similarity(X, X), 0.0)
+    if X.ndim != 2 or X.shape[0] != X.shape[1]:
+        raise DataError(
+            f"inputs='similarity' needs the square similarity among the training vertices "
+            f"of each side at fit: got {X.shape}"
+        )
+    return 0.5 * (X + X.T)
 
 
 class NeighbourRegressor:

@@ -211,8 +211,6 @@ def bipartite_cross_validate(
         record["predict_time"] = time.process_time() - start - record["fit_time"]
         if hasattr(fitted, "best_params_"):  # a grid search: what its inner CV chose
             record["best_params"] = dict(fitted.best_params_)
-        if getattr(fitted, "selection_", None) is not None:  # the default: each block's pick
-            record["chosen"] = dict(fitted.selection_.chosen_)
         result.folds.append(record)
         if callback is not None:
             callback(record)

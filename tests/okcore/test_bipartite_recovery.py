@@ -1,6 +1,6 @@
 """Weighted nearest neighbours, interaction recovery, profiles through the other side's
-similarity, and the default's per-block choice: brute-force references on tiny networks,
-seed determinism and no leakage of an outer test vertex into the inner choice."""
+similarity, and the default (a rank average): brute-force references on tiny networks, seed
+determinism and no leakage of an outer test vertex into the default's fits."""
 
 from __future__ import annotations
 
@@ -10,12 +10,15 @@ import pytest
 import okcore.bipartite.default as default_module
 from okcore import io
 from okcore.bipartite import (
+    NRLMF,
     BipartiteRegressor,
     NeighbourRegressor,
+    RankAveragedBipartite,
     bipartite_cross_validate,
     neighbour_weights,
     recover_interactions,
 )
+from okcore.bipartite.ensemble import rank_average
 from okcore.bipartite.model import psd_sqrt
 from okcore.exceptions import DataError
 
@@ -155,45 +158,47 @@ class RecordingRows(NeighbourRegressor):
         return super().fit(X, Y, kernel=kernel)
 
 
-def test_default_choice_never_sees_outer_test_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_never_sees_outer_test_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     Xr, Xc, Y = _network()
     Xr = np.column_stack([np.arange(16), Xr])  # column 0: the row's id, recorded at each fit
     Xc = np.column_stack([1000 + np.arange(14), Xc])
 
-    def candidates(
-        inputs: str, random_state: int = 0, **_: object
-    ) -> dict[str, BipartiteRegressor]:
+    def members(inputs: str, random_state: int = 0, **_: object) -> dict[str, object]:
         return {
             "a": BipartiteRegressor(RecordingRows(2, 0.5, "cosine"), recovery_neighbors=2),
             "b": BipartiteRegressor(RecordingRows(4, 0.9, "cosine")),
+            "c": NRLMF(4, max_iter=5),
         }
 
-    monkeypatch.setattr(default_module, "default_candidates", candidates)
-    folds: list[dict] = []
-    result = bipartite_cross_validate(
-        BipartiteRegressor(), Xr, Xc, Y, n_folds=2, random_state=0, callback=folds.append
-    )
-    assert RecordingRows.ids and all("chosen" in f for f in folds)
+    monkeypatch.setattr(default_module, "default_members", members)
+    monkeypatch.setattr(default_module, "DEFAULT_WEIGHTS", (1.0, 1.0, 2.0))
+    RecordingRows.ids = []
+    result = bipartite_cross_validate(BipartiteRegressor(), Xr, Xc, Y, n_folds=2, random_state=0)
     seen_rows = [s for s in RecordingRows.ids if min(s) < 1000]
     outer_train = [set(np.flatnonzero(result.row_folds != a).tolist()) for a in range(2)]
-    # every row fit (inner folds and refits) saw the training rows of one outer configuration
-    assert all(any(s <= t for t in outer_train) for s in seen_rows)
-    assert min(len(s) for s in seen_rows) < min(len(t) for t in outer_train)  # inner fits ran
+    assert len(seen_rows) == 2 * 2 * 2  # two members x 2 x 2 configurations
+    # every row fit saw exactly the training rows of one outer configuration
+    assert all(any(s == t for t in outer_train) for s in seen_rows)
 
 
-def test_default_is_seeded_and_records_its_choice() -> None:
+@pytest.mark.slow  # two fits of the default, 300 boosting rounds per side each
+def test_default_is_the_seeded_rank_average_of_its_members() -> None:
     Xr, Xc, Y = _network(1)
     first = BipartiteRegressor(random_state=3).fit(Xr, Xc, Y)
     again = BipartiteRegressor(random_state=3).fit(Xr, Xc, Y)
-    np.testing.assert_array_equal(first.predict(Xr[:3]), again.predict(Xr[:3]))
-    np.testing.assert_array_equal(first.predict(Xr[:3], Xc[:2]), again.predict(Xr[:3], Xc[:2]))
-    board = first.selection_.leaderboard_
-    assert [e["candidate"] for e in board] == list(
-        default_module.default_candidates("features", bipartite=BipartiteRegressor)
+    for args in ((Xr[:3],), (None, Xc[:2]), (Xr[:3], Xc[:2])):
+        np.testing.assert_array_equal(first.predict(*args), again.predict(*args))
+    ensemble = first.default_model_
+    assert isinstance(ensemble, RankAveragedBipartite)
+    assert len(ensemble.members_) == len(default_module.DEFAULT_WEIGHTS) == 4
+    assert isinstance(ensemble.members_[2], NRLMF)
+    expected = rank_average(
+        [m.predict_new_rows(Xr[:3]) for m in ensemble.members_],
+        list(default_module.DEFAULT_WEIGHTS),
     )
-    assert set(first.selection_.chosen_) == {"new_rows", "new_cols", "new_pairs"}
-    chosen = first.selection_.model("new_cols")
-    np.testing.assert_array_equal(first.predict(X_cols=Xc[:2]), chosen.predict_new_cols(Xc[:2]))
+    np.testing.assert_allclose(first.predict(Xr[:3]), expected)
+    with pytest.raises(DataError, match="no W\\^F"):
+        first.row_weights(Xr[:3])
 
 
 def test_neighbour_regressor_saves_and_loads_without_pickle(tmp_path) -> None:  # type: ignore[no-untyped-def]
