@@ -60,8 +60,15 @@ def pairwise_inputs(estimator: Any) -> bool:
 
 
 def check_similarity(S: Any, name: str = "X") -> np.ndarray:
-    """A training similarity: a finite, dense (N, N) float64 matrix."""
-    S = dense_float64(check_inputs(S, name=name))
+    """A training similarity: a finite, dense (N, N) float64 matrix (a missing similarity,
+    NaN, is refused: every entry is needed)."""
+    S = dense_float64(check_inputs(S, name=name, allow_missing=True))
+    if np.isnan(S).any():
+        i, j = (int(k) for k in np.argwhere(np.isnan(S))[0])
+        raise DataError(
+            f"{name} holds a missing value (NaN) at [{i}, {j}]: a similarity must be complete; "
+            "fill each missing similarity in (e.g. 0 for unrelated items)"
+        )
     if S.shape[0] != S.shape[1]:
         raise DataError(
             f"{name} must be the square (N, N) similarity among the N training items: got "

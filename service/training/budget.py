@@ -119,8 +119,10 @@ def estimate_job(
     estimator: Any = okcore.make_estimator(model, params)
     if input_map is not None:
         estimator = okcore.SimilarityInputs(estimator, map=input_map[0], n_components=input_map[1])
+    # trees search a feature holding missing values twice (missing rows right, then left)
+    searched = p + _features_with_missing(inputs) if input_map is None else p
     fit = estimator.estimate_cost(
-        n, p, kernel="precomputed" if kernel is None else kernel, n_outputs=n_outputs
+        n, searched, kernel="precomputed" if kernel is None else kernel, n_outputs=n_outputs
     )
     return JobEstimate(
         n_train=n,
@@ -135,6 +137,14 @@ def estimate_job(
         tree_seconds=fit.stage_seconds,
         disk_bytes=data_bytes + fit.disk_bytes,
     )
+
+
+def _features_with_missing(inputs: Any) -> int:
+    """How many input columns hold a missing value (NaN; a stored NaN of a CSR matrix)."""
+    if sp.issparse(inputs):
+        return int(np.unique(inputs.indices[np.isnan(inputs.data)]).size)
+    arr = np.asarray(inputs)
+    return int(np.isnan(arr).any(axis=0).sum()) if arr.dtype.kind == "f" else 0
 
 
 def estimate_cv(

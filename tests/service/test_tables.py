@@ -406,3 +406,18 @@ def test_missing_cells_at_prediction_are_a_clear_422_for_a_kernel_model(
     message = got.json()["error"]["message"]
     assert "inputs has missing values (NaN) in rows 3, 5" in message
     assert "model 'krr' does not accept missing values" in message
+
+
+def test_the_job_estimate_counts_the_second_search_of_features_with_missing_values(
+    graph: Graph,
+) -> None:
+    """Trees search a feature holding missing values twice: the job's estimate prices it."""
+    from service.training.budget import estimate_job
+
+    X = graph.features.copy()
+    kernel = {"type": "linear"}
+    complete = estimate_job("okboost", SMALL, X, kernel, 2, X.nbytes)
+    X[3, 0] = X[5, 2] = np.nan
+    holed = estimate_job("okboost", SMALL, X, kernel, 2, X.nbytes)
+    assert holed.n_features == complete.n_features == X.shape[1]
+    assert holed.tree_seconds > complete.tree_seconds

@@ -492,3 +492,14 @@ def test_refined_cuts_beside_the_missing_bin_route_rows_as_the_growth_did(tree_t
     for leaf in np.unique(leaves):
         rows = leaves == leaf
         np.testing.assert_allclose(prediction[rows], y[rows].mean(), atol=1e-10)
+
+
+def test_a_similarity_with_a_missing_value_is_refused_saying_so():
+    from okcore import SimilarityInputs
+
+    rng = np.random.default_rng(0)
+    F = rng.random((30, 3))
+    S = F @ F.T
+    S[2, 5] = S[5, 2] = np.nan
+    with pytest.raises(DataError, match=r"X holds a missing value \(NaN\) at \[2, 5\]: a similar"):
+        SimilarityInputs(OKBoostRegressor(n_estimators=3)).fit(S, F[:, 0])
