@@ -36,7 +36,8 @@ default, ``metric="micro_f1"``, optimises micro-F1; :meth:`MultiLabelClassifier.
 gives another measure's thresholds from the same fit.
 
 With no estimator named, the candidates (:func:`default_candidates`) are kernel ridge
-regression (RBF, width and penalty by its own inner CV), OK3-et + OKBoost (300 rounds of
+regression (RBF, width and penalty by its own inner CV; Nystrom above
+:data:`KRR_EXACT_MAX_ROWS` rows), OK3-et + OKBoost (300 rounds of
 extra-trees splits, learning rate 0.05, 10 splits, sqrt(p) candidate features, row
 subsampling 0.8) and OK3 extra-trees (100 trees, sqrt(p) candidate features, no
 bootstrap); the model is their weighted average (:class:`~okcore.AveragedRegressor`) with
@@ -80,6 +81,11 @@ SEPARABLE_METRICS = ("macro_f1", "hamming_loss")
 """Measures that add over labels: their per-label thresholds are found label by label."""
 STACK_STEP = 0.25
 """The step of the candidates' weights searched by :func:`stack_weights`."""
+KRR_EXACT_MAX_ROWS = 2000
+"""Above this many training rows the default kernel ridge candidate is Nystrom with
+:data:`KRR_COMPONENTS` landmarks instead of exact (a cost bound: exact kernel ridge with its
+width search costs O(N^3) per width and fold)."""
+KRR_COMPONENTS = 1000
 
 
 def fit_sigmoid(raw: np.ndarray, labels: np.ndarray, n_iter: int = 50) -> tuple[float, float]:
@@ -276,12 +282,14 @@ def choose_thresholds(
     return thresholds
 
 
-def default_candidates(random_state: Any) -> list[Any]:
+def default_candidates(random_state: Any, n_rows: int = 0) -> list[Any]:
     """The candidate models of ``MultiLabelClassifier()`` (module docstring), seeded by
-    ``random_state``: kernel ridge with its width and penalty by inner CV, OK3-et + OKBoost
-    and OK3 extra-trees."""
+    ``random_state``: kernel ridge with its width and penalty by inner CV (exact up to
+    :data:`KRR_EXACT_MAX_ROWS` training rows ``n_rows``, else Nystrom), OK3-et + OKBoost and
+    OK3 extra-trees."""
+    components = None if n_rows <= KRR_EXACT_MAX_ROWS else KRR_COMPONENTS
     return [
-        KernelRidgeRegressor(gamma="cv", random_state=random_state),
+        KernelRidgeRegressor(gamma="cv", n_components=components, random_state=random_state),
         OKBoostRegressor(
             splitter="random", max_features="sqrt", n_estimators=300, learning_rate=0.05,
             max_splits=10, subsample=0.8, random_state=random_state,
@@ -382,10 +390,10 @@ class MultiLabelClassifier(MetaEstimator):
         self.n_splits = n_splits
         self.random_state = random_state
 
-    def _candidates(self) -> list[Any]:
-        """Fresh clones of the candidate models."""
+    def _candidates(self, n_rows: int) -> list[Any]:
+        """Fresh clones of the candidate models (the default's for ``n_rows`` training rows)."""
         if self.estimator is None:
-            return default_candidates(self.random_state)
+            return default_candidates(self.random_state, n_rows)
         if isinstance(self.estimator, list | tuple):
             if not self.estimator:
                 raise DataError("estimator must be an estimator, a non-empty list of them or None")
@@ -403,7 +411,7 @@ class MultiLabelClassifier(MetaEstimator):
         if X.shape[0] != labels.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but Y has {labels.shape[0]}")
         labels = labels.astype(np.float64)
-        candidates = self._candidates()
+        candidates = self._candidates(X.shape[0])
         self.n_labels_ = labels.shape[1]
         self.sigmoid_: Any = None
         self.oof_scores_: np.ndarray | None = None
