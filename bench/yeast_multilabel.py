@@ -10,8 +10,12 @@ on the 1,500 training rows only.
 
 Methods (``default`` and ``previous_default`` once per ``--seeds`` value, default 0 1 2; the
 seed reaches the wrapper's inner folds and its estimators):
-- default: MultiLabelClassifier() with no setting (the average of OK3-et + OKBoost and OK3
-  extra-trees, sigmoid scores, the window-mean threshold rule);
+- default: MultiLabelClassifier() with no setting (the stack of kernel ridge, OK3-et +
+  OKBoost and OK3 extra-trees, per-label sigmoids, half the best micro-F1 as threshold),
+  with two more rows from the same fit: ``thresholds_for("hamming_loss")`` and
+  ``thresholds_for("macro_f1")`` (DERIVED);
+- default_1202: MultiLabelClassifier() of 2026-12-02 (the average of OK3-et + OKBoost and
+  OK3 extra-trees, one sigmoid, the window-mean threshold rule);
 - previous_default: what MultiLabelClassifier() was before: OKBoostRegressor() defaults,
   clipped scores, the plain arg-max threshold;
 - okboost_window: OKBoostRegressor() defaults with today's sigmoid scores and window rule;
@@ -35,6 +39,15 @@ seed reaches the wrapper's inner folds and its estimators):
     python -m bench.yeast_multilabel --quick   # CI smoke run (small models)
     python -m bench.yeast_multilabel --tune-krr 0.3 1 3 10 30   # the KRR alpha choice
     python -m bench.yeast_multilabel --study   # averages of members, decision rules
+    python -m bench.yeast_multilabel --choosing --seeds 0   # the rules on other problems
+
+The choosing study (``--choosing``) never reads yeast's test genes: the candidates of
+MultiLabelClassifier() on four other problems (CHOOSING_PROBLEMS: two scikit-learn
+make_multilabel_classification settings, Cora's papers labelled with their neighbours'
+classes, yeast's training genes alone), each fitted on the classifier's inner folds and on
+all training rows (cached in bench/out/multilabel_choice/), then score maps and threshold
+rules chosen on the out-of-fold scores and scored on each problem's test rows, and the
+thresholds' spread over bootstrap resamples of the out-of-fold rows.
 
 The study (``--study``, bench/results/yeast_multilabel_study.txt) fits each member model
 (STUDY_MEMBERS) once per inner fold of the training genes (the 3 folds of
