@@ -43,7 +43,8 @@ subsampling 0.8) and OK3 extra-trees (100 trees, sqrt(p) candidate features, no
 bootstrap); the model is their weighted average (:class:`~okcore.AveragedRegressor`) with
 the weights, in steps of 0.25, of least out-of-fold log-loss (:func:`stack_weights`): on the
 problems the rule was chosen on, kernel ridge got weight 0.25-0.75 and the average ranked
-labels at least as well as the best single candidate within 0.0005.
+labels better than the previous default's pair of models on all four, and better than kernel
+ridge alone on three (0.0007 behind it on the fourth).
 """
 
 from __future__ import annotations
