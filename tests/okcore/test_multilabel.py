@@ -404,3 +404,20 @@ def test_save_load_keeps_the_predictions(tmp_path) -> None:
     again.n_labels_ = Y.shape[1]
     np.testing.assert_allclose(again.predict_proba(X), model.predict_proba(X), atol=1e-12)
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
+
+
+def test_no_setting_default_is_deterministic_and_saves(tmp_path) -> None:
+    """MultiLabelClassifier() end to end on a small problem: the same seed gives the same
+    weights, thresholds and scores; the fitted stack (kernel ridge and trees averaged) goes
+    through okcore.save / load with the same scores."""
+    import okcore
+
+    X, Y = _data(150)
+    a, b = (MultiLabelClassifier(random_state=5).fit(X, Y) for _ in range(2))
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+    np.testing.assert_array_equal(a.thresholds_, b.thresholds_)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert len(a.weights_) == 3 and a.weights_.sum() == pytest.approx(1)
+    okcore.save(a.estimator_, tmp_path / "est")
+    loaded = okcore.load(tmp_path / "est")
+    np.testing.assert_allclose(np.asarray(loaded.predict(X)), a.decision_function(X), atol=1e-10)
