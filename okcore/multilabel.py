@@ -8,36 +8,48 @@ With the linear kernel on 0/1 label rows y_i, a model's prediction is F(x) = W^F
   frequencies in [0, 1] (a leaf's share of genes carrying each label);
 - OKBoost and boosted KRR: W^F rows sum to 1 but have negative entries (the shrunk stages
   correct each other), so F(x) leaves [0, 1] by a few hundredths.
-Two maps to [0, 1] are offered (``scores``):
-- "clip": min(max(F, 0), 1). Identity for trees and forests. For boosting, scores beyond
-  the bounds tie at 0 or 1, which costs ranking measures a little where a relevant and an
-  irrelevant label tie.
-- "sigmoid": sigma(a F + b), one (a, b) for all labels fitted by logistic regression on
-  out-of-fold scores of the training rows (Platt 1999). Strictly increasing, so every
-  ranking measure equals that of the raw scores, and the scores are calibrated probabilities
-  on the training distribution.
-Measured on yeast (docs/RESULTS.md, section 8.2): clipping OKBoost's scores raised the
-ranking loss by 0.0003 (0.1703 against 0.1700 for the raw or sigmoid scores), and the
-thresholded measures were within 0.005 of each other. The default is "sigmoid": the scores
-are then probabilities calibrated on out-of-fold scores, and the threshold is chosen on that
-calibrated scale, where the window below has one meaning for every model.
+Three maps to [0, 1] are offered (``scores``), each but "clip" fitted on out-of-fold scores
+of the training rows by logistic regression (Platt 1999):
+- "label_sigmoid" (default): sigma(a_l F_l + b_l), one (a_l, b_l) per label: each label's
+  scores are calibrated probabilities of that label. Strictly increasing per label, so each
+  label's ranking of the rows is kept; the ranking of labels within a row changes (a
+  probability replaces a raw frequency), and on the four problems the rule was chosen on it
+  ranked labels better than one map for all (lower ranking loss on each);
+- "sigmoid": one (a, b) for all labels: every ranking measure equals the raw scores';
+- "clip": min(max(F, 0), 1). Identity for trees and forests; boosting's scores beyond the
+  bounds tie at 0 or 1.
 
-The threshold rule (:func:`choose_thresholds`): on the out-of-fold scores of the training
-rows, the measure is evaluated at every threshold of :data:`THRESHOLD_GRID`, averaged over a
-window of +-``window`` around each, and the threshold with the best window mean is kept (ties:
-nearest 0.5). Near its best a measure such as micro-F1 is flat over a few hundredths, and the
-raw arg max wanders across that flat top with the folds' and the model's seeds (moving the
-Hamming loss by up to 0.017 on yeast); the window mean picks the centre of the top instead.
+The thresholds (:func:`choose_thresholds`), from the out-of-fold scores of the training
+rows only, by one of two rules (``threshold_rule``):
+- "calibrated" (the default with per-label probabilities): the thresholds decision theory
+  gives for calibrated probabilities (:func:`calibrated_thresholds`): 0.5 for the Hamming
+  loss; half the best micro-F1 for micro-F1; half each label's best F1 for macro-F1, per label.
+  The best value of a flat-topped curve moves far less with the rows than the place of its
+  top: resampling the out-of-fold rows moved these thresholds 3-4 times less than the
+  window rule's (docs/results/yeast-multilabel.md);
+- "window": the measure at every threshold of :data:`THRESHOLD_GRID`, averaged over a
+  window of +-``window`` around each, the best window mean kept (ties: nearest 0.5); per
+  label for macro-F1 and the Hamming loss, label by label (they add over labels).
+One label set cannot serve every measure: micro-F1 wants labels above about half the best
+F1 (0.3-0.35 on yeast), the Hamming loss 0.5, macro-F1 rare labels predicted more. The
+default, ``metric="micro_f1"``, optimises micro-F1; :meth:`MultiLabelClassifier.thresholds_for`
+gives another measure's thresholds from the same fit.
 
-With no estimator named, the model is the average (:class:`~okcore.AveragedRegressor`) of
-OK3-et + OKBoost (300 rounds of extra-trees splits, learning rate 0.05, 10 splits, sqrt(p)
-candidate features, row subsampling 0.8) and OK3 extra-trees (300 trees, sqrt(p) candidate
-features, no bootstrap): averaging a boosted model with a forest ranked labels better out of
-fold than any single model on the yeast training genes (docs/results/yeast-multilabel.md).
+With no estimator named, the candidates (:func:`default_candidates`) are kernel ridge
+regression (RBF, width and penalty by its own inner CV; Nystrom above
+:data:`KRR_EXACT_MAX_ROWS` rows), OK3-et + OKBoost (300 rounds of
+extra-trees splits, learning rate 0.05, 10 splits, sqrt(p) candidate features, row
+subsampling 0.8) and OK3 extra-trees (100 trees, sqrt(p) candidate features, no
+bootstrap); the model is their weighted average (:class:`~okcore.AveragedRegressor`) with
+the weights, in steps of 0.25, of least out-of-fold log-loss (:func:`stack_weights`): on the
+problems the rule was chosen on, kernel ridge got weight 0.25-0.75 and the average ranked
+labels better than the previous default's pair of models on all four, and better than kernel
+ridge alone on three (0.0007 behind it on the fourth).
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -54,6 +66,7 @@ from ._validation import (
 from .averaging import AveragedRegressor
 from .boosting import OKBoostRegressor
 from .exceptions import DataError
+from .kernel_models.ridge import KernelRidgeRegressor
 from .meta import MetaEstimator, clone
 from .model_selection import kfold
 from .trees.forest import OK3ForestRegressor
@@ -63,6 +76,17 @@ THRESHOLD_METRICS = ("micro_f1", "macro_f1", "hamming_loss", "subset_accuracy")
 the losses are minimised, the others maximised)."""
 THRESHOLD_GRID = np.round(np.linspace(0.01, 0.99, 99), 2)
 """The candidate thresholds of the inner search: 0.01, 0.02, ..., 0.99."""
+SCORE_MAPS = ("sigmoid", "label_sigmoid", "clip")
+"""The maps of raw scores to [0, 1] (``MultiLabelClassifier(scores=...)``)."""
+SEPARABLE_METRICS = ("macro_f1", "hamming_loss")
+"""Measures that add over labels: their per-label thresholds are found label by label."""
+STACK_STEP = 0.25
+"""The step of the candidates' weights searched by :func:`stack_weights`."""
+KRR_EXACT_MAX_ROWS = 2000
+"""Above this many training rows the default kernel ridge candidate is Nystrom with
+:data:`KRR_COMPONENTS` landmarks instead of exact (a cost bound: exact kernel ridge with its
+width search costs O(N^3) per width and fold)."""
+KRR_COMPONENTS = 1000
 
 
 def fit_sigmoid(raw: np.ndarray, labels: np.ndarray, n_iter: int = 50) -> tuple[float, float]:
@@ -83,6 +107,67 @@ def fit_sigmoid(raw: np.ndarray, labels: np.ndarray, n_iter: int = 50) -> tuple[
     return float(a), float(b)
 
 
+def fit_label_sigmoids(raw: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """(L, 2): one Platt map (a_l, b_l) per label column (:func:`fit_sigmoid` on each).
+    O(n_iter N L)."""
+    raw, labels = np.asarray(raw, float), np.asarray(labels, float)
+    return np.array([fit_sigmoid(raw[:, j], labels[:, j]) for j in range(raw.shape[1])])
+
+
+def apply_sigmoid(maps: Any, raw: np.ndarray) -> np.ndarray:
+    """sigma(a F + b) of raw scores (Q, L): ``maps`` one (a, b) for every label, or (L, 2)
+    one per label."""
+    ab = np.asarray(maps, dtype=np.float64)
+    return 1.0 / (1.0 + np.exp(-(ab[..., 0] * raw + ab[..., 1])))
+
+
+def score_map(raw: np.ndarray, labels: np.ndarray, scores: str) -> Any:
+    """The fitted map of ``scores`` ("clip", "sigmoid", "label_sigmoid") on out-of-fold raw
+    scores and their 0/1 labels: None for "clip", (a, b) or the (L, 2) array otherwise."""
+    if scores == "sigmoid":
+        return fit_sigmoid(raw, labels)
+    if scores == "label_sigmoid":
+        return fit_label_sigmoids(raw, labels)
+    return None
+
+
+def map_scores(maps: Any, raw: np.ndarray) -> np.ndarray:
+    """Raw scores F(x) to [0, 1] with a map of :func:`score_map` (None: clipping)."""
+    return np.clip(raw, 0.0, 1.0) if maps is None else apply_sigmoid(maps, raw)
+
+
+def log_loss(labels: np.ndarray, P: np.ndarray) -> float:
+    """Mean binary log-loss over every (row, label) entry, scores clipped to [1e-6, 1 - 1e-6]."""
+    P = np.clip(P, 1e-6, 1.0 - 1e-6)
+    return float(-np.mean(labels * np.log(P) + (1.0 - labels) * np.log1p(-P)))
+
+
+def simplex_grid(k: int, step: float = STACK_STEP) -> np.ndarray:
+    """Every weight vector of k non-negative multiples of ``step`` summing to 1, one per row
+    (the single-model vectors first, then by decreasing largest weight)."""
+    n = int(round(1.0 / step))
+    rows = [c for c in itertools.product(range(n + 1), repeat=k) if sum(c) == n]
+    rows.sort(key=lambda c: (-max(c), [-x for x in c]))
+    return np.array(rows, dtype=np.float64) / n
+
+
+def stack_weights(
+    raws: list[np.ndarray], labels: np.ndarray, scores: str
+) -> tuple[np.ndarray, float]:
+    """(weights, out-of-fold log-loss) of the weighted average of candidates' out-of-fold
+    raw scores ``raws`` (each (N, L)) with the least log-loss once mapped by ``scores`` (the
+    map fitted on that average), over :func:`simplex_grid`; ties: the earlier row (fewer,
+    more dominant members). O(G (N L + map fit)), G = C(k + 3, 3) grid rows for step 0.25."""
+    best: tuple[float, np.ndarray] | None = None
+    for w in simplex_grid(len(raws)):
+        raw = sum(wi * r for wi, r in zip(w, raws, strict=True) if wi > 0)
+        loss = log_loss(labels, map_scores(score_map(raw, labels, scores), raw))
+        if best is None or loss < best[0] - 1e-12:
+            best = (loss, w)
+    assert best is not None
+    return best[1], best[0]
+
+
 def _decision_score(metric: str, Y: np.ndarray, P: np.ndarray) -> float:
     """The chosen measure of decisions P, oriented so that higher is better."""
     function, _, higher = metrics.MULTILABEL_METRICS[metric]
@@ -100,6 +185,53 @@ def window_means(values: Any, grid: np.ndarray, window: float) -> np.ndarray:
     return (near @ v) / near.sum(axis=1)
 
 
+def _best(values: np.ndarray, grid: np.ndarray) -> float:
+    """The grid point of the largest value (ties: the one nearest 0.5, then the lower)."""
+    return float(grid[max(range(len(grid)), key=lambda i: (values[i], -abs(grid[i] - 0.5)))])
+
+
+def label_curves(Y: np.ndarray, scores: np.ndarray, metric: str) -> np.ndarray:
+    """(L, G): each label's own measure at every threshold of :data:`THRESHOLD_GRID`, oriented
+    so that higher is better: its F1 (0 when the label is neither present nor predicted) for
+    "macro_f1", minus its error rate for "hamming_loss". O(G N L)."""
+    grid, Y = THRESHOLD_GRID, np.asarray(Y, dtype=bool)
+    out = np.empty((Y.shape[1], len(grid)))
+    for j in range(Y.shape[1]):
+        decided = scores[:, j][:, None] >= grid[None, :]  # (N, G)
+        truth = Y[:, j][:, None]
+        if metric == "macro_f1":
+            tp = (decided & truth).sum(axis=0)
+            denominator = decided.sum(axis=0) + truth.sum()
+            out[j] = np.where(denominator > 0, 2.0 * tp / np.maximum(denominator, 1), 0.0)
+        else:
+            out[j] = -(decided != truth).mean(axis=0)
+    return out
+
+
+def calibrated_thresholds(
+    Y: np.ndarray, probabilities: np.ndarray, metric: str, per_label: bool
+) -> np.ndarray | None:
+    """The thresholds decision theory gives for calibrated probabilities (L,), or None where
+    it gives none (subset accuracy; macro-F1 with one threshold for all labels):
+    - Hamming loss: 0.5 for every label (predict a label when it is more likely than not);
+    - micro-F1: F*/2 for every label, F* the best micro-F1 over :data:`THRESHOLD_GRID` on
+      (Y, probabilities); macro-F1 per label: F*_l / 2 with label l's own best F1. The
+      threshold that maximises F1 on calibrated probabilities is half the best F1 (Lipton,
+      Elkan & Narayanaswamy 2014, theorem 1). The best value of a flat-topped curve moves
+      far less with the rows than the place of its top, so these thresholds hardly move with
+      the seed. Rounded to 0.01. O(G N L).
+    """
+    n_labels = Y.shape[1]
+    if metric == "hamming_loss":
+        return np.full(n_labels, 0.5)
+    if metric == "micro_f1":
+        best = max(metrics.micro_f1(Y, probabilities >= t) for t in THRESHOLD_GRID)
+        return np.full(n_labels, np.round(best / 2, 2))
+    if metric == "macro_f1" and per_label:
+        return np.round(label_curves(Y, probabilities, "macro_f1").max(axis=1) / 2, 2)
+    return None
+
+
 def choose_thresholds(
     Y: np.ndarray,
     scores: np.ndarray,
@@ -107,21 +239,34 @@ def choose_thresholds(
     metric: str = "micro_f1",
     per_label: bool = False,
     window: float = 0.0,
+    rule: str = "window",
 ) -> np.ndarray:
     """Thresholds (L,) maximising ``metric`` of the decisions scores >= t on (Y, scores).
 
+    ``rule="calibrated"`` (scores that are calibrated probabilities): the thresholds of
+    :func:`calibrated_thresholds` where it gives them, else the window rule below.
+
     Global: the t of :data:`THRESHOLD_GRID` whose measure, averaged over the grid points
     within +-``window`` of t, is best (ties: the one nearest 0.5; ``window`` 0: the plain
-    arg max). Per label:
-    from the global t, two sweeps of coordinate ascent, each label's t over the grid with the
-    others fixed (exact for measures that add over labels: macro-F1, Hamming loss).
-    O(G Q L) global, O(2 G Q L^2) per label, G = 99 candidates.
+    arg max). Per label, for a measure that adds over labels (:data:`SEPARABLE_METRICS`:
+    macro-F1, Hamming loss): each label's own measure (:func:`label_curves`) with the same
+    window rule, label by label (exact: the labels do not interact). Per label for the other
+    measures: from the global t, two sweeps of coordinate ascent, each label's t over the grid
+    with the others fixed.
+    O(G Q L) global and per label for separable measures, O(2 G Q L^2) by coordinate ascent,
+    G = 99 candidates.
     """
     n_labels = Y.shape[1]
     grid = THRESHOLD_GRID
+    if rule == "calibrated":
+        calibrated = calibrated_thresholds(Y, scores, metric, per_label)
+        if calibrated is not None:
+            return calibrated
+    if per_label and metric in SEPARABLE_METRICS:
+        curves = label_curves(Y, scores, metric)
+        return np.array([_best(window_means(c, grid, window), grid) for c in curves])
     values = window_means([_decision_score(metric, Y, scores >= t) for t in grid], grid, window)
-    best = max(range(len(grid)), key=lambda i: (values[i], -abs(grid[i] - 0.5)))
-    thresholds = np.full(n_labels, grid[best])
+    thresholds = np.full(n_labels, _best(values, grid))
     if not per_label:
         return thresholds
     for _ in range(2):
@@ -138,48 +283,86 @@ def choose_thresholds(
     return thresholds
 
 
+def default_candidates(random_state: Any, n_rows: int = 0) -> list[Any]:
+    """The candidate models of ``MultiLabelClassifier()`` (module docstring), seeded by
+    ``random_state``: kernel ridge with its width and penalty by inner CV (exact up to
+    :data:`KRR_EXACT_MAX_ROWS` training rows ``n_rows``, else Nystrom), OK3-et + OKBoost and
+    OK3 extra-trees."""
+    components = None if n_rows <= KRR_EXACT_MAX_ROWS else KRR_COMPONENTS
+    return [
+        KernelRidgeRegressor(gamma="cv", n_components=components, random_state=random_state),
+        OKBoostRegressor(
+            splitter="random", max_features="sqrt", n_estimators=300, learning_rate=0.05,
+            max_splits=10, subsample=0.8, random_state=random_state,
+        ),
+        OK3ForestRegressor(
+            n_estimators=100, splitter="random", bootstrap=False, max_features="sqrt",
+            random_state=random_state,
+        ),
+    ]  # fmt: skip
+
+
 class MultiLabelClassifier(MetaEstimator):
-    """Label sets from an okcore regressor fitted on 0/1 label rows with the linear kernel.
+    """Label sets from okcore regressors fitted on 0/1 label rows with the linear kernel.
 
     Parameters
     ----------
-    estimator : okcore estimator or None
+    estimator : okcore estimator, list of estimators, or None
         Any okcore regressor (OKBoostRegressor, OK3Regressor, OK3ForestRegressor,
-        KRRBoostRegressor); None = the average of OK3-et + OKBoost and OK3 extra-trees
-        (module docstring), seeded by ``random_state``. Cloned, never fitted in place.
-    scores : {"sigmoid", "clip"}
-        The map of F(x) = W^F(x) Y to [0, 1] (module docstring): a logistic map fitted on
-        out-of-fold scores (calibrated probabilities; strictly increasing: rankings of the
-        raw scores kept), or clipping.
+        KernelRidgeRegressor, KRRBoostRegressor), or a list of candidates: their weighted
+        average with the weights of least out-of-fold log-loss (:func:`stack_weights`, steps
+        of 0.25) is the model. None = the candidates of :func:`default_candidates` (module
+        docstring), seeded by ``random_state``. Cloned, never fitted in place.
+    scores : {"label_sigmoid", "sigmoid", "clip"}
+        The map of F(x) = W^F(x) Y to [0, 1] (module docstring): one logistic map per label
+        or one for all labels, fitted on out-of-fold scores (calibrated probabilities), or
+        clipping.
     threshold : "cv" or float in (0, 1)
         "cv": chosen by ``n_splits``-fold cross-validation on the training rows given to
         :meth:`fit` (out-of-fold scores of every row, then :func:`choose_thresholds`); a
         float: that threshold for every label.
-    per_label : bool
-        One threshold per label (coordinate ascent) instead of one for all.
+    per_label : bool or "auto"
+        One threshold per label instead of one for all; "auto": per label for macro-F1 (a
+        measure of each label on its own), one for all otherwise.
     metric : {"micro_f1", "macro_f1", "hamming_loss", "subset_accuracy"}
-        What the threshold maximises (losses are minimised).
+        What the threshold maximises (losses are minimised). The one label set predicted
+        serves one measure: the default, micro-F1, keeps the labels whose calibrated
+        probability is above about half the best F1; the Hamming loss wants about 0.5;
+        macro-F1 wants rare labels predicted more (per-label thresholds).
+    threshold_rule : {"auto", "calibrated", "window"}
+        How the thresholds follow from the out-of-fold scores (module docstring):
+        "calibrated", the thresholds decision theory gives for calibrated probabilities
+        (:func:`calibrated_thresholds`: 0.5 for the Hamming loss, half the best F1 for F1
+        measures); "window", the best mean of the measure over a window of thresholds;
+        "auto" = "calibrated" with ``scores="label_sigmoid"`` (each label's probabilities
+        calibrated), else "window".
     threshold_window : float in [0, 0.5)
-        The threshold maximises the measure averaged over +-``threshold_window`` around it
-        (module docstring), so that it does not wander with the seeds; 0 = the plain arg max.
+        The window rule's half-width: the threshold maximises the measure averaged over
+        +-``threshold_window`` around it, so that it does not wander with the seeds; 0 = the
+        plain arg max.
     n_splits : int >= 2
         Folds of the inner cross-validation.
     random_state : None or int
-        Seeds the inner folds, and the default estimator when none is named (a named
-        estimator keeps its own ``random_state``).
+        Seeds the inner folds, and the default candidates when no estimator is named (a
+        named estimator keeps its own ``random_state``).
 
-    Fitted attributes: ``estimator_`` (fitted on all rows), ``thresholds_`` (L,),
-    ``sigmoid_`` ((a, b) or None), ``oof_scores_`` ((N, L) out-of-fold scores in [0, 1], or
-    None with a fixed threshold and "clip"), ``n_labels_``, ``resolved_params_`` (the final
-    estimator's: what its fit made of its "auto" values).
-    Cost: n_splits + 1 fits of the estimator when anything is chosen by CV, else one.
+    Fitted attributes: ``estimator_`` (fitted on all rows: the candidate, or the
+    :class:`~okcore.AveragedRegressor` of the candidates of non-zero weight),
+    ``weights_`` (one per candidate), ``oof_log_loss_`` (of the chosen average, None without
+    inner CV), ``thresholds_`` (L,), ``sigmoid_`` ((a, b), (L, 2) per label, or None),
+    ``oof_scores_`` ((N, L) out-of-fold scores in [0, 1], or None with a fixed threshold,
+    "clip" and one candidate), ``n_labels_``, ``resolved_params_`` (the final estimator's:
+    what its fit made of its "auto" values).
+    Cost: n_splits fits of every candidate when anything is chosen by CV, plus one fit of
+    each candidate of non-zero weight.
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
-        "scores": [Options(("clip", "sigmoid"))],
+        "scores": [Options(SCORE_MAPS)],
         "threshold": [Options(("cv",)), Interval(float, 0.0, 1.0, "neither")],
-        "per_label": [Options((True, False))],
+        "per_label": [Options((True, False, "auto"))],
         "metric": [Options(THRESHOLD_METRICS)],
+        "threshold_rule": [Options(("auto", "calibrated", "window"))],
         "threshold_window": [Interval(float, 0.0, 0.5, "left")],
         "n_splits": [Interval(int, 2, None, "left")],
         "random_state": [Options((None,)), Interval(int, 0, None, "left")],
@@ -189,10 +372,11 @@ class MultiLabelClassifier(MetaEstimator):
         self,
         estimator: Any = None,
         *,
-        scores: str = "sigmoid",
+        scores: str = "label_sigmoid",
         threshold: Any = "cv",
-        per_label: bool = False,
+        per_label: Any = "auto",
         metric: str = "micro_f1",
+        threshold_rule: str = "auto",
         threshold_window: float = 0.05,
         n_splits: int = 3,
         random_state: Any = 0,
@@ -202,27 +386,24 @@ class MultiLabelClassifier(MetaEstimator):
         self.threshold = threshold
         self.per_label = per_label
         self.metric = metric
+        self.threshold_rule = threshold_rule
         self.threshold_window = threshold_window
         self.n_splits = n_splits
         self.random_state = random_state
 
-    def _fresh_estimator(self) -> Any:
-        if self.estimator is not None:
-            return clone(self.estimator)
-        seed = self.random_state
-        boost = OKBoostRegressor(
-            splitter="random", max_features="sqrt", n_estimators=300, learning_rate=0.05,
-            max_splits=10, subsample=0.8, random_state=seed,
-        )  # fmt: skip
-        forest = OK3ForestRegressor(
-            n_estimators=300, splitter="random", bootstrap=False, max_features="sqrt",
-            random_state=seed,
-        )  # fmt: skip
-        return AveragedRegressor([boost, forest])
+    def _candidates(self, n_rows: int) -> list[Any]:
+        """Fresh clones of the candidate models (the default's for ``n_rows`` training rows)."""
+        if self.estimator is None:
+            return default_candidates(self.random_state, n_rows)
+        if isinstance(self.estimator, list | tuple):
+            if not self.estimator:
+                raise DataError("estimator must be an estimator, a non-empty list of them or None")
+            return [clone(e) for e in self.estimator]
+        return [clone(self.estimator)]
 
     def fit(self, X: Any, Y: Any) -> MultiLabelClassifier:
         """Fit on inputs X (N, p) and 0/1 label rows Y (N, L). Only these rows are used: the
-        inner folds that choose the threshold (and the sigmoid) split them."""
+        inner folds that choose the weights, the threshold and the score map split them."""
         validate_params(self, self._parameter_constraints)
         X = check_inputs(X)
         labels = np.asarray(Y)
@@ -231,28 +412,56 @@ class MultiLabelClassifier(MetaEstimator):
         if X.shape[0] != labels.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but Y has {labels.shape[0]}")
         labels = labels.astype(np.float64)
+        candidates = self._candidates(X.shape[0])
         self.n_labels_ = labels.shape[1]
-        self.sigmoid_: tuple[float, float] | None = None
+        self.sigmoid_: Any = None
         self.oof_scores_: np.ndarray | None = None
-        if self.threshold == "cv" or self.scores == "sigmoid":
-            raw = np.empty_like(labels)
+        self.oof_log_loss_: float | None = None
+        self.weights_ = np.ones(len(candidates)) / len(candidates)
+        if self.threshold == "cv" or self.scores != "clip" or len(candidates) > 1:
+            raws = [np.empty_like(labels) for _ in candidates]
             for train, test in kfold(X.shape[0], self.n_splits, self.random_state):
-                model = self._fresh_estimator().fit(X[train], labels[train])
-                raw[test] = self._raw(model, X[test])
-            if self.scores == "sigmoid":
-                self.sigmoid_ = fit_sigmoid(raw, labels)
+                for raw, candidate in zip(raws, candidates, strict=True):
+                    model = clone(candidate).fit(X[train], labels[train])
+                    raw[test] = self._raw(model, X[test])
+            self.weights_, self.oof_log_loss_ = stack_weights(raws, labels, self.scores)
+            raw = sum(w * r for w, r in zip(self.weights_, raws, strict=True) if w > 0)
+            self.sigmoid_ = score_map(raw, labels, self.scores)
             self.oof_scores_ = self._map(raw)
+        self.oof_labels_ = None if self.oof_scores_ is None else labels.astype(bool)
         if self.threshold == "cv":
-            assert self.oof_scores_ is not None
-            self.thresholds_ = choose_thresholds(
-                labels.astype(bool), self.oof_scores_, metric=self.metric,
-                per_label=self.per_label, window=float(self.threshold_window),
-            )  # fmt: skip
+            self.thresholds_ = self.thresholds_for(self.metric, self.per_label)
         else:
             self.thresholds_ = np.full(self.n_labels_, float(self.threshold))
-        self.estimator_ = self._fresh_estimator().fit(X, labels)
+        kept = [(c, w) for c, w in zip(candidates, self.weights_, strict=True) if w > 0]
+        final: Any = (
+            kept[0][0]
+            if len(kept) == 1
+            else AveragedRegressor([c for c, _ in kept], weights=[w for _, w in kept])
+        )
+        self.estimator_ = final.fit(X, labels)
         self.resolved_params_ = dict(getattr(self.estimator_, "resolved_params_", {}))
         return self
+
+    def thresholds_for(self, metric: str, per_label: Any = "auto") -> np.ndarray:
+        """The thresholds (L,) that ``threshold="cv"`` would choose for ``metric`` and
+        ``per_label`` (same rule, same window) from this fit's out-of-fold scores, without
+        refitting: the thresholds of ``MultiLabelClassifier(metric=metric, ...)`` fitted with
+        the same candidates, seed and rows (the weights and the score map do not depend on
+        the measure). Set ``thresholds_`` to them to predict for that measure. O(G N L)."""
+        if getattr(self, "oof_scores_", None) is None:
+            raise DataError("no out-of-fold scores: fit with threshold='cv' first")
+        if metric not in THRESHOLD_METRICS:
+            raise DataError(f"metric must be one of {THRESHOLD_METRICS}: got {metric!r}")
+        assert self.oof_scores_ is not None and self.oof_labels_ is not None
+        by_label = metric == "macro_f1" if per_label == "auto" else bool(per_label)
+        rule = self.threshold_rule
+        if rule == "auto":
+            rule = "calibrated" if self.scores == "label_sigmoid" else "window"
+        return choose_thresholds(
+            self.oof_labels_, self.oof_scores_, metric=metric, per_label=by_label,
+            window=float(self.threshold_window), rule=rule,
+        )  # fmt: skip
 
     @staticmethod
     def _raw(model: Any, X: Any) -> np.ndarray:
@@ -261,10 +470,7 @@ class MultiLabelClassifier(MetaEstimator):
         return F.reshape(F.shape[0], -1)
 
     def _map(self, raw: np.ndarray) -> np.ndarray:
-        if self.sigmoid_ is not None:
-            a, b = self.sigmoid_
-            return 1.0 / (1.0 + np.exp(-(a * raw + b)))
-        return np.clip(raw, 0.0, 1.0)
+        return map_scores(self.sigmoid_, raw)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """The raw scores F(x) = W^F(x) Y, shape (Q, L). O(one prediction)."""

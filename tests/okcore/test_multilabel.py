@@ -9,7 +9,16 @@ import pytest
 from okcore import OK3ForestRegressor, OKBoostRegressor, metrics
 from okcore.exceptions import InvalidParameterError
 from okcore.meta import clone
-from okcore.multilabel import MultiLabelClassifier, choose_thresholds, fit_sigmoid, window_means
+from okcore.multilabel import (
+    MultiLabelClassifier,
+    calibrated_thresholds,
+    choose_thresholds,
+    fit_sigmoid,
+    label_curves,
+    simplex_grid,
+    stack_weights,
+    window_means,
+)
 
 SEEN: list[tuple[str, frozenset[int]]] = []
 
@@ -114,16 +123,58 @@ def test_window_rule_takes_the_centre_of_a_flat_top() -> None:
     assert np.all(t == 0.35)
 
 
-def test_default_estimator_is_the_seeded_average() -> None:
-    from okcore import AveragedRegressor
+def test_default_candidates_are_seeded() -> None:
+    from okcore import KernelRidgeRegressor
 
     model = MultiLabelClassifier(random_state=4)
-    assert model.scores == "sigmoid" and model.threshold_window == 0.05
-    fresh = model._fresh_estimator()
-    assert isinstance(fresh, AveragedRegressor)
-    boost, forest = fresh.estimators
+    assert model.scores == "label_sigmoid" and model.threshold_window == 0.05
+    assert model.per_label == "auto" and model.metric == "micro_f1"
+    krr, boost, forest = model._candidates(1500)
+    assert isinstance(krr, KernelRidgeRegressor) and krr.gamma == "cv" and krr.random_state == 4
+    assert krr.n_components is None  # exact up to 2,000 rows, Nystrom above
+    assert model._candidates(2001)[0].n_components == 1000
     assert boost.splitter == "random" and boost.n_estimators == 300 and boost.random_state == 4
-    assert forest.n_estimators == 300 and forest.random_state == 4 and not forest.bootstrap
+    assert forest.random_state == 4 and not forest.bootstrap
+
+
+def test_stack_weights_is_the_grid_minimum() -> None:
+    rng = np.random.default_rng(5)
+    Y = (rng.random((300, 3)) < 0.4).astype(float)
+    good = np.clip(Y + rng.normal(scale=0.35, size=Y.shape), 0, 1)
+    other = np.clip(Y + rng.normal(scale=0.35, size=Y.shape), 0, 1)  # independent errors
+    noise = rng.random(Y.shape)
+    raws = [good, noise, other]
+    w, loss = stack_weights(raws, Y, "label_sigmoid")
+    grid = simplex_grid(3)
+    assert len(grid) == 15 and np.allclose(grid.sum(1), 1) and list(grid[0]) == [1, 0, 0]
+    by_hand = []
+    for g in grid:  # brute force: every grid point's log-loss after its own per-label maps
+        raw = sum(gi * r for gi, r in zip(g, raws, strict=True))
+        ab = [fit_sigmoid(raw[:, j], Y[:, j]) for j in range(3)]
+        P = np.column_stack([1 / (1 + np.exp(-(a * raw[:, j] + b))) for j, (a, b) in enumerate(ab)])
+        by_hand.append(-np.mean(Y * np.log(P) + (1 - Y) * np.log(1 - P)))
+    assert loss == pytest.approx(min(by_hand), rel=1e-9)
+    assert w[1] == 0 and w[0] > 0 and w[2] > 0  # two independent views beat either; noise out
+
+
+def test_label_curves_and_separable_per_label_thresholds() -> None:
+    rng = np.random.default_rng(6)
+    Y = rng.random((120, 4)) < np.array([0.05, 0.3, 0.5, 0.8])
+    S = np.clip(Y * 0.3 + rng.random(Y.shape) * 0.7, 0, 1)
+    grid = np.round(np.linspace(0.01, 0.99, 99), 2)
+    curves = label_curves(Y, S, "macro_f1")
+    for j in range(4):  # F1 of each label by hand at a few thresholds
+        for i in (0, 30, 60, 98):
+            assert curves[j, i] == pytest.approx(metrics.macro_f1(Y[:, [j]], S[:, [j]] >= grid[i]))
+    ham = label_curves(Y, S, "hamming_loss")
+    assert ham[2, 40] == pytest.approx(-metrics.hamming_loss(Y[:, [2]], S[:, [2]] >= grid[40]))
+    # the separable search is exact: no coordinate-ascent result has a higher macro-F1
+    t = choose_thresholds(Y, S, metric="macro_f1", per_label=True)
+    for j in range(4):
+        assert curves[j][int(np.argmin(np.abs(grid - t[j])))] == curves[j].max()
+    assert metrics.macro_f1(Y, S >= t) >= metrics.macro_f1(
+        Y, S >= choose_thresholds(Y, S, metric="micro_f1")
+    )
 
 
 def test_threshold_is_deterministic_under_a_seed() -> None:
@@ -199,3 +250,174 @@ def test_averaged_regressor_is_the_weighted_mean_of_its_members() -> None:
         AveragedRegressor([]).fit(X, Y)
     with pytest.raises(DataError, match="weights must be 2 non-negative"):
         AveragedRegressor([boost, forest], weights=[1, -1]).fit(X, Y)
+
+
+class RecordingForest(OK3ForestRegressor):
+    """OK3 forest recording the row ids of its fits and predictions, as RecordingBoost."""
+
+    def fit(self, X, Y=None, **kwargs):  # type: ignore[override]
+        SEEN.append(("fit", frozenset(np.asarray(X)[:, 0].astype(int).tolist())))
+        return super().fit(X, Y, **kwargs)
+
+    def predict(self, X):  # type: ignore[override]
+        SEEN.append(("predict", frozenset(np.asarray(X)[:, 0].astype(int).tolist())))
+        return super().predict(X)
+
+
+def test_candidates_are_chosen_on_training_rows_only() -> None:
+    X, Y = _data(240)
+    X = np.c_[np.arange(len(X)), X]
+    train = np.arange(0, 240, 2)
+    SEEN.clear()
+    candidates = [RecordingBoost(n_estimators=10), RecordingForest(n_estimators=5, random_state=0)]
+    model = MultiLabelClassifier(candidates, n_splits=3).fit(X[train], Y[train])
+    allowed = frozenset(train.tolist())
+    assert all(rows <= allowed for _, rows in SEEN)
+    inner = SEEN[:12]  # 3 folds x 2 candidates x (fit, predict)
+    for k in range(0, 12, 2):
+        (f, fitted), (p, scored) = inner[k], inner[k + 1]
+        assert f == "fit" and p == "predict" and fitted.isdisjoint(scored)
+        assert fitted | scored == allowed
+    final_fits = [rows for kind, rows in SEEN[12:] if kind == "fit"]
+    assert final_fits and all(rows == allowed for rows in final_fits)
+    assert len(final_fits) == int(np.sum(model.weights_ > 0))
+    SEEN.clear()
+    model.predict(X[1:3])
+    assert SEEN and all(rows == frozenset({1, 2}) for _, rows in SEEN)
+
+
+def _small_candidates(seed: int = 0) -> list:
+    return [
+        OKBoostRegressor(n_estimators=15, random_state=seed),
+        OK3ForestRegressor(n_estimators=8, splitter="random", bootstrap=False, random_state=seed),
+    ]
+
+
+def test_stacked_fit_is_the_weighted_average_and_deterministic() -> None:
+    from okcore import AveragedRegressor
+
+    X, Y = _data(200)
+    fits = [MultiLabelClassifier(_small_candidates(), random_state=3).fit(X, Y) for _ in range(2)]
+    a, b = fits
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+    np.testing.assert_array_equal(a.thresholds_, b.thresholds_)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert a.weights_.sum() == pytest.approx(1) and np.all(
+        np.isin(a.weights_, [0, 0.25, 0.5, 0.75, 1])
+    )
+    assert np.asarray(a.sigmoid_).shape == (4, 2) and a.oof_log_loss_ is not None
+    kept = [m for m, w in zip(_small_candidates(), a.weights_, strict=True) if w > 0]
+    if len(kept) > 1:
+        assert isinstance(a.estimator_, AveragedRegressor)
+        expected = AveragedRegressor(kept, weights=list(a.weights_[a.weights_ > 0])).fit(X, Y)
+    else:
+        expected = clone(kept[0]).fit(X, Y)
+    np.testing.assert_allclose(a.decision_function(X[:9]), expected.predict(X[:9]), atol=1e-12)
+
+
+def test_thresholds_for_equals_a_fit_for_that_measure() -> None:
+    X, Y = _data(200)
+    base = MultiLabelClassifier(_small_candidates(), random_state=1).fit(X, Y)
+    for metric in ("hamming_loss", "macro_f1"):
+        other = MultiLabelClassifier(_small_candidates(), metric=metric, random_state=1).fit(X, Y)
+        np.testing.assert_array_equal(base.thresholds_for(metric), other.thresholds_)
+    per_label = base.thresholds_for("macro_f1")
+    assert len(np.unique(per_label)) > 1  # "auto": per label for macro-F1
+    assert len(np.unique(base.thresholds_for("hamming_loss"))) == 1
+    with pytest.raises(Exception, match="metric must be one of"):
+        base.thresholds_for("auc")
+
+
+def test_threshold_is_stable_across_seeds() -> None:
+    """The seed moves the inner folds and the candidates' draws. On this problem of 600 rows
+    (small, seed-sensitive candidates) the default rule (per-label calibrated scores, the
+    threshold half the best micro-F1) gives the same threshold for seeds 0, 1 and 2, and
+    per-label macro-F1 thresholds within 0.02; the window rule's moves by 0.04."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(600, 6))
+    logits = X @ rng.normal(size=(6, 5)) + rng.normal(scale=1.0, size=(600, 5))
+    Y = (logits > 0.5).astype(int)
+
+    def fits(rule: str) -> list[MultiLabelClassifier]:
+        return [
+            MultiLabelClassifier(_small_candidates(s), threshold_rule=rule, random_state=s).fit(
+                X, Y
+            )
+            for s in (0, 1, 2)
+        ]
+
+    calibrated = fits("auto")
+    assert len({m.thresholds_[0] for m in calibrated}) == 1
+    macro = np.array([m.thresholds_for("macro_f1") for m in calibrated])
+    assert np.ptp(macro, axis=0).max() <= 0.02
+    assert np.all(np.array([m.thresholds_for("hamming_loss") for m in calibrated]) == 0.5)
+    window = [m.thresholds_[0] for m in fits("window")]
+    assert max(window) - min(window) == pytest.approx(0.04)
+
+
+def test_calibrated_thresholds_by_hand() -> None:
+    rng = np.random.default_rng(8)
+    Y = rng.random((400, 3)) < np.array([0.2, 0.5, 0.7])
+    P = np.clip(np.where(Y, 0.6, 0.3) + rng.normal(scale=0.2, size=Y.shape), 0, 1)
+    grid = np.round(np.linspace(0.01, 0.99, 99), 2)
+    best = max(metrics.micro_f1(Y, P >= t) for t in grid)
+    np.testing.assert_array_equal(
+        calibrated_thresholds(Y, P, "micro_f1", False), round(best / 2, 2)
+    )
+    per = calibrated_thresholds(Y, P, "macro_f1", True)
+    for j in range(3):
+        assert per[j] == round(
+            max(metrics.macro_f1(Y[:, [j]], P[:, [j]] >= t) for t in grid) / 2, 2
+        )
+    assert np.all(calibrated_thresholds(Y, P, "hamming_loss", False) == 0.5)
+    assert calibrated_thresholds(Y, P, "subset_accuracy", False) is None
+    # no closed form: the window rule decides
+    np.testing.assert_array_equal(
+        choose_thresholds(Y, P, metric="subset_accuracy", rule="calibrated"),
+        choose_thresholds(Y, P, metric="subset_accuracy"),
+    )
+
+
+def test_save_load_keeps_the_predictions(tmp_path) -> None:
+    """The fitted model's parts (the estimator saved by okcore.save, the thresholds and the
+    score maps as plain numbers) rebuild the same classifier, as the service stores it."""
+    import json
+
+    import okcore
+
+    X, Y = _data(200)
+    model = MultiLabelClassifier(_small_candidates(), random_state=2).fit(X, Y)
+    okcore.save(model.estimator_, tmp_path / "est")
+    (tmp_path / "ml.json").write_text(
+        json.dumps(
+            {
+                "thresholds": model.thresholds_.tolist(),
+                "sigmoid": np.asarray(model.sigmoid_).tolist(),
+            }
+        )
+    )
+    info = json.loads((tmp_path / "ml.json").read_text())
+    again = MultiLabelClassifier(random_state=2)
+    again.estimator_ = okcore.load(tmp_path / "est")
+    again.thresholds_ = np.asarray(info["thresholds"])
+    again.sigmoid_ = np.asarray(info["sigmoid"])
+    again.n_labels_ = Y.shape[1]
+    np.testing.assert_allclose(again.predict_proba(X), model.predict_proba(X), atol=1e-12)
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+
+
+def test_no_setting_default_is_deterministic_and_saves(tmp_path) -> None:
+    """MultiLabelClassifier() end to end on a small problem: the same seed gives the same
+    weights, thresholds and scores; the fitted stack (kernel ridge and trees averaged) goes
+    through okcore.save / load with the same scores."""
+    import okcore
+
+    X, Y = _data(150)
+    a, b = (MultiLabelClassifier(random_state=5).fit(X, Y) for _ in range(2))
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+    np.testing.assert_array_equal(a.thresholds_, b.thresholds_)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert len(a.weights_) == 3 and a.weights_.sum() == pytest.approx(1)
+    okcore.save(a.estimator_, tmp_path / "est")
+    loaded = okcore.load(tmp_path / "est")
+    np.testing.assert_allclose(np.asarray(loaded.predict(X)), a.decision_function(X), atol=1e-10)
