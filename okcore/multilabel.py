@@ -49,6 +49,7 @@ from ._validation import (
     check_inputs,
     check_is_fitted,
     check_matrix,
+    check_sample_weight,
     validate_params,
 )
 from .averaging import AveragedRegressor
@@ -138,6 +139,11 @@ def choose_thresholds(
     return thresholds
 
 
+def _rows_weights(weight: np.ndarray | None, rows: np.ndarray) -> dict[str, Any]:
+    """The ``sample_weight`` fit argument of ``rows``, or nothing when unweighted."""
+    return {} if weight is None else {"sample_weight": weight[rows]}
+
+
 class MultiLabelClassifier(MetaEstimator):
     """Label sets from an okcore regressor fitted on 0/1 label rows with the linear kernel.
 
@@ -220,9 +226,14 @@ class MultiLabelClassifier(MetaEstimator):
         )  # fmt: skip
         return AveragedRegressor([boost, forest])
 
-    def fit(self, X: Any, Y: Any) -> MultiLabelClassifier:
+    def fit(self, X: Any, Y: Any, sample_weight: Any = None) -> MultiLabelClassifier:
         """Fit on inputs X (N, p) and 0/1 label rows Y (N, L). Only these rows are used: the
-        inner folds that choose the threshold (and the sigmoid) split them."""
+        inner folds that choose the threshold (and the sigmoid) split them.
+        ``sample_weight`` (N,): every fit of the estimator takes its rows' weights (the
+        inner folds split them); the threshold and the sigmoid are chosen on the
+        out-of-fold scores unweighted. The estimator must take weights (the default's
+        forest searches exactly: with more than 255 distinct values of a feature it asks
+        for ``max_bins``, so name an ``estimator`` with ``max_bins`` set)."""
         validate_params(self, self._parameter_constraints)
         X = check_inputs(X)
         labels = np.asarray(Y)
@@ -231,13 +242,16 @@ class MultiLabelClassifier(MetaEstimator):
         if X.shape[0] != labels.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but Y has {labels.shape[0]}")
         labels = labels.astype(np.float64)
+        weight = check_sample_weight(sample_weight, X.shape[0])
         self.n_labels_ = labels.shape[1]
         self.sigmoid_: tuple[float, float] | None = None
         self.oof_scores_: np.ndarray | None = None
         if self.threshold == "cv" or self.scores == "sigmoid":
             raw = np.empty_like(labels)
             for train, test in kfold(X.shape[0], self.n_splits, self.random_state):
-                model = self._fresh_estimator().fit(X[train], labels[train])
+                model = self._fresh_estimator().fit(
+                    X[train], labels[train], **_rows_weights(weight, train)
+                )
                 raw[test] = self._raw(model, X[test])
             if self.scores == "sigmoid":
                 self.sigmoid_ = fit_sigmoid(raw, labels)
@@ -250,7 +264,9 @@ class MultiLabelClassifier(MetaEstimator):
             )  # fmt: skip
         else:
             self.thresholds_ = np.full(self.n_labels_, float(self.threshold))
-        self.estimator_ = self._fresh_estimator().fit(X, labels)
+        self.estimator_ = self._fresh_estimator().fit(
+            X, labels, **_rows_weights(weight, np.arange(X.shape[0]))
+        )
         self.resolved_params_ = dict(getattr(self.estimator_, "resolved_params_", {}))
         return self
 
