@@ -276,3 +276,15 @@ def test_multilabel_classifier_passes_the_weights_to_every_fit():
     np.testing.assert_allclose(ours.decision_function(X), theirs.decision_function(X), rtol=1e-10)
     cv = MultiLabelClassifier(inner, random_state=0).fit(X, labels, sample_weight=w + 1)
     assert cv.thresholds_.shape == (labels.shape[1],)
+
+
+def test_a_weighted_model_is_not_continued_by_warm_start(tmp_path):
+    import okcore
+
+    X, Y, w = data(19)
+    est = OKBoostRegressor(n_estimators=3, max_bins=255, random_state=0).fit(X, Y, sample_weight=w)
+    assert est.resolved_params_["sample_weight"] is True
+    okcore.save(est, tmp_path / "m")
+    loaded = okcore.load(tmp_path / "m").set_params(warm_start=True, n_estimators=5)
+    with pytest.raises(InvalidParameterError, match="fitted with sample_weight"):
+        loaded.fit(X, Y)
