@@ -140,6 +140,7 @@ class OKBoostClient(TaskMethods):
         input_map: str | None = None,
         input_components: int | None = None,
         sample_weight: Any = None,
+        output_weight: Any = None,
         wait: bool = False,
     ) -> dict[str, Any]:
         """POST /train. ``inputs``: array (float64, float32 and uint8 sent as they are) or
@@ -160,6 +161,8 @@ class OKBoostClient(TaskMethods):
 
         ``sample_weight``: one weight >= 0 per row of ``inputs`` (not all 0), the loss a
         weighted sum (scikit-learn's ``sample_weight``); with ``cv`` the folds split them.
+        ``output_weight``: one weight >= 0 per output column (linear kernel, okboost); unknown
+        output entries go as NaN in ``output_kernel["outputs"]``.
 
         ``wait=True`` blocks until the model is trained (the answer's ``model``), at most the
         server's ``OKBOOST_WAIT_TIMEOUT`` seconds: then ``timed_out`` is True, ``wait_timeout``
@@ -187,6 +190,8 @@ class OKBoostClient(TaskMethods):
             body["input_components"] = input_components
         if sample_weight is not None:
             body["sample_weight"] = np.asarray(sample_weight, dtype=np.float64)
+        if output_weight is not None:
+            body["output_weight"] = np.asarray(output_weight, dtype=np.float64)
         if eval_set is not None:
             body["eval_set"] = {
                 k: as_inputs(v) if k == "inputs" else np.asarray(v) for k, v in eval_set.items()

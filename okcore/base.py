@@ -189,6 +189,20 @@ FITTED_ATTRIBUTES = (
 )
 
 
+def check_known_outputs(estimator: Any, what: str) -> None:
+    """Refuse what needs every training output whole (W^F, the training outputs as
+    candidates) on a model fitted on partly known outputs or with output weights
+    (``resolved_params_["masked_outputs"]``): its leaf values weigh each output column on
+    its own, so no weights over the training outputs give F(x). Also for estimators that
+    borrow :class:`OKEstimator`'s methods (an average)."""
+    if (getattr(estimator, "resolved_params_", None) or {}).get("masked_outputs"):
+        raise DataError(
+            f"{what} needs the training outputs whole, but this model was fitted on "
+            "partly known outputs (or with output_weight): use predict / "
+            "predict_features / predict_kernel, or pass candidates"
+        )
+
+
 class OKEstimator:
     """The estimator contract: scikit-learn parameter handling, one fit path, and the
     prediction API computed from the fitted :class:`FittedEnsemble`.
@@ -498,21 +512,9 @@ class OKEstimator:
         never N x N matrices. Kernel models: see
         :meth:`okcore.kernel_models.kernel_ensemble.KernelEnsemble.weights`.
         """
-        self._check_known_outputs("predict_weights")
+        check_known_outputs(self, "predict_weights")
         X = self._fitted_inputs(X)
         return self.ensemble_.weights(X, n_threads=self._n_threads())
-
-    def _check_known_outputs(self, what: str) -> None:
-        """Refuse what needs every training output whole (W^F, the training outputs as
-        candidates) on a model fitted on partly known outputs or with output weights: its
-        leaf values weigh each output column on its own, so no weights over the training
-        outputs give F(x)."""
-        if getattr(self, "resolved_params_", {}).get("masked_outputs"):
-            raise DataError(
-                f"{what} needs the training outputs whole, but this model was fitted on "
-                "partly known outputs (or with output_weight): use predict / "
-                "predict_features / predict_kernel, or pass candidates"
-            )
 
     def predict_kernel(self, X: Any, X2: Any = None) -> np.ndarray:
         """<F(x), F(x')> for x in X, x' in X2 (default X), shape (Q, Q2) (eq. 7). O(Q Q2 r)."""
@@ -521,7 +523,7 @@ class OKEstimator:
 
     def predict_kernel_train(self, X: Any) -> np.ndarray:
         """<F(x), phi(y_i)> against every training output, shape (Q, N). O(Q N r)."""
-        self._check_known_outputs("predict_kernel_train")
+        check_known_outputs(self, "predict_kernel_train")
         return self.predict_features(X) @ self.output_space_.phi.T
 
     def predict_index(
@@ -557,7 +559,7 @@ class OKEstimator:
                     f"{cand_phi.shape[0]} rows"
                 )
         else:
-            self._check_known_outputs("predict_index without candidates")
+            check_known_outputs(self, "predict_index without candidates")
             cand_phi, cand_diag = space.phi, space.diag
         return preimage.decode(F, cand_phi, cand_diag, top_k)
 

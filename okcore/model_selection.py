@@ -291,6 +291,11 @@ def outputs_of(
                 f"gram must be ({n_samples}, {n_samples}) for {n_samples} rows of X: got {gram.shape}"
             )
     vectors = None if Y is None else np.asarray(Y)
+    if vectors is not None and vectors.dtype.kind == "f" and np.isnan(vectors).any():
+        raise DataError(
+            "Y has unknown (NaN) entries: cross-validation and the automatic choice score "
+            "whole outputs; fit OKBoostRegressor on the partly known outputs directly"
+        )
     weight = check_sample_weight(sample_weight, n_samples)
     outputs = Outputs(Y=vectors, kernel=kernel, gram=gram, sample_weight=weight)
     if Y is None and gram is None and outputs.graph is None:

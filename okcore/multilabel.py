@@ -61,6 +61,7 @@ from ._validation import (
     check_inputs,
     check_is_fitted,
     check_matrix,
+    check_sample_weight,
     validate_params,
 )
 from .averaging import AveragedRegressor
@@ -302,6 +303,11 @@ def default_candidates(random_state: Any, n_rows: int = 0) -> list[Any]:
     ]  # fmt: skip
 
 
+def _rows_weights(weight: np.ndarray | None, rows: np.ndarray) -> dict[str, Any]:
+    """The ``sample_weight`` fit argument of ``rows``, or nothing when unweighted."""
+    return {} if weight is None else {"sample_weight": weight[rows]}
+
+
 class MultiLabelClassifier(MetaEstimator):
     """Label sets from okcore regressors fitted on 0/1 label rows with the linear kernel.
 
@@ -401,9 +407,14 @@ class MultiLabelClassifier(MetaEstimator):
             return [clone(e) for e in self.estimator]
         return [clone(self.estimator)]
 
-    def fit(self, X: Any, Y: Any) -> MultiLabelClassifier:
+    def fit(self, X: Any, Y: Any, sample_weight: Any = None) -> MultiLabelClassifier:
         """Fit on inputs X (N, p) and 0/1 label rows Y (N, L). Only these rows are used: the
-        inner folds that choose the weights, the threshold and the score map split them."""
+        inner folds that choose the weights, the threshold and the score map split them.
+        ``sample_weight`` (N,): every fit of a candidate takes its rows' weights (the inner
+        folds split them); the stacking weights, the score map and the threshold are chosen
+        on the out-of-fold scores unweighted. The candidates must take weights (the
+        default's forest searches exactly: with more than 255 distinct values of a feature
+        it asks for ``max_bins``, so name an ``estimator`` with ``max_bins`` set)."""
         validate_params(self, self._parameter_constraints)
         X = check_inputs(X)
         labels = np.asarray(Y)
@@ -413,6 +424,7 @@ class MultiLabelClassifier(MetaEstimator):
             raise DataError(f"X has {X.shape[0]} rows but Y has {labels.shape[0]}")
         labels = labels.astype(np.float64)
         candidates = self._candidates(X.shape[0])
+        weight = check_sample_weight(sample_weight, X.shape[0])
         self.n_labels_ = labels.shape[1]
         self.sigmoid_: Any = None
         self.oof_scores_: np.ndarray | None = None
@@ -422,7 +434,9 @@ class MultiLabelClassifier(MetaEstimator):
             raws = [np.empty_like(labels) for _ in candidates]
             for train, test in kfold(X.shape[0], self.n_splits, self.random_state):
                 for raw, candidate in zip(raws, candidates, strict=True):
-                    model = clone(candidate).fit(X[train], labels[train])
+                    model = clone(candidate).fit(
+                        X[train], labels[train], **_rows_weights(weight, train)
+                    )
                     raw[test] = self._raw(model, X[test])
             self.weights_, self.oof_log_loss_ = stack_weights(raws, labels, self.scores)
             raw = sum(w * r for w, r in zip(self.weights_, raws, strict=True) if w > 0)
@@ -439,7 +453,7 @@ class MultiLabelClassifier(MetaEstimator):
             if len(kept) == 1
             else AveragedRegressor([c for c, _ in kept], weights=[w for _, w in kept])
         )
-        self.estimator_ = final.fit(X, labels)
+        self.estimator_ = final.fit(X, labels, **_rows_weights(weight, np.arange(X.shape[0])))
         self.resolved_params_ = dict(getattr(self.estimator_, "resolved_params_", {}))
         return self
 

@@ -491,6 +491,13 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
                 "warm_start=False."
             )
         if self.warm_start and "ensemble_" in self.__dict__:
+            weighted = {"sample_weight", "masked_outputs"} & set(self.resolved_params_)
+            if weighted:
+                raise InvalidParameterError(
+                    f"warm_start=True cannot add trees to this {type(self).__name__}: it was "
+                    f"fitted with {' and '.join(sorted(weighted))} (weighted trees), which a "
+                    "continued fit does not take. Fit it anew with warm_start=False."
+                )
             fit_more(self, X, data[1:], data_fingerprint(*data), callback)
             return self
         self.__dict__.pop("_continuation", None)
@@ -554,6 +561,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         fitted = self._fitted(plan, n_rounds, result, space, rows)
         if masked:  # predictions needing the whole training outputs refuse (W^F)
             fitted.resolved_params["masked_outputs"] = True
+        elif weight is not None:  # a warm start refuses to continue it (fit)
+            fitted.resolved_params["sample_weight"] = True
         return fitted
 
     def _boost(

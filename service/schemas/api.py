@@ -511,6 +511,13 @@ class TrainRequest(_Model):
     eval_set: EvalSet | None = Field(
         None, description="Optional validation data (okboost and krr-boost only)."
     )
+    output_weight: Weights | None = Field(
+        None,
+        description="Optional weight of each output column (d numbers >= 0, not all 0) for "
+        "the linear output kernel: the loss weighs column c's squared errors by it. Models "
+        + ", ".join(MASKED_OUTPUT_MODELS)
+        + " (the same path as unknown output entries).",
+    )
     sample_weight: Weights | None = Field(
         None,
         description="Optional weight of each training row (N numbers >= 0, not all 0; a "
@@ -566,6 +573,8 @@ class TrainRequest(_Model):
             )
         if isinstance(spec, LinearKernelSpec) and np.isnan(spec.outputs).any():
             _check_unknown_outputs(self, spec.outputs)
+        if self.output_weight is not None:
+            _check_output_weight(self, spec)
         if self.sample_weight is not None:
             if self.model not in SAMPLE_WEIGHT_MODELS:
                 raise ValueError(
@@ -574,6 +583,28 @@ class TrainRequest(_Model):
                 )
             okcore.check_sample_weight(self.sample_weight, n)  # length, sign, sum: a 422
         return self
+
+
+def _check_output_weight(req: TrainRequest, spec: Any) -> None:
+    """A weight per output column: the linear kernel's columns, a model that takes them."""
+    if not isinstance(spec, LinearKernelSpec):
+        raise ValueError(
+            "output_weight weighs the columns of output vectors: it needs output_kernel "
+            "type 'linear' (under another kernel an output column is not a factor column)"
+        )
+    if req.model not in MASKED_OUTPUT_MODELS:
+        raise ValueError(
+            f"output_weight is taken by models {', '.join(map(repr, MASKED_OUTPUT_MODELS))}, "
+            f"not {req.model!r}"
+        )
+    if req.cv is not None:
+        raise ValueError("output_weight does not go with cv (its scores weigh every column alike)")
+    d = spec.outputs.shape[1]
+    w = req.output_weight
+    if w is None or len(w) != d or (w < 0).any() or not w.sum() > 0:
+        raise ValueError(
+            f"output_weight must be {d} numbers >= 0 (one per output column), not all 0"
+        )
 
 
 def _check_unknown_outputs(req: TrainRequest, outputs: np.ndarray) -> None:

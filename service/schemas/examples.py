@@ -121,6 +121,7 @@ TRAIN: dict[str, Any] = {
     "params": {"n_estimators": 50, "learning_rate": 0.1, "max_splits": 3, "random_state": 0},
     "eval_set": None,
     "sample_weight": None,
+    "output_weight": None,
     "wait": True,
 }
 
@@ -168,6 +169,7 @@ FIELD_EXAMPLES: dict[str, Any] = {
     # fields whose model example is null: a value to show instead
     "eval_set": EVAL_SET,
     "sample_weight": [1.0, 2.0, 1.0, 0.5],
+    "output_weight": [1.0, 0.5],
     "warnings": [
         "only 12 training rows: the model and its scores are anecdotal (at least 20 are advised)"
     ],

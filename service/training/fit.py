@@ -159,6 +159,8 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         fit_kwargs["Y"] = outputs
     if req.sample_weight is not None:
         fit_kwargs["sample_weight"] = req.sample_weight
+    if req.output_weight is not None:
+        fit_kwargs["output_weight"] = req.output_weight
     if req.eval_set is not None:
         ev = req.eval_set
         if ev.outputs is not None:

@@ -120,3 +120,12 @@ def test_a_saved_masked_model_still_refuses_whole_output_answers(tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
     with pytest.raises(DataError, match="partly known outputs"):
         loaded.predict_weights(X)
+
+
+def test_cross_validation_refuses_unknown_output_entries():
+    from okcore.model_selection import cross_validate
+
+    X, Y, _ = data(6)
+    Y[0, 0] = np.nan
+    with pytest.raises(DataError, match="score whole outputs"):
+        cross_validate(OKBoostRegressor(**KW), X, Y, cv=3)

@@ -288,3 +288,29 @@ def test_extra_trees_integer_weights_equal_repeated_rows(bootstrap):
         n_estimators=4, splitter="random", bootstrap=bootstrap, max_bins=255, random_state=0
     ).fit(X, Y, sample_weight=w)
     np.testing.assert_allclose(forest.predict_weights(X) @ Y, forest.predict(X), atol=1e-10)
+
+
+def test_multilabel_classifier_passes_the_weights_to_every_fit():
+    from okcore import MultiLabelClassifier
+
+    X, Y, w = data(18, n=120)
+    labels = (Y > np.median(Y, axis=0)).astype(int)
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    inner = OK3Regressor(max_bins=255, max_splits=6)
+    ours = MultiLabelClassifier(inner, threshold=0.5, scores="clip").fit(X, labels, sample_weight=w)
+    theirs = MultiLabelClassifier(inner, threshold=0.5, scores="clip").fit(X[rep], labels[rep])
+    np.testing.assert_allclose(ours.decision_function(X), theirs.decision_function(X), rtol=1e-10)
+    cv = MultiLabelClassifier(inner, random_state=0).fit(X, labels, sample_weight=w + 1)
+    assert cv.thresholds_.shape == (labels.shape[1],)
+
+
+def test_a_weighted_model_is_not_continued_by_warm_start(tmp_path):
+    import okcore
+
+    X, Y, w = data(19)
+    est = OKBoostRegressor(n_estimators=3, max_bins=255, random_state=0).fit(X, Y, sample_weight=w)
+    assert est.resolved_params_["sample_weight"] is True
+    okcore.save(est, tmp_path / "m")
+    loaded = okcore.load(tmp_path / "m").set_params(warm_start=True, n_estimators=5)
+    with pytest.raises(InvalidParameterError, match="fitted with sample_weight"):
+        loaded.fit(X, Y)

@@ -129,3 +129,27 @@ def test_unknown_output_entries_elsewhere_are_422(
     r = client.post("/train", json=spec)
     assert r.status_code == 422, r.text
     assert message in r.json()["error"]["message"]
+
+
+def test_output_weights_train_okcores_model_and_bad_ones_are_422(client: TestClient) -> None:
+    spec = masked_body(output_weight=[2.0, 0.5])
+    r = client.post("/train", json=spec)
+    assert r.status_code == 201, r.text
+    X, Y = vector_data(n=40)
+    Y[::3, 0] = np.nan
+    est = okcore.OKBoostRegressor(**PARAMS).fit(X, Y, output_weight=[2.0, 0.5])
+    ask = {"model_id": r.json()["model_id"], "inputs": X[:5].tolist()}
+    got = client.post("/kernel", json=ask).json()["kernel"]
+    np.testing.assert_allclose(got, est.predict_kernel(X[:5]), rtol=1e-9)
+    for extra, message in (
+        ({"output_weight": [1.0]}, "one per output column"),
+        ({"output_weight": [1.0, -1.0]}, "one per output column"),
+        ({"output_weight": [1.0, 1.0], "model": "krr"}, "output_weight is taken by models"),
+    ):
+        bad = {**masked_body(), **extra}
+        bad["params"] = PARAMS if bad["model"] == "okboost" else {}
+        if bad["model"] == "krr":  # every entry known: only the column weight is refused
+            bad["output_kernel"] = body(None)["output_kernel"]
+        r = client.post("/train", json=bad)
+        assert r.status_code == 422, r.text
+        assert message in r.json()["error"]["message"]
