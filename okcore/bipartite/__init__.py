@@ -1,12 +1,14 @@
 """Bipartite networks (drug-target, protein-ligand, user-item): two one-sided output-kernel
 models, their combination for pairs of new vertices, weighted nearest neighbours and the
 recovery of unlabelled interactions, the default's per-block choice, and K x K
-cross-validation with AUROC and average precision per block."""
+cross-validation with AUROC and average precision per block; unknown pairs (NaN in the
+interaction matrix) are kept apart from non-interactions in training and in scores."""
 
 from .model import NEW_PAIR_METHODS, BipartiteRegressor
 from .neighbours import NeighbourRegressor, neighbour_weights, recover_interactions
 from .pairs import PAIR_KERNELS, side_inputs
 from .search import SEARCH_SCORES, BipartiteGridSearch
+from .unknown import check_interactions, fill_unknown
 from .validation import (
     BLOCKS,
     BipartiteCVResult,
@@ -28,7 +30,9 @@ __all__ = [
     "bipartite_cross_validate",
     "block_scores",
     "check_folds",
+    "check_interactions",
     "degree_stratified_folds",
+    "fill_unknown",
     "neighbour_weights",
     "recover_interactions",
     "side_inputs",

@@ -57,7 +57,6 @@ from .._validation import (
     Options,
     RandomStateLike,
     check_is_fitted,
-    check_matrix,
     check_random_state,
     validate_params,
 )
@@ -69,6 +68,7 @@ from ..trees.forest import OK3ForestRegressor
 from . import default as default_choice
 from .neighbours import cosine_similarity, recover_interactions
 from .pairs import PAIR_KERNELS, SIDE_INPUTS, KroneckerRidge, PairTrees, dense_inputs
+from .unknown import check_interactions, fill_unknown
 
 NEW_PAIR_METHODS = ("two-step", "refit", "pair-trees", "kronecker")
 
@@ -146,7 +146,8 @@ class BipartiteRegressor(MetaEstimator):
         Seeds the pair sampling and the default pair estimator.
 
     Fitted attributes: ``row_model_``, ``col_model_`` (fitted clones), ``Y_`` (n_rows,
-    n_cols: the learnt interactions, recovered when ``recovery_neighbors`` > 0),
+    n_cols: the learnt interactions, unknown pairs filled, recovered when
+    ``recovery_neighbors`` > 0), ``n_unknown_`` (the unknown (NaN) pairs of the Y given),
     ``X_rows_``, ``X_cols_`` (the training inputs, referenced, not copied),
     ``n_rows_``, ``n_cols_``; ``pair_model_`` (the fitted pair model of "pair-trees" or
     "kronecker", else None); ``selection_`` (no model named: the fitted
@@ -213,20 +214,27 @@ class BipartiteRegressor(MetaEstimator):
         (features, or the similarity among the training rows), X_cols n_cols rows.
         ``callback(FitProgress)`` hears both fits' phases and trees, the row model's then
         the column model's (``part`` "rows" / "columns"); returning True stops the fit
-        that reports."""
+        that reports. NaN entries of Y are unknown pairs, not negatives: they take their
+        neighbours' value (:mod:`okcore.bipartite.unknown`; k = ``recovery_neighbors``, or
+        the default's 7 when it is 0, decay ``recovery_eta``) and ``n_unknown_`` counts
+        them."""
         validate_params(self, self._parameter_constraints)
         check_callback(callback)
-        Y = check_matrix(Y, "Y")
+        Y = check_interactions(Y)
         if X_rows.shape[0] != Y.shape[0] or X_cols.shape[0] != Y.shape[1]:
             raise DataError(
                 f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {X_rows.shape[0]} rows and "
                 f"X_cols {X_cols.shape[0]}: one input row per row and per column vertex"
             )
+        self.n_unknown_ = int(np.isnan(Y).sum())
         if self.row_estimator is None and self.col_estimator is None:
             return self._fit_default(X_rows, X_cols, Y)
         self.selection_: Any = None
-        if self.recovery_neighbors > 0 or self.output_similarity:
+        if self.recovery_neighbors > 0 or self.output_similarity or self.n_unknown_:
             S_rows, S_cols = self._similarity(X_rows), self._similarity(X_cols)
+        if self.n_unknown_:
+            k = self.recovery_neighbors or default_choice.DEFAULT_NEIGHBORS
+            Y = fill_unknown(Y, S_rows, S_cols, k, float(self.recovery_eta))
         if self.recovery_neighbors > 0:
             Y = recover_interactions(
                 Y, S_rows, S_cols, self.recovery_neighbors, float(self.recovery_eta)
