@@ -165,7 +165,8 @@ def split_arrays(
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` with arrays as lists and sparse matrices as ``{data, indices, indptr, shape}``."""
+    """``value`` with arrays as lists (NaN as null) and sparse matrices as ``{data, indices,
+    indptr, shape}``."""
     if is_sparse(value):
         csr = value.tocsr()
         return {
@@ -175,6 +176,10 @@ def jsonable(value: Any) -> Any:
             "shape": list(csr.shape),
         }
     if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f" and np.isnan(value).any():  # JSON has no NaN: null
+            cells = value.astype(object)
+            cells[np.isnan(value)] = None
+            return cells.tolist()
         return value.tolist()
     if isinstance(value, TableFile):
         raise TypeError(f"{value.name} is sent as a file: use the client with binary=True")

@@ -86,6 +86,11 @@ EDGE_PARTS = (
     "edges.new_rows",
     "edges.new_cols",
     "edges.new_pairs",
+    "unknown_pairs",  # a bipartite network's unknown pairs, at /train and /evaluate
+    "unknown_pairs.by_id",
+    "unknown_pairs.new_rows",
+    "unknown_pairs.new_cols",
+    "unknown_pairs.new_pairs",
 )
 ID_COLUMN = "id"
 _BINARY_MAGIC = (b"\x93NUMPY", b"PK\x03\x04")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
 from e2e_server import Server
@@ -120,3 +121,57 @@ def test_bipartite_with_a_labelled_target_similarity(
 
     info = httpx.get(f"{server.url}/models/{trained['model_id']}").json()["bipartite"]
     assert info["n_interactions"] == len(pairs) and info["has_col_ids"]
+
+
+def test_bipartite_unknown_pairs_from_files(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An adjacency table with NA cells, or a TSV of unknown id pairs, at training; unknown
+    test pairs left out of the scores."""
+    url = ["--url", server.url]
+    _table(tmp_path / "drugs.csv", NET.rows[:30], NET.row_ids[:30])
+    _table(tmp_path / "targets.csv", NET.cols[:20], NET.col_ids[:20])
+    _table(tmp_path / "new_drugs.csv", NET.rows[30:], NET.row_ids[30:])
+    Y = NET.Y[:30, :20]
+    unknown = np.argwhere(Y == 0)[::11]
+    cells = Y.astype(int).astype(str)
+    cells[unknown[:, 0], unknown[:, 1]] = "NA"
+    (tmp_path / "adjacency.csv").write_text(
+        "\n".join(",".join(row) for row in cells) + "\n", encoding="utf-8"
+    )
+    (tmp_path / "unknown.tsv").write_text(
+        "".join(f"d{i}\tt{j}\n" for i, j in unknown), encoding="utf-8"
+    )
+    pairs = NET.edges(range(30), range(20))
+    (tmp_path / "interactions.tsv").write_text(
+        "".join(f"d{i}\tt{j}\n" for i, j in pairs), encoding="utf-8"
+    )
+    common = ["--rows", str(tmp_path / "drugs.csv"), "--cols", str(tmp_path / "targets.csv"),
+              "--param", "n_estimators=15", "--param", "random_state=0", "--quiet"]  # fmt: skip
+    ids = []
+    for given in (["--adjacency", str(tmp_path / "adjacency.csv")],
+                  ["--edges", str(tmp_path / "interactions.tsv"), "--unknown-pairs",
+                   str(tmp_path / "unknown.tsv")]):  # fmt: skip
+        assert main(["bipartite", "train", *url, *common, *given]) == 0
+        trained = json.loads(capsys.readouterr().out)
+        assert trained["state"] == "done"
+        record = httpx.get(f"{server.url}/models/{trained['model_id']}").json()
+        assert record["bipartite"]["n_unknown"] == len(unknown)
+        ids.append(trained["model_id"])
+    scores = []
+    for model_id in ids:
+        assert main(["bipartite", "kernel", *url, model_id, "--rows",
+                     str(tmp_path / "new_drugs.csv")]) == 0  # fmt: skip
+        scores.append(json.loads(capsys.readouterr().out)["scores"]["new_rows"])
+    np.testing.assert_allclose(scores[0], scores[1])
+    (tmp_path / "test_unknown.tsv").write_text("d30\tt0\nd31\tt1\n", encoding="utf-8")
+    (tmp_path / "test.tsv").write_text(
+        "".join(f"d{30 + a}\tt{j}\n" for a, j in NET.edges(range(30, 36), range(20))
+                if (a, j) not in ((0, 0), (1, 1))),
+        encoding="utf-8",
+    )  # fmt: skip
+    assert main(["bipartite", "evaluate", *url, ids[0], "--rows", str(tmp_path / "new_drugs.csv"),
+                 "--edges", str(tmp_path / "test.tsv"), "--unknown-pairs",
+                 str(tmp_path / "test_unknown.tsv")]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["new_rows"]["n_unknown"] == 2 and out["new_rows"]["n_pairs"] == 6 * 20 - 2

@@ -120,3 +120,27 @@ def test_a_labelled_similarity_file_is_matched_by_id(http: TestClient, tmp_path:
     new = {"rows": NET.rows[30:], "top_k": 3}
     got, want = (c.kernel_bipartite(m["model_id"], **new) for m in (by_file, by_array))
     np.testing.assert_array_equal(got["edges"]["new_rows_ids"], want["edges"]["new_rows_ids"])
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_bipartite_unknown_pairs(http: TestClient, binary: bool) -> None:
+    """Unknown pairs as a list or as NaN in the adjacency give one model; at /evaluate they
+    are left out of the scores."""
+    c = OKBoostClient("http://localhost", transport=http._transport, binary=binary)
+    Y = NET.Y[R, C].copy()
+    unknown = np.argwhere(Y == 0)[::7]
+    listed = c.train_bipartite(NET.rows[R], NET.cols[C], adjacency=Y, unknown_pairs=unknown,
+                               params=SMALL, wait=True)  # fmt: skip
+    Y[unknown[:, 0], unknown[:, 1]] = np.nan
+    as_nan = c.train_bipartite(NET.rows[R], NET.cols[C], adjacency=Y, params=SMALL, wait=True)
+    assert listed["model"]["bipartite"]["n_unknown"] == len(unknown)
+    assert as_nan["model"]["bipartite"]["n_unknown"] == len(unknown)
+    a = c.kernel_bipartite(listed["model_id"], NET.rows[TR])["scores"]["new_rows"]
+    b = c.kernel_bipartite(as_nan["model_id"], NET.rows[TR])["scores"]["new_rows"]
+    np.testing.assert_allclose(a, b)
+    truth = NET.edges(range(30, 36), range(20))
+    negatives = np.argwhere(NET.Y[TR, C] == 0)[:3]
+    out = c.evaluate_bipartite(listed["model_id"], NET.rows[TR], new_rows=truth,
+                               unknown_pairs={"new_rows": negatives})  # fmt: skip
+    assert out["new_rows"]["n_unknown"] == 3
+    assert out["new_rows"]["n_pairs"] == 6 * 20 - 3
