@@ -122,10 +122,15 @@ class TableFile:
 
 
 def table_file(path: str | os.PathLike[str]) -> TableFile:
-    """The file at ``path`` as a table part: TSV for ``.tsv`` / ``.tab``, else CSV."""
+    """The file at ``path`` as a table part: TSV for ``.tsv`` / ``.tab``, CSV for ``.csv``,
+    else plain text whose separator the service sniffs from its first line (the published
+    drug-target ``.txt`` files are tab-separated)."""
     p = Path(path)
-    tsv = p.suffix.lower() in (".tsv", ".tab")
-    return TableFile(p.name, p.read_bytes(), "text/tab-separated-values" if tsv else "text/csv")
+    suffix = p.suffix.lower()
+    media = {".tsv": "text/tab-separated-values", ".tab": "text/tab-separated-values"}
+    return TableFile(
+        p.name, p.read_bytes(), media.get(suffix, "text/csv" if suffix == ".csv" else "text/plain")
+    )
 
 
 def npy_part(path: str, arr: Any) -> Part:
