@@ -108,18 +108,22 @@ def test_a_labelled_similarity_file_is_matched_by_id(http: TestClient, tmp_path:
     ids = NET.col_ids[:20]
     rng = np.random.default_rng(2)
     rows, cols = rng.permutation(20), rng.permutation(20)
-    lines = ["," + ",".join(ids[j] for j in cols)]
-    lines += [ids[i] + "," + ",".join(repr(float(S[i, j])) for j in cols) for i in rows]
-    (tmp_path / "targets.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for name, sep in (("targets.csv", ","), ("targets_simmat_dg.txt", "\t")):
+        lines = [sep + sep.join(ids[j] for j in cols)]
+        lines += [ids[i] + sep + sep.join(repr(float(S[i, j])) for j in cols) for i in rows]
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     row_ids = np.asarray(NET.row_ids[:30])
     edges = np.asarray([[row_ids[i], ids[j]] for i, j in NET.edges(range(30), range(20))])
     common = {"rows": NET.rows[:30], "row_ids": row_ids, "edges": edges,
               "params": SMALL, "wait": True}  # fmt: skip
-    by_file = c.train_bipartite(col_similarity=tmp_path / "targets.csv", **common)
     by_array = c.train_bipartite(col_similarity=S, col_ids=np.asarray(ids), **common)
     new = {"rows": NET.rows[30:], "top_k": 3}
-    got, want = (c.kernel_bipartite(m["model_id"], **new) for m in (by_file, by_array))
-    np.testing.assert_array_equal(got["edges"]["new_rows_ids"], want["edges"]["new_rows_ids"])
+    want = c.kernel_bipartite(by_array["model_id"], **new)
+    # a .csv file, and a tab-separated .txt file as the published drug-target files are
+    for name in ("targets.csv", "targets_simmat_dg.txt"):
+        by_file = c.train_bipartite(col_similarity=tmp_path / name, **common)
+        got = c.kernel_bipartite(by_file["model_id"], **new)
+        np.testing.assert_array_equal(got["edges"]["new_rows_ids"], want["edges"]["new_rows_ids"])
 
 
 @pytest.mark.parametrize("binary", [True, False])
