@@ -50,7 +50,8 @@ def _side(
 ) -> dict[str, Any]:
     """A side's keyword arguments of the client: features (with the ids of their id
     column) or a similarity matrix (at training, square: plain, or labelled and matched by
-    id, its rows' ids the side's ids)."""
+    id, its rows' ids the side's ids; at prediction, a table file is sent as it is: labelled,
+    its header names the training vertices in any order and the service matches them)."""
     if features is not None and similarity is not None:
         raise ValueError(f"give --{name} or --{name[:-1]}-similarity, not both")
     if features is not None:
@@ -59,8 +60,10 @@ def _side(
     if similarity is not None and training:
         matrix, ids = read_similarity(similarity)  # plain, or labelled: matched by id
         return {f"{name[:-1]}_similarity": matrix, f"{name[:-1]}_ids": ids}
-    if similarity is not None:
+    if similarity is not None and Path(similarity).suffix == ".npy":
         return {f"{name[:-1]}_similarity": load_array(similarity)}
+    if similarity is not None:  # a table, sent as it is: a labelled one is matched by id
+        return {f"{name[:-1]}_similarity": similarity}
     return {}
 
 

@@ -64,8 +64,36 @@ def side_inputs(m: LoadedModel, side: NewSide, name: str) -> Any:
             )
         want, X = info[n_name], side.similarity
         what = f"{want} training vertices (one similarity per training vertex)"
+        if side.similarity_ids is not None:
+            X = _by_training_id(m, side, name, want)
     if X.shape[1] != want:
         raise InvalidRequest(f"{name} has {X.shape[1]} columns but the model expects {what}")
+    return X
+
+
+def _by_training_id(m: LoadedModel, side: NewSide, name: str, n: int) -> np.ndarray:
+    """The similarity's columns put in the training order by their ids (``similarity_ids``,
+    or a labelled table's header): every training vertex named once."""
+    known = m.ids if name == "rows" else m.col_ids
+    where = f"{name}.similarity_ids"
+    if known is None:
+        raise InvalidRequest(
+            f"{where}: the model's {name} were trained without ids, so the columns of "
+            f"{name}.similarity cannot be matched by id: send them in the training order "
+            "without a header"
+        )
+    assert side.similarity is not None and side.similarity_ids is not None
+    if side.similarity_ids.shape[0] != n:
+        raise InvalidRequest(
+            f"{where} names {side.similarity_ids.shape[0]} training vertices but the model has "
+            f"{n}: one column per training vertex"
+        )
+    try:
+        columns = known.rows_of(side.similarity_ids, where, f" (the training ids of {name})")
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from None
+    X = np.empty_like(side.similarity)
+    X[:, columns] = side.similarity  # ids are unique: a permutation of the training order
     return X
 
 

@@ -86,6 +86,7 @@ enough vertices for its folds."""
 NEW_SIDE_EXAMPLE: dict[str, Any] = {
     "inputs": [[0.2, 0.9]],
     "similarity": [[0.9, 0.1, 0.4]],
+    "similarity_ids": ["d1", "d3", "d2"],
     "ids": ["d-new"],
 }
 KERNEL_EXAMPLE: dict[str, Any] = {
@@ -301,6 +302,27 @@ class NewSide(Side):
     """New vertices of one side: features, or their similarity to the training vertices."""
 
     model_config = ConfigDict(json_schema_extra=documented(NEW_SIDE_EXAMPLE))
+
+    similarity_ids: Ids | None = Field(
+        None,
+        description="The training vertices' ids naming the columns of `similarity`, in any "
+        "order: the columns are matched to the model's training vertices by id (every "
+        "training vertex once). A labelled similarity table (the training ids in its header, "
+        "the new vertices' ids in its first column) gives them. Default: the columns are in "
+        "the training order.",
+    )
+
+    @model_validator(mode="after")
+    def _named_columns(self) -> NewSide:
+        if self.similarity_ids is not None:
+            if self.similarity is None:
+                raise ValueError("similarity_ids name the columns of a similarity: send one")
+            if self.similarity_ids.shape[0] != self.similarity.shape[1]:
+                raise ValueError(
+                    f"similarity_ids has {self.similarity_ids.shape[0]} ids but the similarity "
+                    f"{self.similarity.shape[1]} columns: one id per column"
+                )
+        return self
 
 
 class BipartiteKernelRequest(_Model):

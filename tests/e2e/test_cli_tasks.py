@@ -175,3 +175,39 @@ def test_bipartite_unknown_pairs_from_files(
                  str(tmp_path / "test_unknown.tsv")]) == 0  # fmt: skip
     out = json.loads(capsys.readouterr().out)
     assert out["new_rows"]["n_unknown"] == 2 and out["new_rows"]["n_pairs"] == 6 * 20 - 2
+
+
+def test_bipartite_labelled_similarity_at_prediction(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--col-similarity at prediction: a labelled table whose header names the training
+    targets in another order gives the scores of the plain matrix in the training order."""
+    url = ["--url", server.url]
+    X = NET.cols
+    S = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4)
+    ids = NET.col_ids
+
+    def labelled(path: Path, rows: list[int], cols: list[int]) -> None:
+        lines = ["\t" + "\t".join(ids[j] for j in cols)]
+        lines += [ids[i] + "\t" + "\t".join(repr(float(S[i, j])) for j in cols) for i in rows]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    _table(tmp_path / "drugs.csv", NET.rows[:30], NET.row_ids[:30])
+    labelled(tmp_path / "targets.txt", list(range(20)), list(range(20)))
+    order = [int(j) for j in np.random.default_rng(0).permutation(20)]
+    labelled(tmp_path / "new_targets.txt", list(range(20, 24)), order)
+    np.save(tmp_path / "new_targets.npy", S[20:24, :20])
+    (tmp_path / "interactions.tsv").write_text(
+        "".join(f"d{i}\tt{j}\n" for i, j in NET.edges(range(30), range(20))), encoding="utf-8"
+    )
+    assert main(["bipartite", "train", *url, "--rows", str(tmp_path / "drugs.csv"),
+                 "--col-similarity", str(tmp_path / "targets.txt"), "--edges",
+                 str(tmp_path / "interactions.tsv"), "--param", "n_estimators=15",
+                 "--quiet"]) == 0  # fmt: skip
+    model_id = json.loads(capsys.readouterr().out)["model_id"]
+    scores = []
+    for name in ("new_targets.txt", "new_targets.npy"):
+        assert main(["bipartite", "kernel", *url, model_id, "--col-similarity",
+                     str(tmp_path / name)]) == 0  # fmt: skip
+        scores.append(json.loads(capsys.readouterr().out)["scores"]["new_cols"])
+    np.testing.assert_allclose(scores[0], scores[1], atol=1e-12)
