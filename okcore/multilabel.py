@@ -53,6 +53,7 @@ from ._validation import (
 )
 from .averaging import AveragedRegressor
 from .boosting import OKBoostRegressor
+from .callbacks import check_callback, part_callback
 from .exceptions import DataError
 from .meta import MetaEstimator, clone
 from .model_selection import kfold
@@ -220,10 +221,15 @@ class MultiLabelClassifier(MetaEstimator):
         )  # fmt: skip
         return AveragedRegressor([boost, forest])
 
-    def fit(self, X: Any, Y: Any) -> MultiLabelClassifier:
+    def fit(self, X: Any, Y: Any, *, callback: Any = None) -> MultiLabelClassifier:
         """Fit on inputs X (N, p) and 0/1 label rows Y (N, L). Only these rows are used: the
-        inner folds that choose the threshold (and the sigmoid) split them."""
+        inner folds that choose the threshold (and the sigmoid) split them.
+        ``callback(FitProgress)`` hears every inner fit's phases and trees, in the order
+        run, with ``part`` "fold 1" ... "fold K" (the inner cross-validation's fits) then
+        "final"; returning True stops the fit that reports. The estimator must then take a
+        ``callback`` (every okcore estimator the service names does)."""
         validate_params(self, self._parameter_constraints)
+        check_callback(callback)
         X = check_inputs(X)
         labels = np.asarray(Y)
         if labels.ndim != 2 or not np.isin(labels, (0, 1)).all():
@@ -236,8 +242,10 @@ class MultiLabelClassifier(MetaEstimator):
         self.oof_scores_: np.ndarray | None = None
         if self.threshold == "cv" or self.scores == "sigmoid":
             raw = np.empty_like(labels)
-            for train, test in kfold(X.shape[0], self.n_splits, self.random_state):
-                model = self._fresh_estimator().fit(X[train], labels[train])
+            folds = kfold(X.shape[0], self.n_splits, self.random_state)
+            for k, (train, test) in enumerate(folds):
+                heard = part_callback(callback, f"fold {k + 1}")
+                model = self._fresh_estimator().fit(X[train], labels[train], **heard)
                 raw[test] = self._raw(model, X[test])
             if self.scores == "sigmoid":
                 self.sigmoid_ = fit_sigmoid(raw, labels)
@@ -250,7 +258,7 @@ class MultiLabelClassifier(MetaEstimator):
             )  # fmt: skip
         else:
             self.thresholds_ = np.full(self.n_labels_, float(self.threshold))
-        self.estimator_ = self._fresh_estimator().fit(X, labels)
+        self.estimator_ = self._fresh_estimator().fit(X, labels, **part_callback(callback, "final"))
         self.resolved_params_ = dict(getattr(self.estimator_, "resolved_params_", {}))
         return self
 

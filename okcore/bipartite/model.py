@@ -47,7 +47,6 @@ the (q, n_rows) similarity of new rows to them (:func:`side_inputs` slices both,
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -61,7 +60,7 @@ from .._validation import (
     validate_params,
 )
 from ..boosting import OKBoostRegressor
-from ..callbacks import check_callback
+from ..callbacks import check_callback, part_callback
 from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
 from ..trees.forest import OK3ForestRegressor
@@ -75,14 +74,6 @@ NEW_PAIR_METHODS = ("two-step", "refit", "pair-trees", "kronecker")
 
 #: The new x new methods with a model of their own, fitted by ``fit``.
 PAIR_MODELS = ("pair-trees", "kronecker")
-
-
-def _side_callback(callback: Any, part: str) -> dict[str, Any]:
-    """The fit keyword of a one-sided fit: ``callback`` hearing its progress as ``part``
-    (none without a callback: a one-sided estimator need not take one)."""
-    if callback is None:
-        return {}
-    return {"callback": lambda p: callback(replace(p, part=part))}
 
 
 def psd_sqrt(S: np.ndarray) -> np.ndarray:
@@ -244,10 +235,10 @@ class BipartiteRegressor(MetaEstimator):
             row_outputs = Y @ psd_sqrt(S_cols)
             col_outputs = np.ascontiguousarray(Y.T @ psd_sqrt(S_rows))
         self.row_model_ = clone(self._row_template()).fit(
-            X_rows, row_outputs, kernel=self.kernel, **_side_callback(callback, "rows")
+            X_rows, row_outputs, kernel=self.kernel, **part_callback(callback, "rows")
         )
         self.col_model_ = clone(self._col_template()).fit(
-            X_cols, col_outputs, kernel=self.kernel, **_side_callback(callback, "columns")
+            X_cols, col_outputs, kernel=self.kernel, **part_callback(callback, "columns")
         )
         self.Y_ = Y
         self.n_rows_, self.n_cols_ = Y.shape

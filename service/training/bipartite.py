@@ -28,7 +28,7 @@ import scipy.sparse as sp
 import okcore
 from service.errors import InvalidRequest
 from service.jobs.progress import PhasePlan
-from service.jobs.task import Reporter
+from service.jobs.task import Cancelled, FitsProgress, Reporter
 from service.schemas.bipartite import BipartiteTrainRequest
 from service.store.composite import write_bipartite_extra
 from service.store.model_store import write_model
@@ -43,10 +43,6 @@ from service.vertex_ids import VertexIds
 
 PROFILE_KERNEL = {"type": "linear"}
 """Both one-sided models' output kernel: on the interaction profiles themselves."""
-
-
-class _Cancelled(Exception):
-    """The job was asked to stop (heard after a tree of a one-sided fit)."""
 
 
 @dataclass
@@ -368,28 +364,6 @@ def cv_record(
     }
 
 
-@dataclass
-class FitsProgress:
-    """The job's reporter over one-sided fits run one after another (``trees``: each fit's
-    planned trees): a fit's reports shifted past the trees of the fits before it, scaled to
-    its planned trees if it grows another number, with the time since the job started as
-    ``elapsed`` (each fit's own clock restarts at 0). Raises _Cancelled when asked to stop."""
-
-    reporter: Reporter
-    trees: list[int]
-    started: float = field(default_factory=time.perf_counter)
-
-    def fit(self, i: int, progress: okcore.FitProgress) -> None:
-        """The i-th fit's report (okcore's fit callback of that fit)."""
-        planned = self.trees[i]
-        done = sum(self.trees[:i]) + planned * min(progress.done, progress.total) // max(
-            progress.total, 1
-        )
-        elapsed = time.perf_counter() - self.started
-        if self.reporter(replace(progress, done=done, total=sum(self.trees), elapsed=elapsed)):
-            raise _Cancelled
-
-
 def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Reporter) -> str:
     """Cross-validate (when asked), fit, store. Returns "done", "cancelled" or "deleted".
     Progress counts the trees of every one-sided fit, with each fit's set-up phases; a
@@ -422,7 +396,7 @@ def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Repo
             }
         final = 0 if plan.cv is None else plan.cv[0] * plan.cv[1]
         model.fit(plan.X_rows, plan.X_cols, Y, callback=lambda p: heard(final, p))
-    except _Cancelled:
+    except Cancelled:
         return "cancelled"
     record.update(
         status="ready",
