@@ -16,6 +16,7 @@ from okcore.bipartite import (
     neighbour_weights,
 )
 from okcore.bipartite.default import BlockSelection, default_candidates
+from okcore.bipartite.neighbours import cosine_similarity
 from okcore.exceptions import DataError
 from okcore.kernel_models.ridge import KernelRidgeRegressor
 
@@ -99,8 +100,8 @@ def test_unknown_pairs_with_features_and_recovery_equal_the_filled_matrix() -> N
     krr = KernelRidgeRegressor(alpha=1.0, input_kernel="rbf", gamma=1.0)
     for recovery in (0, 3):
         model = BipartiteRegressor(krr, recovery_neighbors=recovery).fit(X_r, X_c, Y)
-        S_r = np.maximum(model._similarity(X_r), 0.0)
-        S_c = np.maximum(model._similarity(X_c), 0.0)
+        S_r = np.maximum(cosine_similarity(X_r, X_r), 0.0)  # inputs="features"
+        S_c = np.maximum(cosine_similarity(X_c, X_c), 0.0)
         filled = fill_unknown(Y, S_r, S_c, recovery or 7, 0.7)
         same = BipartiteRegressor(krr, recovery_neighbors=recovery).fit(X_r, X_c, filled)
         np.testing.assert_allclose(model.Y_, same.Y_)
