@@ -30,6 +30,7 @@ from service.http.jsontext import loads
 from service.http.multipart import read_form
 from service.http.tables import (
     EDGE_PARTS,
+    column_names,
     declared_header,
     declared_id_column,
     edges_of,
@@ -189,6 +190,9 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: De
                 matrix, ids = similarity_of(table)
             else:
                 matrix, ids = matrix_of(table, with_ids=name in ID_INPUTS)
+                header = column_names(table) if name == "inputs" and predicting else None
+                if header is not None:  # a similarity's columns may be named by id
+                    _set_path(data, "input_columns", header)
             _set_path(data, name, matrix)
             if name in LABEL_PARTS and table.header is not None and "label_names" not in data:
                 data["label_names"] = table.header

@@ -551,6 +551,16 @@ def similarity_of(table: Table) -> tuple[np.ndarray, list[str] | None]:
     return S[:, order], row_ids
 
 
+def column_names(table: Table) -> list[str] | None:
+    """The header's names of the numeric columns of an ``inputs`` table (its id column
+    left out), or None without a header: at prediction they may name the training items
+    of a similarity model (the route matches them)."""
+    if table.header is None:
+        return None
+    id_column = _id_column(table, with_ids=True)
+    return [h for j, h in enumerate(table.header) if j != id_column]
+
+
 def new_similarity_of(table: Table) -> tuple[np.ndarray, list[str] | None, list[str] | None]:
     """The similarity of new items to the training items (at prediction), plain (numbers
     only: columns in the training order) or **labelled**: its rows' ids in its id column
