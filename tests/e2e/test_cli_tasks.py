@@ -211,3 +211,33 @@ def test_bipartite_labelled_similarity_at_prediction(
                      str(tmp_path / name)]) == 0  # fmt: skip
         scores.append(json.loads(capsys.readouterr().out)["scores"]["new_cols"])
     np.testing.assert_allclose(scores[0], scores[1], atol=1e-12)
+
+
+def test_predict_with_a_labelled_similarity_file(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """okboost predict on a similarity model trained with ids: a labelled table whose header
+    names the training items in another order answers as the matrix in the training order."""
+    url = ["--url", server.url]
+    X = NET.rows
+    S = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4)
+    ids = NET.row_ids
+
+    def labelled(path: Path, rows: range, cols: list[int]) -> None:
+        lines = ["," + ",".join(ids[j] for j in cols)]
+        lines += [ids[i] + "," + ",".join(repr(float(S[i, j])) for j in cols) for i in rows]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    labelled(tmp_path / "train.csv", range(30), list(range(30)))
+    np.save(tmp_path / "Y.npy", NET.Y[:30])
+    order = [int(j) for j in np.random.default_rng(0).permutation(30)]
+    labelled(tmp_path / "new.csv", range(30, 36), order)
+    np.save(tmp_path / "new.npy", S[30:, :30])
+    assert main(["train", *url, str(tmp_path / "train.csv"), "--outputs", str(tmp_path / "Y.npy"),
+                 "--input-kind", "similarity", "--model", "krr", "--quiet"]) == 0  # fmt: skip
+    model_id = json.loads(capsys.readouterr().out)["model_id"]
+    weights = []
+    for name in ("new.csv", "new.npy"):
+        assert main(["predict", *url, model_id, str(tmp_path / name), "--weights", "dense"]) == 0
+        weights.append(json.loads(capsys.readouterr().out)["weights"])
+    np.testing.assert_allclose(weights[0], weights[1], atol=1e-12)

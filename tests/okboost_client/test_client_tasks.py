@@ -148,3 +148,21 @@ def test_bipartite_unknown_pairs(http: TestClient, binary: bool) -> None:
                                unknown_pairs={"new_rows": negatives})  # fmt: skip
     assert out["new_rows"]["n_unknown"] == 3
     assert out["new_rows"]["n_pairs"] == 6 * 20 - 3
+
+
+def test_predict_with_similarity_columns_named_by_training_id(http: TestClient) -> None:
+    """input_columns: a similarity model's new similarity, columns in any order named by
+    the training ids, gives the answers of the columns in the training order."""
+    c = OKBoostClient("http://localhost", transport=http._transport)
+    X = NET.rows
+    S = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4)
+    names = list(NET.row_ids[:30])
+    fit = c.train(S[:30, :30], {"type": "linear", "outputs": NET.Y[:30]}, input_kind="similarity",
+                  ids=names, model="krr", wait=True)  # fmt: skip
+    order = np.random.default_rng(1).permutation(30)
+    want = c.predict(fit["model_id"], S[30:, :30], weights="dense")["weights"]
+    got = c.predict(fit["model_id"], S[30:, order], weights="dense",
+                    input_columns=[names[j] for j in order])["weights"]  # fmt: skip
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    unnamed = c.predict(fit["model_id"], S[30:, order], weights="dense")["weights"]
+    assert not np.allclose(unnamed, want)  # the names are what put the columns in order
