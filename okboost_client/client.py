@@ -260,12 +260,17 @@ class OKBoostClient(TaskMethods):
         candidate_gram: Any = None,
         candidate_diag: Any = None,
         ids: Any = None,
+        input_columns: list[str] | None = None,
     ) -> dict[str, Any]:
         """POST /predict; arrays in the answer come back as ndarrays (``index_ids`` and
-        ``weights_sparse_ids`` as string arrays when the model or ``ids`` names vertices)."""
+        ``weights_sparse_ids`` as string arrays when the model or ``ids`` names vertices).
+        ``input_columns`` (also for ``kernel`` and ``evaluate``): names of the inputs'
+        columns; for a model trained on a similarity with ids, the training items' ids in
+        any order, matched by id by the service."""
         inputs, ids = table_inputs(inputs, ids)
         body = {
             "model_id": model_id,
+            "input_columns": input_columns,
             "inputs": as_inputs(inputs),
             "ids": None if ids is None else id_array(ids),
             "top_k": top_k,
@@ -299,6 +304,7 @@ class OKBoostClient(TaskMethods):
         known_scores: str = "predicted",
         return_kernel: bool = True,
         ids: Any = None,
+        input_columns: list[str] | None = None,
     ) -> dict[str, Any]:
         """POST /kernel; ``kernel`` and the edge lists come back as ndarrays (edges of shape
         (E, 3): [a, b, score]; ``edges["new_new_ids"]`` / ``["new_known_ids"]`` (E, 2)
@@ -306,6 +312,7 @@ class OKBoostClient(TaskMethods):
         inputs, ids = table_inputs(inputs, ids)
         body = {
             "model_id": model_id,
+            "input_columns": input_columns,
             "inputs": as_inputs(inputs),
             "ids": None if ids is None else id_array(ids),
             "inputs2": None if inputs2 is None else as_inputs(inputs2),
@@ -334,6 +341,7 @@ class OKBoostClient(TaskMethods):
         new_new: Any = None,
         new_known: Any = None,
         ids: Any = None,
+        input_columns: list[str] | None = None,
         k: int = 10,
         known_scores: str = "predicted",
     ) -> dict[str, Any]:
@@ -355,6 +363,7 @@ class OKBoostClient(TaskMethods):
         }
         body = {
             "model_id": model_id,
+            "input_columns": input_columns,
             "inputs": as_inputs(inputs),
             "ids": None if ids is None else id_array(ids),
             "outputs": None if outputs is None else np.asarray(outputs, dtype=float),

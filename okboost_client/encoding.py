@@ -122,10 +122,15 @@ class TableFile:
 
 
 def table_file(path: str | os.PathLike[str]) -> TableFile:
-    """The file at ``path`` as a table part: TSV for ``.tsv`` / ``.tab``, else CSV."""
+    """The file at ``path`` as a table part: TSV for ``.tsv`` / ``.tab``, CSV for ``.csv``,
+    else plain text whose separator the service sniffs from its first line (the published
+    drug-target ``.txt`` files are tab-separated)."""
     p = Path(path)
-    tsv = p.suffix.lower() in (".tsv", ".tab")
-    return TableFile(p.name, p.read_bytes(), "text/tab-separated-values" if tsv else "text/csv")
+    suffix = p.suffix.lower()
+    media = {".tsv": "text/tab-separated-values", ".tab": "text/tab-separated-values"}
+    return TableFile(
+        p.name, p.read_bytes(), media.get(suffix, "text/csv" if suffix == ".csv" else "text/plain")
+    )
 
 
 def npy_part(path: str, arr: Any) -> Part:
@@ -165,7 +170,8 @@ def split_arrays(
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` with arrays as lists and sparse matrices as ``{data, indices, indptr, shape}``."""
+    """``value`` with arrays as lists (NaN as null) and sparse matrices as ``{data, indices,
+    indptr, shape}``."""
     if is_sparse(value):
         csr = value.tocsr()
         return {
@@ -175,6 +181,10 @@ def jsonable(value: Any) -> Any:
             "shape": list(csr.shape),
         }
     if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f" and np.isnan(value).any():  # JSON has no NaN: null
+            cells = value.astype(object)
+            cells[np.isnan(value)] = None
+            return cells.tolist()
         return value.tolist()
     if isinstance(value, TableFile):
         raise TypeError(f"{value.name} is sent as a file: use the client with binary=True")

@@ -78,6 +78,7 @@ class TaskMethods:
         edges: Any = None,
         *,
         adjacency: Any = None,
+        unknown_pairs: Any = None,
         row_similarity: Any = None,
         col_similarity: Any = None,
         row_ids: Any = None,
@@ -94,7 +95,10 @@ class TaskMethods:
         or its similarity (``row_similarity`` / ``col_similarity``, n x n), with optional ids.
         Interactions: ``edges``, [row, column] pairs (row indices or ids, an array or a
         two-column DataFrame), or ``adjacency`` (n_rows x n_cols, 0/1 or weights, dense or
-        sparse). ``cv``: K x K cross-validation first, e.g. ``{"folds": [4, 3]}``."""
+        sparse; a NaN entry is an unknown pair). ``unknown_pairs``: [row, column] pairs
+        (as ``edges``) whose interaction is unknown, not negative: training fills each from
+        its neighbours and cross-validation leaves them out of the scores. ``cv``: K x K
+        cross-validation first, e.g. ``{"folds": [4, 3]}``."""
         body = {
             "task": "bipartite",
             "name": name,
@@ -104,6 +108,9 @@ class TaskMethods:
             "cols": self._side(cols, col_similarity, col_ids, "cols"),
             "edges": None if edges is None else self._pairs(edges, "edges"),
             "adjacency": None if adjacency is None else as_inputs(adjacency),
+            "unknown_pairs": (
+                None if unknown_pairs is None else self._pairs(unknown_pairs, "unknown_pairs")
+            ),
             "new_pairs": new_pairs,
             "cv": cv,
             "wait": wait,
@@ -163,27 +170,36 @@ class TaskMethods:
         new_cols: Any = None,
         new_pairs: Any = None,
         by_id: Any = None,
+        unknown_pairs: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """POST /evaluate of a bipartite model: AUROC and average precision of each block
         (``new_rows``, ``new_cols``, ``new_pairs``) and pooled. The true interactions are
         [row, column] pairs: ``new_rows`` [new row, training column], ``new_cols`` [training
         row, new column], ``new_pairs`` [new row, new column] by row number, or ``by_id``
-        [row id, column id] in any block; pairs not listed do not interact."""
-        edges = {
-            key: self._pairs(value, key)
-            for key, value in (
-                ("new_rows", new_rows),
-                ("new_cols", new_cols),
-                ("new_pairs", new_pairs),
-                ("by_id", by_id),
-            )  # fmt: skip
-            if value is not None
-        }
+        [row id, column id] in any block; pairs not listed do not interact.
+        ``unknown_pairs``: pairs whose interaction is unknown, a dict with the same keys
+        (``{"by_id": [["D1", "T3"]]}``): left out of every score, counted in each block's
+        ``n_unknown``."""
+
+        def test_pairs(given: dict[str, Any], where: str) -> dict[str, Any]:
+            return {
+                key: self._pairs(value, f"{where}{key}")
+                for key, value in given.items()
+                if value is not None
+            }
+
+        edges = test_pairs(
+            {"new_rows": new_rows, "new_cols": new_cols, "new_pairs": new_pairs, "by_id": by_id},
+            "",
+        )
         body = {
             "model_id": model_id,
             "rows": self._side(rows, row_similarity, row_ids, "rows"),
             "cols": self._side(cols, col_similarity, col_ids, "cols"),
             "edges": edges,
+            "unknown_pairs": (
+                None if unknown_pairs is None else test_pairs(unknown_pairs, "unknown_pairs.")
+            ),
         }
         result: dict[str, Any] = self._post("/evaluate", body)
         return result

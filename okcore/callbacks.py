@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -142,3 +142,12 @@ def check_callback(callback: Any) -> None:
     """A fit callback is None or callable."""
     if not any(c.accepts(callback) for c in CALLBACK_CONSTRAINT):
         raise DataError(f"callback must be callable: got {callback!r}")
+
+
+def part_callback(callback: Any, part: str) -> dict[str, Any]:
+    """The fit keyword of one inner fit of a composite estimator: ``callback`` hearing its
+    progress with ``part`` set (none without a callback: an inner estimator need not take
+    one)."""
+    if callback is None:
+        return {}
+    return {"callback": lambda p: callback(replace(p, part=part))}

@@ -66,6 +66,7 @@ from ._validation import (
 )
 from .averaging import AveragedRegressor
 from .boosting import OKBoostRegressor
+from .callbacks import check_callback, part_callback
 from .exceptions import DataError
 from .kernel_models.ridge import KernelRidgeRegressor
 from .meta import MetaEstimator, clone
@@ -407,15 +408,23 @@ class MultiLabelClassifier(MetaEstimator):
             return [clone(e) for e in self.estimator]
         return [clone(self.estimator)]
 
-    def fit(self, X: Any, Y: Any, sample_weight: Any = None) -> MultiLabelClassifier:
+    def fit(
+        self, X: Any, Y: Any, sample_weight: Any = None, *, callback: Any = None
+    ) -> MultiLabelClassifier:
         """Fit on inputs X (N, p) and 0/1 label rows Y (N, L). Only these rows are used: the
         inner folds that choose the weights, the threshold and the score map split them.
         ``sample_weight`` (N,): every fit of a candidate takes its rows' weights (the inner
         folds split them); the stacking weights, the score map and the threshold are chosen
         on the out-of-fold scores unweighted. The candidates must take weights (the
         default's forest searches exactly: with more than 255 distinct values of a feature
-        it asks for ``max_bins``, so name an ``estimator`` with ``max_bins`` set)."""
+        it asks for ``max_bins``, so name an ``estimator`` with ``max_bins`` set).
+        ``callback(FitProgress)`` hears every inner fit's phases and trees, in the order
+        run, with ``part`` "fold 1" ... "fold K" (the inner cross-validation's fits; "fold
+        k, candidate j" with several candidates) then "final"; returning True stops the fit
+        that reports. The candidates must then take a ``callback`` (every okcore estimator
+        the service names does)."""
         validate_params(self, self._parameter_constraints)
+        check_callback(callback)
         X = check_inputs(X)
         labels = np.asarray(Y)
         if labels.ndim != 2 or not np.isin(labels, (0, 1)).all():
@@ -432,11 +441,14 @@ class MultiLabelClassifier(MetaEstimator):
         self.weights_ = np.ones(len(candidates)) / len(candidates)
         if self.threshold == "cv" or self.scores != "clip" or len(candidates) > 1:
             raws = [np.empty_like(labels) for _ in candidates]
-            for train, test in kfold(X.shape[0], self.n_splits, self.random_state):
-                for raw, candidate in zip(raws, candidates, strict=True):
+            folds = kfold(X.shape[0], self.n_splits, self.random_state)
+            for k, (train, test) in enumerate(folds):
+                for j, (raw, candidate) in enumerate(zip(raws, candidates, strict=True)):
+                    part = f"fold {k + 1}" + (f", candidate {j + 1}" if len(raws) > 1 else "")
                     model = clone(candidate).fit(
-                        X[train], labels[train], **_rows_weights(weight, train)
-                    )
+                        X[train], labels[train], **_rows_weights(weight, train),
+                        **part_callback(callback, part),
+                    )  # fmt: skip
                     raw[test] = self._raw(model, X[test])
             self.weights_, self.oof_log_loss_ = stack_weights(raws, labels, self.scores)
             raw = sum(w * r for w, r in zip(self.weights_, raws, strict=True) if w > 0)
@@ -453,7 +465,10 @@ class MultiLabelClassifier(MetaEstimator):
             if len(kept) == 1
             else AveragedRegressor([c for c, _ in kept], weights=[w for _, w in kept])
         )
-        self.estimator_ = final.fit(X, labels, **_rows_weights(weight, np.arange(X.shape[0])))
+        self.estimator_ = final.fit(
+            X, labels, **_rows_weights(weight, np.arange(X.shape[0])),
+            **part_callback(callback, "final"),
+        )  # fmt: skip
         self.resolved_params_ = dict(getattr(self.estimator_, "resolved_params_", {}))
         return self
 

@@ -44,6 +44,7 @@ from service.cli_files import (
     param_value,
     parse_params,
     read_inputs,
+    read_named_inputs,
     read_similarity,
 )
 from service.cli_tasks import add_commands
@@ -156,7 +157,7 @@ def _dump(out: dict[str, Any], path: str | None) -> None:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    inputs, column = read_inputs(args.inputs)
+    inputs, column, names = read_named_inputs(args.inputs)
     ids = _ids(args, column)
     with client_of(args) as client:
         out = client.predict(
@@ -166,13 +167,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
             return_outputs=args.return_outputs,
             weights=args.weights,
             ids=ids,
+            input_columns=names,
         )
     _dump(out, args.output)
     return 0
 
 
 def cmd_kernel(args: argparse.Namespace) -> int:
-    inputs, column = read_inputs(args.inputs)
+    inputs, column, names = read_named_inputs(args.inputs)
     ids = _ids(args, column)
     with client_of(args) as client:
         out = client.kernel(
@@ -183,6 +185,7 @@ def cmd_kernel(args: argparse.Namespace) -> int:
             top_k=args.top_k,
             known_scores=args.known_scores,
             ids=ids,
+            input_columns=names,
         )
     _dump(out, args.output)
     return 0
@@ -191,7 +194,7 @@ def cmd_kernel(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     if (args.gram_cross is None) != (args.gram_diag is None):
         raise SystemExit("okboost: error: --gram-cross and --gram-diag go together")
-    inputs, column = read_inputs(args.inputs)
+    inputs, column, names = read_named_inputs(args.inputs)
     ids = _ids(args, column)
 
     def optional(path: str | None) -> np.ndarray | None:
@@ -207,6 +210,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             new_new=None if args.new_new is None else load_edges(args.new_new, ids),
             new_known=None if args.new_known is None else load_edges(args.new_known, ids),
             ids=ids,
+            input_columns=names,
             k=args.k,
             known_scores=args.known_scores,
         )

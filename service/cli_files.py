@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from okboost_client import OKBoostClient
 from service.http.tables import (
+    column_names,
     edges_of,
     ids_of,
     matrix_of,
@@ -43,9 +44,19 @@ def load_array(path: str) -> np.ndarray:
 def read_inputs(path: str) -> tuple[np.ndarray, list[str] | None]:
     """Inputs from ``.npy`` or a table file whose column ``id`` (or first non-numeric
     column) gives the vertex ids, as the service reads an ``inputs`` part."""
+    inputs, ids, _ = read_named_inputs(path)
+    return inputs, ids
+
+
+def read_named_inputs(path: str) -> tuple[np.ndarray, list[str] | None, list[str] | None]:
+    """:func:`read_inputs` and the names of the input columns (a table's header, its id
+    column left out; None without one): at prediction they may name the training items of
+    a similarity model, which the service matches by id."""
     if Path(path).suffix == ".npy":
-        return np.load(path, allow_pickle=False).astype(float), None
-    return matrix_of(table_file(path), with_ids=True)
+        return np.load(path, allow_pickle=False).astype(float), None, None
+    table = table_file(path)
+    inputs, ids = matrix_of(table, with_ids=True)
+    return inputs, ids, column_names(table)
 
 
 def read_similarity(path: str) -> tuple[np.ndarray, list[str] | None]:

@@ -3,11 +3,13 @@ from files (the commands of :mod:`service.cli` for the other tasks).
 
     okboost bipartite train --rows drugs.csv --cols targets.csv --edges interactions.tsv
                             [--row-similarity S.npy | --col-similarity S.csv]
-                            [--adjacency A.npy] [--cv-folds 3 | --cv-folds 4,3] [--param ...]
+                            [--adjacency A.npy] [--unknown-pairs unknown.tsv]
+                            [--cv-folds 3 | --cv-folds 4,3] [--param ...]
     okboost bipartite kernel MODEL_ID [--rows new_drugs.csv] [--cols new_targets.csv]
                              [--row-similarity S.npy] [--col-similarity S.npy]
                              [--top-k 5] [--threshold 0.5] [--no-scores]
     okboost bipartite evaluate MODEL_ID [--rows ...] [--cols ...] --edges test.tsv
+                               [--unknown-pairs unknown.tsv]
     okboost labels train X.csv LABELS.csv [--threshold cv|0.4] [--per-label]
                          [--metric macro_f1] [--scores sigmoid] [--param ...]
     okboost labels predict MODEL_ID X.csv
@@ -48,7 +50,8 @@ def _side(
 ) -> dict[str, Any]:
     """A side's keyword arguments of the client: features (with the ids of their id
     column) or a similarity matrix (at training, square: plain, or labelled and matched by
-    id, its rows' ids the side's ids)."""
+    id, its rows' ids the side's ids; at prediction, a table file is sent as it is: labelled,
+    its header names the training vertices in any order and the service matches them)."""
     if features is not None and similarity is not None:
         raise ValueError(f"give --{name} or --{name[:-1]}-similarity, not both")
     if features is not None:
@@ -57,8 +60,10 @@ def _side(
     if similarity is not None and training:
         matrix, ids = read_similarity(similarity)  # plain, or labelled: matched by id
         return {f"{name[:-1]}_similarity": matrix, f"{name[:-1]}_ids": ids}
-    if similarity is not None:
+    if similarity is not None and Path(similarity).suffix == ".npy":
         return {f"{name[:-1]}_similarity": load_array(similarity)}
+    if similarity is not None:  # a table, sent as it is: a labelled one is matched by id
+        return {f"{name[:-1]}_similarity": similarity}
     return {}
 
 
@@ -111,6 +116,11 @@ def cmd_bipartite_train(args: argparse.Namespace) -> int:
         accepted = client.train_bipartite(
             edges=None if args.edges is None else load_edges(args.edges, _known_ids(sides)),
             adjacency=None if args.adjacency is None else load_array(args.adjacency),
+            unknown_pairs=(
+                None
+                if args.unknown_pairs is None
+                else load_edges(args.unknown_pairs, _known_ids(sides))
+            ),
             model=args.model,
             params=parse_params(args.param),
             new_pairs=args.new_pairs,
@@ -164,6 +174,10 @@ def cmd_bipartite_evaluate(args: argparse.Namespace) -> int:
         if known is None:
             raise ValueError("--edges names vertices by id: give the test vertices with ids")
         truth["by_id"] = load_edges(args.edges, known)
+    if args.unknown_pairs is not None:
+        if known is None:
+            raise ValueError("--unknown-pairs names vertices by id: give the test vertices ids")
+        truth["unknown_pairs"] = {"by_id": load_edges(args.unknown_pairs, known)}
     with client_of(args) as client:
         out = client.evaluate_bipartite(args.model_id, **sides, **truth)
     _print(out, args.output)
@@ -251,7 +265,13 @@ def add_commands(sub: Any, remote: Callable[[argparse.ArgumentParser], None]) ->
     remote(train)
     _side_options(train, "at training")
     train.add_argument("--edges", help="[row, column] interactions: pairs of ids or row numbers")
-    train.add_argument("--adjacency", help="n_rows x n_cols interaction matrix (0/1 or weights)")
+    train.add_argument(
+        "--adjacency",
+        help="n_rows x n_cols interaction matrix (0/1 or weights; NA / empty cells: unknown)",
+    )
+    train.add_argument(
+        "--unknown-pairs", help="[row, column] pairs whose interaction is unknown (not negative)"
+    )
     train.add_argument("--new-pairs", default="two-step", choices=["two-step", "refit"])
     train.add_argument("--cv-folds", help="K x K cross-validation first: K, or K_ROWS,K_COLS")
     _training_options(train)
@@ -275,6 +295,9 @@ def add_commands(sub: Any, remote: Callable[[argparse.ArgumentParser], None]) ->
     evaluate.add_argument("--new-rows", help="true [test row, training column] pairs")
     evaluate.add_argument("--new-cols", help="true [training row, test column] pairs")
     evaluate.add_argument("--new-pairs", help="true [test row, test column] pairs")
+    evaluate.add_argument(
+        "--unknown-pairs", help="[row id, column id] pairs of unknown interaction: not scored"
+    )
     evaluate.add_argument("--output", "-o", help="write the JSON here")
     evaluate.set_defaults(func=cmd_bipartite_evaluate)
 

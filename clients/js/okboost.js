@@ -294,17 +294,23 @@ export class OKBoostClient {
    * POST /train of a bipartite network (task "bipartite"). `rows` and `cols`: each side's
    * features (nested arrays, a Matrix, rows of objects with an id column) or
    * {inputs | similarity, ids}. Options: edges ([row, column] pairs by row number or by id, or
-   * rows of objects with two fields) or adjacency (n_rows x n_cols, 0/1 or weights), model,
-   * params, newPairs ("two-step" | "refit"), cv ({folds: 3} or {folds: [4, 3]}), name, wait.
+   * rows of objects with two fields) or adjacency (n_rows x n_cols, 0/1 or weights; null: an
+   * unknown pair), unknownPairs ([row, column] pairs of unknown interaction, as edges: not
+   * negatives), model, params, newPairs ("two-step" | "refit"), cv ({folds: 3} or
+   * {folds: [4, 3]}), name, wait.
    */
-  trainBipartite(rows, cols, { edges, model = "okboost", params = {}, ...options } = {}) {
+  trainBipartite(rows, cols, { edges, unknownPairs, model = "okboost", params = {}, ...options } = {}) {
     return this.#request("POST", "/train", {
       task: "bipartite",
       rows: side(rows, "rows"),
       cols: side(cols, "cols"),
       model,
       params,
-      ...snakeKeys({ ...options, edges: edges == null ? null : edgeList(edges, "edges") }),
+      ...snakeKeys({
+        ...options,
+        edges: edges == null ? null : edgeList(edges, "edges"),
+        unknownPairs: unknownPairs == null ? null : edgeList(unknownPairs, "unknownPairs"),
+      }),
     });
   }
 
@@ -326,18 +332,21 @@ export class OKBoostClient {
    * POST /evaluate of a bipartite model: AUROC and average precision per block and pooled.
    * Truth as [row, column] pairs: newRows [new row, training column], newCols [training row,
    * new column], newPairs [new row, new column] by row number, or byId [row id, column id].
+   * unknownPairs: pairs of unknown interaction in the same form ({byId: [...]}, ...), left out
+   * of every score (n_unknown per block).
    */
-  evaluateBipartite(modelId, { rows, cols, newRows, newCols, newPairs, byId } = {}) {
-    const edges = snakeKeys({
-      newRows: newRows == null ? null : edgeList(newRows, "newRows"),
-      newCols: newCols == null ? null : edgeList(newCols, "newCols"),
-      newPairs: newPairs == null ? null : edgeList(newPairs, "newPairs"),
-      byId: byId == null ? null : edgeList(byId, "byId"),
-    });
+  evaluateBipartite(modelId, { rows, cols, newRows, newCols, newPairs, byId, unknownPairs } = {}) {
+    const pairs = (given, where) =>
+      snakeKeys(
+        Object.fromEntries(
+          Object.entries(given).map(([k, v]) => [k, v == null ? null : edgeList(v, `${where}${k}`)]),
+        ),
+      );
     return this.#request("POST", "/evaluate", {
       model_id: modelId,
       ...snakeKeys({ rows: side(rows, "rows"), cols: side(cols, "cols") }),
-      edges,
+      edges: pairs({ newRows, newCols, newPairs, byId }, ""),
+      unknown_pairs: unknownPairs == null ? null : pairs(unknownPairs, "unknownPairs."),
     });
   }
 

@@ -2,7 +2,8 @@
 models, their combination for pairs of new vertices, weighted nearest neighbours and the
 recovery of unlabelled interactions, neighbourhood-regularised logistic matrix factorisation
 (NRLMF), rank averaging of bipartite models (the default), and K x K cross-validation with
-AUROC and average precision per block."""
+AUROC and average precision per block; unknown pairs (NaN in the interaction matrix) are
+kept apart from non-interactions in training and in scores."""
 
 from .ensemble import RankAveragedBipartite
 from .model import NEW_PAIR_METHODS, BipartiteRegressor
@@ -10,6 +11,7 @@ from .neighbours import NeighbourRegressor, neighbour_weights, recover_interacti
 from .nrlmf import NRLMF
 from .pairs import PAIR_KERNELS, side_inputs
 from .search import SEARCH_SCORES, BipartiteGridSearch
+from .unknown import check_interactions, fill_unknown
 from .validation import (
     BLOCKS,
     BipartiteCVResult,
@@ -33,7 +35,9 @@ __all__ = [
     "bipartite_cross_validate",
     "block_scores",
     "check_folds",
+    "check_interactions",
     "degree_stratified_folds",
+    "fill_unknown",
     "neighbour_weights",
     "recover_interactions",
     "side_inputs",

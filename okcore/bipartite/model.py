@@ -47,7 +47,6 @@ the (q, n_rows) similarity of new rows to them (:func:`side_inputs` slices both,
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -57,32 +56,24 @@ from .._validation import (
     Options,
     RandomStateLike,
     check_is_fitted,
-    check_matrix,
     check_random_state,
     validate_params,
 )
 from ..boosting import OKBoostRegressor
-from ..callbacks import check_callback
+from ..callbacks import check_callback, part_callback
 from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
 from ..trees.forest import OK3ForestRegressor
 from . import default as default_choice
 from .neighbours import recover_interactions, side_similarity
 from .pairs import PAIR_KERNELS, SIDE_INPUTS, KroneckerRidge, PairTrees, dense_inputs
+from .unknown import check_interactions, fill_unknown
 
 NEW_PAIR_METHODS = ("two-step", "refit", "pair-trees", "kronecker")
 
 
 #: The new x new methods with a model of their own, fitted by ``fit``.
 PAIR_MODELS = ("pair-trees", "kronecker")
-
-
-def _side_callback(callback: Any, part: str) -> dict[str, Any]:
-    """The fit keyword of a one-sided fit: ``callback`` hearing its progress as ``part``
-    (none without a callback: a one-sided estimator need not take one)."""
-    if callback is None:
-        return {}
-    return {"callback": lambda p: callback(replace(p, part=part))}
 
 
 def psd_sqrt(S: np.ndarray) -> np.ndarray:
@@ -145,7 +136,8 @@ class BipartiteRegressor(MetaEstimator):
         Seeds the pair sampling and the default pair estimator.
 
     Fitted attributes: ``row_model_``, ``col_model_`` (fitted clones), ``Y_`` (n_rows,
-    n_cols: the learnt interactions, recovered when ``recovery_neighbors`` > 0),
+    n_cols: the learnt interactions, unknown pairs filled, recovered when
+    ``recovery_neighbors`` > 0), ``n_unknown_`` (the unknown (NaN) pairs of the Y given),
     ``X_rows_``, ``X_cols_`` (the training inputs, referenced, not copied),
     ``n_rows_``, ``n_cols_``; ``pair_model_`` (the fitted pair model of "pair-trees" or
     "kronecker", else None); ``default_model_`` (no model named: the fitted
@@ -211,20 +203,29 @@ class BipartiteRegressor(MetaEstimator):
         (features, or the similarity among the training rows), X_cols n_cols rows.
         ``callback(FitProgress)`` hears both fits' phases and trees, the row model's then
         the column model's (``part`` "rows" / "columns"); returning True stops the fit
-        that reports."""
+        that reports. NaN entries of Y are unknown pairs, not negatives: they take their
+        neighbours' value (:mod:`okcore.bipartite.unknown`; k = ``recovery_neighbors``, or
+        the default's 7 when it is 0, decay ``recovery_eta``) and ``n_unknown_`` counts
+        them."""
         validate_params(self, self._parameter_constraints)
         check_callback(callback)
-        Y = check_matrix(Y, "Y")
+        Y = check_interactions(Y)
         if X_rows.shape[0] != Y.shape[0] or X_cols.shape[0] != Y.shape[1]:
             raise DataError(
                 f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {X_rows.shape[0]} rows and "
                 f"X_cols {X_cols.shape[0]}: one input row per row and per column vertex"
             )
-        if self.row_estimator is None and self.col_estimator is None:
+        self.n_unknown_ = int(np.isnan(Y).sum())
+        named = self.row_estimator is not None or self.col_estimator is not None
+        S_rows = S_cols = np.empty((0, 0))
+        if self.n_unknown_ or (named and (self.recovery_neighbors > 0 or self.output_similarity)):
+            S_rows, S_cols = self._similarity(X_rows), self._similarity(X_cols)
+        if self.n_unknown_:  # every model, the default's members too, sees them filled
+            k = self.recovery_neighbors or default_choice.DEFAULT_NEIGHBORS
+            Y = fill_unknown(Y, S_rows, S_cols, k, float(self.recovery_eta))
+        if not named:
             return self._fit_default(X_rows, X_cols, Y)
         self.default_model_: Any = None
-        if self.recovery_neighbors > 0 or self.output_similarity:
-            S_rows, S_cols = self._similarity(X_rows), self._similarity(X_cols)
         if self.recovery_neighbors > 0:
             Y = recover_interactions(
                 Y, S_rows, S_cols, self.recovery_neighbors, float(self.recovery_eta)
@@ -234,10 +235,10 @@ class BipartiteRegressor(MetaEstimator):
             row_outputs = Y @ psd_sqrt(S_cols)
             col_outputs = np.ascontiguousarray(Y.T @ psd_sqrt(S_rows))
         self.row_model_ = clone(self._row_template()).fit(
-            X_rows, row_outputs, kernel=self.kernel, **_side_callback(callback, "rows")
+            X_rows, row_outputs, kernel=self.kernel, **part_callback(callback, "rows")
         )
         self.col_model_ = clone(self._col_template()).fit(
-            X_cols, col_outputs, kernel=self.kernel, **_side_callback(callback, "columns")
+            X_cols, col_outputs, kernel=self.kernel, **part_callback(callback, "columns")
         )
         self.Y_ = Y
         self.n_rows_, self.n_cols_ = Y.shape

@@ -9,6 +9,7 @@ learned columns (not in b) only, and scored on
 and on the three pooled ("pooled"). This is the protocol of Schrynemackers et al. (2013,
 "On protocols and measures for the validation of supervised methods for the inference of
 biological networks"), where the K folds of each side are stratified by degree.
+Unknown pairs (NaN in Y, :mod:`okcore.bipartite.unknown`) are left out of every score.
 A similarity input is sliced to the learned items of its side in every configuration
 (:func:`okcore.bipartite.side_inputs`): a test vertex's similarities never reach a fit.
 """
@@ -22,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_matrix, check_random_state
+from .._validation import check_random_state
 from ..exceptions import DataError
 from ..meta import clone
 from ..metrics import average_precision, edge_auc
 from .pairs import side_inputs
+from .unknown import check_interactions
 
 BLOCKS = ("new_rows", "new_cols", "new_pairs")
 
@@ -73,10 +75,13 @@ def check_folds(folds: Any, n: int, side: str) -> np.ndarray:
 
 
 def block_scores(truth: Any, scores: Any) -> dict[str, float]:
-    """AUROC and average precision of ``scores`` against 0/1 ``truth`` (any shape); NaN for a
-    block without both an interaction and a non-interaction."""
-    t = np.asarray(truth).ravel() > 0
-    s = np.asarray(scores, dtype=np.float64).ravel()
+    """AUROC and average precision of ``scores`` against 0/1 ``truth`` (any shape); a NaN
+    in ``truth`` is an unknown pair, left out (never a negative); NaN for a block without
+    both an interaction and a non-interaction among its known pairs."""
+    truth = np.asarray(truth, dtype=np.float64).ravel()
+    known = ~np.isnan(truth)
+    t = truth[known] > 0
+    s = np.asarray(scores, dtype=np.float64).ravel()[known]
     if t.all() or not t.any():
         return {"auroc": float("nan"), "ap": float("nan")}
     return {"auroc": edge_auc(s, t), "ap": average_precision(s, t)}
@@ -130,7 +135,9 @@ def bipartite_cross_validate(
 ) -> BipartiteCVResult:
     """K x K cross-validation of a :class:`~okcore.bipartite.BipartiteRegressor`-like
     ``model`` (fit(X_rows, X_cols, Y), predict_new_rows / predict_new_cols /
-    predict_new_pairs) on the interaction matrix Y (n_rows, n_cols).
+    predict_new_pairs) on the interaction matrix Y (n_rows, n_cols). NaN entries of Y
+    are unknown pairs: the fits receive them as NaN, the scores leave them out
+    (:func:`block_scores`) and the fold degrees count observed interactions only.
 
     Parameters
     ----------
@@ -156,21 +163,22 @@ def bipartite_cross_validate(
     Cost: K_rows x K_cols fits of the model, each two one-sided fits (plus the second-step
     fits of ``new_pairs="refit"``).
     """
-    Y = check_matrix(Y, "Y")
+    Y = check_interactions(Y)
     if X_rows.shape[0] != Y.shape[0] or X_cols.shape[0] != Y.shape[1]:
         raise DataError(
             f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {X_rows.shape[0]} rows and "
             f"X_cols {X_cols.shape[0]}"
         )
+    interacting = np.nan_to_num(Y) != 0  # an unknown pair is no interaction of a degree
     k_rows, k_cols = (n_folds, n_folds) if isinstance(n_folds, int | np.integer) else n_folds
     rng = check_random_state(random_state)
     if row_folds is None:
-        row_folds = degree_stratified_folds((Y != 0).sum(1), k_rows, rng)
+        row_folds = degree_stratified_folds(interacting.sum(1), k_rows, rng)
     else:
         row_folds = check_folds(row_folds, Y.shape[0], "row")
         k_rows = int(row_folds.max()) + 1
     if col_folds is None:
-        col_folds = degree_stratified_folds((Y != 0).sum(0), k_cols, rng)
+        col_folds = degree_stratified_folds(interacting.sum(0), k_cols, rng)
     else:
         col_folds = check_folds(col_folds, Y.shape[1], "column")
         k_cols = int(col_folds.max()) + 1

@@ -30,6 +30,7 @@ from service.http.jsontext import loads
 from service.http.multipart import read_form
 from service.http.tables import (
     EDGE_PARTS,
+    column_names,
     declared_header,
     declared_id_column,
     edges_of,
@@ -37,6 +38,7 @@ from service.http.tables import (
     looks_like_text,
     matrix_of,
     media_separator,
+    new_similarity_of,
     parse_table,
     similarity_of,
 )
@@ -173,16 +175,24 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: De
     similar = dict(SIMILARITY_PARTS)
     if data.get("input_kind") == "similarity":
         similar["inputs"] = "ids"
+    predicting = "model_id" in data  # a similarity to the model's training items
     names = sorted(tables, key=lambda n: (n != "ids", n in EDGE_PARTS))
     for name in names:
         if name == "ids" or name.endswith(".ids"):
             _set_path(data, name, ids_of(parse(name, "ids")))
         elif name not in EDGE_PARTS:
             table = parse(name, "matrix")
-            if name in similar:
+            if name in SIMILARITY_PARTS and predicting:
+                matrix, ids, columns = new_similarity_of(table)
+                if columns is not None:  # matched to the model's training ids by the route
+                    _set_path(data, f"{name}_ids", columns)
+            elif name in similar:
                 matrix, ids = similarity_of(table)
             else:
                 matrix, ids = matrix_of(table, with_ids=name in ID_INPUTS)
+                header = column_names(table) if name == "inputs" and predicting else None
+                if header is not None:  # a similarity's columns may be named by id
+                    _set_path(data, "input_columns", header)
             _set_path(data, name, matrix)
             if name in LABEL_PARTS and table.header is not None and "label_names" not in data:
                 data["label_names"] = table.header

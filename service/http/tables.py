@@ -36,7 +36,9 @@ What a table becomes depends on its part (:func:`table_value`):
 - a similarity (``rows.similarity``, ``cols.similarity``, and ``inputs`` with
   ``"input_kind": "similarity"``): a square matrix, plain or labelled (its rows' ids in the
   id column, its columns' ids in the header, in any order: columns are matched to rows by
-  id, :func:`similarity_of`);
+  id, :func:`similarity_of`); at prediction (a request with a ``model_id``), the new items'
+  similarity to the training items, whose labelled header names those training items in any
+  order (:func:`new_similarity_of`: the model matches them by id);
 - any other array (``inputs``, ``output_kernel.outputs`` ...): a numeric matrix, with the
   id column above for ``inputs``.
 
@@ -86,6 +88,11 @@ EDGE_PARTS = (
     "edges.new_rows",
     "edges.new_cols",
     "edges.new_pairs",
+    "unknown_pairs",  # a bipartite network's unknown pairs, at /train and /evaluate
+    "unknown_pairs.by_id",
+    "unknown_pairs.new_rows",
+    "unknown_pairs.new_cols",
+    "unknown_pairs.new_pairs",
 )
 ID_COLUMN = "id"
 _BINARY_MAGIC = (b"\x93NUMPY", b"PK\x03\x04")
@@ -542,6 +549,44 @@ def similarity_of(table: Table) -> tuple[np.ndarray, list[str] | None]:
         )
     order = np.fromiter((position[v] for v in row_ids), dtype=np.int64, count=len(row_ids))
     return S[:, order], row_ids
+
+
+def column_names(table: Table) -> list[str] | None:
+    """The header's names of the numeric columns of an ``inputs`` table (its id column
+    left out), or None without a header: at prediction they may name the training items
+    of a similarity model (the route matches them)."""
+    if table.header is None:
+        return None
+    id_column = _id_column(table, with_ids=True)
+    return [h for j, h in enumerate(table.header) if j != id_column]
+
+
+def new_similarity_of(table: Table) -> tuple[np.ndarray, list[str] | None, list[str] | None]:
+    """The similarity of new items to the training items (at prediction), plain (numbers
+    only: columns in the training order) or **labelled**: its rows' ids in its id column
+    and the training items' ids in its header, in any order (the model matches them by
+    id). Returns (matrix as read, row ids, column ids); 422 for a labelled one without a
+    header or naming an id twice."""
+    id_column = _id_column(table, with_ids=True)
+    if id_column is None:
+        return matrix_of(table, with_ids=False)[0], None, None
+    if table.header is None:
+        raise InvalidRequest(
+            f"part '{table.part}' has row ids (column {id_column + 1}) but no header row: a "
+            "labelled similarity names the training items of its columns in a first row (its "
+            "first cell empty or 'id')"
+        )
+    S, row_ids = matrix_of(table, with_ids=True)
+    col_ids = [h for j, h in enumerate(table.header) if j != id_column]
+    seen: dict[str, int] = {}
+    for k, v in enumerate(col_ids):
+        if v in seen:
+            raise InvalidRequest(
+                f"part '{table.part}' names {v[:80]!r} twice in its header ({seen[v] + 1} and "
+                f"{k + 1}): one column per training item"
+            )
+        seen[v] = k
+    return S, row_ids, col_ids
 
 
 def edges_of(table: Table, request_ids: set[str] | None) -> list[list[Any]]:

@@ -64,8 +64,36 @@ def side_inputs(m: LoadedModel, side: NewSide, name: str) -> Any:
             )
         want, X = info[n_name], side.similarity
         what = f"{want} training vertices (one similarity per training vertex)"
+        if side.similarity_ids is not None:
+            X = _by_training_id(m, side, name, want)
     if X.shape[1] != want:
         raise InvalidRequest(f"{name} has {X.shape[1]} columns but the model expects {what}")
+    return X
+
+
+def _by_training_id(m: LoadedModel, side: NewSide, name: str, n: int) -> np.ndarray:
+    """The similarity's columns put in the training order by their ids (``similarity_ids``,
+    or a labelled table's header): every training vertex named once."""
+    known = m.ids if name == "rows" else m.col_ids
+    where = f"{name}.similarity_ids"
+    if known is None:
+        raise InvalidRequest(
+            f"{where}: the model's {name} were trained without ids, so the columns of "
+            f"{name}.similarity cannot be matched by id: send them in the training order "
+            "without a header"
+        )
+    assert side.similarity is not None and side.similarity_ids is not None
+    if side.similarity_ids.shape[0] != n:
+        raise InvalidRequest(
+            f"{where} names {side.similarity_ids.shape[0]} training vertices but the model has "
+            f"{n}: one column per training vertex"
+        )
+    try:
+        columns = known.rows_of(side.similarity_ids, where, f" (the training ids of {name})")
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from None
+    X = np.empty_like(side.similarity)
+    X[:, columns] = side.similarity  # ids are unique: a permutation of the training order
     return X
 
 
@@ -162,13 +190,12 @@ def _ends(
 
 
 def _by_id(
-    m: LoadedModel, req: BipartiteEvaluateRequest
+    m: LoadedModel, req: BipartiteEvaluateRequest, pairs: np.ndarray, where: str
 ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], int]:
-    """by_id pairs split into the blocks (rows of each end), and the pairs of two
-    training vertices (ignored)."""
-    pairs = req.edges.by_id
+    """by_id pairs (``where``: "edges" or "unknown_pairs") split into the blocks (rows of
+    each end), and the pairs of two training vertices (ignored)."""
     if pairs.dtype != object:
-        raise InvalidRequest("edges.by_id takes pairs of ids (strings)")
+        raise InvalidRequest(f"{where}.by_id takes pairs of ids (strings)")
     ends = []
     for column, side, known in ((0, req.rows, m.ids), (1, req.cols, m.col_ids)):
         values = pairs[:, column]
@@ -187,7 +214,7 @@ def _by_id(
             k = int(unknown[0])
             name = "row" if column == 0 else "column"
             raise InvalidRequest(
-                f"edges.by_id[{k}][{column}] = {values[k]!r} is neither a new {name} id (the "
+                f"{where}.by_id[{k}][{column}] = {values[k]!r} is neither a new {name} id (the "
                 f"request's {'rows' if column == 0 else 'cols'}.ids) nor a training {name} id "
                 f"({unknown.size} such ids in all): send the new {name}s with their ids "
                 f"({'rows' if column == 0 else 'cols'}.ids) to score their pairs"
@@ -203,13 +230,55 @@ def _by_id(
 
 
 def _score(truth: np.ndarray, scores: np.ndarray) -> dict[str, Any]:
+    """A block's measures; NaN in ``truth`` is an unknown pair, left out by okcore."""
     s = okcore.bipartite.block_scores(truth, scores)
+    unknown = int(np.isnan(truth).sum())
     return {
         "auroc": float(s["auroc"]) if np.isfinite(s["auroc"]) else None,
         "ap": float(s["ap"]) if np.isfinite(s["ap"]) else None,
-        "n_pairs": int(truth.size),
-        "n_interactions": int((truth != 0).sum()),
+        "n_pairs": int(truth.size) - unknown,
+        "n_interactions": int((np.nan_to_num(truth) != 0).sum()),
+        "n_unknown": unknown,
     }
+
+
+BLOCK_ENDS = {
+    "new_rows": ("new row", "training column"),
+    "new_cols": ("training row", "new column"),
+    "new_pairs": ("new row", "new column"),
+}
+BLOCK_NEEDS = {"new_rows": "rows", "new_cols": "cols", "new_pairs": "rows and cols"}
+
+
+def _block_pairs(
+    m: LoadedModel,
+    req: BipartiteEvaluateRequest,
+    edges: BipartiteTestEdges,
+    where: str,
+    sizes: dict[str, tuple[int, int]],
+    given: set[str],
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], int]:
+    """The pairs of ``edges`` (by row number and by id) as (rows, columns) per block, each
+    checked against its block's sizes; a block the request's sides do not give (not in
+    ``given``) must have none. Also the by_id pairs of two training vertices (ignored)."""
+    nothing = np.zeros(0, np.int64)
+    more, ignored = {block: (nothing, nothing) for block in sizes}, 0
+    if edges.by_id.size:
+        more, ignored = _by_id(m, req, edges.by_id, where)
+    out = {}
+    for block in sizes:
+        pairs = getattr(edges, block)
+        extra = more[block]
+        if block not in given:
+            if len(pairs) or extra[0].size:
+                raise InvalidRequest(
+                    f"{len(pairs) + extra[0].size} pairs of {where} fall in the {block} "
+                    f"block, which needs test {BLOCK_NEEDS[block]} in the request"
+                )
+            continue
+        a, b = _ends(pairs, *sizes[block], f"{where}.{block}", BLOCK_ENDS[block])
+        out[block] = (np.r_[a, extra[0]], np.r_[b, extra[1]])
+    return out, ignored
 
 
 def evaluate(m: LoadedModel, req: BipartiteEvaluateRequest, *, max_dense: int) -> dict[str, Any]:
@@ -224,30 +293,26 @@ def evaluate(m: LoadedModel, req: BipartiteEvaluateRequest, *, max_dense: int) -
         "new_cols": (info["n_rows"], qc),
         "new_pairs": (q, qc),
     }
-    names = {
-        "new_rows": ("new row", "training column"),
-        "new_cols": ("training row", "new column"),
-        "new_pairs": ("new row", "new column"),
-    }
-    edges: BipartiteTestEdges = req.edges
-    nothing = np.zeros(0, np.int64)
-    more, ignored = {block: (nothing, nothing) for block in sizes}, 0
-    if edges.by_id.size:
-        more, ignored = _by_id(m, req)
-    needs = {"new_rows": "rows", "new_cols": "cols", "new_pairs": "rows and cols"}
-    truth = {block: np.zeros(sizes[block], dtype=bool) for block in scores}
-    for block in sizes:
-        pairs = getattr(edges, block)
-        extra = more[block]
-        if block not in truth:
-            if len(pairs) or extra[0].size:
+    given = set(scores)
+    positive, ignored = _block_pairs(m, req, req.edges, "edges", sizes, given)
+    truth = {block: np.zeros(sizes[block]) for block in scores}
+    for block, (a, b) in positive.items():
+        truth[block][a, b] = 1.0
+    if req.unknown_pairs is not None:
+        unknown, _ = _block_pairs(m, req, req.unknown_pairs, "unknown_pairs", sizes, given)
+        for block, (a, b) in unknown.items():
+            both = np.flatnonzero(truth[block][a, b] != 0)
+            if both.size:
+                k = int(both[0])
                 raise InvalidRequest(
-                    f"{len(pairs) + extra[0].size} test interactions fall in the {block} "
-                    f"block, which needs test {needs[block]} in the request"
+                    f"{both.size} pairs of the {block} block are both true interactions and "
+                    f"unknown, e.g. ({int(a[k])}, {int(b[k])}): an unknown pair has no known "
+                    "interaction; remove it from edges or from unknown_pairs",
+                    details=[
+                        {"loc": ["unknown_pairs"], "msg": "pair both interacting and unknown"}
+                    ],
                 )
-            continue
-        a, b = _ends(pairs, *sizes[block], f"edges.{block}", names[block])
-        truth[block][np.r_[a, extra[0]], np.r_[b, extra[1]]] = True
+            truth[block][a, b] = np.nan
     out: dict[str, Any] = {
         "model_id": m.model_id,
         "n_new_rows": q,

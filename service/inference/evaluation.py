@@ -18,7 +18,13 @@ import numpy as np
 
 from okcore import metrics
 from service.errors import InvalidRequest
-from service.inference.predict import check_dense, check_features, check_model_outputs, sparse_top_k
+from service.inference.predict import (
+    by_training_id,
+    check_dense,
+    check_features,
+    check_model_outputs,
+    sparse_top_k,
+)
 from service.schemas.evaluate import EvaluateRequest, TestEdges
 from service.store.model_store import LoadedModel
 from service.vertex_ids import VertexIds
@@ -126,6 +132,7 @@ def precision_at_k(scores: np.ndarray, truth: np.ndarray, k: int) -> tuple[float
 def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[str, Any]:
     """Err^phi, Err^Y, the AUCs and precision at k of model ``m`` on the request's test set:
     each score whose truth the request gives, null for the others."""
+    req.inputs = by_training_id(m, req.inputs, req.input_columns)
     check_features(m, req.inputs, "inputs")
     est, X = m.estimator, req.inputs
     n_test, n_train = int(X.shape[0]), int(m.inputs.shape[0])

@@ -69,6 +69,34 @@ def check_features(m: LoadedModel, arr: Any, name: str) -> None:
         raise InvalidRequest(problem, details=[{"loc": [name], "msg": "missing values"}])
 
 
+def by_training_id(m: LoadedModel, arr: Any, names: list[str] | None) -> Any:
+    """The inputs of a similarity model with their columns put in the training order when
+    their names (``input_columns``, a labelled table's header) are the training items' ids;
+    as sent when the model reads features, has no ids, or none of the names is an id.
+    A 422 when some names are ids and others not, or an item is missing or named twice."""
+    if names is None or m.record.get("input_kind") != "similarity" or m.ids is None:
+        return arr
+    if len(names) != arr.shape[1]:
+        raise InvalidRequest(
+            f"input_columns has {len(names)} names but inputs {arr.shape[1]} columns: one "
+            "name per column"
+        )
+    rows, found = m.ids.find(np.asarray(names, dtype=object))
+    if not found.any():
+        return arr  # not ids: the columns are in the training order
+    n = m.inputs.shape[0]
+    if not found.all() or len(names) != n or np.unique(rows).size != n:
+        other = [v for v, f in zip(names, found.tolist(), strict=True) if not f]
+        said = f", and {len(other)} other names (e.g. {other[0][:80]!r})" if other else ""
+        raise InvalidRequest(
+            f"the columns of inputs name {int(found.sum())} training items (ids){said}: a "
+            f"labelled similarity names each of the {n} training items once, in any order"
+        )
+    order = np.empty(n, dtype=np.int64)
+    order[rows] = np.arange(n)
+    return arr[:, order]
+
+
 Namer = Callable[[np.ndarray], np.ndarray]
 
 
@@ -143,6 +171,7 @@ def predict(
     m: LoadedModel, req: PredictRequest, *, max_dense: int = DEFAULT_MAX_DENSE
 ) -> dict[str, Any]:
     """Pre-image indices and scores, optional outputs and W^F weights (and their ids)."""
+    req.inputs = by_training_id(m, req.inputs, req.input_columns)
     check_features(m, req.inputs, "inputs")
     _check_ids(req.ids, req.inputs.shape[0])
     est = m.estimator
@@ -338,6 +367,7 @@ def kernel(
     m: LoadedModel, req: KernelRequest, *, max_dense: int = DEFAULT_MAX_DENSE
 ) -> dict[str, Any]:
     """Predicted kernel (Q x Q / Q x Q2 / Q x N) and optional edges (and their ids)."""
+    req.inputs = by_training_id(m, req.inputs, req.input_columns)
     check_features(m, req.inputs, "inputs")
     _check_ids(req.ids, req.inputs.shape[0])
     est = m.estimator

@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 
@@ -26,3 +28,31 @@ TrainTask = Callable[[Reporter], str]
 """Runs the fit; returns "done", "cancelled" or "deleted" (the model was deleted before it
 was saved); raises on failure. With process isolation
 it must be picklable (a module-level function or a functools.partial of one)."""
+
+
+class Cancelled(Exception):
+    """The job was asked to stop (heard after a tree of one of its fits)."""
+
+
+@dataclass
+class FitsProgress:
+    """The job's reporter over fits run one after another (``trees``: each fit's planned
+    trees; the one-sided fits of a bipartite model, the inner and final fits of a
+    multi-label one): a fit's reports shifted past the trees of the fits before it, scaled
+    to its planned trees if it grows another number, with the time since the job started as
+    ``elapsed`` (each fit's own clock restarts at 0). Raises :class:`Cancelled` when asked
+    to stop."""
+
+    reporter: Reporter
+    trees: list[int]
+    started: float = field(default_factory=time.perf_counter)
+
+    def fit(self, i: int, progress: Any) -> None:
+        """The i-th fit's report (okcore's FitProgress, heard by that fit's callback)."""
+        planned = self.trees[i]
+        done = sum(self.trees[:i]) + planned * min(progress.done, progress.total) // max(
+            progress.total, 1
+        )
+        elapsed = time.perf_counter() - self.started
+        if self.reporter(replace(progress, done=done, total=sum(self.trees), elapsed=elapsed)):
+            raise Cancelled

@@ -703,6 +703,15 @@ class PredictRequest(_Model):
         description="Optional ids of the Q new vertices (unique strings), used in "
         "`weights_sparse_ids`.",
     )
+    input_columns: list[str] | None = Field(
+        None,
+        description="Names of the columns of `inputs` (a table part's header gives them). "
+        "For a model trained on a similarity with ids (input_kind similarity): when every "
+        "name is a training item's id, the columns are matched to the training items by id, "
+        "in any order (every training item once); when none is, the columns are taken in "
+        "the training order. Feature models do not read them.",
+        examples=[["D00049", "D00086", "D00123"]],
+    )
     top_k: int = Field(1, ge=1, le=10000, description="Pre-images to return per row (best first).")
     return_outputs: bool = Field(
         False,
@@ -759,6 +768,15 @@ class KernelRequest(_Model):
         None,
         description="Optional ids of the Q new vertices (unique strings): edges are then "
         "also answered by id (`edges.new_new_ids`, `edges.new_known_ids`).",
+    )
+    input_columns: list[str] | None = Field(
+        None,
+        description="Names of the columns of `inputs` (a table part's header gives them). "
+        "For a model trained on a similarity with ids (input_kind similarity): when every "
+        "name is a training item's id, the columns are matched to the training items by id, "
+        "in any order (every training item once); when none is, the columns are taken in "
+        "the training order. Feature models do not read them.",
+        examples=[["D00049", "D00086", "D00123"]],
     )
     inputs2: FeatureInputs | None = Field(
         None, description="Optional Q2 x p second input set (against = predicted only)."

@@ -11,14 +11,54 @@ row x column matrix. Every pair in these bodies is in (row, column) order.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+import scipy.sparse as sp
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
 
+from service.http.arrays import as_float_array, as_input_matrix
 from service.schemas.api import Edges, Ids, Inputs, Matrix, Params, _Model
 from service.schemas.examples import documented
 from service.schemas.params import EstimatorName
+
+
+def _adjacency(value: Any, info: Any) -> Any:
+    """An interaction matrix whose NaN entries (JSON null, a table's missing cell, NaN in
+    .npy) are unknown pairs: dense float64 without infinite values, or CSR as inputs."""
+    if sp.issparse(value) or isinstance(value, dict):
+        return as_input_matrix(value, "adjacency")
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (ValueError, TypeError):
+        return as_float_array(value, "adjacency", 2)  # raises, naming the entry
+    if arr.ndim != 2 or arr.size == 0:
+        return as_float_array(value, "adjacency", 2)  # raises: shape
+    if np.isinf(arr).any():
+        i, j = (int(v) for v in np.argwhere(np.isinf(arr))[0])
+        raise ValueError(
+            f"adjacency[{i}][{j}] is infinite: interactions are 0/1 or weights >= 0, and an "
+            "unknown pair is null (NaN, or an empty / NA cell in a table)"
+        )
+    return arr
+
+
+Adjacency = Annotated[
+    Any,
+    PlainValidator(_adjacency),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {
+                    "type": "array",
+                    "items": {"type": "array", "items": {"type": ["number", "null"]}},
+                },
+                {"type": "object", "description": "A sparse matrix in CSR layout."},
+            ]
+        }
+    ),
+]
+"""An interaction matrix: null (NaN) entries are unknown pairs."""
 
 SIDE_EXAMPLE: dict[str, Any] = {
     "inputs": [[0.1, 1.0], [0.9, 0.2], [0.5, 0.5]],
@@ -35,7 +75,8 @@ BIPARTITE_TRAIN_EXAMPLE: dict[str, Any] = {
     "rows": {"inputs": [[0.1, 1.0], [0.9, 0.2], [0.5, 0.5]], "ids": ["d1", "d2", "d3"]},
     "cols": {"similarity": [[1.0, 0.2], [0.2, 1.0]], "ids": ["t1", "t2"]},
     "edges": [["d1", "t1"], ["d2", "t2"], ["d3", "t1"]],
-    "adjacency": [[1, 0], [0, 1], [1, 0]],
+    "adjacency": [[1, 0], [0, 1], [1, None]],
+    "unknown_pairs": [["d3", "t2"]],
     "new_pairs": "two-step",
     "cv": CV_EXAMPLE,
     "wait": True,
@@ -45,6 +86,7 @@ enough vertices for its folds."""
 NEW_SIDE_EXAMPLE: dict[str, Any] = {
     "inputs": [[0.2, 0.9]],
     "similarity": [[0.9, 0.1, 0.4]],
+    "similarity_ids": ["d1", "d3", "d2"],
     "ids": ["d-new"],
 }
 KERNEL_EXAMPLE: dict[str, Any] = {
@@ -84,8 +126,15 @@ EVALUATE_EXAMPLE: dict[str, Any] = {
     "rows": {"inputs": [[0.2, 0.9]], "ids": ["d-new"]},
     "cols": {"similarity": [[0.9, 0.3]], "ids": ["t-new"]},
     "edges": TEST_EDGES_EXAMPLE,
+    "unknown_pairs": {"new_rows": [[0, 1]]},
 }
-BLOCK_EXAMPLE: dict[str, Any] = {"auroc": 0.91, "ap": 0.78, "n_pairs": 2, "n_interactions": 1}
+BLOCK_EXAMPLE: dict[str, Any] = {
+    "auroc": 0.91,
+    "ap": 0.78,
+    "n_pairs": 1,
+    "n_interactions": 1,
+    "n_unknown": 1,
+}
 EVALUATE_RESPONSE_EXAMPLE: dict[str, Any] = {
     "model_id": "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b",
     "n_new_rows": 1,
@@ -199,10 +248,19 @@ class BipartiteTrainRequest(_Model):
         description="Interactions as [row, column] pairs: row indices of `rows` and of "
         "`cols` (integers), or [row id, column id] (strings). Pairs not listed do not interact.",
     )
-    adjacency: Inputs | None = Field(
+    adjacency: Adjacency | None = Field(
         None,
         description="Interactions as an n_rows x n_cols matrix (dense or CSR): 0/1, or "
-        "non-negative weights. Instead of `edges`.",
+        "non-negative weights; a null entry (NaN, or an empty / NA cell of a table) is an "
+        "unknown pair. Instead of `edges`.",
+    )
+    unknown_pairs: Edges | None = Field(
+        None,
+        description="Pairs whose interaction is unknown (never tested, withheld), as "
+        "[row, column] pairs in the form of `edges` (indices or ids). They are not "
+        "negatives: training gives each the value its neighbours' observed pairs give it, "
+        "and cross-validation leaves them out of every score. A pair cannot be both an "
+        "interaction and unknown.",
     )
     new_pairs: Literal["two-step", "refit"] = Field(
         "two-step",
@@ -244,6 +302,27 @@ class NewSide(Side):
     """New vertices of one side: features, or their similarity to the training vertices."""
 
     model_config = ConfigDict(json_schema_extra=documented(NEW_SIDE_EXAMPLE))
+
+    similarity_ids: Ids | None = Field(
+        None,
+        description="The training vertices' ids naming the columns of `similarity`, in any "
+        "order: the columns are matched to the model's training vertices by id (every "
+        "training vertex once). A labelled similarity table (the training ids in its header, "
+        "the new vertices' ids in its first column) gives them. Default: the columns are in "
+        "the training order.",
+    )
+
+    @model_validator(mode="after")
+    def _named_columns(self) -> NewSide:
+        if self.similarity_ids is not None:
+            if self.similarity is None:
+                raise ValueError("similarity_ids name the columns of a similarity: send one")
+            if self.similarity_ids.shape[0] != self.similarity.shape[1]:
+                raise ValueError(
+                    f"similarity_ids has {self.similarity_ids.shape[0]} ids but the similarity "
+                    f"{self.similarity.shape[1]} columns: one id per column"
+                )
+        return self
 
 
 class BipartiteKernelRequest(_Model):
@@ -309,6 +388,12 @@ class BipartiteEvaluateRequest(_Model):
     rows: NewSide | None = Field(None, description="Test row vertices.")
     cols: NewSide | None = Field(None, description="Test column vertices.")
     edges: BipartiteTestEdges = Field(description="The test vertices' true interactions.")
+    unknown_pairs: BipartiteTestEdges | None = Field(
+        None,
+        description="Pairs whose interaction is unknown, in the form of `edges`: left out of "
+        "every score (never counted as non-interactions), counted in each block's "
+        "`n_unknown`. A pair cannot be both a true interaction and unknown.",
+    )
 
     @model_validator(mode="after")
     def _something(self) -> BipartiteEvaluateRequest:
@@ -324,6 +409,7 @@ class BlockScore(BaseModel):
     ap: float | None = Field(description="Average precision (area under precision-recall).")
     n_pairs: int = Field(description="Pairs scored.")
     n_interactions: int = Field(description="Interacting pairs among them.")
+    n_unknown: int = Field(0, description="Unknown pairs of the block, left out of the scores.")
 
 
 class BipartiteEvaluateResponse(BaseModel):

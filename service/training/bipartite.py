@@ -28,7 +28,7 @@ import scipy.sparse as sp
 import okcore
 from service.errors import InvalidRequest
 from service.jobs.progress import PhasePlan
-from service.jobs.task import Reporter
+from service.jobs.task import Cancelled, FitsProgress, Reporter
 from service.schemas.bipartite import BipartiteTrainRequest
 from service.store.composite import write_bipartite_extra
 from service.store.model_store import write_model
@@ -45,10 +45,6 @@ PROFILE_KERNEL = {"type": "linear"}
 """Both one-sided models' output kernel: on the interaction profiles themselves."""
 
 
-class _Cancelled(Exception):
-    """The job was asked to stop (heard after a tree of a one-sided fit)."""
-
-
 @dataclass
 class BipartitePlan:
     """Everything a worker needs to fit and store one bipartite model (picklable)."""
@@ -61,6 +57,7 @@ class BipartitePlan:
     row_inputs: str  # "features" or "similarity"
     col_inputs: str
     Y: sp.csr_matrix  # (n_rows, n_cols) interactions, sparse until the job runs
+    unknown: sp.csr_matrix | None  # 0/1 (n_rows, n_cols): the unknown pairs (NaN in the job)
     row_ids: np.ndarray | None
     col_ids: np.ndarray | None
     cv: tuple[int, int] | None
@@ -117,33 +114,74 @@ def _ends(
     return values.astype(np.int64)
 
 
-def interactions(req: BipartiteTrainRequest, max_dense: int) -> sp.csr_matrix:
+def _pair_matrix(
+    edges: np.ndarray, req: BipartiteTrainRequest, where: str = "edges"
+) -> sp.csr_matrix:
+    """0/1 sparse n_rows x n_cols matrix of [row, column] pairs (indices or ids); a pair
+    sent twice is one."""
+    n_rows, n_cols = req.rows.size, req.cols.size
+    r = c = np.zeros(0, dtype=np.int64)
+    try:
+        if edges.size:
+            r = _ends(edges[:, 0], req.rows.ids, n_rows, "rows", 0)
+            c = _ends(edges[:, 1], req.cols.ids, n_cols, "cols", 1)
+    except InvalidRequest as exc:
+        if where == "edges":
+            raise
+        raise InvalidRequest(str(exc).replace("edges", where, 1)) from None
+    Y = sp.csr_matrix((np.ones(r.size), (r, c)), shape=(n_rows, n_cols))
+    Y.data[:] = 1.0
+    return Y
+
+
+def interactions(
+    req: BipartiteTrainRequest, max_dense: int
+) -> tuple[sp.csr_matrix, sp.csr_matrix | None]:
     """The n_rows x n_cols interaction matrix of the request (edges -> 0/1, or the
-    adjacency as sent) as a sparse matrix, refused when its dense form, which the job
-    builds, would pass ``max_dense`` values."""
+    adjacency as sent, its NaN entries set apart) as a sparse matrix, and the 0/1 sparse
+    matrix of its unknown pairs (``unknown_pairs`` and the adjacency's NaN entries; None
+    when there are none). Refused when the dense form, which the job builds, would pass
+    ``max_dense`` values, or when a pair is both an interaction and unknown."""
     n_rows, n_cols = req.rows.size, req.cols.size
     if n_rows * n_cols > max_dense:
         raise InvalidRequest(
             f"the interaction matrix would hold {n_rows} x {n_cols} = {n_rows * n_cols} values, "
             f"over the limit of {max_dense} (OKBOOST_MAX_DENSE_VALUES): train on fewer vertices"
         )
+    unknown = sp.csr_matrix((n_rows, n_cols))
     if req.adjacency is not None:
         Y = sp.csr_matrix(req.adjacency, dtype=np.float64)
+        missing = np.isnan(Y.data)
+        if missing.any():  # NaN entries are unknown pairs
+            unknown = Y.copy()
+            unknown.data = missing.astype(np.float64)
+            unknown.eliminate_zeros()
+            Y.data[missing] = 0.0
         Y.eliminate_zeros()
         if (Y.data < 0).any():
             raise InvalidRequest(
                 "adjacency has negative values: interactions are 0/1 or weights >= 0"
             )
-        return Y
-    edges = req.edges
-    assert edges is not None
-    r = c = np.zeros(0, dtype=np.int64)
-    if edges.size:
-        r = _ends(edges[:, 0], req.rows.ids, n_rows, "rows", 0)
-        c = _ends(edges[:, 1], req.cols.ids, n_cols, "cols", 1)
-    Y = sp.csr_matrix((np.ones(r.size), (r, c)), shape=(n_rows, n_cols))
-    Y.data[:] = 1.0  # an edge sent twice is one interaction
-    return Y
+    else:
+        assert req.edges is not None
+        Y = _pair_matrix(req.edges, req)
+    if req.unknown_pairs is not None:
+        unknown = unknown + _pair_matrix(req.unknown_pairs, req, "unknown_pairs")
+        unknown.data[:] = 1.0
+    if not unknown.nnz:
+        return Y, None
+    both = Y.multiply(unknown).tocoo()
+    if both.nnz:
+        i, j = int(both.row[0]), int(both.col[0])
+        raise InvalidRequest(
+            f"{both.nnz} pairs are both interactions and unknown, e.g. row {i} and column "
+            f"{j}: an unknown pair has no interaction; remove it from the interactions or "
+            "from unknown_pairs",
+            details=[{"loc": ["unknown_pairs"], "msg": "pair both interacting and unknown"}],
+        )
+    if unknown.nnz == n_rows * n_cols:
+        raise InvalidRequest("every pair is unknown: there is nothing to learn")
+    return Y, unknown.tocsr()
 
 
 def interaction_warnings(Y: sp.csr_matrix) -> list[str]:
@@ -183,7 +221,7 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
     """Check what can be checked before queueing (parameters, ids, shapes, sizes, folds)
     and cost the job."""
     est = checked_estimator(req.model, req.params)
-    Y = interactions(req, max_dense)
+    Y, unknown = interactions(req, max_dense)
     if not Y.nnz:
         raise InvalidRequest("the network has no interaction: there is nothing to learn")
     X_rows, X_cols = req.rows.values, req.cols.values
@@ -246,6 +284,7 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
             "n_row_features": int(X_rows.shape[1]),
             "n_col_features": int(X_cols.shape[1]),
             "n_interactions": int(Y.nnz),
+            "n_unknown": 0 if unknown is None else int(unknown.nnz),
             "weighted": bool(not np.isin(Y.data, (0.0, 1.0)).all()),
             "new_pairs": req.new_pairs,
             "has_row_ids": req.rows.ids is not None,
@@ -262,6 +301,7 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
         row_inputs=req.rows.kind,
         col_inputs=req.cols.kind,
         Y=Y,
+        unknown=unknown,
         row_ids=req.rows.ids,
         col_ids=req.cols.ids,
         cv=cv,
@@ -324,28 +364,6 @@ def cv_record(
     }
 
 
-@dataclass
-class FitsProgress:
-    """The job's reporter over one-sided fits run one after another (``trees``: each fit's
-    planned trees): a fit's reports shifted past the trees of the fits before it, scaled to
-    its planned trees if it grows another number, with the time since the job started as
-    ``elapsed`` (each fit's own clock restarts at 0). Raises _Cancelled when asked to stop."""
-
-    reporter: Reporter
-    trees: list[int]
-    started: float = field(default_factory=time.perf_counter)
-
-    def fit(self, i: int, progress: okcore.FitProgress) -> None:
-        """The i-th fit's report (okcore's fit callback of that fit)."""
-        planned = self.trees[i]
-        done = sum(self.trees[:i]) + planned * min(progress.done, progress.total) // max(
-            progress.total, 1
-        )
-        elapsed = time.perf_counter() - self.started
-        if self.reporter(replace(progress, done=done, total=sum(self.trees), elapsed=elapsed)):
-            raise _Cancelled
-
-
 def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Reporter) -> str:
     """Cross-validate (when asked), fit, store. Returns "done", "cancelled" or "deleted".
     Progress counts the trees of every one-sided fit, with each fit's set-up phases; a
@@ -357,6 +375,8 @@ def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Repo
     info = dict(record["bipartite"])
     sides = {"rows": 0, "columns": 1}
     Y = plan.Y.toarray()  # dense only now that the job runs
+    if plan.unknown is not None:
+        Y[plan.unknown.nonzero()] = np.nan  # okcore's unknown pairs
 
     def heard(configuration: int, p: okcore.FitProgress) -> None:
         fits.fit(2 * configuration + sides[p.part or "rows"], p)
@@ -376,7 +396,7 @@ def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Repo
             }
         final = 0 if plan.cv is None else plan.cv[0] * plan.cv[1]
         model.fit(plan.X_rows, plan.X_cols, Y, callback=lambda p: heard(final, p))
-    except _Cancelled:
+    except Cancelled:
         return "cancelled"
     record.update(
         status="ready",
@@ -389,7 +409,7 @@ def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Repo
     )
     progress.saving()
     extra = functools.partial(write_bipartite_extra, model=model, col_ids=plan.col_ids)
-    written = write_model(
-        root, model_id, model.row_model_, plan.X_rows, Y, record, plan.row_ids, extra=extra
+    written = write_model(  # the learnt interactions: unknown pairs filled
+        root, model_id, model.row_model_, plan.X_rows, model.Y_, record, plan.row_ids, extra=extra
     )
     return "done" if written else "deleted"

@@ -20,7 +20,7 @@ import numpy as np
 import okcore
 from service.errors import InvalidRequest
 from service.jobs.progress import PhasePlan
-from service.jobs.task import Reporter
+from service.jobs.task import Cancelled, FitsProgress, Reporter
 from service.schemas.multilabel import MultiLabelTrainRequest
 from service.store.model_store import write_model
 from service.training.budget import JobEstimate, array_bytes, estimate_cv, estimate_job
@@ -48,12 +48,21 @@ class MultiLabelPlan:
     labels: np.ndarray
     ids: np.ndarray | None
     estimate: JobEstimate
-    total: int  # fits: the inner CV's folds (when it runs) and the final one
+    fits: list[int]  # the trees of each fit in the order run: the inner folds', the final's
+    first: JobEstimate  # the first fit the job runs (its set-up phases)
     record: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def total(self) -> int:
+        """The job's progress counts the trees of every fit."""
+        return sum(self.fits)
+
     def phases(self) -> PhasePlan:
-        """Progress counts fits: each is a 'tree' of the job's ETA."""
-        return PhasePlan(0.0, 0.0, self.estimate.seconds / self.total)
+        """The first fit's set-up phases, then the time of one tree: the rest of the job's
+        time over all its trees (the later fits' set-up phases included)."""
+        first = self.first.factor_seconds + self.first.setup_seconds
+        per_tree = max(self.estimate.seconds - first, 0.0) / max(self.total, 1)
+        return PhasePlan(self.first.factor_seconds, self.first.setup_seconds, per_tree)
 
 
 def label_warnings(labels: np.ndarray) -> list[str]:
@@ -97,12 +106,12 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
     data_bytes = sum(array_bytes(a) for a in (X, labels))
     final = estimate_job(req.model, params, X, LABEL_KERNEL, n_labels, data_bytes)
     inner = req.threshold == "cv" or req.scores == "sigmoid"
-    estimate, total = final, 1
+    estimate, fits, first = final, [final.n_trees], final
     if inner:
         rows = np.broadcast_to(np.uint8(0), (n - n // req.n_splits, int(X.shape[1])))
         fold = estimate_job(req.model, params, rows, LABEL_KERNEL, n_labels, 0)
         estimate = estimate_cv([final], [fold] * req.n_splits, 0.0)
-        total += req.n_splits
+        fits, first = [fold.n_trees] * req.n_splits + fits, fold
     record = {
         "name": req.name,
         "status": "training",
@@ -124,24 +133,28 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
             "sigmoid": None,
         },
     }
-    return MultiLabelPlan(req.model, params, options, X, labels, req.ids, estimate, total, record)
+    return MultiLabelPlan(
+        req.model, params, options, X, labels, req.ids, estimate, fits, first, record
+    )
 
 
 def run_multilabel(plan: MultiLabelPlan, root: Path, model_id: str, progress: Reporter) -> str:
-    """Fit (inner CV and final fit), store. Returns "done", "cancelled" or "deleted"."""
+    """Fit (inner CV and final fit), store. Returns "done", "cancelled" or "deleted".
+    Progress counts the trees of every fit (each inner fold's, then the final one's), with
+    each fit's set-up phases; a cancel is heard after the current tree."""
     started = time.perf_counter()
+    fits = FitsProgress(progress, plan.fits)
+    order = {f"fold {k + 1}": k for k in range(len(plan.fits) - 1)}
+    order["final"] = len(plan.fits) - 1
 
-    def report(done: int) -> bool:
-        elapsed = time.perf_counter() - started
-        fits = okcore.FitProgress(done=done, total=plan.total, elapsed=elapsed, unit="fit")
-        return bool(progress(fits))
+    def heard(p: okcore.FitProgress) -> None:
+        fits.fit(order[p.part or "final"], p)
 
-    if report(0):
-        return "cancelled"
     template = okcore.make_estimator(plan.model, plan.params)
     classifier = okcore.MultiLabelClassifier(template, **plan.options)
-    classifier.fit(plan.inputs, plan.labels)
-    if report(plan.total):
+    try:
+        classifier.fit(plan.inputs, plan.labels, callback=heard)
+    except Cancelled:
         return "cancelled"
     inner = classifier.estimator_
     info = dict(plan.record["multilabel"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
 from e2e_server import Server
@@ -120,3 +121,123 @@ def test_bipartite_with_a_labelled_target_similarity(
 
     info = httpx.get(f"{server.url}/models/{trained['model_id']}").json()["bipartite"]
     assert info["n_interactions"] == len(pairs) and info["has_col_ids"]
+
+
+def test_bipartite_unknown_pairs_from_files(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An adjacency table with NA cells, or a TSV of unknown id pairs, at training; unknown
+    test pairs left out of the scores."""
+    url = ["--url", server.url]
+    _table(tmp_path / "drugs.csv", NET.rows[:30], NET.row_ids[:30])
+    _table(tmp_path / "targets.csv", NET.cols[:20], NET.col_ids[:20])
+    _table(tmp_path / "new_drugs.csv", NET.rows[30:], NET.row_ids[30:])
+    Y = NET.Y[:30, :20]
+    unknown = np.argwhere(Y == 0)[::11]
+    cells = Y.astype(int).astype(str)
+    cells[unknown[:, 0], unknown[:, 1]] = "NA"
+    (tmp_path / "adjacency.csv").write_text(
+        "\n".join(",".join(row) for row in cells) + "\n", encoding="utf-8"
+    )
+    (tmp_path / "unknown.tsv").write_text(
+        "".join(f"d{i}\tt{j}\n" for i, j in unknown), encoding="utf-8"
+    )
+    pairs = NET.edges(range(30), range(20))
+    (tmp_path / "interactions.tsv").write_text(
+        "".join(f"d{i}\tt{j}\n" for i, j in pairs), encoding="utf-8"
+    )
+    common = ["--rows", str(tmp_path / "drugs.csv"), "--cols", str(tmp_path / "targets.csv"),
+              "--param", "n_estimators=15", "--param", "random_state=0", "--quiet"]  # fmt: skip
+    ids = []
+    for given in (["--adjacency", str(tmp_path / "adjacency.csv")],
+                  ["--edges", str(tmp_path / "interactions.tsv"), "--unknown-pairs",
+                   str(tmp_path / "unknown.tsv")]):  # fmt: skip
+        assert main(["bipartite", "train", *url, *common, *given]) == 0
+        trained = json.loads(capsys.readouterr().out)
+        assert trained["state"] == "done"
+        record = httpx.get(f"{server.url}/models/{trained['model_id']}").json()
+        assert record["bipartite"]["n_unknown"] == len(unknown)
+        ids.append(trained["model_id"])
+    scores = []
+    for model_id in ids:
+        assert main(["bipartite", "kernel", *url, model_id, "--rows",
+                     str(tmp_path / "new_drugs.csv")]) == 0  # fmt: skip
+        scores.append(json.loads(capsys.readouterr().out)["scores"]["new_rows"])
+    np.testing.assert_allclose(scores[0], scores[1])
+    (tmp_path / "test_unknown.tsv").write_text("d30\tt0\nd31\tt1\n", encoding="utf-8")
+    (tmp_path / "test.tsv").write_text(
+        "".join(f"d{30 + a}\tt{j}\n" for a, j in NET.edges(range(30, 36), range(20))
+                if (a, j) not in ((0, 0), (1, 1))),
+        encoding="utf-8",
+    )  # fmt: skip
+    assert main(["bipartite", "evaluate", *url, ids[0], "--rows", str(tmp_path / "new_drugs.csv"),
+                 "--edges", str(tmp_path / "test.tsv"), "--unknown-pairs",
+                 str(tmp_path / "test_unknown.tsv")]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["new_rows"]["n_unknown"] == 2 and out["new_rows"]["n_pairs"] == 6 * 20 - 2
+
+
+def test_bipartite_labelled_similarity_at_prediction(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--col-similarity at prediction: a labelled table whose header names the training
+    targets in another order gives the scores of the plain matrix in the training order."""
+    url = ["--url", server.url]
+    X = NET.cols
+    S = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4)
+    ids = NET.col_ids
+
+    def labelled(path: Path, rows: list[int], cols: list[int]) -> None:
+        lines = ["\t" + "\t".join(ids[j] for j in cols)]
+        lines += [ids[i] + "\t" + "\t".join(repr(float(S[i, j])) for j in cols) for i in rows]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    _table(tmp_path / "drugs.csv", NET.rows[:30], NET.row_ids[:30])
+    labelled(tmp_path / "targets.txt", list(range(20)), list(range(20)))
+    order = [int(j) for j in np.random.default_rng(0).permutation(20)]
+    labelled(tmp_path / "new_targets.txt", list(range(20, 24)), order)
+    np.save(tmp_path / "new_targets.npy", S[20:24, :20])
+    (tmp_path / "interactions.tsv").write_text(
+        "".join(f"d{i}\tt{j}\n" for i, j in NET.edges(range(30), range(20))), encoding="utf-8"
+    )
+    assert main(["bipartite", "train", *url, "--rows", str(tmp_path / "drugs.csv"),
+                 "--col-similarity", str(tmp_path / "targets.txt"), "--edges",
+                 str(tmp_path / "interactions.tsv"), "--param", "n_estimators=15",
+                 "--quiet"]) == 0  # fmt: skip
+    model_id = json.loads(capsys.readouterr().out)["model_id"]
+    scores = []
+    for name in ("new_targets.txt", "new_targets.npy"):
+        assert main(["bipartite", "kernel", *url, model_id, "--col-similarity",
+                     str(tmp_path / name)]) == 0  # fmt: skip
+        scores.append(json.loads(capsys.readouterr().out)["scores"]["new_cols"])
+    np.testing.assert_allclose(scores[0], scores[1], atol=1e-12)
+
+
+def test_predict_with_a_labelled_similarity_file(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """okboost predict on a similarity model trained with ids: a labelled table whose header
+    names the training items in another order answers as the matrix in the training order."""
+    url = ["--url", server.url]
+    X = NET.rows
+    S = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4)
+    ids = NET.row_ids
+
+    def labelled(path: Path, rows: range, cols: list[int]) -> None:
+        lines = ["," + ",".join(ids[j] for j in cols)]
+        lines += [ids[i] + "," + ",".join(repr(float(S[i, j])) for j in cols) for i in rows]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    labelled(tmp_path / "train.csv", range(30), list(range(30)))
+    np.save(tmp_path / "Y.npy", NET.Y[:30])
+    order = [int(j) for j in np.random.default_rng(0).permutation(30)]
+    labelled(tmp_path / "new.csv", range(30, 36), order)
+    np.save(tmp_path / "new.npy", S[30:, :30])
+    assert main(["train", *url, str(tmp_path / "train.csv"), "--outputs", str(tmp_path / "Y.npy"),
+                 "--input-kind", "similarity", "--model", "krr", "--quiet"]) == 0  # fmt: skip
+    model_id = json.loads(capsys.readouterr().out)["model_id"]
+    weights = []
+    for name in ("new.csv", "new.npy"):
+        assert main(["predict", *url, model_id, str(tmp_path / name), "--weights", "dense"]) == 0
+        weights.append(json.loads(capsys.readouterr().out)["weights"])
+    np.testing.assert_allclose(weights[0], weights[1], atol=1e-12)

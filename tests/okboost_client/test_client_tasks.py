@@ -108,15 +108,61 @@ def test_a_labelled_similarity_file_is_matched_by_id(http: TestClient, tmp_path:
     ids = NET.col_ids[:20]
     rng = np.random.default_rng(2)
     rows, cols = rng.permutation(20), rng.permutation(20)
-    lines = ["," + ",".join(ids[j] for j in cols)]
-    lines += [ids[i] + "," + ",".join(repr(float(S[i, j])) for j in cols) for i in rows]
-    (tmp_path / "targets.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for name, sep in (("targets.csv", ","), ("targets_simmat_dg.txt", "\t")):
+        lines = [sep + sep.join(ids[j] for j in cols)]
+        lines += [ids[i] + sep + sep.join(repr(float(S[i, j])) for j in cols) for i in rows]
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     row_ids = np.asarray(NET.row_ids[:30])
     edges = np.asarray([[row_ids[i], ids[j]] for i, j in NET.edges(range(30), range(20))])
     common = {"rows": NET.rows[:30], "row_ids": row_ids, "edges": edges,
               "params": SMALL, "wait": True}  # fmt: skip
-    by_file = c.train_bipartite(col_similarity=tmp_path / "targets.csv", **common)
     by_array = c.train_bipartite(col_similarity=S, col_ids=np.asarray(ids), **common)
     new = {"rows": NET.rows[30:], "top_k": 3}
-    got, want = (c.kernel_bipartite(m["model_id"], **new) for m in (by_file, by_array))
-    np.testing.assert_array_equal(got["edges"]["new_rows_ids"], want["edges"]["new_rows_ids"])
+    want = c.kernel_bipartite(by_array["model_id"], **new)
+    # a .csv file, and a tab-separated .txt file as the published drug-target files are
+    for name in ("targets.csv", "targets_simmat_dg.txt"):
+        by_file = c.train_bipartite(col_similarity=tmp_path / name, **common)
+        got = c.kernel_bipartite(by_file["model_id"], **new)
+        np.testing.assert_array_equal(got["edges"]["new_rows_ids"], want["edges"]["new_rows_ids"])
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_bipartite_unknown_pairs(http: TestClient, binary: bool) -> None:
+    """Unknown pairs as a list or as NaN in the adjacency give one model; at /evaluate they
+    are left out of the scores."""
+    c = OKBoostClient("http://localhost", transport=http._transport, binary=binary)
+    Y = NET.Y[R, C].copy()
+    unknown = np.argwhere(Y == 0)[::7]
+    listed = c.train_bipartite(NET.rows[R], NET.cols[C], adjacency=Y, unknown_pairs=unknown,
+                               params=SMALL, wait=True)  # fmt: skip
+    Y[unknown[:, 0], unknown[:, 1]] = np.nan
+    as_nan = c.train_bipartite(NET.rows[R], NET.cols[C], adjacency=Y, params=SMALL, wait=True)
+    assert listed["model"]["bipartite"]["n_unknown"] == len(unknown)
+    assert as_nan["model"]["bipartite"]["n_unknown"] == len(unknown)
+    a = c.kernel_bipartite(listed["model_id"], NET.rows[TR])["scores"]["new_rows"]
+    b = c.kernel_bipartite(as_nan["model_id"], NET.rows[TR])["scores"]["new_rows"]
+    np.testing.assert_allclose(a, b)
+    truth = NET.edges(range(30, 36), range(20))
+    negatives = np.argwhere(NET.Y[TR, C] == 0)[:3]
+    out = c.evaluate_bipartite(listed["model_id"], NET.rows[TR], new_rows=truth,
+                               unknown_pairs={"new_rows": negatives})  # fmt: skip
+    assert out["new_rows"]["n_unknown"] == 3
+    assert out["new_rows"]["n_pairs"] == 6 * 20 - 3
+
+
+def test_predict_with_similarity_columns_named_by_training_id(http: TestClient) -> None:
+    """input_columns: a similarity model's new similarity, columns in any order named by
+    the training ids, gives the answers of the columns in the training order."""
+    c = OKBoostClient("http://localhost", transport=http._transport)
+    X = NET.rows
+    S = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4)
+    names = list(NET.row_ids[:30])
+    fit = c.train(S[:30, :30], {"type": "linear", "outputs": NET.Y[:30]}, input_kind="similarity",
+                  ids=names, model="krr", wait=True)  # fmt: skip
+    order = np.random.default_rng(1).permutation(30)
+    want = c.predict(fit["model_id"], S[30:, :30], weights="dense")["weights"]
+    got = c.predict(fit["model_id"], S[30:, order], weights="dense",
+                    input_columns=[names[j] for j in order])["weights"]  # fmt: skip
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    unnamed = c.predict(fit["model_id"], S[30:, order], weights="dense")["weights"]
+    assert not np.allclose(unnamed, want)  # the names are what put the columns in order

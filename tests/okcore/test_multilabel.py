@@ -421,3 +421,30 @@ def test_no_setting_default_is_deterministic_and_saves(tmp_path) -> None:
     okcore.save(a.estimator_, tmp_path / "est")
     loaded = okcore.load(tmp_path / "est")
     np.testing.assert_allclose(np.asarray(loaded.predict(X)), a.decision_function(X), atol=1e-10)
+
+
+def test_every_inner_fit_reports_its_progress() -> None:
+    """The callback hears each inner fold's fit and then the final one, each its own trees;
+    the model is the one fitted without a callback."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 3))
+    Y = (X[:, :2] + 0.3 * rng.normal(size=(40, 2)) > 0).astype(int)
+    est = OKBoostRegressor(n_estimators=6, max_splits=2, random_state=0)
+    heard: list[tuple[str | None, str, int]] = []
+    clf = MultiLabelClassifier(est, n_splits=3).fit(
+        X, Y, callback=lambda p: heard.append((p.part, p.phase, p.done))
+    )
+    trees = [(part, done) for part, phase, done in heard if phase == "trees"]
+    parts = ["fold 1", "fold 2", "fold 3", "final"]
+    assert trees == [(part, k) for part in parts for k in range(1, 7)]
+    plain = MultiLabelClassifier(est, n_splits=3).fit(X, Y)
+    np.testing.assert_array_equal(clf.thresholds_, plain.thresholds_)
+    np.testing.assert_allclose(clf.predict_proba(X), plain.predict_proba(X))
+    # a fixed threshold without the sigmoid: the final fit only
+    heard.clear()
+    MultiLabelClassifier(est, threshold=0.5, scores="clip").fit(
+        X, Y, callback=lambda p: heard.append((p.part, p.phase, p.done))
+    )
+    assert {part for part, _, _ in heard} == {"final"}
+    with pytest.raises(Exception, match="callback must be callable"):
+        MultiLabelClassifier(est).fit(X, Y, callback=3)

@@ -1,6 +1,6 @@
 """Bipartite and multi-label training jobs: their cost checked against the job limits before
-they are queued (422 naming the limit), their progress counted in trees (bipartite) or fits
-(multi-label), their job records."""
+they are queued (422 naming the limit), their progress counted in trees (bipartite and
+multi-label: every inner fit's), their job records."""
 
 from __future__ import annotations
 
@@ -72,12 +72,55 @@ def test_progress_counts_fits(client: TestClient) -> None:
     # the trees of both one-sided fits of every CV configuration, then of the final fit
     trees = SMALL["n_estimators"] * 2 * (3 * 2 + 1)
     assert job["progress"]["total"] == trees and job["progress"]["done"] == trees
+    # the trees of every inner fold's fit, then of the final fit
     r = client.post("/train", json=_labels(n_splits=4))
     job = _finished(client, r.json()["job_id"])
-    assert job["state"] == "done" and job["progress"]["total"] == 5
-    r = client.post("/train", json=_labels(threshold=0.5))
+    trees = SMALL["n_estimators"] * (4 + 1)
+    assert job["state"] == "done" and job["progress"]["total"] == trees
+    assert job["progress"]["done"] == trees and job["progress"]["unit"] == "tree"
+    r = client.post("/train", json=_labels(threshold=0.5, scores="clip"))
     job = _finished(client, r.json()["job_id"])
-    assert job["progress"]["total"] == 1
+    assert job["progress"]["total"] == SMALL["n_estimators"]
+
+
+def test_multilabel_progress_is_per_fit_and_cancels(tmp_path: Path) -> None:
+    """Each inner fit reports its trees, shifted past the fits before it: the count never
+    goes back, reaches the total, and a stop asked in the second fold ends the job there."""
+    from service.schemas.multilabel import MultiLabelTrainRequest
+    from service.training.multilabel import plan_multilabel, run_multilabel
+
+    req = MultiLabelTrainRequest.model_validate(_labels(n_splits=3))
+    plan = plan_multilabel(req)
+    assert plan.fits == [SMALL["n_estimators"]] * 4
+    plan.record.update(model_id="0" * 32, job_id="1" * 32, error=None, client=None)
+
+    class Heard:
+        def __init__(self, stop_at: int | None) -> None:
+            self.reports: list[Any] = []
+            self.stop_at = stop_at
+
+        def __call__(self, p: Any) -> bool:
+            self.reports.append(p)
+            return self.stop_at is not None and p.done >= self.stop_at
+
+        def saving(self) -> None:
+            pass
+
+    heard = Heard(None)
+    model_id = "0" * 32  # no such model folder: the fit runs, nothing is written
+    assert run_multilabel(plan, tmp_path, model_id, heard) == "deleted"
+    done = [p.done for p in heard.reports]
+    assert done == sorted(done) and done[-1] == plan.total
+    assert {p.total for p in heard.reports} == {plan.total}
+    assert [p.part for p in heard.reports if p.phase == "trees"][:: SMALL["n_estimators"]] == [
+        "fold 1",
+        "fold 2",
+        "fold 3",
+        "final",
+    ]
+    stop = Heard(SMALL["n_estimators"] + 3)
+    assert run_multilabel(plan, tmp_path, model_id, stop) == "cancelled"
+    assert stop.reports[-1].part == "fold 2" and stop.reports[-1].done == SMALL["n_estimators"] + 3
 
 
 def test_warnings_about_the_data(client: TestClient) -> None:

@@ -235,3 +235,63 @@ def test_bad_labelled_similarities_are_clear_422s(
     r = client.post("/train", data={"json": json.dumps(spec)}, files=files)
     assert r.status_code == 422, r.text
     assert message in r.json()["error"]["message"]
+
+
+def test_a_labelled_similarity_at_prediction_is_matched_by_id(client: TestClient) -> None:
+    """A model trained on a similarity with ids: new items' similarity whose header names
+    the training items in any order gives the answers of the matrix in the training order,
+    at /predict, /kernel and /evaluate; a header of other names keeps the columns as sent;
+    a header naming some training items and not others is a 422."""
+    import json
+
+    S, S_new, Y = similarity()
+    n, q = S.shape[0], S_new.shape[0]
+    names = [f"D{k:05d}" for k in range(n)]
+    r = train(client, "krr", S, Y, input_kind="similarity", ids=names)
+    assert r.status_code == 201, r.text
+    model_id = r.json()["model_id"]
+    want = predict(client, model_id, S_new).json()["weights"]
+    new_names = [f"N{a}" for a in range(q)]
+    order = np.random.default_rng(5).permutation(n)
+
+    def table(header: list[str], M: np.ndarray) -> bytes:
+        lines = ["," + ",".join(header)]
+        lines += [new_names[a] + "," + ",".join(repr(float(v)) for v in M[a]) for a in range(q)]
+        return ("\n".join(lines) + "\n").encode()
+
+    def post(route: str, body: dict[str, Any], part: bytes) -> Any:
+        files = {"inputs": ("new.csv", part, "text/csv")}
+        return client.post(route, data={"json": json.dumps(body)}, files=files)
+
+    shuffled = table([names[j] for j in order], S_new[:, order])
+    r = post("/predict", {"model_id": model_id, "weights": "dense"}, shuffled)
+    assert r.status_code == 200, r.text
+    np.testing.assert_allclose(r.json()["weights"], want, atol=1e-12)
+    # the same by JSON
+    body = {"model_id": model_id, "inputs": S_new[:, order].tolist(), "weights": "dense",
+            "input_columns": [names[j] for j in order]}  # fmt: skip
+    np.testing.assert_allclose(client.post("/predict", json=body).json()["weights"], want)
+    kernel = client.post("/kernel", json={"model_id": model_id, "inputs": S_new.tolist()}).json()
+    r = post("/kernel", {"model_id": model_id}, shuffled)
+    assert r.status_code == 200, r.text
+    np.testing.assert_allclose(r.json()["kernel"], kernel["kernel"], atol=1e-12)
+    Y_new = vector_data(n=n + q, seed=0)[1][n:]
+    evaluated = client.post(
+        "/evaluate",
+        json={"model_id": model_id, "inputs": S_new.tolist(), "outputs": Y_new.tolist()},
+    ).json()
+    r = post("/evaluate", {"model_id": model_id, "outputs": Y_new.tolist()}, shuffled)
+    assert r.status_code == 200, r.text
+    assert r.json()["err_phi"] == pytest.approx(evaluated["err_phi"])
+    # a header of other names: the columns as sent (the training order)
+    r = post("/predict", {"model_id": model_id, "weights": "dense"},
+             table([f"s{j}" for j in range(n)], S_new))  # fmt: skip
+    np.testing.assert_allclose(r.json()["weights"], want, atol=1e-12)
+    # some training ids and other names, or a training item left out: 422
+    mixed = [names[j] for j in order]
+    mixed[4] = "other"
+    r = post("/predict", {"model_id": model_id}, table(mixed, S_new))
+    assert r.status_code == 422 and "name 39 training items" in r.json()["error"]["message"]
+    body = {"model_id": model_id, "inputs": S_new.tolist(), "input_columns": names[:5]}
+    r = client.post("/predict", json=body)
+    assert r.status_code == 422 and "one name per column" in r.json()["error"]["message"]

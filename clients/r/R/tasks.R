@@ -50,12 +50,14 @@ as_scored_pairs <- function(rows, ids = FALSE) {
 #' @param rows,cols each side: a numeric matrix or a data.frame with an id column (features),
 #'   or `list(similarity = S, ids = ids)` (the n x n similarity among its vertices).
 #' @param edges interactions: a two-column matrix of 1-based (row, column) numbers, or of ids.
-#' @param adjacency interactions as an n_rows x n_cols matrix (0/1 or weights), instead.
+#' @param adjacency interactions as an n_rows x n_cols matrix (0/1 or weights; NA: an unknown
+#'   pair), instead.
+#' @param unknown_pairs pairs of unknown interaction (not negatives), as `edges`.
 #' @param cv optional K x K cross-validation first, e.g. `list(folds = c(4, 3))`.
 #' @export
 ok_train_bipartite <- function(client, rows, cols, edges = NULL, adjacency = NULL,
                                model = "okboost", params = list(), new_pairs = "two-step",
-                               cv = NULL, name = NULL, wait = FALSE) {
+                               cv = NULL, name = NULL, wait = FALSE, unknown_pairs = NULL) {
   r <- as_side(rows, "rows")
   c <- as_side(cols, "cols")
   size <- function(side) nrow(if (is.null(side$inputs)) side$similarity else side$inputs)
@@ -63,6 +65,9 @@ ok_train_bipartite <- function(client, rows, cols, edges = NULL, adjacency = NUL
     task = "bipartite", rows = r, cols = c,
     edges = if (!is.null(edges)) as_pairs(edges, "edges", size(r), size(c)),
     adjacency = if (!is.null(adjacency)) as_table(adjacency, name = "adjacency")$inputs,
+    unknown_pairs = if (!is.null(unknown_pairs)) {
+      as_pairs(unknown_pairs, "unknown_pairs", size(r), size(c))
+    },
     model = model, params = if (length(params)) params, new_pairs = new_pairs,
     cv = if (!is.null(cv)) list(folds = if (length(cv$folds) > 1) I(cv$folds) else cv$folds,
                                 random_state = if (is.null(cv$random_state)) 0 else cv$random_state),
@@ -103,23 +108,39 @@ ok_kernel_bipartite <- function(client, model_id, rows = NULL, cols = NULL, thre
 #' @param new_rows true (new row, training column) pairs, 1-based; `new_cols` (training row,
 #'   new column); `new_pairs` (new row, new column); `by_id` (row id, column id) pairs of any
 #'   block. Pairs not listed do not interact.
+#' @param unknown_pairs pairs of unknown interaction, a list with the same names
+#'   (`list(by_id = ...)`): left out of every score (`n_unknown` per block).
 #' @export
 ok_evaluate_bipartite <- function(client, model_id, rows = NULL, cols = NULL, new_rows = NULL,
-                                  new_cols = NULL, new_pairs = NULL, by_id = NULL) {
+                                  new_cols = NULL, new_pairs = NULL, by_id = NULL,
+                                  unknown_pairs = NULL) {
   r <- as_side(rows, "rows")
   c <- as_side(cols, "cols")
   size <- function(side) {
     if (is.null(side)) 0L else nrow(if (is.null(side$inputs)) side$similarity else side$inputs)
   }
-  model <- if (!is.null(new_rows) || !is.null(new_cols)) ok_model(client, model_id)$bipartite
-  edges <- drop_null(list(
-    new_rows = if (!is.null(new_rows)) as_pairs(new_rows, "new_rows", size(r), model$n_cols),
-    new_cols = if (!is.null(new_cols)) as_pairs(new_cols, "new_cols", model$n_rows, size(c)),
-    new_pairs = if (!is.null(new_pairs)) as_pairs(new_pairs, "new_pairs", size(r), size(c)),
-    by_id = if (!is.null(by_id)) edge_matrix(by_id, "by_id")
-  ))
-  ok_request(client, "POST", "/evaluate", list(model_id = model_id, rows = r, cols = c,
-                                               edges = edges))
+  given <- c(list(new_rows, new_cols), unknown_pairs[c("new_rows", "new_cols")])
+  model <- if (any(!vapply(given, is.null, TRUE))) ok_model(client, model_id)$bipartite
+  pairs <- function(p, where) {
+    drop_null(list(
+      new_rows = if (!is.null(p$new_rows)) {
+        as_pairs(p$new_rows, paste0(where, "new_rows"), size(r), model$n_cols)
+      },
+      new_cols = if (!is.null(p$new_cols)) {
+        as_pairs(p$new_cols, paste0(where, "new_cols"), model$n_rows, size(c))
+      },
+      new_pairs = if (!is.null(p$new_pairs)) {
+        as_pairs(p$new_pairs, paste0(where, "new_pairs"), size(r), size(c))
+      },
+      by_id = if (!is.null(p$by_id)) edge_matrix(p$by_id, paste0(where, "by_id"))
+    ))
+  }
+  edges <- pairs(list(new_rows = new_rows, new_cols = new_cols, new_pairs = new_pairs,
+                      by_id = by_id), "")
+  unknown <- if (!is.null(unknown_pairs)) pairs(unknown_pairs, "unknown_pairs.")
+  ok_request(client, "POST", "/evaluate", drop_null(list(model_id = model_id, rows = r,
+                                                         cols = c, edges = edges,
+                                                         unknown_pairs = unknown)))
 }
 
 #' Train on label sets (POST /train, task "multilabel").

@@ -41,6 +41,22 @@ test_that("bipartite: train, ranked edges of new drugs, scores per block", {
   }
 })
 
+test_that("bipartite: unknown pairs at training and left out of the scores", {
+  skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
+  cl <- okboost_client(url)
+  fit <- ok_train_bipartite(cl, drugs, list(inputs = targets, ids = paste0("t", 1:4)),
+    edges = pairs, unknown_pairs = cbind(c(1, 2), c(3, 4)), params = small, wait = TRUE
+  )
+  expect_equal(fit$model$bipartite$n_unknown, 2)
+  new <- data.frame(id = c("new-a", "new-b"), x = c(0.05, 0.95), y = c(0.95, 0.05))
+  out <- ok_evaluate_bipartite(cl, fit$model_id, rows = new,
+    new_rows = cbind(c(1, 1, 2, 2), c(1, 2, 3, 4)),
+    unknown_pairs = list(new_rows = cbind(1, 3), by_id = cbind("new-b", "t1"))
+  )
+  expect_equal(out$new_rows$n_unknown, 2)
+  expect_equal(out$new_rows$n_pairs, 6)
+})
+
 test_that("multi-label: thresholds by CV, label sets by name, measures", {
   skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
   cl <- okboost_client(url)
