@@ -15,7 +15,6 @@ from okcore.bipartite import (
     fill_unknown,
     neighbour_weights,
 )
-from okcore.bipartite.default import BlockSelection, default_candidates
 from okcore.bipartite.neighbours import cosine_similarity
 from okcore.exceptions import DataError
 from okcore.kernel_models.ridge import KernelRidgeRegressor
@@ -207,14 +206,15 @@ def test_cross_validation_leaves_unknown_pairs_out_of_every_block() -> None:
     np.testing.assert_array_equal(drawn.col_folds, same.col_folds)
 
 
-def test_default_choice_takes_unknown_pairs() -> None:
+def test_the_default_fills_unknown_pairs_before_every_member() -> None:
+    """The no-setting default (a rank average of score models, NRLMF among them, which read
+    Y directly) fits on the filled network: every member sees finite interactions."""
     S_r, S_c = _similarity(10, 20), _similarity(8, 21)
     Y = _network(22, (10, 8))
     Y[np.random.default_rng(23).random(Y.shape) < 0.1] = np.nan
-    candidates = default_candidates("similarity", 0, bipartite=BipartiteRegressor)
-    two = {k: candidates[k] for k in ("wknnir", "krr")}
-    selection = BlockSelection(two, "similarity").fit(S_r, S_c, Y)
-    for fitted in selection.block_models_.values():
-        assert np.isfinite(fitted.Y_).all() and fitted.n_unknown_ == int(np.isnan(Y).sum())
-    for entry in selection.leaderboard_:
-        assert np.isfinite(entry["new_rows_auroc"])
+    model = BipartiteRegressor(inputs="similarity", random_state=0).fit(S_r, S_c, Y)
+    assert model.n_unknown_ == int(np.isnan(Y).sum()) > 0
+    assert np.isfinite(model.Y_).all()
+    np.testing.assert_array_equal(model.Y_[~np.isnan(Y)], Y[~np.isnan(Y)])
+    assert np.isfinite(model.predict_new_rows(S_r[:3])).all()
+    assert np.isfinite(model.predict_new_cols(S_c[:3])).all()
