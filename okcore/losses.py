@@ -29,7 +29,6 @@ import numpy as np
 from numba import njit
 
 from .threads import SERIAL, ChunkRunner
-from .trees.weighted import leaf_row_weights
 
 #: Weiszfeld stops when an iterate moves less than this times the mean distance of the rows
 #: to it (relative: the result does not depend on the scale of the outputs) ...
@@ -43,6 +42,17 @@ COINCIDE = 1e-12
 #: margin keeps Weiszfeld's point when the minimisers form a segment (collinear rows, where
 #: the condition holds with equality at the ends) instead of letting rounding pick an end.
 SNAP_MARGIN = 1e-6
+
+
+def leaf_row_weights(leaf: np.ndarray, weight: np.ndarray, n_leaves: int, l2: float) -> np.ndarray:
+    """Each row's coefficient in its leaf's value G / (W + lambda) (row weights only):
+    w_i / (W_leaf(i) + lambda), 0 for rows of weight 0, shape (N,); ``weight`` already
+    counts a row's fits (bootstrap, subsample). What W^F, kernel predictions and pre-images
+    read for a weighted tree (:attr:`~okcore.trees.ensemble.TreeEnsemble.train_weight`).
+    O(N)."""
+    W = np.bincount(leaf, weights=weight, minlength=n_leaves)
+    denominator = W[leaf] + l2
+    return np.divide(weight, denominator, out=np.zeros_like(weight), where=denominator > 0)
 
 
 class FeatureLoss(Protocol):

@@ -17,6 +17,7 @@ from joblib import Parallel, delayed
 from .._validation import Interval, Options
 from ..base import FitContext, FittedModel
 from ..callbacks import FitProgress
+from ..losses import leaf_row_weights
 from ..outputs.space import RANK_TOLERANCE
 from .binning import BinnedInputs
 from .builder import HistogramPool, TreeArrays, TreeParams, build_tree
@@ -24,7 +25,7 @@ from .ensemble import TreeEnsemble, tree_leaves
 from .estimator import TREE_CONSTRAINTS, TreeEstimator
 from .missing import missing_features
 from .splitter import presort
-from .weighted import build_weighted_tree, leaf_row_weights, weighted_max_bins
+from .weighted import build_weighted_tree, weighted_max_bins
 
 
 def _fit_one_tree(

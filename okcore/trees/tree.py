@@ -9,12 +9,13 @@ import numpy as np
 
 from ..base import FitContext, FittedModel
 from ..callbacks import FitProgress
+from ..losses import leaf_row_weights
 from ..outputs.space import RANK_TOLERANCE
 from .builder import TreeArrays, build_tree
 from .ensemble import TreeEnsemble, tree_leaves
 from .estimator import TREE_CONSTRAINTS, TreeEstimator
 from .missing import missing_features
-from .weighted import build_weighted_tree, leaf_row_weights, weighted_max_bins
+from .weighted import build_weighted_tree, weighted_max_bins
 
 
 class OK3Regressor(TreeEstimator):

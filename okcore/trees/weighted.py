@@ -508,17 +508,6 @@ def _grow_oblivious(
         frontier = sorted(next_frontier)
 
 
-def leaf_row_weights(leaf: np.ndarray, weight: np.ndarray, n_leaves: int, l2: float) -> np.ndarray:
-    """Each row's coefficient in its leaf's value G / (W + lambda) (row weights only):
-    w_i / (W_leaf(i) + lambda), 0 for rows of weight 0, shape (N,); ``weight`` already
-    counts a row's fits (bootstrap, subsample). What W^F, kernel predictions and pre-images
-    read for a weighted tree (:attr:`~okcore.trees.ensemble.TreeEnsemble.train_weight`).
-    O(N)."""
-    W = np.bincount(leaf, weights=weight, minlength=n_leaves)
-    denominator = W[leaf] + l2
-    return np.divide(weight, denominator, out=np.zeros_like(weight), where=denominator > 0)
-
-
 def weighted_max_bins(owner: str, max_bins: Any, X: Any) -> int:
     """The ``max_bins`` a weighted fit of ``owner`` bins its inputs with, or a refusal
     that says how to fix it: weighted trees search histograms of dense inputs (``splitter``
