@@ -301,9 +301,54 @@ def test_kernel_ridge_integer_and_zero_weights_equal_repeated_and_dropped_rows()
 def test_an_estimator_without_weights_refuses_them():
     from okcore.kernel_models.krr_boosting import KRRBoostRegressor
 
+    class Unweighted(KRRBoostRegressor):
+        supports_sample_weight = False
+
     X, Y, w = data(12, n=40)
-    with pytest.raises(DataError, match="sample_weight is not supported by KRRBoostRegressor"):
-        KRRBoostRegressor().fit(X, Y, sample_weight=w)
+    with pytest.raises(DataError, match="sample_weight is not supported by Unweighted"):
+        Unweighted().fit(X, Y, sample_weight=w)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        dict(regularization="sun-yao", cg_iter=3),
+        dict(regularization="sun-yao", cg_iter=2, reweight=True),
+        dict(regularization="shrinkage", learning_rate=0.5),
+    ],
+)
+def test_krr_boost_integer_weights_equal_repeated_rows(rule):
+    """Every row in every stage's subset and basis (the draws do not see the weights): the
+    weighted stages, eq. 20, CG and re-weighting are those of the repeated rows."""
+    from okcore.kernel_models.krr_boosting import KRRBoostRegressor
+
+    X, Y, w = data(19, n=40)
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    kw = dict(n_estimators=6, subset_size=1000, n_basis=1000, basis_selection="random",
+              gamma=2.0, alpha=0.5, random_state=0, **rule)  # fmt: skip
+    ours = KRRBoostRegressor(**kw).fit(X, Y, sample_weight=w)
+    theirs = KRRBoostRegressor(**kw).fit(X[rep], Y[rep])
+    Xq = data(20, n=30)[0]
+    np.testing.assert_allclose(ours.predict(Xq), theirs.predict(Xq), rtol=0, atol=1e-7)
+    np.testing.assert_allclose(ours.train_loss_, theirs.train_loss_, rtol=1e-7)
+    np.testing.assert_allclose(ours.objective_, theirs.objective_, rtol=1e-7)
+
+
+def test_krr_boost_zero_weight_is_a_dropped_row():
+    """Random subsets, info-gain bases and the early-stopping hold-out are drawn among the
+    rows of positive weight: the same draws as without the dropped rows."""
+    from okcore.kernel_models.krr_boosting import KRRBoostRegressor
+
+    X, Y, w = data(21, n=80)
+    keep = w > 0
+    kw = dict(n_estimators=8, subset_size=30, n_basis=10, n_iter_no_change=3, random_state=0)
+    ours = KRRBoostRegressor(**kw).fit(X, Y, sample_weight=w)
+    theirs = KRRBoostRegressor(**kw).fit(X[keep], Y[keep], sample_weight=w[keep])
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(ours.validation_loss_, theirs.validation_loss_, rtol=1e-10)
+    unit = KRRBoostRegressor(**kw).fit(X, Y, sample_weight=np.ones(len(X)))
+    plain = KRRBoostRegressor(**kw).fit(X, Y)
+    np.testing.assert_array_equal(unit.predict(X), plain.predict(X))
 
 
 def test_cross_validation_splits_the_weights_with_the_folds_and_weights_the_scores():
