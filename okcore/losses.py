@@ -15,6 +15,14 @@ uniform leaf mean returns them per training row (``train_weight``) for the W^F r
   norms at each stage, trees fitted to the residuals clipped to norm delta, leaf value =
   the leaf's geometric median plus the mean of its clipped deviations from it.
 
+With sample weights w_i (``make_loss(..., weight=w)``) the robust losses are weighted as
+scikit-learn's ``GradientBoostingRegressor(...).fit(X, y, sample_weight=w)``: the trees are
+weighted trees on the same targets, each leaf's median (and F_0) the weighted geometric median
+argmin_m sum_i w_i ||r_i - m|| (one column: the weighted inverted-CDF median), Huber's delta
+the weighted inverted-CDF alpha-quantile of the residual norms and its leaf's clipped mean a
+weighted mean, the loss value a weighted mean. Integer weights fit as repeated rows, weight 0
+as a dropped row.
+
 The robust losses compute residual norms in the factor coordinates: with an exact factor
 (the default) that is the feature-space norm; with a truncated one (``factor_rank``,
 ``n_landmarks``) it is the norm of the outputs projected on the factor's span.
@@ -253,15 +261,21 @@ class MaskedSquaredFeatureLoss:
 
 
 class _NormLoss:
-    """A loss of the residual norm ||phi_i - F_i||, its leaves in span of the leaf's rows."""
+    """A loss of the residual norm ||phi_i - F_i||, its leaves in span of the leaf's rows;
+    ``weight`` (N,): the rows' sample weights (None: unweighted)."""
 
     name: str
 
+    def __init__(self, weight: np.ndarray | None = None) -> None:
+        self.weight = weight
+
     def initial(self, phi: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """F_0 = the geometric median of the phi_i (argmin_F sum ||phi_i - F||), shape (r,),
-        with its weights over the phi_i, shape (N,). In one dimension with N even: the
-        midpoint of the two middle values (``np.median``, scikit-learn's initial median)."""
-        weights = geometric_median_weights(phi, lower=False)
+        """F_0 = the geometric median of the phi_i (argmin_F sum w_i ||phi_i - F||), shape
+        (r,), with its weights over the phi_i, shape (N,). In one dimension where the
+        weights split in two equal halves (N even, unweighted): the midpoint of the two
+        middle values (``np.median``, scikit-learn's initial median; with integer weights
+        the median of the repeated rows)."""
+        weights = geometric_median_weights(phi, lower=False, weight=self.weight)
         return weights @ phi, weights
 
     def leaf_values(
@@ -276,12 +290,12 @@ class _NormLoss:
         for L in range(n_leaves):
             members = rows[bounds[L] : bounds[L + 1]]
             R = residual[members]
-            w = self._leaf_weights(R)
+            w = self._leaf_weights(R, None if self.weight is None else self.weight[members])
             weights[members] = w
             value[L] = w @ R
         return value, weights
 
-    def _leaf_weights(self, R: np.ndarray) -> np.ndarray:
+    def _leaf_weights(self, R: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         raise NotImplementedError
 
     def step(
@@ -295,11 +309,12 @@ class _NormLoss:
         residual: np.ndarray,
         runner: ChunkRunner = SERIAL,
     ) -> float:
-        """F += nu * value[leaf] in place, residual = phi - F, and the new loss. O(N r),
-        on the calling thread (``runner`` unused)."""
+        """F += nu * value[leaf] in place, residual = phi - F, and the new loss (weighted
+        mean with sample weights). O(N r), on the calling thread (``runner`` unused)."""
         F += learning_rate * value[leaf]
         np.subtract(phi, F, out=residual)
-        return float(np.mean(self._rho(row_norms(residual))))
+        rho = self._rho(row_norms(residual))
+        return float(np.mean(rho) if self.weight is None else np.average(rho, weights=self.weight))
 
     def __call__(
         self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray, weight: np.ndarray | None = None
@@ -333,8 +348,8 @@ class AbsoluteFeatureLoss(_NormLoss):
         # divided, not multiplied by 1 / norm: exactly +-1 in one dimension, as the sign
         return np.divide(residual, norms, out=np.zeros_like(residual), where=norms > 0)
 
-    def _leaf_weights(self, R: np.ndarray) -> np.ndarray:
-        return geometric_median_weights(R)
+    def _leaf_weights(self, R: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        return geometric_median_weights(R, weight=w)
 
     def _rho(self, norms: np.ndarray) -> np.ndarray:
         return norms
@@ -348,14 +363,16 @@ class HuberFeatureLoss(_NormLoss):
 
     The quantile is the inverted CDF: the smallest norm with at least alpha N norms <= it
     (numpy's ``method="inverted_cdf"``, scikit-learn's ``_weighted_percentile`` with unit
-    weights). ``delta_`` holds the current stage's delta; the loss value uses it. The
+    weights; with sample weights, the weighted inverted CDF with the same arithmetic).
+    ``delta_`` holds the current stage's delta; the loss value uses it. The
     training loss is not guaranteed to decrease: delta moves every stage and the leaf step
     is Friedman's one-step estimate, not the leaf's minimiser.
     """
 
     name = "huber"
 
-    def __init__(self, alpha: float = 0.9) -> None:
+    def __init__(self, alpha: float = 0.9, weight: np.ndarray | None = None) -> None:
+        super().__init__(weight)
         self.alpha = alpha
         self.delta_ = np.inf
 
@@ -363,7 +380,10 @@ class HuberFeatureLoss(_NormLoss):
         """Set delta from the residual norms; return the clipped residuals: r_i if
         ||r_i|| <= delta, else delta r_i / ||r_i|| (the negative gradient), shape (N, r)."""
         norms = row_norms(residual)
-        self.delta_ = inverted_cdf_quantile(norms, self.alpha)
+        if self.weight is None:
+            self.delta_ = inverted_cdf_quantile(norms, self.alpha)
+        else:
+            self.delta_ = float(norms[weighted_quantile_row(norms, self.weight, self.alpha)])
         target = residual.copy()
         clipped = norms > self.delta_
         # direction times delta: exactly +-delta in one dimension, as delta sign(r)
@@ -376,19 +396,24 @@ class HuberFeatureLoss(_NormLoss):
         np.divide(self.delta_, norms, out=scale, where=norms > self.delta_)
         return scale
 
-    def _leaf_weights(self, R: np.ndarray) -> np.ndarray:
+    def _leaf_weights(self, R: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         """Median m = c R (geometric), then m + mean_i clip(r_i - m): with s_i the clip
-        factor of r_i - m, the value is sum_j (c_j (1 - mean s) + s_j / n) r_j."""
-        c = geometric_median_weights(R)
+        factor of r_i - m, the value is sum_j (c_j (1 - mean s) + s_j / n) r_j; with
+        sample weights w the mean is weighted: sum_j (c_j (1 - sum w s / W) + w_j s_j / W) r_j."""
+        c = geometric_median_weights(R, weight=w)
         s = self._clip_scale(row_norms(R - c @ R))
-        return c * (1.0 - s.mean()) + s / len(R)
+        if w is None:
+            return c * (1.0 - s.mean()) + s / len(R)
+        ws = w * s / w.sum()
+        return c * (1.0 - ws.sum()) + ws
 
     def _rho(self, norms: np.ndarray) -> np.ndarray:
         d = self.delta_
         return np.where(norms <= d, 0.5 * norms**2, d * (norms - 0.5 * d))
 
 
-#: The ``loss`` parameter's values, each with the factory of its loss object given ``alpha``.
+#: The ``loss`` parameter's values, each with the factory of its unweighted loss object
+#: given ``alpha``.
 LOSSES: dict[str, Callable[[float], FeatureLoss]] = {
     "squared": lambda alpha: SquaredFeatureLoss(),
     "absolute": lambda alpha: AbsoluteFeatureLoss(),
@@ -396,9 +421,17 @@ LOSSES: dict[str, Callable[[float], FeatureLoss]] = {
 }
 
 
-def make_loss(name: str, alpha: float) -> FeatureLoss:
-    """The loss object for the ``loss`` / ``alpha`` parameters of OKBoostRegressor."""
-    return LOSSES[name](alpha)
+def make_loss(name: str, alpha: float, weight: np.ndarray | None = None) -> FeatureLoss:
+    """The loss object for the ``loss`` / ``alpha`` parameters of OKBoostRegressor, with
+    the rows' sample ``weight`` (N,) when given (the robust losses; the weighted squared
+    loss is :class:`WeightedSquaredFeatureLoss`, which also needs the trees' L2 penalty)."""
+    if weight is None:
+        return LOSSES[name](alpha)
+    if name == "absolute":
+        return AbsoluteFeatureLoss(weight)
+    if name == "huber":
+        return HuberFeatureLoss(alpha, weight)
+    raise ValueError(f"make_loss takes sample weights for the robust losses only, not {name!r}")
 
 
 def row_norms(A: np.ndarray) -> np.ndarray:
@@ -416,7 +449,43 @@ def inverted_cdf_quantile(values: np.ndarray, alpha: float) -> float:
     return float(np.partition(values, rank)[rank])
 
 
-def geometric_median_weights(X: np.ndarray, lower: bool = True) -> np.ndarray:
+def weighted_quantile_row(values: np.ndarray, weight: np.ndarray, alpha: float) -> int:
+    """The row of the weighted inverted-CDF alpha-quantile of ``values``: in increasing
+    order, the first row whose cumulative weight reaches (100 alpha) / 100 W (W the total
+    weight; scikit-learn's ``_weighted_percentile`` arithmetic), so a row of weight 0 is
+    never taken. O(n log n)."""
+    order = np.argsort(values, kind="stable")
+    cdf = np.cumsum(weight[order])
+    target = 100.0 * alpha / 100.0 * cdf[-1]
+    if target == 0.0:  # skip leading rows of weight 0
+        target = np.nextafter(target, 1.0)
+    return int(order[min(int(np.searchsorted(cdf, target)), len(order) - 1)])
+
+
+def weighted_median_weights(x: np.ndarray, weight: np.ndarray, lower: bool) -> np.ndarray:
+    """Weights c (n,) with c @ x a weighted median of the values ``x`` (n,): the weighted
+    inverted CDF at 1/2 (``lower``, scikit-learn's leaf medians), else where the cumulative
+    weight reaches exactly W / 2 the midpoint of that value and the next of positive weight
+    (the median of repeated rows for integer weights; ``np.median`` for unit weights).
+    O(n log n)."""
+    c = np.zeros(len(x))
+    k = weighted_quantile_row(x, weight, 0.5)
+    c[k] = 1.0
+    if lower:
+        return c
+    order = np.argsort(x, kind="stable")
+    cdf = np.cumsum(weight[order])
+    at = int(np.flatnonzero(order == k)[0])
+    if cdf[at] == 0.5 * cdf[-1]:
+        after = at + 1 + int(np.argmax(weight[order[at + 1 :]] > 0))
+        if after < len(x) and weight[order[after]] > 0:
+            c[k], c[order[after]] = 0.5, 0.5
+    return c
+
+
+def geometric_median_weights(
+    X: np.ndarray, lower: bool = True, weight: np.ndarray | None = None
+) -> np.ndarray:
     """Weights c (n,) with c @ X the geometric median argmin_m sum_i ||x_i - m|| of the rows.
 
     One column: the median, taken exactly. For an even count any point between the two
@@ -429,8 +498,14 @@ def geometric_median_weights(X: np.ndarray, lower: bool = True) -> np.ndarray:
     WEISZFELD_TOL / WEISZFELD_MAX_ITER; a converged iterate then snaps to its nearest row
     if that row is optimal (SNAP_MARGIN), so a median at a data point is exact. The weights
     sum to 1 (0 for rows all at the origin). O(T n r) for T iterations.
+
+    ``weight`` (n,): sample weights, argmin_m sum_i w_i ||x_i - m|| (one column:
+    :func:`weighted_median_weights`; Weiszfeld's map, the Vardi-Zhang rule and the snap
+    with each row counted w_i times, rows of weight 0 left out).
     """
     n = X.shape[0]
+    if weight is not None and X.shape[1] == 1:
+        return weighted_median_weights(X[:, 0], weight, lower)
     if X.shape[1] == 1:
         weights = np.zeros(n)
         order = np.argsort(X[:, 0], kind="stable")
@@ -441,6 +516,7 @@ def geometric_median_weights(X: np.ndarray, lower: bool = True) -> np.ndarray:
         return weights
     return _weiszfeld(
         np.ascontiguousarray(X, dtype=np.float64),
+        np.ones(n) if weight is None else np.ascontiguousarray(weight, dtype=np.float64),
         WEISZFELD_TOL,
         WEISZFELD_MAX_ITER,
         COINCIDE,
@@ -450,8 +526,9 @@ def geometric_median_weights(X: np.ndarray, lower: bool = True) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _weiszfeld(
-    X: np.ndarray, tol: float, max_iter: int, coincide: float, snap_margin: float
+    X: np.ndarray, w: np.ndarray, tol: float, max_iter: int, coincide: float, snap_margin: float
 ) -> np.ndarray:  # pragma: no cover - jit
+    """Weiszfeld with each row x_i counted w_i times (w = 1: the unweighted iterations)."""
     n, r = X.shape
     c = np.zeros(n)
     y = np.zeros(r)
@@ -462,22 +539,26 @@ def _weiszfeld(
         scale = _distances(X, y, d)
         if scale == 0.0:  # every row at the iterate: it is the median
             return c
-        # Weiszfeld's map over the rows not at y: T = sum_i x_i / d_i / sum_i 1 / d_i
+        # Weiszfeld's map over the rows not at y: T = sum_i w_i x_i / d_i / sum_i w_i / d_i
         eta, inv_sum = 0.0, 0.0
         for i in range(n):
             if d[i] <= coincide * scale:
-                eta += 1.0
+                eta += w[i]
                 new_c[i] = 0.0
             else:
-                new_c[i] = 1.0 / d[i]
+                new_c[i] = w[i] / d[i]
                 inv_sum += new_c[i]
+        if inv_sum == 0.0:  # every row of positive weight at the iterate: it is the median
+            for i in range(n):
+                c[i] = w[i] / eta if d[i] <= coincide * scale else 0.0
+            return c
         new_c /= inv_sum
         _combine(X, new_c, new_y)
         if eta > 0.0:  # Vardi-Zhang: ||R~(y)|| = inv_sum ||T - y|| against the rows at y
             pull = inv_sum * np.sqrt(np.sum((new_y - y) ** 2))
             if pull <= eta:  # y is optimal: the mean of the rows it coincides with
                 for i in range(n):
-                    c[i] = 1.0 / eta if d[i] <= coincide * scale else 0.0
+                    c[i] = w[i] / eta if d[i] <= coincide * scale else 0.0
                 return c
             lam = eta / pull
             new_c = (1.0 - lam) * new_c + lam * c
@@ -487,20 +568,24 @@ def _weiszfeld(
         y[:] = new_y
         if moved <= tol * np.mean(d):
             break
-    # snap to the nearest row x_k when x_k is optimal: ||sum_{i not at k} u_ik|| <= eta_k
+    # snap to the nearest row x_k of positive weight when x_k is optimal:
+    # ||sum_{i not at k} w_i u_ik|| <= eta_k, the weight at x_k
     _distances(X, y, d)
+    for i in range(n):
+        if w[i] == 0.0:
+            d[i] = np.inf
     k = np.argmin(d)
     scale = _distances(X, X[k], d)
     eta = 0.0
     pull = np.zeros(r)
     for i in range(n):
         if d[i] <= coincide * scale:
-            eta += 1.0
+            eta += w[i]
         else:
-            pull += (X[i] - X[k]) / d[i]
+            pull += w[i] * (X[i] - X[k]) / d[i]
     if np.sqrt(np.sum(pull**2)) <= (1.0 - snap_margin) * eta:
         for i in range(n):
-            c[i] = 1.0 / eta if d[i] <= coincide * scale else 0.0
+            c[i] = w[i] / eta if d[i] <= coincide * scale else 0.0
     return c
 
 

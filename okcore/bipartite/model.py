@@ -57,6 +57,7 @@ from .._validation import (
     RandomStateLike,
     check_is_fitted,
     check_random_state,
+    check_sample_weight,
     validate_params,
 )
 from ..boosting import OKBoostRegressor
@@ -145,7 +146,8 @@ class BipartiteRegressor(MetaEstimator):
     ``members_`` are the fitted members; ``row_model_``, ``col_model_`` and ``pair_model_``
     are then None and ``Y_`` the interactions as given; else None);
     ``resolved_params_`` (the one-sided models' ``resolved_params_`` under "rows" and
-    "cols").
+    "cols"); ``row_weight_``, ``col_weight_`` (``fit``'s vertex weights as checked, None
+    when not given or all 1).
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
@@ -197,10 +199,25 @@ class BipartiteRegressor(MetaEstimator):
     def _col_template(self) -> Any:
         return self._row_template() if self.col_estimator is None else self.col_estimator
 
-    def fit(self, X_rows: Any, X_cols: Any, Y: Any, *, callback: Any = None) -> BipartiteRegressor:
+    def fit(
+        self,
+        X_rows: Any,
+        X_cols: Any,
+        Y: Any,
+        *,
+        row_weight: Any = None,
+        col_weight: Any = None,
+        callback: Any = None,
+    ) -> BipartiteRegressor:
         """Fit both one-sided models on the interaction matrix Y (n_rows, n_cols): the row
         model on (X_rows, Y), the column model on (X_cols, Y^T). X_rows has n_rows rows
         (features, or the similarity among the training rows), X_cols n_cols rows.
+        ``row_weight`` (n_rows,) and ``col_weight`` (n_cols,): sample weights (>= 0, not
+        all 0) passed as ``sample_weight`` to the row model's and the column model's fits
+        (and to "refit"'s second-step fits, whose rows are the same vertices); the
+        interaction recovery and the unknown-pair filling do not see them. They need a
+        named model whose fit takes ``sample_weight`` and ``new_pairs`` "two-step" or
+        "refit": the default (no model named) and the pair models refuse them.
         ``callback(FitProgress)`` hears both fits' phases and trees, the row model's then
         the column model's (``part`` "rows" / "columns"); returning True stops the fit
         that reports. NaN entries of Y are unknown pairs, not negatives: they take their
@@ -215,8 +232,11 @@ class BipartiteRegressor(MetaEstimator):
                 f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {X_rows.shape[0]} rows and "
                 f"X_cols {X_cols.shape[0]}: one input row per row and per column vertex"
             )
-        self.n_unknown_ = int(np.isnan(Y).sum())
         named = self.row_estimator is not None or self.col_estimator is not None
+        self.row_weight_, self.col_weight_ = self._check_side_weights(
+            named, row_weight, col_weight, Y.shape
+        )
+        self.n_unknown_ = int(np.isnan(Y).sum())
         S_rows = S_cols = np.empty((0, 0))
         if self.n_unknown_ or (named and (self.recovery_neighbors > 0 or self.output_similarity)):
             S_rows, S_cols = self._similarity(X_rows), self._similarity(X_cols)
@@ -235,11 +255,13 @@ class BipartiteRegressor(MetaEstimator):
             row_outputs = Y @ psd_sqrt(S_cols)
             col_outputs = np.ascontiguousarray(Y.T @ psd_sqrt(S_rows))
         self.row_model_ = clone(self._row_template()).fit(
-            X_rows, row_outputs, kernel=self.kernel, **part_callback(callback, "rows")
-        )
+            X_rows, row_outputs, kernel=self.kernel, **part_callback(callback, "rows"),
+            **_weighted(self.row_weight_),
+        )  # fmt: skip
         self.col_model_ = clone(self._col_template()).fit(
-            X_cols, col_outputs, kernel=self.kernel, **part_callback(callback, "columns")
-        )
+            X_cols, col_outputs, kernel=self.kernel, **part_callback(callback, "columns"),
+            **_weighted(self.col_weight_),
+        )  # fmt: skip
         self.Y_ = Y
         self.n_rows_, self.n_cols_ = Y.shape
         self.X_rows_, self.X_cols_ = X_rows, X_cols  # "refit" fits its second step on them
@@ -262,6 +284,40 @@ class BipartiteRegressor(MetaEstimator):
         self.X_rows_, self.X_cols_ = X_rows, X_cols
         self.resolved_params_ = {"rows": {}, "cols": {}}
         return self
+
+    def _check_side_weights(
+        self, named: bool, row_weight: Any, col_weight: Any, shape: tuple[int, ...]
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """``fit``'s ``row_weight`` and ``col_weight`` checked
+        (:func:`~okcore._validation.check_sample_weight`: None for none or all 1), or a
+        DataError saying how to fit with them when this model cannot."""
+        if row_weight is None and col_weight is None:
+            return None, None
+        if not named:
+            raise DataError(
+                "row_weight and col_weight go to a named model's fits: the default (no model "
+                "named) is a rank average of score models that do not take weights. Name a "
+                "model whose fit takes sample_weight, e.g. "
+                "BipartiteRegressor(OKBoostRegressor())"
+            )
+        if self.new_pairs in PAIR_MODELS:
+            raise DataError(
+                f"row_weight and col_weight are not taken by new_pairs={self.new_pairs!r} "
+                "(its pair model is fitted on unweighted pairs): use new_pairs='two-step' "
+                "or 'refit'"
+            )
+        for template, side in ((self._row_template(), "row"), (self._col_template(), "column")):
+            if not getattr(template, "supports_sample_weight", False):
+                raise DataError(
+                    f"the {side} model {type(template).__name__} does not take sample_weight: "
+                    "name a model whose fit does (okcore.sample_weight_estimators())"
+                )
+        try:
+            return check_sample_weight(row_weight, shape[0]), check_sample_weight(
+                col_weight, shape[1]
+            )
+        except DataError as exc:
+            raise DataError(f"row_weight / col_weight: {exc}") from None
 
     def _similarity(self, X: Any) -> np.ndarray:
         """The similarity among one side's training vertices (``inputs``)."""
@@ -341,11 +397,15 @@ class BipartiteRegressor(MetaEstimator):
         if self.new_pairs == "two-step":
             return profiles @ self.col_weights(X_new_cols).T
         col_side = clone(self._col_template()).fit(
-            self.X_cols_, np.ascontiguousarray(profiles.T), kernel=self.kernel
-        )
+            self.X_cols_, np.ascontiguousarray(profiles.T), kernel=self.kernel,
+            **_weighted(getattr(self, "col_weight_", None)),
+        )  # fmt: skip
         by_cols = col_side.predict_weights(X_new_cols) @ profiles.T  # (q', q)
         col_profiles = self.predict_new_cols(X_new_cols)  # (n_rows, q')
-        row_side = clone(self._row_template()).fit(self.X_rows_, col_profiles, kernel=self.kernel)
+        row_side = clone(self._row_template()).fit(
+            self.X_rows_, col_profiles, kernel=self.kernel,
+            **_weighted(getattr(self, "row_weight_", None)),
+        )  # fmt: skip
         by_rows = row_side.predict_weights(X_new_rows) @ col_profiles  # (q, q')
         return 0.5 * (by_cols.T + by_rows)
 
@@ -359,3 +419,8 @@ class BipartiteRegressor(MetaEstimator):
         if X_rows is None:
             return self.predict_new_cols(X_cols)
         return self.predict_new_pairs(X_rows, X_cols)
+
+
+def _weighted(weight: np.ndarray | None) -> dict[str, Any]:
+    """The ``sample_weight`` argument of a one-sided fit, or nothing when unweighted."""
+    return {} if weight is None else {"sample_weight": weight}

@@ -469,10 +469,14 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         added to the fitted model (see ``warm_start``): O((M - M_before) (N r + one tree))
         plus the inputs' binning, no output factor.
 
-        ``sample_weight`` (N,): the weighted squared loss (``loss="squared"`` only), F_0 the
-        weighted mean, each tree a weighted tree (:mod:`okcore.trees.weighted`: leaf values
-        sum w r / (sum w + lambda), histogram search on dense inputs); the training and
-        held-out early-stopping losses are weighted means (an ``eval_set``'s is not).
+        ``sample_weight`` (N,): the weighted loss, each tree a weighted tree
+        (:mod:`okcore.trees.weighted`, histogram search on dense inputs). Squared: F_0 the
+        weighted mean, leaf values sum w r / (sum w + lambda). Absolute and Huber
+        (scikit-learn's ``GradientBoostingRegressor`` with ``sample_weight``): F_0 and the
+        leaf medians weighted geometric medians, Huber's delta the weighted alpha-quantile
+        of the residual norms and its leaf step a weighted mean (:mod:`okcore.losses`). The
+        training and held-out early-stopping losses are weighted means (an ``eval_set``'s is
+        not).
         ``min_samples_leaf`` counts rows of positive weight. Not with ``warm_start``.
 
         Partly known outputs: Y (linear kernel) may hold NaN for unknown entries, and
@@ -545,7 +549,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             )
         plan = self.growth_plan(X.shape[0], space.rank, tree_type)
         if weight is not None:
-            plan = self._weighted_plan(plan, X)
+            plan = self._weighted_plan(plan, X, weight)
         result = self._boost(
             plan, n_rounds, X, space, context.callback, context.elapsed(),
             rng=rng, eval_data=eval_data, stopping=early_stopping(patience, self.tol),
@@ -598,8 +602,10 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             loss = make_loss(self.loss, self.alpha)
         elif sample_weight.ndim == 2:  # entry weights: masked outputs, output weights
             loss = MaskedSquaredFeatureLoss(sample_weight)
-        else:
+        elif self.loss == "squared":
             loss = WeightedSquaredFeatureLoss(sample_weight, plan.l2_regularization)
+        else:  # the robust losses: weighted medians, quantile and means
+            loss = make_loss(self.loss, self.alpha, sample_weight)
         return boost(
             X,
             space.phi,
@@ -648,16 +654,16 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             resolved_params=self._resolved_params(plan, n_rounds),
         )
 
-    def _weighted_plan(self, plan: GrowthPlan, X: Any) -> GrowthPlan:
-        """The plan of a weighted fit: its bins by
-        :func:`~okcore.trees.weighted.weighted_max_bins`, cuts at bin edges (weighted trees
-        do not refine them); refused, with the fix, where the weighted trees and loss do
-        not apply."""
+    def _weighted_plan(self, plan: GrowthPlan, X: Any, weight: np.ndarray) -> GrowthPlan:
+        """The plan of a weighted fit (``weight`` (N,) sample weights or (N, d) entry
+        weights): its bins by :func:`~okcore.trees.weighted.weighted_max_bins`, cuts at bin
+        edges (weighted trees do not refine them); refused, with the fix, where the weighted
+        trees and loss do not apply."""
         name = type(self).__name__
-        if self.loss != "squared":
+        if self.loss != "squared" and weight.ndim == 2:
             raise InvalidParameterError(
-                f"sample_weight in {name} needs loss='squared' (the weighted robust losses "
-                f"are not implemented). Got loss={self.loss!r}."
+                f"unknown (NaN) outputs and output_weight in {name} need loss='squared' (the "
+                f"robust losses take sample_weight only). Got loss={self.loss!r}."
             )
         max_bins = weighted_max_bins(name, plan.max_bins, X)
         return replace(plan, max_bins=max_bins, refine_cuts=False)

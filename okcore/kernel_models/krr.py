@@ -246,7 +246,11 @@ class SparseKRRLearner:
 
     ``X`` holds every row given to ``fit`` (for a precomputed kernel, the N x N Gram matrix);
     ``rows`` (sorted) are those the learner may use (all, or the rows left after an early
-    stopping hold-out), so targets are indexed by position in ``rows``.
+    stopping hold-out), so targets are indexed by position in ``rows``. ``weight`` (one per
+    row of ``rows``, > 0): sample weights; each stage then fits the weighted sum
+    sum_i w_i ||R_i - K_i alpha||^2 + lambda alpha^T K_DD alpha by scaling the rows of K_D
+    and R by sqrt(w_i) (as :class:`~okcore.kernel_models.ridge.KernelRidgeRegressor`); the
+    subsets and the basis selection do not see the weights.
     """
 
     def __init__(
@@ -259,8 +263,10 @@ class SparseKRRLearner:
         n_basis: int,
         selection: str,
         alpha: float,
+        weight: np.ndarray | None = None,
     ) -> None:
         self.X, self.rows, self.kernel = X, rows, kernel
+        self.root_weight = None if weight is None else np.sqrt(weight)[:, None]
         self.subset_size = min(subset_size, len(rows))
         self.n_basis = min(n_basis, self.subset_size)
         self.selection, self.alpha = selection, alpha
@@ -301,7 +307,11 @@ class SparseKRRLearner:
         def blocks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
             for s in range(0, len(subset), ROW_BLOCK):
                 part = subset[s : s + ROW_BLOCK]
-                yield self.cross(part, basis), R[s : s + ROW_BLOCK]
+                K_part, R_part = self.cross(part, basis), R[s : s + ROW_BLOCK]
+                if self.root_weight is None:
+                    yield K_part, R_part
+                else:  # W^1/2 K_D, W^1/2 R: the weighted sum of squares
+                    yield self.root_weight[part] * K_part, self.root_weight[part] * R_part
 
         alpha = solve_sparse_krr(blocks(), (K_DD + K_DD.T) / 2.0, self.alpha, R.shape[1])
         return KRRStage(basis=basis, positions=positions, alpha=alpha)

@@ -95,6 +95,7 @@ def krr_boost(
     eval_data: EvalData | None = None,
     stopping: EarlyStopping | None = None,
     callback: Callable[[FitProgress], bool | None] | None = None,
+    weight: np.ndarray | None = None,
 ) -> KRRBoostResult:
     """Boosting of sparse KRR models on the factor rows ``phi`` (N, r) of the learner's rows.
 
@@ -105,15 +106,26 @@ def krr_boost(
     recorded per stage; J never increases with "sun-yao" (each step minimises it exactly
     or by CG from the previous point). Early stopping and ``callback`` as in
     :func:`okcore.boosting.boost`. O(N D (p + r + cg_iter r) + n D (D + r + p)) per stage.
+
+    ``weight`` (N,), > 0: sample weights (the learner's too). F_0 is then the weighted mean,
+    J and the loss weighted (sum_i w_i ||phi_i - F(x_i)||^2, the loss its weighted mean),
+    so eq. 20, the CG of eq. 21 and the re-weighting see W^1/2 g, W^1/2 R and W^1/2 K_NB:
+    integer weights fit as repeated rows.
     """
     monitor = RoundMonitor(n_estimators, callback, stopping)
     loss = SquaredFeatureLoss()
-    init = phi.mean(axis=0)
+    init = phi.mean(axis=0) if weight is None else (weight / weight.sum()) @ phi
+    root = None if weight is None else np.sqrt(weight)[:, None]
+
+    def scaled(A: np.ndarray) -> np.ndarray:
+        """W^1/2 A: rows scaled by sqrt(w_i) (A itself unweighted)."""
+        return A if root is None else root * A
+
     F = np.tile(init, (phi.shape[0], 1))
     residual = phi - F
     kernel = learner.kernel
     F_val = None if eval_data is None else np.tile(init, (eval_data.X.shape[0], 1))
-    reweighting = Reweighting(residual.copy(), rule.mu) if rule.reweight else None
+    reweighting = Reweighting(residual.copy(), rule.mu, weight) if rule.reweight else None
     val_values: list[np.ndarray] = []
     stages: list[KRRStage] = []
     coef: list[float] = []
@@ -130,11 +142,14 @@ def krr_boost(
         if rule.regularization == "shrinkage":
             c = rule.learning_rate
         else:
-            c = stage_coefficient(g, residual, ensemble_at_basis, alpha, K_BB, rule.mu)
+            c = stage_coefficient(
+                scaled(g), scaled(residual), ensemble_at_basis, alpha, K_BB, rule.mu
+            )
             if rule.cg_iter and c != 0.0:
                 beta = refine_stage(
-                    K_NB, K_BB, residual, ensemble_at_basis, c * alpha, rule.mu, rule.cg_iter
-                )
+                    scaled(K_NB), K_BB, scaled(residual), ensemble_at_basis, c * alpha,
+                    rule.mu, rule.cg_iter,
+                )  # fmt: skip
                 alpha = beta / c
                 g = K_NB @ alpha
         stage = KRRStage(stage.basis, stage.positions, alpha)
@@ -159,10 +174,11 @@ def krr_boost(
             if F_val is not None and g_val is not None:
                 val_values.append(g_val)
                 F_val = init + sum(cj * v for cj, v in zip(coef, val_values, strict=True))
-        train_loss.append(loss(phi, diag, F))
-        objective.append(0.5 * float(np.vdot(residual, residual)) + 0.5 * rule.mu * penalty)
+        train_loss.append(loss(phi, diag, F, weight))
+        data_term = float(np.vdot(scaled(residual), scaled(residual)))
+        objective.append(0.5 * data_term + 0.5 * rule.mu * penalty)
         if eval_data is not None and F_val is not None:
-            val_loss.append(loss(eval_data.phi, eval_data.diag, F_val))
+            val_loss.append(loss(eval_data.phi, eval_data.diag, F_val, eval_data.weight))
         stop = monitor.end_round(m, train_loss[-1], val_loss[-1] if val_loss else None)
         if monitor.improved:
             best_coef = np.array(coef)
@@ -245,6 +261,15 @@ class KRRBoostRegressor(StagedPredictions, OKEstimator):
     Memory: a stage holds k(training rows, basis), N x D floats (refused above 2 GiB).
     Inputs are used dense (a sparse X is densified). No ``feature_importances_``.
 
+    ``fit(X, Y, sample_weight=w)``: the weighted squared loss, each stage's sparse KRR
+    weighted as :class:`~okcore.kernel_models.ridge.KernelRidgeRegressor` (rows of K_D and of
+    the residuals scaled by sqrt(w_i)), F_0 the weighted mean, Sun & Yao's objective, CG and
+    re-weighting on the weighted sum (:func:`krr_boost`); the training and hold-out losses
+    are weighted means (an ``eval_set``'s is not). Rows of weight 0 are dropped (neither
+    fitted nor basis vectors, nor in ``gamma="auto"``'s unweighted mean distance); the random subsets and the basis selection do not see the
+    weights, so integer weights equal repeated rows where every row is in every stage's
+    subset and basis.
+
     ``staged_predict``, ``staged_predict_kernel``, ``staged_predict_features``
     (:class:`~okcore.base.StagedPredictions`): predictions after each stage, equal to refits
     with ``n_estimators=m``, except with ``reweight=True``, whose re-weighting changes earlier
@@ -253,6 +278,7 @@ class KRRBoostRegressor(StagedPredictions, OKEstimator):
     """
 
     supports_eval_set = True
+    supports_sample_weight = True
     _parameter_constraints = {
         "n_estimators": [Interval(int, 1, None, "left")],
         "subset_size": [Interval(int, 1, None, "left")],
@@ -328,22 +354,29 @@ class KRRBoostRegressor(StagedPredictions, OKEstimator):
         X, space, rng = dense_float64(context.X), context.space, context.rng
         if self.reweight and self.regularization != "sun-yao":
             raise DataError("reweight=True applies to regularization='sun-yao' only")
-        kernel = make_input_kernel(self.input_kernel, self.gamma, X)
         rows = np.arange(X.shape[0])
+        weight = context.sample_weight
+        fitted = X if weight is None or self.input_kernel == "precomputed" else X[weight > 0]
+        kernel = make_input_kernel(self.input_kernel, self.gamma, fitted)
         eval_data = None
-        if context.eval_set is not None:
+        if context.eval_set is not None:  # embedded before rows are dropped: all N columns
             eval_data = embed_eval_set(
                 context.eval_set, space, self.n_features_in_, type(self).__name__
             )
             eval_data.X = dense_float64(eval_data.X)
-        elif self.n_iter_no_change is not None:
-            rows, val = hold_out_rows(X.shape[0], self.validation_fraction, rng)
-            eval_data = EvalData(X[val], space.phi[val], space.diag[val])
-            space = space.subset(rows)
+        if weight is not None and not (weight > 0).all():  # weight 0: a dropped row
+            rows = np.flatnonzero(weight > 0)
+            space, weight = space.subset(rows), weight[rows]
+        if context.eval_set is None and self.n_iter_no_change is not None:
+            train, val = hold_out_rows(len(rows), self.validation_fraction, rng)
+            held_weight = None if weight is None else weight[val]
+            eval_data = EvalData(X[rows[val]], space.phi[val], space.diag[val], held_weight)
+            space, rows = space.subset(train), rows[train]
+            weight = None if weight is None else weight[train]
         self._check_memory(len(rows), space.rank, eval_data)
         learner = SparseKRRLearner(
             X, rows, kernel, subset_size=self.subset_size, n_basis=self.n_basis,
-            selection=self.basis_selection, alpha=self.alpha,
+            selection=self.basis_selection, alpha=self.alpha, weight=weight,
         )  # fmt: skip
         rule = StepRule(
             self.regularization,
@@ -362,6 +395,7 @@ class KRRBoostRegressor(StagedPredictions, OKEstimator):
             eval_data=eval_data,
             stopping=early_stopping(self.n_iter_no_change, self.tol),
             callback=context.callback,
+            weight=weight,
         )
         keep = result.best_iteration + 1
         stages = result.stages[:keep]

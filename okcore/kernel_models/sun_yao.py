@@ -6,7 +6,10 @@ to the penalised objective (their eq. 12)
 
     J(c) = 1/2 sum_i ||phi_i - F(x_i)||^2 + mu/2 c^T Q c,   Q_jl = <g_j, g_l>_H,
 
-where c^T Q c = ||F - F_0||_H^2 (the outputs' RKHS norm: a sum over the r factor columns).
+where c^T Q c = ||F - F_0||_H^2 (the outputs' RKHS norm: a sum over the r factor columns);
+with sample weights the data term is 1/2 sum_i w_i ||phi_i - F(x_i)||^2: the callers pass
+W^1/2 g, W^1/2 R and W^1/2 K_NB to :func:`stage_coefficient` and :func:`refine_stage`, and
+the weights to :class:`Reweighting`.
 The data term is summed, not averaged, so that mu is on the scale of the base learner's
 lambda: with mu = lambda, J is the full-data KRR objective restricted to the span of the
 stage models (the paper's 1/N-averaged form has mu_paper = mu / N). F_0 is not penalised.
@@ -103,8 +106,11 @@ class Reweighting:
     O(N r M^2 + M^4). Holds every g_j at the training rows: N r M floats.
     """
 
-    def __init__(self, target: np.ndarray, mu: float) -> None:
+    def __init__(self, target: np.ndarray, mu: float, weight: np.ndarray | None = None) -> None:
+        """``target`` phi - F_0 (N, r) at the training rows; ``weight`` (N,): sample
+        weights, G and b then weighted inner products over the rows (None: unweighted)."""
         self.target, self.mu = target, mu
+        self.weight = None if weight is None else weight[:, None]
         self.values: list[np.ndarray] = []  # g_j at the training rows, (N, r) each
         self.positions: list[np.ndarray] = []
         self.alphas: list[np.ndarray] = []
@@ -119,12 +125,13 @@ class Reweighting:
         self.values.append(g)
         self.positions.append(positions)
         self.alphas.append(alpha)
-        g_row = np.array([np.vdot(v, g) for v in self.values])
+        wg = g if self.weight is None else self.weight * g  # sum_i w_i <., g(x_i)>
+        g_row = np.array([np.vdot(v, wg) for v in self.values])
         # <g_j, g_m>_H = sum_b alpha_m,b . g_j(x_b) = sum_b alpha_j,b . g_m(x_b)
         q_row = np.array([np.vdot(alpha, v[positions]) for v in self.values])
         self.G = _grow(self.G, g_row)
         self.Q = _grow(self.Q, q_row)
-        self.b = np.append(self.b, np.vdot(g, self.target))
+        self.b = np.append(self.b, np.vdot(wg, self.target))
         A = self.G + self.mu * (self.Q + self.Q.T) / 2.0
         try:
             c = linalg.solve(A, self.b, assume_a="pos")

@@ -15,6 +15,7 @@ from okcore.bipartite import (
     degree_stratified_folds,
     side_inputs,
 )
+from okcore.bipartite.neighbours import NeighbourRegressor
 from okcore.bipartite.pairs import sample_pairs
 from okcore.exceptions import DataError
 
@@ -352,3 +353,60 @@ def test_grid_search_scores_candidates_on_inner_folds_of_the_training_vertices_o
         "row_estimator__learning_rate": (0.1, 0.5)[int(np.argmax(inner))]
     }
     assert fitted.best_estimator_.n_rows_ == 20
+
+
+def _side_weights(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 4, n).astype(float) + (np.arange(n) < 2)
+
+
+@pytest.mark.parametrize("new_pairs", ["two-step", "refit"])
+def test_row_and_column_weights_are_the_one_sided_fits_sample_weight(new_pairs: str) -> None:
+    X_rows, X_cols, Y = _network()
+    w_rows, w_cols = _side_weights(len(X_rows), 1), _side_weights(len(X_cols), 2)
+    kw = dict(max_bins=255)
+    model = BipartiteRegressor(_boost(**kw), new_pairs=new_pairs).fit(
+        X_rows, X_cols, Y, row_weight=w_rows, col_weight=w_cols
+    )
+    rows = _boost(**kw).fit(X_rows, Y, sample_weight=w_rows)
+    cols = _boost(**kw).fit(X_cols, Y.T, sample_weight=w_cols)
+    R, C = X_rows[:3] + 0.1, X_cols[:4] - 0.1
+    np.testing.assert_allclose(model.predict(X_rows=R), rows.predict(R), atol=1e-12)
+    np.testing.assert_allclose(model.predict(X_cols=C), cols.predict(C).T, atol=1e-12)
+    if new_pairs == "two-step":
+        expected = rows.predict(R) @ cols.predict_weights(C).T
+    else:  # the second step's fits take the same vertices' weights
+        profiles = rows.predict(R)
+        col_side = _boost(**kw).fit(X_cols, profiles.T, sample_weight=w_cols)
+        col_profiles = cols.predict(C).T
+        row_side = _boost(**kw).fit(X_rows, col_profiles, sample_weight=w_rows)
+        by_cols = col_side.predict_weights(C) @ profiles.T
+        expected = 0.5 * (by_cols.T + row_side.predict_weights(R) @ col_profiles)
+    np.testing.assert_allclose(model.predict(R, C), expected, atol=1e-12)
+    only_rows = BipartiteRegressor(_boost(**kw)).fit(X_rows, X_cols, Y, row_weight=w_rows)
+    np.testing.assert_allclose(
+        only_rows.predict(X_cols=C), _boost(**kw).fit(X_cols, Y.T).predict(C).T, atol=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "weights", "message"),
+    [
+        (BipartiteRegressor(), {"row_weight": np.ones(30) * 2}, "Name a model"),
+        (
+            BipartiteRegressor(_boost(), new_pairs="kronecker"),
+            {"col_weight": np.ones(24) * 2},
+            "new_pairs='two-step'",
+        ),
+        (BipartiteRegressor(_boost()), {"row_weight": np.ones(3)}, "row_weight / col_weight"),
+        (BipartiteRegressor(_boost()), {"col_weight": -np.ones(24)}, "negative"),
+        (
+            BipartiteRegressor(NeighbourRegressor()),
+            {"row_weight": np.ones(30) * 2},
+            "does not take sample_weight",
+        ),
+    ],
+)
+def test_weights_a_bipartite_model_cannot_take_are_a_clear_error(model, weights, message) -> None:
+    X_rows, X_cols, Y = _network()
+    with pytest.raises(DataError, match=message):
+        model.fit(X_rows, X_cols, Y, **weights)

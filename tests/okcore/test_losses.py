@@ -15,6 +15,8 @@ from okcore.losses import (
     geometric_median_weights,
     inverted_cdf_quantile,
     make_loss,
+    weighted_median_weights,
+    weighted_quantile_row,
 )
 
 
@@ -201,3 +203,38 @@ def test_squared_loss_is_unchanged_by_the_loss_parameter():
     b = OKBoostRegressor(loss="squared", alpha=0.5, n_estimators=10, random_state=0).fit(X, Y)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
     assert a.ensemble_.train_weight is None and a.ensemble_.init_weight is None
+
+
+def test_weighted_quantile_is_sklearns_weighted_percentile():
+    stats = pytest.importorskip("sklearn.utils.stats")
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 50):
+        x = rng.standard_normal(n)
+        w = rng.random(n) * 3
+        w[rng.random(n) < 0.2] = 0.0
+        if not w.sum() > 0:
+            w[0] = 1.0
+        for alpha in (0.5, 0.9, 0.1):
+            ours = x[weighted_quantile_row(x, w, alpha)]
+            assert ours == stats._weighted_percentile(x, w, 100 * alpha)
+
+
+def test_weighted_medians_with_integer_weights_are_the_repeated_rows_medians():
+    rng = np.random.default_rng(4)
+    for n in (2, 5, 12):
+        x = rng.standard_normal(n)
+        w = rng.integers(0, 4, n).astype(float)
+        w[0] = max(w[0], 1.0)
+        rep = np.repeat(x, w.astype(int))
+        mid = weighted_median_weights(x, w, lower=False) @ x
+        assert mid == np.median(rep)
+        lower = geometric_median_weights(x[:, None], weight=w) @ x
+        assert lower == np.sort(rep)[(len(rep) - 1) // 2]
+        X = rng.standard_normal((n, 3))
+        c = geometric_median_weights(X, weight=w)
+        assert c[w == 0].sum() == 0 and np.isclose(c.sum(), 1.0)
+        np.testing.assert_allclose(
+            c @ X, geometric_median_weights(np.repeat(X, w.astype(int), axis=0)) @ np.repeat(
+                X, w.astype(int), axis=0
+            ), atol=1e-7,
+        )  # fmt: skip

@@ -144,6 +144,86 @@ def test_okboost_weighted_stumps_are_sklearn_gradient_boosting_with_sample_weigh
     np.testing.assert_allclose(ours.train_loss_, theirs.train_score_, rtol=1e-8)
 
 
+ROBUST_SKLEARN = {"absolute": "absolute_error", "huber": "huber"}
+
+
+def robust_kw(J, **kw):
+    return dict(n_estimators=20, learning_rate=0.2, max_splits=J, leaf_order="gain",
+                tree_type="best-first", max_bins=255, early_stopping=False, **kw)  # fmt: skip
+
+
+def scalar_heavy_tailed(seed, n=300):
+    """Few distinct input values (one bin per value: scikit-learn's exact cuts) and Student-t
+    noise, so that the robust losses' medians and clipping matter."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.random((n, 6)) * 16) / 16
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + 0.3 * rng.standard_t(2, n)
+    return X, y
+
+
+@pytest.mark.parametrize("loss", ["absolute", "huber"])
+@pytest.mark.parametrize("J", [1, 3])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_weighted_robust_losses_are_sklearn_gradient_boosting_with_sample_weight(loss, J, seed):
+    """Weighted medians (inverted CDF) for F_0 and the leaves, Huber's delta the weighted
+    alpha-quantile: scikit-learn's conventions. Real-valued weights, so that no cumulative
+    weight lands exactly on the half (where okcore's F_0 takes the midpoint). A weighted
+    F_0 is a data point: its row's residual is 0, whose direction is 0 in okcore and +-1 in
+    scikit-learn (test_sklearn_equivalence.py); with the absolute loss that row can move a
+    split of the first tree (it does for seeds 3 and 5 here), so the seeds are ones where
+    it does not."""
+    sklearn_ensemble = pytest.importorskip("sklearn.ensemble")
+    X, y = scalar_heavy_tailed(seed)
+    w = np.random.default_rng(7).random(len(X)) * 3
+    ours = OKBoostRegressor(loss=loss, **robust_kw(J)).fit(X, y, sample_weight=w)
+    theirs = sklearn_ensemble.GradientBoostingRegressor(
+        loss=ROBUST_SKLEARN[loss], max_leaf_nodes=J + 1, max_depth=None, learning_rate=0.2,
+        n_estimators=20, random_state=0,
+    ).fit(X, y, sample_weight=w)  # fmt: skip
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(ours.train_loss_, theirs.train_score_, rtol=1e-8)
+
+
+@pytest.mark.parametrize("loss", ["absolute", "huber"])
+@pytest.mark.parametrize("d", [1, 3])
+def test_weighted_robust_losses_with_integer_weights_equal_repeated_rows(loss, d):
+    """One column: weighted medians; three: the weighted Weiszfeld iterations (equal to
+    the repeated rows' up to its stopping tolerance)."""
+    X, Y, w = data(15, d=d)
+    Y = Y[:, 0] if d == 1 else Y
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    kw = robust_kw(3, subsample=1.0)
+    ours = OKBoostRegressor(loss=loss, **kw).fit(X, Y, sample_weight=w)
+    theirs = OKBoostRegressor(loss=loss, **kw).fit(X[rep], Y[rep])
+    Xq = data(16)[0]
+    tol = 1e-12 if d == 1 else 1e-6
+    np.testing.assert_allclose(ours.predict(Xq), theirs.predict(Xq), rtol=0, atol=tol)
+    np.testing.assert_allclose(ours.train_loss_, theirs.train_loss_, rtol=tol)
+    # W^F: the weights of the training outputs reproduce the predictions
+    np.testing.assert_allclose(ours.predict_weights(Xq) @ Y, ours.predict(Xq), atol=1e-10)
+
+
+@pytest.mark.parametrize("loss", ["absolute", "huber"])
+def test_weighted_robust_losses_zero_weight_is_a_dropped_row_and_unit_weights_unweighted(loss):
+    X, Y, w = data(17)
+    keep = w > 0
+    kw = robust_kw(3)
+    ours = OKBoostRegressor(loss=loss, **kw).fit(X, Y, sample_weight=w)
+    theirs = OKBoostRegressor(loss=loss, **kw).fit(X[keep], Y[keep], sample_weight=w[keep])
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-9)
+    unit = OKBoostRegressor(loss=loss, n_estimators=5).fit(X, Y, sample_weight=np.ones(len(X)))
+    plain = OKBoostRegressor(loss=loss, n_estimators=5).fit(X, Y)
+    np.testing.assert_array_equal(unit.predict(X), plain.predict(X))
+
+
+def test_robust_losses_refuse_unknown_outputs_with_the_fix():
+    X, Y, _ = data(18)
+    Y = Y.copy()
+    Y[0, 1] = np.nan
+    with pytest.raises(InvalidParameterError, match="need loss='squared'"):
+        OKBoostRegressor(loss="huber", n_estimators=2).fit(X, Y)
+
+
 def test_forest_and_tree_integer_weights_equal_repeated_rows():
     X, Y, w = data(8)
     rep = np.repeat(np.arange(len(X)), w.astype(int))
@@ -177,7 +257,6 @@ def test_bad_sample_weight_is_a_clear_error(weight, message):
     [
         (OKBoostRegressor(n_estimators=2, max_bins=None, tree_type="best-first"), "max_bins"),
         (OK3Regressor(), "max_bins"),
-        (OKBoostRegressor(n_estimators=2, loss="huber"), "loss='squared'"),
         (OKBoostRegressor(n_estimators=2, warm_start=True), "warm_start"),
     ],
 )
@@ -222,9 +301,54 @@ def test_kernel_ridge_integer_and_zero_weights_equal_repeated_and_dropped_rows()
 def test_an_estimator_without_weights_refuses_them():
     from okcore.kernel_models.krr_boosting import KRRBoostRegressor
 
+    class Unweighted(KRRBoostRegressor):
+        supports_sample_weight = False
+
     X, Y, w = data(12, n=40)
-    with pytest.raises(DataError, match="sample_weight is not supported by KRRBoostRegressor"):
-        KRRBoostRegressor().fit(X, Y, sample_weight=w)
+    with pytest.raises(DataError, match="sample_weight is not supported by Unweighted"):
+        Unweighted().fit(X, Y, sample_weight=w)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        dict(regularization="sun-yao", cg_iter=3),
+        dict(regularization="sun-yao", cg_iter=2, reweight=True),
+        dict(regularization="shrinkage", learning_rate=0.5),
+    ],
+)
+def test_krr_boost_integer_weights_equal_repeated_rows(rule):
+    """Every row in every stage's subset and basis (the draws do not see the weights): the
+    weighted stages, eq. 20, CG and re-weighting are those of the repeated rows."""
+    from okcore.kernel_models.krr_boosting import KRRBoostRegressor
+
+    X, Y, w = data(19, n=40)
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    kw = dict(n_estimators=6, subset_size=1000, n_basis=1000, basis_selection="random",
+              gamma=2.0, alpha=0.5, random_state=0, **rule)  # fmt: skip
+    ours = KRRBoostRegressor(**kw).fit(X, Y, sample_weight=w)
+    theirs = KRRBoostRegressor(**kw).fit(X[rep], Y[rep])
+    Xq = data(20, n=30)[0]
+    np.testing.assert_allclose(ours.predict(Xq), theirs.predict(Xq), rtol=0, atol=1e-7)
+    np.testing.assert_allclose(ours.train_loss_, theirs.train_loss_, rtol=1e-7)
+    np.testing.assert_allclose(ours.objective_, theirs.objective_, rtol=1e-7)
+
+
+def test_krr_boost_zero_weight_is_a_dropped_row():
+    """Random subsets, info-gain bases and the early-stopping hold-out are drawn among the
+    rows of positive weight: the same draws as without the dropped rows."""
+    from okcore.kernel_models.krr_boosting import KRRBoostRegressor
+
+    X, Y, w = data(21, n=80)
+    keep = w > 0
+    kw = dict(n_estimators=8, subset_size=30, n_basis=10, n_iter_no_change=3, random_state=0)
+    ours = KRRBoostRegressor(**kw).fit(X, Y, sample_weight=w)
+    theirs = KRRBoostRegressor(**kw).fit(X[keep], Y[keep], sample_weight=w[keep])
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(ours.validation_loss_, theirs.validation_loss_, rtol=1e-10)
+    unit = KRRBoostRegressor(**kw).fit(X, Y, sample_weight=np.ones(len(X)))
+    plain = KRRBoostRegressor(**kw).fit(X, Y)
+    np.testing.assert_array_equal(unit.predict(X), plain.predict(X))
 
 
 def test_cross_validation_splits_the_weights_with_the_folds_and_weights_the_scores():

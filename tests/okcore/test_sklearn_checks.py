@@ -40,20 +40,6 @@ FIT_WITH_Y_KEYWORD = {
     "check_sample_weight_equivalence_on_dense_data": "fit names its outputs Y, not y",
     "check_sample_weight_equivalence_on_sparse_data": "fit names its outputs Y, not y",
 }
-#: The estimators whose fit refuses sample weights (the base fit takes the argument and says
-#: so): scikit-learn's weight checks expect them taken.
-REFUSES_WEIGHTS = {"krr-boost"}
-WEIGHT_CHECKS = {
-    check: "fit refuses sample_weight"
-    for check in (
-        "check_sample_weights_pandas_series",
-        "check_sample_weights_not_an_array",
-        "check_sample_weights_list",
-        "check_all_zero_sample_weights_error",
-        "check_sample_weights_shape",
-        "check_sample_weights_not_overwritten",
-    )
-}
 
 
 @pytest.mark.parametrize("name", okcore.estimator_names())
@@ -66,8 +52,7 @@ def test_passes_scikit_learns_estimator_checks(name):
         results = check_estimator(
             estimator,
             on_fail=None,
-            expected_failed_checks=FIT_WITH_Y_KEYWORD
-            | (WEIGHT_CHECKS if name in REFUSES_WEIGHTS else {}),
+            expected_failed_checks=FIT_WITH_Y_KEYWORD,
         )
     failed = {
         r["check_name"]: f"{type(r['exception']).__name__}: {r['exception']}"

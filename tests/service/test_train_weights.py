@@ -75,16 +75,27 @@ def test_bad_weights_are_422(client: TestClient, w: Any, message: str) -> None:
     assert message in r.json()["error"]["message"]
 
 
-def test_nan_weights_and_a_model_without_weights_are_422(client: TestClient) -> None:
+def test_nan_weights_are_422(client: TestClient) -> None:
     spec = body(None)
     text = json.dumps(spec).replace(
         '"sample_weight": null', '"sample_weight": [NaN' + ", 1" * 39 + "]"
     )
     r = client.post("/train", content=text, headers={"content-type": "application/json"})
     assert r.status_code == 422, r.text
-    r = client.post("/train", json=body(weights().tolist(), model="krr-boost"))
-    assert r.status_code == 422, r.text
-    assert "sample_weight is taken by models" in r.json()["error"]["message"]
+
+
+def test_krr_boost_takes_the_weights(client: TestClient) -> None:
+    w = weights()
+    spec = body(w.tolist(), model="krr-boost")
+    spec["params"] = {"n_estimators": 3, "n_basis": 10, "random_state": 0}
+    r = client.post("/train", json=spec)
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["sample_weight"] is True
+    X, Y = vector_data(n=40)
+    est = okcore.KRRBoostRegressor(**spec["params"]).fit(X, Y, sample_weight=w)
+    ask = {"model_id": r.json()["model_id"], "inputs": X[:5].tolist()}
+    got = client.post("/kernel", json=ask).json()["kernel"]
+    np.testing.assert_allclose(got, est.predict_kernel(X[:5]), rtol=1e-9)
 
 
 def masked_body(model: str = "okboost", **extra: Any) -> dict[str, Any]:
