@@ -271,3 +271,19 @@ def test_an_average_saves_and_loads(tmp_path):
     manifest.write_text(manifest.read_text().replace('"member-1"', '"../elsewhere"'))
     with pytest.raises(okcore.PersistenceError, match="members"):
         okcore.load(tmp_path / "avg")
+
+
+def test_a_chosen_krr_boost_saves_loads_and_refits(tmp_path):
+    X, Y = _data(150)
+    model = AutoRegressor(max_cpu_seconds=600, candidates=["krr-boost"], random_state=2)
+    model.fit(X[:120], Y[:120])
+    assert model.best_name_ == "krr-boost"
+    init = model.members_[0][1]["init"]
+    assert set(init) >= {"gamma", "alpha"} and not isinstance(init["gamma"], str)
+    loaded = okcore.load(okcore.save(model, tmp_path / "auto"))
+    for method in ("predict", "predict_weights", "predict_kernel"):
+        np.testing.assert_array_equal(
+            getattr(loaded, method)(X[120:]), getattr(model, method)(X[120:])
+        )
+    refit = loaded.unfitted_best().fit(X[:120], Y[:120])
+    np.testing.assert_allclose(refit.predict(X[120:]), model.predict(X[120:]), atol=1e-12)
