@@ -28,11 +28,13 @@ hyperparameter optimization", AISTATS 2016; Li et al., "Hyperband", JMLR 2018):
 4. The best entry is refitted on all the rows.
 
 Budget (CPU seconds of the whole process, ``time.process_time``: every thread of the
-process, numba's and BLAS's included): a fit is launched only when its predicted cost fits
-the remaining budget (the cost model of okcore's estimators for a first fit; afterwards
-the candidate's measured CPU scaled by the rows, with its ``cost_exponent``); a fit that
-reports rounds (boosting) is stopped by its progress callback at the first round after its
-share of the budget is spent (its leaderboard row says ``capped``); REFIT_RESERVE of the
+process, numba's and BLAS's included): each fit of a rung has a share of the remaining
+budget (the rest over the rung's fits still to come); a fit that reports rounds (boosting)
+is stopped by its progress callback at the first round after its share is spent (its
+leaderboard row says ``capped``); any other fit is launched only when its predicted cost
+fits its share (the cost model of okcore's estimators for a first fit; afterwards the
+candidate's measured CPU scaled by the rows, with its ``cost_exponent``), so one kernel
+ridge fit cannot starve the rung's other candidates; REFIT_RESERVE of the
 budget is kept for the final refit, and the winner is the best entry whose predicted refit
 fits what is left (else the cheapest). So the whole selection exceeds the budget by at most
 one boosting round, plus the misprediction of a non-boosting fit's cost, plus the refit's;
@@ -477,7 +479,9 @@ def select(
             stoppable = candidate.interruptible and (
                 candidate.early_stopping or _reports_rounds(candidate, seed)
             )
-            if not stoppable and predicted > run.remaining():
+            # a fit the budget cannot stop gets no more than the share a stoppable one is
+            # stopped at: the rest of the budget over the rung's fits still to come
+            if not stoppable and predicted > run.remaining() / (len(alive) - i):
                 entry.status = "skipped: budget"
                 continue
             if run.remaining() <= 0:
