@@ -40,6 +40,11 @@ PATIENCE = 20
 EXACT_KRR_ROWS = 3000
 NYSTROM_COMPONENTS = 1500
 KRR_FOLDS = 3
+#: How kernel ridge's CPU grows with the rows, to predict a larger rung from a smaller one:
+#: cubic, also with Nystrom (a rung below NYSTROM_COMPONENTS rows uses every row as a
+#: landmark, so the next rung's cost grows as fast as an exact fit's; above, cubic
+#: over-predicts, erring towards the budget).
+KRR_COST_EXPONENT = 3.0
 #: The portfolio's names, in order (:func:`regression_candidates`).
 CANDIDATE_NAMES = (
     "okboost",
@@ -117,7 +122,7 @@ def regression_candidates(n_samples: int) -> list[Candidate]:
             "kernel-ridge",
             kernel_ridge,
             settle=_krr_settled,
-            cost_exponent=3.0 if exact else 1.0,
+            cost_exponent=KRR_COST_EXPONENT,
             # the refit solves once what the CV solved for KRR_FOLDS folds x 5 widths
             refit_fraction=0.1,
         ),
@@ -126,7 +131,7 @@ def regression_candidates(n_samples: int) -> list[Candidate]:
             lambda seed: _boost(seed, tree_type="oblivious", max_depth=4, init=kernel_ridge(seed)),
             early_stopping=True,
             settle=_start_settled,
-            cost_exponent=3.0 if exact else 1.0,
+            cost_exponent=KRR_COST_EXPONENT,
             # the refit solves kernel ridge once, then grows the trees
             refit_fraction=0.5,
             interruptible=False,
