@@ -19,6 +19,13 @@ same numbers); the error is the held-out MSE averaged over outputs, in those uni
 Run: ``OMP_NUM_THREADS=1 python -m bench.auto_choice --problems kin40k friedman1 --out
 bench/results/auto_choice`` (one JSON per problem), then ``python -m bench.auto_choice
 --report bench/results/auto_choice`` for the table. Needs $OKBOOST_DATA for the real sets.
+
+``--peers-from FOLDER`` fits only the default and ``OKBoostRegressor()`` (cheap, and its
+trees follow okcore's tie rules, which may have changed) and takes every other model's row
+from an earlier run's JSON of the same problem (the peers' held-out errors do not depend on
+okcore: the same data, seeds and one thread; kernel ridge's do not depend on the trees;
+their CPU seconds are that run's): for a shared machine where the peers cannot be run
+again in time. Each row says which run it comes from (``run``).
 """
 
 from __future__ import annotations
@@ -231,11 +238,19 @@ def models(n_outputs: int) -> dict[str, Callable[[np.ndarray, np.ndarray], Any]]
     return out
 
 
-def run_problem(name: str) -> dict[str, Any]:
+def run_problem(name: str, peers_from: Path | None = None) -> dict[str, Any]:
     X, Y, Xq, Yq, description = PROBLEMS[name]()
     X, Y, Xq, Yq = _standardised(X, np.asarray(Y, float), Xq, np.asarray(Yq, float))
     rows, auto = [], {}
-    for label, fit in models(Y.shape[1]).items():
+    fits = models(Y.shape[1])
+    earlier: list[dict[str, Any]] = []
+    if peers_from is not None:
+        before = json.loads((peers_from / f"{name}.json").read_text())
+        when = f"{before['date']} ({peers_from.as_posix()}, load {before['load'][0]:.1f})"
+        again = ("auto (default)", "OKBoostRegressor()")
+        earlier = [{**r, "run": when} for r in before["rows"] if r["model"] not in again]
+        fits = {label: fits[label] for label in again}
+    for label, fit in fits.items():
         start = time.process_time()
         predict = fit(X, Y)
         pred = predict(Xq)
@@ -243,8 +258,9 @@ def run_problem(name: str) -> dict[str, Any]:
         if label == "auto (default)":
             auto = auto_details(predict.model)
         mse = float(np.mean((pred - Yq) ** 2))
-        rows.append({"model": label, "mse": mse, "cpu_seconds": cpu})
+        rows.append({"model": label, "mse": mse, "cpu_seconds": cpu, "run": "this run"})
         print(f"{name:10s} {label:26s} mse {mse:.5f}  cpu {cpu:7.1f}", flush=True)
+    rows += earlier
     return {
         "problem": name,
         "half": next(h for h, names in HALVES.items() if name in names),
@@ -358,6 +374,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("bench/results/auto_choice"))
     parser.add_argument("--report", type=Path, default=None)
     parser.add_argument("--summary", type=Path, default=None)
+    parser.add_argument(
+        "--peers-from",
+        type=Path,
+        default=None,
+        help="fit only the default and OKBoostRegressor(); the other rows from this "
+        "earlier run's JSON",
+    )
     args = parser.parse_args()
     if args.report is not None:
         print(report(args.report))
@@ -371,7 +394,7 @@ def main() -> None:
             raise SystemExit(f"run with {key}={value} (one thread)")
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.problems:
-        result = run_problem(name)
+        result = run_problem(name, args.peers_from)
         result["verdict"] = verdict(result)
         write_result(args.out / f"{name}.json", result)
 

@@ -130,7 +130,7 @@ class OKBoostClient(TaskMethods):
         inputs: Any,
         output_kernel: dict[str, Any],
         *,
-        model: str = "okboost",
+        model: str | None = None,
         params: dict[str, Any] | None = None,
         name: str | None = None,
         eval_set: dict[str, Any] | None = None,
@@ -143,7 +143,8 @@ class OKBoostClient(TaskMethods):
         output_weight: Any = None,
         wait: bool = False,
     ) -> dict[str, Any]:
-        """POST /train. ``inputs``: array (float64, float32 and uint8 sent as they are) or
+        """POST /train. ``model``: an estimator of the server's registry, or None for its
+        default (the automatic choice, "auto", where it applies). ``inputs``: array (float64, float32 and uint8 sent as they are) or
         scipy sparse matrix (sent as CSR). ``output_kernel`` is the request's dict, arrays as
         ndarrays or lists, e.g. ``{"type": "precomputed", "gram": K}``; with ``ids`` (one
         string per row) the diffusion kernel's ``edges`` may be pairs of ids.
@@ -175,13 +176,14 @@ class OKBoostClient(TaskMethods):
         body: dict[str, Any] = {
             "inputs": as_inputs(inputs),
             "output_kernel": kernel,
-            "model": model,
             "params": params or {},
             "name": name,
             "ids": None if ids is None else id_array(ids),
             "cv": cv,
             "wait": wait,
         }
+        if model is not None:  # else the server's default model
+            body["model"] = model
         if input_kind != "features":
             body["input_kind"] = input_kind
         if input_map is not None:

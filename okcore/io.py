@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .bipartite.neighbours import NeighbourRegressor
+from .boosting.start import StartedEnsemble, start_params
 from .estimators import ESTIMATORS
 from .exceptions import OKCoreError, PersistenceError
 from .kernel_models.kernel_ensemble import KernelEnsemble
@@ -47,15 +48,18 @@ FORMAT = "okcore-model"
 #: Version 6: models made of models (:class:`~okcore.averaging.AveragedRegressor`,
 #: :class:`~okcore.auto.AutoRegressor`): a manifest naming the members, each member a
 #: model folder of its own (``member-0``, ...). Version 7: weighted-neighbour models
-#: (:class:`~okcore.bipartite.NeighbourRegressor`: the training outputs, no trees). This
-#: okcore reads all seven.
+#: (:class:`~okcore.bipartite.NeighbourRegressor`: the training outputs, no trees). Version
+#: 8: boosting started from kernel ridge (OKBoostRegressor's ``init``: the kernel ridge
+#: model's arrays beside the trees, which an older reader would drop). This okcore reads
+#: all eight.
 FORMAT_VERSION = 3
 NYSTROM_VERSION = 2
 KERNEL_MODEL_VERSION = 4
 SIMILARITY_VERSION = 5
 COMPOSITE_VERSION = 6
 NEIGHBOURS_VERSION = 7
-READ_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+START_MODEL_VERSION = 8
+READ_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 #: Models made of models, saved as a manifest and one folder per member.
 COMPOSITES = ("AveragedRegressor", "AutoRegressor")
 NYSTROM_ARRAYS = ("landmarks", "feature_map", "landmark_index")
@@ -139,6 +143,11 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
     path = Path(path)
     space, ens = estimator.output_space_, estimator.ensemble_
     arrays: dict[str, np.ndarray] = {}
+    started = ens if isinstance(ens, StartedEnsemble) else None
+    if started is not None:  # the starting kernel ridge model, then its trees as any boosting
+        arrays.update({f"start_model.{f}": getattr(ens.start, f) for f in KERNEL_ENSEMBLE_ARRAYS})
+        arrays["start_model.train_start"] = started.train_start
+        ens = started.trees
     if isinstance(ens, KernelEnsemble):
         arrays.update({f"kernel_ensemble.{f}": getattr(ens, f) for f in KERNEL_ENSEMBLE_ARRAYS})
         ensemble_meta: dict[str, Any] = {"kind": "kernel", "input_kernel": ens.kernel}
@@ -154,6 +163,8 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
         ensemble_meta = {"combine": ens.combine, "learning_rate": ens.learning_rate}
         if ens.l2_regularization > 0.0:  # absent: leaf means (models saved before it existed)
             ensemble_meta["l2_regularization"] = ens.l2_regularization
+        if started is not None:
+            ensemble_meta["start_model"] = {"input_kernel": started.start.kernel}
     arrays["space.phi"], arrays["space.diag"] = space.phi, space.diag
     if space.eigenvalues is not None:
         arrays["space.eigenvalues"] = space.eigenvalues
@@ -172,14 +183,20 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
             arrays[name] = np.asarray(value)
     if input_map is not None:
         arrays.update({f"input_map.{k}": v for k, v in input_map.arrays().items()})
+    params = {k: _json_param(v) for k, v in estimator.get_params().items()}
+    init = getattr(estimator, "init", None)
+    if init is not None and not isinstance(init, str):  # a starting model: its parameters
+        params["init"] = start_params(init)
     manifest = {
         "format": FORMAT,
         "format_version": SIMILARITY_VERSION
         if input_map is not None
+        else START_MODEL_VERSION
+        if started is not None
         else _format_version(ens, space),
         "okcore_version": __version__,
         "estimator": type(estimator).__name__,
-        "params": {k: _json_param(v) for k, v in estimator.get_params().items()},
+        "params": params,
         "kernel": kernel,
         "ensemble": ensemble_meta,
         "space": {"trace_fraction": space.trace_fraction, "diag_exact": space.diag_exact},
@@ -512,7 +529,7 @@ def _rebuild_estimator(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
         **{name: arrays.get(f"space.{name}") for name in NYSTROM_ARRAYS},
     )
     attributes = manifest["attributes"]
-    ens: TreeEnsemble | KernelEnsemble
+    ens: TreeEnsemble | KernelEnsemble | StartedEnsemble
     if manifest["ensemble"].get("kind") == "kernel":
         ens = KernelEnsemble(
             kernel=str(manifest["ensemble"]["input_kernel"]),
@@ -532,6 +549,9 @@ def _rebuild_estimator(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
             l2_regularization=float(manifest["ensemble"].get("l2_regularization", 0.0)),
         )
         _check_structure(ens, space, int(attributes["n_features_in_"]))
+        start = manifest["ensemble"].get("start_model")
+        if start is not None:
+            ens = _started(ens, start, arrays, space, int(attributes["n_features_in_"]))
     for key, value in attributes.items():
         if key in SCALARS or key in ESTIMATOR_SCALARS:
             setattr(estimator, key, value)
@@ -567,6 +587,25 @@ def _rebuild_estimator(manifest: dict, arrays: dict[str, np.ndarray]) -> Any:
             raise PersistenceError(f"{manifest['estimator']} models have no warm-start record")
         estimator.restore_warm_start(manifest["warm_start"])
     return estimator
+
+
+def _started(
+    trees: TreeEnsemble, meta: dict, arrays: dict[str, np.ndarray], space: OutputSpace, p: int
+) -> StartedEnsemble:
+    """A boosting model started from kernel ridge: its kernel ridge model (checked as any
+    kernel model) and F_0 on the training rows, (N, r), before the trees."""
+    start = KernelEnsemble(
+        kernel=str(meta["input_kernel"]),
+        **{f: arrays[f"start_model.{f}"] for f in KERNEL_ENSEMBLE_ARRAYS},
+        train_phi=space.phi,
+    )
+    _check_kernel_structure(start, space, p)
+    if start.kernel == "precomputed":
+        raise PersistenceError("a starting model's input kernel cannot be precomputed")
+    train_start = arrays["start_model.train_start"]
+    if train_start.shape != space.phi.shape or not np.isfinite(train_start).all():
+        raise PersistenceError("the starting model's training values do not match the outputs")
+    return StartedEnsemble(start, trees, train_start)
 
 
 def _resolved_params(manifest: dict, estimator: Any) -> dict[str, Any]:

@@ -313,7 +313,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="drop edges naming vertices that are not rows (the model record counts them)",
     )
-    train.add_argument("--model", default="okboost", choices=okcore.estimator_names())
+    train.add_argument(
+        "--model",
+        default=None,
+        choices=okcore.estimator_names(include_auto=True),
+        help="default: the server's (auto, the automatic choice, where it applies)",
+    )
     train.add_argument(
         "--input-kind",
         default="features",

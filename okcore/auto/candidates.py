@@ -11,7 +11,10 @@ each of them and for their averages:
 - ``ok3-et-boost``: OK3 extra-trees boosted (``splitter="random"``, 10 splits), stopped early;
 - ``kernel-ridge``: ``KernelRidgeRegressor(gamma="cv")`` (width and penalty by 3-fold CV;
   Nystrom with NYSTROM_COMPONENTS landmarks above EXACT_KRR_ROWS rows), refitted on all rows
-  with the width and penalty it chose.
+  with the width and penalty it chose;
+- ``krr-boost``: that kernel ridge as the boosting's starting model F_0 (``init``,
+  :mod:`okcore.boosting.start`), then oblivious trees of depth 4 fitting what it leaves,
+  stopped early; refitted with the width, penalty and rounds it chose.
 
 The rules (which candidates, the budget default, the halving factor) were chosen on the
 choosing half of the regression problems of ``bench/auto_choice.py`` and are reported on
@@ -26,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..boosting import OKBoostRegressor
+from ..boosting.start import NOT_FOR_START
 from ..kernel_models.ridge import KernelRidgeRegressor
 from .engine import Candidate
 
@@ -36,6 +40,11 @@ PATIENCE = 20
 EXACT_KRR_ROWS = 3000
 NYSTROM_COMPONENTS = 1500
 KRR_FOLDS = 3
+#: How kernel ridge's CPU grows with the rows, to predict a larger rung from a smaller one:
+#: cubic, also with Nystrom (a rung below NYSTROM_COMPONENTS rows uses every row as a
+#: landmark, so the next rung's cost grows as fast as an exact fit's; above, cubic
+#: over-predicts, erring towards the budget).
+KRR_COST_EXPONENT = 3.0
 #: The portfolio's names, in order (:func:`regression_candidates`).
 CANDIDATE_NAMES = (
     "okboost",
@@ -44,6 +53,7 @@ CANDIDATE_NAMES = (
     "best-first-31",
     "ok3-et-boost",
     "kernel-ridge",
+    "krr-boost",
 )
 
 
@@ -61,6 +71,18 @@ def _krr_settled(models: Sequence[Any]) -> dict[str, Any]:
     """The width and penalty the inner fits chose (the first fold's: each searched)."""
     model = models[0]
     return {"gamma": [float(g) for g in np.ravel(model.ensemble_.gamma)], "alpha": model.alpha_}
+
+
+def _start_settled(models: Sequence[Any]) -> dict[str, Any]:
+    """The starting kernel ridge's width and penalty the inner fits chose (the first
+    fold's), as the ``init`` of the refit."""
+    model = models[0]
+    start = dict(model.init.get_params())
+    start.update(
+        gamma=[float(g) for g in np.ravel(model.ensemble_.start.gamma)],
+        alpha=float(model.resolved_params_["init_alpha"]),
+    )
+    return {"init": {k: v for k, v in start.items() if k not in NOT_FOR_START}}
 
 
 def regression_candidates(n_samples: int) -> list[Candidate]:
@@ -100,8 +122,18 @@ def regression_candidates(n_samples: int) -> list[Candidate]:
             "kernel-ridge",
             kernel_ridge,
             settle=_krr_settled,
-            cost_exponent=3.0 if exact else 1.0,
+            cost_exponent=KRR_COST_EXPONENT,
             # the refit solves once what the CV solved for KRR_FOLDS folds x 5 widths
             refit_fraction=0.1,
+        ),
+        Candidate(
+            "krr-boost",
+            lambda seed: _boost(seed, tree_type="oblivious", max_depth=4, init=kernel_ridge(seed)),
+            early_stopping=True,
+            settle=_start_settled,
+            cost_exponent=KRR_COST_EXPONENT,
+            # the refit solves kernel ridge once, then grows the trees
+            refit_fraction=0.5,
+            interruptible=False,
         ),
     ]

@@ -18,17 +18,23 @@ hyperparameter optimization", AISTATS 2016; Li et al., "Hyperband", JMLR 2018):
 2. A candidate with ``early_stopping`` (boosting) is fitted with the inner validation rows
    as its ``eval_set`` and keeps its best round; its final model is refitted with that
    number of rounds on all the rows (with K folds: the mean over the folds).
-3. On the last rung, equal-weight averages of the best two and three members are scored
-   on the same inner validation rows (no refit: the members' predictions are averaged) and
-   enter the leaderboard.
+3. With a holdout split, when the budget left affords it (predicted from the last rung's
+   fits), the last rung's candidates are validated again by ``refine_folds`` folds over all
+   the rows, and the folds' mean score ranks them (a holdout of a few hundred rows cannot
+   separate models a few per cent apart); the leaderboard's ``folds`` says which ranked.
+   Equal-weight averages of the best two and three members are then scored on the same
+   validation rows (no refit: the members' predictions are averaged) and enter the
+   leaderboard.
 4. The best entry is refitted on all the rows.
 
 Budget (CPU seconds of the whole process, ``time.process_time``: every thread of the
-process, numba's and BLAS's included): a fit is launched only when its predicted cost fits
-the remaining budget (the cost model of okcore's estimators for a first fit; afterwards
-the candidate's measured CPU scaled by the rows, with its ``cost_exponent``); a fit that
-reports rounds (boosting) is stopped by its progress callback at the first round after its
-share of the budget is spent (its leaderboard row says ``capped``); REFIT_RESERVE of the
+process, numba's and BLAS's included): each fit of a rung has a share of the remaining
+budget (the rest over the rung's fits still to come); a fit that reports rounds (boosting)
+is stopped by its progress callback at the first round after its share is spent (its
+leaderboard row says ``capped``); any other fit is launched only when its predicted cost
+fits its share (the cost model of okcore's estimators for a first fit; afterwards the
+candidate's measured CPU scaled by the rows, with its ``cost_exponent``), so one kernel
+ridge fit cannot starve the rung's other candidates; REFIT_RESERVE of the
 budget is kept for the final refit, and the winner is the best entry whose predicted refit
 fits what is left (else the cheapest). So the whole selection exceeds the budget by at most
 one boosting round, plus the misprediction of a non-boosting fit's cost, plus the refit's;
@@ -44,6 +50,7 @@ budget (those depend on the machine's speed; the leaderboard names them).
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -73,6 +80,8 @@ BUDGET_SLACK_SECONDS = 2.0
 ETA = 3
 MIN_ROWS = 400
 MAX_RUNGS = 3
+#: Folds of the last rung's second validation when the budget left affords it.
+REFINE_FOLDS = 5
 
 
 class SelectionCancelled(OKCoreError):
@@ -109,6 +118,10 @@ class Candidate:
     refit_fraction : float
         The settled refit's CPU as a fraction of an inner fit on as many rows (1 for
         boosting; kernel ridge that searched its width and penalty by CV refits once).
+    interruptible : bool
+        Whether a fit that reports rounds can be stopped by the budget from its start;
+        False for boosting after a kernel ridge fit (``init``), whose first part cannot:
+        it is then launched only when its predicted CPU fits, as a fit without rounds.
     """
 
     name: str
@@ -117,6 +130,7 @@ class Candidate:
     settle: Callable[[Sequence[Any]], dict[str, Any]] | None = None
     cost_exponent: float = 1.0
     refit_fraction: float = 1.0
+    interruptible: bool = True
 
     def settled(self, models: Sequence[Any]) -> dict[str, Any]:
         """The final estimator's parameters learnt from the inner fits ``models``."""
@@ -166,6 +180,7 @@ class Entry:
     members: tuple[str, ...] = ()
     capped: bool = False
     last_cpu: float = 0.0  # CPU of its fits at its last rung (all folds)
+    folds: int = 1  # the validation folds its score is the mean over
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -177,6 +192,7 @@ class Entry:
             "params": dict(self.params),
             "status": self.status,
             "capped": self.capped,
+            "folds": self.folds,
             "members": list(self.members),
         }
 
@@ -381,6 +397,7 @@ def select(
     eta: int = ETA,
     min_rows: int = MIN_ROWS,
     keep_last: int = 3,
+    refine_folds: int | None = REFINE_FOLDS,
     callback: Callable[[SelectionProgress], Any] | None = None,
     sample_weight: Any = None,
 ) -> Selection:
@@ -410,6 +427,10 @@ def select(
         Score equal-weight averages of the best two and three members of the last rung.
     eta, min_rows, keep_last :
         Halving factor, smallest rung subsample, fewest candidates kept for the last rung.
+    refine_folds : int >= 2 or None
+        With a holdout ``cv``: when the budget left affords it, the last rung's candidates
+        are scored again by this many folds over all the rows, and that ranks them (and
+        their averages); None: the holdout ranks.
     callback : callable(:class:`SelectionProgress`) or None
         Hears each fit before it starts; returning True stops the selection
         (:class:`SelectionCancelled` is raised).
@@ -424,8 +445,10 @@ def select(
     names = [c.name for c in candidates]
     if not candidates or len(set(names)) != len(names):
         raise DataError(f"candidates must be a non-empty list with unique names: got {names}")
-    if eta < 2 or keep_last < 1 or min_rows < 2:
-        raise DataError("eta must be >= 2, keep_last >= 1 and min_rows >= 2")
+    if eta < 2 or keep_last < 1 or min_rows < 2 or (refine_folds is not None and refine_folds < 2):
+        raise DataError(
+            "eta must be >= 2, keep_last >= 1, min_rows >= 2 and refine_folds None or >= 2"
+        )
     X, outputs = _checked_data(X, Y, gram, kernel, sample_weight)
     scorers = check_scoring(scoring if scoring is not None else "err_phi", outputs.form, outputs.Y)
     score_name, scorer = next(iter(scorers.items()))
@@ -458,41 +481,22 @@ def select(
                 if entry.rows
                 else _prior(candidate, seed, size, _n_features(X), outputs) * len(folds)
             )
-            stoppable = candidate.early_stopping or _reports_rounds(candidate, seed)
-            if not stoppable and predicted > run.remaining():
+            stoppable = candidate.interruptible and (
+                candidate.early_stopping or _reports_rounds(candidate, seed)
+            )
+            # a fit the budget cannot stop gets no more than the share a stoppable one is
+            # stopped at: the rest of the budget over the rung's fits still to come
+            if not stoppable and predicted > run.remaining() / (len(alive) - i):
                 entry.status = "skipped: budget"
                 continue
             if run.remaining() <= 0:
                 entry.status = "skipped: budget"
                 continue
-            fits_left = len(alive) - i
-            cap = run.clock.spent() + run.remaining() / fits_left
-            result = _Fitted()
-            cpu = time.process_time()
-            try:
-                for fold in folds:
-                    rows = np.sort(fold.order[:size])
-                    run.report(f"rung {k + 1}/{len(sizes)}", candidate.name)
-                    guard = _Cap(run.clock, cap)
-                    model = _fit_capped(run, candidate, rows, fold.val, guard)
-                    run.done += 1
-                    entry.capped = entry.capped or guard.hit
-                    result.models.append(model)
-                    result.train_rows.append(rows)
-                    result.scores.append(run.score(model, rows, fold.val))
-            except SelectionCancelled:
-                raise
-            except (OKCoreError, ValueError, np.linalg.LinAlgError) as exc:
-                entry.status = f"failed: {exc}"
-                entry.cpu_seconds += time.process_time() - cpu
-                continue
-            entry.last_cpu = time.process_time() - cpu
-            entry.cpu_seconds += entry.last_cpu
-            entry.rows, entry.rung = size, k + 1
-            entry.score = float(np.mean(result.scores))
-            entry.params = candidate.settled(result.models)
-            entry.status = "scored"
-            fitted[candidate.name] = result
+            cap = run.clock.spent() + run.remaining() / (len(alive) - i)
+            result = _fit_candidate(run, candidate, entry, size, f"rung {k + 1}/{len(sizes)}", cap)
+            if result is not None:
+                entry.rung = k + 1
+                fitted[candidate.name] = result
         ranked = sorted(fitted, key=lambda name: run.sort_key(entries[name].score))
         if not last:
             keep = max(int(math.ceil(len(ranked) / eta)), min(keep_last, len(ranked)))
@@ -502,12 +506,92 @@ def select(
             if not alive:
                 break
     final = [name for name in sorted(fitted, key=lambda nm: run.sort_key(entries[nm].score))]
+    if refine_folds is not None and isinstance(cv, float) and len(final) >= 2:
+        refined = _refine(run, entries, by_name, final, refine_folds, rng)
+        if refined is not None:
+            fitted, n_in = refined, min(len(f.order) for f in run.folds)
+            final = sorted(fitted, key=lambda nm: run.sort_key(entries[nm].score))
     if ensemble and len(final) >= 2:
         for m in (2, 3):
             if len(final) >= m:
                 _score_average(run, entries, fitted, final[:m])
     chosen = _choose(run, entries, by_name, n_in)
     return _refit(run, entries, by_name, chosen, len(sizes), n_in)
+
+
+def _fit_candidate(
+    run: _Run, candidate: Candidate, entry: Entry, size: int, stage: str, cap: float
+) -> _Fitted | None:
+    """Fit ``candidate`` on the first ``size`` rows of every fold of ``run`` (stopped by
+    the budget at CPU ``cap``) and score it on the fold's validation rows; its leaderboard
+    ``entry`` is updated (None when a fit failed: the entry says why)."""
+    result = _Fitted()
+    cpu = time.process_time()
+    try:
+        for fold in run.folds:
+            rows = np.sort(fold.order[:size])
+            run.report(stage, candidate.name)
+            guard = _Cap(run.clock, cap)
+            model = _fit_capped(run, candidate, rows, fold.val, guard)
+            run.done += 1
+            entry.capped = entry.capped or guard.hit
+            result.models.append(model)
+            result.train_rows.append(rows)
+            result.scores.append(run.score(model, rows, fold.val))
+    except SelectionCancelled:
+        raise
+    except (OKCoreError, ValueError, np.linalg.LinAlgError) as exc:
+        entry.status = f"failed: {exc}"
+        entry.cpu_seconds += time.process_time() - cpu
+        return None
+    entry.last_cpu = time.process_time() - cpu
+    entry.cpu_seconds += entry.last_cpu
+    entry.rows = size
+    entry.score = float(np.mean(result.scores))
+    entry.params = candidate.settled(result.models)
+    entry.status = "scored"
+    entry.folds = len(run.folds)
+    return result
+
+
+def _refine(
+    run: _Run,
+    entries: dict[str, Entry],
+    by_name: dict[str, Candidate],
+    final: list[str],
+    n_folds: int,
+    rng: np.random.Generator,
+) -> dict[str, _Fitted] | None:
+    """K-fold inner validation of the last rung's candidates ``final`` on all the rows,
+    when the budget left affords it for all of them (predicted from their holdout fits):
+    the holdout's ranking is replaced by the K folds' mean scores (one holdout of a few
+    hundred rows cannot separate models a few per cent apart). Returns their fold models,
+    or None (the holdout's ranking stands) when it is not affordable, a fit fails or is
+    stopped by the budget; the leaderboard's ``folds`` says which validation ranked."""
+    folds = [_Fold(rng.permutation(train), val) for train, val in inner_folds(run.n, n_folds, rng)]
+    size = min(len(f.order) for f in folds)
+    need = sum(
+        n_folds * _predicted(entries[name], size, by_name[name].cost_exponent) for name in final
+    )
+    if need > run.remaining():
+        return None
+    holdout, kept = run.folds, {name: copy.copy(entries[name]) for name in final}
+    run.folds, run.total = folds, run.total + n_folds * len(final)
+    fitted: dict[str, _Fitted] = {}
+    for i, name in enumerate(final):
+        cap = run.clock.spent() + run.remaining() / (len(final) - i)
+        entry, capped_before = entries[name], entries[name].capped
+        entry.capped = False
+        result = _fit_candidate(run, by_name[name], entry, size, "k-fold", cap)
+        stopped, entry.capped = entry.capped, capped_before or entry.capped
+        if result is None or stopped:
+            for other, before in kept.items():  # the holdout's ranking stands
+                before.cpu_seconds = entries[other].cpu_seconds  # the CPU was spent
+                entries[other] = before
+            run.folds = holdout
+            return None
+        fitted[name] = result
+    return fitted
 
 
 def _checked_data(
@@ -576,6 +660,7 @@ def _score_average(
         entry.cpu_seconds = time.process_time() - cpu
     first = entries[members[0]]
     entry.score, entry.rows, entry.rung = float(np.mean(scores)), first.rows, first.rung
+    entry.folds = first.folds
     entry.cpu_seconds += sum(entries[m].cpu_seconds for m in members)
 
 

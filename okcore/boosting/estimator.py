@@ -51,6 +51,7 @@ from ..trees.oblivious import MAX_OBLIVIOUS_DEPTH
 from ..trees.weighted import weighted_max_bins
 from .loop import BoostResult, BoostState, boost
 from .plan import PAPER_PRESET, GrowthPlan, dearer_stages, level_histogram_bytes, plan_growth
+from .start import KERNEL_RIDGE, StartedEnsemble, StartModelSpec, fit_start, start_estimator
 from .warm_start import (
     Continuation,
     continued_params,
@@ -173,6 +174,15 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         histogram search's builds, scans, row statistics and sketch), the boosting step and
         W^F (None = 1, -1 = all cores). The model does not depend on it.
     random_state : None, int or Generator, default=None
+    init : None, "kernel_ridge", dict or KernelRidgeRegressor, default=None
+        The starting model F_0. None: the loss's (the training mean; the geometric median
+        for the robust losses). Otherwise kernel ridge
+        (:class:`~okcore.kernel_models.ridge.KernelRidgeRegressor`) fitted first on the
+        rows the trees are fitted to, in the same output space, so the trees fit what
+        kernel ridge leaves: "kernel_ridge" is ``KernelRidgeRegressor(gamma="cv")``, a
+        dict its parameters, or an unfitted instance. F(x) = F_krr(x) + nu sum_m h_m(x)
+        stays in span{phi(y_i)}: W^F (rows need not sum to 1), kernels and pre-images
+        work (:mod:`okcore.boosting.start`). Not with ``warm_start=True``.
     warm_start : bool, default=False
         scikit-learn's warm start (as GradientBoostingRegressor's): ``fit`` on a fitted
         estimator with the same data (checked by a fingerprint) and a larger
@@ -190,7 +200,9 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
     ``sketch_dim_`` (the search used, "auto" resolved), ``tree_type_`` (the trees grown,
     "auto" resolved) and ``resolved_params_`` (a dict of every value the fit resolved:
     tree_type, max_splits, max_depth, l2_regularization, max_bins, sketch_dim,
-    refine_cuts, n_estimators, early_stopping, n_iter_no_change, max_features).
+    refine_cuts, n_estimators, early_stopping, n_iter_no_change, max_features; with
+    ``init``, the starting kernel ridge's penalty ``init_alpha`` and, when one width,
+    ``init_gamma``).
 
     ``staged_predict``, ``staged_predict_kernel``, ``staged_predict_features``
     (:class:`~okcore.base.StagedPredictions`): predictions after each round m = 1..M,
@@ -222,6 +234,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         "max_bins": [Interval(int, 2, 255, "both"), Options(("auto", None))],
         "refine_cuts": [Options(("auto", True, False))],
         "warm_start": [Options((True, False))],
+        "init": [Options((None, KERNEL_RIDGE)), StartModelSpec()],
     }
 
     def __init__(
@@ -254,6 +267,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         n_jobs: int | None = None,
         random_state: Any = None,
         warm_start: bool = False,
+        init: Any = None,
     ) -> None:
         self.loss = loss
         self.alpha = alpha
@@ -282,6 +296,7 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.warm_start = warm_start
+        self.init = init
 
     @classmethod
     def paper(cls, **overrides: Any) -> Self:
@@ -322,6 +337,12 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             )
         if self.tree_type == "oblivious":
             self._validate_oblivious()
+        if self.init is not None and self.warm_start:
+            raise InvalidParameterError(
+                f"warm_start=True of {type(self).__name__} continues the trees of a fit "
+                f"started from the training mean; init={self.init!r} starts from kernel "
+                "ridge. Set warm_start=False (refit with the n_estimators wanted), or init=None."
+            )
 
     def _validate_oblivious(self) -> None:
         """What oblivious trees refuse (see ``tree_type``)."""
@@ -430,13 +451,24 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
     def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
         """The trees' cost of the fit's :meth:`growth_plan`. ``tree_type="auto"`` before a
         fit (the inputs not known): the plan of dense inputs, at the larger seconds and bytes
-        of it and of the best-first plan sparse inputs get."""
+        of it and of the best-first plan sparse inputs get. With ``init``: the starting
+        kernel ridge fit's cost before the first tree, its memory, its model beside the trees."""
         plan = self.growth_plan(n_samples, rank)
         cost = self._planned_cost(plan, n_samples, n_features, rank)
         if self.tree_type == "auto" and plan.tree_type != "best-first":  # what sparse X grows
             sparse_inputs = self.growth_plan(n_samples, rank, "best-first")
             cost = dearer_stages(
                 cost, self._planned_cost(sparse_inputs, n_samples, n_features, rank)
+            )
+        if self.init is not None:
+            ridge = start_estimator(self.init)._estimate_stages(n_samples, n_features, rank)
+            cost = replace(
+                cost,
+                setup_seconds=cost.setup_seconds
+                + ridge.setup_seconds
+                + ridge.n_stages * ridge.stage_seconds,
+                work_bytes=max(cost.work_bytes, ridge.work_bytes),
+                model_bytes=cost.model_bytes + ridge.model_bytes + 8.0 * n_samples * rank,
             )
         return cost
 
@@ -550,10 +582,21 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         plan = self.growth_plan(X.shape[0], space.rank, tree_type)
         if weight is not None:
             plan = self._weighted_plan(plan, X, weight)
+        start, start_values = None, None
+        start_resolved: dict[str, Any] = {}
+        if self.init is not None:
+            if weight is not None:
+                raise InvalidParameterError(
+                    f"init (a starting model) of {type(self).__name__} does not go with "
+                    "sample_weight or unknown (NaN) outputs: leave init=None."
+                )
+            start, start_resolved = fit_start(self.init, X, space, rng, context.start)
+            start_val = None if eval_data is None else start.decision(eval_data.X)
+            start_values = (start.decision(X), start_val)
         result = self._boost(
             plan, n_rounds, X, space, context.callback, context.elapsed(),
             rng=rng, eval_data=eval_data, stopping=early_stopping(patience, self.tol),
-            sample_weight=weight,
+            sample_weight=weight, start=start_values,
         )  # fmt: skip
         assert result.state is not None
         # the next round's draws, apart from a Generator given as random_state (which the
@@ -562,7 +605,9 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         self._continuation = Continuation(
             result.state, eval_data, rows, continued_params(self), fingerprint="", plan=plan
         )
-        fitted = self._fitted(plan, n_rounds, result, space, rows)
+        started = None if start is None or start_values is None else (start, start_values[0])
+        fitted = self._fitted(plan, n_rounds, result, space, rows, started)
+        fitted.resolved_params.update(start_resolved)
         if masked:  # predictions needing the whole training outputs refuse (W^F)
             fitted.resolved_params["masked_outputs"] = True
         elif weight is not None:  # a warm start refuses to continue it (fit)
@@ -583,10 +628,12 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         stopping: EarlyStopping | None = None,
         state: BoostState | None = None,
         sample_weight: np.ndarray | None = None,
+        start: tuple[np.ndarray, np.ndarray | None] | None = None,
     ) -> BoostResult:
         """The inputs the split search of ``plan`` reads, its tree learner, and
-        :func:`boost` up to ``n_rounds`` rounds (from ``state`` when given); with
-        ``sample_weight``, weighted trees and the weighted squared loss."""
+        :func:`boost` up to ``n_rounds`` rounds (from ``state`` when given; from a starting
+        model's F_0 ``start`` on the training and validation rows); with ``sample_weight``,
+        weighted trees and the weighted squared loss."""
         missing = missing_features(X)
         params = self._planned_tree_params(plan, X.shape[1], missing)
         XT, binned = self._search_inputs(
@@ -620,13 +667,21 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             stopping=stopping,
             callback=callback,
             state=state,
+            start=start,
         )
 
     def _fitted(
-        self, plan: GrowthPlan, n_rounds: int, result: BoostResult, space: Any, rows: np.ndarray
+        self,
+        plan: GrowthPlan,
+        n_rounds: int,
+        result: BoostResult,
+        space: Any,
+        rows: np.ndarray,
+        started: tuple[Any, np.ndarray] | None = None,
     ) -> FittedModel:
         """The fitted model of a loop's result: its trees up to the best round, grown by
-        ``plan`` in a loop of up to ``n_rounds`` rounds."""
+        ``plan`` in a loop of up to ``n_rounds`` rounds, after ``started`` (the starting
+        kernel ridge model and its F_0 on the training rows) when given."""
         keep = result.best_iteration + 1
         self.tree_type_ = plan.tree_type
         self.n_estimators_planned_ = n_rounds
@@ -641,8 +696,13 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
             init_weight=result.init_weight,
             l2_regularization=plan.l2_regularization,
         )
+        if keep < ensemble.n_trees:
+            ensemble = ensemble.truncate(keep)
+        fitted: Any = (
+            ensemble if started is None else StartedEnsemble(started[0], ensemble, started[1])
+        )
         return FittedModel(
-            ensemble.truncate(keep) if keep < ensemble.n_trees else ensemble,
+            fitted,
             space,
             rows,
             n_estimators=keep,
@@ -688,14 +748,21 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
     def warm_start_record(self) -> dict[str, Any] | None:
         """What a saved model keeps so that a warm start continues it after loading
         (:func:`okcore.boosting.warm_start.warm_start_record`), as JSON values; None when
-        there is nothing to continue."""
-        return warm_start_record(self)
+        there is nothing to continue (a fit from a starting model: ``init``)."""
+        return None if self.init is not None else warm_start_record(self)
 
     def restore_warm_start(self, record: Any) -> None:
         """Adopt the :meth:`warm_start_record` of a model loaded from disk
         (:func:`okcore.boosting.warm_start.restore_warm_start`); raises ValueError when the
         record is malformed."""
         restore_warm_start(self, record)
+
+    def _tree_ensemble(self) -> TreeEnsemble:
+        """The fitted trees (after the starting model of ``init``, when there is one)."""
+        e = self.ensemble_
+        tree_part = e.trees if isinstance(e, StartedEnsemble) else e
+        assert isinstance(tree_part, TreeEnsemble)
+        return tree_part
 
     def _eval_data(self, eval_set: tuple, space: Any) -> EvalData:
         return embed_eval_set(
@@ -725,10 +792,11 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         """Err^phi = mean ||phi(y) - F_m(x)||^2 after each round m = 1..M, shape (M,). O(M Q r)."""
         X = self._fitted_inputs(X)
         phi, diag = self._target_features(Y, gram_cross, gram_diag, n_rows=X.shape[0])
-        e = self.ensemble_
-        assert isinstance(e, TreeEnsemble)
-        leaves = e.apply(X)
+        e = self._tree_ensemble()
         F = np.tile(e.init, (X.shape[0], 1))
+        if isinstance(self.ensemble_, StartedEnsemble):  # kernel ridge's F_0, then the trees
+            F += self.ensemble_.start.decision(X)
+        leaves = e.apply(X)
         loss = SquaredFeatureLoss()
         out = np.empty(e.n_trees)
         for m in range(e.n_trees):

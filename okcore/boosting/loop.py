@@ -169,13 +169,24 @@ class BoostState:
         eval_data: EvalData | None,
         stopping: EarlyStopping | None,
         rng: np.random.Generator,
+        start: tuple[np.ndarray, np.ndarray | None] | None = None,
     ) -> BoostState:
-        """Round 0: F = F_0 everywhere, empty tables."""
+        """Round 0: F = F_0 everywhere, empty tables. ``start``: a starting model's F_0 on
+        the training rows (N, r) and on the validation rows (:mod:`okcore.boosting.start`);
+        the trees' own F_0 and its weights are then zero."""
         n = phi.shape[0]
-        init, init_weight = loss.initial(phi)
+        init: np.ndarray
+        init_weight: np.ndarray | None
+        if start is not None:
+            init, init_weight = np.zeros(phi.shape[1]), np.zeros(n)
+            F, F_val = start[0].copy(), None if start[1] is None else start[1].copy()
+        else:
+            init, init_weight = loss.initial(phi)
+            F = np.tile(init, (n, 1))
+            F_val = None if eval_data is None else np.tile(init, (len(eval_data.X), 1))
         return cls(
-            F=np.tile(init, (n, 1)),
-            F_val=None if eval_data is None else np.tile(init, (len(eval_data.X), 1)),
+            F=F,
+            F_val=F_val,
             init=init,
             init_weight=init_weight,
             trees=[],
@@ -271,6 +282,7 @@ def boost(
     stopping: EarlyStopping | None = None,
     callback: Callable[[FitProgress], bool | None] | None = None,
     state: BoostState | None = None,
+    start: tuple[np.ndarray, np.ndarray | None] | None = None,
 ) -> BoostResult:
     """Algorithm 3 with shrinkage on the factor: F_0, then F_m = F_{m-1} + nu h_m.
 
@@ -290,7 +302,8 @@ def boost(
     ``stopping``, and it is updated in place. The trees, tables and losses are those of one
     call with the larger ``n_estimators``, bit for bit; a state whose loop stopped early
     grows nothing (the longer loop stops at the same round). The result's ``state``
-    continues it.
+    continues it. ``start``: F_0 of a starting model on the training and validation rows
+    (:meth:`BoostState.start`) instead of the loss's.
 
     Memory: F and the residuals (N, r), plus the training leaves, M x N of the smallest
     unsigned type (1 byte per row and tree up to 256 leaves); in-bag counts (1 byte) only
@@ -298,7 +311,9 @@ def boost(
     """
     n, n_fit = X.shape[0], max(1, int(round(subsample * X.shape[0])))
     if state is None:
-        state = BoostState.start(loss, phi, n_estimators, n_fit < n, eval_data, stopping, rng)
+        state = BoostState.start(
+            loss, phi, n_estimators, n_fit < n, eval_data, stopping, rng, start
+        )
     else:
         for table in (state.leaves, state.counts, state.weights):
             if table is not None:

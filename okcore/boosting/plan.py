@@ -76,6 +76,7 @@ PAPER_PRESET: dict[str, Any] = {
     "factor_rank": None,
     "factor_tol": RANK_TOLERANCE,
     "n_landmarks": None,
+    "init": None,  # F_0 the training mean (Algorithm 3, line 1)
 }
 
 

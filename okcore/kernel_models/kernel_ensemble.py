@@ -124,4 +124,9 @@ class KernelEnsemble:
         need not sum to 1. O(N r^2) once per model, then O(Q (T (p + r) + N r)).
         ``n_threads`` is unused (BLAS threads apply).
         """
-        return self.decision(X) @ self._phi_pinv
+        return self.weights_of(self.decision(X))
+
+    def weights_of(self, F: np.ndarray) -> np.ndarray:
+        """The minimum-norm weights w with w Phi = F for features F (Q, r) in span{phi(y_i)},
+        (Q, N). O(N r^2) once per model, then O(Q N r)."""
+        return F @ self._phi_pinv

@@ -190,12 +190,17 @@ class TreeEstimator(OKEstimator):
         return 16.0
 
     # ------------------------------------------------------------------ fitted extras
+    def _tree_ensemble(self) -> TreeEnsemble:
+        """The fitted trees (boosting from a starting model holds more than its trees)."""
+        e = self.ensemble_
+        assert isinstance(e, TreeEnsemble)
+        return e
+
     @property
     def feature_importances_(self) -> np.ndarray:
         """Total reduction of N*var brought by each input over all splits, normalized to 1."""
         check_is_fitted(self)
-        e = self.ensemble_
-        assert isinstance(e, TreeEnsemble)
+        e = self._tree_ensemble()
         internal = e.feature >= 0
         totals = np.bincount(
             e.feature[internal], weights=e.gain[internal], minlength=self.n_features_in_

@@ -442,17 +442,27 @@ class EvalSet(_Model):
 
 
 TRAIN_EXAMPLE = ex.TRAIN
+#: The model of a /train request that names none: the automatic choice, and where it does
+#: not apply (_auto_refusal) the documented OKBoost defaults.
+DEFAULT_MODEL = "auto"
+FALLBACK_MODEL = "okboost"
 
 
 class TrainRequest(_Model):
     model_config = ConfigDict(
-        json_schema_extra=params_by_model(documented(TRAIN_EXAMPLE), default_model="okboost")
+        json_schema_extra=params_by_model(
+            documented(TRAIN_EXAMPLE), default_models=(DEFAULT_MODEL, FALLBACK_MODEL)
+        )
     )
 
     name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
     model: ModelName = Field(
-        "okboost",
-        description="The estimator, by its name in okcore's registry: "
+        DEFAULT_MODEL,
+        description="The estimator, by its name in okcore's registry. Left out: auto, the "
+        f"automatic choice; {FALLBACK_MODEL} where auto does not apply (cv, eval_set, "
+        "input_kind 'similarity', a graph's diffusion kernel, missing input values, unknown "
+        "output entries, output_weight) or when `params` name "
+        f"parameters auto does not take (e.g. n_estimators: {FALLBACK_MODEL}'s). Names: "
         + "; ".join(
             f"{name}: {summary}"
             for name, summary in okcore.estimator_summaries(include_auto=True).items()
@@ -565,8 +575,12 @@ class TrainRequest(_Model):
             raise ValueError("input_map and input_components apply to input_kind 'similarity'")
         if self.input_components is not None and self.input_map != "kpca":
             raise ValueError("input_components applies to input_map 'kpca'")
+        if "model" not in self.model_fields_set:
+            object.__setattr__(self, "model", _default_model(self))
         if self.model == "auto":
-            _check_auto(self)
+            refusal = _auto_refusal(self)
+            if refusal is not None:
+                raise ValueError(refusal)
         if self.eval_set is not None and self.model not in EVAL_SET_MODELS:
             raise ValueError(
                 f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
@@ -625,24 +639,56 @@ def _check_unknown_outputs(req: TrainRequest, outputs: np.ndarray) -> None:
         )
 
 
-def _check_auto(req: TrainRequest) -> None:
-    """What the automatic choice does not take: it validates on inner folds of its own and
-    chooses among models of feature inputs and output vectors or a Gram matrix."""
+def _default_model(req: TrainRequest) -> str:
+    """The model of a request that names none: the automatic choice, unless it does not
+    apply (:func:`_auto_refusal`, or an ``eval_set`` to follow) or ``params`` name
+    parameters it does not take (OKBoost's, such as n_estimators, given as before the
+    default changed): then the documented OKBoost defaults."""
+    auto_params = set(okcore.estimator_class(DEFAULT_MODEL)().get_params())
+    if req.eval_set is not None or _auto_refusal(req) is not None:
+        return FALLBACK_MODEL
+    return DEFAULT_MODEL if set(req.params) <= auto_params else FALLBACK_MODEL
+
+
+def _auto_refusal(req: TrainRequest) -> str | None:
+    """What the automatic choice does not take, as the message a request naming it gets
+    (None: it applies): it validates on inner folds of its own and chooses among models of
+    feature inputs and output vectors or a Gram matrix."""
     if req.cv is not None:
-        raise ValueError(
+        return (
             "model 'auto' chooses its model by inner validation already: leave out cv (set "
             "params.cv to its inner folds), or name a model to cross-validate"
         )
     if req.input_kind == "similarity":
-        raise ValueError(
+        return (
             "model 'auto' takes feature inputs: name a model (okboost, krr, ...) for "
             "input_kind 'similarity'"
         )
     if isinstance(req.output_kernel, DiffusionKernelSpec):
-        raise ValueError(
+        return (
             "model 'auto' takes output vectors or a precomputed Gram matrix: name a model "
             "for a graph's diffusion kernel"
         )
+    if not okcore.estimator_class("auto").accepts_missing and _holds_missing(req.inputs):
+        return (
+            "model 'auto' does not take missing input values (NaN): name a tree model "
+            "(okboost, ok3 or ok3-forest: they learn where missing values go), or impute them"
+        )
+    spec = req.output_kernel
+    if isinstance(spec, LinearKernelSpec) and np.isnan(spec.outputs).any():
+        return (
+            "model 'auto' needs every output entry: name okboost (it fits the known entries "
+            "only), or fill the unknown (null / NaN) entries in"
+        )
+    if req.output_weight is not None:
+        return "model 'auto' does not take output_weight: name okboost"
+    return None
+
+
+def _holds_missing(inputs: Any) -> bool:
+    """Whether dense or CSR ``inputs`` hold a missing value (NaN). O(n p) (O(nnz))."""
+    values = inputs.data if hasattr(inputs, "tocoo") else np.asarray(inputs)
+    return values.dtype.kind == "f" and bool(np.isnan(values).any())
 
 
 _DROP_HINT = "; set output_kernel.drop_unknown_edges = true to drop the edges naming them"

@@ -115,22 +115,37 @@ Params = Annotated[
 
 
 def params_by_model(
-    extra: Callable[[dict[str, Any]], None], default_model: str
+    extra: Callable[[dict[str, Any]], None], default_models: tuple[str, ...]
 ) -> Callable[[dict[str, Any]], None]:
     """``json_schema_extra`` for a request with ``model`` and ``params``: ``extra``, then one
-    ``if`` / ``then`` per model saying which params schema applies (``default_model`` when
-    ``model`` is left out)."""
+    ``if`` / ``then`` per model saying which params schema applies, and for a request that
+    leaves ``model`` out, the params of any of ``default_models`` (the server picks among
+    them by the request)."""
 
     def link(schema: dict[str, Any]) -> None:
         extra(schema)
         # the references pydantic wrote for the params union, in PARAM_MODELS order
-        refs = [branch["$ref"] for branch in schema["properties"]["params"]["anyOf"]]
-        rules = []
-        for name, ref in zip(PARAM_MODELS, refs, strict=True):
-            condition: dict[str, Any] = {"properties": {"model": {"const": name}}}
-            if name != default_model:
-                condition["required"] = ["model"]
-            rules.append({"if": condition, "then": {"properties": {"params": {"$ref": ref}}}})
+        refs = dict(
+            zip(
+                PARAM_MODELS,
+                [b["$ref"] for b in schema["properties"]["params"]["anyOf"]],
+                strict=True,
+            )
+        )
+        rules: list[dict[str, Any]] = [
+            {
+                "if": {"properties": {"model": {"const": name}}, "required": ["model"]},
+                "then": {"properties": {"params": {"$ref": ref}}},
+            }
+            for name, ref in refs.items()
+        ]
+        defaults = [{"$ref": refs[name]} for name in default_models]
+        rules.append(
+            {
+                "if": {"not": {"required": ["model"]}},
+                "then": {"properties": {"params": {"anyOf": defaults}}},
+            }
+        )
         schema["allOf"] = rules
 
     return link

@@ -192,8 +192,10 @@ class ModelRecord(_Record):
         "and the budget, and the leaderboard: one row per candidate and average, best "
         "first, with its inner validation score, the rows of its last fit, the CPU seconds "
         "of its fits, its settled params (boosting rounds kept, kernel ridge's width and "
-        "penalty) and its status (chosen, scored, dropped at rung k, skipped: budget, "
-        "failed); null for other models.",
+        "penalty), its status (chosen, scored, dropped at rung k, skipped: budget, "
+        "failed) and `folds`, the validation folds its score is the mean of (1: the "
+        "holdout; 5: the last rung validated again by 5 folds with the budget the "
+        "holdout left); null for other models.",
         examples=[
             {
                 "chosen": "kernel-ridge",
@@ -215,6 +217,7 @@ class ModelRecord(_Record):
                         "params": {"gamma": [0.05, 0.05], "alpha": 0.01},
                         "status": "chosen",
                         "capped": False,
+                        "folds": 5,
                         "members": [],
                     }
                 ],

@@ -90,6 +90,53 @@ def test_inner_validation_never_fits_its_rows_and_the_test_rows_never_reach_it()
     assert RecordingBoost.fits[-1][1] is None
 
 
+def test_k_fold_refinement_never_fits_its_validation_rows_nor_the_test_rows():
+    X, Y = _data(200)
+    X = np.c_[np.arange(200), X]  # column 0: the row id
+    train, test = np.arange(150), np.arange(150, 200)
+    candidates = [
+        Candidate(f"stopped-{depth}", lambda s, d=depth: RecordingBoost(
+            n_estimators=40, early_stopping=True, n_iter_no_change=3, max_depth=d,
+            tree_type="oblivious", random_state=s,
+        ), early_stopping=True)
+        for depth in (2, 3, 4)
+    ]  # fmt: skip
+    RecordingBoost.fits.clear()
+    selection = select(
+        candidates, X[train], Y[train], cv=0.2, max_cpu_seconds=600, min_rows=20,
+        refine_folds=3, random_state=0,
+    )  # fmt: skip
+    singles = [r for r in selection.leaderboard if not r["members"]]
+    assert all(r["folds"] == 3 for r in singles if r["rung"] == selection.n_rungs)
+    refined = RecordingBoost.fits[-(3 * 3 + len(selection.members)) : -len(selection.members)]
+    validated = set()
+    for ids, val in RecordingBoost.fits:
+        assert not np.isin(ids, test).any()
+        assert val is None or not np.isin(val, test).any()
+        assert val is None or not np.isin(ids, val).any()
+    for ids, val in refined:  # the K folds: all the training rows, each validated once
+        assert len(ids) + len(val) == 150
+        validated.update(val.tolist())
+    assert validated == set(train.tolist())
+    # the same seed gives the same selection
+    again = select(
+        candidates, X[train], Y[train], cv=0.2, max_cpu_seconds=600, min_rows=20,
+        refine_folds=3, random_state=0,
+    )  # fmt: skip
+    assert [(r["name"], r["score"], r["folds"]) for r in again.leaderboard] == [
+        (r["name"], r["score"], r["folds"]) for r in selection.leaderboard
+    ]
+
+
+def test_without_refinement_the_holdout_ranks():
+    X, Y = _data(150)
+    tight = select(
+        regression_candidates(150)[:3], X, Y, max_cpu_seconds=600, min_rows=20,
+        refine_folds=None, random_state=0,
+    )  # fmt: skip
+    assert all(r["folds"] == 1 for r in tight.leaderboard)
+
+
 def test_budget_is_kept_within_the_stated_tolerance():
     X, Y = _data(900)
     budget = 4.0
@@ -224,3 +271,19 @@ def test_an_average_saves_and_loads(tmp_path):
     manifest.write_text(manifest.read_text().replace('"member-1"', '"../elsewhere"'))
     with pytest.raises(okcore.PersistenceError, match="members"):
         okcore.load(tmp_path / "avg")
+
+
+def test_a_chosen_krr_boost_saves_loads_and_refits(tmp_path):
+    X, Y = _data(150)
+    model = AutoRegressor(max_cpu_seconds=600, candidates=["krr-boost"], random_state=2)
+    model.fit(X[:120], Y[:120])
+    assert model.best_name_ == "krr-boost"
+    init = model.members_[0][1]["init"]
+    assert set(init) >= {"gamma", "alpha"} and not isinstance(init["gamma"], str)
+    loaded = okcore.load(okcore.save(model, tmp_path / "auto"))
+    for method in ("predict", "predict_weights", "predict_kernel"):
+        np.testing.assert_array_equal(
+            getattr(loaded, method)(X[120:]), getattr(model, method)(X[120:])
+        )
+    refit = loaded.unfitted_best().fit(X[:120], Y[:120])
+    np.testing.assert_allclose(refit.predict(X[120:]), model.predict(X[120:]), atol=1e-12)

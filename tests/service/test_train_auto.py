@@ -115,3 +115,34 @@ def test_export_import_reproduces_the_chosen_model(client: TestClient, tmp_path:
             other.get(f"/models/{model_id}").json()["auto"]
             == (client.get(f"/models/{model_id}").json()["auto"])
         )
+
+
+@pytest.mark.parametrize(
+    ("params", "extra", "model"),
+    [
+        ({"max_cpu_seconds": 600, "candidates": ["okboost"], "random_state": 0}, {}, "auto"),
+        ({"n_estimators": 5, "random_state": 0}, {}, "okboost"),
+        ({"n_estimators": 5}, {"cv": {"folds": 3}}, "okboost"),
+        (
+            {},
+            {"output_kernel": {"type": "diffusion", "edges": [[0, 1], [1, 2]]}},
+            "okboost",
+        ),
+    ],
+)
+def test_a_request_naming_no_model_gets_auto_where_it_applies(
+    client: TestClient, params: dict, extra: dict, model: str
+) -> None:
+    X, Y = vector_data(n=60)
+    body = {
+        "inputs": X.tolist(),
+        "output_kernel": {"type": "linear", "outputs": Y.tolist()},
+        "params": params,
+        "wait": True,
+        **extra,
+    }
+    r = client.post("/train", json=body)
+    assert r.status_code == 201, r.text
+    record = client.get(f"/models/{r.json()['model_id']}").json()
+    assert record["model"] == model
+    assert (record.get("auto") is not None) == (model == "auto")

@@ -72,7 +72,9 @@ def _validator(spec: dict[str, Any]) -> Any:
 def test_the_train_schema_ties_params_to_the_model(spec: dict[str, Any]) -> None:
     validator = _validator(spec)
     body = {"inputs": [[0.0]], "output_kernel": {"type": "linear", "outputs": [[1.0]]}}
-    assert validator.is_valid({**body, "params": {"learning_rate": 0.1}})  # okboost by default
+    # no model: auto, or okboost for okboost's params
+    assert validator.is_valid({**body, "params": {"learning_rate": 0.1}})
+    assert validator.is_valid({**body, "params": {"max_cpu_seconds": 30.0}})
     assert validator.is_valid({**body, "model": "ok3", "params": {"max_splits": 2}})
     assert not validator.is_valid({**body, "model": "ok3", "params": {"learning_rate": 0.1}})
     assert validator.is_valid({**body, "model": "ok3-forest", "params": {"bootstrap": False}})
