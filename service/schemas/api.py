@@ -669,7 +669,9 @@ def _auto_refusal(req: TrainRequest) -> str | None:
             "model 'auto' takes output vectors or a precomputed Gram matrix: name a model "
             "for a graph's diffusion kernel"
         )
-    if not okcore.estimator_class("auto").accepts_missing and _holds_missing(req.inputs):
+    if not getattr(okcore.estimator_class("auto"), "accepts_missing", False) and _holds_missing(
+        req.inputs
+    ):
         return (
             "model 'auto' does not take missing input values (NaN): name a tree model "
             "(okboost, ok3 or ok3-forest: they learn where missing values go), or impute them"

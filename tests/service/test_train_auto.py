@@ -146,3 +146,34 @@ def test_a_request_naming_no_model_gets_auto_where_it_applies(
     record = client.get(f"/models/{r.json()['model_id']}").json()
     assert record["model"] == model
     assert (record.get("auto") is not None) == (model == "auto")
+
+
+@pytest.mark.parametrize("what", ["missing input", "unknown output", "output_weight"])
+def test_data_auto_does_not_take_gets_okboost_unnamed_and_a_422_named(
+    client: TestClient, what: str
+) -> None:
+    """Missing input values, unknown output entries and output weights are okboost's: a
+    request naming no model gets okboost, one naming auto a 422 saying what to name."""
+    X, Y = vector_data(n=60)
+    inputs: list = X.tolist()
+    outputs: list = Y.tolist()
+    extra: dict[str, Any] = {}
+    if what == "missing input":
+        inputs[3][1] = None
+    elif what == "unknown output":
+        outputs[4][0] = None
+    else:
+        extra["output_weight"] = [1.0] * Y.shape[1]
+    body = {
+        "inputs": inputs,
+        "output_kernel": {"type": "linear", "outputs": outputs},
+        "params": {"random_state": 0},
+        "wait": True,
+        **extra,
+    }
+    r = client.post("/train", json=body)
+    assert r.status_code == 201, r.text
+    assert client.get(f"/models/{r.json()['model_id']}").json()["model"] == "okboost"
+    named = client.post("/train", json={**body, "model": "auto"})
+    assert named.status_code == 422, named.text
+    assert "name" in named.json()["error"]["message"]
