@@ -44,9 +44,10 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ._shipping import nbytes_with_arrays
-from ._validation import check_random_state, check_sample_weight
+from ._validation import check_sample_weight
 from .callbacks import FitProgress
 from .exceptions import DataError
+from .folds import kfold
 from .meta import clone
 from .outputs.graph import sparse_adjacency
 from .outputs.kernels import DiffusionKernel, make_kernel
@@ -89,23 +90,6 @@ def training_warnings(n_samples: int, cv_folds: int | None = None) -> list[str]:
                 f"(ask for fewer folds, or bring at least {MIN_TEST_FOLD * cv_folds} rows)"
             )
     return out
-
-
-def kfold(n_samples: int, n_splits: int = 5, random_state: Any = None) -> list[tuple]:
-    """Shuffled K-fold splits of range(n_samples): a list of (train, test) index arrays.
-
-    Fold sizes differ by at most one; every index is in exactly one test fold.
-    """
-    if not isinstance(n_splits, int | np.integer) or n_splits < 2:
-        raise DataError(f"n_splits must be an integer >= 2: got {n_splits!r}")
-    if n_samples < n_splits:
-        raise DataError(f"{n_splits}-fold CV needs at least {n_splits} samples: got {n_samples}")
-    order = check_random_state(random_state).permutation(n_samples)
-    tests = np.array_split(order, n_splits)
-    return [
-        (np.sort(np.concatenate(tests[:k] + tests[k + 1 :])), np.sort(tests[k]))
-        for k in range(n_splits)
-    ]
 
 
 def induced_edges(edges: np.ndarray, keep: np.ndarray, n_vertices: int) -> np.ndarray:

@@ -68,9 +68,9 @@ from .averaging import AveragedRegressor
 from .boosting import OKBoostRegressor
 from .callbacks import check_callback, part_callback
 from .exceptions import DataError
+from .folds import kfold
 from .kernel_models.ridge import KernelRidgeRegressor
 from .meta import MetaEstimator, clone
-from .model_selection import kfold
 from .trees.forest import OK3ForestRegressor
 
 THRESHOLD_METRICS = ("micro_f1", "macro_f1", "hamming_loss", "subset_accuracy")

@@ -63,7 +63,8 @@ from .._validation import check_random_state
 from ..averaging import AveragedRegressor
 from ..callbacks import FitProgress
 from ..exceptions import DataError, OKCoreError
-from ..model_selection import Outputs, kfold
+from ..folds import kfold
+from ..model_selection import Outputs
 from ..scoring import BoundScorer, FoldTruth, check_scoring
 
 #: Default CPU budget, seconds, at up to DEFAULT_BUDGET_ROWS rows; above, proportional to

@@ -40,6 +40,7 @@ from ..base import FitContext, FittedModel, OKEstimator
 from ..callbacks import RoundMonitor
 from ..cost import StageCost
 from ..exceptions import DataError
+from ..folds import kfold
 from ..outputs.space import RANK_TOLERANCE
 from .cost import ridge_cost
 from .kernel_ensemble import KernelEnsemble
@@ -395,7 +396,6 @@ class KernelRidgeRegressor(OKEstimator):
         rows (and, for a precomputed kernel, their columns) fit each fold's path. With
         sample weights ``weight`` (N,) each fold is a weighted fit and the held-out errors
         a weighted mean (the folds split the weights with the rows)."""
-        from ..model_selection import kfold  # model_selection imports the estimators
 
         n = X.shape[0]
         n_folds = min(int(self.cv), n)

@@ -67,6 +67,10 @@ TREE_CASES = [
     ("random_state", "seed", RANDOM_STATE),
     ("random_state", 1.5, RANDOM_STATE),
 ]
+INIT_MODELS = (
+    "one of None, 'kernel_ridge' or an unfitted KernelRidgeRegressor or a dict of its "
+    "parameters (not factor_rank, factor_tol, n_landmarks; input_kernel 'rbf' or 'linear')"
+)
 MAX_BINS_CASES = [  # the trees' and forests' (OKBoost's also take "auto")
     ("max_bins", 1, "an int in [2, 255] or None"),
     ("max_bins", 256, "an int in [2, 255] or None"),
@@ -125,6 +129,8 @@ CASES = {
         ("alpha", "0.9", "a float in (0.0, 1.0)"),
         ("warm_start", 1, "one of True, False"),
         ("warm_start", "yes", "one of True, False"),
+        ("init", "krr", INIT_MODELS),
+        ("init", 3, INIT_MODELS),
     ],
     OK3Regressor: TREE_CASES
     + MAX_BINS_CASES
