@@ -30,6 +30,7 @@ def _board(model: AutoRegressor) -> list[tuple]:
     return [(r["name"], r["score"], r["rows"], r["status"]) for r in model.leaderboard_]
 
 
+@pytest.mark.slow  # two or three whole automatic choices: over 10 s
 def test_same_seed_same_leaderboard_and_predictions():
     X, Y = _data()
     a = AutoRegressor(max_cpu_seconds=600, random_state=3).fit(X[:120], Y[:120])
@@ -241,6 +242,7 @@ def test_bad_folds_are_refused():
         select(regression_candidates(40), X, Y, cv=1.5)
 
 
+@pytest.mark.slow  # two or three whole automatic choices: over 10 s
 def test_save_and_load_reproduce_the_chosen_model(tmp_path):
     X, Y = _data(150)
     model = AutoRegressor(max_cpu_seconds=600, random_state=1).fit(X[:120], Y[:120])
