@@ -67,7 +67,14 @@ from ..meta import MetaEstimator, clone
 from ..trees.forest import OK3ForestRegressor
 from . import default as default_choice
 from .neighbours import recover_interactions, side_similarity
-from .pairs import PAIR_KERNELS, SIDE_INPUTS, KroneckerRidge, PairTrees, dense_inputs
+from .pairs import (
+    PAIR_KERNELS,
+    SIDE_INPUTS,
+    KroneckerRidge,
+    PairTrees,
+    dense_inputs,
+    predict_block,
+)
 from .unknown import check_interactions, fill_unknown
 
 NEW_PAIR_METHODS = ("two-step", "refit", "pair-trees", "kronecker")
@@ -412,13 +419,7 @@ class BipartiteRegressor(MetaEstimator):
     def predict(self, X_rows: Any = None, X_cols: Any = None) -> np.ndarray:
         """Scores of the block the arguments name: new rows x known columns (X_rows only),
         known rows x new columns (X_cols only) or new rows x new columns (both)."""
-        if X_rows is None and X_cols is None:
-            raise DataError("pass X_rows (new rows), X_cols (new columns) or both")
-        if X_cols is None:
-            return self.predict_new_rows(X_rows)
-        if X_rows is None:
-            return self.predict_new_cols(X_cols)
-        return self.predict_new_pairs(X_rows, X_cols)
+        return predict_block(self, X_rows, X_cols)
 
 
 def _weighted(weight: np.ndarray | None) -> dict[str, Any]:

@@ -56,7 +56,7 @@ from .._validation import (
 )
 from ..exceptions import DataError
 from .neighbours import NeighbourRegressor, side_similarity
-from .pairs import SIDE_INPUTS
+from .pairs import SIDE_INPUTS, predict_block
 
 
 def knn_laplacian(S: np.ndarray, n_neighbors: int) -> np.ndarray:
@@ -306,10 +306,4 @@ class NRLMF:
     def predict(self, X_rows: Any = None, X_cols: Any = None) -> np.ndarray:
         """Scores of the block the arguments name (as
         :meth:`~okcore.bipartite.BipartiteRegressor.predict`)."""
-        if X_rows is None and X_cols is None:
-            raise DataError("pass X_rows (new rows), X_cols (new columns) or both")
-        if X_cols is None:
-            return self.predict_new_rows(X_rows)
-        if X_rows is None:
-            return self.predict_new_cols(X_cols)
-        return self.predict_new_pairs(X_rows, X_cols)
+        return predict_block(self, X_rows, X_cols)

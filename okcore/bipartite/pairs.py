@@ -61,6 +61,19 @@ def pair_rows(X_rows: np.ndarray, X_cols: np.ndarray, rows: Any, cols: Any) -> n
     return np.hstack([X_rows[rows], X_cols[cols]])
 
 
+def predict_block(model: Any, X_rows: Any = None, X_cols: Any = None) -> np.ndarray:
+    """Scores of the block the arguments name, from ``model``'s ``predict_new_rows`` /
+    ``predict_new_cols`` / ``predict_new_pairs``: new rows x known columns (X_rows only),
+    known rows x new columns (X_cols only) or new rows x new columns (both)."""
+    if X_rows is None and X_cols is None:
+        raise DataError("pass X_rows (new rows), X_cols (new columns) or both")
+    if X_cols is None:
+        return model.predict_new_rows(X_rows)
+    if X_rows is None:
+        return model.predict_new_cols(X_cols)
+    return model.predict_new_pairs(X_rows, X_cols)
+
+
 class PairTrees:
     """A single-output regressor (okcore tree ensemble) over pair rows [x_i, x_j] -> y_ij."""
 

@@ -113,6 +113,18 @@ FeatureInputs = Annotated[
 ]
 """:data:`Inputs` that may hold missing values (NaN: a table's ``NA``, ``nan`` or empty
 cells, JSON null), for the models that take them (``accepts_missing``): a 422 otherwise."""
+InputColumns = Annotated[
+    list[str] | None,
+    Field(
+        description="Names of the columns of `inputs` (a table part's header gives them). "
+        "For a model trained on a similarity with ids (input_kind similarity): when every "
+        "name is a training item's id, the columns are matched to the training items by id, "
+        "in any order (every training item once); when none is, the columns are taken in "
+        "the training order. Feature models do not read them.",
+        examples=[["D00049", "D00086", "D00123"]],
+    ),
+]
+"""The optional ``input_columns`` field of /predict, /kernel and /evaluate."""
 Outputs = Annotated[
     np.ndarray,
     PlainValidator(_outputs),
@@ -751,15 +763,7 @@ class PredictRequest(_Model):
         description="Optional ids of the Q new vertices (unique strings), used in "
         "`weights_sparse_ids`.",
     )
-    input_columns: list[str] | None = Field(
-        None,
-        description="Names of the columns of `inputs` (a table part's header gives them). "
-        "For a model trained on a similarity with ids (input_kind similarity): when every "
-        "name is a training item's id, the columns are matched to the training items by id, "
-        "in any order (every training item once); when none is, the columns are taken in "
-        "the training order. Feature models do not read them.",
-        examples=[["D00049", "D00086", "D00123"]],
-    )
+    input_columns: InputColumns = None
     top_k: int = Field(1, ge=1, le=10000, description="Pre-images to return per row (best first).")
     return_outputs: bool = Field(
         False,
@@ -817,15 +821,7 @@ class KernelRequest(_Model):
         description="Optional ids of the Q new vertices (unique strings): edges are then "
         "also answered by id (`edges.new_new_ids`, `edges.new_known_ids`).",
     )
-    input_columns: list[str] | None = Field(
-        None,
-        description="Names of the columns of `inputs` (a table part's header gives them). "
-        "For a model trained on a similarity with ids (input_kind similarity): when every "
-        "name is a training item's id, the columns are matched to the training items by id, "
-        "in any order (every training item once); when none is, the columns are taken in "
-        "the training order. Feature models do not read them.",
-        examples=[["D00049", "D00086", "D00123"]],
-    )
+    input_columns: InputColumns = None
     inputs2: FeatureInputs | None = Field(
         None, description="Optional Q2 x p second input set (against = predicted only)."
     )

@@ -12,6 +12,7 @@ from service.schemas.api import (
     Edges,
     FeatureInputs,
     Ids,
+    InputColumns,
     Matrix,
     Outputs,
     Vector,
@@ -77,15 +78,7 @@ class EvaluateRequest(BaseModel):
     ids: Ids | None = Field(
         None, description="Optional ids of the Q test vertices (unique strings), for `edges`."
     )
-    input_columns: list[str] | None = Field(
-        None,
-        description="Names of the columns of `inputs` (a table part's header gives them). "
-        "For a model trained on a similarity with ids (input_kind similarity): when every "
-        "name is a training item's id, the columns are matched to the training items by id, "
-        "in any order (every training item once); when none is, the columns are taken in "
-        "the training order. Feature models do not read them.",
-        examples=[["D00049", "D00086", "D00123"]],
-    )
+    input_columns: InputColumns = None
     outputs: Outputs | None = Field(
         None,
         description="Q x d true outputs (models trained on output vectors): Err^phi and Err^Y.",
