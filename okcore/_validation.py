@@ -373,6 +373,14 @@ def check_random_state(seed: Any) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+def weight_argument(weight: np.ndarray | None, rows: np.ndarray | None = None) -> dict[str, Any]:
+    """The ``sample_weight`` fit argument of ``rows`` (all rows when None) of a checked
+    ``weight``, or nothing when unweighted: ``est.fit(X, Y, **weight_argument(w, rows))``."""
+    if weight is None:
+        return {}
+    return {"sample_weight": weight if rows is None else weight[rows]}
+
+
 def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
     """``fit``'s ``sample_weight``: None, or one finite weight >= 0 per training row with a
     positive sum (scikit-learn's rules), as float64 (n_samples,). Weights all equal to 1

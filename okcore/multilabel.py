@@ -63,6 +63,7 @@ from ._validation import (
     check_matrix,
     check_sample_weight,
     validate_params,
+    weight_argument,
 )
 from .averaging import AveragedRegressor
 from .boosting import OKBoostRegressor
@@ -304,11 +305,6 @@ def default_candidates(random_state: Any, n_rows: int = 0) -> list[Any]:
     ]  # fmt: skip
 
 
-def _rows_weights(weight: np.ndarray | None, rows: np.ndarray) -> dict[str, Any]:
-    """The ``sample_weight`` fit argument of ``rows``, or nothing when unweighted."""
-    return {} if weight is None else {"sample_weight": weight[rows]}
-
-
 class MultiLabelClassifier(MetaEstimator):
     """Label sets from okcore regressors fitted on 0/1 label rows with the linear kernel.
 
@@ -446,7 +442,7 @@ class MultiLabelClassifier(MetaEstimator):
                 for j, (raw, candidate) in enumerate(zip(raws, candidates, strict=True)):
                     part = f"fold {k + 1}" + (f", candidate {j + 1}" if len(raws) > 1 else "")
                     model = clone(candidate).fit(
-                        X[train], labels[train], **_rows_weights(weight, train),
+                        X[train], labels[train], **weight_argument(weight, train),
                         **part_callback(callback, part),
                     )  # fmt: skip
                     raw[test] = self._raw(model, X[test])
@@ -466,7 +462,7 @@ class MultiLabelClassifier(MetaEstimator):
             else AveragedRegressor([c for c, _ in kept], weights=[w for _, w in kept])
         )
         self.estimator_ = final.fit(
-            X, labels, **_rows_weights(weight, np.arange(X.shape[0])),
+            X, labels, **weight_argument(weight),
             **part_callback(callback, "final"),
         )  # fmt: skip
         self.resolved_params_ = dict(getattr(self.estimator_, "resolved_params_", {}))

@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_random_state
+from .._validation import check_random_state, weight_argument
 from ..averaging import AveragedRegressor
 from ..callbacks import FitProgress
 from ..exceptions import DataError, OKCoreError
@@ -609,13 +609,6 @@ def _checked_data(
     return X, outputs
 
 
-def _weights(outputs: Outputs, rows: np.ndarray) -> dict[str, Any]:
-    """The ``sample_weight`` fit argument of ``rows``, or nothing when unweighted."""
-    if outputs.sample_weight is None:
-        return {}
-    return {"sample_weight": outputs.sample_weight[rows]}
-
-
 def _n_features(X: Any) -> int:
     return int(X.shape[1]) if len(X.shape) > 1 else 1
 
@@ -630,7 +623,10 @@ def _fit_capped(
     run: _Run, candidate: Candidate, rows: np.ndarray, val: np.ndarray, guard: _Cap
 ) -> Any:
     estimator = candidate.make(run.seed)
-    fit_params: dict[str, Any] = {"callback": guard, **_weights(run.outputs, rows)}
+    fit_params: dict[str, Any] = {
+        "callback": guard,
+        **weight_argument(run.outputs.sample_weight, rows),
+    }
     if candidate.early_stopping:
         fit_params["eval_set"] = run.eval_set(rows, val)
     o = run.outputs
@@ -711,7 +707,7 @@ def _refit(
         estimators.append(by_name[m].final(run.seed, params))
     model = estimators[0] if len(estimators) == 1 else AveragedRegressor(estimators)
     o = run.outputs
-    weights = _weights(o, np.arange(run.n))
+    weights = weight_argument(o.sample_weight)
     if o.gram is not None:
         model.fit(run.X, gram=o.gram, **weights)
     else:

@@ -59,6 +59,7 @@ from .._validation import (
     check_random_state,
     check_sample_weight,
     validate_params,
+    weight_argument,
 )
 from ..boosting import OKBoostRegressor
 from ..callbacks import check_callback, part_callback
@@ -263,11 +264,11 @@ class BipartiteRegressor(MetaEstimator):
             col_outputs = np.ascontiguousarray(Y.T @ psd_sqrt(S_rows))
         self.row_model_ = clone(self._row_template()).fit(
             X_rows, row_outputs, kernel=self.kernel, **part_callback(callback, "rows"),
-            **_weighted(self.row_weight_),
+            **weight_argument(self.row_weight_),
         )  # fmt: skip
         self.col_model_ = clone(self._col_template()).fit(
             X_cols, col_outputs, kernel=self.kernel, **part_callback(callback, "columns"),
-            **_weighted(self.col_weight_),
+            **weight_argument(self.col_weight_),
         )  # fmt: skip
         self.Y_ = Y
         self.n_rows_, self.n_cols_ = Y.shape
@@ -405,13 +406,13 @@ class BipartiteRegressor(MetaEstimator):
             return profiles @ self.col_weights(X_new_cols).T
         col_side = clone(self._col_template()).fit(
             self.X_cols_, np.ascontiguousarray(profiles.T), kernel=self.kernel,
-            **_weighted(getattr(self, "col_weight_", None)),
+            **weight_argument(getattr(self, "col_weight_", None)),
         )  # fmt: skip
         by_cols = col_side.predict_weights(X_new_cols) @ profiles.T  # (q', q)
         col_profiles = self.predict_new_cols(X_new_cols)  # (n_rows, q')
         row_side = clone(self._row_template()).fit(
             self.X_rows_, col_profiles, kernel=self.kernel,
-            **_weighted(getattr(self, "row_weight_", None)),
+            **weight_argument(getattr(self, "row_weight_", None)),
         )  # fmt: skip
         by_rows = row_side.predict_weights(X_new_rows) @ col_profiles  # (q, q')
         return 0.5 * (by_cols.T + by_rows)
@@ -420,8 +421,3 @@ class BipartiteRegressor(MetaEstimator):
         """Scores of the block the arguments name: new rows x known columns (X_rows only),
         known rows x new columns (X_cols only) or new rows x new columns (both)."""
         return predict_block(self, X_rows, X_cols)
-
-
-def _weighted(weight: np.ndarray | None) -> dict[str, Any]:
-    """The ``sample_weight`` argument of a one-sided fit, or nothing when unweighted."""
-    return {} if weight is None else {"sample_weight": weight}
