@@ -5,7 +5,8 @@ held-out error and CPU seconds (process time of the fit and the test prediction)
 
 - ``AutoRegressor()`` (the no-setting default: its own budget, default scoring),
 - ``OKBoostRegressor()`` (the documented defaults),
-- ``KernelRidgeRegressor(gamma="cv")``,
+- ``KernelRidgeRegressor(gamma="cv")`` and ``KernelRidgeRegressor(gamma="ard")`` (one width
+  per input),
 - LightGBM, one model per output (its defaults), scikit-learn's HistGradientBoosting, one
   per output (its defaults), CatBoost MultiRMSE (depth 6, CAT_ITERATIONS rounds) and
   XGBoost (one multi-output model, its defaults; only when it is cheap: at most
@@ -20,8 +21,9 @@ Run: ``OMP_NUM_THREADS=1 python -m bench.auto_choice --problems kin40k friedman1
 bench/results/auto_choice`` (one JSON per problem), then ``python -m bench.auto_choice
 --report bench/results/auto_choice`` for the table. Needs $OKBOOST_DATA for the real sets.
 
-``--peers-from FOLDER`` fits only the default and ``OKBoostRegressor()`` (cheap, and its
-trees follow okcore's tie rules, which may have changed) and takes every other model's row
+``--peers-from FOLDER`` fits only the default, ``OKBoostRegressor()`` (their trees follow
+okcore's tie rules, which may have changed) and kernel ridge with per-input widths (newer
+than some earlier runs), and takes every other model's row
 from an earlier run's JSON of the same problem (the peers' held-out errors do not depend on
 okcore: the same data, seeds and one thread; kernel ridge's do not depend on the trees;
 their CPU seconds are that run's): for a shared machine where the peers cannot be run
@@ -216,6 +218,9 @@ def models(n_outputs: int) -> dict[str, Callable[[np.ndarray, np.ndarray], Any]]
         "kernel ridge (gamma cv)": _whole(
             lambda: okcore.KernelRidgeRegressor(gamma="cv", random_state=0)
         ),
+        "kernel ridge (gamma ard)": _whole(
+            lambda: okcore.KernelRidgeRegressor(gamma="ard", random_state=0)
+        ),
         "LightGBM per output": _per_output(
             lambda: lightgbm.LGBMRegressor(n_jobs=1, verbose=-1, random_state=0)
         ),
@@ -247,9 +252,9 @@ def run_problem(name: str, peers_from: Path | None = None) -> dict[str, Any]:
     if peers_from is not None:
         before = json.loads((peers_from / f"{name}.json").read_text())
         when = f"{before['date']} ({peers_from.as_posix()}, load {before['load'][0]:.1f})"
-        again = ("auto (default)", "OKBoostRegressor()")
+        again = ("auto (default)", "OKBoostRegressor()", "kernel ridge (gamma ard)")
         earlier = [{**r, "run": when} for r in before["rows"] if r["model"] not in again]
-        fits = {label: fits[label] for label in again}
+        fits = {label: fits[label] for label in again if label in fits}
     for label, fit in fits.items():
         start = time.process_time()
         predict = fit(X, Y)

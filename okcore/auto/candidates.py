@@ -12,7 +12,10 @@ each of them and for their averages:
 - ``kernel-ridge``: ``KernelRidgeRegressor(gamma="cv")`` (width and penalty by 3-fold CV;
   Nystrom with NYSTROM_COMPONENTS landmarks above EXACT_KRR_ROWS rows), refitted on all rows
   with the width and penalty it chose;
-- ``krr-boost``: that kernel ridge as the boosting's starting model F_0 (``init``,
+- ``kernel-ridge-ard``: ``KernelRidgeRegressor(gamma="ard")``, one RBF width per input by
+  the Gaussian-process marginal likelihood (:mod:`okcore.kernel_models.ard`), the penalty by
+  3-fold CV, refitted with the widths and penalty it chose;
+- ``krr-boost``: ``kernel-ridge`` as the boosting's starting model F_0 (``init``,
   :mod:`okcore.boosting.start`), then oblivious trees of depth 4 fitting what it leaves,
   stopped early; refitted with the width, penalty and rounds it chose.
 
@@ -40,11 +43,6 @@ PATIENCE = 20
 EXACT_KRR_ROWS = 3000
 NYSTROM_COMPONENTS = 1500
 KRR_FOLDS = 3
-#: How kernel ridge's CPU grows with the rows, to predict a larger rung from a smaller one:
-#: cubic, also with Nystrom (a rung below NYSTROM_COMPONENTS rows uses every row as a
-#: landmark, so the next rung's cost grows as fast as an exact fit's; above, cubic
-#: over-predicts, erring towards the budget).
-KRR_COST_EXPONENT = 3.0
 #: The portfolio's names, in order (:func:`regression_candidates`).
 CANDIDATE_NAMES = (
     "okboost",
@@ -53,6 +51,7 @@ CANDIDATE_NAMES = (
     "best-first-31",
     "ok3-et-boost",
     "kernel-ridge",
+    "kernel-ridge-ard",
     "krr-boost",
 )
 
@@ -67,10 +66,16 @@ def _boost(seed: int, **params: Any) -> OKBoostRegressor:
     )
 
 
+def _widths(gamma: Any) -> float | list[float]:
+    """RBF widths as a parameter: one number when every input has the same."""
+    widths = [float(g) for g in np.ravel(gamma)]
+    return widths[0] if len(set(widths)) == 1 else widths
+
+
 def _krr_settled(models: Sequence[Any]) -> dict[str, Any]:
-    """The width and penalty the inner fits chose (the first fold's: each searched)."""
+    """The widths and penalty the inner fits chose (the first fold's: each searched)."""
     model = models[0]
-    return {"gamma": [float(g) for g in np.ravel(model.ensemble_.gamma)], "alpha": model.alpha_}
+    return {"gamma": _widths(model.ensemble_.gamma), "alpha": model.alpha_}
 
 
 def _start_settled(models: Sequence[Any]) -> dict[str, Any]:
@@ -79,7 +84,7 @@ def _start_settled(models: Sequence[Any]) -> dict[str, Any]:
     model = models[0]
     start = dict(model.init.get_params())
     start.update(
-        gamma=[float(g) for g in np.ravel(model.ensemble_.start.gamma)],
+        gamma=_widths(model.ensemble_.start.gamma),
         alpha=float(model.resolved_params_["init_alpha"]),
     )
     return {"init": {k: v for k, v in start.items() if k not in NOT_FOR_START}}
@@ -91,9 +96,9 @@ def regression_candidates(n_samples: int) -> list[Candidate]:
     exact = n_samples <= EXACT_KRR_ROWS
     components = None if exact else NYSTROM_COMPONENTS
 
-    def kernel_ridge(seed: int) -> KernelRidgeRegressor:
+    def kernel_ridge(seed: int, gamma: str = "cv") -> KernelRidgeRegressor:
         return KernelRidgeRegressor(
-            gamma="cv", cv=KRR_FOLDS, n_components=components, random_state=seed
+            gamma=gamma, cv=KRR_FOLDS, n_components=components, random_state=seed
         )
 
     return [
@@ -122,8 +127,14 @@ def regression_candidates(n_samples: int) -> list[Candidate]:
             "kernel-ridge",
             kernel_ridge,
             settle=_krr_settled,
-            cost_exponent=KRR_COST_EXPONENT,
             # the refit solves once what the CV solved for KRR_FOLDS folds x 5 widths
+            refit_fraction=0.1,
+        ),
+        Candidate(
+            "kernel-ridge-ard",
+            lambda seed: kernel_ridge(seed, "ard"),
+            settle=_krr_settled,
+            # the refit solves once with the widths and the penalty chosen
             refit_fraction=0.1,
         ),
         Candidate(
@@ -131,7 +142,6 @@ def regression_candidates(n_samples: int) -> list[Candidate]:
             lambda seed: _boost(seed, tree_type="oblivious", max_depth=4, init=kernel_ridge(seed)),
             early_stopping=True,
             settle=_start_settled,
-            cost_exponent=KRR_COST_EXPONENT,
             # the refit solves kernel ridge once, then grows the trees
             refit_fraction=0.5,
             interruptible=False,

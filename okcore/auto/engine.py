@@ -25,7 +25,8 @@ hyperparameter optimization", AISTATS 2016; Li et al., "Hyperband", JMLR 2018):
    Equal-weight averages of the best two and three members are then scored on the same
    validation rows (no refit: the members' predictions are averaged) and enter the
    leaderboard.
-4. The best entry is refitted on all the rows.
+4. The best entry of the last rung reached is refitted on all the rows (an entry dropped
+   or skipped earlier was scored on fewer rows: its score is not compared).
 
 Budget (CPU seconds of the whole process, ``time.process_time``: every thread of the
 process, numba's and BLAS's included): each fit of a rung has a share of the remaining
@@ -33,7 +34,8 @@ budget (the rest over the rung's fits still to come); a fit that reports rounds 
 is stopped by its progress callback at the first round after its share is spent (its
 leaderboard row says ``capped``); any other fit is launched only when its predicted cost
 fits its share (the cost model of okcore's estimators for a first fit; afterwards the
-candidate's measured CPU scaled by the rows, with its ``cost_exponent``), so one kernel
+candidate's measured CPU times its cost model's growth with the rows, or the rows ratio to
+the power ``cost_exponent`` for an estimator without a cost model), so one kernel
 ridge fit cannot starve the rung's other candidates; REFIT_RESERVE of the
 budget is kept for the final refit, and the winner is the best entry whose predicted refit
 fits what is left (else the cheapest). So the whole selection exceeds the budget by at most
@@ -359,11 +361,24 @@ class _Cap:
         return self.hit
 
 
-def _predicted(entry: Entry, rows: int, exponent: float, share: float = 1.0) -> float:
-    """CPU of fits on ``rows`` from the entry's last rung (``share`` of its fits)."""
+def _predicted(
+    run: _Run, candidate: Candidate, entry: Entry, rows: int, share: float = 1.0
+) -> float:
+    """CPU of fits on ``rows`` from the entry's last rung (``share`` of its fits): the
+    measured CPU times the growth of the candidate's cost model from the entry's rows to
+    ``rows`` (so a part that does not grow with the rows, such as kernel ridge's width
+    likelihood on a fixed subsample, is not extrapolated), or times (rows ratio) ^
+    ``cost_exponent`` when the estimator has no cost model."""
     if entry.rows <= 0:
         return 0.0
-    return share * entry.last_cpu * (rows / entry.rows) ** exponent
+    before = _prior(candidate, run.seed, entry.rows, _n_features(run.X), run.outputs)
+    after = _prior(candidate, run.seed, rows, _n_features(run.X), run.outputs)
+    growth = (
+        after / before
+        if before > 0 and after > 0
+        else (rows / entry.rows) ** candidate.cost_exponent
+    )
+    return share * entry.last_cpu * growth
 
 
 def _prior(
@@ -478,7 +493,7 @@ def select(
         for i, candidate in enumerate(alive):
             entry = entries[candidate.name]
             predicted = (
-                _predicted(entry, size, candidate.cost_exponent)
+                _predicted(run, candidate, entry, size)
                 if entry.rows
                 else _prior(candidate, seed, size, _n_features(X), outputs) * len(folds)
             )
@@ -571,9 +586,7 @@ def _refine(
     stopped by the budget; the leaderboard's ``folds`` says which validation ranked."""
     folds = [_Fold(rng.permutation(train), val) for train, val in inner_folds(run.n, n_folds, rng)]
     size = min(len(f.order) for f in folds)
-    need = sum(
-        n_folds * _predicted(entries[name], size, by_name[name].cost_exponent) for name in final
-    )
+    need = sum(n_folds * _predicted(run, by_name[name], entries[name], size) for name in final)
     if need > run.remaining():
         return None
     holdout, kept = run.folds, {name: copy.copy(entries[name]) for name in final}
@@ -666,17 +679,21 @@ def _member_names(entry: Entry) -> tuple[str, ...]:
 
 
 def _choose(run: _Run, entries: dict[str, Entry], by_name: dict[str, Candidate], n_in: int) -> str:
-    """The best scored entry whose refit on all rows fits the budget left (predicted from
-    its members' last fits), else the cheapest scored entry, else the first candidate."""
+    """The best scored entry of the last rung reached whose refit on all rows fits the
+    budget left (predicted from its members' last fits), else the cheapest of them, else the
+    first candidate. Scores of an earlier rung (entries dropped there, or skipped later for
+    the budget) were measured on fewer rows and are not compared with the last rung's."""
     scored = [e for e in entries.values() if e.score is not None and np.isfinite(e.score)]
     if not scored:
         return next(iter(by_name))
+    top = max(e.rung for e in scored)
+    scored = [e for e in scored if e.rung == top]
     left = run.budget - run.clock.spent()
 
     def refit_cost(entry: Entry) -> float:
         return sum(
             by_name[m].refit_fraction
-            * _predicted(entries[m], run.n, by_name[m].cost_exponent, 1.0 / len(run.folds))
+            * _predicted(run, by_name[m], entries[m], run.n, 1.0 / len(run.folds))
             for m in _member_names(entry)
         )
 

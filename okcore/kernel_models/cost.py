@@ -17,6 +17,7 @@ The stage size is D (basis vectors per stage), the search "kernel".
 from __future__ import annotations
 
 from ..cost import StageCost
+from .ard import ARD_MAX_ITER
 
 KRR_FLOP_SECONDS = 1e-9
 """Seconds per floating-point operation of a boosted-KRR stage (kernel values, products,
@@ -72,6 +73,7 @@ def ridge_cost(
     n_folds: int,
     precomputed: bool,
     n_widths: int = 1,
+    ard_rows: int = 0,
 ) -> StageCost:
     """The cost of one kernel ridge fit (:class:`~okcore.kernel_models.ridge.KernelRidgeRegressor`)
     and of its ``n_folds`` CV fits (0 for a fixed alpha) for each of ``n_widths`` RBF widths
@@ -81,7 +83,9 @@ def ridge_cost(
         Nystrom   flops = N D (p + 2 D + r) + (EIGH_FLOPS + 2) D^3, bytes 8 (N D + 3 D^2)
 
     each CV fit the same on (K - 1) / K of the rows with EIGH_FLOPS N^3 (the eigendecomposition
-    that serves every penalty) for the Cholesky; model = 8 D (w + r + 1)."""
+    that serves every penalty) for the Cholesky; model = 8 D (w + r + 1). ``ard_rows`` n_a > 0
+    (``gamma="ard"``): plus ARD_MAX_ITER likelihood evaluations on n_a rows,
+    (4/3) n_a^3 + n_a^2 (3 p + 2 r) flops each (:mod:`okcore.kernel_models.ard`)."""
     n, p, r = n_samples, n_features, rank
     width = 0 if precomputed else p
 
@@ -95,6 +99,9 @@ def ridge_cost(
     # the final fit solves one penalty (Cholesky, n^3 / 3); a CV fold, every penalty (eigh)
     fold_rows = n * (n_folds - 1) / max(n_folds, 1)
     flops = fit_flops(n, 1.0 / 3.0) + n_widths * n_folds * fit_flops(fold_rows, EIGH_FLOPS)
+    if ard_rows:
+        a = float(min(ard_rows, n))
+        flops += ARD_MAX_ITER * (4.0 / 3.0 * a**3 + a * a * (3 * width + 2 * r))
     exact = D == n
     work = 8.0 * (3.0 * n * n if exact else n * D + 3.0 * D * D)
     model = 8.0 * D * (width + r + 1)

@@ -42,6 +42,7 @@ from ..cost import StageCost
 from ..exceptions import DataError
 from ..folds import kfold
 from ..outputs.space import RANK_TOLERANCE
+from .ard import ARD_ROWS, ard_widths
 from .cost import ridge_cost
 from .kernel_ensemble import KernelEnsemble
 from .krr import INPUT_KERNELS, InputKernel, make_input_kernel, whitening
@@ -176,12 +177,16 @@ class KernelRidgeRegressor(OKEstimator):
         prediction (columns in the training order), as scikit-learn's ``kernel="precomputed"``;
         cross-validation slices it (okcore.model_selection) and must not see the test items'
         columns.
-    gamma : "auto", "cv", float or list of floats
+    gamma : "auto", "cv", "ard", float or list of floats
         RBF k(x, x') = exp(-sum_d gamma_d (x_d - x'_d)^2): one width, or one per feature
         (ARD); "auto": 1 / the mean squared distance between two training inputs; "cv": the
         best multiple of "auto" among :data:`GAMMA_SCALES`, chosen with lambda by the same
         inner cross-validation (the same folds for every width; a float ``alpha`` is then
-        the only penalty tried). Unused by the linear and precomputed kernels.
+        the only penalty tried); "ard": one width per input, those of largest Gaussian-process
+        marginal likelihood of the output features on a seeded subsample of at most
+        :data:`~okcore.kernel_models.ard.ARD_ROWS` training rows
+        (:mod:`okcore.kernel_models.ard`), then lambda by the cross-validation. Unused by the
+        linear and precomputed kernels.
     n_components : int or None
         None (default): exact KRR, O(N^3) time and about 3 N^2 floats (refused above 3 GiB).
         An int D: Nystrom KRR on D landmark rows drawn uniformly at random, O(N D^2 + D^3)
@@ -204,7 +209,8 @@ class KernelRidgeRegressor(OKEstimator):
     ``ensemble_.gamma``. W^F (``predict_weights``) are the
     minimum-norm weights of F(x) over the training features (as for boosted KRR).
     Cost: one factorisation per fit and per CV fold (N^3, or N D^2 with Nystrom), times
-    len(GAMMA_SCALES) folds' worth with ``gamma="cv"``.
+    len(GAMMA_SCALES) folds' worth with ``gamma="cv"``; with ``gamma="ard"`` plus the
+    likelihood's maximisation, independent of N (:mod:`okcore.kernel_models.ard`).
     """
 
     supports_sample_weight = True
@@ -214,7 +220,7 @@ class KernelRidgeRegressor(OKEstimator):
         "cv": [Interval(int, 2, None, "left")],
         "input_kernel": [Options(INPUT_KERNELS)],
         "gamma": [
-            Options(("auto", "cv")),
+            Options(("auto", "cv", "ard")),
             Interval(float, 0.0, None, "neither"),
             PositiveFloats(),
         ],
@@ -276,7 +282,12 @@ class KernelRidgeRegressor(OKEstimator):
         X, space, rng = dense_float64(context.X), context.space, context.rng
         weight = context.sample_weight
         searches_width = self._searches_width
-        kernel = make_input_kernel(self.input_kernel, "auto" if searches_width else self.gamma, X)
+        if self.gamma == "ard" and self.input_kernel == "rbf":
+            widths = ard_widths(X, space.phi, rng, sample_weight=weight)
+            kernel = make_input_kernel("rbf", widths, X)
+        else:
+            automatic = searches_width or self.gamma == "ard"
+            kernel = make_input_kernel(self.input_kernel, "auto" if automatic else self.gamma, X)
         n = X.shape[0]
         n_basis = n if self.n_components is None else min(int(self.n_components), n)
         self._check_memory(n, n_basis)
@@ -445,4 +456,5 @@ class KernelRidgeRegressor(OKEstimator):
             n_folds=int(self.cv) if len(self._alpha_grid()) > 1 or self._searches_width else 0,
             precomputed=self.input_kernel == "precomputed",
             n_widths=len(GAMMA_SCALES) if self._searches_width else 1,
+            ard_rows=ARD_ROWS if self.gamma == "ard" and self.input_kernel == "rbf" else 0,
         )

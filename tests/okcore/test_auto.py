@@ -3,6 +3,8 @@ the CPU budget, and the prediction API of every candidate and average."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -289,3 +291,32 @@ def test_a_chosen_krr_boost_saves_loads_and_refits(tmp_path):
         )
     refit = loaded.unfitted_best().fit(X[:120], Y[:120])
     np.testing.assert_allclose(refit.predict(X[120:]), model.predict(X[120:]), atol=1e-12)
+
+
+class CostlyLater(okcore.KernelRidgeRegressor):
+    """Kernel ridge whose cost model calls a fit on the last rung's rows (240) unaffordable
+    and the others (the first rung's 80, the refit's 300) cheap: the engine scores it at
+    the first rung, skips it at the last, and could afford its refit."""
+
+    def estimate_cost(self, n_samples, n_features, **kwargs):
+        cost = super().estimate_cost(n_samples, n_features, **kwargs)
+        return cost if n_samples != 240 else dataclasses.replace(cost, stage_seconds=1e9)
+
+
+def test_the_choice_compares_only_the_last_rungs_scores():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(300, 2))
+    Y = np.sin(X[:, :1]) + X[:, 1:] ** 2 / 4  # smooth, no noise: kernel ridge wins
+    candidates = [
+        regression_candidates(300)[0],  # okboost
+        Candidate("costly-krr", lambda seed: CostlyLater(gamma="cv", cv=3, random_state=seed)),
+    ]
+    chosen = select(
+        candidates, X, Y, max_cpu_seconds=600, min_rows=40, eta=3, keep_last=2,
+        refine_folds=None, ensemble=False, random_state=0,
+    )  # fmt: skip
+    board = {r["name"]: r for r in chosen.leaderboard}
+    krr, boost = board["costly-krr"], board["okboost"]
+    assert krr["status"] == "skipped: budget" and krr["rung"] < boost["rung"]
+    assert krr["score"] < boost["score"]  # better, but measured on fewer rows
+    assert chosen.name == "okboost"
