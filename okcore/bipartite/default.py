@@ -34,7 +34,9 @@ cross-validation among NRLMF, WkNNIR, the recovered kernel ridge and their avera
 side (cosine or correlation of similarity profiles, their average with the similarity,
 kNN-sparsified similarities) for every member, alone or as extra members; output kernels
 through the other side's similarity and a Gaussian (interaction-profile) output kernel for
-the boosted trees; NRLMF averaged over seeds.
+the boosted trees; NRLMF averaged over seeds. On the held-out sets the new-row weights
+raised new-target AUROC (nuclear receptors 0.730 -> 0.777, enzymes 0.944 -> 0.949) and
+lowered new-target AP (0.432 -> 0.424, 0.783 -> 0.782).
 
 Cost: four fits, no inner cross-validation: two O(n^3) linear-algebra models per side, 100
 NRLMF sweeps of O(n_rows n_cols r), and the boosted trees, which dominate (about 10x the CPU
