@@ -39,7 +39,8 @@ New x new by a model of pairs (the one-sided blocks come from one exact KRR per 
 The default and its members (okcore.bipartite.default), and the previous default's other
 candidates (every one on recovered interactions but krr_plain):
 - default: BipartiteRegressor(inputs="similarity"), no model named: the rank average of
-  wknnir, krr_recovered, nrlmf and ok3et_okboost_recovered (weights 1, 1, 2, 1);
+  wknnir, krr_recovered, nrlmf and ok3et_okboost_recovered (weights 1, 1, 2, 1; new targets
+  0, 0, 4, 1);
 - default_no_trees: the rank average of the first three (weights 1, 1, 2);
 - wknnir: weighted k-nearest neighbours with interaction recovery (k 7, eta 0.8);
 - krr_recovered: KRR per side, Kronecker KRR for new x new;
@@ -126,7 +127,8 @@ LABELS = {
     "kronecker_cv": "Kronecker KRR, alpha by inner CV; sides: KRR, alpha by inner CV",
     "sk_et_cv": "scikit-learn ExtraTreesRegressor (100), settings by inner CV, refitted",
     "sk_krr_cv": "scikit-learn KernelRidge, alpha by inner CV, refitted two-step",
-    "default": "BipartiteRegressor() default: rank average of WkNNIR, KRR, NRLMF, OK3-et",
+    "default": "BipartiteRegressor() default: rank average of WkNNIR, KRR, NRLMF, OK3-et "
+    "(new targets: NRLMF, OK3-et)",
     "default_no_trees": "rank average of WkNNIR, KRR, NRLMF (1, 1, 2)",
     "wknnir": "WkNNIR: weighted kNN on recovered interactions (k 7, eta 0.8)",
     "krr_recovered": "KRR per side + Kronecker KRR pairs, recovered interactions",

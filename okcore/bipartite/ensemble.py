@@ -28,6 +28,7 @@ from scipy.stats import rankdata
 from .._validation import check_is_fitted
 from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
+from .validation import BLOCKS
 
 
 def rank_average(scores: list[np.ndarray], weights: list[float]) -> np.ndarray:
@@ -52,17 +53,37 @@ class RankAveragedBipartite(MetaEstimator):
         each is cloned and fitted on the same data.
     weights : list of float > 0 or None
         One weight per member; None = equal weights.
+    block_weights : dict or None
+        Weights for some blocks instead of ``weights``: a block name ("new_rows",
+        "new_cols", "new_pairs") -> one weight >= 0 per member, not all 0. A member of
+        weight 0 in a block is not asked to score it. None = ``weights`` for every block.
 
     Fitted attributes: ``members_`` (the fitted clones), ``n_rows_``, ``n_cols_``.
     """
 
-    def __init__(self, members: Any = None, weights: Any = None) -> None:
+    def __init__(self, members: Any = None, weights: Any = None, block_weights: Any = None) -> None:
         self.members = members
         self.weights = weights
+        self.block_weights = block_weights
 
-    def _weights(self) -> list[float]:
+    def _weights(self, block: str | None = None) -> list[float]:
+        """The members' weights in ``block`` (checked; None: ``weights``)."""
         if not self.members:
             raise DataError("members must list at least one bipartite model")
+        given = self.block_weights or {}
+        unknown = set(given) - set(BLOCKS)
+        if unknown:
+            raise DataError(
+                f"block_weights names blocks {sorted(given)}: each must be one of {list(BLOCKS)}"
+            )
+        if block in given:
+            weights = [float(w) for w in given[block]]
+            if len(weights) != len(self.members) or min(weights) < 0 or max(weights) <= 0:
+                raise DataError(
+                    f"block_weights[{block!r}] must be {len(self.members)} numbers >= 0, one "
+                    f"per member, not all 0: got {given[block]!r}"
+                )
+            return weights
         if self.weights is None:
             return [1.0] * len(self.members)
         weights = [float(w) for w in self.weights]
@@ -75,23 +96,27 @@ class RankAveragedBipartite(MetaEstimator):
 
     def fit(self, X_rows: Any, X_cols: Any, Y: Any) -> RankAveragedBipartite:
         """Fit a clone of every member on the same network."""
-        self._weights()
+        for block in (None, *BLOCKS):
+            self._weights(block)
         self.members_ = [clone(m).fit(X_rows, X_cols, Y) for m in self.members]
         self.n_rows_, self.n_cols_ = np.shape(Y)
         return self
 
-    def _average(self, method: str, *args: Any) -> np.ndarray:
+    def _average(self, block: str, *args: Any) -> np.ndarray:
+        """The rank average of the members of weight > 0 in ``block`` over its pairs."""
         check_is_fitted(self, "members_")
-        return rank_average([getattr(m, method)(*args) for m in self.members_], self._weights())
+        used = [(m, w) for m, w in zip(self.members_, self._weights(block), strict=True) if w > 0]
+        scores = [getattr(m, f"predict_{block}")(*args) for m, _ in used]
+        return rank_average(scores, [w for _, w in used])
 
     def predict_new_rows(self, X_new_rows: Any) -> np.ndarray:
         """Rank-averaged scores of new rows x the known columns, (q, n_cols)."""
-        return self._average("predict_new_rows", X_new_rows)
+        return self._average("new_rows", X_new_rows)
 
     def predict_new_cols(self, X_new_cols: Any) -> np.ndarray:
         """Rank-averaged scores of the known rows x new columns, (n_rows, q')."""
-        return self._average("predict_new_cols", X_new_cols)
+        return self._average("new_cols", X_new_cols)
 
     def predict_new_pairs(self, X_new_rows: Any, X_new_cols: Any) -> np.ndarray:
         """Rank-averaged scores of new rows x new columns, (q, q')."""
-        return self._average("predict_new_pairs", X_new_rows, X_new_cols)
+        return self._average("new_pairs", X_new_rows, X_new_cols)

@@ -102,7 +102,7 @@ class BipartiteRegressor(MetaEstimator):
         the default of :mod:`okcore.bipartite.default`, the rank average of weighted nearest
         neighbours with interaction recovery (WkNNIR), kernel ridge with Kronecker pairs on
         the recovered interactions, NRLMF (weight 2) and OK3-et + OKBoost on the recovered
-        interactions; its scores order the pairs of one call and it has no W^F (``row_weights`` / ``col_weights`` raise). Each member fixes
+        interactions (new rows: NRLMF 4, the trees 1, the others not asked); its scores order the pairs of one call and it has no W^F (``row_weights`` / ``col_weights`` raise). Each member fixes
         its own ``new_pairs``, ``kernel`` and recovery (the parameters below apply to a model
         you name; ``inputs`` and ``random_state`` apply to both). None with a
         ``col_estimator``: ``OKBoostRegressor()`` for the rows.

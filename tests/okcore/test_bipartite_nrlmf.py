@@ -179,3 +179,48 @@ def test_rank_average_matches_a_loop_and_rank_averaged_members() -> None:
         RankAveragedBipartite(members, [1.0]).fit(S_r, S_c, Y)
     with pytest.raises(DataError, match="at least one"):
         RankAveragedBipartite([]).fit(S_r, S_c, Y)
+
+
+class CountingNRLMF(NRLMF):
+    """NRLMF counting the blocks it is asked to score."""
+
+    asked: list[str] = []
+
+    def predict_new_rows(self, X_new_rows):  # type: ignore[no-untyped-def]
+        CountingNRLMF.asked.append("new_rows")
+        return super().predict_new_rows(X_new_rows)
+
+    def predict_new_cols(self, X_new_cols):  # type: ignore[no-untyped-def]
+        CountingNRLMF.asked.append("new_cols")
+        return super().predict_new_cols(X_new_cols)
+
+
+def test_block_weights_replace_the_weights_of_their_block_only() -> None:
+    S_r, S_c, Y = _network(5)
+    members = [
+        BipartiteRegressor(NeighbourRegressor(2), inputs="similarity", recovery_neighbors=2),
+        CountingNRLMF(3, max_iter=10, inputs="similarity"),
+        NRLMF(3, max_iter=10, inputs="similarity", random_state=1),
+    ]
+    weights = {"new_rows": [3.0, 0.0, 1.0]}
+    ensemble = RankAveragedBipartite(members, [1.0, 2.0, 1.0], weights).fit(S_r, S_c, Y)
+    a, b, c = ensemble.members_
+    CountingNRLMF.asked = []
+    np.testing.assert_allclose(
+        ensemble.predict_new_rows(S_r[:3]),
+        rank_average([a.predict_new_rows(S_r[:3]), c.predict_new_rows(S_r[:3])], [3.0, 1.0]),
+    )
+    assert CountingNRLMF.asked == []  # weight 0: not asked to score new rows
+    np.testing.assert_allclose(
+        ensemble.predict_new_cols(S_c[:2]),
+        rank_average([m.predict_new_cols(S_c[:2]) for m in (a, b, c)], [1.0, 2.0, 1.0]),
+    )
+    assert CountingNRLMF.asked == ["new_cols", "new_cols"]
+    for bad, match in (
+        ({"new_row": [1.0, 1.0, 1.0]}, "each must be one of"),
+        ({"new_rows": [1.0, 1.0]}, "one per member"),
+        ({"new_rows": [0.0, 0.0, 0.0]}, "not all 0"),
+        ({"new_pairs": [1.0, -1.0, 1.0]}, ">= 0"),
+    ):
+        with pytest.raises(DataError, match=match):
+            RankAveragedBipartite(members, None, bad).fit(S_r, S_c, Y)
