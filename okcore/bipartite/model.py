@@ -228,7 +228,8 @@ class BipartiteRegressor(MetaEstimator):
         "refit": the default (no model named) and the pair models refuse them.
         ``callback(FitProgress)`` hears both fits' phases and trees, the row model's then
         the column model's (``part`` "rows" / "columns"); returning True stops the fit
-        that reports. NaN entries of Y are unknown pairs, not negatives: they take their
+        that reports. The default hears its members instead (phase "members", then each
+        member's own reports: :meth:`~okcore.bipartite.RankAveragedBipartite.fit`). NaN entries of Y are unknown pairs, not negatives: they take their
         neighbours' value (:mod:`okcore.bipartite.unknown`; k = ``recovery_neighbors``, or
         the default's 7 when it is 0, decay ``recovery_eta``) and ``n_unknown_`` counts
         them."""
@@ -252,7 +253,7 @@ class BipartiteRegressor(MetaEstimator):
             k = self.recovery_neighbors or default_choice.DEFAULT_NEIGHBORS
             Y = fill_unknown(Y, S_rows, S_cols, k, float(self.recovery_eta))
         if not named:
-            return self._fit_default(X_rows, X_cols, Y)
+            return self._fit_default(X_rows, X_cols, Y, callback)
         self.default_model_: Any = None
         if self.recovery_neighbors > 0:
             Y = recover_interactions(
@@ -280,12 +281,15 @@ class BipartiteRegressor(MetaEstimator):
         }
         return self
 
-    def _fit_default(self, X_rows: Any, X_cols: Any, Y: np.ndarray) -> BipartiteRegressor:
+    def _fit_default(
+        self, X_rows: Any, X_cols: Any, Y: np.ndarray, callback: Any = None
+    ) -> BipartiteRegressor:
         """No model named: the rank average of :mod:`okcore.bipartite.default`'s members,
-        fitted on the whole network (``default_model_``)."""
+        fitted on the whole network (``default_model_``); ``callback`` hears its members
+        (:meth:`~okcore.bipartite.RankAveragedBipartite.fit`)."""
         seed = check_random_state(self.random_state).integers(2**31 - 1)
         model = default_choice.default_model(self.inputs, int(seed), bipartite=type(self))
-        self.default_model_ = model.fit(X_rows, X_cols, Y)
+        self.default_model_ = model.fit(X_rows, X_cols, Y, callback=callback)
         self.row_model_ = self.col_model_ = self.pair_model_ = None
         self.Y_ = Y
         self.n_rows_, self.n_cols_ = Y.shape

@@ -1,6 +1,7 @@
 """Saving bipartite models without pickle (okcore.io format version 9): the default rank
 average and every kind of member round-trip to identical scores of all three blocks, and a
-damaged or tampered model folder raises PersistenceError instead of loading."""
+damaged or tampered model folder raises PersistenceError instead of loading; the default
+reports each member it fits (what a job shows while it trains)."""
 
 from __future__ import annotations
 
@@ -179,3 +180,16 @@ def test_changed_interactions_fail_their_checksum(saved) -> None:  # type: ignor
     np.savez(saved / "arrays.npz", **arrays)
     with pytest.raises(PersistenceError, match="'Y' .* fails its checksum"):
         okcore.load(saved)
+
+
+def test_the_default_reports_its_members_and_their_trees() -> None:
+    Xr, Xc, Y = _features()
+    heard: list[Any] = []
+    BipartiteRegressor().fit(Xr, Xc, Y, callback=heard.append)
+    starts = [p for p in heard if p.phase == "members"]
+    n = len(starts) - 1
+    assert [p.done for p in starts] == list(range(n + 1))
+    assert [p.part for p in starts[:-1]] == [f"member-{i}" for i in range(n)]
+    trees = {p.part for p in heard if p.phase == "trees"}
+    assert any(part.endswith("/rows") for part in trees)
+    assert any(part.endswith("/columns") for part in trees)
