@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchem
 from service.http.arrays import as_float_array, as_input_matrix
 from service.schemas.api import Edges, Ids, Inputs, Matrix, Params, _Model
 from service.schemas.examples import documented
-from service.schemas.params import EstimatorName
+from service.schemas.params import ModelName
 
 
 def _adjacency(value: Any, info: Any) -> Any:
@@ -235,11 +235,21 @@ class BipartiteTrainRequest(_Model):
 
     task: Literal["bipartite"] = Field(description="A bipartite network between two vertex sets.")
     name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
-    model: EstimatorName = Field(
-        "okboost", description="The estimator of both one-sided models (okcore's registry)."
+    model: ModelName = Field(
+        "auto",
+        description='"auto" (the default): okboost chooses: okcore\'s default bipartite '
+        "model, a weighted rank average of weighted nearest neighbours with interaction "
+        "recovery (WkNNIR), kernel ridge with Kronecker pairs on the recovered interactions, "
+        "NRLMF and OK3-et + OKBoost on the recovered interactions (the members and weights "
+        "are in the record's `bipartite.default`). Its scores are normalised ranks within "
+        "each block of one request (they order those pairs; they are not probabilities), and "
+        "it takes no `params` or `new_pairs`. Or an estimator of okcore's registry, fitted "
+        "as both one-sided models.",
     )
     params: Params = Field(
-        default_factory=dict, description="Its hyper-parameters, as in the one-graph /train."
+        default_factory=dict,
+        description="The named model's hyper-parameters, as in the one-graph /train (none "
+        'with "auto").',
     )
     rows: Side = Field(description="The row vertices (e.g. drugs) at training.")
     cols: Side = Field(description="The column vertices (e.g. targets) at training.")
@@ -264,8 +274,9 @@ class BipartiteTrainRequest(_Model):
     )
     new_pairs: Literal["two-step", "refit"] = Field(
         "two-step",
-        description="How both models score new rows x new columns (okcore.bipartite): "
-        "two-step (default, measured best at equal CPU time) or refit.",
+        description="How a named model's two sides score new rows x new columns "
+        "(okcore.bipartite): two-step (default, measured best at equal CPU time) or refit. "
+        'Model "auto" fixes each member\'s own.',
     )
     cv: BipartiteCVSpec | None = Field(
         None, description="Optional K x K cross-validation before the final fit."
