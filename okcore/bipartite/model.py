@@ -67,6 +67,7 @@ from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
 from ..trees.forest import OK3ForestRegressor
 from . import default as default_choice
+from .budget import MemberBudget, boosted_members
 from .neighbours import recover_interactions, side_similarity
 from .pairs import (
     PAIR_KERNELS,
@@ -143,6 +144,11 @@ class BipartiteRegressor(MetaEstimator):
         scores stay W Y.
     random_state : None or int
         Seeds the pair sampling and the default pair estimator.
+    max_cpu_seconds : float > 0 or None
+        The default only (no model named): a CPU budget for its fit (process CPU seconds):
+        the members without boosting always run, each one-sided fit of a boosted member
+        stops at the first round after its share of what is left is spent
+        (:mod:`okcore.bipartite.budget`). None: no budget, every member fitted in full.
 
     Fitted attributes: ``row_model_``, ``col_model_`` (fitted clones), ``Y_`` (n_rows,
     n_cols: the learnt interactions, unknown pairs filled, recovered when
@@ -168,6 +174,7 @@ class BipartiteRegressor(MetaEstimator):
         "recovery_eta": [Interval(float, 0.0, 1.0, "right")],
         "output_similarity": [Options((True, False))],
         "random_state": [RandomStateLike()],
+        "max_cpu_seconds": [Interval(float, 0.0, None, "neither"), Options((None,))],
     }
 
     def __init__(
@@ -186,6 +193,7 @@ class BipartiteRegressor(MetaEstimator):
         recovery_eta: float = 0.7,
         output_similarity: bool = False,
         random_state: Any = 0,
+        max_cpu_seconds: float | None = None,
     ) -> None:
         self.row_estimator = row_estimator
         self.col_estimator = col_estimator
@@ -200,6 +208,7 @@ class BipartiteRegressor(MetaEstimator):
         self.recovery_eta = recovery_eta
         self.output_similarity = output_similarity
         self.random_state = random_state
+        self.max_cpu_seconds = max_cpu_seconds
 
     def _row_template(self) -> Any:
         return OKBoostRegressor() if self.row_estimator is None else self.row_estimator
@@ -254,6 +263,11 @@ class BipartiteRegressor(MetaEstimator):
             Y = fill_unknown(Y, S_rows, S_cols, k, float(self.recovery_eta))
         if not named:
             return self._fit_default(X_rows, X_cols, Y, callback)
+        if self.max_cpu_seconds is not None:
+            raise DataError(
+                "max_cpu_seconds is the budget of the default (no model named): a named "
+                "model's fit takes its own settings (e.g. n_estimators); leave it None"
+            )
         self.default_model_: Any = None
         if self.recovery_neighbors > 0:
             Y = recover_interactions(
@@ -289,6 +303,9 @@ class BipartiteRegressor(MetaEstimator):
         (:meth:`~okcore.bipartite.RankAveragedBipartite.fit`)."""
         seed = check_random_state(self.random_state).integers(2**31 - 1)
         model = default_choice.default_model(self.inputs, int(seed), bipartite=type(self))
+        if self.max_cpu_seconds is not None:
+            boosted = boosted_members(list(model.members))
+            callback = MemberBudget(float(self.max_cpu_seconds), boosted, callback)
         self.default_model_ = model.fit(X_rows, X_cols, Y, callback=callback)
         self.row_model_ = self.col_model_ = self.pair_model_ = None
         self.Y_ = Y
