@@ -60,6 +60,8 @@ Adjacency = Annotated[
 ]
 """An interaction matrix: null (NaN) entries are unknown pairs."""
 
+MAX_CPU_SECONDS = 3600.0
+"""Largest ``max_cpu_seconds`` of one fit of the bipartite default."""
 SIDE_EXAMPLE: dict[str, Any] = {
     "inputs": [[0.1, 1.0], [0.9, 0.2], [0.5, 0.5]],
     "similarity": [[1.0, 0.2, 0.6], [0.2, 1.0, 0.5], [0.6, 0.5, 1.0]],
@@ -280,6 +282,17 @@ class BipartiteTrainRequest(_Model):
     )
     cv: BipartiteCVSpec | None = Field(
         None, description="Optional K x K cross-validation before the final fit."
+    )
+    max_cpu_seconds: float | None = Field(
+        None,
+        gt=0,
+        le=MAX_CPU_SECONDS,
+        description='Model "auto" only: a CPU budget in seconds for each fit of the default '
+        "(the final one and every cross-validation configuration's). The members without "
+        "boosting always run in full; each one-sided fit of the boosted member (OK3-et + "
+        "OKBoost) stops at the first round after its share of what is left is spent. "
+        "Null (the default): no budget.",
+        examples=[30.0],
     )
     wait: bool = Field(
         False,

@@ -63,6 +63,7 @@ class DefaultPlan:
 
     inputs: str
     steps: list[int]
+    max_cpu_seconds: float | None  # a CPU budget per fit of the default
 
 
 @dataclass
@@ -257,6 +258,12 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
         _check_default_request(req)
         params: dict[str, Any] = {}
     else:
+        if req.max_cpu_seconds is not None:
+            raise InvalidRequest(
+                "max_cpu_seconds is the budget of model 'auto' (the default): a named model "
+                "takes its own params (e.g. n_estimators); leave max_cpu_seconds out",
+                details=[{"loc": ["max_cpu_seconds"], "msg": "a budget needs model auto"}],
+            )
         params = checked_estimator(req.model, req.params).get_params()
     Y, unknown = interactions(req, max_dense)
     if not Y.nnz:
@@ -274,9 +281,9 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
     if auto:
         inputs = default_inputs(req.rows.kind, req.cols.kind)
         widths = (int(X_rows.shape[1]), int(X_cols.shape[1]))
-        costs = member_costs(inputs, (n_rows, n_cols), widths)
+        costs = member_costs(inputs, (n_rows, n_cols), widths, req.max_cpu_seconds)
         estimate = default_estimate(costs, (n_rows, n_cols), widths, data_bytes)
-        default = DefaultPlan(inputs, member_steps(costs))
+        default = DefaultPlan(inputs, member_steps(costs), req.max_cpu_seconds)
         row_fit = col_fit = estimate
     else:
         row_fit = estimate_job(req.model, params, X_rows, PROFILE_KERNEL, n_cols, data_bytes)
@@ -456,7 +463,9 @@ def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Repo
             fits.fit(2 * configuration + sides[p.part or "rows"], p)
 
     else:
-        model = okcore.bipartite.BipartiteRegressor(inputs=plan.default.inputs)
+        model = okcore.bipartite.BipartiteRegressor(
+            inputs=plan.default.inputs, max_cpu_seconds=plan.default.max_cpu_seconds
+        )
         heard = DefaultProgress(progress, plan.default.steps, plan.n_fits).fit
     try:
         if plan.cv is not None:

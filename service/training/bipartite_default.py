@@ -11,6 +11,10 @@ average of the members of ``okcore.bipartite.default`` (no HTTP here).
   flop count over MEMBER_FLOP_RATE: weighted neighbours O(n^2 p) per side, the interaction
   recovery 2 (n_r^2 n_c + n_r n_c^2), Kronecker ridge 10 (n_r^3 + n_c^3), NRLMF
   max_iter (10 r + 60) n_r n_c.
+- A CPU budget (``max_cpu_seconds``, per fit of the default): okcore stops the boosted
+  member's fits once their share is spent (``okcore.bipartite.budget``); the estimate then
+  gives the members with trees what the others leave of the budget, and the record says
+  how many rounds each side grew.
 - How its job reports (:class:`DefaultProgress`): phase "members", counted in steps; each
   fit of the default (every cross-validation configuration's, then the final one) is
   STEPS_PER_FIT steps shared among the members in proportion to their estimated seconds.
@@ -22,7 +26,7 @@ average of the members of ``okcore.bipartite.default`` (no HTTP here).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import okcore
@@ -86,9 +90,25 @@ def _side_cost(estimator: Any, n: int, p: int, n_outputs: int) -> tuple[float, i
     return n * n * (p + 20) / MEMBER_FLOP_RATE, 0, 8.0 * n * n, 8.0 * n * (p + n_outputs)
 
 
-def member_costs(inputs: str, shape: tuple[int, int], widths: tuple[int, int]) -> list[MemberCost]:
+def member_costs(
+    inputs: str,
+    shape: tuple[int, int],
+    widths: tuple[int, int],
+    max_cpu_seconds: float | None = None,
+) -> list[MemberCost]:
     """The estimated cost of each member of the default on an n_rows x n_cols network
-    whose sides have ``widths`` input columns (module docstring)."""
+    whose sides have ``widths`` input columns (module docstring); under ``max_cpu_seconds``
+    the members with trees share what the others leave of it."""
+    costs = _member_costs(inputs, shape, widths)
+    if max_cpu_seconds is None:
+        return costs
+    boosted = sum(c.seconds for c in costs if c.trees)
+    left = max(float(max_cpu_seconds) - sum(c.seconds for c in costs if not c.trees), 0.0)
+    scale = min(1.0, left / boosted) if boosted > 0 else 1.0
+    return [replace(c, seconds=c.seconds * scale) if c.trees else c for c in costs]
+
+
+def _member_costs(inputs: str, shape: tuple[int, int], widths: tuple[int, int]) -> list[MemberCost]:
     (n_r, n_c), (p_r, p_c) = shape, widths
     out = []
     for name, member in default_members(inputs).items():
@@ -188,20 +208,36 @@ class DefaultProgress:
             raise Cancelled
 
 
+def _rounds(member: Any) -> list[int] | None:
+    """The boosting rounds grown by a member's row and column models (None without)."""
+    sides: list[Any] = [getattr(member, f"{side}_model_", None) for side in ("row", "col")]
+    if not all(hasattr(s, "staged_predict") for s in sides):  # boosting only
+        return None
+    return [int(s.n_estimators_) for s in sides]
+
+
 def default_summary(model: Any, inputs: str) -> dict[str, Any]:
-    """The record's ``bipartite.default``: the members (name, model, weight) of the fitted
-    default and how its scores read."""
+    """The record's ``bipartite.default``: the members (name, model, weight; the rounds
+    grown by each side of a boosted member) of the fitted default, its CPU budget and how
+    its scores read."""
     names = list(default_members(inputs))
     fitted = model.default_model_
     weights = [1.0] * len(fitted.members_) if fitted.weights is None else fitted.weights
     weights = [float(w) for w in weights]
     if len(names) != len(fitted.members_):  # okcore's default changed under the names
         names = [f"member-{i}" for i in range(len(fitted.members_))]
+    members = []
+    for name, member, fit, weight in zip(
+        names, fitted.members, fitted.members_, weights, strict=True
+    ):
+        entry: dict[str, Any] = {"name": name, "model": describe(member), "weight": weight}
+        rounds = _rounds(fit)
+        if rounds is not None:
+            entry["rounds"] = rounds
+        members.append(entry)
     return {
         "inputs": inputs,
-        "members": [
-            {"name": name, "model": describe(member), "weight": weight}
-            for name, member, weight in zip(names, fitted.members, weights, strict=True)
-        ],
+        "members": members,
+        "max_cpu_seconds": model.max_cpu_seconds,
         "scores": SCORES,
     }

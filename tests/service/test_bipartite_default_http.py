@@ -126,6 +126,31 @@ def test_named_model_settings_with_auto_are_422(trained: Any, extra: Any, where:
     assert error["details"][0]["loc"] == [where]
 
 
+def test_a_cpu_budget_cuts_the_boosted_member_and_the_record_says_so(trained: Any) -> None:
+    client, fit, _ = trained
+    full = fit["model"]["bipartite"]["default"]
+    assert full["max_cpu_seconds"] is None
+    assert [m["rounds"] for m in full["members"] if "rounds" in m] == [[300, 300]]
+    cut = _train(client, max_cpu_seconds=1e-6)["model"]["bipartite"]["default"]
+    assert cut["max_cpu_seconds"] == 1e-6
+    assert [m["rounds"] for m in cut["members"] if "rounds" in m] == [[1, 1]]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"model": "okboost", "max_cpu_seconds": 5}, "budget of model 'auto'"),
+        ({"max_cpu_seconds": 0}, "greater than 0"),
+        ({"max_cpu_seconds": 1e5}, "less than or equal to 3600"),
+    ],
+)
+def test_a_budget_is_bounded_and_for_auto_only(trained: Any, extra: Any, message: str) -> None:
+    client, _, _ = trained
+    r = client.post("/train", json=_body(**extra))
+    assert r.status_code == 422, r.text
+    assert message in r.json()["error"]["message"]
+
+
 @pytest.mark.slow
 def test_cv_with_given_folds_and_unknown_pairs(trained: Any) -> None:
     client, _, _ = trained
