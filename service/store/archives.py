@@ -2,7 +2,8 @@
 
 An archive holds one folder, ``okboost-model/``, with every file of the model's folder
 (``estimator/manifest.json``, ``estimator/arrays.npz``, ``inputs.npy`` or ``inputs.npz``,
-``outputs.npy``, ``ids.json``, ``record.json``) and ``export.json``: the format, the
+``outputs.npy``, ``ids.json``, ``record.json``; a model made of models keeps its members in
+folders below ``estimator/``, as okcore writes them) and ``export.json``: the format, the
 model's id and the SHA-256 and size of every file.
 
 An import is checked as a load, before anything becomes visible:
