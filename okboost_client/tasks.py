@@ -83,7 +83,7 @@ class TaskMethods:
         col_similarity: Any = None,
         row_ids: Any = None,
         col_ids: Any = None,
-        model: str = "okboost",
+        model: str = "auto",
         params: dict[str, Any] | None = None,
         new_pairs: str = "two-step",
         cv: dict[str, Any] | None = None,
@@ -98,7 +98,8 @@ class TaskMethods:
         sparse; a NaN entry is an unknown pair). ``unknown_pairs``: [row, column] pairs
         (as ``edges``) whose interaction is unknown, not negative: training fills each from
         its neighbours and cross-validation leaves them out of the scores. ``cv``: K x K
-        cross-validation first, e.g. ``{"folds": [4, 3]}``."""
+        cross-validation first, e.g. ``{"folds": [4, 3]}``. ``model``: "auto" (okcore's
+        default, a rank average of bipartite models; no ``params``) or an estimator name."""
         body = {
             "task": "bipartite",
             "name": name,

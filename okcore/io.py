@@ -27,6 +27,7 @@ from .bipartite.neighbours import NeighbourRegressor
 from .boosting.start import StartedEnsemble, start_params
 from .estimators import ESTIMATORS
 from .exceptions import OKCoreError, PersistenceError
+from .io_bipartite import BIPARTITE, load_bipartite, save_bipartite
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr import INPUT_KERNELS
 from .meta import clone
@@ -50,8 +51,11 @@ FORMAT = "okcore-model"
 #: model folder of its own (``member-0``, ...). Version 7: weighted-neighbour models
 #: (:class:`~okcore.bipartite.NeighbourRegressor`: the training outputs, no trees). Version
 #: 8: boosting started from kernel ridge (OKBoostRegressor's ``init``: the kernel ridge
-#: model's arrays beside the trees, which an older reader would drop). This okcore reads
-#: all eight.
+#: model's arrays beside the trees, which an older reader would drop). Version 9: bipartite
+#: models (:class:`~okcore.bipartite.BipartiteRegressor`, its default
+#: :class:`~okcore.bipartite.RankAveragedBipartite`, :class:`~okcore.bipartite.NRLMF`;
+#: :mod:`okcore.io_bipartite`): a manifest naming the member folders (one-sided models,
+#: rank-averaged members) beside the interactions. This okcore reads all nine.
 FORMAT_VERSION = 3
 NYSTROM_VERSION = 2
 KERNEL_MODEL_VERSION = 4
@@ -59,7 +63,8 @@ SIMILARITY_VERSION = 5
 COMPOSITE_VERSION = 6
 NEIGHBOURS_VERSION = 7
 START_MODEL_VERSION = 8
-READ_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
+BIPARTITE_VERSION = 9
+READ_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 #: Models made of models, saved as a manifest and one folder per member.
 COMPOSITES = ("AveragedRegressor", "AutoRegressor")
 NYSTROM_ARRAYS = ("landmarks", "feature_map", "landmark_index")
@@ -132,6 +137,8 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
 
     if type(estimator).__name__ in COMPOSITES:
         return _save_composite(estimator, Path(path), __version__)
+    if type(estimator).__name__ in BIPARTITE:
+        return save_bipartite(estimator, Path(path), __version__, BIPARTITE_VERSION)
     if isinstance(estimator, NeighbourRegressor) and hasattr(estimator, "Y_"):
         return _save_neighbours(estimator, Path(path))
     input_map = None
@@ -433,6 +440,8 @@ def load(path: str | os.PathLike) -> Any:
     try:
         if manifest.get("estimator") in COMPOSITES:
             return _load_composite(path, manifest)
+        if manifest.get("estimator") in BIPARTITE:
+            return load_bipartite(path, manifest)
         arrays = _read_arrays(path / "arrays.npz", manifest["arrays"])
         return _rebuild(manifest, arrays)
     except PersistenceError:

@@ -233,8 +233,10 @@ def cmd_labels_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _training_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default="okboost", choices=okcore.estimator_names())
+def _training_options(
+    p: argparse.ArgumentParser, models: tuple[str, ...] = (), default: str = "okboost"
+) -> None:
+    p.add_argument("--model", default=default, choices=models or okcore.estimator_names())
     p.add_argument(
         "--param",
         action="append",
@@ -274,7 +276,8 @@ def add_commands(sub: Any, remote: Callable[[argparse.ArgumentParser], None]) ->
     )
     train.add_argument("--new-pairs", default="two-step", choices=["two-step", "refit"])
     train.add_argument("--cv-folds", help="K x K cross-validation first: K, or K_ROWS,K_COLS")
-    _training_options(train)
+    # auto (the default): okcore's default bipartite model, which takes no --param
+    _training_options(train, ("auto", *okcore.estimator_names()), "auto")
     train.set_defaults(func=cmd_bipartite_train)
 
     kernel = bsub.add_parser("kernel", help="scores and ranked edges of new vertices")

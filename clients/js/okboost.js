@@ -296,10 +296,11 @@ export class OKBoostClient {
    * {inputs | similarity, ids}. Options: edges ([row, column] pairs by row number or by id, or
    * rows of objects with two fields) or adjacency (n_rows x n_cols, 0/1 or weights; null: an
    * unknown pair), unknownPairs ([row, column] pairs of unknown interaction, as edges: not
-   * negatives), model, params, newPairs ("two-step" | "refit"), cv ({folds: 3} or
+   * negatives), model ("auto": okcore's default rank average, no params; or an estimator name),
+   * params, newPairs ("two-step" | "refit"), cv ({folds: 3} or
    * {folds: [4, 3]}), name, wait.
    */
-  trainBipartite(rows, cols, { edges, unknownPairs, model = "okboost", params = {}, ...options } = {}) {
+  trainBipartite(rows, cols, { edges, unknownPairs, model = "auto", params = {}, ...options } = {}) {
     return this.#request("POST", "/train", {
       task: "bipartite",
       rows: side(rows, "rows"),

@@ -20,12 +20,16 @@ Cost: the members' fits and predictions, plus O(m log m) per member to rank a bl
 
 from __future__ import annotations
 
+import inspect
+import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from scipy.stats import rankdata
 
 from .._validation import check_is_fitted
+from ..callbacks import FitProgress, check_callback
 from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
 from .validation import BLOCKS
@@ -39,6 +43,11 @@ def rank_average(scores: list[np.ndarray], weights: list[float]) -> np.ndarray:
         s = np.asarray(s, dtype=np.float64)
         total += w * rankdata(s.ravel()).reshape(s.shape) / max(s.size, 1)
     return total / float(np.sum(weights))
+
+
+def _member_callback(callback: Any, part: str) -> Any:
+    """``callback`` hearing a member's progress with ``part`` prefixed by the member's."""
+    return lambda p: callback(replace(p, part=part if p.part is None else f"{part}/{p.part}"))
 
 
 class RankAveragedBipartite(MetaEstimator):
@@ -94,11 +103,30 @@ class RankAveragedBipartite(MetaEstimator):
             )
         return weights
 
-    def fit(self, X_rows: Any, X_cols: Any, Y: Any) -> RankAveragedBipartite:
-        """Fit a clone of every member on the same network."""
+    def fit(
+        self, X_rows: Any, X_cols: Any, Y: Any, *, callback: Any = None
+    ) -> RankAveragedBipartite:
+        """Fit a clone of every member on the same network. ``callback(FitProgress)`` hears
+        phase "members" (``done`` members of ``total`` fitted, unit "member", ``part``
+        "member-i" of the one that starts; ``done`` = ``total`` once all are) and the
+        progress of members whose fit takes a callback, with ``part`` "member-i" (or
+        "member-i/rows", "member-i/columns" for a member's one-sided fits)."""
         for block in (None, *BLOCKS):
             self._weights(block)
-        self.members_ = [clone(m).fit(X_rows, X_cols, Y) for m in self.members]
+        check_callback(callback)
+        start, n = time.perf_counter(), len(self.members)
+        self.members_ = []
+        for i, member in enumerate(self.members):
+            part = f"member-{i}"
+            if callback is not None:
+                callback(FitProgress(i, n, time.perf_counter() - start, phase="members",
+                                     unit="member", part=part))  # fmt: skip
+            heard = {}
+            if callback is not None and "callback" in inspect.signature(member.fit).parameters:
+                heard = {"callback": _member_callback(callback, part)}
+            self.members_.append(clone(member).fit(X_rows, X_cols, Y, **heard))
+        if callback is not None:
+            callback(FitProgress(n, n, time.perf_counter() - start, phase="members", unit="member"))
         self.n_rows_, self.n_cols_ = np.shape(Y)
         return self
 

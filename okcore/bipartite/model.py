@@ -67,6 +67,7 @@ from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
 from ..trees.forest import OK3ForestRegressor
 from . import default as default_choice
+from .budget import MemberBudget, boosted_members
 from .neighbours import recover_interactions, side_similarity
 from .pairs import (
     PAIR_KERNELS,
@@ -143,6 +144,11 @@ class BipartiteRegressor(MetaEstimator):
         scores stay W Y.
     random_state : None or int
         Seeds the pair sampling and the default pair estimator.
+    max_cpu_seconds : float > 0 or None
+        The default only (no model named): a CPU budget for its fit (process CPU seconds):
+        the members without boosting always run, each one-sided fit of a boosted member
+        stops at the first round after its share of what is left is spent
+        (:mod:`okcore.bipartite.budget`). None: no budget, every member fitted in full.
 
     Fitted attributes: ``row_model_``, ``col_model_`` (fitted clones), ``Y_`` (n_rows,
     n_cols: the learnt interactions, unknown pairs filled, recovered when
@@ -168,6 +174,7 @@ class BipartiteRegressor(MetaEstimator):
         "recovery_eta": [Interval(float, 0.0, 1.0, "right")],
         "output_similarity": [Options((True, False))],
         "random_state": [RandomStateLike()],
+        "max_cpu_seconds": [Interval(float, 0.0, None, "neither"), Options((None,))],
     }
 
     def __init__(
@@ -186,6 +193,7 @@ class BipartiteRegressor(MetaEstimator):
         recovery_eta: float = 0.7,
         output_similarity: bool = False,
         random_state: Any = 0,
+        max_cpu_seconds: float | None = None,
     ) -> None:
         self.row_estimator = row_estimator
         self.col_estimator = col_estimator
@@ -200,6 +208,7 @@ class BipartiteRegressor(MetaEstimator):
         self.recovery_eta = recovery_eta
         self.output_similarity = output_similarity
         self.random_state = random_state
+        self.max_cpu_seconds = max_cpu_seconds
 
     def _row_template(self) -> Any:
         return OKBoostRegressor() if self.row_estimator is None else self.row_estimator
@@ -228,7 +237,8 @@ class BipartiteRegressor(MetaEstimator):
         "refit": the default (no model named) and the pair models refuse them.
         ``callback(FitProgress)`` hears both fits' phases and trees, the row model's then
         the column model's (``part`` "rows" / "columns"); returning True stops the fit
-        that reports. NaN entries of Y are unknown pairs, not negatives: they take their
+        that reports. The default hears its members instead (phase "members", then each
+        member's own reports: :meth:`~okcore.bipartite.RankAveragedBipartite.fit`). NaN entries of Y are unknown pairs, not negatives: they take their
         neighbours' value (:mod:`okcore.bipartite.unknown`; k = ``recovery_neighbors``, or
         the default's 7 when it is 0, decay ``recovery_eta``) and ``n_unknown_`` counts
         them."""
@@ -252,7 +262,12 @@ class BipartiteRegressor(MetaEstimator):
             k = self.recovery_neighbors or default_choice.DEFAULT_NEIGHBORS
             Y = fill_unknown(Y, S_rows, S_cols, k, float(self.recovery_eta))
         if not named:
-            return self._fit_default(X_rows, X_cols, Y)
+            return self._fit_default(X_rows, X_cols, Y, callback)
+        if self.max_cpu_seconds is not None:
+            raise DataError(
+                "max_cpu_seconds is the budget of the default (no model named): a named "
+                "model's fit takes its own settings (e.g. n_estimators); leave it None"
+            )
         self.default_model_: Any = None
         if self.recovery_neighbors > 0:
             Y = recover_interactions(
@@ -280,12 +295,18 @@ class BipartiteRegressor(MetaEstimator):
         }
         return self
 
-    def _fit_default(self, X_rows: Any, X_cols: Any, Y: np.ndarray) -> BipartiteRegressor:
+    def _fit_default(
+        self, X_rows: Any, X_cols: Any, Y: np.ndarray, callback: Any = None
+    ) -> BipartiteRegressor:
         """No model named: the rank average of :mod:`okcore.bipartite.default`'s members,
-        fitted on the whole network (``default_model_``)."""
+        fitted on the whole network (``default_model_``); ``callback`` hears its members
+        (:meth:`~okcore.bipartite.RankAveragedBipartite.fit`)."""
         seed = check_random_state(self.random_state).integers(2**31 - 1)
         model = default_choice.default_model(self.inputs, int(seed), bipartite=type(self))
-        self.default_model_ = model.fit(X_rows, X_cols, Y)
+        if self.max_cpu_seconds is not None:
+            boosted = boosted_members(list(model.members))
+            callback = MemberBudget(float(self.max_cpu_seconds), boosted, callback)
+        self.default_model_ = model.fit(X_rows, X_cols, Y, callback=callback)
         self.row_model_ = self.col_model_ = self.pair_model_ = None
         self.Y_ = Y
         self.n_rows_, self.n_cols_ = Y.shape

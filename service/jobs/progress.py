@@ -22,6 +22,8 @@ estimate ``phase_eta``) and then every tree ("trees"). The ETA adds up what is l
   counts down from the time of one tree since the last report, and once it runs past that,
   counts as two thirds done (as a set-up phase): the ETA never stands still while nothing
   is reported.
+- a job whose plan estimates another counted phase (``PhasePlan.counted``: a bipartite
+  default's "members", counted in steps) takes it as the trees phase;
 - in any other counted phase (a name okcore or a composite fit reports with ``done`` of
   ``total`` in its ``unit``, e.g. one per candidate of a model choice): the same, with no
   estimate: the median of the measured intervals per unit, or before the second report the
@@ -65,6 +67,7 @@ class PhasePlan:
     factor: float
     setup: float  # binning (or the exact search's presort), after the factor
     per_tree: float
+    counted: str = "trees"  # the phase whose units per_tree estimates
 
 
 def downsample(curve: list[float], points: int = CURVE_POINTS) -> tuple[list[float], int]:
@@ -143,7 +146,7 @@ class Progress:
         """Seconds of one tree (of one unit of a counted phase): the estimate and the
         measured median, weighted by trees."""
         measured = statistics.median(self._intervals) if self._intervals else None
-        if self.plan is None or self.phase not in (*UNCOUNTED, "trees"):
+        if self.plan is None or self.phase not in (*UNCOUNTED, self.plan.counted):
             return measured
         if measured is None:
             return self.plan.per_tree

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchem
 from service.http.arrays import as_float_array, as_input_matrix
 from service.schemas.api import Edges, Ids, Inputs, Matrix, Params, _Model
 from service.schemas.examples import documented
-from service.schemas.params import EstimatorName
+from service.schemas.params import ModelName
 
 
 def _adjacency(value: Any, info: Any) -> Any:
@@ -60,6 +60,8 @@ Adjacency = Annotated[
 ]
 """An interaction matrix: null (NaN) entries are unknown pairs."""
 
+MAX_CPU_SECONDS = 3600.0
+"""Largest ``max_cpu_seconds`` of one fit of the bipartite default."""
 SIDE_EXAMPLE: dict[str, Any] = {
     "inputs": [[0.1, 1.0], [0.9, 0.2], [0.5, 0.5]],
     "similarity": [[1.0, 0.2, 0.6], [0.2, 1.0, 0.5], [0.6, 0.5, 1.0]],
@@ -235,11 +237,21 @@ class BipartiteTrainRequest(_Model):
 
     task: Literal["bipartite"] = Field(description="A bipartite network between two vertex sets.")
     name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
-    model: EstimatorName = Field(
-        "okboost", description="The estimator of both one-sided models (okcore's registry)."
+    model: ModelName = Field(
+        "auto",
+        description='"auto" (the default): okboost chooses: okcore\'s default bipartite '
+        "model, a weighted rank average of weighted nearest neighbours with interaction "
+        "recovery (WkNNIR), kernel ridge with Kronecker pairs on the recovered interactions, "
+        "NRLMF and OK3-et + OKBoost on the recovered interactions (the members and weights "
+        "are in the record's `bipartite.default`). Its scores are normalised ranks within "
+        "each block of one request (they order those pairs; they are not probabilities), and "
+        "it takes no `params` or `new_pairs`. Or an estimator of okcore's registry, fitted "
+        "as both one-sided models.",
     )
     params: Params = Field(
-        default_factory=dict, description="Its hyper-parameters, as in the one-graph /train."
+        default_factory=dict,
+        description="The named model's hyper-parameters, as in the one-graph /train (none "
+        'with "auto").',
     )
     rows: Side = Field(description="The row vertices (e.g. drugs) at training.")
     cols: Side = Field(description="The column vertices (e.g. targets) at training.")
@@ -264,11 +276,23 @@ class BipartiteTrainRequest(_Model):
     )
     new_pairs: Literal["two-step", "refit"] = Field(
         "two-step",
-        description="How both models score new rows x new columns (okcore.bipartite): "
-        "two-step (default, measured best at equal CPU time) or refit.",
+        description="How a named model's two sides score new rows x new columns "
+        "(okcore.bipartite): two-step (default, measured best at equal CPU time) or refit. "
+        'Model "auto" fixes each member\'s own.',
     )
     cv: BipartiteCVSpec | None = Field(
         None, description="Optional K x K cross-validation before the final fit."
+    )
+    max_cpu_seconds: float | None = Field(
+        None,
+        gt=0,
+        le=MAX_CPU_SECONDS,
+        description='Model "auto" only: a CPU budget in seconds for each fit of the default '
+        "(the final one and every cross-validation configuration's). The members without "
+        "boosting always run in full; each one-sided fit of the boosted member (OK3-et + "
+        "OKBoost) stops at the first round after its share of what is left is spent. "
+        "Null (the default): no budget.",
+        examples=[30.0],
     )
     wait: bool = Field(
         False,

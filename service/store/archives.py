@@ -2,7 +2,8 @@
 
 An archive holds one folder, ``okboost-model/``, with every file of the model's folder
 (``estimator/manifest.json``, ``estimator/arrays.npz``, ``inputs.npy`` or ``inputs.npz``,
-``outputs.npy``, ``ids.json``, ``record.json``) and ``export.json``: the format, the
+``outputs.npy``, ``ids.json``, ``record.json``; a model made of models keeps its members in
+folders below ``estimator/``, as okcore writes them) and ``export.json``: the format, the
 model's id and the SHA-256 and size of every file.
 
 An import is checked as a load, before anything becomes visible:
@@ -65,28 +66,33 @@ ROOT = "okboost-model"
 MANIFEST = "export.json"
 FORMAT = "okboost-model-export"
 FORMAT_VERSION = 1
-MAX_MEMBERS = 64
-"""Most members (files and directories) an archive may have; a model has about ten."""
+MAX_MEMBERS = 128
+"""Most members (files and directories) an archive may have; a model has about ten, a
+bipartite model made of models (okcore's default rank average) about fifty."""
 MAX_MANIFEST_BYTES = 1 << 20
 MAX_HEADER_BYTES = 256 * 1024
 """Most bytes tarfile may read between the end of one member's data and the start of the
 next one's: its header block plus PAX extended headers and GNU long names (a model's are
 well under a kilobyte), with room for read-ahead. tarfile reads such headers whole, so a
 PAX header holding a 300 MB comment would be held in memory without this bound."""
-COMPOSITE_MEMBERS = 3
-"""Most member models of a stored model made of models (okcore.AutoRegressor's choice: one
-model or the average of at most three)."""
+MAX_SUBMODELS = 16
+"""Most member folders one okcore manifest may name (an average, a rank average, the sides
+of a bipartite model)."""
+MAX_MODEL_DEPTH = 4
+"""Deepest nesting of member folders (a bipartite default: its rank average, a member, the
+member's one-sided models)."""
+_MEMBER_FOLDER = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+MANIFEST_BYTES = 8 << 20
+"""Largest okcore ``manifest.json`` of any member folder."""
 MAX_JSON_FILE_BYTES = {
     "record.json": 8 << 20,  # curves of up to 50,000 trees take about 1 MB each
     "estimator/manifest.json": 8 << 20,
     "ids.json": 64 << 20,  # 200,000 ids of 256 ASCII characters, quoted: 52 MB
     "col_estimator/manifest.json": 8 << 20,  # a bipartite model's column side
     "col_ids.json": 64 << 20,
-    # the members of an automatic choice's average (model "auto": at most COMPOSITE_MEMBERS)
-    **{f"estimator/member-{i}/manifest.json": 8 << 20 for i in range(COMPOSITE_MEMBERS)},
 }
 """Largest size of each JSON file of an archive, checked before it is parsed (``export.json``
-has MAX_MANIFEST_BYTES)."""
+has MAX_MANIFEST_BYTES, the ``manifest.json`` of a member folder MANIFEST_BYTES)."""
 _SEGMENT = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")
 _CHUNK = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
@@ -226,7 +232,7 @@ def _relative_path(member: tarfile.TarInfo) -> str | None:
         parts = name.rstrip("/").split("/") if member.isdir() else name.split("/")
         if parts[0] != ROOT:
             why = f"is not inside the folder '{ROOT}/'"
-        elif not all(_SEGMENT.match(p) for p in parts[1:]) or len(parts) > 5:
+        elif not all(_SEGMENT.match(p) for p in parts[1:]) or len(parts) > 3 + MAX_MODEL_DEPTH:
             why = "is not a plain path (letters, digits, '_', '-', '.'; no leading dot)"
         else:
             return "/".join(parts[1:]) or None
@@ -346,9 +352,11 @@ def _verify_files(manifest: dict[str, Any], written: dict[str, tuple[str, int]])
 
 def _check_json_sizes(written: dict[str, tuple[str, int]]) -> None:
     """422 for a JSON file larger than its MAX_JSON_FILE_BYTES, before any is parsed."""
-    for rel, limit in MAX_JSON_FILE_BYTES.items():
-        size = written.get(rel, ("", 0))[1]
-        if size > limit:
+    for rel, (_, size) in written.items():
+        limit = MAX_JSON_FILE_BYTES.get(rel)
+        if limit is None and rel.endswith("/manifest.json"):
+            limit = MANIFEST_BYTES
+        if limit is not None and size > limit:
             raise InvalidArchive(
                 f"'{rel}' holds {size} bytes, over the {limit} bytes such a file may have: "
                 "not an okboost model export"
@@ -420,31 +428,42 @@ def _check_npz_member(
 
 def _check_arrays(folder: Path) -> None:
     """The estimators' arrays (a bipartite model has a second one, ``col_estimator/``; a
-    model made of models, each member's in its folder) and sparse inputs, checked as
-    :func:`_check_npz` says."""
+    model made of models, each member's in its folder, those of the members' members too)
+    and sparse inputs, checked as :func:`_check_npz` says."""
     for estimator, inputs in (("estimator", "inputs"), ("col_estimator", "col_inputs")):
         if estimator == "col_estimator" and not (folder / estimator).exists():
             continue
         manifest = _estimator_manifest(folder, estimator)
-        members = manifest.get("members")
-        if members is not None:  # okcore's composite format: the members' folders
-            expected = [
-                f"member-{i}" for i in range(len(members) if isinstance(members, list) else 0)
-            ]
-            if (
-                estimator != "estimator"
-                or members != expected
-                or not 1 <= len(members) <= COMPOSITE_MEMBERS
-            ):
-                raise InvalidArchive(
-                    f"'{estimator}/manifest.json' lists members other than member-0.."
-                    f"member-{COMPOSITE_MEMBERS - 1}"
-                )
-            for member in members:
-                _check_estimator_arrays(folder, f"{estimator}/{member}", inputs)
-        else:
-            _check_estimator_arrays(folder, estimator, inputs, manifest)
+        _check_model_arrays(folder, estimator, inputs, manifest, 0)
         _check_training_arrays(folder, manifest.get("attributes"), inputs)
+
+
+def _check_model_arrays(
+    folder: Path, estimator: str, inputs: str, manifest: dict[str, Any], depth: int
+) -> None:
+    """One okcore model folder's arrays, and those of the member folders its manifest names
+    (okcore's composites: at most MAX_SUBMODELS names of lower-case letters, digits and
+    dashes, at most MAX_MODEL_DEPTH deep)."""
+    members = manifest.get("members")
+    if members is None:
+        _check_estimator_arrays(folder, estimator, inputs, manifest)
+        return
+    if (
+        not isinstance(members, list)
+        or not 1 <= len(members) <= MAX_SUBMODELS
+        or not all(isinstance(m, str) and _MEMBER_FOLDER.match(m) for m in members)
+        or len(set(members)) != len(members)
+        or depth >= MAX_MODEL_DEPTH
+    ):
+        raise InvalidArchive(
+            f"'{estimator}/manifest.json' lists members that are not folders of a model "
+            f"(at most {MAX_SUBMODELS} per model, {MAX_MODEL_DEPTH} levels deep)"
+        )
+    if "arrays" in manifest:  # a model made of models with arrays of its own (bipartite)
+        _check_estimator_arrays(folder, estimator, inputs, manifest)
+    for member in members:
+        sub = f"{estimator}/{member}"
+        _check_model_arrays(folder, sub, inputs, _estimator_manifest(folder, sub), depth + 1)
 
 
 def _estimator_manifest(folder: Path, estimator: str) -> dict[str, Any]:
@@ -531,6 +550,9 @@ def _check_model(folder: Path, model_id: str) -> dict[str, Any]:
         raise InvalidArchive(f"the model's files cannot be read: {exc}") from None
     est = loaded.estimator
     n, p = int(getattr(est, "n_train_", -1)), int(getattr(est, "n_features_in_", -1))
+    if loaded.task_model is est:  # a bipartite default, saved whole: its rows' inputs
+        # (their width was checked against okcore's manifest, which its load verified)
+        n, p = int(est.n_rows_), int(loaded.inputs.shape[1])
     checks: list[tuple[str, tuple[Any, ...], tuple[int, ...]]] = [
         ("inputs", tuple(loaded.inputs.shape), (n, p)),
         ("record n_train / n_features", (record.get("n_train"), record.get("n_features")), (n, p)),

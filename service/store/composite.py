@@ -9,6 +9,11 @@ that reads a folder (loads, archives) finds what it expects, and adds files besi
   interaction matrix Y (the row model's outputs), ``ids.json`` the row ids; beside them
   ``col_estimator/`` (the column model, fitted on Y^T), ``col_inputs.npy`` (or
   ``col_inputs.npz``, sparse) and ``col_ids.json``;
+- bipartite with model "auto" (okcore's default, a rank average of bipartite models):
+  ``estimator/`` is the whole fitted ``BipartiteRegressor`` (okcore's format for bipartite
+  models: the rank average and every member in folders of their own, each member keeping
+  the inputs it predicts with), ``inputs.npy`` the row inputs, ``outputs.npy`` the learnt
+  interactions, ``ids.json`` the row ids; beside them ``col_ids.json``;
 - multi-label: ``estimator/`` is the inner regressor fitted on the 0/1 label rows
   (``outputs.npy``), the thresholds and the score map are in the record's ``multilabel``.
 
@@ -48,6 +53,37 @@ def write_bipartite_extra(
             json.dump(col_ids.tolist(), fh, ensure_ascii=False)
 
 
+def write_default_extra(folder: Path, col_ids: np.ndarray | None) -> None:
+    """The files beside a bipartite default model (okcore saves the model whole)."""
+    if col_ids is not None:
+        with (folder / COL_IDS).open("w", encoding="utf-8") as fh:
+            json.dump(col_ids.tolist(), fh, ensure_ascii=False)
+
+
+def is_default(record: dict[str, Any]) -> bool:
+    """Whether a model record is a bipartite default (model "auto"), saved whole."""
+    return record.get("task") == "bipartite" and record.get("model") == "auto"
+
+
+def _rebuild_default(
+    folder: Path, estimator: Any, inputs: Any, outputs: Any
+) -> tuple[Any, VertexIds | None]:
+    """The loaded default, checked against the store's files."""
+    if (
+        not isinstance(estimator, okcore.bipartite.BipartiteRegressor)
+        or getattr(estimator, "default_model_", None) is None
+    ):
+        raise ValueError("a bipartite model 'auto' holds okcore's default bipartite model")
+    if outputs is None or outputs.shape != estimator.Y_.shape:
+        raise ValueError("outputs.npy does not hold the model's interactions")
+    if inputs.shape[0] != estimator.n_rows_:
+        raise ValueError("the row inputs do not match the interactions")
+    col_ids = _col_ids(folder)
+    if col_ids is not None and len(col_ids) != estimator.n_cols_:
+        raise ValueError("the column ids do not match the interactions")
+    return estimator, col_ids
+
+
 def _col_ids(folder: Path) -> VertexIds | None:
     path = folder / COL_IDS
     if not path.exists():
@@ -65,6 +101,8 @@ def rebuild(
     task = record.get("task", "structured")
     if task == "structured":
         return None, None
+    if is_default(record):
+        return _rebuild_default(folder, estimator, inputs, outputs)
     template = okcore.make_estimator(record["model"], record["params"])
     if outputs is None:
         raise ValueError(f"a {task} model needs outputs.npy")

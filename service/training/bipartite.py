@@ -1,7 +1,10 @@
 """Training on a bipartite network (POST /train with ``"task": "bipartite"``; no HTTP here).
 
-The model is okcore's :class:`~okcore.bipartite.BipartiteRegressor`: a row model learns the
-rows' interaction profiles over the known columns from the row inputs, a column model the
+The model is okcore's :class:`~okcore.bipartite.BipartiteRegressor`. With model "auto" (the
+default) it is okcore's default, the rank average of its members
+(:mod:`service.training.bipartite_default`: their cost, the job's progress per member, the
+record's ``bipartite.default``). With a named model, a row model learns the rows' interaction
+profiles over the known columns from the row inputs, a column model the
 columns' profiles over the known rows from the column inputs (the estimator fitted on the
 transposed problem). With ``cv`` the job first runs okcore's K x K cross-validation
 (:func:`okcore.bipartite.bipartite_cross_validate`: both sides split into folds stratified
@@ -30,8 +33,16 @@ from service.errors import InvalidRequest
 from service.jobs.progress import PhasePlan
 from service.jobs.task import Cancelled, FitsProgress, Reporter
 from service.schemas.bipartite import BipartiteTrainRequest
-from service.store.composite import write_bipartite_extra
+from service.store.composite import write_bipartite_extra, write_default_extra
 from service.store.model_store import write_model
+from service.training.bipartite_default import (
+    DefaultProgress,
+    default_estimate,
+    default_inputs,
+    default_summary,
+    member_costs,
+    member_steps,
+)
 from service.training.budget import JobEstimate, array_bytes, estimate_job
 from service.training.fit import (
     checked_estimator,
@@ -43,6 +54,16 @@ from service.vertex_ids import VertexIds
 
 PROFILE_KERNEL = {"type": "linear"}
 """Both one-sided models' output kernel: on the interaction profiles themselves."""
+
+
+@dataclass
+class DefaultPlan:
+    """What the default (model "auto") fits with: its ``inputs`` and each member's progress
+    steps in one fit."""
+
+    inputs: str
+    steps: list[int]
+    max_cpu_seconds: float | None  # a CPU budget per fit of the default
 
 
 @dataclass
@@ -68,6 +89,12 @@ class BipartitePlan:
     side_trees: tuple[int, int]  # trees of the row model and of the column model
     first: JobEstimate  # the first one-sided fit the job runs (its set-up phases)
     record: dict[str, Any] = field(default_factory=dict)
+    default: DefaultPlan | None = None  # model "auto": okcore's default
+
+    @property
+    def n_fits(self) -> int:
+        """Fits of the whole model: one per CV configuration, then the final one."""
+        return 1 + (0 if self.cv is None else self.cv[0] * self.cv[1])
 
     @property
     def fits(self) -> list[int]:
@@ -78,12 +105,18 @@ class BipartitePlan:
 
     @property
     def total(self) -> int:
-        """The job's progress counts the trees of every one-sided fit."""
+        """The job's progress counts the trees of every one-sided fit (the default: the
+        steps of its members' fits)."""
+        if self.default is not None:
+            return self.n_fits * sum(self.default.steps)
         return sum(self.fits)
 
     def phases(self) -> PhasePlan:
         """The first fit's set-up phases, then the time of one tree: the rest of the job's
-        time over all its trees (the later fits' set-up phases included)."""
+        time over all its trees (the later fits' set-up phases included). The default: the
+        job's time over its steps (phase "members")."""
+        if self.default is not None:
+            return PhasePlan(0.0, 0.0, self.estimate.seconds / self.total, counted="members")
         first = self.first.factor_seconds + self.first.setup_seconds
         per_tree = max(self.estimate.seconds - first, 0.0) / max(self.total, 1)
         return PhasePlan(self.first.factor_seconds, self.first.setup_seconds, per_tree)
@@ -220,7 +253,18 @@ def _sequential(sides: list[JobEstimate]) -> JobEstimate:
 def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
     """Check what can be checked before queueing (parameters, ids, shapes, sizes, folds)
     and cost the job."""
-    est = checked_estimator(req.model, req.params)
+    auto = req.model == "auto"
+    if auto:
+        _check_default_request(req)
+        params: dict[str, Any] = {}
+    else:
+        if req.max_cpu_seconds is not None:
+            raise InvalidRequest(
+                "max_cpu_seconds is the budget of model 'auto' (the default): a named model "
+                "takes its own params (e.g. n_estimators); leave max_cpu_seconds out",
+                details=[{"loc": ["max_cpu_seconds"], "msg": "a budget needs model auto"}],
+            )
+        params = checked_estimator(req.model, req.params).get_params()
     Y, unknown = interactions(req, max_dense)
     if not Y.nnz:
         raise InvalidRequest("the network has no interaction: there is nothing to learn")
@@ -233,10 +277,18 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
         symmetrised += more
     n_rows, n_cols = Y.shape
     data_bytes = sum(array_bytes(a) for a in (X_rows, X_cols)) + 8 * n_rows * n_cols
-    params = est.get_params()
-    row_fit = estimate_job(req.model, params, X_rows, PROFILE_KERNEL, n_cols, data_bytes)
-    col_fit = estimate_job(req.model, params, X_cols, PROFILE_KERNEL, n_rows, data_bytes)
-    estimate = _sequential([row_fit, col_fit])
+    default = None
+    if auto:
+        inputs = default_inputs(req.rows.kind, req.cols.kind)
+        widths = (int(X_rows.shape[1]), int(X_cols.shape[1]))
+        costs = member_costs(inputs, (n_rows, n_cols), widths, req.max_cpu_seconds)
+        estimate = default_estimate(costs, (n_rows, n_cols), widths, data_bytes)
+        default = DefaultPlan(inputs, member_steps(costs), req.max_cpu_seconds)
+        row_fit = col_fit = estimate
+    else:
+        row_fit = estimate_job(req.model, params, X_rows, PROFILE_KERNEL, n_cols, data_bytes)
+        col_fit = estimate_job(req.model, params, X_cols, PROFILE_KERNEL, n_rows, data_bytes)
+        estimate = _sequential([row_fit, col_fit])
     cv = None
     row_folds = col_folds = None
     if req.cv is not None:
@@ -286,7 +338,7 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
             "n_interactions": int(Y.nnz),
             "n_unknown": 0 if unknown is None else int(unknown.nnz),
             "weighted": bool(not np.isin(Y.data, (0.0, 1.0)).all()),
-            "new_pairs": req.new_pairs,
+            "new_pairs": None if auto else req.new_pairs,
             "has_row_ids": req.rows.ids is not None,
             "has_col_ids": req.cols.ids is not None,
             "cv": None,
@@ -312,7 +364,33 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
         side_trees=(row_fit.n_trees, col_fit.n_trees),
         first=row_fit,
         record=record,
+        default=default,
     )
+
+
+def _check_default_request(req: BipartiteTrainRequest) -> None:
+    """The default (model "auto") takes no params, fixes each member's new x new method
+    and compares vertices by their dense inputs: a 422 saying what to send instead."""
+    if req.params:
+        raise InvalidRequest(
+            "params set a named model's hyper-parameters, and model 'auto' (the default, a "
+            "rank average of okcore's bipartite members) takes none: leave params out, or "
+            'name the model they are for (e.g. "model": "okboost")',
+            details=[{"loc": ["params"], "msg": "params need a named model"}],
+        )
+    if req.new_pairs != "two-step":
+        raise InvalidRequest(
+            "new_pairs chooses how a named model scores new x new pairs; each member of the "
+            "default (model 'auto') fixes its own: leave new_pairs out, or name a model",
+            details=[{"loc": ["new_pairs"], "msg": "new_pairs needs a named model"}],
+        )
+    for side in ("rows", "cols"):
+        if sp.issparse(getattr(req, side).values):
+            raise InvalidRequest(
+                f"{side} are sparse: the default (model 'auto') compares vertices by their "
+                'dense inputs; send them dense, or name a model (e.g. "model": "okboost")',
+                details=[{"loc": [side], "msg": "sparse inputs need a named model"}],
+            )
 
 
 MAX_GIVEN_FOLDS = 20
@@ -366,21 +444,29 @@ def cv_record(
 
 def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Reporter) -> str:
     """Cross-validate (when asked), fit, store. Returns "done", "cancelled" or "deleted".
-    Progress counts the trees of every one-sided fit, with each fit's set-up phases; a
-    cancel is heard after the current tree."""
-    fits = FitsProgress(progress, plan.fits)
-    template = okcore.make_estimator(plan.model, plan.params)
-    model = okcore.bipartite.BipartiteRegressor(template, new_pairs=plan.new_pairs)
+    Progress counts the trees of every one-sided fit, with each fit's set-up phases (the
+    default: its members' steps); a cancel is heard after the current tree (the default:
+    after the current tree of a member with trees, else when the member ends)."""
     record = dict(plan.record)
     info = dict(record["bipartite"])
-    sides = {"rows": 0, "columns": 1}
     Y = plan.Y.toarray()  # dense only now that the job runs
     if plan.unknown is not None:
         Y[plan.unknown.nonzero()] = np.nan  # okcore's unknown pairs
+    heard: Any
+    if plan.default is None:
+        fits = FitsProgress(progress, plan.fits)
+        template = okcore.make_estimator(plan.model, plan.params)
+        model = okcore.bipartite.BipartiteRegressor(template, new_pairs=plan.new_pairs)
+        sides = {"rows": 0, "columns": 1}
 
-    def heard(configuration: int, p: okcore.FitProgress) -> None:
-        fits.fit(2 * configuration + sides[p.part or "rows"], p)
+        def heard(configuration: int, p: okcore.FitProgress) -> None:
+            fits.fit(2 * configuration + sides[p.part or "rows"], p)
 
+    else:
+        model = okcore.bipartite.BipartiteRegressor(
+            inputs=plan.default.inputs, max_cpu_seconds=plan.default.max_cpu_seconds
+        )
+        heard = DefaultProgress(progress, plan.default.steps, plan.n_fits).fit
     try:
         if plan.cv is not None:
             result = okcore.bipartite.bipartite_cross_validate(
@@ -394,22 +480,33 @@ def run_bipartite(plan: BipartitePlan, root: Path, model_id: str, progress: Repo
                 "rows": plan.row_folds is not None,
                 "cols": plan.col_folds is not None,
             }
-        final = 0 if plan.cv is None else plan.cv[0] * plan.cv[1]
+        final = plan.n_fits - 1
+        started = time.perf_counter()
         model.fit(plan.X_rows, plan.X_cols, Y, callback=lambda p: heard(final, p))
+        fit_time = time.perf_counter() - started
     except Cancelled:
         return "cancelled"
-    record.update(
-        status="ready",
-        fit_time=float(model.row_model_.fit_time_ + model.col_model_.fit_time_),
-        n_estimators=int(model.row_model_.n_estimators_),
-        output_space=output_space_summary(model.row_model_.output_space_),
-        resolved_params=resolved_params(model.row_model_),
-        bipartite=info,
-        error=None,
-    )
+    if plan.default is None:
+        record.update(
+            status="ready",
+            fit_time=float(model.row_model_.fit_time_ + model.col_model_.fit_time_),
+            n_estimators=int(model.row_model_.n_estimators_),
+            output_space=output_space_summary(model.row_model_.output_space_),
+            resolved_params=resolved_params(model.row_model_),
+            bipartite=info,
+            error=None,
+        )
+        stored: Any = model.row_model_
+        extra = functools.partial(write_bipartite_extra, model=model, col_ids=plan.col_ids)
+    else:
+        info["default"] = default_summary(model, plan.default.inputs)
+        record.update(
+            status="ready", fit_time=fit_time, resolved_params={}, bipartite=info, error=None
+        )
+        stored = model  # saved whole: the rank average and its members
+        extra = functools.partial(write_default_extra, col_ids=plan.col_ids)
     progress.saving()
-    extra = functools.partial(write_bipartite_extra, model=model, col_ids=plan.col_ids)
     written = write_model(  # the learnt interactions: unknown pairs filled
-        root, model_id, model.row_model_, plan.X_rows, model.Y_, record, plan.row_ids, extra=extra
+        root, model_id, stored, plan.X_rows, model.Y_, record, plan.row_ids, extra=extra
     )
     return "done" if written else "deleted"

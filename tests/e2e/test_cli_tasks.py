@@ -40,7 +40,7 @@ def test_bipartite_from_files(
     )
     code = main(["bipartite", "train", *url, "--rows", str(tmp_path / "drugs.csv"),
                  "--cols", str(tmp_path / "targets.csv"), "--edges",
-                 str(tmp_path / "interactions.tsv"), "--param", "n_estimators=15",
+                 str(tmp_path / "interactions.tsv"), "--model", "okboost", "--param", "n_estimators=15",
                  "--cv-folds", "2", "--quiet"])  # fmt: skip
     assert code == 0
     trained = json.loads(capsys.readouterr().out)
@@ -113,7 +113,7 @@ def test_bipartite_with_a_labelled_target_similarity(
     )
     code = main(["bipartite", "train", *url, "--rows", str(tmp_path / "drugs.csv"),
                  "--col-similarity", str(tmp_path / "targets.csv"), "--edges",
-                 str(tmp_path / "interactions.tsv"), "--param", "n_estimators=5", "--quiet"])  # fmt: skip
+                 str(tmp_path / "interactions.tsv"), "--model", "okboost", "--param", "n_estimators=5", "--quiet"])  # fmt: skip
     assert code == 0, capsys.readouterr().err
     trained = json.loads(capsys.readouterr().out)
     assert trained["state"] == "done"
@@ -147,7 +147,7 @@ def test_bipartite_unknown_pairs_from_files(
         "".join(f"d{i}\tt{j}\n" for i, j in pairs), encoding="utf-8"
     )
     common = ["--rows", str(tmp_path / "drugs.csv"), "--cols", str(tmp_path / "targets.csv"),
-              "--param", "n_estimators=15", "--param", "random_state=0", "--quiet"]  # fmt: skip
+              "--model", "okboost", "--param", "n_estimators=15", "--param", "random_state=0", "--quiet"]  # fmt: skip
     ids = []
     for given in (["--adjacency", str(tmp_path / "adjacency.csv")],
                   ["--edges", str(tmp_path / "interactions.tsv"), "--unknown-pairs",
@@ -202,7 +202,7 @@ def test_bipartite_labelled_similarity_at_prediction(
     )
     assert main(["bipartite", "train", *url, "--rows", str(tmp_path / "drugs.csv"),
                  "--col-similarity", str(tmp_path / "targets.txt"), "--edges",
-                 str(tmp_path / "interactions.tsv"), "--param", "n_estimators=15",
+                 str(tmp_path / "interactions.tsv"), "--model", "okboost", "--param", "n_estimators=15",
                  "--quiet"]) == 0  # fmt: skip
     model_id = json.loads(capsys.readouterr().out)["model_id"]
     scores = []

@@ -30,7 +30,7 @@ def test_bipartite_by_id(http: TestClient, binary: bool) -> None:
     row_ids, col_ids = np.asarray(NET.row_ids), np.asarray(NET.col_ids)
     pairs = np.asarray([[row_ids[i], col_ids[j]] for i, j in NET.edges(range(30), range(20))])
     fit = c.train_bipartite(NET.rows[R], NET.cols[C], pairs, row_ids=row_ids[R],
-                            col_ids=col_ids[C], params=SMALL, wait=True)  # fmt: skip
+                            col_ids=col_ids[C], model="okboost", params=SMALL, wait=True)  # fmt: skip
     assert fit["model"]["task"] == "bipartite"
     out = c.kernel_bipartite(fit["model_id"], NET.rows[TR], NET.cols[TC], row_ids=row_ids[TR],
                              col_ids=col_ids[TC], top_k=2)  # fmt: skip
@@ -58,7 +58,7 @@ def test_bipartite_similarity_dataframes_and_errors(http: TestClient) -> None:
     rows = pd.DataFrame(NET.rows[R], columns=["a", "b", "c"])
     rows.insert(0, "id", NET.row_ids[:30])
     S = np.exp(-((NET.cols[:, None] - NET.cols[None]) ** 2).sum(-1))
-    fit = c.train_bipartite(rows, col_similarity=S[C, C], adjacency=NET.Y[R, C], params=SMALL,
+    fit = c.train_bipartite(rows, col_similarity=S[C, C], adjacency=NET.Y[R, C], model="okboost", params=SMALL,
                             cv={"folds": 2}, wait=True)  # fmt: skip
     info = fit["model"]["bipartite"]
     assert info["col_inputs"] == "similarity" and info["has_row_ids"]
@@ -75,7 +75,7 @@ def test_multilabel(http: TestClient, binary: bool) -> None:
     c = OKBoostClient("http://localhost", transport=http._transport, binary=binary)
     X, Y = label_data()
     names = ["w", "x", "y", "z"]
-    fit = c.train_multilabel(X[:45], Y[:45], label_names=names, params=SMALL, per_label=True,
+    fit = c.train_multilabel(X[:45], Y[:45], label_names=names, model="okboost", params=SMALL, per_label=True,
                              metric="macro_f1", wait=True)  # fmt: skip
     assert len(fit["model"]["multilabel"]["thresholds"]) == 4
     out = c.predict_labels(fit["model_id"], X[45:], ids=[f"s{i}" for i in range(15)])
@@ -115,7 +115,7 @@ def test_a_labelled_similarity_file_is_matched_by_id(http: TestClient, tmp_path:
     row_ids = np.asarray(NET.row_ids[:30])
     edges = np.asarray([[row_ids[i], ids[j]] for i, j in NET.edges(range(30), range(20))])
     common = {"rows": NET.rows[:30], "row_ids": row_ids, "edges": edges,
-              "params": SMALL, "wait": True}  # fmt: skip
+              "model": "okboost", "params": SMALL, "wait": True}  # fmt: skip
     by_array = c.train_bipartite(col_similarity=S, col_ids=np.asarray(ids), **common)
     new = {"rows": NET.rows[30:], "top_k": 3}
     want = c.kernel_bipartite(by_array["model_id"], **new)
@@ -134,9 +134,11 @@ def test_bipartite_unknown_pairs(http: TestClient, binary: bool) -> None:
     Y = NET.Y[R, C].copy()
     unknown = np.argwhere(Y == 0)[::7]
     listed = c.train_bipartite(NET.rows[R], NET.cols[C], adjacency=Y, unknown_pairs=unknown,
-                               params=SMALL, wait=True)  # fmt: skip
+                               model="okboost", params=SMALL, wait=True)  # fmt: skip
     Y[unknown[:, 0], unknown[:, 1]] = np.nan
-    as_nan = c.train_bipartite(NET.rows[R], NET.cols[C], adjacency=Y, params=SMALL, wait=True)
+    as_nan = c.train_bipartite(
+        NET.rows[R], NET.cols[C], adjacency=Y, model="okboost", params=SMALL, wait=True
+    )
     assert listed["model"]["bipartite"]["n_unknown"] == len(unknown)
     assert as_nan["model"]["bipartite"]["n_unknown"] == len(unknown)
     a = c.kernel_bipartite(listed["model_id"], NET.rows[TR])["scores"]["new_rows"]

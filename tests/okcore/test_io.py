@@ -460,12 +460,12 @@ def test_wrong_format(saved):
         load(saved)
 
 
-@pytest.mark.parametrize("version", [0, 9, "1", "2", None])
+@pytest.mark.parametrize("version", [0, 10, "1", "2", None])
 def test_wrong_format_version(saved, version):
     edit_manifest(saved, format_version=version)
     expected = (
         f"^model format version {version!r} is not supported "
-        "\\(this okcore reads versions 1, 2, 3, 4, 5, 6, 7, 8\\)$"
+        "\\(this okcore reads versions 1, 2, 3, 4, 5, 6, 7, 8, 9\\)$"
     )
     with pytest.raises(PersistenceError, match=expected):
         load(saved)

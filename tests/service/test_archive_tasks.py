@@ -45,6 +45,7 @@ def _members(archive: bytes) -> dict[str, bytes]:
 def test_bipartite_round_trip(client: TestClient, other: TestClient) -> None:
     body: dict[str, Any] = {
         "task": "bipartite",
+        "model": "okboost",
         "rows": {"inputs": NET.rows[:30].tolist(), "ids": NET.row_ids[:30]},
         "cols": {"inputs": NET.cols[:20].tolist(), "ids": NET.col_ids[:20]},
         "edges": NET.edges(range(30), range(20)),
@@ -67,6 +68,7 @@ def test_bipartite_archive_with_a_foreign_column_side_is_refused(
 ) -> None:
     body: dict[str, Any] = {
         "task": "bipartite",
+        "model": "okboost",
         "rows": {"inputs": NET.rows[:30].tolist()},
         "cols": {"inputs": NET.cols[:20].tolist()},
         "edges": NET.edges(range(30), range(20)),

@@ -21,6 +21,7 @@ COL_FOLDS = (np.arange(20) >= 10).astype(int).tolist()
 def _body(cv: dict[str, Any]) -> dict[str, Any]:
     return {
         "task": "bipartite",
+        "model": "okboost",
         "rows": {"inputs": NET.rows[ROWS].tolist()},
         "cols": {"inputs": NET.cols[COLS].tolist()},
         "edges": NET.edges(ROWS, COLS),

@@ -27,7 +27,7 @@ def _body(net: Bipartite = NET, ids: bool = True, **extra: Any) -> dict[str, Any
         rows["ids"] = [net.row_ids[i] for i in TRAIN_R]
         cols["ids"] = [net.col_ids[j] for j in TRAIN_C]
         edges = [[rows["ids"][i], cols["ids"][j]] for i, j in edges]
-    body = {"task": "bipartite", "rows": rows, "cols": cols, "edges": edges,
+    body = {"task": "bipartite", "model": "okboost", "rows": rows, "cols": cols, "edges": edges,
             "params": dict(SMALL), "wait": True}  # fmt: skip
     body.update(extra)
     return body
@@ -236,7 +236,7 @@ def test_multipart_tables_by_id(client: TestClient) -> None:
     )
     r = client.post(
         "/train",
-        data={"json": '{"task": "bipartite", "params": {"n_estimators": 15, "max_splits": 3, '
+        data={"json": '{"task": "bipartite", "model": "okboost", "params": {"n_estimators": 15, "max_splits": 3, '
                       '"learning_rate": 0.2, "random_state": 0}, "wait": true}'},
         files={"rows.inputs": ("drugs.csv", csv(NET.rows[TRAIN_R], row_ids)),
                "cols.inputs": ("targets.csv", csv(NET.cols[TRAIN_C], col_ids)),

@@ -40,6 +40,7 @@ def _labelled(M: np.ndarray, row_ids: list[str], col_ids: list[str], order: np.n
 def model_id(client: TestClient) -> str:
     body = {
         "task": "bipartite",
+        "model": "okboost",
         "rows": {"inputs": NET.rows[TRAIN_R].tolist()},
         "cols": {"similarity": S[np.ix_(TRAIN_C, TRAIN_C)].tolist(), "ids": COL_IDS},
         "edges": np.argwhere(NET.Y[np.ix_(TRAIN_R, TRAIN_C)] != 0).tolist(),
@@ -120,6 +121,7 @@ def test_bad_labelled_similarities_at_prediction_are_422(client: TestClient, mod
 def test_a_model_without_ids_cannot_match_by_id(client: TestClient) -> None:
     body = {
         "task": "bipartite",
+        "model": "okboost",
         "rows": {"inputs": NET.rows[TRAIN_R].tolist()},
         "cols": {"similarity": S[np.ix_(TRAIN_C, TRAIN_C)].tolist()},
         "edges": np.argwhere(NET.Y[np.ix_(TRAIN_R, TRAIN_C)] != 0).tolist(),

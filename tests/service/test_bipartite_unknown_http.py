@@ -28,6 +28,7 @@ COL_IDS = [NET.col_ids[j] for j in TRAIN_C]
 def _body(**extra: Any) -> dict[str, Any]:
     body = {
         "task": "bipartite",
+        "model": "okboost",
         "rows": {"inputs": NET.rows[TRAIN_R].tolist(), "ids": ROW_IDS},
         "cols": {"inputs": NET.cols[TRAIN_C].tolist(), "ids": COL_IDS},
         "edges": np.argwhere(Y_TRAIN != 0).tolist(),
@@ -89,7 +90,9 @@ def test_unknown_pairs_as_table_parts(client: TestClient) -> None:
     cells = Y_TRAIN.astype(int).astype(str)
     cells[UNKNOWN[:, 0], UNKNOWN[:, 1]] = "NA"
     adjacency = "\n".join(",".join(row) for row in cells) + "\n"
-    head = '{"task": "bipartite", "params": {"n_estimators": 15, "max_splits": 3, '
+    head = (
+        '{"task": "bipartite", "model": "okboost", "params": {"n_estimators": 15, "max_splits": 3, '
+    )
     head += '"learning_rate": 0.2, "random_state": 0}, "wait": true, '
     sides = f'"rows": {{"inputs": {NET.rows[TRAIN_R].tolist()}}}, '
     sides += f'"cols": {{"inputs": {NET.cols[TRAIN_C].tolist()}}}}}'

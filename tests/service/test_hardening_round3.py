@@ -226,6 +226,7 @@ def test_a_queued_bipartite_job_holds_its_edges_not_a_dense_matrix() -> None:
 
     body = {
         "task": "bipartite",
+        "model": "okboost",
         "rows": {"inputs": [[0.0]] * 20_000},
         "cols": {"inputs": [[0.0]] * 1_000},
         "edges": [[0, 0]],

@@ -85,7 +85,7 @@ def _check_advances(seen: list[tuple[str, str | None, int, int, float | None]]) 
 
 def test_a_bipartite_job_advances_through_both_sides_of_every_fit(tmp_path: Path) -> None:
     net = bipartite_network()
-    body = {"task": "bipartite", "rows": {"inputs": net.rows[:30].tolist()},
+    body = {"task": "bipartite", "model": "okboost", "rows": {"inputs": net.rows[:30].tolist()},
             "cols": {"inputs": net.cols[:20].tolist()}, "edges": net.edges(range(30), range(20)),
             "params": dict(SMALL), "cv": {"folds": [2, 2]}}  # fmt: skip
     plan = plan_bipartite(BipartiteTrainRequest.model_validate(body), 10**7)

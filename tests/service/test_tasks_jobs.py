@@ -20,6 +20,7 @@ X, Y = label_data()
 def _bipartite(**extra: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
         "task": "bipartite",
+        "model": "okboost",
         "rows": {"inputs": NET.rows[:30].tolist()},
         "cols": {"inputs": NET.cols[:20].tolist()},
         "edges": NET.edges(range(30), range(20)),

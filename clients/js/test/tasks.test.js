@@ -22,7 +22,7 @@ test("bipartite: train by id, ranked edges of new drugs by id, scores per block"
   const fit = await client.trainBipartite(
     { inputs: DRUGS, ids: DRUG_IDS },
     { inputs: TARGETS, ids: TARGET_IDS },
-    { edges: EDGES, params: PARAMS, wait: true },
+    { edges: EDGES, model: "okboost", params: PARAMS, wait: true },
   );
   assert.equal(fit.model.task, "bipartite");
   const out = await client.kernelBipartite(fit.model_id, {
@@ -55,7 +55,13 @@ test("bipartite: unknown pairs at training and left out of the scores", { skip }
   const fit = await client.trainBipartite(
     { inputs: DRUGS, ids: DRUG_IDS },
     { inputs: TARGETS, ids: TARGET_IDS },
-    { edges: EDGES, unknownPairs: [["d0", "t2"], ["d5", "t0"]], params: PARAMS, wait: true },
+    {
+      edges: EDGES,
+      unknownPairs: [["d0", "t2"], ["d5", "t0"]],
+      model: "okboost",
+      params: PARAMS,
+      wait: true,
+    },
   );
   assert.equal(fit.model.bipartite.n_unknown, 2);
   const rows = { inputs: [[0.05, 0.95], [0.95, 0.05]], ids: ["new-a", "new-b"] };

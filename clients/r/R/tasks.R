@@ -54,9 +54,11 @@ as_scored_pairs <- function(rows, ids = FALSE) {
 #'   pair), instead.
 #' @param unknown_pairs pairs of unknown interaction (not negatives), as `edges`.
 #' @param cv optional K x K cross-validation first, e.g. `list(folds = c(4, 3))`.
+#' @param model "auto" (okcore's default, a rank average of bipartite models; no `params`) or
+#'   an estimator name.
 #' @export
 ok_train_bipartite <- function(client, rows, cols, edges = NULL, adjacency = NULL,
-                               model = "okboost", params = list(), new_pairs = "two-step",
+                               model = "auto", params = list(), new_pairs = "two-step",
                                cv = NULL, name = NULL, wait = FALSE, unknown_pairs = NULL) {
   r <- as_side(rows, "rows")
   c <- as_side(cols, "cols")

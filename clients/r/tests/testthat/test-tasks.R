@@ -17,7 +17,7 @@ test_that("bipartite: train, ranked edges of new drugs, scores per block", {
   for (binary in c(TRUE, FALSE)) {
     cl <- okboost_client(url, binary = binary)
     fit <- ok_train_bipartite(cl, drugs, list(inputs = targets, ids = paste0("t", 1:4)),
-      edges = pairs, params = small, cv = list(folds = c(2, 2)), wait = TRUE
+      edges = pairs, model = "okboost", params = small, cv = list(folds = c(2, 2)), wait = TRUE
     )
     expect_equal(fit$model$task, "bipartite")
     expect_equal(length(fit$model$bipartite$cv$configurations$row_fold), 4)
@@ -45,7 +45,8 @@ test_that("bipartite: unknown pairs at training and left out of the scores", {
   skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
   cl <- okboost_client(url)
   fit <- ok_train_bipartite(cl, drugs, list(inputs = targets, ids = paste0("t", 1:4)),
-    edges = pairs, unknown_pairs = cbind(c(1, 2), c(3, 4)), params = small, wait = TRUE
+    edges = pairs, unknown_pairs = cbind(c(1, 2), c(3, 4)), model = "okboost", params = small,
+    wait = TRUE
   )
   expect_equal(fit$model$bipartite$n_unknown, 2)
   new <- data.frame(id = c("new-a", "new-b"), x = c(0.05, 0.95), y = c(0.95, 0.05))
