@@ -17,8 +17,7 @@ fixed here, so a tampered manifest cannot send a load outside the model's folder
   ``default``, its :class:`~okcore.bipartite.RankAveragedBipartite`, and ``Y``;
 - :class:`~okcore.bipartite.RankAveragedBipartite`: ``member-0``, ``member-1``, ... and
   the weights (and the per-block weights, when given) in the manifest; a member is any
-  bipartite model here but another rank
-  average or default (no deeper nesting);
+  bipartite model here but another rank average or default (no deeper nesting);
 - :class:`~okcore.bipartite.NRLMF`: ``rows`` and ``cols``, the two
   :class:`~okcore.bipartite.NeighbourRegressor` whose training outputs are the latent
   vectors (:meth:`~okcore.bipartite.NRLMF.from_side_models`), and its objective curve.

@@ -193,3 +193,25 @@ def test_the_default_reports_its_members_and_their_trees() -> None:
     trees = {p.part for p in heard if p.phase == "trees"}
     assert any(part.endswith("/rows") for part in trees)
     assert any(part.endswith("/columns") for part in trees)
+
+
+def test_a_rank_average_keeps_its_block_weights(tmp_path):
+    from okcore.bipartite.default import DEFAULT_BLOCK_WEIGHTS
+
+    rng = np.random.default_rng(4)
+    X_rows, X_cols = rng.normal(size=(14, 3)), rng.normal(size=(9, 3))
+    Y = (rng.uniform(size=(14, 9)) < 0.3).astype(float)
+    members = [
+        okcore.bipartite.NRLMF(n_factors=3, max_iter=5, random_state=0),
+        okcore.bipartite.NRLMF(n_factors=4, max_iter=5, random_state=1),
+    ]
+    assert "new_rows" in DEFAULT_BLOCK_WEIGHTS
+    model = okcore.bipartite.RankAveragedBipartite(
+        members, [1.0, 1.0], block_weights={"new_rows": [0.0, 1.0]}
+    ).fit(X_rows, X_cols, Y)
+    okcore.save(model, tmp_path / "m")
+    loaded = okcore.load(tmp_path / "m")
+    assert loaded.block_weights == {"new_rows": [0.0, 1.0]}
+    new_rows, new_cols = rng.normal(size=(4, 3)), rng.normal(size=(3, 3))
+    for method, new in (("predict_new_rows", new_rows), ("predict_new_cols", new_cols)):
+        np.testing.assert_array_equal(getattr(loaded, method)(new), getattr(model, method)(new))
