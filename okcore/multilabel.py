@@ -282,8 +282,9 @@ def balanced_thresholds(
        of step 1 on these rows (they all do equally well here; the break-even places the
        threshold where a new row's decision should change, so that it does not sit at an
        arbitrary end of a gap between probabilities and move with the seed).
-    With ``weights`` (1, 0, 0) the thresholds are half the expected micro-F1; with (0, 0, 1),
-    0.5. O(N L log N + S L (G + L)), S sweeps (a few).
+    With ``weights`` (1, 0, 0) the thresholds are half the best expected micro-F1, with
+    (0, 1, 0) half each label's (within a grid step), with (0, 0, 1) 0.5.
+    O(N L log N + S L (G + L)), S sweeps (a few; 0.03 CPU s on 1,500 x 14).
     """
     w_micro, w_macro, w_hamming = weights
     P = np.asarray(probabilities, dtype=np.float64)
