@@ -133,7 +133,7 @@ def test_default_candidates_are_seeded() -> None:
 
     model = MultiLabelClassifier(random_state=4)
     assert model.scores == "label_sigmoid" and model.threshold_window == 0.05
-    assert model.per_label == "auto" and model.metric == "balanced"
+    assert model.per_label == "auto" and model.metric == "micro_f1"
     krr, boost, forest = model._candidates(1500)
     assert isinstance(krr, KernelRidgeRegressor) and krr.gamma == "cv" and krr.random_state == 4
     assert krr.n_components is None  # exact up to 2,000 rows, Nystrom above
@@ -326,7 +326,7 @@ def test_thresholds_for_equals_a_fit_for_that_measure() -> None:
     for metric in ("hamming_loss", "macro_f1", "micro_f1", "balanced"):
         other = MultiLabelClassifier(_small_candidates(), metric=metric, random_state=1).fit(X, Y)
         np.testing.assert_array_equal(base.thresholds_for(metric), other.thresholds_)
-    np.testing.assert_array_equal(base.thresholds_for("balanced"), base.thresholds_)
+    np.testing.assert_array_equal(base.thresholds_for("micro_f1"), base.thresholds_)
     per_label = base.thresholds_for("macro_f1")
     assert len(np.unique(per_label)) > 1  # "auto": per label for macro-F1
     assert len(np.unique(base.thresholds_for("hamming_loss"))) == 1
@@ -337,9 +337,9 @@ def test_thresholds_for_equals_a_fit_for_that_measure() -> None:
 
 def test_threshold_is_stable_across_seeds() -> None:
     """The seed moves the inner folds and the candidates' draws. On this problem of 600 rows
-    (small, seed-sensitive candidates) the default rule (per-label calibrated scores,
-    metric "balanced") gives per-label thresholds within 0.01 for seeds 0, 1 and 2; half the
-    best micro-F1 gives the same threshold at each seed, the per-label macro-F1 thresholds
+    (small, seed-sensitive candidates) the calibrated rule with metric "balanced" gives
+    per-label thresholds within 0.01 for seeds 0, 1 and 2; half the best micro-F1 (the
+    default) gives the same threshold at each seed, the per-label macro-F1 thresholds
     are within 0.02; the window rule's micro-F1 threshold moves by 0.04."""
     rng = np.random.default_rng(11)
     X = rng.normal(size=(600, 6))
@@ -355,8 +355,8 @@ def test_threshold_is_stable_across_seeds() -> None:
         ]
 
     calibrated = fits("auto")
-    default = np.array([m.thresholds_ for m in calibrated])
-    assert np.ptp(default, axis=0).max() <= 0.01 + 1e-9
+    balanced = np.array([m.thresholds_ for m in calibrated])
+    assert np.ptp(balanced, axis=0).max() <= 0.01 + 1e-9
     assert len({m.thresholds_for("micro_f1")[0] for m in calibrated}) == 1
     macro = np.array([m.thresholds_for("macro_f1") for m in calibrated])
     assert np.ptp(macro, axis=0).max() <= 0.02
