@@ -40,6 +40,7 @@ seed reaches the wrapper's inner folds and its estimators):
     python -m bench.yeast_multilabel --tune-krr 0.3 1 3 10 30   # the KRR alpha choice
     python -m bench.yeast_multilabel --study   # averages of members, decision rules
     python -m bench.yeast_multilabel --choosing --seeds 0   # the rules on other problems
+    python -m bench.yeast_multilabel --balanced --seeds 0 1 2   # metric="balanced" there
 
 The choosing study (``--choosing``) never reads yeast's test genes: the candidates of
 MultiLabelClassifier() on four other problems (CHOOSING_PROBLEMS: two scikit-learn
@@ -84,6 +85,7 @@ from okcore.model_selection import kfold
 from okcore.multilabel import (
     THRESHOLD_GRID,
     MultiLabelClassifier,
+    calibrated_thresholds,
     choose_thresholds,
     fit_sigmoid,
 )
@@ -122,6 +124,7 @@ LABELS = {
     "sk_et": "scikit-learn ExtraTreesRegressor, threshold by inner CV",
     "avg_et": "average of OK3-et + OKBoost and OK3 extra-trees (300), threshold by inner CV",
     "default": "MultiLabelClassifier() (no setting)",
+    "default_micro": "the same fit, thresholds for micro-F1 (thresholds_for)",
     "default_hamming": "the same fit, thresholds for Hamming loss (thresholds_for)",
     "default_macro": "the same fit, per-label thresholds for macro-F1 (thresholds_for)",
     "default_1202": "MultiLabelClassifier() of 2026-12-02: OK3-et + OKBoost and OK3 "
@@ -135,7 +138,11 @@ SEEDED = ("default", "default_1202", "previous_default", "okboost_window")
 #: Rows derived from the ``default`` fit of the same seed: (metric, per_label) of
 #: MultiLabelClassifier.thresholds_for, the thresholds MultiLabelClassifier(metric=...) with
 #: the same seed would choose (the same inner fits; the weights and maps do not depend on it).
-DERIVED = {"default_hamming": ("hamming_loss", False), "default_macro": ("macro_f1", True)}
+DERIVED = {
+    "default_micro": ("micro_f1", False),
+    "default_hamming": ("hamming_loss", False),
+    "default_macro": ("macro_f1", True),
+}
 RUNNABLE = [m for m in LABELS if m not in DERIVED]
 #: The best published value of each measure on MULAN yeast (lower is better for the losses).
 PUBLISHED_BEST = {
@@ -594,6 +601,99 @@ def bootstrap_spread(seed: int, n_resamples: int = 20) -> str:
     return "\n".join(lines)
 
 
+#: The weights (micro-F1, macro-F1, Hamming loss) of metric="balanced" tried by ``--balanced``.
+BALANCED_GRID = [(1.0, a, b) for a in (0.5, 1.0, 2.0) for b in (0.5, 1.0, 2.0)]
+
+
+def balanced_choice(seeds: Sequence[int]) -> str:
+    """The choice of metric="balanced" and its weights on the choosing problems (never yeast's
+    test genes): the stack of the candidates with per-label sigmoids (the default's model)
+    under each measure's own calibrated thresholds (micro-F1: half the best micro-F1; the
+    Hamming loss: 0.5; macro-F1: half each label's best F1) and under the balanced rule with
+    each weight of BALANCED_GRID, chosen on the out-of-fold scores and scored on each problem's
+    test rows. A rule's regret on a measure is how far it is from that measure's own rule (same
+    problem and seed, the measure's units); the table gives the mean over ``seeds`` and the
+    largest of the three regrets, and the spread (max - min over seeds, largest over labels) of
+    the thresholds."""
+    from okcore.multilabel import balanced_thresholds, map_scores, score_map, stack_weights
+
+    rules: dict[str, Any] = {
+        "micro-F1 (half the best micro-F1)": lambda Y, P: calibrated_thresholds(
+            Y, P, "micro_f1", False
+        ),
+        "Hamming loss (0.5)": lambda Y, P: np.full(Y.shape[1], 0.5),
+        "macro-F1 (half each label's best F1)": lambda Y, P: calibrated_thresholds(
+            Y, P, "macro_f1", True
+        ),
+    }
+
+    def balanced(weights: tuple[float, float, float]) -> Any:
+        def rule(Y: np.ndarray, P: np.ndarray) -> np.ndarray:
+            start = calibrated_thresholds(Y, P, "micro_f1", False)
+            return balanced_thresholds(P, start, weights=weights)
+
+        return rule
+
+    for w in BALANCED_GRID:
+        rules[f"balanced {w[0]:g} / {w[1]:g} / {w[2]:g}"] = balanced(w)
+    own = dict(zip(("micro", "hamming", "macro"), rules, strict=False))
+    found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for name in CHOOSING_PROBLEMS:
+        for seed in seeds:
+            runs = {m: choosing_scores(name, seed, m) for m in CHOOSING_MEMBERS}
+            Y, Y_test = runs["krr"]["Y"].astype(float), runs["krr"]["Yte"]
+            raws = [runs[m]["oof"] for m in CHOOSING_MEMBERS]
+            tests = [runs[m]["test"] for m in CHOOSING_MEMBERS]
+            w, _ = stack_weights(raws, Y, "label_sigmoid")
+            oof = sum(wi * r for wi, r in zip(w, raws, strict=True))
+            test = sum(wi * r for wi, r in zip(w, tests, strict=True))
+            maps = score_map(oof, Y, "label_sigmoid")
+            P, T = map_scores(maps, oof), map_scores(maps, test)
+            for rule, thresholds in rules.items():
+                t = thresholds(Y.astype(bool), P)
+                D = T >= t
+                found.setdefault((name, rule), []).append({
+                    "micro": metrics.micro_f1(Y_test, D),
+                    "hamming": metrics.hamming_loss(Y_test, D),
+                    "macro": metrics.macro_f1(Y_test, D),
+                    "t": t,
+                })  # fmt: skip
+    lines = [
+        '## metric="balanced" on the choosing problems (stack, per-label sigmoids; test rows; '
+        f"mean over seeds {', '.join(map(str, seeds))})\n",
+        "| problem | rule | Hamming | micro-F1 | macro-F1 | regret micro-F1 | regret Hamming "
+        "| regret macro-F1 | largest regret | t spread |",
+        "| --- |" + " --- |" * 9,
+    ]
+    largest: dict[str, list[float]] = {}
+    for name in CHOOSING_PROBLEMS:
+        base = {k: [r[k] for r in found[(name, rule)]] for k, rule in own.items()}
+        for rule in rules:
+            rows = found[(name, rule)]
+            regret = [
+                float(np.mean([base["micro"][i] - r["micro"] for i, r in enumerate(rows)])),
+                float(np.mean([r["hamming"] - base["hamming"][i] for i, r in enumerate(rows)])),
+                float(np.mean([base["macro"][i] - r["macro"] for i, r in enumerate(rows)])),
+            ]
+            largest.setdefault(rule, []).append(max(regret))
+            mean = {k: float(np.mean([r[k] for r in rows])) for k in ("hamming", "micro", "macro")}
+            spread = float(np.ptp([r["t"] for r in rows], axis=0).max())
+            lines.append(
+                f"| {name} | {rule} | {mean['hamming']:.4f} | {mean['micro']:.4f} "
+                f"| {mean['macro']:.4f} | {regret[0]:+.4f} | {regret[1]:+.4f} | {regret[2]:+.4f} "
+                f"| {max(regret):.4f} | {spread:.2f} |"
+            )
+    lines += [
+        "\n## Largest regret, mean over the problems\n",
+        "| rule | " + " | ".join(CHOOSING_PROBLEMS) + " | mean |",
+        "| --- |" + " --- |" * (len(CHOOSING_PROBLEMS) + 1),
+    ]
+    for rule, values in largest.items():
+        cells = " | ".join(f"{v:.4f}" for v in values)
+        lines.append(f"| {rule} | {cells} | {np.mean(values):.4f} |")
+    return "\n".join(lines)
+
+
 def evaluate(Y: np.ndarray, scores: np.ndarray, decisions: np.ndarray) -> dict[str, float]:
     out = {}
     for name, (function, takes_scores, _) in metrics.MULTILABEL_METRICS.items():
@@ -625,6 +725,9 @@ def run(argv: Sequence[str] | None = None) -> Report | None:
         "--choosing", action="store_true", help="the rules on the choosing problems (not yeast)"
     )
     parser.add_argument(
+        "--balanced", action="store_true", help='metric="balanced" on the choosing problems'
+    )
+    parser.add_argument(
         "--seeds", nargs="+", type=int, default=[0, 1, 2], help="seeds of the SEEDED methods"
     )
     args = parser.parse_args(argv)
@@ -635,6 +738,12 @@ def run(argv: Sequence[str] | None = None) -> Report | None:
         text = study(args, X_train, Y_train, X_test, Y_test)
         out_dir, _ = output_dirs(args)
         write_result(out_dir / f"{args.name or 'yeast_multilabel_study'}.txt", text + "\n")
+        print(text)
+        return None
+    if args.balanced:
+        text = balanced_choice(args.seeds)
+        out_dir, _ = output_dirs(args)
+        write_result(out_dir / f"{args.name or 'multilabel_balanced_choice'}.txt", text + "\n")
         print(text)
         return None
     if args.choosing:

@@ -58,7 +58,7 @@ EVALUATE_RESPONSE_EXAMPLE: dict[str, Any] = {
     "coverage": 6.3,
     "label_ranking_average_precision": 0.76,
 }
-ThresholdMetric = Literal["micro_f1", "macro_f1", "hamming_loss", "subset_accuracy"]
+ThresholdMetric = Literal["micro_f1", "macro_f1", "hamming_loss", "subset_accuracy", "balanced"]
 """The measures okcore.MultiLabelClassifier can choose its threshold for (its ``metric``;
 a test checks them against okcore's list)."""
 

@@ -10,9 +10,14 @@ from okcore import OK3ForestRegressor, OKBoostRegressor, metrics
 from okcore.exceptions import InvalidParameterError
 from okcore.meta import clone
 from okcore.multilabel import (
+    BALANCED_WEIGHTS,
+    THRESHOLD_GRID,
     MultiLabelClassifier,
+    balanced_score,
+    balanced_thresholds,
     calibrated_thresholds,
     choose_thresholds,
+    expected_counts,
     fit_sigmoid,
     label_curves,
     simplex_grid,
@@ -318,40 +323,45 @@ def test_stacked_fit_is_the_weighted_average_and_deterministic() -> None:
 def test_thresholds_for_equals_a_fit_for_that_measure() -> None:
     X, Y = _data(200)
     base = MultiLabelClassifier(_small_candidates(), random_state=1).fit(X, Y)
-    for metric in ("hamming_loss", "macro_f1"):
+    for metric in ("hamming_loss", "macro_f1", "micro_f1", "balanced"):
         other = MultiLabelClassifier(_small_candidates(), metric=metric, random_state=1).fit(X, Y)
         np.testing.assert_array_equal(base.thresholds_for(metric), other.thresholds_)
+    np.testing.assert_array_equal(base.thresholds_for("micro_f1"), base.thresholds_)
     per_label = base.thresholds_for("macro_f1")
     assert len(np.unique(per_label)) > 1  # "auto": per label for macro-F1
     assert len(np.unique(base.thresholds_for("hamming_loss"))) == 1
+    assert len(np.unique(base.thresholds_for("micro_f1"))) == 1
     with pytest.raises(Exception, match="metric must be one of"):
         base.thresholds_for("auc")
 
 
 def test_threshold_is_stable_across_seeds() -> None:
     """The seed moves the inner folds and the candidates' draws. On this problem of 600 rows
-    (small, seed-sensitive candidates) the default rule (per-label calibrated scores, the
-    threshold half the best micro-F1) gives the same threshold for seeds 0, 1 and 2, and
-    per-label macro-F1 thresholds within 0.02; the window rule's moves by 0.04."""
+    (small, seed-sensitive candidates) the calibrated rule with metric "balanced" gives
+    per-label thresholds within 0.01 for seeds 0, 1 and 2; half the best micro-F1 (the
+    default) gives the same threshold at each seed, the per-label macro-F1 thresholds
+    are within 0.02; the window rule's micro-F1 threshold moves by 0.04."""
     rng = np.random.default_rng(11)
     X = rng.normal(size=(600, 6))
     logits = X @ rng.normal(size=(6, 5)) + rng.normal(scale=1.0, size=(600, 5))
     Y = (logits > 0.5).astype(int)
 
-    def fits(rule: str) -> list[MultiLabelClassifier]:
+    def fits(rule: str, metric: str = "balanced") -> list[MultiLabelClassifier]:
         return [
-            MultiLabelClassifier(_small_candidates(s), threshold_rule=rule, random_state=s).fit(
-                X, Y
-            )
+            MultiLabelClassifier(
+                _small_candidates(s), threshold_rule=rule, metric=metric, random_state=s
+            ).fit(X, Y)
             for s in (0, 1, 2)
         ]
 
     calibrated = fits("auto")
-    assert len({m.thresholds_[0] for m in calibrated}) == 1
+    balanced = np.array([m.thresholds_ for m in calibrated])
+    assert np.ptp(balanced, axis=0).max() <= 0.01 + 1e-9
+    assert len({m.thresholds_for("micro_f1")[0] for m in calibrated}) == 1
     macro = np.array([m.thresholds_for("macro_f1") for m in calibrated])
     assert np.ptp(macro, axis=0).max() <= 0.02
     assert np.all(np.array([m.thresholds_for("hamming_loss") for m in calibrated]) == 0.5)
-    window = [m.thresholds_[0] for m in fits("window")]
+    window = [m.thresholds_[0] for m in fits("window", "micro_f1")]
     assert max(window) - min(window) == pytest.approx(0.04)
 
 
@@ -448,3 +458,91 @@ def test_every_inner_fit_reports_its_progress() -> None:
     assert {part for part, _, _ in heard} == {"final"}
     with pytest.raises(Exception, match="callback must be callable"):
         MultiLabelClassifier(est).fit(X, Y, callback=3)
+
+
+def _expected_measure(P: np.ndarray, t: np.ndarray, weights=(1.0, 1.0, 1.0)) -> float:
+    """w_mi micro-F1 + w_ma macro-F1 - w_h Hamming loss with every count replaced by its
+    expectation under the probabilities P (written out entry by entry, independently of
+    okcore's counting)."""
+    D = P >= t
+    tp = np.where(D, P, 0.0).sum(axis=0)
+    decided = D.sum(axis=0)
+    positives = P.sum(axis=0)
+    micro = 2 * tp.sum() / (decided.sum() + positives.sum())
+    macro = np.mean(2 * tp / (decided + positives))
+    errors = np.where(D, 1.0 - P, P).sum()  # expected false positives + false negatives
+    return weights[0] * micro + weights[1] * macro - weights[2] * errors / P.size
+
+
+def test_expected_counts_by_enumeration() -> None:
+    rng = np.random.default_rng(2)
+    P = rng.random((25, 3))
+    tp, decided = expected_counts(P)
+    for g, t in enumerate(THRESHOLD_GRID):
+        np.testing.assert_allclose(tp[:, g], np.where(P >= t, P, 0).sum(axis=0), atol=1e-12)
+        np.testing.assert_array_equal(decided[:, g], (P >= t).sum(axis=0))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("weights", [BALANCED_WEIGHTS, (1.0, 1.0, 1.0), (1.0, 0.5, 0.5)])
+def test_balanced_thresholds_reach_the_brute_force_optimum(seed: int, weights) -> None:
+    """On small problems (2 labels, one rare) the plug-in measure of the thresholds found
+    equals the best over every pair of grid thresholds (99 x 99, enumerated)."""
+    rng = np.random.default_rng(seed)
+    P = np.column_stack([rng.beta(2, 2, 40), rng.beta(0.5, 6, 40)])
+    found = balanced_thresholds(P, np.full(2, 0.3), weights=weights)
+    grid = THRESHOLD_GRID
+    best = max(_expected_measure(P, np.array([a, b]), weights) for a in grid for b in grid)
+    assert _expected_measure(P, found, weights) == pytest.approx(best, abs=1e-12)
+    assert set(np.round(found, 2)) <= set(grid)
+
+
+def test_balanced_thresholds_known_cases() -> None:
+    """Weights (1, 0, 0): micro-F1 alone, thresholds half the best expected micro-F1 (within
+    a grid step: each within the decisions' interval); (0, 0, 1): the Hamming loss alone, 0.5; (0, 1, 0): each label at half its
+    best expected F1. Permuting rows changes nothing; permuting labels permutes thresholds.
+    With equal weights rare labels sit lower than frequent ones."""
+    rng = np.random.default_rng(5)
+    P = np.column_stack([rng.beta(a, b, 300) for a, b in ((4, 2), (2, 2), (1, 4), (0.5, 8))])
+    grid = THRESHOLD_GRID
+    start = np.full(4, 0.3)
+    micro = balanced_thresholds(P, start, weights=(1.0, 0.0, 0.0))
+    best_micro = max(_expected_measure(P, np.full(4, t), (1, 0, 0)) for t in grid)
+    assert np.abs(micro - best_micro / 2).max() <= 0.01 + 1e-9  # one grid step
+    assert np.all(balanced_thresholds(P, start, weights=(0.0, 0.0, 1.0)) == 0.5)
+    macro = balanced_thresholds(P, start, weights=(0.0, 1.0, 0.0))
+    for j in range(4):
+        f1 = max(_expected_measure(P[:, [j]], np.array([t]), (0, 1, 0)) for t in grid)
+        assert abs(macro[j] - f1 / 2) <= 0.01 + 1e-9
+    found = balanced_thresholds(P, start, weights=(1.0, 1.0, 1.0))
+    np.testing.assert_array_equal(
+        balanced_thresholds(P[::-1], start, weights=(1.0, 1.0, 1.0)), found
+    )
+    np.testing.assert_array_equal(
+        balanced_thresholds(P[:, ::-1], start, weights=(1.0, 1.0, 1.0)), found[::-1]
+    )
+    assert found[3] < found[2] < found[0] and found[3] < found[1]
+    # between the measures' own thresholds, label by label
+    assert np.all(found >= np.minimum(micro, macro) - 0.01)
+    assert np.all(found <= np.maximum(np.maximum(micro, macro), 0.5) + 0.01)
+
+
+def test_balanced_metric_is_per_label_and_decides_the_sum() -> None:
+    """metric="balanced" (per label by "auto") equals thresholds_for("balanced") on the same
+    fit and calibrated_thresholds on its out-of-fold scores; the window rule and one
+    threshold for all fall back to the search of balanced_score."""
+    X, Y = _data(200)
+    base = MultiLabelClassifier(_small_candidates(), random_state=1).fit(X, Y)
+    other = MultiLabelClassifier(_small_candidates(), metric="balanced", random_state=1).fit(X, Y)
+    np.testing.assert_array_equal(base.thresholds_for("balanced"), other.thresholds_)
+    np.testing.assert_array_equal(
+        other.thresholds_,
+        calibrated_thresholds(other.oof_labels_, other.oof_scores_, "balanced", True),
+    )
+    D = other.oof_scores_ >= 0.4
+    assert balanced_score(Y, D) == pytest.approx(
+        metrics.micro_f1(Y, D) + metrics.macro_f1(Y, D) - 2 * metrics.hamming_loss(Y, D)
+    )
+    one = base.thresholds_for("balanced", per_label=False)
+    values = [balanced_score(Y, other.oof_scores_ >= t) for t in THRESHOLD_GRID]
+    assert len(set(one)) == 1 and one[0] in THRESHOLD_GRID and np.isfinite(values).all()
