@@ -218,6 +218,7 @@ class TaskMethods:
         per_label: bool | str | None = None,
         metric: str = "micro_f1",
         scores: str | None = None,
+        max_cpu_seconds: float | None = None,
         n_splits: int = 3,
         random_state: int = 0,
         name: str | None = None,
@@ -228,7 +229,8 @@ class TaskMethods:
         inner CV (``threshold="cv"``, one for all labels or ``per_label``, maximising
         ``metric``) or fixed (a number in (0, 1)). ``model`` None: the server's default
         ("auto", okcore's stacked MultiLabelClassifier(); ``params`` then empty); ``model``,
-        ``per_label`` and ``scores`` left None take the server's defaults."""
+        ``per_label`` and ``scores`` left None take the server's defaults;
+        ``max_cpu_seconds``: a CPU budget for the fit (None: none)."""
         inputs, ids = table_inputs(inputs, ids)
         if is_data_frame(labels):
             label_names = label_names or [str(c) for c in labels.columns]
@@ -246,6 +248,7 @@ class TaskMethods:
             "per_label": per_label,
             "metric": metric,
             "scores": scores,
+            "max_cpu_seconds": max_cpu_seconds,
             "n_splits": n_splits,
             "random_state": random_state,
             "wait": wait,

@@ -11,7 +11,7 @@ from files (the commands of :mod:`service.cli` for the other tasks).
     okboost bipartite evaluate MODEL_ID [--rows ...] [--cols ...] --edges test.tsv
                                [--unknown-pairs unknown.tsv]
     okboost labels train X.csv LABELS.csv [--threshold cv|0.4] [--per-label]
-                         [--metric macro_f1] [--scores sigmoid]
+                         [--metric macro_f1] [--scores sigmoid] [--max-cpu-seconds 60]
                          [--model okboost --param ...]
     okboost labels predict MODEL_ID X.csv [--metric hamming_loss]
     okboost labels evaluate MODEL_ID X.csv LABELS.csv [--metric hamming_loss]
@@ -210,6 +210,7 @@ def cmd_labels_train(args: argparse.Namespace) -> int:
             per_label=args.per_label,
             metric=args.metric,
             scores=args.scores,
+            max_cpu_seconds=args.max_cpu_seconds,
             n_splits=args.n_splits,
             name=args.name,
         )
@@ -338,6 +339,9 @@ def add_commands(sub: Any, remote: Callable[[argparse.ArgumentParser], None]) ->
         default="label_sigmoid",
         choices=["label_sigmoid", "sigmoid", "clip"],
         help="the map of the scores to [0, 1] (default: one logistic map per label)",
+    )
+    ltrain.add_argument(
+        "--max-cpu-seconds", type=float, help="a CPU budget for the fit (default: none)"
     )
     ltrain.add_argument("--n-splits", type=int, default=3, help="inner CV folds")
     _training_options(ltrain, model="auto")

@@ -355,8 +355,8 @@ export class OKBoostClient {
    * labelNames, ids, model (left out: the server's default, "auto", okcore's stacked
    * MultiLabelClassifier(), which takes no params), params, threshold ("cv" or a number in
    * (0, 1)), perLabel, metric ("micro_f1" | "macro_f1" | "hamming_loss" |
-   * "subset_accuracy"), scores ("label_sigmoid" | "sigmoid" | "clip"), nSplits,
-   * randomState, name, wait. Options left out take the server's defaults.
+   * "subset_accuracy"), scores ("label_sigmoid" | "sigmoid" | "clip"), maxCpuSeconds
+   * (a CPU budget for the fit), nSplits, randomState, name, wait. Options left out take the server's defaults.
    */
   trainMultilabel(inputs, labels, options = {}) {
     const table = tableInputs(inputs, options.ids);

@@ -118,6 +118,18 @@ class MultiLabelTrainRequest(_Model):
         "scores, else window.",
         examples=["auto"],
     )
+    max_cpu_seconds: float | None = Field(
+        None,
+        gt=0,
+        le=86400,
+        description="A CPU budget (seconds of process time) for the whole fit: boosted "
+        "candidates stop at the first round after their share is spent, a candidate whose "
+        "predicted cost does not fit what is left is skipped (weight 0; the record's "
+        "`multilabel.leaderboard` says why); the fit stays within 1.25 x the budget + 2 s. "
+        "Null (default, as okcore's): no budget, every candidate fitted in full, so that a "
+        "fit reproduces exactly under its seed (the job limits still bound its estimate).",
+        examples=[60.0],
+    )
     n_splits: int = Field(3, ge=2, le=20, description="Folds of the inner cross-validation.")
     random_state: int = Field(0, ge=0, description="Seeds the inner folds.")
     wait: bool = Field(

@@ -76,6 +76,7 @@ def _multilabel(
         threshold_rule=info.get("threshold_rule", "auto"),
         n_splits=info["n_splits"],
         random_state=info["random_state"],
+        max_cpu_seconds=info.get("max_cpu_seconds"),
     )
     n_labels = outputs.shape[1]
     thresholds = np.asarray(info["thresholds"], dtype=np.float64)

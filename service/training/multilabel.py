@@ -147,6 +147,22 @@ def _together(finals: list[JobEstimate]) -> JobEstimate:
     )
 
 
+def _within_budget(estimate: JobEstimate, budget: float) -> JobEstimate:
+    """The job's estimate under a CPU budget: its seconds scaled down to the fit's bound,
+    (1 + BUDGET_TOLERANCE) x budget + BUDGET_SLACK_SECONDS, when they are over it."""
+    bound = (1.0 + okcore.auto.BUDGET_TOLERANCE) * budget + okcore.auto.BUDGET_SLACK_SECONDS
+    if estimate.seconds <= bound:
+        return estimate
+    f = bound / estimate.seconds
+    return replace(
+        estimate,
+        factor_seconds=f * estimate.factor_seconds,
+        setup_seconds=f * estimate.setup_seconds,
+        tree_seconds=f * estimate.tree_seconds,
+        cv_seconds=f * estimate.cv_seconds,
+    )
+
+
 def _work_units(seconds: list[float]) -> list[int]:
     """Each fit's share of WORK_UNITS by its estimated seconds (at least 1)."""
     total = max(sum(seconds), 1e-9)
@@ -180,6 +196,7 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
         "threshold_rule": req.threshold_rule,
         "n_splits": req.n_splits,
         "random_state": req.random_state,
+        "max_cpu_seconds": req.max_cpu_seconds,
     }
     data_bytes = sum(array_bytes(a) for a in (X, labels))
     finals = [estimate_fit(c, X, LABEL_KERNEL, n_labels, data_bytes) for c in candidates]
@@ -196,6 +213,8 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
                 folds.append(e)
                 parts.append(f"fold {k + 1}" + (f", candidate {j + 1}" if several else ""))
         estimate, first = estimate_cv([estimate], folds, 0.0), per_fold[0]
+    if req.max_cpu_seconds is not None:
+        estimate = _within_budget(estimate, req.max_cpu_seconds)
     parts += [f"final, candidate {j + 1}" for j in range(len(candidates))] if several else ["final"]
     run = [*folds, *(finals if several else [finals[0]])]
     units = _work_units([e.seconds for e in run]) if several else [e.n_trees for e in run]
@@ -248,10 +267,11 @@ class _Heard:
 
 
 def _leaderboard(classifier: okcore.MultiLabelClassifier, candidates: list[Any]) -> list[dict]:
-    """One row per candidate: its name, estimator and stacking weight."""
+    """One row per candidate: its name, estimator, stacking weight and budget status
+    (fitted, capped, or skipped and why: okcore's ``candidates_``)."""
     return [
-        {"candidate": candidate_name(c), "estimator": type(c).__name__, "weight": float(w)}
-        for c, w in zip(candidates, classifier.weights_, strict=True)
+        {"candidate": candidate_name(c), **row}
+        for c, row in zip(candidates, classifier.candidates_, strict=True)
     ]
 
 
@@ -291,7 +311,7 @@ def run_multilabel(plan: MultiLabelPlan, root: Path, model_id: str, progress: Re
             fits.fit(len(plan.fits) - 1, okcore.FitProgress(done=1, total=1, elapsed=0.0))
     except Cancelled:
         return "cancelled"
-    inner = classifier.estimator_
+    inner: Any = classifier.estimator_
     info = dict(plan.record["multilabel"])
     info["thresholds"] = [float(t) for t in classifier.thresholds_]
     sigmoid = classifier.sigmoid_
@@ -303,6 +323,7 @@ def run_multilabel(plan: MultiLabelPlan, root: Path, model_id: str, progress: Re
     loss = classifier.oof_log_loss_
     info["oof_log_loss"] = None if loss is None else float(loss)
     info["leaderboard"] = _leaderboard(classifier, candidates)
+    info["cpu_seconds"] = float(classifier.cpu_seconds_)
     record = dict(plan.record)
     record.update(
         status="ready",

@@ -181,3 +181,29 @@ def test_default_progress_counts_reach_the_total(tmp_path: Path) -> None:
     done = [p.done for p in reports]
     assert done == sorted(done) and done[-1] == plan.total
     assert {p.total for p in reports} == {plan.total} and {p.unit for p in reports} == {"work"}
+
+
+def test_a_cpu_budget_is_kept_and_reported(client: TestClient) -> None:
+    """max_cpu_seconds reaches okcore: the fit's own CPU accounting within the stated bound,
+    each candidate's status in the leaderboard, the job's estimate within the bound too."""
+    from okcore.auto import BUDGET_SLACK_SECONDS, BUDGET_TOLERANCE
+    from service.schemas.multilabel import MultiLabelTrainRequest
+    from service.training.multilabel import plan_multilabel
+
+    bound = (1 + BUDGET_TOLERANCE) * 0.5 + BUDGET_SLACK_SECONDS
+    plan = plan_multilabel(MultiLabelTrainRequest.model_validate(_body(max_cpu_seconds=0.5)))
+    assert plan.estimate.seconds <= bound + 1e-9
+    r = client.post("/train", json=_body(max_cpu_seconds=0.5))
+    assert r.status_code == 201, r.text
+    info = r.json()["model"]["multilabel"]
+    assert info["max_cpu_seconds"] == 0.5 and info["cpu_seconds"] <= bound
+    for row in info["leaderboard"]:
+        assert row["status"] in ("fitted", "capped") or row["status"].startswith("skipped")
+        assert row["weight"] == 0.0 or not row["status"].startswith("skipped")
+    assert _predict(client, r.json()["model_id"])["labels"]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1e6])
+def test_a_bad_budget_is_422(client: TestClient, bad: float) -> None:
+    r = client.post("/train", json=_body(max_cpu_seconds=bad, wait=False))
+    assert r.status_code == 422 and "max_cpu_seconds" in r.json()["error"]["message"]

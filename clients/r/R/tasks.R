@@ -151,11 +151,13 @@ ok_evaluate_bipartite <- function(client, model_id, rows = NULL, cols = NULL, ne
 #' @param threshold "cv" (chosen by inner cross-validation for `metric`, one for all labels
 #'   or `per_label`) or a number in (0, 1).
 #' @param per_label,scores NULL: the server's defaults.
+#' @param max_cpu_seconds NULL (no budget) or a CPU budget in seconds for the fit.
 #' @export
 ok_train_multilabel <- function(client, inputs, labels, label_names = NULL, ids = NULL,
                                 model = NULL, params = list(), threshold = "cv",
                                 per_label = NULL, metric = "micro_f1", scores = NULL,
-                                n_splits = 3, random_state = 0, name = NULL, wait = FALSE) {
+                                n_splits = 3, random_state = 0, name = NULL, wait = FALSE,
+                                max_cpu_seconds = NULL) {
   table <- as_table(inputs, ids)
   if (is.data.frame(labels) && is.null(label_names)) label_names <- names(labels)
   body <- list(
@@ -164,7 +166,7 @@ ok_train_multilabel <- function(client, inputs, labels, label_names = NULL, ids 
     label_names = if (!is.null(label_names)) I(as.character(label_names)),
     model = model, params = if (length(params)) params, threshold = threshold,
     per_label = per_label, metric = metric, scores = scores, n_splits = n_splits,
-    random_state = random_state, name = name, wait = wait
+    random_state = random_state, name = name, wait = wait, max_cpu_seconds = max_cpu_seconds
   )
   ok_request(client, "POST", "/train", body)
 }
