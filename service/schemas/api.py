@@ -893,8 +893,9 @@ class Progress(BaseModel):
 
     done: int = Field(
         description="Work done so far, in `unit`: trees (of every fit of a job that "
-        "cross-validates or fits a bipartite model's two sides), fits of models "
-        "(multi-label jobs), or the unit of the phase reported."
+        "cross-validates or fits a bipartite model's two sides, or a multi-label model's "
+        "inner and final fits), work (thousandths of the estimated CPU of the multi-label "
+        "default's fits, which differ in cost), or the unit of the phase reported."
     )
     total: int = Field(description="Work to do, in `unit` (trees: M, or M of every fit).")
     fraction: float
