@@ -213,12 +213,13 @@ class TaskMethods:
         *,
         label_names: list[str] | None = None,
         ids: Any = None,
-        model: str = "okboost",
+        model: str | None = None,
         params: dict[str, Any] | None = None,
         threshold: str | float = "cv",
-        per_label: bool = False,
+        per_label: bool | str | None = None,
         metric: str = "micro_f1",
-        scores: str = "clip",
+        scores: str | None = None,
+        max_cpu_seconds: float | None = None,
         n_splits: int = 3,
         random_state: int = 0,
         name: str | None = None,
@@ -227,7 +228,10 @@ class TaskMethods:
         """POST /train of label sets (``"task": "multilabel"``): ``labels`` are N x L 0/1
         rows (a DataFrame's column names become ``label_names``); the threshold is chosen by
         inner CV (``threshold="cv"``, one for all labels or ``per_label``, maximising
-        ``metric``) or fixed (a number in (0, 1))."""
+        ``metric``) or fixed (a number in (0, 1)). ``model`` None: the server's default
+        ("auto", okcore's stacked MultiLabelClassifier(); ``params`` then empty); ``model``,
+        ``per_label`` and ``scores`` left None take the server's defaults;
+        ``max_cpu_seconds``: a CPU budget for the fit (None: none)."""
         inputs, ids = table_inputs(inputs, ids)
         if is_data_frame(labels):
             label_names = label_names or [str(c) for c in labels.columns]
@@ -245,6 +249,7 @@ class TaskMethods:
             "per_label": per_label,
             "metric": metric,
             "scores": scores,
+            "max_cpu_seconds": max_cpu_seconds,
             "n_splits": n_splits,
             "random_state": random_state,
             "wait": wait,
@@ -252,15 +257,19 @@ class TaskMethods:
         result: dict[str, Any] = self._post("/train", body)
         return result
 
-    def predict_labels(self, model_id: str, inputs: Any, *, ids: Any = None) -> dict[str, Any]:
+    def predict_labels(
+        self, model_id: str, inputs: Any, *, ids: Any = None, metric: str | None = None
+    ) -> dict[str, Any]:
         """POST /predict of a multi-label model: ``probabilities`` (Q x L scores in [0, 1]),
         ``labels`` (Q x L 0/1 rows), ``thresholds`` as ndarrays, ``label_names`` and each
-        row's ``label_sets`` by name (when the labels have names)."""
+        row's ``label_sets`` by name (when the labels have names). ``metric``: the label
+        sets of another measure's thresholds (chosen at training, no refit)."""
         inputs, ids = table_inputs(inputs, ids)
         body = {
             "model_id": model_id,
             "inputs": as_inputs(inputs),
             "ids": None if ids is None else id_array(ids),
+            "metric": metric,
         }
         out: dict[str, Any] = self._post("/predict", body)  # JSON: label sets are ragged
         out["probabilities"] = np.asarray(out["probabilities"], dtype=float)
@@ -268,10 +277,13 @@ class TaskMethods:
         out["thresholds"] = np.asarray(out["thresholds"], dtype=float)
         return out
 
-    def evaluate_labels(self, model_id: str, inputs: Any, labels: Any) -> dict[str, Any]:
+    def evaluate_labels(
+        self, model_id: str, inputs: Any, labels: Any, *, metric: str | None = None
+    ) -> dict[str, Any]:
         """POST /evaluate of a multi-label model against the true 0/1 label rows: Hamming
         loss, subset accuracy, micro- and macro-F1, ranking loss, one-error, coverage and
-        label-ranking average precision."""
+        label-ranking average precision (the label sets of ``metric``'s thresholds when
+        given)."""
         inputs, _ = table_inputs(inputs, None)
         if is_data_frame(labels):
             labels = labels.to_numpy(dtype=float)
@@ -279,6 +291,7 @@ class TaskMethods:
             "model_id": model_id,
             "inputs": as_inputs(inputs),
             "outputs": np.asarray(labels, dtype=float),
+            "metric": metric,
         }
         result: dict[str, Any] = self._post("/evaluate", body)
         return result

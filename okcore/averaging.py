@@ -98,6 +98,12 @@ class AveragedRegressor(MetaEstimator):
         return int(self.estimators_[0].n_features_in_)
 
     @property
+    def n_train_(self) -> int:
+        """The training rows (the members')."""
+        check_is_fitted(self, "estimators_")
+        return int(self.estimators_[0].n_train_)
+
+    @property
     def output_1d_(self) -> bool:
         check_is_fitted(self, "estimators_")
         return bool(getattr(self.estimators_[0], "output_1d_", False))

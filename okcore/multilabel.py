@@ -57,6 +57,7 @@ ridge alone on three (0.0007 behind it on the fourth).
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Any
 
 import numpy as np
@@ -430,6 +431,146 @@ def default_candidates(random_state: Any, n_rows: int = 0) -> list[Any]:
     ]  # fmt: skip
 
 
+class CandidateBudget:
+    """The CPU budget of one :meth:`MultiLabelClassifier.fit` over its candidates' fits
+    (``max_cpu_seconds``; process time, every thread of the process).
+
+    The candidates have priority in their order. Before each fit, the budget left
+    (``seconds`` minus the CPU spent) is reduced by the expected cost of the fits still to
+    come of the candidates before this one (their inner fold fits and their final fits);
+    expected costs are the measured CPU of the candidate's fits so far, scaled by the rows,
+    or before its first fit its cost model's (:meth:`~okcore.base.OKEstimator.estimate_cost`;
+    0 for an estimator without one), as :mod:`okcore.auto.engine` predicts its fits.
+
+    - A boosted candidate (one with ``staged_predict``: it hears its callback after every
+      round) is stopped at the first round after its share of what is left: the rest over
+      its fits still to come, by their rows (its status says ``capped``).
+    - A candidate whose fits cannot be stopped (kernel ridge, forests) starts an inner fit
+      only while its own expected cost (this fit, its later inner fits and its final fit)
+      fits what is left; otherwise it is skipped (weight 0, the reason in its status). Its
+      final fit always runs (its weight was chosen on its inner fits).
+    - The last candidate not skipped is never skipped (a model is always returned).
+
+    So the fit exceeds the budget by at most one round per boosted fit plus the
+    misprediction of the fits that cannot be stopped; the tests hold ``cpu_seconds_`` to
+    (1 + BUDGET_TOLERANCE) x budget + BUDGET_SLACK_SECONDS, the automatic choice's bound.
+    """
+
+    def __init__(
+        self,
+        seconds: float,
+        candidates: list[Any],
+        shape: tuple[int, int, int],
+        n_splits: int,
+        inner: bool,
+    ) -> None:
+        n_rows, n_features, n_labels = shape
+        self.seconds, self.start = float(seconds), time.process_time()
+        self.n_rows, self.fold_rows = n_rows, n_rows - n_rows // n_splits
+        self.folds_left = [n_splits if inner else 0] * len(candidates)
+        self.stoppable = [hasattr(c, "staged_predict") for c in candidates]
+        self.predicted = [
+            {
+                final: self._predicted(c, rows, n_features, n_labels)
+                for final, rows in ((False, self.fold_rows), (True, n_rows))
+            }
+            for c in candidates
+        ]
+        self.measured: list[list[float]] = [[] for _ in candidates]  # CPU per fold row
+        self.status = ["fitted"] * len(candidates)
+        self.capped = [False] * len(candidates)
+        self.final_left = [True] * len(candidates)  # its final fit is still to come
+
+    @staticmethod
+    def _predicted(candidate: Any, n_rows: int, n_features: int, n_labels: int) -> float:
+        """The cost model's CPU seconds of one fit (0 for an estimator without one)."""
+        if not hasattr(candidate, "estimate_cost"):
+            return 0.0
+        try:
+            cost = candidate.estimate_cost(n_rows, n_features, kernel="linear", n_outputs=n_labels)
+        except (DataError, TypeError, ValueError):
+            return 0.0
+        return float(cost.seconds)
+
+    def spent(self) -> float:
+        """CPU seconds since the fit started."""
+        return time.process_time() - self.start
+
+    def live(self) -> list[bool]:
+        """Whether each candidate is fitted (not skipped)."""
+        return [not status.startswith("skipped") for status in self.status]
+
+    def _expected(self, j: int, final: bool) -> float:
+        """Expected CPU of one fit of candidate j: measured per row times its rows, or the
+        cost model's before its first fit."""
+        if self.measured[j]:
+            return float(np.mean(self.measured[j])) * (self.n_rows if final else self.fold_rows)
+        return self.predicted[j][final]
+
+    def _to_come(self, j: int) -> float:
+        """Expected CPU of candidate j's fits still to come (inner and final)."""
+        final = self._expected(j, True) if self.final_left[j] else 0.0
+        return self.folds_left[j] * self._expected(j, False) + final
+
+    def fit_kwargs(self, j: int, final: bool, heard: dict[str, Any], what: str) -> dict[str, Any]:
+        """The fit keywords of candidate j's inner (``final`` False) or final fit: the
+        caller's callback keywords ``heard``, and for a boosted candidate a stop at the
+        first round after its share. Raises :class:`_OverBudget` for an inner fit that
+        cannot be stopped and is not expected to fit what is left."""
+        live = self.live()
+        left = self.seconds - self.spent()
+        left -= sum(self._to_come(i) for i in range(j) if live[i])
+        if not self.stoppable[j]:
+            need = self._to_come(j)
+            if not final and need > left and sum(live) > 1:
+                raise _OverBudget(
+                    f"skipped before its {what} fit: its fits to come need about {need:.3g} s "
+                    f"of CPU, over the {max(left, 0.0):.3g} s of the budget left to it"
+                )
+            return heard
+        rows = (self.n_rows if final else self.fold_rows) / (
+            self.folds_left[j] * self.fold_rows + self.n_rows
+        )
+        limit = self.spent() + max(left, 0.0) * rows
+        user = heard.get("callback")
+
+        def capped(progress: Any) -> bool:
+            stop = bool(user(progress)) if user is not None else False
+            if progress.phase == "trees" and self.spent() > limit:
+                self.capped[j] = True
+                return True
+            return stop
+
+        return {"callback": capped}
+
+    def done(self, j: int, final: bool, cpu: float) -> None:
+        """Candidate j's fit took ``cpu`` seconds."""
+        if final:
+            self.final_left[j] = False
+        else:
+            self.folds_left[j] -= 1
+            self.measured[j].append(cpu / self.fold_rows)
+
+    def refit(self, kept: list[int]) -> None:
+        """Only the candidates ``kept`` (non-zero weight) are fitted on all rows."""
+        self.final_left = [j in kept for j in range(len(self.final_left))]
+
+    def drop(self, j: int, reason: str) -> None:
+        self.status[j] = reason
+
+    def statuses(self) -> list[str]:
+        """Each candidate's status: "fitted", "capped" (a boosted fit was stopped by the
+        budget) or "skipped ..." and the reason."""
+        return [
+            "capped" if capped and status == "fitted" else status
+            for status, capped in zip(self.status, self.capped, strict=True)
+        ]
+
+
+class _OverBudget(Exception):
+    """A fit that cannot be stopped was not started: the budget is spent (its reason)."""
+
+
 class MultiLabelClassifier(MetaEstimator):
     """Label sets from okcore regressors fitted on 0/1 label rows with the linear kernel.
 
@@ -478,6 +619,15 @@ class MultiLabelClassifier(MetaEstimator):
     random_state : None or int
         Seeds the inner folds, and the default candidates when no estimator is named (a
         named estimator keeps its own ``random_state``).
+    max_cpu_seconds : float > 0 or None
+        A CPU budget (process time) for the whole fit (:class:`CandidateBudget`): boosted
+        candidates stop at the first round after their share is spent, a candidate whose
+        predicted cost does not fit what is left is skipped (weight 0, the reason in
+        ``candidates_``); the fit stays within (1 + BUDGET_TOLERANCE) x budget +
+        BUDGET_SLACK_SECONDS of it (:mod:`okcore.auto.engine`'s bound). None (default):
+        no budget, every candidate fitted in full, so that a fit reproduces exactly under
+        a seed on any machine (a capped fit depends on the machine's speed); the default's
+        cost is bounded anyway (Nystrom kernel ridge above KRR_EXACT_MAX_ROWS rows).
 
     Fitted attributes: ``estimator_`` (fitted on all rows: the candidate, or the
     :class:`~okcore.AveragedRegressor` of the candidates of non-zero weight),
@@ -485,7 +635,9 @@ class MultiLabelClassifier(MetaEstimator):
     inner CV), ``thresholds_`` (L,), ``sigmoid_`` ((a, b), (L, 2) per label, or None),
     ``oof_scores_`` ((N, L) out-of-fold scores in [0, 1], or None with a fixed threshold,
     "clip" and one candidate), ``n_labels_``, ``resolved_params_`` (the final estimator's:
-    what its fit made of its "auto" values).
+    what its fit made of its "auto" values), ``candidates_`` (one row per candidate:
+    ``estimator``, ``weight``, ``status`` "fitted", "capped" or "skipped: " and why),
+    ``cpu_seconds_`` (the fit's process time).
     Cost: n_splits fits of every candidate when anything is chosen by CV, plus one fit of
     each candidate of non-zero weight.
     """
@@ -499,6 +651,7 @@ class MultiLabelClassifier(MetaEstimator):
         "threshold_window": [Interval(float, 0.0, 0.5, "left")],
         "n_splits": [Interval(int, 2, None, "left")],
         "random_state": [Options((None,)), Interval(int, 0, None, "left")],
+        "max_cpu_seconds": [Options((None,)), Interval(float, 0.0, None, "neither")],
     }
 
     def __init__(
@@ -513,6 +666,7 @@ class MultiLabelClassifier(MetaEstimator):
         threshold_window: float = 0.05,
         n_splits: int = 3,
         random_state: Any = 0,
+        max_cpu_seconds: float | None = None,
     ) -> None:
         self.estimator = estimator
         self.scores = scores
@@ -523,6 +677,7 @@ class MultiLabelClassifier(MetaEstimator):
         self.threshold_window = threshold_window
         self.n_splits = n_splits
         self.random_state = random_state
+        self.max_cpu_seconds = max_cpu_seconds
 
     def _candidates(self, n_rows: int) -> list[Any]:
         """Fresh clones of the candidate models (the default's for ``n_rows`` training rows)."""
@@ -549,6 +704,7 @@ class MultiLabelClassifier(MetaEstimator):
         k, candidate j" with several candidates) then "final"; returning True stops the fit
         that reports. The candidates must then take a ``callback`` (every okcore estimator
         the service names does)."""
+        started = time.process_time()
         validate_params(self, self._parameter_constraints)
         check_callback(callback)
         X = check_inputs(X)
@@ -564,37 +720,76 @@ class MultiLabelClassifier(MetaEstimator):
         self.sigmoid_: Any = None
         self.oof_scores_: np.ndarray | None = None
         self.oof_log_loss_: float | None = None
-        self.weights_ = np.ones(len(candidates)) / len(candidates)
-        if self.threshold == "cv" or self.scores != "clip" or len(candidates) > 1:
+        inner = self.threshold == "cv" or self.scores != "clip" or len(candidates) > 1
+        budget = (
+            None
+            if self.max_cpu_seconds is None
+            else CandidateBudget(
+                self.max_cpu_seconds, candidates, (X.shape[0], X.shape[1], self.n_labels_),
+                self.n_splits, inner,
+            )
+        )  # fmt: skip
+        live = [True] * len(candidates) if budget is None else budget.live()
+        self.weights_ = np.array(live, dtype=np.float64) / sum(live)
+        if inner:
             raws = [np.empty_like(labels) for _ in candidates]
             folds = kfold(X.shape[0], self.n_splits, self.random_state)
             for k, (train, test) in enumerate(folds):
                 for j, (raw, candidate) in enumerate(zip(raws, candidates, strict=True)):
+                    if not live[j]:
+                        continue
                     part = f"fold {k + 1}" + (f", candidate {j + 1}" if len(raws) > 1 else "")
+                    heard = part_callback(callback, part)
+                    if budget is not None:
+                        try:
+                            heard = budget.fit_kwargs(j, False, heard, f"fold {k + 1}")
+                        except _OverBudget as stop:
+                            live[j] = False
+                            budget.drop(j, str(stop))
+                            continue
+                    cpu = time.process_time()
                     model = clone(candidate).fit(
-                        X[train], labels[train], **weight_argument(weight, train),
-                        **part_callback(callback, part),
-                    )  # fmt: skip
+                        X[train], labels[train], **weight_argument(weight, train), **heard
+                    )
+                    if budget is not None:
+                        budget.done(j, False, time.process_time() - cpu)
                     raw[test] = self._raw(model, X[test])
-            self.weights_, self.oof_log_loss_ = stack_weights(raws, labels, self.scores)
-            raw = sum(w * r for w, r in zip(self.weights_, raws, strict=True) if w > 0)
-            self.sigmoid_ = score_map(raw, labels, self.scores)
-            self.oof_scores_ = self._map(raw)
+            fitted = [j for j in range(len(candidates)) if live[j]]
+            weights, self.oof_log_loss_ = stack_weights(
+                [raws[j] for j in fitted], labels, self.scores
+            )
+            self.weights_ = np.zeros(len(candidates))
+            self.weights_[fitted] = weights
+            mean: Any = sum(w * r for w, r in zip(self.weights_, raws, strict=True) if w > 0)
+            self.sigmoid_ = score_map(mean, labels, self.scores)
+            self.oof_scores_ = self._map(mean)
         self.oof_labels_ = None if self.oof_scores_ is None else labels.astype(bool)
         if self.threshold == "cv":
             self.thresholds_ = self.thresholds_for(self.metric, self.per_label)
         else:
             self.thresholds_ = np.full(self.n_labels_, float(self.threshold))
-        kept = [(c, w) for c, w in zip(candidates, self.weights_, strict=True) if w > 0]
-        final: Any = (
-            kept[0][0]
-            if len(kept) == 1
-            else AveragedRegressor([c for c, _ in kept], weights=[w for _, w in kept])
+        members = []
+        refitted = [int(j) for j in np.flatnonzero(self.weights_ > 0)]
+        if budget is not None:
+            budget.refit(refitted)
+        for j in refitted:
+            heard = part_callback(callback, "final")
+            if budget is not None:
+                heard = budget.fit_kwargs(j, True, heard, "final")
+            cpu = time.process_time()
+            members.append(clone(candidates[j]).fit(X, labels, **weight_argument(weight), **heard))
+            if budget is not None:
+                budget.done(j, True, time.process_time() - cpu)
+        kept = [float(w) for w in self.weights_ if w > 0]
+        self.estimator_ = (
+            members[0] if len(members) == 1 else AveragedRegressor.from_fitted(members, kept)
         )
-        self.estimator_ = final.fit(
-            X, labels, **weight_argument(weight),
-            **part_callback(callback, "final"),
-        )  # fmt: skip
+        self.cpu_seconds_ = time.process_time() - started
+        statuses = ["fitted"] * len(candidates) if budget is None else budget.statuses()
+        self.candidates_ = [
+            {"estimator": type(c).__name__, "weight": float(w), "status": status}
+            for c, w, status in zip(candidates, self.weights_, statuses, strict=True)
+        ]
         self.resolved_params_ = dict(getattr(self.estimator_, "resolved_params_", {}))
         return self
 

@@ -47,7 +47,16 @@ END = "@@okboost-example-end@@"
 WIDTH = 96
 ID = re.compile(r"\b[0-9a-f]{32}\b")
 #: fields whose values are clock readings or durations, different on every run
-TIME_FIELDS = {"created", "started", "finished", "elapsed", "eta", "training_time", "fit_seconds"}
+TIME_FIELDS = {
+    "created",
+    "started",
+    "finished",
+    "elapsed",
+    "eta",
+    "training_time",
+    "fit_seconds",
+    "cpu_seconds",
+}
 
 
 def pages() -> list[Path]:

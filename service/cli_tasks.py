@@ -11,9 +11,10 @@ from files (the commands of :mod:`service.cli` for the other tasks).
     okboost bipartite evaluate MODEL_ID [--rows ...] [--cols ...] --edges test.tsv
                                [--unknown-pairs unknown.tsv]
     okboost labels train X.csv LABELS.csv [--threshold cv|0.4] [--per-label]
-                         [--metric macro_f1] [--scores sigmoid] [--param ...]
-    okboost labels predict MODEL_ID X.csv
-    okboost labels evaluate MODEL_ID X.csv LABELS.csv
+                         [--metric macro_f1] [--scores sigmoid] [--max-cpu-seconds 60]
+                         [--model okboost --param ...]
+    okboost labels predict MODEL_ID X.csv [--metric hamming_loss]
+    okboost labels evaluate MODEL_ID X.csv LABELS.csv [--metric hamming_loss]
 
 Files are read as :mod:`service.cli` reads them (:mod:`service.cli_files`): ``.npy`` or tables (CSV / TSV) whose id
 column gives ids; an edge table holds [row, column] pairs by id (or row numbers); a labels
@@ -209,6 +210,7 @@ def cmd_labels_train(args: argparse.Namespace) -> int:
             per_label=args.per_label,
             metric=args.metric,
             scores=args.scores,
+            max_cpu_seconds=args.max_cpu_seconds,
             n_splits=args.n_splits,
             name=args.name,
         )
@@ -219,7 +221,7 @@ def cmd_labels_train(args: argparse.Namespace) -> int:
 def cmd_labels_predict(args: argparse.Namespace) -> int:
     inputs, ids = read_inputs(args.inputs)
     with client_of(args) as client:
-        out = client.predict_labels(args.model_id, inputs, ids=ids)
+        out = client.predict_labels(args.model_id, inputs, ids=ids, metric=args.metric)
     _print({k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in out.items()}, args.output)
     return 0
 
@@ -228,7 +230,7 @@ def cmd_labels_evaluate(args: argparse.Namespace) -> int:
     inputs, _ = read_inputs(args.inputs)
     labels, _ = load_labels(args.labels)
     with client_of(args) as client:
-        out = client.evaluate_labels(args.model_id, inputs, labels)
+        out = client.evaluate_labels(args.model_id, inputs, labels, metric=args.metric)
     _print(out, args.output)
     return 0
 
@@ -247,6 +249,14 @@ def _training_options(
     p.add_argument("--name")
     p.add_argument("--no-wait", action="store_true", help="print the job id and return")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+def _metric_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--metric",
+        choices=list(get_args(ThresholdMetric)),
+        help="the label sets of this measure's thresholds (default: the trained measure's)",
+    )
 
 
 def _side_options(p: argparse.ArgumentParser, when: str) -> None:
@@ -311,22 +321,36 @@ def add_commands(sub: Any, remote: Callable[[argparse.ArgumentParser], None]) ->
     ltrain.add_argument("inputs", help="N x p inputs (.npy or a table with optional ids)")
     ltrain.add_argument("labels", help="N x L 0/1 label rows (a table's header names them)")
     ltrain.add_argument("--threshold", default="cv", help="'cv' (default) or a number in (0, 1)")
-    ltrain.add_argument("--per-label", action="store_true", help="one threshold per label")
+    ltrain.add_argument(
+        "--per-label",
+        action="store_true",
+        default=None,
+        help="one threshold per label (default: per label for macro_f1 only)",
+    )
     ltrain.add_argument(
         "--metric",
         default="micro_f1",
         choices=list(get_args(ThresholdMetric)),
         help="what the threshold optimises",
     )
-    ltrain.add_argument("--scores", default="clip", choices=["clip", "sigmoid"])
+    ltrain.add_argument(
+        "--scores",
+        default="label_sigmoid",
+        choices=["label_sigmoid", "sigmoid", "clip"],
+        help="the map of the scores to [0, 1] (default: one logistic map per label)",
+    )
+    ltrain.add_argument(
+        "--max-cpu-seconds", type=float, help="a CPU budget for the fit (default: none)"
+    )
     ltrain.add_argument("--n-splits", type=int, default=3, help="inner CV folds")
-    _training_options(ltrain)
+    _training_options(ltrain, ("auto", *okcore.estimator_names()), "auto")
     ltrain.set_defaults(func=cmd_labels_train)
 
     lpredict = lsub.add_parser("predict", help="label scores and label sets")
     remote(lpredict)
     lpredict.add_argument("model_id")
     lpredict.add_argument("inputs", help="Q x p inputs")
+    _metric_option(lpredict)
     lpredict.add_argument("--output", "-o", help="write the JSON here")
     lpredict.set_defaults(func=cmd_labels_predict)
 
@@ -335,5 +359,6 @@ def add_commands(sub: Any, remote: Callable[[argparse.ArgumentParser], None]) ->
     levaluate.add_argument("model_id")
     levaluate.add_argument("inputs", help="Q x p test inputs")
     levaluate.add_argument("labels", help="Q x L true 0/1 label rows")
+    _metric_option(levaluate)
     levaluate.add_argument("--output", "-o", help="write the JSON here")
     levaluate.set_defaults(func=cmd_labels_evaluate)

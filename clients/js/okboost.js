@@ -353,43 +353,49 @@ export class OKBoostClient {
 
   /**
    * POST /train of label sets (task "multilabel"): `labels` N x L 0/1 rows. Options:
-   * labelNames, ids, model, params, threshold ("cv" or a number in (0, 1)), perLabel,
-   * metric ("micro_f1" | "macro_f1" | "hamming_loss" | "subset_accuracy"), scores
-   * ("clip" | "sigmoid"), nSplits, randomState, name, wait.
+   * labelNames, ids, model (left out: the server's default, "auto", okcore's stacked
+   * MultiLabelClassifier(), which takes no params), params, threshold ("cv" or a number in
+   * (0, 1)), perLabel, metric ("micro_f1" | "macro_f1" | "hamming_loss" |
+   * "subset_accuracy"), scores ("label_sigmoid" | "sigmoid" | "clip"), maxCpuSeconds
+   * (a CPU budget for the fit), nSplits, randomState, name, wait. Options left out take the server's defaults.
    */
-  trainMultilabel(inputs, labels, { model = "okboost", params = {}, ...options } = {}) {
+  trainMultilabel(inputs, labels, options = {}) {
     const table = tableInputs(inputs, options.ids);
     return this.#request("POST", "/train", {
       task: "multilabel",
       inputs: table.inputs,
       labels,
-      model,
-      params,
       ...snakeKeys({ ...options, ids: table.ids }),
     });
   }
 
   /**
    * POST /predict of a multi-label model: probabilities (Q x L in [0, 1]), labels (0/1 rows),
-   * thresholds, and with label names label_sets (each row's labels by name).
+   * thresholds, and with label names label_sets (each row's labels by name). metric: the
+   * label sets of another measure's thresholds (chosen at training, no refit).
    */
-  predictLabels(modelId, inputs, { ids } = {}) {
+  predictLabels(modelId, inputs, { ids, metric } = {}) {
     const table = tableInputs(inputs, ids);
     return this.#request("POST", "/predict", {
       model_id: modelId,
       inputs: table.inputs,
-      ...snakeKeys({ ids: table.ids }),
+      ...snakeKeys({ ids: table.ids, metric }),
     });
   }
 
   /**
    * POST /evaluate of a multi-label model against the true 0/1 label rows: hamming_loss,
    * subset_accuracy, micro_f1, macro_f1, ranking_loss, one_error, coverage,
-   * label_ranking_average_precision.
+   * label_ranking_average_precision (the label sets of metric's thresholds when given).
    */
-  evaluateLabels(modelId, inputs, labels) {
+  evaluateLabels(modelId, inputs, labels, { metric } = {}) {
     const table = tableInputs(inputs, undefined);
-    return this.#request("POST", "/evaluate", { model_id: modelId, inputs: table.inputs, outputs: labels });
+    return this.#request("POST", "/evaluate", {
+      model_id: modelId,
+      inputs: table.inputs,
+      outputs: labels,
+      ...snakeKeys({ metric }),
+    });
   }
 
   /** Every stored model (all pages), oldest first; curves / importances on request. */

@@ -2,7 +2,8 @@
 model trained with ``"task": "multilabel"``; no HTTP here).
 
 Scores are okcore's ``predict_proba`` (in [0, 1]), label sets the scores at or above each
-label's threshold; the measures are okcore.metrics' (those of thresholded label rows on the
+label's threshold (the trained measure's, or with ``metric`` another measure's, kept in the
+record); the measures are okcore.metrics' (those of thresholded label rows on the
 label sets, the ranking ones on the scores).
 """
 
@@ -35,17 +36,52 @@ def _refuse(fields: list[str], route: str) -> None:
         )
 
 
+def refuse_metric(metric: str | None, route: str) -> None:
+    """A ``metric`` sent to a model that is not multi-label: 422."""
+    if metric is not None:
+        raise InvalidRequest(
+            f"metric applies to multi-label models only (the measure whose thresholds "
+            f"decide the label sets): leave it out of {route} for this model"
+        )
+
+
 def _same(value: Any, default: Any) -> bool:
     return not isinstance(value, np.ndarray) and bool(value == default)
 
 
-def _scores(m: LoadedModel, inputs: Any, max_dense: int) -> tuple[np.ndarray, np.ndarray]:
+def thresholds(m: LoadedModel, metric: str | None) -> tuple[np.ndarray, str]:
+    """(The L thresholds, the measure they are for): the trained measure's, or those the
+    record keeps for ``metric`` (chosen at training from the same out-of-fold scores)."""
+    info = m.record["multilabel"]
+    trained = str(info["metric"])
+    if metric is None or metric == trained:
+        return np.asarray(m.task_model.thresholds_, dtype=float), trained
+    by_metric = info.get("thresholds_by_metric")
+    if not by_metric or metric not in by_metric:
+        if "thresholds_by_metric" not in info:
+            why = "it was trained before other measures' thresholds were stored"
+        elif not by_metric:
+            why = "it was trained without out-of-fold scores (fixed threshold, clipped scores)"
+        else:
+            why = "their search was too large for the job"
+        raise InvalidRequest(
+            f"this model has no thresholds for metric {metric!r}: {why}. Leave metric out "
+            f"(the model's {trained!r}), or train with metric {metric!r}"
+        )
+    return np.asarray(by_metric[metric], dtype=float), metric
+
+
+def _scores(
+    m: LoadedModel, inputs: Any, max_dense: int, metric: str | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """(Label scores, 0/1 label rows, the thresholds, their measure)."""
     check_features(m, inputs, "inputs")
     n_labels = int(m.record["multilabel"]["n_labels"])
     check_dense(inputs.shape[0], n_labels, max_dense, "the label scores (Q x L)",
                 "send fewer rows per request")  # fmt: skip
+    cut, measure = thresholds(m, metric)
     proba = np.asarray(m.task_model.predict_proba(inputs), dtype=float)
-    return proba, (proba >= m.task_model.thresholds_).astype(np.int64)
+    return proba, (proba >= cut).astype(np.int64), cut, measure
 
 
 def predict(m: LoadedModel, req: PredictRequest, *, max_dense: int) -> dict[str, Any]:
@@ -69,7 +105,7 @@ def predict(m: LoadedModel, req: PredictRequest, *, max_dense: int) -> dict[str,
         raise InvalidRequest(
             f"ids has {req.ids.shape[0]} entries but inputs has {req.inputs.shape[0]} rows"
         )
-    proba, labels = _scores(m, req.inputs, max_dense)
+    proba, labels, cut, measure = _scores(m, req.inputs, max_dense, req.metric)
     info = m.record["multilabel"]
     names = info.get("label_names")
     return {
@@ -81,7 +117,8 @@ def predict(m: LoadedModel, req: PredictRequest, *, max_dense: int) -> dict[str,
         "label_sets": None
         if names is None
         else [[names[j] for j in np.flatnonzero(row)] for row in labels],
-        "thresholds": np.asarray(info["thresholds"], dtype=float),
+        "thresholds": cut,
+        "metric": measure,
         "ids": None if req.ids is None else req.ids.tolist(),
     }
 
@@ -106,7 +143,7 @@ def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[st
         )
     if not np.isin(truth, (0.0, 1.0)).all():
         raise InvalidRequest("outputs must be 0/1 label rows")
-    proba, labels = _scores(m, req.inputs, max_dense)
+    proba, labels, _, _ = _scores(m, req.inputs, max_dense, req.metric)
     out: dict[str, Any] = {"model_id": m.model_id, "task": "multilabel", "n_test": len(truth)}
     for name in THRESHOLDED:
         out[name] = float(metrics.MULTILABEL_METRICS[name][0](truth, labels))

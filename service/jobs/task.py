@@ -41,11 +41,15 @@ class FitsProgress:
     multi-label one): a fit's reports shifted past the trees of the fits before it, scaled
     to its planned trees if it grows another number, with the time since the job started as
     ``elapsed`` (each fit's own clock restarts at 0). Raises :class:`Cancelled` when asked
-    to stop."""
+    to stop. ``unit``: what the planned counts are when they are not trees (the fits of the
+    multi-label default differ in cost: each is planned as its share of the job's
+    estimated CPU)."""
 
     reporter: Reporter
     trees: list[int]
     started: float = field(default_factory=time.perf_counter)
+    unit: str | None = None
+    reported: int = 0  # the last count reported
 
     def fit(self, i: int, progress: Any) -> None:
         """The i-th fit's report (okcore's FitProgress, heard by that fit's callback)."""
@@ -54,5 +58,8 @@ class FitsProgress:
             progress.total, 1
         )
         elapsed = time.perf_counter() - self.started
-        if self.reporter(replace(progress, done=done, total=sum(self.trees), elapsed=elapsed)):
+        unit = self.unit or progress.unit
+        total = sum(self.trees)
+        self.reported = done
+        if self.reporter(replace(progress, done=done, total=total, elapsed=elapsed, unit=unit)):
             raise Cancelled

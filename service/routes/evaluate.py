@@ -34,6 +34,7 @@ def _evaluate(
     bipartite.refuse_bipartite(m, "/evaluate")
     if multilabel.is_multilabel(m):
         return multilabel.evaluate(m, req, max_dense=max_dense)
+    multilabel.refuse_metric(req.metric, "/evaluate")
     return evaluation.evaluate(m, req, max_dense=max_dense)
 
 

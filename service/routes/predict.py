@@ -37,6 +37,7 @@ def _predict(
         if fmt != "json":  # ragged lists of names: JSON only (labels + label_names hold them)
             answer.pop("label_sets")
     else:
+        multilabel.refuse_metric(req.metric, "/predict")
         answer = inference.predict(m, req, max_dense=max_dense)
     return encoding.render(answer, fmt, name="predict")
 

@@ -744,6 +744,16 @@ def _known_edges(
 PREDICT_EXAMPLE = ex.PREDICT
 
 
+ThresholdMetric = Literal["micro_f1", "macro_f1", "hamming_loss", "subset_accuracy", "balanced"]
+"""The measures okcore.MultiLabelClassifier can choose its threshold for (its ``metric``;
+a test checks them against okcore's list)."""
+METRIC_AT_PREDICT = (
+    "Multi-label models only: the measure whose thresholds decide the label sets (each "
+    "chosen at training from the same out-of-fold scores, okcore's thresholds_for, no "
+    "refit); left out: the measure the model was trained for."
+)
+
+
 class PredictRequest(_Model):
     model_config = ConfigDict(
         json_schema_extra=with_rules(
@@ -789,6 +799,9 @@ class PredictRequest(_Model):
         None, description="C x N kernel between candidates and training outputs (Gram-only models)."
     )
     candidate_diag: Vector | None = Field(None, description="C values k(c, c) with candidate_gram.")
+    metric: ThresholdMetric | None = Field(
+        None, description=METRIC_AT_PREDICT, examples=["hamming_loss"]
+    )
 
     @model_validator(mode="after")
     def _candidates(self) -> PredictRequest:
@@ -880,8 +893,9 @@ class Progress(BaseModel):
 
     done: int = Field(
         description="Work done so far, in `unit`: trees (of every fit of a job that "
-        "cross-validates or fits a bipartite model's two sides), fits of models "
-        "(multi-label jobs), or the unit of the phase reported."
+        "cross-validates or fits a bipartite model's two sides, or a multi-label model's "
+        "inner and final fits), work (thousandths of the estimated CPU of the multi-label "
+        "default's fits, which differ in cost), or the unit of the phase reported."
     )
     total: int = Field(description="Work to do, in `unit` (trees: M, or M of every fit).")
     fraction: float

@@ -9,12 +9,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from service.schemas import examples as ex
 from service.schemas.api import (
+    METRIC_AT_PREDICT,
     Edges,
     FeatureInputs,
     Ids,
     InputColumns,
     Matrix,
     Outputs,
+    ThresholdMetric,
     Vector,
     documented,
 )
@@ -106,6 +108,9 @@ class EvaluateRequest(BaseModel):
         description="How test-training pairs are ranked (AUCs, precision at k): predicted "
         "<F(x), F(x_i)> with the training vertex's input (as the paper and /kernel) or "
         "observed <F(x), phi(y_i)>.",
+    )
+    metric: ThresholdMetric | None = Field(
+        None, description=METRIC_AT_PREDICT, examples=["hamming_loss"]
     )
 
     @model_validator(mode="after")

@@ -4,7 +4,10 @@ work is :mod:`service.training.multilabel` and :mod:`service.inference.multilabe
 A multi-label task learns label sets: each sample carries any subset of L labels, given as a
 0/1 row. okcore's MultiLabelClassifier fits the model on the label rows (linear output
 kernel), maps its scores to [0, 1] and chooses the decision threshold by inner
-cross-validation on the training rows.
+cross-validation on the training rows. With no ``model`` named ("auto") it is okcore's
+default, ``MultiLabelClassifier()``: kernel ridge, OK3-et + OKBoost and OK3 extra-trees
+stacked with weights of least out-of-fold log-loss. Every field left out takes the value
+okcore's MultiLabelClassifier takes by default.
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from service.schemas.api import Ids, Inputs, Outputs, Params, _Model
+from service.schemas.api import Ids, Inputs, Outputs, Params, ThresholdMetric, _Model
 from service.schemas.examples import documented
-from service.schemas.params import EstimatorName
+from service.schemas.params import ModelName
 
 MULTILABEL_TRAIN_EXAMPLE: dict[str, Any] = {
     "task": "multilabel",
@@ -24,13 +27,9 @@ MULTILABEL_TRAIN_EXAMPLE: dict[str, Any] = {
     "labels": [[1, 0, 1], [0, 1, 0], [1, 1, 0], [1, 0, 1]],
     "label_names": ["metabolism", "transport", "signalling"],
     "name": "yeast genes",
-    "model": "okboost",
-    "params": {"n_estimators": 100},
     "ids": ["g1", "g2", "g3", "g4"],
     "threshold": "cv",
-    "per_label": False,
     "metric": "micro_f1",
-    "scores": "clip",
     "n_splits": 3,
     "random_state": 0,
     "wait": True,
@@ -43,6 +42,7 @@ PREDICT_RESPONSE_EXAMPLE: dict[str, Any] = {
     "label_names": ["metabolism", "transport", "signalling"],
     "label_sets": [["metabolism", "signalling"]],
     "thresholds": [0.35, 0.35, 0.35],
+    "metric": "micro_f1",
     "ids": ["g9"],
 }
 EVALUATE_RESPONSE_EXAMPLE: dict[str, Any] = {
@@ -58,9 +58,6 @@ EVALUATE_RESPONSE_EXAMPLE: dict[str, Any] = {
     "coverage": 6.3,
     "label_ranking_average_precision": 0.76,
 }
-ThresholdMetric = Literal["micro_f1", "macro_f1", "hamming_loss", "subset_accuracy", "balanced"]
-"""The measures okcore.MultiLabelClassifier can choose its threshold for (its ``metric``;
-a test checks them against okcore's list)."""
 
 
 class MultiLabelTrainRequest(_Model):
@@ -68,8 +65,21 @@ class MultiLabelTrainRequest(_Model):
 
     task: Literal["multilabel"] = Field(description="Label sets as outputs.")
     name: str | None = Field(None, max_length=200, description="Free-form label of the model.")
-    model: EstimatorName = Field("okboost", description="The estimator (okcore's registry).")
-    params: Params = Field(default_factory=dict, description="Its hyper-parameters.")
+    model: ModelName = Field(
+        "auto",
+        description='"auto" (left out): okboost chooses, okcore\'s default '
+        "MultiLabelClassifier(): kernel ridge (width and penalty by inner CV), OK3-et + "
+        "OKBoost and OK3 extra-trees, averaged with the weights (steps of 0.25) of least "
+        "out-of-fold log-loss; the record's `multilabel.leaderboard` shows them. Or one "
+        "estimator of okcore's registry by name, with its `params`.",
+        examples=["auto", "okboost"],
+    )
+    params: Params = Field(
+        default_factory=dict,
+        description="The named model's hyper-parameters (none with auto: name a model to "
+        "pass params).",
+        examples=[{}, {"n_estimators": 100}],
+    )
     inputs: Inputs = Field(description="N x p input features (dense or CSR).")
     ids: Ids | None = Field(None, description="Optional sample ids, one per row.")
     labels: Outputs = Field(description="N x L 0/1 label rows (1: the sample has the label).")
@@ -83,14 +93,42 @@ class MultiLabelTrainRequest(_Model):
         description='"cv": chosen by inner cross-validation on the training rows to '
         "maximise `metric`; a number in (0, 1): that threshold.",
     )
-    per_label: bool = Field(False, description="One threshold per label instead of one for all.")
+    per_label: bool | Literal["auto"] = Field(
+        "auto",
+        description='One threshold per label instead of one for all; "auto" (default): per '
+        "label for macro_f1, one for all otherwise.",
+        examples=["auto", True],
+    )
     metric: ThresholdMetric = Field(
         "micro_f1", description="What the threshold optimises (losses are minimised)."
     )
-    scores: Literal["clip", "sigmoid"] = Field(
-        "clip",
-        description="The map of the model's scores to [0, 1]: clipping (default) or a "
-        "logistic map fitted on out-of-fold scores.",
+    scores: Literal["label_sigmoid", "sigmoid", "clip"] = Field(
+        "label_sigmoid",
+        description="The map of the model's scores to [0, 1]: label_sigmoid (default, with "
+        "any model), one logistic map per label fitted on out-of-fold scores (calibrated "
+        "probabilities); sigmoid, one such map for all labels; clip, clipping.",
+        examples=["label_sigmoid"],
+    )
+    threshold_rule: Literal["auto", "calibrated", "window"] = Field(
+        "auto",
+        description='How the thresholds follow from the out-of-fold scores: "calibrated", '
+        "those decision theory gives for calibrated probabilities (0.5 for the Hamming "
+        'loss, half the best F1 for F1 measures); "window", the best mean of the measure '
+        'over a window of thresholds; "auto" (default): calibrated with label_sigmoid '
+        "scores, else window.",
+        examples=["auto"],
+    )
+    max_cpu_seconds: float | None = Field(
+        None,
+        gt=0,
+        le=86400,
+        description="A CPU budget (seconds of process time) for the whole fit: boosted "
+        "candidates stop at the first round after their share is spent, a candidate whose "
+        "predicted cost does not fit what is left is skipped (weight 0; the record's "
+        "`multilabel.leaderboard` says why); the fit stays within 1.25 x the budget + 2 s. "
+        "Null (default, as okcore's): no budget, every candidate fitted in full, so that a "
+        "fit reproduces exactly under its seed (the job limits still bound its estimate).",
+        examples=[60.0],
     )
     n_splits: int = Field(3, ge=2, le=20, description="Folds of the inner cross-validation.")
     random_state: int = Field(0, ge=0, description="Seeds the inner folds.")
@@ -124,6 +162,12 @@ class MultiLabelTrainRequest(_Model):
                 )
             if len(set(names)) != len(names) or not all(0 < len(s) <= 256 for s in names):
                 raise ValueError("label_names must be unique strings of 1 to 256 characters")
+        if self.model == "auto" and self.params:
+            raise ValueError(
+                "params apply to a named model, and model is auto (okboost chooses): name a "
+                f"model (e.g. okboost) to pass params, or leave params out (got "
+                f"{sorted(self.params)[:5]})"
+            )
         if isinstance(self.threshold, float) and not 0.0 < self.threshold < 1.0:
             raise ValueError(f"threshold must be 'cv' or a number in (0, 1): got {self.threshold}")
         return self
@@ -141,6 +185,11 @@ class MultiLabelPredictResponse(BaseModel):
         None, description="Each row's predicted labels by name, when the labels have names."
     )
     thresholds: list[float] = Field(description="The L thresholds used.")
+    metric: ThresholdMetric = Field(
+        description="The measure the thresholds are for: the request's `metric`, else the "
+        "trained one.",
+        examples=["micro_f1"],
+    )
     ids: list[str] | None = Field(None, description="The request's ids, when given.")
 
 

@@ -15,7 +15,12 @@ that reads a folder (loads, archives) finds what it expects, and adds files besi
   the inputs it predicts with), ``inputs.npy`` the row inputs, ``outputs.npy`` the learnt
   interactions, ``ids.json`` the row ids; beside them ``col_ids.json``;
 - multi-label: ``estimator/`` is the inner regressor fitted on the 0/1 label rows
-  (``outputs.npy``), the thresholds and the score map are in the record's ``multilabel``.
+  (``outputs.npy``): the named model, or for the default ("auto") the weighted average of
+  its kept candidates (okcore.save stores an AveragedRegressor as a composite); the
+  stacking weights, the thresholds (of the trained measure and of every other), the threshold
+  rule and the score map (one (a, b), or one per label) are in the record's ``multilabel``.
+  Records written before the default have no weights, rule nor other measures'
+  thresholds, and scores "clip" or "sigmoid": they load as they were written.
 
 :func:`rebuild` turns the files and the record back into okcore's fitted
 ``BipartiteRegressor`` / ``MultiLabelClassifier`` by their documented fitted attributes.
@@ -92,6 +97,46 @@ def _col_ids(folder: Path) -> VertexIds | None:
         return VertexIds(as_id_array(json.load(fh), COL_IDS))
 
 
+def _multilabel(
+    record: dict[str, Any], estimator: Any, outputs: np.ndarray
+) -> okcore.MultiLabelClassifier:
+    """The fitted MultiLabelClassifier of a multi-label record and its estimator."""
+    info = record["multilabel"]
+    auto = record["model"] == "auto"
+    ml = okcore.MultiLabelClassifier(
+        None if auto else okcore.make_estimator(record["model"], record["params"]),
+        scores=info["scores"],
+        threshold=info["threshold"],
+        per_label=info["per_label"],
+        metric=info["metric"],
+        threshold_rule=info.get("threshold_rule", "auto"),
+        n_splits=info["n_splits"],
+        random_state=info["random_state"],
+        max_cpu_seconds=info.get("max_cpu_seconds"),
+    )
+    n_labels = outputs.shape[1]
+    thresholds = np.asarray(info["thresholds"], dtype=np.float64)
+    if thresholds.shape != (n_labels,):
+        raise ValueError("the record's thresholds do not match the labels")
+    by_metric = info.get("thresholds_by_metric") or {}
+    if any(np.shape(t) != (n_labels,) for t in by_metric.values()):
+        raise ValueError("the record's thresholds of the other measures do not match the labels")
+    sigmoid: Any = None
+    if info["sigmoid"] is not None:
+        sigmoid = np.asarray(info["sigmoid"], dtype=np.float64)
+        if sigmoid.shape not in ((2,), (n_labels, 2)):
+            raise ValueError("the record's score map does not match the labels")
+        sigmoid = tuple(sigmoid.tolist()) if sigmoid.ndim == 1 else sigmoid
+    weights = info.get("weights")
+    ml.estimator_, ml.thresholds_, ml.n_labels_ = estimator, thresholds, n_labels
+    ml.sigmoid_ = sigmoid
+    ml.weights_ = np.ones(1) if weights is None else np.asarray(weights, dtype=np.float64)
+    ml.oof_log_loss_ = info.get("oof_log_loss")
+    ml.oof_scores_ = None
+    ml.resolved_params_ = dict(getattr(estimator, "resolved_params_", {}))
+    return ml
+
+
 def rebuild(
     folder: Path, record: dict[str, Any], estimator: Any, inputs: Any, outputs: Any
 ) -> tuple[Any, VertexIds | None]:
@@ -107,23 +152,7 @@ def rebuild(
     if outputs is None:
         raise ValueError(f"a {task} model needs outputs.npy")
     if task == "multilabel":
-        info = record["multilabel"]
-        ml = okcore.MultiLabelClassifier(
-            template,
-            scores=info["scores"],
-            threshold=info["threshold"],
-            per_label=info["per_label"],
-            metric=info["metric"],
-            n_splits=info["n_splits"],
-            random_state=info["random_state"],
-        )
-        thresholds = np.asarray(info["thresholds"], dtype=np.float64)
-        if thresholds.shape != (outputs.shape[1],):
-            raise ValueError("the record's thresholds do not match the labels")
-        ml.estimator_, ml.thresholds_, ml.n_labels_ = estimator, thresholds, outputs.shape[1]
-        ml.sigmoid_ = None if info["sigmoid"] is None else tuple(info["sigmoid"])
-        ml.oof_scores_ = None
-        return ml, None
+        return _multilabel(record, estimator, outputs), None
     info = record["bipartite"]
     col_model = okcore.load(folder / COL_ESTIMATOR)
     sparse_path = folder / COL_SPARSE_INPUTS

@@ -115,8 +115,22 @@ def estimate_job(
     array the request sent. The fit's part is the estimator's own cost model; with
     ``input_map`` (map, components), that of okcore.SimilarityInputs around it (the inputs
     are then a similarity: the kernel map's N features, or kernel PCA's eigendecomposition)."""
+    return estimate_fit(
+        okcore.make_estimator(model, params), inputs, kernel, n_outputs, data_bytes, input_map
+    )
+
+
+def estimate_fit(
+    estimator: Any,
+    inputs: Any,
+    kernel: dict[str, Any] | None,
+    n_outputs: int | None,
+    data_bytes: int,
+    input_map: tuple[str, int | None] | None = None,
+) -> JobEstimate:
+    """:func:`estimate_job` of an unfitted okcore ``estimator`` (a model the service builds
+    itself, e.g. a candidate of the multi-label default)."""
     n, p = (int(s) for s in inputs.shape)
-    estimator: Any = okcore.make_estimator(model, params)
     if input_map is not None:
         estimator = okcore.SimilarityInputs(estimator, map=input_map[0], n_components=input_map[1])
     # trees search a feature holding missing values twice (missing rows right, then left)

@@ -78,7 +78,8 @@ def test_labels_from_files(
                comments="")  # fmt: skip
     np.savetxt(tmp_path / "test_labels.csv", Y[45:], delimiter=",", fmt="%d")
     code = main(["labels", "train", *url, str(tmp_path / "X.npy"), str(tmp_path / "labels.csv"),
-                 "--per-label", "--metric", "macro_f1", "--param", "n_estimators=10", "--quiet"])  # fmt: skip
+                 "--per-label", "--metric", "macro_f1", "--model", "okboost",
+                 "--param", "n_estimators=10", "--quiet"])  # fmt: skip
     assert code == 0
     model_id = json.loads(capsys.readouterr().out)["model_id"]
     assert main(["labels", "predict", *url, model_id, str(tmp_path / "Xtest.npy")]) == 0

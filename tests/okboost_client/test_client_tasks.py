@@ -75,7 +75,8 @@ def test_multilabel(http: TestClient, binary: bool) -> None:
     c = OKBoostClient("http://localhost", transport=http._transport, binary=binary)
     X, Y = label_data()
     names = ["w", "x", "y", "z"]
-    fit = c.train_multilabel(X[:45], Y[:45], label_names=names, model="okboost", params=SMALL, per_label=True,
+    fit = c.train_multilabel(X[:45], Y[:45], label_names=names, model="okboost", params=SMALL,
+                             per_label=True,
                              metric="macro_f1", wait=True)  # fmt: skip
     assert len(fit["model"]["multilabel"]["thresholds"]) == 4
     out = c.predict_labels(fit["model_id"], X[45:], ids=[f"s{i}" for i in range(15)])
@@ -94,7 +95,9 @@ def test_multilabel_dataframe_labels_name_them(http: TestClient) -> None:
     c = OKBoostClient("http://localhost", transport=http._transport)
     X, Y = label_data()
     labels = pd.DataFrame(Y[:45].astype(int), columns=["p", "q", "r", "s"])
-    fit = c.train_multilabel(X[:45], labels, params={"n_estimators": 5}, threshold=0.5, wait=True)
+    fit = c.train_multilabel(
+        X[:45], labels, model="okboost", params={"n_estimators": 5}, threshold=0.5, wait=True
+    )
     assert fit["model"]["multilabel"]["label_names"] == ["p", "q", "r", "s"]
     assert fit["model"]["multilabel"]["thresholds"] == [0.5] * 4
 

@@ -98,11 +98,16 @@ def test_bipartite_archive_with_a_foreign_column_side_is_refused(
     assert "col_inputs.npy" in r.json()["error"]["message"]
 
 
-def test_multilabel_round_trip(client: TestClient, other: TestClient) -> None:
+@pytest.mark.parametrize("model", [{"model": "okboost", "params": SMALL}, {}])
+def test_multilabel_round_trip(client: TestClient, other: TestClient, model: dict) -> None:
+    """A named model, and the default (the weighted average of its kept candidates)."""
     X, Y = label_data()
     body = {"task": "multilabel", "inputs": X[:45].tolist(), "labels": Y[:45].tolist(),
-            "label_names": ["a", "b", "c", "d"], "params": SMALL, "wait": True}  # fmt: skip
+            "label_names": ["a", "b", "c", "d"], "wait": True, **model}  # fmt: skip
     model_id = client.post("/train", json=body).json()["model_id"]
     _round_trip(client, other, model_id)
-    query = {"model_id": model_id, "inputs": X[45:].tolist()}
-    assert client.post("/predict", json=query).json() == other.post("/predict", json=query).json()
+    for metric in (None, "hamming_loss"):
+        query = {"model_id": model_id, "inputs": X[45:].tolist(), "metric": metric}
+        assert (
+            client.post("/predict", json=query).json() == other.post("/predict", json=query).json()
+        )

@@ -21,16 +21,15 @@ NAMES = ["alpha", "beta", "gamma", "delta"]
 
 def _body(**extra: Any) -> dict[str, Any]:
     body = {"task": "multilabel", "inputs": X[TRAIN].tolist(), "labels": LABELS[TRAIN].tolist(),
-            "label_names": NAMES, "params": dict(SMALL), "wait": True}  # fmt: skip
+            "label_names": NAMES, "model": "okboost", "params": dict(SMALL),
+            "wait": True}  # fmt: skip
     body.update(extra)
     return body
 
 
 def _reference(**options: Any) -> okcore.MultiLabelClassifier:
-    """okcore's classifier with the service's defaults (clipped scores and micro-F1 unless
-    asked)."""
+    """okcore's classifier around the named model, with okcore's defaults (the service's)."""
     est = okcore.make_estimator("okboost", SMALL)
-    options = {"scores": "clip", "metric": "micro_f1", **options}
     return okcore.MultiLabelClassifier(est, **options).fit(X[TRAIN], LABELS[TRAIN])
 
 
@@ -109,7 +108,10 @@ def test_labels_table_header_names_the_labels(client: TestClient) -> None:
                                             for row in LABELS[TRAIN])  # fmt: skip
     r = client.post(
         "/train",
-        data={"json": '{"task": "multilabel", "params": {"n_estimators": 5}, "wait": true}'},
+        data={
+            "json": '{"task": "multilabel", "model": "okboost", "params": {"n_estimators": 5}, '
+            '"wait": true}'
+        },
         files={"inputs": ("x.npy", _npy(X[TRAIN])), "labels": ("labels.csv", table.encode())},
     )
     assert r.status_code == 201, r.text

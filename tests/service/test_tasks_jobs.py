@@ -32,7 +32,7 @@ def _bipartite(**extra: Any) -> dict[str, Any]:
 
 def _labels(**extra: Any) -> dict[str, Any]:
     body: dict[str, Any] = {"task": "multilabel", "inputs": X.tolist(), "labels": Y.tolist(),
-                            "params": dict(SMALL)}  # fmt: skip
+                            "model": "okboost", "params": dict(SMALL)}  # fmt: skip
     body.update(extra)
     return body
 

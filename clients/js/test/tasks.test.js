@@ -93,6 +93,7 @@ test("multi-label: thresholds by CV, label sets by name, the field's measures", 
   }
   const fit = await client.trainMultilabel(X.slice(0, 18), Y.slice(0, 18), {
     labelNames: ["a", "b", "c"],
+    model: "okboost",
     params: PARAMS,
     perLabel: true,
     wait: true,

@@ -148,13 +148,18 @@ ok_evaluate_bipartite <- function(client, model_id, rows = NULL, cols = NULL, ne
 #' Train on label sets (POST /train, task "multilabel").
 #'
 #' @param labels N x L 0/1 matrix or data.frame (its column names name the labels).
+#' @param model NULL: the server's default ("auto", okcore's stacked
+#'   MultiLabelClassifier(), which takes no `params`); or an estimator's name.
 #' @param threshold "cv" (chosen by inner cross-validation for `metric`, one for all labels
 #'   or `per_label`) or a number in (0, 1).
+#' @param per_label,scores NULL: the server's defaults.
+#' @param max_cpu_seconds NULL (no budget) or a CPU budget in seconds for the fit.
 #' @export
 ok_train_multilabel <- function(client, inputs, labels, label_names = NULL, ids = NULL,
-                                model = "okboost", params = list(), threshold = "cv",
-                                per_label = FALSE, metric = "micro_f1", scores = "clip",
-                                n_splits = 3, random_state = 0, name = NULL, wait = FALSE) {
+                                model = NULL, params = list(), threshold = "cv",
+                                per_label = NULL, metric = "micro_f1", scores = NULL,
+                                n_splits = 3, random_state = 0, name = NULL, wait = FALSE,
+                                max_cpu_seconds = NULL) {
   table <- as_table(inputs, ids)
   if (is.data.frame(labels) && is.null(label_names)) label_names <- names(labels)
   body <- list(
@@ -163,7 +168,7 @@ ok_train_multilabel <- function(client, inputs, labels, label_names = NULL, ids 
     label_names = if (!is.null(label_names)) I(as.character(label_names)),
     model = model, params = if (length(params)) params, threshold = threshold,
     per_label = per_label, metric = metric, scores = scores, n_splits = n_splits,
-    random_state = random_state, name = name, wait = wait
+    random_state = random_state, name = name, wait = wait, max_cpu_seconds = max_cpu_seconds
   )
   ok_request(client, "POST", "/train", body)
 }
@@ -172,10 +177,13 @@ ok_train_multilabel <- function(client, inputs, labels, label_names = NULL, ids 
 #'
 #' @return a list: `probabilities` (Q x L in [0, 1]), `labels` (Q x L 0/1), `thresholds`,
 #'   `label_names` and `label_sets` (each row's labels by name) when the labels have names.
+#' @param metric NULL, or the measure whose thresholds (chosen at training) decide the
+#'   label sets.
 #' @export
-ok_predict_labels <- function(client, model_id, inputs, ids = NULL) {
+ok_predict_labels <- function(client, model_id, inputs, ids = NULL, metric = NULL) {
   table <- as_table(inputs, ids)
-  body <- list(model_id = model_id, inputs = table$inputs, ids = as_ids(table$ids))
+  body <- list(model_id = model_id, inputs = table$inputs, ids = as_ids(table$ids),
+               metric = metric)
   client$binary <- FALSE # label sets are lists of names: JSON
   out <- ok_request(client, "POST", "/predict", body)
   q <- nrow(table$inputs)
@@ -188,10 +196,10 @@ ok_predict_labels <- function(client, model_id, inputs, ids = NULL) {
 #' subset accuracy, micro- and macro-F1, ranking loss, one-error, coverage, label-ranking
 #' average precision.
 #' @export
-ok_evaluate_labels <- function(client, model_id, inputs, labels) {
+ok_evaluate_labels <- function(client, model_id, inputs, labels, metric = NULL) {
   body <- list(
     model_id = model_id, inputs = as_table(inputs)$inputs,
-    outputs = as_table(labels, name = "labels")$inputs
+    outputs = as_table(labels, name = "labels")$inputs, metric = metric
   )
   ok_request(client, "POST", "/evaluate", body)
 }

@@ -65,8 +65,8 @@ test_that("multi-label: thresholds by CV, label sets by name, measures", {
   X <- cbind(sin(i), cos(i * 0.7))
   Y <- data.frame(a = as.integer(X[, 1] > 0), b = as.integer(X[, 2] > 0),
                   c = as.integer(X[, 1] + X[, 2] > 0.5))
-  fit <- ok_train_multilabel(cl, X[1:18, ], Y[1:18, ], params = small, per_label = TRUE,
-                             wait = TRUE)
+  fit <- ok_train_multilabel(cl, X[1:18, ], Y[1:18, ], model = "okboost", params = small,
+                             per_label = TRUE, wait = TRUE)
   expect_equal(fit$model$multilabel$label_names, c("a", "b", "c"))
   out <- ok_predict_labels(cl, fit$model_id, X[19:24, ])
   expect_equal(dim(out$probabilities), c(6, 3))
