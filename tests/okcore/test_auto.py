@@ -320,3 +320,71 @@ def test_the_choice_compares_only_the_last_rungs_scores():
     assert krr["status"] == "skipped: budget" and krr["rung"] < boost["rung"]
     assert krr["score"] < boost["score"]  # better, but measured on fewer rows
     assert chosen.name == "okboost"
+
+
+class RecordingGraphFit(OKBoostRegressor):
+    """Records the row ids (input column 0) and the graph's edges of every fit."""
+
+    fits: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def fit(self, X, Y=None, *, kernel=None, **kwargs):
+        ids = np.asarray(X)[:, 0].astype(int)
+        RecordingGraphFit.fits.append((ids, np.asarray(okcore.make_kernel(kernel).edges)))
+        return super().fit(X, Y, kernel=kernel, **kwargs)
+
+
+def _graph(n: int = 160, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices with features; an edge between vertices close in the first two features."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    near = ((X[:, None, :2] - X[None, :, :2]) ** 2).sum(-1)
+    chance = np.triu(np.exp(-3 * near) * 0.4, 1)
+    return X, np.argwhere(rng.uniform(size=chance.shape) < chance)
+
+
+def test_a_graph_inner_fit_sees_only_the_graph_induced_on_its_rows():
+    X, edges = _graph()
+    X = np.c_[np.arange(len(X)), X]  # column 0: the vertex id
+    candidates = [
+        Candidate("plain", lambda s: RecordingGraphFit(n_estimators=5, random_state=s)),
+        Candidate(
+            "stopped",
+            lambda s: RecordingGraphFit(
+                n_estimators=40, early_stopping=True, n_iter_no_change=3, random_state=s
+            ),
+            early_stopping=True,
+        ),
+    ]
+    RecordingGraphFit.fits.clear()
+    kernel = {"type": "diffusion", "beta": 1.0, "edges": edges.tolist()}
+    folds = inner_folds(len(X), 0.25, np.random.default_rng(0))
+    inner_val = folds[0][1]
+    selection = select(
+        candidates, X, kernel=kernel, cv=folds, max_cpu_seconds=600, min_rows=30,
+        random_state=0,
+    )  # fmt: skip
+    assert selection.score_name == "auc" and selection.greater_is_better
+    assert len(RecordingGraphFit.fits) > 2
+    for ids, fit_edges in RecordingGraphFit.fits:
+        # the fit's edges, in its own numbering, are exactly the graph induced on its rows
+        induced = {(a, b) for a, b in edges.tolist() if a in set(ids) and b in set(ids)}
+        seen = {tuple(sorted((int(ids[a]), int(ids[b])))) for a, b in fit_edges.tolist()}
+        assert seen == {tuple(sorted(e)) for e in induced}
+    for ids, _ in RecordingGraphFit.fits[:-1]:  # the inner fits: no validation vertex
+        assert not np.isin(ids, inner_val).any()
+    assert np.array_equal(RecordingGraphFit.fits[-1][0], np.arange(len(X)))  # the refit
+    scores = [r["score"] for r in selection.leaderboard if r["score"] is not None]
+    assert all(0.0 <= s <= 1.0 for s in scores)
+
+
+def test_the_automatic_choice_completes_a_graph_and_predicts_its_kernel():
+    X, edges = _graph(200, seed=1)
+    kernel = {"type": "diffusion", "beta": 1.0, "edges": edges[(edges < 160).all(axis=1)].tolist()}
+    model = AutoRegressor(
+        max_cpu_seconds=600, random_state=0, candidates=["okboost", "kernel-ridge"]
+    ).fit(X[:160], kernel=kernel)
+    assert model.best_name_ in {"okboost", "kernel-ridge"}
+    K = model.predict_kernel(X[160:])
+    assert K.shape == (40, 40) and np.allclose(K, K.T)
+    W = model.predict_weights(X[160:])
+    assert W.shape == (40, 160)
