@@ -429,9 +429,10 @@ def select(
         ``kernel`` (default linear), or a Gram matrix ``gram`` (N, N), or a graph over the
         rows (``kernel`` a diffusion kernel with its ``edges``, Y None): each inner fit then
         learns the diffusion kernel of the graph induced on its rows (no edge touching a
-        validation vertex, as :mod:`okcore.model_selection`'s folds), and a boosting
-        candidate stops early on its own held-out share of those rows (a validation vertex
-        has no output in that graph's space).
+        validation vertex, as :mod:`okcore.model_selection`'s folds), a boosting candidate
+        stops early on its own held-out share of those rows (a validation vertex has no
+        output in that graph's space), and there is one rung (a subsample of the vertices
+        would be a sparser graph, not a smaller sample of the same one).
     scoring : None, a score name or a callable ``scorer(estimator, X_val, y_val)``
         (:func:`okcore.scoring.check_scoring`; the first if several); None: the first of
         :data:`okcore.scoring.DEFAULT_SCORES` for the outputs' form: ``err_phi``, the
@@ -489,7 +490,9 @@ def select(
     run = _Run(X, outputs, scorer, greater, folds, budget, seed, callback)
     run.score_name = score_name
     n_in = min(len(f.order) for f in folds)
-    sizes = _rung_sizes(n_in, eta, min_rows)
+    # a subsample of a graph's vertices is another graph (its induced graph keeps a share^2
+    # of the edges): a graph is validated on one rung of all the inner rows
+    sizes = [n_in] if outputs.form == "graph" else _rung_sizes(n_in, eta, min_rows)
     entries = {c.name: Entry(c.name) for c in candidates}
     by_name = {c.name: c for c in candidates}
     fitted: dict[str, _Fitted] = {}
