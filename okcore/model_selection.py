@@ -137,20 +137,11 @@ class Outputs:
         return "gram" if self.gram is not None else "vectors"
 
     def fit(
-        self,
-        estimator: Any,
-        X: Any,
-        train: np.ndarray,
-        n_samples: int,
-        callback: Any = None,
-        **fit_params: Any,
+        self, estimator: Any, X: Any, train: np.ndarray, n_samples: int, callback: Any = None
     ) -> Any:
         """Fit ``estimator`` on the training fold only (no test vertex or output is passed);
-        ``callback`` is the fit's progress callback; the fold's sample weights, if any;
-        ``fit_params`` go to the estimator's fit as they are (e.g. an ``eval_set``)."""
-        report: dict[str, Any] = dict(fit_params)
-        if callback is not None:
-            report["callback"] = callback
+        ``callback`` is the fit's progress callback; the fold's sample weights, if any."""
+        report: dict[str, Any] = {} if callback is None else {"callback": callback}
         if self.sample_weight is not None:
             report["sample_weight"] = self.sample_weight[train]
         if self.gram is not None:

@@ -61,13 +61,13 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_random_state
+from .._validation import check_random_state, weight_argument
 from ..averaging import AveragedRegressor
 from ..callbacks import FitProgress
 from ..exceptions import DataError, OKCoreError
 from ..folds import kfold
 from ..model_selection import Outputs
-from ..scoring import DEFAULT_SCORES, BoundScorer, FoldTruth, check_scoring
+from ..scoring import BoundScorer, FoldTruth, check_scoring
 
 #: Default CPU budget, seconds, at up to DEFAULT_BUDGET_ROWS rows; above, proportional to
 #: the rows (the boosters' CPU grows linearly with N).
@@ -426,18 +426,11 @@ def select(
         Unique names; the first is the fallback fitted when the budget affords nothing.
     X, Y, gram, kernel :
         The training data as okcore's estimators take it: Y (N, d) with an output
-        ``kernel`` (default linear), or a Gram matrix ``gram`` (N, N), or a graph over the
-        rows (``kernel`` a diffusion kernel with its ``edges``, Y None): each inner fit then
-        learns the diffusion kernel of the graph induced on its rows (no edge touching a
-        validation vertex, as :mod:`okcore.model_selection`'s folds), a boosting candidate
-        stops early on its own held-out share of those rows (a validation vertex has no
-        output in that graph's space), and there is one rung (a subsample of the vertices
-        would be a sparser graph, not a smaller sample of the same one).
+        ``kernel`` (default linear), or a Gram matrix ``gram`` (N, N). Graph outputs are
+        refused (no eval set for early stopping).
     scoring : None, a score name or a callable ``scorer(estimator, X_val, y_val)``
-        (:func:`okcore.scoring.check_scoring`; the first if several); None: the first of
-        :data:`okcore.scoring.DEFAULT_SCORES` for the outputs' form: ``err_phi``, the
-        squared loss in the output feature space (lower is better), or for a graph ``auc``,
-        the edge AUC over every pair with a validation vertex (higher is better).
+        (:func:`okcore.scoring.check_scoring`; the first if several); None: ``err_phi``,
+        the squared loss in the output feature space (lower is better).
     cv : float, int or iterable of (train, validation) index arrays
         The inner validation: a holdout fraction (default 0.2), K shuffled folds, or the
         folds. Its rows are never fitted by the models they score (except as the
@@ -447,8 +440,7 @@ def select(
     random_state : None, int or Generator
         Seeds the split, the subsamples and every candidate.
     ensemble : bool
-        Score equal-weight averages of the best two and three members of the last rung
-        (not for a graph: its early-stopped boosting fits a sub-space of the outputs).
+        Score equal-weight averages of the best two and three members of the last rung.
     eta, min_rows, keep_last :
         Halving factor, smallest rung subsample, fewest candidates kept for the last rung.
     refine_folds : int >= 2 or None
@@ -474,10 +466,7 @@ def select(
             "eta must be >= 2, keep_last >= 1, min_rows >= 2 and refine_folds None or >= 2"
         )
     X, outputs = _checked_data(X, Y, gram, kernel, sample_weight)
-    default_score = DEFAULT_SCORES[outputs.form][0]  # err_phi; a graph's edge AUC
-    scorers = check_scoring(
-        scoring if scoring is not None else default_score, outputs.form, outputs.Y
-    )
+    scorers = check_scoring(scoring if scoring is not None else "err_phi", outputs.form, outputs.Y)
     score_name, scorer = next(iter(scorers.items()))
     greater = bool(getattr(scorer, "greater_is_better", True))
     n = X.shape[0]
@@ -490,9 +479,7 @@ def select(
     run = _Run(X, outputs, scorer, greater, folds, budget, seed, callback)
     run.score_name = score_name
     n_in = min(len(f.order) for f in folds)
-    # a subsample of a graph's vertices is another graph (its induced graph keeps a share^2
-    # of the edges): a graph is validated on one rung of all the inner rows
-    sizes = [n_in] if outputs.form == "graph" else _rung_sizes(n_in, eta, min_rows)
+    sizes = _rung_sizes(n_in, eta, min_rows)
     entries = {c.name: Entry(c.name) for c in candidates}
     by_name = {c.name: c for c in candidates}
     fitted: dict[str, _Fitted] = {}
@@ -540,9 +527,7 @@ def select(
         if refined is not None:
             fitted, n_in = refined, min(len(f.order) for f in run.folds)
             final = sorted(fitted, key=lambda nm: run.sort_key(entries[nm].score))
-    # a graph's early-stopped boosting fits its trees on a sub-space of the rows' outputs:
-    # its members share no output factor to average in
-    if ensemble and len(final) >= 2 and run.outputs.form != "graph":
+    if ensemble and len(final) >= 2:
         for m in (2, 3):
             if len(final) >= m:
                 _score_average(run, entries, fitted, final[:m])
@@ -629,6 +614,11 @@ def _checked_data(
     from ..model_selection import outputs_of
 
     X, outputs, _ = outputs_of(X, Y, gram, kernel, sample_weight)
+    if outputs.form == "graph":
+        raise DataError(
+            "the automatic choice takes output vectors Y (with a kernel) or a Gram matrix; "
+            "for a graph over the rows give its diffusion Gram matrix as gram="
+        )
     return X, outputs
 
 
@@ -646,15 +636,16 @@ def _fit_capped(
     run: _Run, candidate: Candidate, rows: np.ndarray, val: np.ndarray, guard: _Cap
 ) -> Any:
     estimator = candidate.make(run.seed)
+    fit_params: dict[str, Any] = {
+        "callback": guard,
+        **weight_argument(run.outputs.sample_weight, rows),
+    }
+    if candidate.early_stopping:
+        fit_params["eval_set"] = run.eval_set(rows, val)
     o = run.outputs
-    # a graph's validation vertices have no outputs in the space of the graph induced on the
-    # training rows: the boosting then stops early on its own held-out share of the rows
-    extra = (
-        {"eval_set": run.eval_set(rows, val)}
-        if candidate.early_stopping and o.form != "graph"
-        else {}
-    )
-    return o.fit(estimator, run.X, rows, run.n, guard, **extra)
+    if o.gram is not None:
+        return estimator.fit(run.X[rows], gram=o.gram[np.ix_(rows, rows)], **fit_params)
+    return estimator.fit(run.X[rows], o.vectors[rows], kernel=o.kernel, **fit_params)
 
 
 def _score_average(
@@ -732,7 +723,12 @@ def _refit(
         run.report("refit", m)
         estimators.append(by_name[m].final(run.seed, params))
     model = estimators[0] if len(estimators) == 1 else AveragedRegressor(estimators)
-    run.outputs.fit(model, run.X, np.arange(run.n), run.n)
+    o = run.outputs
+    weights = weight_argument(o.sample_weight)
+    if o.gram is not None:
+        model.fit(run.X, gram=o.gram, **weights)
+    else:
+        model.fit(run.X, o.vectors, kernel=o.kernel, **weights)
     refit_cpu = time.process_time() - cpu
     if not entry.status.startswith("fallback"):
         entry.status = "chosen"

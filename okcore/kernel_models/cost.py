@@ -23,15 +23,6 @@ KRR_FLOP_SECONDS = 1e-9
 """Seconds per floating-point operation of a boosted-KRR stage (kernel values, products,
 the basis selection): ~5e-10 measured on kin40k stages (N = 36,000, D = 200, one thread,
 bench/krr_kin40k.py), doubled for a loaded machine."""
-RIDGE_KERNEL_SECONDS = 7e-10
-"""Seconds per kernel-value operation of plain kernel ridge (n^2 (p + 3 r): distances,
-exponentials, products with the outputs): 3.4e-10 fitted by least squares on eight
-``KernelRidgeRegressor(gamma="cv", cv=3)`` fits (N = 600 and 1,200, p = 8 and 100, r = 1
-and 14, one thread, 2026-12-03), doubled for a loaded machine."""
-RIDGE_FACTOR_SECONDS = 1.25e-10
-"""Seconds per floating-point operation of its factorisations (LAPACK's Cholesky and
-symmetric eigendecomposition, counted as below): 6.2e-11 from the same fits, doubled. The
-single rate of boosted KRR (KRR_FLOP_SECONDS) over-predicted these fits 9-15 times."""
 
 
 def krr_stages_cost(
@@ -88,36 +79,29 @@ def ridge_cost(
     and of its ``n_folds`` CV fits (0 for a fixed alpha) for each of ``n_widths`` RBF widths
     (``gamma="cv"``), as one stage of D basis rows:
 
-        exact     kernel N^2 (p + 3 r), factor N^3 / 3 (Cholesky), bytes 24 N^2
-        Nystrom   kernel N D (p + r), factor 2 N D^2 + (EIGH_FLOPS + 2) D^3,
-                  bytes 8 (N D + 3 D^2)
+        exact     flops = N^2 (p + 3 r) + N^3 / 3 (Cholesky), bytes 24 N^2
+        Nystrom   flops = N D (p + 2 D + r) + (EIGH_FLOPS + 2) D^3, bytes 8 (N D + 3 D^2)
 
     each CV fit the same on (K - 1) / K of the rows with EIGH_FLOPS N^3 (the eigendecomposition
     that serves every penalty) for the Cholesky; model = 8 D (w + r + 1). ``ard_rows`` n_a > 0
     (``gamma="ard"``): plus ARD_MAX_ITER likelihood evaluations on n_a rows,
-    (4/3) n_a^3 + n_a^2 (3 p + 2 r) factor flops each (:mod:`okcore.kernel_models.ard`).
-    Seconds: RIDGE_KERNEL_SECONDS per kernel operation, RIDGE_FACTOR_SECONDS per factor
-    flop."""
+    (4/3) n_a^3 + n_a^2 (3 p + 2 r) flops each (:mod:`okcore.kernel_models.ard`)."""
     n, p, r = n_samples, n_features, rank
     width = 0 if precomputed else p
 
-    def fit_seconds(rows: float, factor: float) -> float:
+    def fit_flops(rows: float, factor: float) -> float:
         if n_components is None or n_components >= rows:
-            kernel, flops = rows * rows * (width + 3 * r), factor * rows**3
-        else:
-            D = float(n_components)
-            kernel, flops = rows * D * (width + r), 2 * rows * D * D + (EIGH_FLOPS + 2) * D**3
-        return RIDGE_KERNEL_SECONDS * kernel + RIDGE_FACTOR_SECONDS * flops
+            return rows * rows * (width + 3 * r) + factor * rows**3
+        D = float(n_components)
+        return rows * D * (width + 2 * D + r) + (EIGH_FLOPS + 2) * D**3
 
     D = n if n_components is None else min(n_components, n)
     # the final fit solves one penalty (Cholesky, n^3 / 3); a CV fold, every penalty (eigh)
     fold_rows = n * (n_folds - 1) / max(n_folds, 1)
-    seconds = fit_seconds(n, 1.0 / 3.0) + n_widths * n_folds * fit_seconds(fold_rows, EIGH_FLOPS)
+    flops = fit_flops(n, 1.0 / 3.0) + n_widths * n_folds * fit_flops(fold_rows, EIGH_FLOPS)
     if ard_rows:
         a = float(min(ard_rows, n))
-        seconds += (
-            RIDGE_FACTOR_SECONDS * ARD_MAX_ITER * (4.0 / 3.0 * a**3 + a * a * (3 * width + 2 * r))
-        )
+        flops += ARD_MAX_ITER * (4.0 / 3.0 * a**3 + a * a * (3 * width + 2 * r))
     exact = D == n
     work = 8.0 * (3.0 * n * n if exact else n * D + 3.0 * D * D)
     model = 8.0 * D * (width + r + 1)
@@ -127,6 +111,6 @@ def ridge_cost(
         search="kernel",
         work_bytes=work + model,
         setup_seconds=0.0,
-        stage_seconds=seconds,
+        stage_seconds=KRR_FLOP_SECONDS * flops,
         model_bytes=model,
     )

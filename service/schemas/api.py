@@ -472,7 +472,7 @@ class TrainRequest(_Model):
         DEFAULT_MODEL,
         description="The estimator, by its name in okcore's registry. Left out: auto, the "
         f"automatic choice; {FALLBACK_MODEL} where auto does not apply (cv, eval_set, "
-        "input_kind 'similarity', missing input values, unknown "
+        "input_kind 'similarity', a graph's diffusion kernel, missing input values, unknown "
         "output entries, output_weight) or when `params` name "
         f"parameters auto does not take (e.g. n_estimators: {FALLBACK_MODEL}'s). Names: "
         + "; ".join(
@@ -675,6 +675,11 @@ def _auto_refusal(req: TrainRequest) -> str | None:
         return (
             "model 'auto' takes feature inputs: name a model (okboost, krr, ...) for "
             "input_kind 'similarity'"
+        )
+    if isinstance(req.output_kernel, DiffusionKernelSpec):
+        return (
+            "model 'auto' takes output vectors or a precomputed Gram matrix: name a model "
+            "for a graph's diffusion kernel"
         )
     if not getattr(okcore.estimator_class("auto"), "accepts_missing", False) and _holds_missing(
         req.inputs
