@@ -47,9 +47,10 @@ class AutoRegressor(MetaEstimator):
     The candidates (:func:`okcore.auto.regression_candidates`): ``OKBoostRegressor()`` as
     documented, boosted oblivious trees of depth 4 and 6 and best-first trees of 31 splits
     with up to 2,000 rounds stopped early on the inner validation rows, OK3-et + OKBoost,
-    kernel ridge with its RBF width and penalty by CV, boosting started from that kernel
-    ridge (``init``: the trees fit what it leaves), and equal-weight averages of the best two
-    and three. Successive halving gives the budget to the promising ones; with a holdout
+    kernel ridge with its RBF width and penalty by CV, kernel ridge with one RBF width per
+    input (``gamma="ard"``: by the Gaussian-process marginal likelihood), boosting started
+    from the first kernel ridge (``init``: the trees fit what it leaves), and equal-weight
+    averages of the best two and three. Successive halving gives the budget to the promising ones; with a holdout
     ``cv``, the budget it leaves validates the last rung again by 5 folds over all rows
     (when affordable); the best is refitted on all rows. Its predictions are those of an okcore estimator (W^F, predicted
     kernels, pre-images), in the output space of the rows it was fitted on.
