@@ -471,6 +471,16 @@ def choosing_scores(name: str, seed: int, member: str) -> dict[str, np.ndarray]:
     return out
 
 
+def choosing_problem_scores(name: str, seed: int) -> tuple[np.ndarray, np.ndarray, list, list]:
+    """(Y, Y_test, out-of-fold raw scores, test raw scores) of every CHOOSING_MEMBERS member
+    on one choosing problem (:func:`choosing_scores`)."""
+    runs = {m: choosing_scores(name, seed, m) for m in CHOOSING_MEMBERS}
+    Y, Y_test = runs["krr"]["Y"].astype(float), runs["krr"]["Yte"]
+    raws = [runs[m]["oof"] for m in CHOOSING_MEMBERS]
+    tests = [runs[m]["test"] for m in CHOOSING_MEMBERS]
+    return Y, Y_test, raws, tests
+
+
 def half_best_f1(Y: np.ndarray, P: np.ndarray, per_label: bool) -> np.ndarray:
     """Thresholds F*/2: half the best F1 over the grid, of all entries pooled (micro) or of
     each label (macro); the threshold maximising F1 on calibrated probabilities is half the
@@ -504,10 +514,7 @@ def choosing(seeds: Sequence[int]) -> str:
     values: dict[tuple, list[dict[str, float]]] = {}
     for name in CHOOSING_PROBLEMS:
         for seed in seeds:
-            runs = {m: choosing_scores(name, seed, m) for m in CHOOSING_MEMBERS}
-            Y, Y_test = runs["krr"]["Y"].astype(float), runs["krr"]["Yte"]
-            raws = [runs[m]["oof"] for m in CHOOSING_MEMBERS]
-            tests = [runs[m]["test"] for m in CHOOSING_MEMBERS]
+            Y, Y_test, raws, tests = choosing_problem_scores(name, seed)
             models = {
                 "krr": (raws[0], tests[0], None),
                 "okboost_et + ok3_et": ((raws[1] + raws[2]) / 2, (tests[1] + tests[2]) / 2, None),
@@ -577,9 +584,7 @@ def bootstrap_spread(seed: int, n_resamples: int = 20) -> str:
         "| --- |" + " --- |" * len(SPREAD_RULES),
     ]
     for name in CHOOSING_PROBLEMS:
-        runs = {m: choosing_scores(name, seed, m) for m in CHOOSING_MEMBERS}
-        Y = runs["krr"]["Y"].astype(float)
-        raws = [runs[m]["oof"] for m in CHOOSING_MEMBERS]
+        Y, _, raws, _ = choosing_problem_scores(name, seed)
         w, _ = stack_weights(raws, Y, "label_sigmoid")
         oof = sum(wi * r for wi, r in zip(w, raws, strict=True))
         rng = np.random.default_rng(0)
@@ -640,10 +645,7 @@ def balanced_choice(seeds: Sequence[int]) -> str:
     found: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for name in CHOOSING_PROBLEMS:
         for seed in seeds:
-            runs = {m: choosing_scores(name, seed, m) for m in CHOOSING_MEMBERS}
-            Y, Y_test = runs["krr"]["Y"].astype(float), runs["krr"]["Yte"]
-            raws = [runs[m]["oof"] for m in CHOOSING_MEMBERS]
-            tests = [runs[m]["test"] for m in CHOOSING_MEMBERS]
+            Y, Y_test, raws, tests = choosing_problem_scores(name, seed)
             w, _ = stack_weights(raws, Y, "label_sigmoid")
             oof = sum(wi * r for wi, r in zip(w, raws, strict=True))
             test = sum(wi * r for wi, r in zip(w, tests, strict=True))
