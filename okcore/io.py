@@ -12,12 +12,8 @@ crashing or mispredicting.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
-import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +24,7 @@ from .boosting.start import StartedEnsemble, start_params
 from .estimators import ESTIMATORS
 from .exceptions import OKCoreError, PersistenceError
 from .io_bipartite import BIPARTITE, load_bipartite, save_bipartite
+from .io_folder import FORMAT, json_value, read_arrays, sha256, write_folder
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr import INPUT_KERNELS
 from .meta import clone
@@ -36,7 +33,6 @@ from .outputs.space import OutputSpace
 from .similarity import SimilarityInputs, SimilarityMap
 from .trees.ensemble import NODE_FIELDS, TreeEnsemble, stored_counts
 
-FORMAT = "okcore-model"
 #: Version written for models whose leaf values are not leaf means (robust losses: per-row
 #: leaf weights and F_0's weights, which an older reader would ignore and so compute wrong
 #: W^F); version 2 for models with a Nystrom output space (landmarks and feature map, which
@@ -113,10 +109,6 @@ ESTIMATOR_ARRAYS = ("objective_", "cv_alphas_", "cv_errors_", "cv_gammas_")
 ESTIMATOR_SCALARS = ("alpha_", "tree_type_", "n_estimators_planned_")
 
 
-def _sha256(array: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
-
-
 def _json_param(value: Any) -> Any:
     """Parameters are JSON scalars or lists of numbers (per-feature RBF widths); a random
     Generator is not saved (None)."""
@@ -138,7 +130,7 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
     if type(estimator).__name__ in COMPOSITES:
         return _save_composite(estimator, Path(path), __version__)
     if type(estimator).__name__ in BIPARTITE:
-        return save_bipartite(estimator, Path(path), __version__, BIPARTITE_VERSION)
+        return save_bipartite(estimator, Path(path), __version__, BIPARTITE_VERSION, save)
     if isinstance(estimator, NeighbourRegressor) and hasattr(estimator, "Y_"):
         return _save_neighbours(estimator, Path(path))
     input_map = None
@@ -213,7 +205,7 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
             if hasattr(estimator, k)
         },
         "arrays": {
-            k: {"sha256": _sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
+            k: {"sha256": sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
             for k, v in arrays.items()
         },
     }
@@ -253,7 +245,7 @@ def _save_neighbours(model: NeighbourRegressor, path: Path) -> Path:
         "params": model.get_params(),
         "attributes": {"n_features_in_": model.n_features_in_},
         "arrays": {
-            k: {"sha256": _sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
+            k: {"sha256": sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
             for k, v in arrays.items()
         },
     }
@@ -282,36 +274,7 @@ def _write(path: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray]) 
             np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub: allow_pickle
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
-    return _write_folder(path, write)
-
-
-def _write_folder(path: Path, write: Any) -> Path:
-    """``write(tmp)`` fills a temporary sibling folder, renamed to ``path`` when done."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
-    try:
-        write(tmp)
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return path
-
-
-def _json_value(value: Any) -> Any:
-    """A parameter of a composite as JSON: scalars, lists of scalars; anything else (a
-    callable scorer, given folds) as None."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, list | tuple) and all(
-        isinstance(v, bool | int | float | str) for v in value
-    ):
-        return list(value)
-    return None
+    return write_folder(path, write)
 
 
 def _save_composite(estimator: Any, path: Path, version: str) -> Path:
@@ -336,7 +299,7 @@ def _save_composite(estimator: Any, path: Path, version: str) -> Path:
         "okcore_version": version,
         "estimator": name,
         "params": {
-            k: _json_value(v)
+            k: json_value(v)
             for k, v in estimator.get_params(deep=False).items()
             if k != "estimators"
         },
@@ -367,7 +330,7 @@ def _save_composite(estimator: Any, path: Path, version: str) -> Path:
             save(member, tmp / folder)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
-    return _write_folder(path, write)
+    return write_folder(path, write)
 
 
 def _load_composite(path: Path, manifest: dict) -> Any:
@@ -441,36 +404,13 @@ def load(path: str | os.PathLike) -> Any:
         if manifest.get("estimator") in COMPOSITES:
             return _load_composite(path, manifest)
         if manifest.get("estimator") in BIPARTITE:
-            return load_bipartite(path, manifest)
-        arrays = _read_arrays(path / "arrays.npz", manifest["arrays"])
+            return load_bipartite(path, manifest, load)
+        arrays = read_arrays(path / "arrays.npz", manifest["arrays"])
         return _rebuild(manifest, arrays)
     except PersistenceError:
         raise
     except (OKCoreError, KeyError, TypeError, ValueError, IndexError) as exc:
         raise PersistenceError(f"model at {path} is inconsistent: {exc}") from None
-
-
-def _read_arrays(file: Path, expected: dict) -> dict[str, np.ndarray]:
-    try:
-        with np.load(file, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except FileNotFoundError:
-        raise PersistenceError(f"model arrays missing: {file}") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise PersistenceError(f"model arrays at {file} are corrupted: {exc}") from None
-    if set(arrays) != set(expected):
-        raise PersistenceError(f"model arrays at {file} do not match the manifest's list")
-    for name, meta in expected.items():
-        a = arrays[name]
-        if (
-            list(a.shape) != meta["shape"]
-            or a.dtype.str != meta["dtype"]
-            or _sha256(a) != meta["sha256"]
-        ):
-            raise PersistenceError(
-                f"model array {name!r} at {file} fails its checksum (corrupted or modified)"
-            )
-    return arrays
 
 
 def _grown_with_early_stopping(params: dict[str, Any]) -> bool:

@@ -33,6 +33,7 @@ values) and raises :class:`~okcore.PersistenceError` otherwise.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ from .bipartite.nrlmf import NRLMF
 from .bipartite.pairs import KroneckerRidge, PairTrees
 from .bipartite.validation import BLOCKS
 from .exceptions import PersistenceError
+from .io_folder import FORMAT, json_value, read_arrays, sha256, write_folder
 from .meta import clone
 
 #: The bipartite models saved here, by class name.
@@ -55,9 +57,15 @@ BIPARTITE = ("BipartiteRegressor", "RankAveragedBipartite", "NRLMF")
 MODEL_PARAMS = ("row_estimator", "col_estimator", "pair_estimator")
 
 
-def save_bipartite(model: Any, path: Path, version: str, format_version: int) -> Path:
-    """Write a fitted bipartite model (module docstring) to the folder ``path``."""
-    from . import io
+def save_bipartite(
+    model: Any,
+    path: Path,
+    version: str,
+    format_version: int,
+    save_member: Callable[[Any, Path], Path],
+) -> Path:
+    """Write a fitted bipartite model (module docstring) to the folder ``path``; each member
+    model is written by ``save_member`` (:func:`okcore.io.save`)."""
 
     name = type(model).__name__
     members: dict[str, Any]
@@ -82,7 +90,7 @@ def save_bipartite(model: Any, path: Path, version: str, format_version: int) ->
         if getattr(model, "objective_", None) is not None:
             arrays["objective"] = np.asarray(model.objective_, dtype=np.float64)
         n_rows, n_cols = int(model.n_rows_), int(model.n_cols_)
-        params = {k: io._json_value(v) for k, v in model.get_params().items()}
+        params = {k: json_value(v) for k, v in model.get_params().items()}
         n_features = int(model.row_model_.n_features_in_)
         extra["fit_time"] = float(getattr(model, "fit_time_", 0.0))
     elif isinstance(model, BipartiteRegressor):
@@ -93,7 +101,7 @@ def save_bipartite(model: Any, path: Path, version: str, format_version: int) ->
         arrays["Y"] = np.asarray(model.Y_, dtype=np.float64)
         n_rows, n_cols = (int(n) for n in model.Y_.shape)
         params = {
-            k: io._json_value(v)
+            k: json_value(v)
             for k, v in model.get_params(deep=False).items()
             if k not in MODEL_PARAMS
         }
@@ -103,7 +111,7 @@ def save_bipartite(model: Any, path: Path, version: str, format_version: int) ->
     else:
         raise PersistenceError("only fitted okcore estimators can be saved")
     manifest: dict[str, Any] = {
-        "format": io.FORMAT,
+        "format": FORMAT,
         "format_version": format_version,
         "okcore_version": version,
         "estimator": name,
@@ -117,19 +125,19 @@ def save_bipartite(model: Any, path: Path, version: str, format_version: int) ->
             "n_cols_": n_cols,
         },
         "arrays": {
-            k: {"sha256": io._sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
+            k: {"sha256": sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
             for k, v in arrays.items()
         },
     }
 
     def write(tmp: Path) -> None:
         for folder, member in members.items():
-            io.save(member, tmp / folder)
+            save_member(member, tmp / folder)
         with open(tmp / "arrays.npz", "wb") as fh:
             np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub: allow_pickle
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, default=_json))
 
-    return io._write_folder(path, write)
+    return write_folder(path, write)
 
 
 def _json(value: Any) -> Any:
@@ -201,10 +209,10 @@ def _expected_members(manifest: dict) -> list[str]:
     return ["rows", "cols", "pairs"] if "pairs" in members else ["rows", "cols"]
 
 
-def load_bipartite(path: Path, manifest: dict) -> Any:
-    """The bipartite model of :func:`save_bipartite`, every part checked against the
-    others; PersistenceError when they disagree."""
-    from . import io
+def load_bipartite(path: Path, manifest: dict, load_member: Callable[[Path], Any]) -> Any:
+    """The bipartite model of :func:`save_bipartite`, each member folder read by
+    ``load_member`` (:func:`okcore.io.load`), every part checked against the others;
+    PersistenceError when they disagree."""
 
     def fail(what: str) -> None:
         raise PersistenceError(f"model at {path} is inconsistent: {what}")
@@ -215,10 +223,10 @@ def load_bipartite(path: Path, manifest: dict) -> Any:
     n_rows, n_cols = int(attributes["n_rows_"]), int(attributes["n_cols_"])
     if n_rows < 1 or n_cols < 1:
         fail("a bipartite model has at least one row and one column vertex")
-    arrays = io._read_arrays(path / "arrays.npz", manifest["arrays"])
+    arrays = read_arrays(path / "arrays.npz", manifest["arrays"])
     if not all(np.all(np.isfinite(a)) for a in arrays.values() if a.dtype.kind == "f"):
         fail("an array holds NaN or infinity")
-    members = {folder: io.load(path / folder) for folder in manifest["members"]}
+    members = {folder: load_member(path / folder) for folder in manifest["members"]}
     name = manifest["estimator"]
     if name == "RankAveragedBipartite":
         model: Any = _rank_average(manifest, members, fail)

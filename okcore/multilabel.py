@@ -679,8 +679,10 @@ class MultiLabelClassifier(MetaEstimator):
         self.random_state = random_state
         self.max_cpu_seconds = max_cpu_seconds
 
-    def _candidates(self, n_rows: int) -> list[Any]:
-        """Fresh clones of the candidate models (the default's for ``n_rows`` training rows)."""
+    def candidate_models(self, n_rows: int) -> list[Any]:
+        """Fresh unfitted clones of the models :meth:`fit` fits on ``n_rows`` training rows:
+        the default's candidates (:func:`default_candidates`, seeded by ``random_state``)
+        when no estimator is named, else the named one(s)."""
         if self.estimator is None:
             return default_candidates(self.random_state, n_rows)
         if isinstance(self.estimator, list | tuple):
@@ -714,7 +716,7 @@ class MultiLabelClassifier(MetaEstimator):
         if X.shape[0] != labels.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but Y has {labels.shape[0]}")
         labels = labels.astype(np.float64)
-        candidates = self._candidates(X.shape[0])
+        candidates = self.candidate_models(X.shape[0])
         weight = check_sample_weight(sample_weight, X.shape[0])
         self.n_labels_ = labels.shape[1]
         self.sigmoid_: Any = None

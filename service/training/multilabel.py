@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 import okcore
-from okcore.multilabel import default_candidates
 from service.errors import InvalidRequest
 from service.jobs.progress import PhasePlan
 from service.jobs.task import Cancelled, FitsProgress, Reporter
@@ -120,7 +119,7 @@ def _candidates(req: MultiLabelTrainRequest, n: int) -> list[Any]:
     """Unfitted copies of the models the classifier fits: the default's candidates (auto),
     or the named estimator (its parameters checked by okcore: 422 on a bad one)."""
     if req.model == AUTO:
-        return default_candidates(req.random_state, n)
+        return okcore.MultiLabelClassifier(random_state=req.random_state).candidate_models(n)
     return [checked_estimator(req.model, req.params)]
 
 
@@ -299,7 +298,8 @@ def run_multilabel(plan: MultiLabelPlan, root: Path, model_id: str, progress: Re
     fits = FitsProgress(progress, plan.fits, unit=plan.unit)
     if plan.model == AUTO:
         template: Any = None
-        candidates = default_candidates(plan.options["random_state"], int(plan.inputs.shape[0]))
+        default = okcore.MultiLabelClassifier(random_state=plan.options["random_state"])
+        candidates = default.candidate_models(int(plan.inputs.shape[0]))
     else:
         template = okcore.make_estimator(plan.model, plan.params)
         candidates = [template]

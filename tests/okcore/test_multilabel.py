@@ -134,10 +134,10 @@ def test_default_candidates_are_seeded() -> None:
     model = MultiLabelClassifier(random_state=4)
     assert model.scores == "label_sigmoid" and model.threshold_window == 0.05
     assert model.per_label == "auto" and model.metric == "micro_f1"
-    krr, boost, forest = model._candidates(1500)
+    krr, boost, forest = model.candidate_models(1500)
     assert isinstance(krr, KernelRidgeRegressor) and krr.gamma == "cv" and krr.random_state == 4
     assert krr.n_components is None  # exact up to 2,000 rows, Nystrom above
-    assert model._candidates(2001)[0].n_components == 1000
+    assert model.candidate_models(2001)[0].n_components == 1000
     assert boost.splitter == "random" and boost.n_estimators == 300 and boost.random_state == 4
     assert forest.random_state == 4 and not forest.bootstrap
 

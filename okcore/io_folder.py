@@ -1,0 +1,80 @@
+"""The folder format every saved okcore model shares (:mod:`okcore.io` and
+:mod:`okcore.io_bipartite`): its format name, the checksums of its arrays, parameters as
+JSON values, the atomic write of a folder and the checked read of its arrays. No pickle: the
+arrays are read with ``allow_pickle=False`` and checked against the manifest's shapes,
+dtypes and SHA-256 sums."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .exceptions import PersistenceError
+
+FORMAT = "okcore-model"
+
+
+def sha256(array: np.ndarray) -> str:
+    """The SHA-256 of an array's bytes (C order), as saved in the manifest."""
+    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+
+
+def write_folder(path: Path, write: Any) -> Path:
+    """``write(tmp)`` fills a temporary sibling folder, renamed to ``path`` when done."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    try:
+        write(tmp)
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+def json_value(value: Any) -> Any:
+    """A parameter of a composite as JSON: scalars, lists of scalars; anything else (a
+    callable scorer, given folds) as None."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple) and all(
+        isinstance(v, bool | int | float | str) for v in value
+    ):
+        return list(value)
+    return None
+
+
+def read_arrays(file: Path, expected: dict) -> dict[str, np.ndarray]:
+    """The arrays of ``arrays.npz``, each checked against the manifest's ``expected``
+    shape, dtype and checksum; PersistenceError when missing, corrupted or modified."""
+    try:
+        with np.load(file, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except FileNotFoundError:
+        raise PersistenceError(f"model arrays missing: {file}") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise PersistenceError(f"model arrays at {file} are corrupted: {exc}") from None
+    if set(arrays) != set(expected):
+        raise PersistenceError(f"model arrays at {file} do not match the manifest's list")
+    for name, meta in expected.items():
+        a = arrays[name]
+        if (
+            list(a.shape) != meta["shape"]
+            or a.dtype.str != meta["dtype"]
+            or sha256(a) != meta["sha256"]
+        ):
+            raise PersistenceError(
+                f"model array {name!r} at {file} fails its checksum (corrupted or modified)"
+            )
+    return arrays
