@@ -736,24 +736,18 @@ def run(argv: Sequence[str] | None = None) -> Report | None:
     # a quick run leaves out the seeded methods (full-size models, three seeds)
     methods = args.methods or [m for m in RUNNABLE if not (args.quick and m in SEEDED)]
     X_train, Y_train, X_test, Y_test = load_yeast()
-    if args.study:
-        text = study(args, X_train, Y_train, X_test, Y_test)
-        out_dir, _ = output_dirs(args)
-        write_result(out_dir / f"{args.name or 'yeast_multilabel_study'}.txt", text + "\n")
-        print(text)
-        return None
-    if args.balanced:
-        text = balanced_choice(args.seeds)
-        out_dir, _ = output_dirs(args)
-        write_result(out_dir / f"{args.name or 'multilabel_balanced_choice'}.txt", text + "\n")
-        print(text)
-        return None
-    if args.choosing:
-        text = choosing(args.seeds)
-        out_dir, _ = output_dirs(args)
-        write_result(out_dir / f"{args.name or 'multilabel_choosing'}.txt", text + "\n")
-        print(text)
-        return None
+    studies = {  # a flag -> (its printed study, the result's default name)
+        "study": (lambda: study(args, X_train, Y_train, X_test, Y_test), "yeast_multilabel_study"),
+        "balanced": (lambda: balanced_choice(args.seeds), "multilabel_balanced_choice"),
+        "choosing": (lambda: choosing(args.seeds), "multilabel_choosing"),
+    }
+    for flag, (run_study, default_name) in studies.items():
+        if getattr(args, flag):
+            text = run_study()
+            out_dir, _ = output_dirs(args)
+            write_result(out_dir / f"{args.name or default_name}.txt", text + "\n")
+            print(text)
+            return None
     if args.tune_krr:
         tune_krr(X_train, Y_train, args.tune_krr, args.seed)
         return None
