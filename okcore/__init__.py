@@ -38,7 +38,12 @@ from .io import load, save
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr_boosting import KRRBoostRegressor
 from .kernel_models.ridge import KernelRidgeRegressor
-from .multilabel import THRESHOLD_GRID, THRESHOLD_METRICS, MultiLabelClassifier
+from .multilabel import (
+    THRESHOLD_GRID,
+    THRESHOLD_METRICS,
+    MultiLabelClassifier,
+    thresholds_per_label,
+)
 from .outputs import graph
 from .outputs.kernels import (
     DiffusionKernel,
@@ -119,4 +124,5 @@ __all__ = [
     "pairwise_inputs",
     "save",
     "scoring",
+    "thresholds_per_label",
 ]

@@ -12,6 +12,9 @@ the estimates beside the measurements.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from .exceptions import OKCoreError
 
 
 @dataclass(frozen=True)
@@ -61,3 +64,24 @@ class FitCost:
     def seconds(self) -> float:
         """The whole fit: factor + set-up + every stage."""
         return self.factor_seconds + self.setup_seconds + self.n_stages * self.stage_seconds
+
+
+def predicted_seconds(
+    estimator: Any, n_samples: int, n_features: int, *, kernel: Any, n_outputs: int | None
+) -> float:
+    """The CPU seconds the ``estimator``'s cost model predicts for one fit on ``n_samples``
+    rows (:meth:`~okcore.base.OKEstimator.estimate_cost`), or 0 when it has no cost model or
+    cannot cost these data: what a CPU budget plans its first fits with."""
+    if not hasattr(estimator, "estimate_cost"):
+        return 0.0
+    try:
+        cost = estimator.estimate_cost(n_samples, n_features, kernel=kernel, n_outputs=n_outputs)
+    except (OKCoreError, TypeError, ValueError):
+        return 0.0
+    return float(cost.seconds)
+
+
+def reports_rounds(estimator: Any) -> bool:
+    """Whether the ``estimator``'s fit hears its progress callback after every round
+    (boosting: it has ``staged_predict``), so that a CPU budget can stop it between rounds."""
+    return hasattr(estimator, "staged_predict")

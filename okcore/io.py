@@ -24,7 +24,7 @@ from .boosting.start import StartedEnsemble, start_params
 from .estimators import ESTIMATORS
 from .exceptions import OKCoreError, PersistenceError
 from .io_bipartite import BIPARTITE, load_bipartite, save_bipartite
-from .io_folder import FORMAT, json_value, read_arrays, sha256, write_folder
+from .io_folder import FORMAT, array_entries, json_value, read_arrays, write_files, write_folder
 from .kernel_models.kernel_ensemble import KernelEnsemble
 from .kernel_models.krr import INPUT_KERNELS
 from .meta import clone
@@ -204,10 +204,7 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
             for k in (*SCALARS, *ESTIMATOR_SCALARS)
             if hasattr(estimator, k)
         },
-        "arrays": {
-            k: {"sha256": sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
-            for k, v in arrays.items()
-        },
+        "arrays": array_entries(arrays),
     }
     resolved = getattr(estimator, "resolved_params_", None)
     if resolved is not None:
@@ -244,10 +241,7 @@ def _save_neighbours(model: NeighbourRegressor, path: Path) -> Path:
         "estimator": "NeighbourRegressor",
         "params": model.get_params(),
         "attributes": {"n_features_in_": model.n_features_in_},
-        "arrays": {
-            k: {"sha256": sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
-            for k, v in arrays.items()
-        },
+        "arrays": array_entries(arrays),
     }
     return _write(path, manifest, arrays)
 
@@ -269,12 +263,7 @@ def _load_neighbours(manifest: dict, arrays: dict[str, np.ndarray]) -> Neighbour
 def _write(path: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
     """Write ``manifest.json`` and ``arrays.npz`` in a temporary sibling renamed into place."""
 
-    def write(tmp: Path) -> None:
-        with open(tmp / "arrays.npz", "wb") as fh:
-            np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub: allow_pickle
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
-
-    return write_folder(path, write)
+    return write_folder(path, lambda tmp: write_files(tmp, manifest, arrays))
 
 
 def _save_composite(estimator: Any, path: Path, version: str) -> Path:

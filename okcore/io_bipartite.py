@@ -32,7 +32,6 @@ values) and raises :class:`~okcore.PersistenceError` otherwise.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,7 @@ from .bipartite.nrlmf import NRLMF
 from .bipartite.pairs import KroneckerRidge, PairTrees
 from .bipartite.validation import BLOCKS
 from .exceptions import PersistenceError
-from .io_folder import FORMAT, json_value, read_arrays, sha256, write_folder
+from .io_folder import FORMAT, array_entries, json_value, read_arrays, write_files, write_folder
 from .meta import clone
 
 #: The bipartite models saved here, by class name.
@@ -77,9 +76,9 @@ def save_bipartite(
         if any(_nested(m) for m in model.members_):
             raise PersistenceError("a rank average's members cannot be rank averages")
         members = {f"member-{i}": m for i, m in enumerate(model.members_)}
-        extra["weights"] = model._weights()
+        extra["weights"] = model.weights_for()
         if model.block_weights:  # checked by fit: a block name -> one weight per member
-            extra["block_weights"] = {b: model._weights(b) for b in sorted(model.block_weights)}
+            extra["block_weights"] = {b: model.weights_for(b) for b in sorted(model.block_weights)}
         n_rows, n_cols = int(model.n_rows_), int(model.n_cols_)
         params: dict[str, Any] = {}
         n_features = _row_width(model.members_[0])
@@ -124,18 +123,13 @@ def save_bipartite(
             "n_rows_": n_rows,
             "n_cols_": n_cols,
         },
-        "arrays": {
-            k: {"sha256": sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
-            for k, v in arrays.items()
-        },
+        "arrays": array_entries(arrays),
     }
 
     def write(tmp: Path) -> None:
         for folder, member in members.items():
             save_member(member, tmp / folder)
-        with open(tmp / "arrays.npz", "wb") as fh:
-            np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub: allow_pickle
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, default=_json))
+        write_files(tmp, manifest, arrays, default=_json)
 
     return write_folder(path, write)
 
@@ -259,7 +253,7 @@ def _rank_average(manifest: dict, members: dict[str, Any], fail: Any) -> RankAve
     model = RankAveragedBipartite(models, [float(w) for w in weights], blocks or None)
     try:
         for block in (None, *BLOCKS):
-            model._weights(block)
+            model.weights_for(block)
     except Exception as exc:  # a DataError naming the weights
         fail(str(exc))
     given = [weights, *(blocks or {}).values()]

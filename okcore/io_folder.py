@@ -7,6 +7,7 @@ dtypes and SHA-256 sums."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -24,6 +25,25 @@ FORMAT = "okcore-model"
 def sha256(array: np.ndarray) -> str:
     """The SHA-256 of an array's bytes (C order), as saved in the manifest."""
     return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+
+
+def array_entries(arrays: dict[str, np.ndarray]) -> dict[str, dict[str, Any]]:
+    """The manifest's ``arrays``: each array's checksum, shape and dtype, which
+    :func:`read_arrays` checks."""
+    return {
+        k: {"sha256": sha256(v), "shape": list(v.shape), "dtype": v.dtype.str}
+        for k, v in arrays.items()
+    }
+
+
+def write_files(
+    folder: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray], default: Any = None
+) -> None:
+    """``arrays.npz`` (no pickle) and ``manifest.json`` (``default``: json's fallback for
+    values it cannot write) into ``folder``."""
+    with open(folder / "arrays.npz", "wb") as fh:
+        np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub: allow_pickle
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1, default=default))
 
 
 def write_folder(path: Path, write: Any) -> Path:

@@ -76,6 +76,7 @@ from ._validation import (
 from .averaging import AveragedRegressor
 from .boosting import OKBoostRegressor
 from .callbacks import check_callback, part_callback
+from .cost import predicted_seconds, reports_rounds
 from .exceptions import DataError
 from .folds import kfold
 from .kernel_models.ridge import KernelRidgeRegressor
@@ -333,6 +334,12 @@ def balanced_thresholds(
     return out
 
 
+def thresholds_per_label(metric: str, per_label: Any) -> bool:
+    """Whether ``MultiLabelClassifier(metric=..., per_label=...)`` chooses one threshold per
+    label: ``per_label`` itself, or for "auto" the measures of :data:`PER_LABEL_METRICS`."""
+    return metric in PER_LABEL_METRICS if per_label == "auto" else bool(per_label)
+
+
 def calibrated_thresholds(
     Y: np.ndarray, probabilities: np.ndarray, metric: str, per_label: bool
 ) -> np.ndarray | None:
@@ -352,7 +359,7 @@ def calibrated_thresholds(
     n_labels = Y.shape[1]
     if metric == "hamming_loss":
         return np.full(n_labels, 0.5)
-    if metric in ("micro_f1", "balanced") and (metric == "micro_f1" or per_label):
+    if metric == "micro_f1" or (metric == "balanced" and per_label):
         best = max(metrics.micro_f1(Y, probabilities >= t) for t in THRESHOLD_GRID)
         micro = np.full(n_labels, np.round(best / 2, 2))
         return micro if metric == "micro_f1" else balanced_thresholds(probabilities, micro)
@@ -468,10 +475,10 @@ class CandidateBudget:
         self.seconds, self.start = float(seconds), time.process_time()
         self.n_rows, self.fold_rows = n_rows, n_rows - n_rows // n_splits
         self.folds_left = [n_splits if inner else 0] * len(candidates)
-        self.stoppable = [hasattr(c, "staged_predict") for c in candidates]
+        self.stoppable = [reports_rounds(c) for c in candidates]
         self.predicted = [
             {
-                final: self._predicted(c, rows, n_features, n_labels)
+                final: predicted_seconds(c, rows, n_features, kernel="linear", n_outputs=n_labels)
                 for final, rows in ((False, self.fold_rows), (True, n_rows))
             }
             for c in candidates
@@ -480,17 +487,6 @@ class CandidateBudget:
         self.status = ["fitted"] * len(candidates)
         self.capped = [False] * len(candidates)
         self.final_left = [True] * len(candidates)  # its final fit is still to come
-
-    @staticmethod
-    def _predicted(candidate: Any, n_rows: int, n_features: int, n_labels: int) -> float:
-        """The cost model's CPU seconds of one fit (0 for an estimator without one)."""
-        if not hasattr(candidate, "estimate_cost"):
-            return 0.0
-        try:
-            cost = candidate.estimate_cost(n_rows, n_features, kernel="linear", n_outputs=n_labels)
-        except (DataError, TypeError, ValueError):
-            return 0.0
-        return float(cost.seconds)
 
     def spent(self) -> float:
         """CPU seconds since the fit started."""
@@ -806,7 +802,7 @@ class MultiLabelClassifier(MetaEstimator):
         if metric not in THRESHOLD_METRICS:
             raise DataError(f"metric must be one of {THRESHOLD_METRICS}: got {metric!r}")
         assert self.oof_scores_ is not None and self.oof_labels_ is not None
-        by_label = metric in PER_LABEL_METRICS if per_label == "auto" else bool(per_label)
+        by_label = thresholds_per_label(metric, per_label)
         rule = self.threshold_rule
         if rule == "auto":
             rule = "calibrated" if self.scores == "label_sigmoid" else "window"

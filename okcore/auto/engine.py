@@ -64,6 +64,7 @@ import numpy as np
 from .._validation import check_random_state, weight_argument
 from ..averaging import AveragedRegressor
 from ..callbacks import FitProgress
+from ..cost import predicted_seconds, reports_rounds
 from ..exceptions import DataError, OKCoreError
 from ..folds import kfold
 from ..model_selection import Outputs
@@ -385,17 +386,11 @@ def _prior(
     candidate: Candidate, seed: int, n_rows: int, n_features: int, outputs: Outputs
 ) -> float:
     """The cost model's CPU seconds for a first fit (0 when the estimator has none)."""
-    estimator = candidate.make(seed)
-    if not hasattr(estimator, "estimate_cost"):
-        return 0.0
     kernel = "precomputed" if outputs.gram is not None else (outputs.kernel or "linear")
     n_outputs = None if outputs.Y is None else int(np.prod(np.shape(outputs.Y)[1:]) or 1)
-    try:
-        return float(
-            estimator.estimate_cost(n_rows, n_features, kernel=kernel, n_outputs=n_outputs).seconds
-        )
-    except (OKCoreError, TypeError, ValueError):
-        return 0.0
+    return predicted_seconds(
+        candidate.make(seed), n_rows, n_features, kernel=kernel, n_outputs=n_outputs
+    )
 
 
 def select(
@@ -629,7 +624,7 @@ def _n_features(X: Any) -> int:
 def _reports_rounds(candidate: Candidate, seed: int) -> bool:
     """Whether the candidate's fit hears its progress callback after every round (it can be
     stopped): the boosting estimators."""
-    return hasattr(candidate.make(seed), "staged_predict")
+    return reports_rounds(candidate.make(seed))
 
 
 def _fit_capped(

@@ -20,6 +20,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..cost import reports_rounds
+
 
 def boosted_members(members: list[Any]) -> set[int]:
     """The indices of the members whose one-sided fits report boosting rounds (a
@@ -30,7 +32,7 @@ def boosted_members(members: list[Any]) -> set[int]:
             getattr(member, "row_estimator", None),
             getattr(member, "col_estimator", None),
         ]
-        if any(hasattr(e, "staged_predict") for e in estimators if e is not None):
+        if any(reports_rounds(e) for e in estimators if e is not None):
             out.add(i)
     return out
 

@@ -75,8 +75,10 @@ class RankAveragedBipartite(MetaEstimator):
         self.weights = weights
         self.block_weights = block_weights
 
-    def _weights(self, block: str | None = None) -> list[float]:
-        """The members' weights in ``block`` (checked; None: ``weights``)."""
+    def weights_for(self, block: str | None = None) -> list[float]:
+        """The members' weights in ``block`` ("new_rows", "new_cols", "new_pairs": its
+        ``block_weights`` if given, else ``weights``; None: ``weights``), checked; 1 each when
+        no weights are given."""
         if not self.members:
             raise DataError("members must list at least one bipartite model")
         given = self.block_weights or {}
@@ -112,7 +114,7 @@ class RankAveragedBipartite(MetaEstimator):
         progress of members whose fit takes a callback, with ``part`` "member-i" (or
         "member-i/rows", "member-i/columns" for a member's one-sided fits)."""
         for block in (None, *BLOCKS):
-            self._weights(block)
+            self.weights_for(block)
         check_callback(callback)
         start, n = time.perf_counter(), len(self.members)
         self.members_ = []
@@ -133,7 +135,9 @@ class RankAveragedBipartite(MetaEstimator):
     def _average(self, block: str, *args: Any) -> np.ndarray:
         """The rank average of the members of weight > 0 in ``block`` over its pairs."""
         check_is_fitted(self, "members_")
-        used = [(m, w) for m, w in zip(self.members_, self._weights(block), strict=True) if w > 0]
+        used = [
+            (m, w) for m, w in zip(self.members_, self.weights_for(block), strict=True) if w > 0
+        ]
         scores = [getattr(m, f"predict_{block}")(*args) for m, _ in used]
         return rank_average(scores, [w for _, w in used])
 

@@ -59,7 +59,7 @@ def test_default_round_trip_scores_every_block_identically(default_model, tmp_pa
     assert [type(m).__name__ for m in members] == [
         type(m).__name__ for m in default_model.default_model_.members_
     ]
-    assert loaded.default_model_.weights == default_model.default_model_._weights()
+    assert loaded.default_model_.weights == default_model.default_model_.weights_for()
     np.testing.assert_array_equal(loaded.Y_, default_model.Y_)
     assert loaded.n_unknown_ == 1
     manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
