@@ -70,6 +70,13 @@ class PhasePlan:
     counted: str = "trees"  # the phase whose units per_tree estimates
 
 
+def cost_shares(seconds: list[float], units: int) -> list[int]:
+    """Each part's progress count: its share of ``units`` by its estimated ``seconds``, at
+    least 1 (so that a count and its ETA follow the time when parts differ in cost)."""
+    total = max(sum(seconds), 1e-9)
+    return [max(1, round(units * s / total)) for s in seconds]
+
+
 def downsample(curve: list[float], points: int = CURVE_POINTS) -> tuple[list[float], int]:
     """(values after trees step, 2 step, ...; step) with at most ``points`` values; the
     curve itself (step 1) when it is short enough. Values keep 6 significant digits."""

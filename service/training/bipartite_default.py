@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import okcore
+from service.jobs.progress import cost_shares
 from service.jobs.task import Cancelled, Reporter
 from service.training.budget import BASE_BYTES, JobEstimate
 
@@ -161,8 +162,7 @@ def default_estimate(
 def member_steps(costs: list[MemberCost]) -> list[int]:
     """Each member's progress steps in one fit: STEPS_PER_FIT shared by estimated time, at
     least one each."""
-    total = sum(c.seconds for c in costs) or 1.0
-    return [max(1, round(STEPS_PER_FIT * c.seconds / total)) for c in costs]
+    return cost_shares([c.seconds for c in costs], STEPS_PER_FIT)
 
 
 @dataclass
@@ -217,20 +217,22 @@ def _rounds(member: Any) -> list[int] | None:
 
 
 def default_summary(model: Any, inputs: str) -> dict[str, Any]:
-    """The record's ``bipartite.default``: the members (name, model, weight; the rounds
-    grown by each side of a boosted member) of the fitted default, its CPU budget and how
+    """The record's ``bipartite.default``: the members (name, model, weight, the weights of
+    the blocks scored with their own; the rounds grown by each side of a boosted member) of the fitted default, its CPU budget and how
     its scores read."""
     names = list(default_members(inputs))
     fitted = model.default_model_
-    weights = [1.0] * len(fitted.members_) if fitted.weights is None else fitted.weights
-    weights = [float(w) for w in weights]
+    weights = fitted.weights_for()
+    blocks = {b: fitted.weights_for(b) for b in sorted(fitted.block_weights or {})}
     if len(names) != len(fitted.members_):  # okcore's default changed under the names
         names = [f"member-{i}" for i in range(len(fitted.members_))]
     members = []
-    for name, member, fit, weight in zip(
-        names, fitted.members, fitted.members_, weights, strict=True
+    for i, (name, member, fit) in enumerate(
+        zip(names, fitted.members, fitted.members_, strict=True)
     ):
-        entry: dict[str, Any] = {"name": name, "model": describe(member), "weight": weight}
+        entry: dict[str, Any] = {"name": name, "model": describe(member), "weight": weights[i]}
+        if blocks:  # blocks scored with their own weights (the default: new rows)
+            entry["block_weights"] = {b: w[i] for b, w in blocks.items()}
         rounds = _rounds(fit)
         if rounds is not None:
             entry["rounds"] = rounds

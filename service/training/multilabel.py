@@ -28,7 +28,7 @@ import numpy as np
 
 import okcore
 from service.errors import InvalidRequest
-from service.jobs.progress import PhasePlan
+from service.jobs.progress import PhasePlan, cost_shares
 from service.jobs.task import Cancelled, FitsProgress, Reporter
 from service.schemas.multilabel import MultiLabelTrainRequest
 from service.store.model_store import write_model
@@ -102,7 +102,7 @@ def label_warnings(labels: np.ndarray) -> list[str]:
 
 def _threshold_work(n: int, n_labels: int, metric: str, per_label: Any) -> float:
     """Comparisons of one threshold search (see MAX_THRESHOLD_WORK)."""
-    by_label = metric == "macro_f1" if per_label == "auto" else bool(per_label)
+    by_label = okcore.thresholds_per_label(metric, per_label)
     ascent = by_label and metric not in ("macro_f1", "hamming_loss")  # not label by label
     return len(okcore.THRESHOLD_GRID) * n * n_labels * (2 * n_labels if ascent else 1)
 
@@ -162,12 +162,6 @@ def _within_budget(estimate: JobEstimate, budget: float) -> JobEstimate:
     )
 
 
-def _work_units(seconds: list[float]) -> list[int]:
-    """Each fit's share of WORK_UNITS by its estimated seconds (at least 1)."""
-    total = max(sum(seconds), 1e-9)
-    return [max(1, round(WORK_UNITS * s / total)) for s in seconds]
-
-
 def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
     """Check the estimator's parameters and cost the job: every inner fold fit of every
     candidate, then the final fits (of every candidate: which are kept is known only after
@@ -179,7 +173,7 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
         raise okcore.DataError(f"n_splits = {req.n_splits} but there are only {n} training rows")
     work = _threshold_work(n, n_labels, req.metric, req.per_label)
     if req.threshold == "cv" and work > MAX_THRESHOLD_WORK:
-        per_label = req.per_label is True or (req.per_label == "auto" and req.metric == "macro_f1")
+        per_label = okcore.thresholds_per_label(req.metric, req.per_label)
         raise InvalidRequest(
             f"choosing {'one threshold per label' if per_label else 'the threshold'} for "
             f"{n_labels} labels over {n} rows would take {work:.3g} comparisons, over the "
@@ -216,7 +210,9 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
         estimate = _within_budget(estimate, req.max_cpu_seconds)
     parts += [f"final, candidate {j + 1}" for j in range(len(candidates))] if several else ["final"]
     run = [*folds, *(finals if several else [finals[0]])]
-    units = _work_units([e.seconds for e in run]) if several else [e.n_trees for e in run]
+    units = (
+        cost_shares([e.seconds for e in run], WORK_UNITS) if several else [e.n_trees for e in run]
+    )
     record = {
         "name": req.name,
         "status": "training",

@@ -73,6 +73,9 @@ def test_the_default_is_okcores_rank_average(trained: Any) -> None:
     assert [m["weight"] for m in default["members"]] == [
         float(w) for w in reference.default_model_.weights
     ]
+    assert [m["block_weights"]["new_rows"] for m in default["members"]] == (
+        reference.default_model_.weights_for("new_rows")
+    )
     assert "rank" in default["scores"] and info["new_pairs"] is None
     answer = client.post("/kernel", json={"model_id": fit["model_id"], **QUERY}).json()
     Xr, Xc = NET.rows[TR], NET.cols[TC]
