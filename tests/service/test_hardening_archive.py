@@ -18,7 +18,7 @@ from svc_data import TestClient, make_settings
 from test_archive import Members, _export, _import, _members, _relist
 
 from service.app import create_app
-from service.store.archives import MAX_HEADER_BYTES, ROOT
+from service.store.archives import MAX_HEADER_BYTES, MAX_SUBMODELS, ROOT
 
 MiB = 1 << 20
 
@@ -171,3 +171,32 @@ def test_training_arrays_of_the_wrong_shape_are_refused_before_they_are_read(
     assert r.status_code == 422, r.text
     assert "'inputs.npy' has shape [2097152, 4]" in r.json()["error"]["message"]
     assert peak < 24 * MiB, f"{peak / MiB:.0f} MiB allocated while refusing the archive"
+
+
+def test_a_member_folders_manifest_over_its_cap_is_refused_before_parsing(
+    other: TestClient, good: Members
+) -> None:
+    """A model made of models keeps a manifest.json per member folder, at any depth: each is
+    capped (MANIFEST_BYTES) before it is parsed."""
+    name = "estimator/member-0/manifest.json"
+    padded = json.dumps({"padding": "x" * (9 * MiB)}).encode()
+    r = _import(other, _tar_gz(_relist({**good, f"{ROOT}/{name}": padded})))
+    assert r.status_code == 422, r.text
+    assert f"'{name}' holds" in r.json()["error"]["message"]
+    assert other.get("/models").json()["models"] == []
+
+
+@pytest.mark.parametrize(
+    "members",
+    [[f"member-{i}" for i in range(MAX_SUBMODELS + 1)], ["../evil"], ["member-0", "member-0"]],
+    ids=["too many", "not a folder name", "repeated"],
+)
+def test_a_manifest_naming_members_beyond_the_bounds_is_refused(
+    other: TestClient, good: Members, members: list[str]
+) -> None:
+    key = f"{ROOT}/estimator/manifest.json"
+    manifest = json.loads(good[key])
+    manifest["members"] = members
+    r = _import(other, _tar_gz(_relist({**good, key: json.dumps(manifest).encode()})))
+    assert r.status_code == 422, r.text
+    assert "lists members that are not folders of a model" in r.json()["error"]["message"]
