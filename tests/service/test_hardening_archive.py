@@ -18,7 +18,7 @@ from svc_data import TestClient, make_settings
 from test_archive import Members, _export, _import, _members, _relist
 
 from service.app import create_app
-from service.store.archives import MAX_HEADER_BYTES, MAX_SUBMODELS, ROOT
+from service.store.archives import MAX_HEADER_BYTES, MAX_MODEL_DEPTH, MAX_SUBMODELS, ROOT
 
 MiB = 1 << 20
 
@@ -200,3 +200,19 @@ def test_a_manifest_naming_members_beyond_the_bounds_is_refused(
     r = _import(other, _tar_gz(_relist({**good, key: json.dumps(manifest).encode()})))
     assert r.status_code == 422, r.text
     assert "lists members that are not folders of a model" in r.json()["error"]["message"]
+
+
+def test_member_folders_nested_beyond_the_depth_bound_are_refused(
+    other: TestClient, good: Members
+) -> None:
+    """Each manifest names one member folder below it, deeper than MAX_MODEL_DEPTH."""
+    folders = ["estimator"]
+    for _ in range(MAX_MODEL_DEPTH):
+        folders.append(f"{folders[-1]}/m")
+    nested = {
+        f"{ROOT}/{folder}/manifest.json": json.dumps({"members": ["m"]}).encode()
+        for folder in folders
+    }
+    r = _import(other, _tar_gz(_relist({**good, **nested})))
+    assert r.status_code == 422, r.text
+    assert "levels deep" in r.json()["error"]["message"]
