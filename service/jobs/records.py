@@ -333,14 +333,16 @@ class JobRecords:
             return  # deleted meanwhile
 
     def finish(self, job: Job, state: str, error: str | None) -> None:
+        """End ``job`` in ``state``. The model's record is marked before the job's is
+        written: whoever reads the job as ended (another replica too) finds its model ended."""
         job.state, job.error, job.finished = state, error, time.time()
+        if state != "done":
+            self.mark_model(job.model_id, state, error)
         try:
             self.persist(job)
         except ServiceError as exc:  # e.g. a full disk: the state is still answered
             log.error("job %s: its final record cannot be written: %s", job.job_id, exc)
             job.record = job.snapshot(time.time())
-        if state != "done":
-            self.mark_model(job.model_id, state, error)
         self.clear_stop(job.job_id)
         job.finished_event.set()
 
