@@ -44,7 +44,7 @@ candidates (every one on recovered interactions but krr_plain):
 - default_no_trees: the rank average of the first three (weights 1, 1, 2);
 - wknnir: weighted k-nearest neighbours with interaction recovery (k 7, eta 0.8);
 - krr_recovered: KRR per side, Kronecker KRR for new x new;
-- nrlmf: NRLMF with the default's settings (okcore.bipartite.default.DEFAULT_NRLMF);
+- nrlmf: NRLMF with the default's settings (okcore.defaults.BIPARTITE_NRLMF);
 - nrlmf_paper: NRLMF with the paper's settings (the class defaults: ridge 0.625,
   neighbourhood weights 0.1, new vertices by the similarity-weighted mean);
 - ok3et_okboost_recovered: OK3-et + OKBoost (M 300, nu 0.05);
@@ -93,12 +93,10 @@ from okcore.bipartite import (
     bipartite_cross_validate,
 )
 from okcore.bipartite.default import (
-    DEFAULT_ETA,
-    DEFAULT_NEIGHBORS,
-    DEFAULT_WEIGHTS,
     default_members,
     kernel_ridge,
 )
+from okcore.defaults import BIPARTITE_ETA, BIPARTITE_NEIGHBORS, BIPARTITE_WEIGHTS
 from okcore.meta import MetaEstimator
 
 SETS = {"nr": 4, "gpcr": 3, "ic": 2, "e": 2}
@@ -297,12 +295,12 @@ def make_method(
         return default_members("similarity", 0, bipartite=BipartiteRegressor)[method]
     if method == "default_no_trees":
         members = default_members("similarity", 0, bipartite=BipartiteRegressor)
-        return RankAveragedBipartite([members[m] for m in MEMBERS[:3]], list(DEFAULT_WEIGHTS[:3]))
+        return RankAveragedBipartite([members[m] for m in MEMBERS[:3]], list(BIPARTITE_WEIGHTS[:3]))
     if method == "nrlmf_paper":
         return NRLMF(inputs="similarity", random_state=0)
     recovery: dict[str, Any] = {
-        "recovery_neighbors": DEFAULT_NEIGHBORS,
-        "recovery_eta": DEFAULT_ETA,
+        "recovery_neighbors": BIPARTITE_NEIGHBORS,
+        "recovery_eta": BIPARTITE_ETA,
     }
     boost = OKBoostRegressor(
         splitter="random", n_estimators=5 if quick else 300, learning_rate=0.05,
@@ -313,7 +311,7 @@ def make_method(
     if method == "ok3et_okboost_recovered":
         return BipartiteRegressor(boost, inputs="similarity", **recovery)
     if method == "wknnir_okboost":
-        neighbours = NeighbourRegressor(DEFAULT_NEIGHBORS, DEFAULT_ETA)
+        neighbours = NeighbourRegressor(BIPARTITE_NEIGHBORS, BIPARTITE_ETA)
         return BipartiteRegressor(
             AveragedRegressor([neighbours, boost]), inputs="similarity", **recovery
         )

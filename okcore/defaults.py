@@ -51,6 +51,35 @@ DEFAULT_LEAF_ORDER = "gain"
 #: ``tree_type`` values: "auto" resolves to one of the other two (:func:`resolve_tree_type`).
 TREE_TYPES = ("auto", "best-first", "oblivious")
 
+# ------------------------------------------- what a task fits when no model is named
+#: The automatic choice (:class:`~okcore.AutoRegressor`, task "regression with no model"):
+#: its CPU budget, seconds, up to AUTO_BUDGET_ROWS rows (above: proportional to the rows).
+AUTO_BUDGET_SECONDS = 60.0
+AUTO_BUDGET_ROWS = 5_000
+#: Fraction of the budget kept for the final refit on all rows.
+AUTO_REFIT_RESERVE = 0.25
+#: Successive halving: the factor between rungs, the smallest subsample, the most rungs.
+AUTO_HALVING_FACTOR = 3
+AUTO_MIN_ROWS = 400
+AUTO_MAX_RUNGS = 3
+#: Folds of the last rung's second validation (when the budget left affords it).
+AUTO_REFINE_FOLDS = 5
+#: The bipartite default (:class:`~okcore.bipartite.BipartiteRegressor` with no model):
+#: neighbours and decay of its interaction recovery and of WkNNIR.
+BIPARTITE_NEIGHBORS, BIPARTITE_ETA = 7, 0.8
+#: NRLMF's settings in it (the published ones, but for the ridge and neighbourhood weights
+#: and the rank decay of a new vertex's neighbours).
+BIPARTITE_NRLMF: Mapping[str, Any] = {
+    "n_factors": 50, "positive_weight": 5.0, "lambda_rows": 0.1, "lambda_cols": 0.1,
+    "alpha": 1.0, "beta": 1.0, "n_neighbors": 5, "eta": 0.8, "learning_rate": 0.5,
+    "max_iter": 100,
+}  # fmt: skip
+#: Rank-average weights of its members (WkNNIR, recovered kernel ridge + Kronecker, NRLMF,
+#: OK3-et + OKBoost), and for new rows x known columns instead (the first two do not score
+#: that block).
+BIPARTITE_WEIGHTS = (1.0, 1.0, 2.0, 1.0)
+BIPARTITE_BLOCK_WEIGHTS: Mapping[str, tuple[float, ...]] = {"new_rows": (0.0, 0.0, 4.0, 1.0)}
+
 
 # ---------------------------------------------------------------- the rules
 def default_n_estimators(n_samples: int) -> int:
@@ -420,3 +449,95 @@ def rules() -> tuple[Rule, ...]:
 
 #: The settings with a rule, in the order the docs list them.
 RULE_SETTINGS = tuple(rule.setting for rule in _RULES)
+
+
+# ------------------------------------------- what a task fits when no model is named
+@dataclass(frozen=True)
+class TaskDefault:
+    """What one task fits when the user names no model: the model (``fits``, in okcore and
+    in the service), its rule with the numbers in force, the problems the rule was chosen on
+    and those it is reported on (never the same), the decision record (a page of
+    docs/results/) and its date, and how to get something else."""
+
+    task: str
+    fits: str
+    rule: str
+    chosen_on: str
+    reported_on: str
+    record: str
+    date: str
+    instead: str
+
+
+def task_defaults() -> tuple[TaskDefault, ...]:
+    """The task-level defaults, with the numbers in force (this module's constants and the
+    models' own parameter defaults, read when called)."""
+    import inspect
+
+    from .auto import AutoRegressor
+    from .auto.candidates import CANDIDATE_NAMES
+    from .multilabel import STACK_STEP, MultiLabelClassifier
+
+    auto = inspect.signature(AutoRegressor).parameters
+    multilabel = inspect.signature(MultiLabelClassifier).parameters
+    block = ", ".join(f"{w:g}" for w in BIPARTITE_BLOCK_WEIGHTS["new_rows"])
+    return (
+        TaskDefault(
+            task="regression (output vectors with a kernel, or a Gram matrix)",
+            fits='`AutoRegressor()`; the service\'s `POST /train` with no `model` ("auto")',
+            rule=f"chooses among {len(CANDIDATE_NAMES)} candidates ("
+            + ", ".join(f"`{name}`" for name in CANDIDATE_NAMES)
+            + ") and the averages of the best two and three, by successive halving (factor "
+            f"{AUTO_HALVING_FACTOR}, smallest rung {AUTO_MIN_ROWS} rows, at most "
+            f"{AUTO_MAX_RUNGS} rungs) on a holdout of {auto['cv'].default:.0%} of the "
+            f"training rows, the last rung validated again by {AUTO_REFINE_FOLDS} folds when "
+            f"the budget left affords it; CPU budget {AUTO_BUDGET_SECONDS:g} s up to "
+            f"{AUTO_BUDGET_ROWS:,} rows, proportionally more above, {AUTO_REFIT_RESERVE:.0%} "
+            "of it kept for the final refit on all rows",
+            chosen_on="Friedman #1, kin40k, the synthetic 50-output problem, USPS completion",
+            reported_on="census-house, 8x8 digits completion, robot dynamics, a SARCOS-like "
+            "problem, yeast (as regression): within 2 % of the best held-out error of any peer "
+            "or okboost model in the same run, within the budget",
+            record="results/auto-choice.md",
+            date="2026-12-03",
+            instead='`OKBoostRegressor()` (`"model": "okboost"`) for the documented booster '
+            "(the rules above); a graph over the rows keeps `okboost` as the service's "
+            "default (the automatic choice lost on Cora)",
+        ),
+        TaskDefault(
+            task="multi-label (0/1 label rows)",
+            fits='`MultiLabelClassifier()`; the service\'s `"task": "multilabel"` with no model',
+            rule="the stack of kernel ridge (width and penalty by CV), OK3-et + OKBoost and "
+            f"OK3 extra-trees, weighted by out-of-fold log-loss (steps of {STACK_STEP:g}); "
+            f'scores `"{multilabel["scores"].default}"` (one logistic map per label on '
+            f"out-of-fold scores); the label set by the `\"{multilabel['metric'].default}\"` "
+            f"thresholds (`threshold=\"{multilabel['threshold'].default}\"`, "
+            f"{multilabel['n_splits'].default}-fold out-of-fold scores, the threshold "
+            "calibrated probabilities call for)",
+            chosen_on="two scikit-learn multi-label problems, Cora's papers with their "
+            "neighbourhood's classes as labels, yeast's training genes alone",
+            reported_on="MULAN yeast (test genes), three seeds, against the published bests",
+            record="results/yeast-multilabel.md",
+            date="2026-12-03",
+            instead="`metric=` another measure at fit, or at `/predict` and `/evaluate` on the "
+            "same model; `estimator=` one model",
+        ),
+        TaskDefault(
+            task="bipartite networks (drug-target and the like)",
+            fits='`BipartiteRegressor()`; the service\'s `"task": "bipartite"` with no model',
+            rule="the rank average of WkNNIR (k = "
+            f"{BIPARTITE_NEIGHBORS}, eta = {BIPARTITE_ETA:g}), kernel ridge on the recovered "
+            "interactions with Kronecker kernel ridge for new pairs, NRLMF ("
+            f"{BIPARTITE_NRLMF['n_factors']} factors) and OK3-et + OKBoost on the recovered "
+            "interactions, weighted "
+            + ", ".join(f"{w:g}" for w in BIPARTITE_WEIGHTS)
+            + f"; new rows x known columns weighted {block}",
+            chosen_on="the GPCR and ion-channel sets of the Yamanishi gold standard",
+            reported_on="the nuclear-receptor and enzyme sets, against the published methods "
+            "on the same protocol",
+            record="results/drug-target-methods.md",
+            date="2026-12-03",
+            instead="a one-sided estimator (`BipartiteRegressor(OKBoostRegressor(...))`, "
+            '`"model"` in the service); `max_cpu_seconds` bounds the boosted member',
+        ),
+    )

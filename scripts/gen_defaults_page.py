@@ -46,6 +46,10 @@ model keeps it, and the service shows it as `resolved_params` in `GET /models/{i
 a 1-D `y`: a 1-D `y` with the linear output kernel has r = 1, but with a Gaussian output
 kernel its factor has many columns (r > 1), and a 2-D `Y` whose columns are all equal has
 r = 1. The fitted `output_space_.rank` (the service's `output_space.rank`) says which.
+
+A request that names no model gets the task's own default, which may choose among several
+models (for regression, `OKBoostRegressor()` is one of its candidates): see [When no model
+is named](#when-no-model-is-named) at the end of this page.
 """
 
 
@@ -74,6 +78,18 @@ def page() -> str:
             f"{'sections' if ',' in rule.section else 'section'} {rule.section}; "
             f"chosen {rule.date}).",
             f"- **Change it when**: {rule.change_when}.",
+            "",
+        ]
+    parts += ["## When no model is named", ""]
+    for task in defaults.task_defaults():
+        parts += [
+            f"### {task.task[:1].upper()}{task.task[1:]}",
+            "",
+            f"- **Fits**: {task.fits}.",
+            f"- **Rule**: {task.rule}.",
+            f"- **Chosen on**: {task.chosen_on}; **reported on** (not used for choosing): "
+            f"{task.reported_on} ([decision record]({task.record}); chosen {task.date}).",
+            f"- **Instead**: {task.instead}.",
             "",
         ]
     return "\n".join(parts)

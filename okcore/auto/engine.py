@@ -36,7 +36,7 @@ leaderboard row says ``capped``); any other fit is launched only when its predic
 fits its share (the cost model of okcore's estimators for a first fit; afterwards the
 candidate's measured CPU times its cost model's growth with the rows, or the rows ratio to
 the power ``cost_exponent`` for an estimator without a cost model), so one kernel
-ridge fit cannot starve the rung's other candidates; REFIT_RESERVE of the
+ridge fit cannot starve the rung's other candidates; AUTO_REFIT_RESERVE of the
 budget is kept for the final refit, and the winner is the best entry whose predicted refit
 fits what is left (else the cheapest). So the whole selection exceeds the budget by at most
 one boosting round, plus the misprediction of a non-boosting fit's cost, plus the refit's;
@@ -65,27 +65,24 @@ from .._validation import check_random_state, weight_argument
 from ..averaging import AveragedRegressor
 from ..callbacks import FitProgress
 from ..cost import predicted_seconds, reports_rounds
+from ..defaults import (
+    AUTO_BUDGET_ROWS,
+    AUTO_BUDGET_SECONDS,
+    AUTO_HALVING_FACTOR,
+    AUTO_MAX_RUNGS,
+    AUTO_MIN_ROWS,
+    AUTO_REFINE_FOLDS,
+    AUTO_REFIT_RESERVE,
+)
 from ..exceptions import DataError, OKCoreError
 from ..folds import kfold
 from ..model_selection import Outputs
 from ..scoring import BoundScorer, FoldTruth, check_scoring
 
-#: Default CPU budget, seconds, at up to DEFAULT_BUDGET_ROWS rows; above, proportional to
-#: the rows (the boosters' CPU grows linearly with N).
-DEFAULT_BUDGET_SECONDS = 60.0
-DEFAULT_BUDGET_ROWS = 5_000
-#: Fraction of the budget kept for the final refit on all rows.
-REFIT_RESERVE = 0.25
 #: The bound the engine's own CPU accounting is held to (tests): at most
 #: (1 + BUDGET_TOLERANCE) x budget + BUDGET_SLACK_SECONDS.
 BUDGET_TOLERANCE = 0.25
 BUDGET_SLACK_SECONDS = 2.0
-#: Halving factor and the smallest subsample a rung fits on.
-ETA = 3
-MIN_ROWS = 400
-MAX_RUNGS = 3
-#: Folds of the last rung's second validation when the budget left affords it.
-REFINE_FOLDS = 5
 
 
 class SelectionCancelled(OKCoreError):
@@ -93,9 +90,9 @@ class SelectionCancelled(OKCoreError):
 
 
 def default_budget(n_samples: int) -> float:
-    """The CPU seconds :func:`select` spends when given no budget: DEFAULT_BUDGET_SECONDS
-    up to DEFAULT_BUDGET_ROWS rows, proportionally more above."""
-    return DEFAULT_BUDGET_SECONDS * max(1.0, n_samples / DEFAULT_BUDGET_ROWS)
+    """The CPU seconds :func:`select` spends when given no budget: AUTO_BUDGET_SECONDS
+    up to AUTO_BUDGET_ROWS rows, proportionally more above."""
+    return AUTO_BUDGET_SECONDS * max(1.0, n_samples / AUTO_BUDGET_ROWS)
 
 
 @dataclass(frozen=True)
@@ -268,7 +265,7 @@ def inner_folds(
 def _rung_sizes(n_train: int, eta: int, min_rows: int) -> list[int]:
     """Rows of each rung's fits: n_train / eta^(R-1-k), the first at least ``min_rows``."""
     n_rungs = 1
-    while n_rungs < MAX_RUNGS and n_train / eta**n_rungs >= min_rows:
+    while n_rungs < AUTO_MAX_RUNGS and n_train / eta**n_rungs >= min_rows:
         n_rungs += 1
     return [int(math.ceil(n_train / eta ** (n_rungs - 1 - k))) for k in range(n_rungs)]
 
@@ -322,7 +319,7 @@ class _Run:
         self.score_name = "err_phi"
 
     def remaining(self) -> float:
-        return self.budget * (1.0 - REFIT_RESERVE) - self.clock.spent()
+        return self.budget * (1.0 - AUTO_REFIT_RESERVE) - self.clock.spent()
 
     def report(self, stage: str, name: str) -> None:
         """Tell the callback which fit starts; :class:`SelectionCancelled` if it says stop."""
@@ -405,10 +402,10 @@ def select(
     max_cpu_seconds: float | None = None,
     random_state: Any = None,
     ensemble: bool = True,
-    eta: int = ETA,
-    min_rows: int = MIN_ROWS,
+    eta: int = AUTO_HALVING_FACTOR,
+    min_rows: int = AUTO_MIN_ROWS,
     keep_last: int = 3,
-    refine_folds: int | None = REFINE_FOLDS,
+    refine_folds: int | None = AUTO_REFINE_FOLDS,
     callback: Callable[[SelectionProgress], Any] | None = None,
     sample_weight: Any = None,
 ) -> Selection:

@@ -17,7 +17,7 @@ published drug-target tables, each with its own combination for new x new pairs:
 Each member scores the block asked for and the scores are rank-averaged: a score orders the
 pairs of one call (module :mod:`okcore.bipartite.ensemble`), it is not a probability. New
 rows x known columns (on the drug-target sets: new targets) are scored by NRLMF (weight 4)
-and OK3-et + OKBoost (weight 1) only (:data:`DEFAULT_BLOCK_WEIGHTS`).
+and OK3-et + OKBoost (weight 1) only (:data:`okcore.defaults.BIPARTITE_BLOCK_WEIGHTS`).
 
 How it was chosen: the members, their settings, the weights and rank (not score) averaging
 were chosen on the GPCR and ion-channel sets of the Yamanishi (2008) gold standard (inductive
@@ -48,26 +48,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .. import defaults
 from ..boosting import OKBoostRegressor
 from ..kernel_models.ridge import KernelRidgeRegressor
 from .ensemble import RankAveragedBipartite
 from .neighbours import NeighbourRegressor
 from .nrlmf import NRLMF
-
-#: Neighbours and decay of the default's recovery and WkNN.
-DEFAULT_NEIGHBORS, DEFAULT_ETA = 7, 0.8
-#: NRLMF's settings in the default (the paper's, but for the ridge and neighbourhood weights
-#: and the rank decay of a new vertex's neighbours).
-DEFAULT_NRLMF: dict[str, Any] = {
-    "n_factors": 50, "positive_weight": 5.0, "lambda_rows": 0.1, "lambda_cols": 0.1,
-    "alpha": 1.0, "beta": 1.0, "n_neighbors": 5, "eta": 0.8, "learning_rate": 0.5,
-    "max_iter": 100,
-}  # fmt: skip
-#: Rank-average weights of the members, in the order of :func:`default_members`.
-DEFAULT_WEIGHTS = (1.0, 1.0, 2.0, 1.0)
-#: The weights of new rows x known columns instead: NRLMF 4, OK3-et + OKBoost 1 (WkNNIR and
-#: the recovered kernel ridge do not score that block).
-DEFAULT_BLOCK_WEIGHTS = {"new_rows": (0.0, 0.0, 4.0, 1.0)}
 
 
 def kernel_ridge(inputs: str) -> KernelRidgeRegressor:
@@ -86,12 +72,14 @@ def default_members(
     class, passed in so that this module does not import the module that uses it)."""
     precomputed = inputs == "similarity"
     recovery: dict[str, Any] = {
-        "recovery_neighbors": DEFAULT_NEIGHBORS,
-        "recovery_eta": DEFAULT_ETA,
+        "recovery_neighbors": defaults.BIPARTITE_NEIGHBORS,
+        "recovery_eta": defaults.BIPARTITE_ETA,
     }
     common: dict[str, Any] = {"inputs": inputs, "random_state": random_state}
     neighbours = NeighbourRegressor(
-        DEFAULT_NEIGHBORS, DEFAULT_ETA, "precomputed" if precomputed else "cosine"
+        defaults.BIPARTITE_NEIGHBORS,
+        defaults.BIPARTITE_ETA,
+        "precomputed" if precomputed else "cosine",
     )
     return {
         "wknnir": bipartite(neighbours, **recovery, **common),
@@ -102,7 +90,7 @@ def default_members(
             **recovery,
             **common,
         ),
-        "nrlmf": NRLMF(**DEFAULT_NRLMF, inputs=inputs, random_state=random_state),
+        "nrlmf": NRLMF(**defaults.BIPARTITE_NRLMF, inputs=inputs, random_state=random_state),
         "ok3et_okboost_recovered": bipartite(
             OKBoostRegressor(
                 splitter="random",
@@ -121,11 +109,11 @@ def default_model(
     inputs: str, random_state: Any = 0, *, bipartite: Callable[..., Any]
 ) -> RankAveragedBipartite:
     """The model :class:`~okcore.bipartite.BipartiteRegressor` fits when none is named: the
-    rank average of :func:`default_members` with :data:`DEFAULT_WEIGHTS`, and
-    :data:`DEFAULT_BLOCK_WEIGHTS` for new rows."""
+    rank average of :func:`default_members` with :data:`okcore.defaults.BIPARTITE_WEIGHTS`, and
+    :data:`okcore.defaults.BIPARTITE_BLOCK_WEIGHTS` for new rows."""
     members = default_members(inputs, random_state, bipartite=bipartite)
     return RankAveragedBipartite(
         list(members.values()),
-        list(DEFAULT_WEIGHTS),
-        {block: list(w) for block, w in DEFAULT_BLOCK_WEIGHTS.items()},
+        list(defaults.BIPARTITE_WEIGHTS),
+        {block: list(w) for block, w in defaults.BIPARTITE_BLOCK_WEIGHTS.items()},
     )

@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import defaults
 from .._validation import (
     Interval,
     Options,
@@ -259,7 +260,7 @@ class BipartiteRegressor(MetaEstimator):
         if self.n_unknown_ or (named and (self.recovery_neighbors > 0 or self.output_similarity)):
             S_rows, S_cols = self._similarity(X_rows), self._similarity(X_cols)
         if self.n_unknown_:  # every model, the default's members too, sees them filled
-            k = self.recovery_neighbors or default_choice.DEFAULT_NEIGHBORS
+            k = self.recovery_neighbors or defaults.BIPARTITE_NEIGHBORS
             Y = fill_unknown(Y, S_rows, S_cols, k, float(self.recovery_eta))
         if not named:
             return self._fit_default(X_rows, X_cols, Y, callback)

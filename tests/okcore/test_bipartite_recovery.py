@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import okcore.bipartite.default as default_module
+import okcore.defaults as okcore_defaults
 from okcore import io
 from okcore.bipartite import (
     NRLMF,
@@ -171,8 +172,8 @@ def test_default_never_sees_outer_test_rows(monkeypatch: pytest.MonkeyPatch) -> 
         }
 
     monkeypatch.setattr(default_module, "default_members", members)
-    monkeypatch.setattr(default_module, "DEFAULT_WEIGHTS", (1.0, 1.0, 2.0))
-    monkeypatch.setattr(default_module, "DEFAULT_BLOCK_WEIGHTS", {"new_rows": (0.0, 1.0, 2.0)})
+    monkeypatch.setattr(okcore_defaults, "BIPARTITE_WEIGHTS", (1.0, 1.0, 2.0))
+    monkeypatch.setattr(okcore_defaults, "BIPARTITE_BLOCK_WEIGHTS", {"new_rows": (0.0, 1.0, 2.0)})
     RecordingRows.ids = []
     result = bipartite_cross_validate(BipartiteRegressor(), Xr, Xc, Y, n_folds=2, random_state=0)
     seen_rows = [s for s in RecordingRows.ids if min(s) < 1000]
@@ -191,15 +192,15 @@ def test_default_is_the_seeded_rank_average_of_its_members() -> None:
         np.testing.assert_array_equal(first.predict(*args), again.predict(*args))
     ensemble = first.default_model_
     assert isinstance(ensemble, RankAveragedBipartite)
-    assert len(ensemble.members_) == len(default_module.DEFAULT_WEIGHTS) == 4
+    assert len(ensemble.members_) == len(okcore_defaults.BIPARTITE_WEIGHTS) == 4
     assert isinstance(ensemble.members_[2], NRLMF)
-    new_rows = default_module.DEFAULT_BLOCK_WEIGHTS["new_rows"]
+    new_rows = okcore_defaults.BIPARTITE_BLOCK_WEIGHTS["new_rows"]
     scored = [(m, w) for m, w in zip(ensemble.members_, new_rows, strict=True) if w > 0]
     expected = rank_average([m.predict_new_rows(Xr[:3]) for m, _ in scored], [w for _, w in scored])
     np.testing.assert_allclose(first.predict(Xr[:3]), expected)
     expected = rank_average(
         [m.predict_new_cols(Xc[:2]) for m in ensemble.members_],
-        list(default_module.DEFAULT_WEIGHTS),
+        list(okcore_defaults.BIPARTITE_WEIGHTS),
     )
     np.testing.assert_allclose(first.predict(None, Xc[:2]), expected)
     with pytest.raises(DataError, match="no W\\^F"):

@@ -72,6 +72,50 @@ def test_the_signature_defaults_are_the_rules() -> None:
         ), name
 
 
+def test_each_task_default_is_dated_sourced_and_shows_the_numbers_in_force(monkeypatch) -> None:
+    tasks = defaults.task_defaults()
+    assert [t.task.split()[0] for t in tasks] == ["regression", "multi-label", "bipartite"]
+    for task in tasks:
+        assert task.date[:4] == "2026" and len(task.date) == 10, task.task
+        assert (ROOT / "docs" / task.record).is_file(), task.record
+        assert task.chosen_on and task.reported_on and task.chosen_on != task.reported_on
+    monkeypatch.setattr(defaults, "AUTO_BUDGET_SECONDS", 123.0)
+    monkeypatch.setattr(defaults, "BIPARTITE_WEIGHTS", (1.0, 3.0, 5.0, 7.0))
+    regression, multilabel, bipartite = defaults.task_defaults()
+    assert "123 s" in regression.rule
+    assert "1, 3, 5, 7" in bipartite.rule
+    assert '"micro_f1"' in multilabel.rule  # MultiLabelClassifier's own signature default
+
+
+def test_the_task_defaults_are_the_numbers_the_models_use() -> None:
+    """The automatic choice and the bipartite default read their numbers from
+    okcore.defaults (one source), so the page says what they do."""
+    import inspect
+
+    from okcore.auto import engine
+    from okcore.bipartite import BipartiteRegressor
+    from okcore.bipartite.default import default_model
+
+    assert engine.default_budget(1) == defaults.AUTO_BUDGET_SECONDS
+    assert engine.default_budget(4 * defaults.AUTO_BUDGET_ROWS) == pytest.approx(
+        4 * defaults.AUTO_BUDGET_SECONDS
+    )
+    select = inspect.signature(engine.select).parameters
+    assert select["eta"].default == defaults.AUTO_HALVING_FACTOR
+    assert select["min_rows"].default == defaults.AUTO_MIN_ROWS
+    assert select["refine_folds"].default == defaults.AUTO_REFINE_FOLDS
+    model = default_model("features", 0, bipartite=BipartiteRegressor)
+    assert tuple(model.weights) == defaults.BIPARTITE_WEIGHTS
+    assert tuple(model.weights_for("new_rows")) == defaults.BIPARTITE_BLOCK_WEIGHTS["new_rows"]
+    nrlmf = model.members[2]
+    assert {k: nrlmf.get_params()[k] for k in defaults.BIPARTITE_NRLMF} == dict(
+        defaults.BIPARTITE_NRLMF
+    )
+    wknnir = model.members[0]
+    assert wknnir.recovery_neighbors == defaults.BIPARTITE_NEIGHBORS
+    assert wknnir.row_estimator.eta == defaults.BIPARTITE_ETA
+
+
 def test_one_output_means_a_factor_of_rank_one() -> None:
     """A 1-D y with a Gaussian output kernel has many factor columns: the many-output rules."""
     rng = np.random.default_rng(0)

@@ -196,7 +196,7 @@ def test_the_default_reports_its_members_and_their_trees() -> None:
 
 
 def test_a_rank_average_keeps_its_block_weights(tmp_path):
-    from okcore.bipartite.default import DEFAULT_BLOCK_WEIGHTS
+    from okcore.defaults import BIPARTITE_BLOCK_WEIGHTS
 
     rng = np.random.default_rng(4)
     X_rows, X_cols = rng.normal(size=(14, 3)), rng.normal(size=(9, 3))
@@ -205,7 +205,7 @@ def test_a_rank_average_keeps_its_block_weights(tmp_path):
         okcore.bipartite.NRLMF(n_factors=3, max_iter=5, random_state=0),
         okcore.bipartite.NRLMF(n_factors=4, max_iter=5, random_state=1),
     ]
-    assert "new_rows" in DEFAULT_BLOCK_WEIGHTS
+    assert "new_rows" in BIPARTITE_BLOCK_WEIGHTS
     model = okcore.bipartite.RankAveragedBipartite(
         members, [1.0, 1.0], block_weights={"new_rows": [0.0, 1.0]}
     ).fit(X_rows, X_cols, Y)
