@@ -75,6 +75,7 @@ from ._validation import (
 )
 from .averaging import AveragedRegressor
 from .boosting import OKBoostRegressor
+from .budget import CpuCap, CpuClock
 from .callbacks import check_callback, part_callback
 from .cost import predicted_seconds, reports_rounds
 from .exceptions import DataError
@@ -438,9 +439,10 @@ def default_candidates(random_state: Any, n_rows: int = 0) -> list[Any]:
     ]  # fmt: skip
 
 
-class CandidateBudget:
+class CandidateBudget(CpuClock):
     """The CPU budget of one :meth:`MultiLabelClassifier.fit` over its candidates' fits
-    (``max_cpu_seconds``; process time, every thread of the process).
+    (``max_cpu_seconds``; :mod:`okcore.budget`'s process time, every thread of the process,
+    from when it is made).
 
     The candidates have priority in their order. Before each fit, the budget left
     (``seconds`` minus the CPU spent) is reduced by the expected cost of the fits still to
@@ -451,7 +453,8 @@ class CandidateBudget:
 
     - A boosted candidate (one with ``staged_predict``: it hears its callback after every
       round) is stopped at the first round after its share of what is left: the rest over
-      its fits still to come, by their rows (its status says ``capped``).
+      its fits still to come, by their rows (a :class:`~okcore.budget.CpuCap`; its status
+      says ``capped``).
     - A candidate whose fits cannot be stopped (kernel ridge, forests) starts an inner fit
       only while its own expected cost (this fit, its later inner fits and its final fit)
       fits what is left; otherwise it is skipped (weight 0, the reason in its status). Its
@@ -471,8 +474,9 @@ class CandidateBudget:
         n_splits: int,
         inner: bool,
     ) -> None:
+        super().__init__()
         n_rows, n_features, n_labels = shape
-        self.seconds, self.start = float(seconds), time.process_time()
+        self.seconds = float(seconds)
         self.n_rows, self.fold_rows = n_rows, n_rows - n_rows // n_splits
         self.folds_left = [n_splits if inner else 0] * len(candidates)
         self.stoppable = [reports_rounds(c) for c in candidates]
@@ -485,12 +489,8 @@ class CandidateBudget:
         ]
         self.measured: list[list[float]] = [[] for _ in candidates]  # CPU per fold row
         self.status = ["fitted"] * len(candidates)
-        self.capped = [False] * len(candidates)
+        self.caps: list[list[CpuCap]] = [[] for _ in candidates]  # the boosted fits' caps
         self.final_left = [True] * len(candidates)  # its final fit is still to come
-
-    def spent(self) -> float:
-        """CPU seconds since the fit started."""
-        return time.process_time() - self.start
 
     def live(self) -> list[bool]:
         """Whether each candidate is fitted (not skipped)."""
@@ -527,17 +527,9 @@ class CandidateBudget:
         rows = (self.n_rows if final else self.fold_rows) / (
             self.folds_left[j] * self.fold_rows + self.n_rows
         )
-        limit = self.spent() + max(left, 0.0) * rows
-        user = heard.get("callback")
-
-        def capped(progress: Any) -> bool:
-            stop = bool(user(progress)) if user is not None else False
-            if progress.phase == "trees" and self.spent() > limit:
-                self.capped[j] = True
-                return True
-            return stop
-
-        return {"callback": capped}
+        cap = CpuCap(self, self.spent() + max(left, 0.0) * rows, heard.get("callback"))
+        self.caps[j].append(cap)
+        return {"callback": cap}
 
     def done(self, j: int, final: bool, cpu: float) -> None:
         """Candidate j's fit took ``cpu`` seconds."""
@@ -558,8 +550,8 @@ class CandidateBudget:
         """Each candidate's status: "fitted", "capped" (a boosted fit was stopped by the
         budget) or "skipped ..." and the reason."""
         return [
-            "capped" if capped and status == "fitted" else status
-            for status, capped in zip(self.status, self.capped, strict=True)
+            "capped" if any(c.stopped for c in caps) and status == "fitted" else status
+            for status, caps in zip(self.status, self.caps, strict=True)
         ]
 
 

@@ -29,19 +29,19 @@ hyperparameter optimization", AISTATS 2016; Li et al., "Hyperband", JMLR 2018):
    or skipped earlier was scored on fewer rows: its score is not compared).
 
 Budget (CPU seconds of the whole process, ``time.process_time``: every thread of the
-process, numba's and BLAS's included): each fit of a rung has a share of the remaining
-budget (the rest over the rung's fits still to come); a fit that reports rounds (boosting)
-is stopped by its progress callback at the first round after its share is spent (its
-leaderboard row says ``capped``); any other fit is launched only when its predicted cost
-fits its share (the cost model of okcore's estimators for a first fit; afterwards the
-candidate's measured CPU times its cost model's growth with the rows, or the rows ratio to
-the power ``cost_exponent`` for an estimator without a cost model), so one kernel
-ridge fit cannot starve the rung's other candidates; AUTO_REFIT_RESERVE of the
-budget is kept for the final refit, and the winner is the best entry whose predicted refit
-fits what is left (else the cheapest). So the whole selection exceeds the budget by at most
-one boosting round, plus the misprediction of a non-boosting fit's cost, plus the refit's;
-BUDGET_TOLERANCE states the bound the tests hold it to. With a budget too small for any
-candidate the first candidate is still fitted once on all the rows (a model is always
+process, numba's and BLAS's included; :mod:`okcore.budget`'s clock and cap): each fit of a
+rung has a share of the remaining budget (the rest over the rung's fits still to come); a
+fit that reports rounds (boosting) is stopped by its progress callback at the first round
+after its share is spent (its leaderboard row says ``capped``); any other fit is launched
+only when its predicted cost fits its share (the cost model of okcore's estimators for a
+first fit; afterwards the candidate's measured CPU times its cost model's growth with the
+rows, or the rows ratio to the power ``cost_exponent`` for an estimator without a cost
+model), so one kernel ridge fit cannot starve the rung's other candidates; AUTO_REFIT_RESERVE
+of the budget is kept for the final refit, and the winner is the best entry whose predicted
+refit fits what is left (else the cheapest). So the whole selection exceeds the budget by at
+most one boosting round, plus the misprediction of a non-boosting fit's cost, plus the
+refit's; BUDGET_TOLERANCE states the bound the tests hold it to. With a budget too small for
+any candidate the first candidate is still fitted once on all the rows (a model is always
 returned) and the leaderboard says so.
 
 Determinism: ``random_state`` seeds the split, the subsamples and every candidate (each
@@ -63,7 +63,7 @@ import numpy as np
 
 from .._validation import check_random_state, weight_argument
 from ..averaging import AveragedRegressor
-from ..callbacks import FitProgress
+from ..budget import CpuCap, CpuClock
 from ..cost import predicted_seconds, reports_rounds
 from ..defaults import (
     AUTO_BUDGET_ROWS,
@@ -270,16 +270,6 @@ def _rung_sizes(n_train: int, eta: int, min_rows: int) -> list[int]:
     return [int(math.ceil(n_train / eta ** (n_rungs - 1 - k))) for k in range(n_rungs)]
 
 
-class _Clock:
-    """The process's CPU seconds since the selection started."""
-
-    def __init__(self) -> None:
-        self.start = time.process_time()
-
-    def spent(self) -> float:
-        return time.process_time() - self.start
-
-
 @dataclass
 class _Fold:
     """One inner fold's rows, shuffled once for the nested subsamples."""
@@ -314,7 +304,7 @@ class _Run:
         self.X, self.outputs, self.scorer, self.greater = X, outputs, scorer, greater
         self.folds, self.budget, self.seed, self.callback = folds, budget, seed, callback
         self.n = X.shape[0]
-        self.clock = _Clock()
+        self.clock = CpuClock()
         self.done, self.total = 0, 0
         self.score_name = "err_phi"
 
@@ -343,20 +333,6 @@ class _Run:
         if score is None or not np.isfinite(score):
             return math.inf
         return -score if self.greater else score
-
-
-@dataclass
-class _Cap:
-    """A fit's progress callback: stop (True) once the selection's CPU passes ``limit``."""
-
-    clock: _Clock
-    limit: float
-    hit: bool = False
-
-    def __call__(self, progress: FitProgress) -> bool:
-        if progress.phase == "trees" and self.clock.spent() > self.limit:
-            self.hit = True
-        return self.hit
 
 
 def _predicted(
@@ -539,10 +515,10 @@ def _fit_candidate(
         for fold in run.folds:
             rows = np.sort(fold.order[:size])
             run.report(stage, candidate.name)
-            guard = _Cap(run.clock, cap)
+            guard = CpuCap(run.clock, cap)
             model = _fit_capped(run, candidate, rows, fold.val, guard)
             run.done += 1
-            entry.capped = entry.capped or guard.hit
+            entry.capped = entry.capped or guard.stopped
             result.models.append(model)
             result.train_rows.append(rows)
             result.scores.append(run.score(model, rows, fold.val))
@@ -625,7 +601,7 @@ def _reports_rounds(candidate: Candidate, seed: int) -> bool:
 
 
 def _fit_capped(
-    run: _Run, candidate: Candidate, rows: np.ndarray, val: np.ndarray, guard: _Cap
+    run: _Run, candidate: Candidate, rows: np.ndarray, val: np.ndarray, guard: CpuCap
 ) -> Any:
     estimator = candidate.make(run.seed)
     fit_params: dict[str, Any] = {
