@@ -271,11 +271,7 @@ class BipartiteRegressor(MetaEstimator):
             Y = fill_unknown(Y, S_rows, S_cols, k, float(self.recovery_eta))
         if not named:
             return self._fit_default(X_rows, X_cols, Y, callback)
-        if self.max_cpu_seconds is not None:
-            raise DataError(
-                "max_cpu_seconds is the budget of the default (no model named): a named "
-                "model's fit takes its own settings (e.g. n_estimators); leave it None"
-            )
+        self._check_no_budget()
         self.default_model_: Any = None
         if self.recovery_neighbors > 0:
             Y = recover_interactions(
@@ -302,6 +298,14 @@ class BipartiteRegressor(MetaEstimator):
             "cols": dict(getattr(self.col_model_, "resolved_params_", {})),
         }
         return self
+
+    def _check_no_budget(self) -> None:
+        """A named model takes no ``max_cpu_seconds``: say what to set instead."""
+        if self.max_cpu_seconds is not None:
+            raise DataError(
+                "max_cpu_seconds is the budget of the default (no model named): a named "
+                "model's fit takes its own settings (e.g. n_estimators); leave it None"
+            )
 
     def _fit_default(
         self, X_rows: Any, X_cols: Any, Y: np.ndarray, callback: Any = None
@@ -339,7 +343,7 @@ class BipartiteRegressor(MetaEstimator):
         "pair_model", the pair estimator's own cost model on at most ``max_pairs`` pair
         rows of row_features + col_features inputs. Memory is the largest part's (the fits
         run one after another), disk the parts' sum. A one-sided estimator without a cost
-        model is a DataError.
+        model, or a ``max_cpu_seconds`` (the default's only), is a DataError.
 
         No model named: the default's members (:mod:`okcore.bipartite.default`), each by
         its own cost model (:meth:`~okcore.bipartite.RankAveragedBipartite.estimate_cost`);
@@ -354,10 +358,12 @@ class BipartiteRegressor(MetaEstimator):
             if self.max_cpu_seconds is None:
                 return cost
             return within_budget(cost, float(self.max_cpu_seconds))
+        self._check_no_budget()
+        templates = (self._row_template(), self._col_template())
         sides = []
         for template, n, p, d, side in (
-            (self._row_template(), n_rows, row_features, n_cols, "row"),
-            (self._col_template(), n_cols, col_features, n_rows, "column"),
+            (templates[0], n_rows, row_features, n_cols, "row"),
+            (templates[1], n_cols, col_features, n_rows, "column"),
         ):
             if not hasattr(template, "estimate_cost"):
                 raise DataError(
@@ -383,9 +389,7 @@ class BipartiteRegressor(MetaEstimator):
             parts["pair_model"] = pair.seconds
             memory, disk = max(memory, pair.memory_bytes), disk + pair.disk_bytes
         rounds = [
-            fit.n_stages
-            for fit, template in ((row, self._row_template()), (col, self._col_template()))
-            if reports_rounds(template)
+            fit.n_stages for fit, t in zip(sides, templates, strict=True) if reports_rounds(t)
         ]
         return BipartiteCost(
             n_rows=n_rows,

@@ -165,3 +165,6 @@ def test_a_part_without_a_cost_model_is_a_clear_error() -> None:
         BipartiteRegressor(_NoCostModel()).estimate_cost(*SHAPE, *WIDTHS)
     with pytest.raises(DataError, match=r"member 1 \(_NoCostModel\) has no cost model"):
         RankAveragedBipartite([NRLMF(), _NoCostModel()]).estimate_cost(*SHAPE, *WIDTHS)
+    named = BipartiteRegressor(KernelRidgeRegressor(), max_cpu_seconds=5.0)
+    with pytest.raises(DataError, match="budget of the default"):  # as its fit says
+        named.estimate_cost(*SHAPE, *WIDTHS)
