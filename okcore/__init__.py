@@ -11,7 +11,7 @@ from .averaging import AveragedRegressor
 from .base import FITTED_ATTRIBUTES, FittedEnsemble, OKEstimator
 from .boosting import GrowthPlan, OKBoostRegressor
 from .callbacks import EarlyStopping, FitProgress
-from .cost import FitCost
+from .cost import BipartiteCost, FitCost
 from .estimators import (
     ESTIMATORS,
     check_parameter_names,
@@ -66,6 +66,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AutoRegressor",
     "AveragedRegressor",
+    "BipartiteCost",
     "ESTIMATORS",
     "DataError",
     "DataTypeError",

@@ -7,10 +7,15 @@ output factor's cost is :func:`okcore.outputs.space.estimate_factor_cost`, the s
 every family. The constants of both were fitted to real fits on the project machine
 (2 cores, with other work running) by bench/job_cost.py; docs/API.md ("Job limits") has
 the estimates beside the measurements.
+
+The bipartite models (:mod:`okcore.bipartite`) estimate a fit on an interaction matrix as a
+:class:`BipartiteCost`: their one-sided estimators' :class:`FitCost` plus their own terms
+(:mod:`okcore.bipartite.cost`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +58,7 @@ class FitCost:
     rank: int
     n_stages: int
     stage_size: int  # leaves per tree, or basis vectors per KRR stage
-    search: str  # "exact", "histogram" or "kernel"
+    search: str  # "exact", "histogram", "kernel" or "neighbours"
     memory_bytes: float
     factor_seconds: float
     setup_seconds: float
@@ -64,6 +69,44 @@ class FitCost:
     def seconds(self) -> float:
         """The whole fit: factor + set-up + every stage."""
         return self.factor_seconds + self.setup_seconds + self.n_stages * self.stage_seconds
+
+
+@dataclass(frozen=True)
+class BipartiteCost:
+    """The estimated cost of one fit of a bipartite model on an ``n_rows`` x ``n_cols``
+    interaction matrix (``estimate_cost(n_rows, n_cols, row_features, col_features)`` of
+    :class:`~okcore.bipartite.BipartiteRegressor`, :class:`~okcore.bipartite.NRLMF` and
+    :class:`~okcore.bipartite.RankAveragedBipartite`; the terms are
+    :mod:`okcore.bipartite.cost`'s).
+
+    ``parts``: the CPU seconds of each part of the fit, in the order it runs ("rows" and
+    "columns": the one-sided fits; "recovery", "output_similarity", "kronecker",
+    "pair_model", "sweeps" (NRLMF); "member-i" for an ensemble's members), whose sum is
+    :attr:`seconds`. ``memory_bytes``: the peak beyond the process and the given data, the
+    largest of the parts' (they run one after another). ``disk_bytes``: the saved model
+    beyond the given data, the parts' sum. ``n_stages``: the stages (trees, kernel models)
+    of its one-sided fits; ``n_rounds``: those grown by boosting, whose fits report every
+    round and so can be stopped between rounds by a CPU budget
+    (:mod:`okcore.bipartite.budget`). ``sides``: the row and the column fit's
+    :class:`FitCost` (empty without one-sided fits); ``members``: an ensemble's members'
+    costs, in order (their seconds, disk, stages and rounds add up to the ensemble's; its
+    memory is their largest).
+    """
+
+    n_rows: int
+    n_cols: int
+    parts: Mapping[str, float]
+    memory_bytes: float
+    disk_bytes: float
+    n_stages: int = 0
+    n_rounds: int = 0
+    sides: tuple[FitCost, ...] = ()
+    members: tuple[BipartiteCost, ...] = ()
+
+    @property
+    def seconds(self) -> float:
+        """The whole fit: the sum of its parts."""
+        return sum(self.parts.values(), 0.0)
 
 
 def predicted_seconds(

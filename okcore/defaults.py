@@ -510,8 +510,8 @@ def task_defaults() -> tuple[TaskDefault, ...]:
             rule="the stack of kernel ridge (width and penalty by CV), OK3-et + OKBoost and "
             f"OK3 extra-trees, weighted by out-of-fold log-loss (steps of {STACK_STEP:g}); "
             f'scores `"{multilabel["scores"].default}"` (one logistic map per label on '
-            f"out-of-fold scores); the label set by the `\"{multilabel['metric'].default}\"` "
-            f"thresholds (`threshold=\"{multilabel['threshold'].default}\"`, "
+            f'out-of-fold scores); the label set by the `"{multilabel["metric"].default}"` '
+            f'thresholds (`threshold="{multilabel["threshold"].default}"`, '
             f"{multilabel['n_splits'].default}-fold out-of-fold scores, the threshold "
             "calibrated probabilities call for)",
             chosen_on="two scikit-learn multi-label problems, Cora's papers with their "

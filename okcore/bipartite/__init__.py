@@ -3,7 +3,9 @@ models, their combination for pairs of new vertices, weighted nearest neighbours
 recovery of unlabelled interactions, neighbourhood-regularised logistic matrix factorisation
 (NRLMF), rank averaging of bipartite models (the default), and K x K cross-validation with
 AUROC and average precision per block; unknown pairs (NaN in the interaction matrix) are
-kept apart from non-interactions in training and in scores."""
+kept apart from non-interactions in training and in scores. Every model estimates its fit
+before it starts (``estimate_cost``, an :class:`~okcore.cost.BipartiteCost`;
+:mod:`okcore.bipartite.cost`)."""
 
 from .ensemble import RankAveragedBipartite
 from .model import NEW_PAIR_METHODS, BipartiteRegressor

@@ -15,7 +15,8 @@ pairs, it is not a probability, and scores from two calls are not comparable (a 
 single pair scores 1). Ask for all the pairs to be ranked in one call. There is no W^F and no
 pre-image: a score model.
 
-Cost: the members' fits and predictions, plus O(m log m) per member to rank a block.
+Cost: the members' fits and predictions, plus O(m log m) per member to rank a block;
+:meth:`RankAveragedBipartite.estimate_cost` adds up the members' own estimates.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from scipy.stats import rankdata
 
 from .._validation import check_is_fitted
 from ..callbacks import FitProgress, check_callback
+from ..cost import BipartiteCost
 from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
+from .cost import ensemble_cost
 from .validation import BLOCKS
 
 
@@ -131,6 +134,26 @@ class RankAveragedBipartite(MetaEstimator):
             callback(FitProgress(n, n, time.perf_counter() - start, phase="members", unit="member"))
         self.n_rows_, self.n_cols_ = np.shape(Y)
         return self
+
+    def estimate_cost(
+        self, n_rows: int, n_cols: int, row_features: int, col_features: int
+    ) -> BipartiteCost:
+        """What :meth:`fit` should cost on an ``n_rows`` x ``n_cols`` network whose sides
+        have ``row_features`` and ``col_features`` input columns, before any work: each
+        member's own ``estimate_cost`` (``members``, in order; part "member-i"), fitted one
+        after another (:func:`okcore.bipartite.cost.ensemble_cost`: seconds and disk add
+        up, memory is the largest member's). The members' fits dominate: ranking a
+        block is a prediction's cost, not the fit's."""
+        self.weights_for()
+        costs = []
+        for i, member in enumerate(self.members):
+            if not hasattr(member, "estimate_cost"):
+                raise DataError(
+                    f"member {i} ({type(member).__name__}) has no cost model (estimate_cost): "
+                    "the ensemble's cost is its members'"
+                )
+            costs.append(member.estimate_cost(n_rows, n_cols, row_features, col_features))
+        return ensemble_cost(n_rows, n_cols, costs)
 
     def _average(self, block: str, *args: Any) -> np.ndarray:
         """The rank average of the members of weight > 0 in ``block`` over its pairs."""

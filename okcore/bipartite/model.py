@@ -64,11 +64,19 @@ from .._validation import (
 )
 from ..boosting import OKBoostRegressor
 from ..callbacks import check_callback, part_callback
+from ..cost import BipartiteCost, reports_rounds
 from ..exceptions import DataError
 from ..meta import MetaEstimator, clone
 from ..trees.forest import OK3ForestRegressor
 from . import default as default_choice
 from .budget import MemberBudget, boosted_members
+from .cost import (
+    kronecker_bytes,
+    kronecker_seconds,
+    output_similarity_seconds,
+    recovery_seconds,
+    within_budget,
+)
 from .neighbours import recover_interactions, side_similarity
 from .pairs import (
     PAIR_KERNELS,
@@ -264,11 +272,7 @@ class BipartiteRegressor(MetaEstimator):
             Y = fill_unknown(Y, S_rows, S_cols, k, float(self.recovery_eta))
         if not named:
             return self._fit_default(X_rows, X_cols, Y, callback)
-        if self.max_cpu_seconds is not None:
-            raise DataError(
-                "max_cpu_seconds is the budget of the default (no model named): a named "
-                "model's fit takes its own settings (e.g. n_estimators); leave it None"
-            )
+        self._check_no_budget()
         self.default_model_: Any = None
         if self.recovery_neighbors > 0:
             Y = recover_interactions(
@@ -296,6 +300,14 @@ class BipartiteRegressor(MetaEstimator):
         }
         return self
 
+    def _check_no_budget(self) -> None:
+        """A named model takes no ``max_cpu_seconds``: say what to set instead."""
+        if self.max_cpu_seconds is not None:
+            raise DataError(
+                "max_cpu_seconds is the budget of the default (no model named): a named "
+                "model's fit takes its own settings (e.g. n_estimators); leave it None"
+            )
+
     def _fit_default(
         self, X_rows: Any, X_cols: Any, Y: np.ndarray, callback: Any = None
     ) -> BipartiteRegressor:
@@ -314,6 +326,82 @@ class BipartiteRegressor(MetaEstimator):
         self.X_rows_, self.X_cols_ = X_rows, X_cols
         self.resolved_params_ = {"rows": {}, "cols": {}}
         return self
+
+    def estimate_cost(
+        self, n_rows: int, n_cols: int, row_features: int, col_features: int
+    ) -> BipartiteCost:
+        """What :meth:`fit` should cost on an ``n_rows`` x ``n_cols`` network whose sides
+        have ``row_features`` and ``col_features`` input columns (a similarity side: its
+        vertices), before any work (a :class:`~okcore.cost.BipartiteCost`).
+
+        A named model: the row model's own cost model
+        (:meth:`~okcore.base.OKEstimator.estimate_cost` on n_rows rows with the n_cols
+        columns as outputs, under ``kernel``; part "rows"), the column model's (n_cols rows,
+        n_rows outputs; "columns"), then what this model adds
+        (:mod:`okcore.bipartite.cost`): "recovery" O(n_r n_c (n_r + n_c)) with
+        ``recovery_neighbors``, "output_similarity" O(n_r^3 + n_c^3) with
+        ``output_similarity``, and the pair model: "kronecker" O(n_r^3 + n_c^3), or
+        "pair_model", the pair estimator's own cost model on at most ``max_pairs`` pair
+        rows of row_features + col_features inputs. Memory is the largest part's (the fits
+        run one after another), disk the parts' sum. A one-sided estimator without a cost
+        model, or a ``max_cpu_seconds`` (the default's only), is a DataError.
+
+        No model named: the default's members (:mod:`okcore.bipartite.default`), each by
+        its own cost model (:meth:`~okcore.bipartite.RankAveragedBipartite.estimate_cost`);
+        under ``max_cpu_seconds`` the members with boosting rounds get what the others
+        leave of it (:func:`okcore.bipartite.cost.within_budget`), as
+        :mod:`okcore.bipartite.budget` stops them.
+        """
+        validate_params(self, self._parameter_constraints)
+        if self.row_estimator is None and self.col_estimator is None:
+            model = default_choice.default_model(self.inputs, 0, bipartite=type(self))
+            cost = model.estimate_cost(n_rows, n_cols, row_features, col_features)
+            if self.max_cpu_seconds is None:
+                return cost
+            return within_budget(cost, float(self.max_cpu_seconds))
+        self._check_no_budget()
+        templates = (self._row_template(), self._col_template())
+        sides = []
+        for template, n, p, d, side in (
+            (templates[0], n_rows, row_features, n_cols, "row"),
+            (templates[1], n_cols, col_features, n_rows, "column"),
+        ):
+            if not hasattr(template, "estimate_cost"):
+                raise DataError(
+                    f"the {side} model {type(template).__name__} has no cost model "
+                    "(estimate_cost): a bipartite model's cost is its one-sided fits' and its own"
+                )
+            sides.append(template.estimate_cost(n, p, kernel=self.kernel, n_outputs=d))
+        row, col = sides
+        parts = {"rows": row.seconds, "columns": col.seconds}
+        memory, disk = max(row.memory_bytes, col.memory_bytes), row.disk_bytes + col.disk_bytes
+        if self.recovery_neighbors:
+            parts["recovery"] = recovery_seconds(n_rows, n_cols)
+        if self.output_similarity:
+            parts["output_similarity"] = output_similarity_seconds(n_rows, n_cols)
+        if self.new_pairs == "kronecker":
+            parts["kronecker"] = kronecker_seconds(n_rows, n_cols)
+            disk += kronecker_bytes(n_rows, n_cols, row_features, col_features)
+        elif self.new_pairs == "pair-trees":
+            pair = self._pair_template(check_random_state(0)).estimate_cost(
+                min(int(self.max_pairs), n_rows * n_cols), row_features + col_features,
+                n_outputs=1,
+            )  # fmt: skip
+            parts["pair_model"] = pair.seconds
+            memory, disk = max(memory, pair.memory_bytes), disk + pair.disk_bytes
+        rounds = [
+            fit.n_stages for fit, t in zip(sides, templates, strict=True) if reports_rounds(t)
+        ]
+        return BipartiteCost(
+            n_rows=n_rows,
+            n_cols=n_cols,
+            parts=parts,
+            memory_bytes=memory,
+            disk_bytes=disk,
+            n_stages=row.n_stages + col.n_stages,
+            n_rounds=sum(rounds),
+            sides=(row, col),
+        )
 
     def _check_side_weights(
         self, named: bool, row_weight: Any, col_weight: Any, shape: tuple[int, ...]
@@ -360,15 +448,17 @@ class BipartiteRegressor(MetaEstimator):
         if self.new_pairs == "kronecker":
             return KroneckerRidge(float(self.pair_alpha), self.pair_kernel).fit(X_rows, X_cols, Y)
         rng = check_random_state(self.random_state)
-        if self.pair_estimator is None:
-            seed = int(rng.integers(2**31 - 1))
-            estimator = OK3ForestRegressor(
-                n_estimators=100, splitter="random", bootstrap=False, max_features="sqrt",
-                min_samples_leaf=5, random_state=seed,
-            )  # fmt: skip
-        else:
-            estimator = clone(self.pair_estimator)
-        return PairTrees(estimator, self.max_pairs, rng).fit(X_rows, X_cols, Y)
+        return PairTrees(self._pair_template(rng), self.max_pairs, rng).fit(X_rows, X_cols, Y)
+
+    def _pair_template(self, rng: np.random.Generator) -> Any:
+        """The unfitted model on pair rows of "pair-trees": a clone of ``pair_estimator``,
+        or extra-trees of OK3 seeded from ``rng``."""
+        if self.pair_estimator is not None:
+            return clone(self.pair_estimator)
+        return OK3ForestRegressor(
+            n_estimators=100, splitter="random", bootstrap=False, max_features="sqrt",
+            min_samples_leaf=5, random_state=int(rng.integers(2**31 - 1)),
+        )  # fmt: skip
 
     def _default(self) -> Any:
         """The fitted default (no model named), or None when a model was named."""

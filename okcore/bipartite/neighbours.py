@@ -34,7 +34,9 @@ from typing import Any
 import numpy as np
 
 from .._validation import Interval, Options, check_is_fitted, check_matrix, validate_params
+from ..cost import FitCost
 from ..exceptions import DataError
+from .cost import neighbour_cost
 from .pairs import dense_inputs
 
 NEIGHBOUR_INPUTS = ("precomputed", "cosine")
@@ -181,6 +183,22 @@ class NeighbourRegressor:
         self.n_features_in_ = X.shape[1]
         self.fit_time_ = 0.0
         return self
+
+    def estimate_cost(
+        self,
+        n_samples: int,
+        n_features: int,
+        *,
+        kernel: Any = None,
+        n_outputs: int | None = None,
+    ) -> FitCost:
+        """What a fit on ``n_samples`` items of ``n_features`` inputs (a similarity:
+        ``n_samples``) with ``n_outputs`` outputs costs, with the one-sided estimators'
+        signature (:meth:`~okcore.base.OKEstimator.estimate_cost`; ``kernel`` is unused):
+        O(n^2 p) for the similarities among the items and their nearest, no stages
+        (:func:`okcore.bipartite.cost.neighbour_cost`)."""
+        validate_params(self, self._parameter_constraints)
+        return neighbour_cost(n_samples, n_features, n_outputs)
 
     def predict_weights(self, X: Any) -> np.ndarray:
         """W^F (q, n): the neighbour weights of new items over the training items."""

@@ -54,7 +54,9 @@ from .._validation import (
     check_random_state,
     validate_params,
 )
+from ..cost import BipartiteCost
 from ..exceptions import DataError
+from .cost import nrlmf_cost
 from .neighbours import NeighbourRegressor, side_similarity
 from .pairs import SIDE_INPUTS, predict_block
 
@@ -250,6 +252,19 @@ class NRLMF:
         self.resolved_params_: dict[str, dict[str, Any]] = {"rows": {}, "cols": {}}
         self.fit_time_ = time.process_time() - start
         return self
+
+    def estimate_cost(
+        self, n_rows: int, n_cols: int, row_features: int, col_features: int
+    ) -> BipartiteCost:
+        """What :meth:`fit` should cost on an ``n_rows`` x ``n_cols`` network whose sides
+        have ``row_features`` and ``col_features`` input columns (a similarity side: its
+        vertices), before any work: ``max_iter`` sweeps of O(n_rows n_cols n_factors)
+        (part "sweeps"; :func:`okcore.bipartite.cost.nrlmf_cost`), no one-sided fits."""
+        validate_params(self, self._parameter_constraints)
+        return nrlmf_cost(
+            n_rows, n_cols, row_features, col_features,
+            n_factors=self.n_factors, max_iter=self.max_iter,
+        )  # fmt: skip
 
     @classmethod
     def from_side_models(

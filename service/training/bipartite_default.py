@@ -6,15 +6,16 @@ average of the members of ``okcore.bipartite.default`` (no HTTP here).
   weights, whatever okcore's default holds. Both sides given as similarities: the members
   take them as similarities; otherwise each side's rows are its features (a similarity
   side's rows through the empirical kernel map, as the named models take them).
-- What it costs (:func:`member_costs`): each member's one-sided okcore estimators by their
-  own cost model (``estimate_cost``; the boosted trees dominate), the others by a stated
-  flop count over MEMBER_FLOP_RATE: weighted neighbours O(n^2 p) per side, the interaction
-  recovery 2 (n_r^2 n_c + n_r n_c^2), Kronecker ridge 10 (n_r^3 + n_c^3), NRLMF
-  max_iter (10 r + 60) n_r n_c.
+- What it costs (:func:`member_costs`): okcore's own estimate of the default's fit
+  (``BipartiteRegressor(inputs=...).estimate_cost``, an ``okcore.BipartiteCost`` per
+  member: each member's one-sided fits by their estimators' cost models, plus its
+  recovery, Kronecker ridge or NRLMF sweeps; the boosted trees dominate). The job
+  estimate (:func:`default_estimate`) sums the members' seconds and disk and takes the
+  largest member's memory.
 - A CPU budget (``max_cpu_seconds``, per fit of the default): okcore stops the boosted
-  member's fits once their share is spent (``okcore.bipartite.budget``); the estimate then
-  gives the members with trees what the others leave of the budget, and the record says
-  how many rounds each side grew.
+  member's fits once their share is spent (``okcore.bipartite.budget``) and its estimate
+  gives the members with boosting rounds what the others leave of the budget (the others
+  run in full); the record says how many rounds each side grew.
 - How its job reports (:class:`DefaultProgress`): phase "members", counted in steps; each
   fit of the default (every cross-validation configuration's, then the final one) is
   STEPS_PER_FIT steps shared among the members in proportion to their estimated seconds.
@@ -26,7 +27,7 @@ average of the members of ``okcore.bipartite.default`` (no HTTP here).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import okcore
@@ -34,10 +35,6 @@ from service.jobs.progress import cost_shares
 from service.jobs.task import Cancelled, Reporter
 from service.training.budget import BASE_BYTES, JobEstimate
 
-PROFILE_KERNEL = {"type": "linear"}
-MEMBER_FLOP_RATE = 2e9
-"""Flops per second of the members' dense linear algebra (numpy products and
-eigendecompositions of a few hundred vertices, one thread, a loaded machine)."""
 STEPS_PER_FIT = 1000
 """Progress steps of one fit of the default, shared among its members by estimated time."""
 SCORES = (
@@ -74,21 +71,13 @@ def describe(member: Any) -> str:
 
 @dataclass(frozen=True)
 class MemberCost:
-    """A member's estimated fit on the whole network."""
+    """A member's estimated fit on the whole network (okcore's ``BipartiteCost`` of it)."""
 
     name: str
     seconds: float
-    trees: int  # trees (stages) of its one-sided fits, 0 for a member without
+    trees: int  # boosting rounds of its one-sided fits (a budget cuts them), 0 without
     memory_bytes: float
     disk_bytes: float
-
-
-def _side_cost(estimator: Any, n: int, p: int, n_outputs: int) -> tuple[float, int, float, float]:
-    """(seconds, stages, memory, disk) of one one-sided fit."""
-    if hasattr(estimator, "estimate_cost"):
-        fit = estimator.estimate_cost(n, p, kernel=PROFILE_KERNEL, n_outputs=n_outputs)
-        return fit.seconds, fit.n_stages, fit.memory_bytes, fit.disk_bytes
-    return n * n * (p + 20) / MEMBER_FLOP_RATE, 0, 8.0 * n * n, 8.0 * n * (p + n_outputs)
 
 
 def member_costs(
@@ -98,43 +87,15 @@ def member_costs(
     max_cpu_seconds: float | None = None,
 ) -> list[MemberCost]:
     """The estimated cost of each member of the default on an n_rows x n_cols network
-    whose sides have ``widths`` input columns (module docstring); under ``max_cpu_seconds``
-    the members with trees share what the others leave of it."""
-    costs = _member_costs(inputs, shape, widths)
-    if max_cpu_seconds is None:
-        return costs
-    boosted = sum(c.seconds for c in costs if c.trees)
-    left = max(float(max_cpu_seconds) - sum(c.seconds for c in costs if not c.trees), 0.0)
-    scale = min(1.0, left / boosted) if boosted > 0 else 1.0
-    return [replace(c, seconds=c.seconds * scale) if c.trees else c for c in costs]
-
-
-def _member_costs(inputs: str, shape: tuple[int, int], widths: tuple[int, int]) -> list[MemberCost]:
-    (n_r, n_c), (p_r, p_c) = shape, widths
-    out = []
-    for name, member in default_members(inputs).items():
-        seconds = memory = disk = 0.0
-        trees = 0
-        if isinstance(member, okcore.bipartite.BipartiteRegressor):
-            row = member.row_estimator
-            col = row if member.col_estimator is None else member.col_estimator
-            for est, n, p, d in ((row, n_r, p_r, n_c), (col, n_c, p_c, n_r)):
-                s, m, mem, dk = _side_cost(est, n, p, d)
-                seconds, trees = seconds + s, trees + m
-                memory, disk = max(memory, mem), disk + dk
-            if member.recovery_neighbors:
-                seconds += 2.0 * (n_r * n_r * n_c + n_r * n_c * n_c) / MEMBER_FLOP_RATE
-            if member.new_pairs == "kronecker":
-                seconds += 10.0 * (n_r**3 + n_c**3) / MEMBER_FLOP_RATE
-                disk += 8.0 * (n_r * n_c + n_r * p_r + n_c * p_c)
-        elif isinstance(member, okcore.bipartite.NRLMF):
-            r = int(member.n_factors)
-            seconds = member.max_iter * (10.0 * r + 60.0) * n_r * n_c / MEMBER_FLOP_RATE
-            memory, disk = 48.0 * n_r * n_c, 8.0 * (n_r + n_c) * (r + max(p_r, p_c))
-        else:  # a member okcore adds later: costed as a dense pass over the network
-            seconds = 100.0 * n_r * n_c * (p_r + p_c) / MEMBER_FLOP_RATE
-        out.append(MemberCost(name, seconds, trees, memory, disk))
-    return out
+    whose sides have ``widths`` input columns, by okcore's cost model of the default
+    (module docstring); under ``max_cpu_seconds`` the members with boosting rounds share
+    what the others leave of it."""
+    model = okcore.bipartite.BipartiteRegressor(inputs=inputs, max_cpu_seconds=max_cpu_seconds)
+    cost = model.estimate_cost(*shape, *widths)
+    return [
+        MemberCost(name, m.seconds, m.n_rounds, m.memory_bytes, m.disk_bytes)
+        for name, m in zip(default_members(inputs), cost.members, strict=True)
+    ]
 
 
 def default_estimate(
