@@ -64,6 +64,27 @@ AUTO_MIN_ROWS = 400
 AUTO_MAX_RUNGS = 3
 #: Folds of the last rung's second validation (when the budget left affords it).
 AUTO_REFINE_FOLDS = 5
+#: Its portfolio, in order (:func:`okcore.auto.regression_candidates` builds each), and the
+#: fraction of the training rows its inner validation holds out.
+AUTO_CANDIDATES = (
+    "okboost",
+    "oblivious-d4",
+    "oblivious-d6",
+    "best-first-31",
+    "ok3-et-boost",
+    "kernel-ridge",
+    "kernel-ridge-ard",
+    "krr-boost",
+)
+AUTO_HOLDOUT = 0.2
+#: The multi-label default (:class:`~okcore.MultiLabelClassifier` with no estimator): its
+#: score map, the measure its label set maximises, thresholds by inner CV on that many folds,
+#: and the step of the stacking weights.
+MULTILABEL_SCORES = "label_sigmoid"
+MULTILABEL_METRIC = "micro_f1"
+MULTILABEL_THRESHOLD = "cv"
+MULTILABEL_FOLDS = 3
+MULTILABEL_STACK_STEP = 0.25
 #: The bipartite default (:class:`~okcore.bipartite.BipartiteRegressor` with no model):
 #: neighbours and decay of its interaction recovery and of WkNNIR.
 BIPARTITE_NEIGHBORS, BIPARTITE_ETA = 7, 0.8
@@ -470,26 +491,18 @@ class TaskDefault:
 
 
 def task_defaults() -> tuple[TaskDefault, ...]:
-    """The task-level defaults, with the numbers in force (this module's constants and the
-    models' own parameter defaults, read when called)."""
-    import inspect
-
-    from .auto import AutoRegressor
-    from .auto.candidates import CANDIDATE_NAMES
-    from .multilabel import STACK_STEP, MultiLabelClassifier
-
-    auto = inspect.signature(AutoRegressor).parameters
-    multilabel = inspect.signature(MultiLabelClassifier).parameters
+    """The task-level defaults, with the numbers in force (this module's constants, read
+    when called)."""
     block = ", ".join(f"{w:g}" for w in BIPARTITE_BLOCK_WEIGHTS["new_rows"])
     return (
         TaskDefault(
             task="regression (output vectors with a kernel, or a Gram matrix)",
             fits='`AutoRegressor()`; the service\'s `POST /train` with no `model` ("auto")',
-            rule=f"chooses among {len(CANDIDATE_NAMES)} candidates ("
-            + ", ".join(f"`{name}`" for name in CANDIDATE_NAMES)
+            rule=f"chooses among {len(AUTO_CANDIDATES)} candidates ("
+            + ", ".join(f"`{name}`" for name in AUTO_CANDIDATES)
             + ") and the averages of the best two and three, by successive halving (factor "
             f"{AUTO_HALVING_FACTOR}, smallest rung {AUTO_MIN_ROWS} rows, at most "
-            f"{AUTO_MAX_RUNGS} rungs) on a holdout of {auto['cv'].default:.0%} of the "
+            f"{AUTO_MAX_RUNGS} rungs) on a holdout of {AUTO_HOLDOUT:.0%} of the "
             f"training rows, the last rung validated again by {AUTO_REFINE_FOLDS} folds when "
             f"the budget left affords it; CPU budget {AUTO_BUDGET_SECONDS:g} s up to "
             f"{AUTO_BUDGET_ROWS:,} rows, proportionally more above, {AUTO_REFIT_RESERVE:.0%} "
@@ -508,12 +521,11 @@ def task_defaults() -> tuple[TaskDefault, ...]:
             task="multi-label (0/1 label rows)",
             fits='`MultiLabelClassifier()`; the service\'s `"task": "multilabel"` with no model',
             rule="the stack of kernel ridge (width and penalty by CV), OK3-et + OKBoost and "
-            f"OK3 extra-trees, weighted by out-of-fold log-loss (steps of {STACK_STEP:g}); "
-            f'scores `"{multilabel["scores"].default}"` (one logistic map per label on '
-            f'out-of-fold scores); the label set by the `"{multilabel["metric"].default}"` '
-            f'thresholds (`threshold="{multilabel["threshold"].default}"`, '
-            f"{multilabel['n_splits'].default}-fold out-of-fold scores, the threshold "
-            "calibrated probabilities call for)",
+            f"OK3 extra-trees, weighted by out-of-fold log-loss (steps of {MULTILABEL_STACK_STEP:g}); "
+            f'scores `"{MULTILABEL_SCORES}"` (one logistic map per label on out-of-fold '
+            f'scores); the label set by the `"{MULTILABEL_METRIC}"` thresholds '
+            f'(`threshold="{MULTILABEL_THRESHOLD}"`, {MULTILABEL_FOLDS}-fold out-of-fold '
+            "scores, the threshold calibrated probabilities call for)",
             chosen_on="two scikit-learn multi-label problems, Cora's papers with their "
             "neighbourhood's classes as labels, yeast's training genes alone",
             reported_on="MULAN yeast (test genes), three seeds, against the published bests",

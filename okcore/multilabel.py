@@ -78,6 +78,13 @@ from .boosting import OKBoostRegressor
 from .budget import CpuCap, CpuClock
 from .callbacks import check_callback, part_callback
 from .cost import predicted_seconds, reports_rounds
+from .defaults import (
+    MULTILABEL_FOLDS,
+    MULTILABEL_METRIC,
+    MULTILABEL_SCORES,
+    MULTILABEL_STACK_STEP,
+    MULTILABEL_THRESHOLD,
+)
 from .exceptions import DataError
 from .folds import kfold
 from .kernel_models.ridge import KernelRidgeRegressor
@@ -97,8 +104,6 @@ PER_LABEL_METRICS = ("macro_f1", "balanced")
 its own)."""
 SEPARABLE_METRICS = ("macro_f1", "hamming_loss")
 """Measures that add over labels: their per-label thresholds are found label by label."""
-STACK_STEP = 0.25
-"""The step of the candidates' weights searched by :func:`stack_weights`."""
 KRR_EXACT_MAX_ROWS = 2000
 """Above this many training rows the default kernel ridge candidate is Nystrom with
 :data:`KRR_COMPONENTS` landmarks instead of exact (a cost bound: exact kernel ridge with its
@@ -165,7 +170,7 @@ def log_loss(labels: np.ndarray, P: np.ndarray) -> float:
     return float(-np.mean(labels * np.log(P) + (1.0 - labels) * np.log1p(-P)))
 
 
-def simplex_grid(k: int, step: float = STACK_STEP) -> np.ndarray:
+def simplex_grid(k: int, step: float = MULTILABEL_STACK_STEP) -> np.ndarray:
     """Every weight vector of k non-negative multiples of ``step`` summing to 1, one per row
     (the single-model vectors first, then by decreasing largest weight)."""
     n = int(round(1.0 / step))
@@ -646,13 +651,13 @@ class MultiLabelClassifier(MetaEstimator):
         self,
         estimator: Any = None,
         *,
-        scores: str = "label_sigmoid",
-        threshold: Any = "cv",
+        scores: str = MULTILABEL_SCORES,
+        threshold: Any = MULTILABEL_THRESHOLD,
         per_label: Any = "auto",
-        metric: str = "micro_f1",
+        metric: str = MULTILABEL_METRIC,
         threshold_rule: str = "auto",
         threshold_window: float = 0.05,
-        n_splits: int = 3,
+        n_splits: int = MULTILABEL_FOLDS,
         random_state: Any = 0,
         max_cpu_seconds: float | None = None,
     ) -> None:

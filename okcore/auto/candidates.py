@@ -43,17 +43,6 @@ PATIENCE = 20
 EXACT_KRR_ROWS = 3000
 NYSTROM_COMPONENTS = 1500
 KRR_FOLDS = 3
-#: The portfolio's names, in order (:func:`regression_candidates`).
-CANDIDATE_NAMES = (
-    "okboost",
-    "oblivious-d4",
-    "oblivious-d6",
-    "best-first-31",
-    "ok3-et-boost",
-    "kernel-ridge",
-    "kernel-ridge-ard",
-    "krr-boost",
-)
 
 
 def _boost(seed: int, **params: Any) -> OKBoostRegressor:

@@ -19,10 +19,11 @@ from .._validation import (
 )
 from ..callbacks import FitProgress
 from ..cost import FitCost
+from ..defaults import AUTO_CANDIDATES, AUTO_HOLDOUT
 from ..exceptions import DataError, UnknownParameterError
 from ..meta import MetaEstimator
 from ..scoring import SCORERS
-from .candidates import CANDIDATE_NAMES, LONG_ROUNDS, regression_candidates
+from .candidates import LONG_ROUNDS, regression_candidates
 from .engine import (
     BUDGET_SLACK_SECONDS,
     BUDGET_TOLERANCE,
@@ -108,7 +109,7 @@ class AutoRegressor(MetaEstimator):
         "cv": [Interval(float, 0.0, 1.0, "neither"), Interval(int, 2, None, "left")],
         "ensemble": [Options((False, True))],
         "random_state": [RandomStateLike()],
-        "candidates": [Subset(CANDIDATE_NAMES), Options((None,))],
+        "candidates": [Subset(AUTO_CANDIDATES), Options((None,))],
         "scoring": [Options((*SCORERS, None)), Callable_()],
     }
 
@@ -117,7 +118,7 @@ class AutoRegressor(MetaEstimator):
         *,
         max_cpu_seconds: float | None = None,
         scoring: Any = None,
-        cv: Any = 0.2,
+        cv: Any = AUTO_HOLDOUT,
         candidates: list[str] | None = None,
         ensemble: bool = True,
         random_state: Any = None,

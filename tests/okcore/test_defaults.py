@@ -84,12 +84,13 @@ def test_each_task_default_is_dated_sourced_and_shows_the_numbers_in_force(monke
     regression, multilabel, bipartite = defaults.task_defaults()
     assert "123 s" in regression.rule
     assert "1, 3, 5, 7" in bipartite.rule
-    assert '"micro_f1"' in multilabel.rule  # MultiLabelClassifier's own signature default
+    monkeypatch.setattr(defaults, "MULTILABEL_METRIC", "hamming_loss")
+    assert '"hamming_loss"' in defaults.task_defaults()[1].rule
 
 
 def test_the_task_defaults_are_the_numbers_the_models_use() -> None:
-    """The automatic choice and the bipartite default read their numbers from
-    okcore.defaults (one source), so the page says what they do."""
+    """The automatic choice, the multi-label and the bipartite defaults read their numbers
+    from okcore.defaults (one source), so the page says what they do."""
     import inspect
 
     from okcore.auto import engine
@@ -104,6 +105,15 @@ def test_the_task_defaults_are_the_numbers_the_models_use() -> None:
     assert select["eta"].default == defaults.AUTO_HALVING_FACTOR
     assert select["min_rows"].default == defaults.AUTO_MIN_ROWS
     assert select["refine_folds"].default == defaults.AUTO_REFINE_FOLDS
+    assert okcore.AutoRegressor().cv == defaults.AUTO_HOLDOUT
+    assert [c.name for c in okcore.auto.regression_candidates(0)] == list(defaults.AUTO_CANDIDATES)
+    labels = okcore.MultiLabelClassifier()
+    assert (labels.scores, labels.metric, labels.threshold, labels.n_splits) == (
+        defaults.MULTILABEL_SCORES,
+        defaults.MULTILABEL_METRIC,
+        defaults.MULTILABEL_THRESHOLD,
+        defaults.MULTILABEL_FOLDS,
+    )
     model = default_model("features", 0, bipartite=BipartiteRegressor)
     assert tuple(model.weights) == defaults.BIPARTITE_WEIGHTS
     assert tuple(model.weights_for("new_rows")) == defaults.BIPARTITE_BLOCK_WEIGHTS["new_rows"]
