@@ -62,6 +62,60 @@ def krr_stages_cost(
 #: (LAPACK's divide and conquer: about 4/3 n^3 for the tridiagonal reduction and up to
 #: 8/3 n^3 for the vectors, rounded up).
 EIGH_FLOPS = 4.0
+#: Seconds per unit of each kind of plain kernel ridge work (:func:`ridge_work`): kernel
+#: values (distances, exponentials, products with the outputs), LAPACK factorisations
+#: (Cholesky, symmetric eigendecomposition) and the per-input widths' likelihood
+#: evaluations (``gamma="ard"``). Fitted by bench/krr_cost.py to eleven fits (N = 400 to
+#: 6,000, p = 8 to 100, r = 1 to 32, one thread, 2026-12-03: 5.5e-10, 5.7e-11, 8.1e-11,
+#: every fit within 0.7-1.2x) and doubled for a loaded machine, as KRR_FLOP_SECONDS is; the
+#: single boosted-KRR rate they replace over-predicted these fits 2-12x.
+RIDGE_KERNEL_SECONDS = 1.1e-9
+RIDGE_FACTOR_SECONDS = 1.1e-10
+ARD_FLOP_SECONDS = 1.6e-10
+
+
+def ridge_work(
+    n_samples: int,
+    n_features: int,
+    rank: int,
+    *,
+    n_components: int | None,
+    n_folds: int,
+    precomputed: bool,
+    n_widths: int = 1,
+    ard_rows: int = 0,
+) -> tuple[float, float, float]:
+    """(kernel operations, factorisation flops, likelihood flops) of one kernel ridge fit
+    (:class:`~okcore.kernel_models.ridge.KernelRidgeRegressor`) and of its ``n_folds`` CV fits
+    (0 for a fixed alpha) for each of ``n_widths`` RBF widths (``gamma="cv"``):
+
+        exact     kernel N^2 (p + 3 r), factorisation N^3 / 3 (Cholesky)
+        Nystrom   kernel N D (p + r), factorisation 2 N D^2 + (EIGH_FLOPS + 2) D^3
+
+    each CV fit the same on (K - 1) / K of the rows with EIGH_FLOPS N^3 (the
+    eigendecomposition that serves every penalty) for the Cholesky. ``ard_rows`` n_a > 0
+    (``gamma="ard"``): ARD_MAX_ITER likelihood evaluations on n_a rows, (4/3) n_a^3 + n_a^2
+    (3 p + 2 r) flops each (:mod:`okcore.kernel_models.ard`). O(1)."""
+    n, p, r = n_samples, n_features, rank
+    width = 0 if precomputed else p
+
+    def fit_work(rows: float, factor: float) -> tuple[float, float]:
+        if n_components is None or n_components >= rows:
+            return rows * rows * (width + 3 * r), factor * rows**3
+        D = float(n_components)
+        return rows * D * (width + r), 2 * rows * D * D + (EIGH_FLOPS + 2) * D**3
+
+    # the final fit solves one penalty (Cholesky, n^3 / 3); a CV fold, every penalty (eigh)
+    fold_rows = n * (n_folds - 1) / max(n_folds, 1)
+    final_kernel, final_factor = fit_work(n, 1.0 / 3.0)
+    fold_kernel, fold_factor = fit_work(fold_rows, EIGH_FLOPS)
+    kernel = final_kernel + n_widths * n_folds * fold_kernel
+    factor = final_factor + n_widths * n_folds * fold_factor
+    ard = 0.0
+    if ard_rows:
+        a = float(min(ard_rows, n))
+        ard = ARD_MAX_ITER * (4.0 / 3.0 * a**3 + a * a * (3 * width + 2 * r))
+    return kernel, factor, ard
 
 
 def ridge_cost(
@@ -75,33 +129,17 @@ def ridge_cost(
     n_widths: int = 1,
     ard_rows: int = 0,
 ) -> StageCost:
-    """The cost of one kernel ridge fit (:class:`~okcore.kernel_models.ridge.KernelRidgeRegressor`)
-    and of its ``n_folds`` CV fits (0 for a fixed alpha) for each of ``n_widths`` RBF widths
-    (``gamma="cv"``), as one stage of D basis rows:
-
-        exact     flops = N^2 (p + 3 r) + N^3 / 3 (Cholesky), bytes 24 N^2
-        Nystrom   flops = N D (p + 2 D + r) + (EIGH_FLOPS + 2) D^3, bytes 8 (N D + 3 D^2)
-
-    each CV fit the same on (K - 1) / K of the rows with EIGH_FLOPS N^3 (the eigendecomposition
-    that serves every penalty) for the Cholesky; model = 8 D (w + r + 1). ``ard_rows`` n_a > 0
-    (``gamma="ard"``): plus ARD_MAX_ITER likelihood evaluations on n_a rows,
-    (4/3) n_a^3 + n_a^2 (3 p + 2 r) flops each (:mod:`okcore.kernel_models.ard`)."""
+    """The cost of one kernel ridge fit and its CV fits (:func:`ridge_work`, whose arguments
+    it takes) as one stage of D basis rows: seconds RIDGE_KERNEL_SECONDS per kernel
+    operation, RIDGE_FACTOR_SECONDS per factorisation flop and ARD_FLOP_SECONDS per
+    likelihood flop; bytes 24 N^2 exact, 8 (N D + 3 D^2) Nystrom; model = 8 D (w + r + 1)."""
     n, p, r = n_samples, n_features, rank
     width = 0 if precomputed else p
-
-    def fit_flops(rows: float, factor: float) -> float:
-        if n_components is None or n_components >= rows:
-            return rows * rows * (width + 3 * r) + factor * rows**3
-        D = float(n_components)
-        return rows * D * (width + 2 * D + r) + (EIGH_FLOPS + 2) * D**3
-
+    kernel, factor, ard = ridge_work(
+        n, p, r, n_components=n_components, n_folds=n_folds, precomputed=precomputed,
+        n_widths=n_widths, ard_rows=ard_rows,
+    )  # fmt: skip
     D = n if n_components is None else min(n_components, n)
-    # the final fit solves one penalty (Cholesky, n^3 / 3); a CV fold, every penalty (eigh)
-    fold_rows = n * (n_folds - 1) / max(n_folds, 1)
-    flops = fit_flops(n, 1.0 / 3.0) + n_widths * n_folds * fit_flops(fold_rows, EIGH_FLOPS)
-    if ard_rows:
-        a = float(min(ard_rows, n))
-        flops += ARD_MAX_ITER * (4.0 / 3.0 * a**3 + a * a * (3 * width + 2 * r))
     exact = D == n
     work = 8.0 * (3.0 * n * n if exact else n * D + 3.0 * D * D)
     model = 8.0 * D * (width + r + 1)
@@ -111,6 +149,8 @@ def ridge_cost(
         search="kernel",
         work_bytes=work + model,
         setup_seconds=0.0,
-        stage_seconds=KRR_FLOP_SECONDS * flops,
+        stage_seconds=(
+            RIDGE_KERNEL_SECONDS * kernel + RIDGE_FACTOR_SECONDS * factor + ARD_FLOP_SECONDS * ard
+        ),
         model_bytes=model,
     )

@@ -1,5 +1,6 @@
 """Each estimator family estimates its own fit (``estimate_cost``), before any work."""
 
+import numpy as np
 import pytest
 
 import okcore
@@ -128,3 +129,45 @@ def test_row_wise_histograms_count_their_row_major_codes(width, extra) -> None:
         return cost.work_bytes
 
     assert search_bytes(width) - search_bytes(13) == extra * p * n
+
+
+def test_kernel_ridge_costs_each_kind_of_work_at_its_own_rate() -> None:
+    from okcore.kernel_models import cost as krr_cost
+    from okcore.kernel_models.ard import ARD_MAX_ITER, ARD_ROWS
+
+    rates = np.array(
+        [krr_cost.RIDGE_KERNEL_SECONDS, krr_cost.RIDGE_FACTOR_SECONDS, krr_cost.ARD_FLOP_SECONDS]
+    )
+    for gamma, n in (("cv", 800), ("ard", 800), ("ard", 5000), (1.0, 800)):
+        model = okcore.KernelRidgeRegressor(gamma=gamma)
+        fit = model.estimate_cost(n, 6, n_outputs=3)
+        searches = gamma == "cv"
+        work = np.array(
+            krr_cost.ridge_work(
+                n, 6, 3, n_components=None, n_folds=model.cv, precomputed=False,
+                n_widths=5 if searches else 1, ard_rows=ARD_ROWS if gamma == "ard" else 0,
+            )
+        )  # fmt: skip
+        assert fit.stage_seconds == pytest.approx(float(work @ rates))
+    # the widths' likelihood: ARD_MAX_ITER evaluations on at most ARD_ROWS rows, whatever N
+    small = krr_cost.ridge_work(1000, 6, 3, n_components=None, n_folds=3, precomputed=False)
+    ard = krr_cost.ridge_work(
+        1000, 6, 3, n_components=None, n_folds=3, precomputed=False, ard_rows=ARD_ROWS
+    )
+    big = krr_cost.ridge_work(
+        9000, 6, 3, n_components=None, n_folds=3, precomputed=False, ard_rows=ARD_ROWS
+    )
+    assert small[2] == 0 and ard[:2] == small[:2]
+    a = float(ARD_ROWS)
+    assert ard[2] == big[2] == pytest.approx(ARD_MAX_ITER * (4 / 3 * a**3 + a * a * (18 + 6)))
+    # Nystrom: linear in N at fixed D; exact: cubic
+    ny = [
+        krr_cost.ridge_work(n, 6, 3, n_components=500, n_folds=0, precomputed=False)
+        for n in (4000, 8000)
+    ]
+    assert ny[1][0] == pytest.approx(2 * ny[0][0])
+    exact = [
+        krr_cost.ridge_work(n, 6, 3, n_components=None, n_folds=0, precomputed=False)
+        for n in (1000, 2000)
+    ]
+    assert exact[1][1] == pytest.approx(8 * exact[0][1])
