@@ -36,7 +36,9 @@ after its share is spent (its leaderboard row says ``capped``); any other fit is
 only when its predicted cost fits its share (the cost model of okcore's estimators for a
 first fit; afterwards the candidate's measured CPU times its cost model's growth with the
 rows, or the rows ratio to the power ``cost_exponent`` for an estimator without a cost
-model), so one kernel ridge fit cannot starve the rung's other candidates; AUTO_REFIT_RESERVE
+model), so one kernel ridge fit cannot starve the rung's other candidates; in each rung the
+fits that cannot be stopped go first (in rank order), the stoppable ones taking what they
+leave (a stoppable fit makes do with any share, the others are all or nothing); AUTO_REFIT_RESERVE
 of the budget is kept for the final refit, and the winner is the best entry whose predicted
 refit fits what is left (else the cheapest). So the whole selection exceeds the budget by at
 most one boosting round, plus the misprediction of a non-boosting fit's cost, plus the
@@ -455,9 +457,16 @@ def select(
     run.total = len(folds) * sum(
         max(len(candidates) // eta**k, min(keep_last, len(candidates))) for k in range(len(sizes))
     )
+    stoppable = {
+        c.name: c.interruptible and (c.early_stopping or _reports_rounds(c, seed))
+        for c in candidates
+    }
     for k, size in enumerate(sizes):
         last = k == len(sizes) - 1
         fitted = {}
+        # the fits the budget cannot stop go first (in rank order), so that a stoppable
+        # fit, which makes do with any share, takes what they leave
+        alive = sorted(alive, key=lambda c: stoppable[c.name])
         for i, candidate in enumerate(alive):
             entry = entries[candidate.name]
             predicted = (
@@ -465,12 +474,9 @@ def select(
                 if entry.rows
                 else _prior(candidate, seed, size, _n_features(X), outputs) * len(folds)
             )
-            stoppable = candidate.interruptible and (
-                candidate.early_stopping or _reports_rounds(candidate, seed)
-            )
             # a fit the budget cannot stop gets no more than the share a stoppable one is
             # stopped at: the rest of the budget over the rung's fits still to come
-            if not stoppable and predicted > run.remaining() / (len(alive) - i):
+            if not stoppable[candidate.name] and predicted > run.remaining() / (len(alive) - i):
                 entry.status = "skipped: budget"
                 continue
             if run.remaining() <= 0:

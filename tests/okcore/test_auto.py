@@ -320,3 +320,27 @@ def test_the_choice_compares_only_the_last_rungs_scores():
     assert krr["status"] == "skipped: budget" and krr["rung"] < boost["rung"]
     assert krr["score"] < boost["score"]  # better, but measured on fewer rows
     assert chosen.name == "okboost"
+
+
+def test_the_fits_the_budget_cannot_stop_go_first_in_each_rung():
+    """A stoppable (boosting) fit makes do with any share of the budget, a kernel ridge fit
+    is all or nothing: in every rung the unstoppable fits start first, in rank order, and
+    the stoppable ones take what they leave."""
+    X, Y = _data(300)
+    heard: list[tuple[str, str]] = []
+    candidates = [
+        c
+        for c in regression_candidates(300)
+        if c.name in ("okboost", "oblivious-d4", "kernel-ridge")
+    ]
+    select(
+        candidates, X, Y, max_cpu_seconds=600, min_rows=60, eta=2, keep_last=3,
+        refine_folds=None, ensemble=False, random_state=0,
+        callback=lambda p: heard.append((p.stage, p.candidate)),
+    )  # fmt: skip
+    rungs = sorted({stage for stage, _ in heard if stage.startswith("rung")})
+    assert len(rungs) >= 2
+    for rung in rungs:
+        order = [name for stage, name in heard if stage == rung]
+        assert order[0] == "kernel-ridge", (rung, order)
+        assert set(order[1:]) == {"okboost", "oblivious-d4"}
