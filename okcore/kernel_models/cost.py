@@ -66,9 +66,10 @@ EIGH_FLOPS = 4.0
 #: values (distances, exponentials, products with the outputs), LAPACK factorisations
 #: (Cholesky, symmetric eigendecomposition) and the per-input widths' likelihood
 #: evaluations (``gamma="ard"``). Fitted by bench/krr_cost.py to eleven fits (N = 400 to
-#: 6,000, p = 8 to 100, r = 1 to 32, one thread, 2026-12-03: 5.5e-10, 5.7e-11, 8.1e-11,
-#: every fit within 0.7-1.2x) and doubled for a loaded machine, as KRR_FLOP_SECONDS is; the
-#: single boosted-KRR rate they replace over-predicted these fits 2-12x.
+#: 6,000, p = 8 to 100, r = 1 to 32, one thread, 2026-12-03; bench/results/krr_cost.txt:
+#: 5.7e-10, 6.2e-11, 1.0e-10, every fit within 0.7-1.1x) and about doubled for a loaded
+#: machine, as KRR_FLOP_SECONDS is: they estimate those fits at 1.3-2.0x their CPU, where
+#: the single boosted-KRR rate they replace estimated them at 9-16x.
 RIDGE_KERNEL_SECONDS = 1.1e-9
 RIDGE_FACTOR_SECONDS = 1.1e-10
 ARD_FLOP_SECONDS = 1.6e-10

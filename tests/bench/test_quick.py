@@ -333,6 +333,22 @@ def test_krr_widths_quick(tmp_path: Path) -> None:
     assert "| synthetic |" in (tmp_path / "krr_widths.txt").read_text()
 
 
+@pytest.mark.bench
+def test_krr_cost_quick(tmp_path: Path) -> None:
+    """bench.krr_cost: every case measured, its work terms and both estimates saved, the
+    three rates fitted non-negative."""
+    from bench import krr_cost
+
+    out = krr_cost.run(["--quick", "--out", str(tmp_path)])
+    assert [c["case"] for c in out["cases"]] == list(krr_cost.QUICK)
+    for case in out["cases"]:
+        assert case["cpu_seconds"] > 0 and len(case["work"]) == 3
+        assert math.isfinite(case["estimate"]) and math.isfinite(case["estimate_fitted"])
+    assert set(out["fitted"]) == {"kernel", "factor", "ard"}
+    assert all(v >= 0 for v in out["fitted"].values())
+    assert "| ard-400-8-1 |" in (tmp_path / "krr_cost.txt").read_text()
+
+
 def test_frontier_pareto() -> None:
     """A frontier keeps the points no cheaper point matches, in ascending CPU."""
     from bench.frontier import best_within, pareto
