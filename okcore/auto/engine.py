@@ -29,22 +29,26 @@ hyperparameter optimization", AISTATS 2016; Li et al., "Hyperband", JMLR 2018):
    or skipped earlier was scored on fewer rows: its score is not compared).
 
 Budget (CPU seconds of the whole process, ``time.process_time``: every thread of the
-process, numba's and BLAS's included; :mod:`okcore.budget`'s clock and cap): each fit of a
-rung has a share of the remaining budget (the rest over the rung's fits still to come); a
-fit that reports rounds (boosting) is stopped by its progress callback at the first round
-after its share is spent (its leaderboard row says ``capped``); any other fit is launched
-only when its predicted cost fits its share (the cost model of okcore's estimators for a
-first fit; afterwards the candidate's measured CPU times its cost model's growth with the
-rows, or the rows ratio to the power ``cost_exponent`` for an estimator without a cost
-model), so one kernel ridge fit cannot starve the rung's other candidates; in each rung the
-fits that cannot be stopped go first (in rank order), the stoppable ones taking what they
-leave (a stoppable fit makes do with any share, the others are all or nothing); AUTO_REFIT_RESERVE
-of the budget is kept for the final refit, and the winner is the best entry whose predicted
-refit fits what is left (else the cheapest). So the whole selection exceeds the budget by at
-most one boosting round, plus the misprediction of a non-boosting fit's cost, plus the
-refit's; BUDGET_TOLERANCE states the bound the tests hold it to. With a budget too small for
-any candidate the first candidate is still fitted once on all the rows (a model is always
-returned) and the leaderboard says so.
+process, numba's and BLAS's included; :mod:`okcore.budget`'s clock and cap):
+AUTO_REFIT_RESERVE of it is kept for the final refit, and in each rung
+
+- the fits the budget cannot stop (kernel ridge, boosting started from it) go first, in
+  rank order, each launched only when its predicted cost fits what is left beyond an equal
+  share (the rest over the rung's fits still to come) kept for every stoppable fit to come
+  (predicted: the cost model of okcore's estimators for a first fit; afterwards the
+  candidate's measured CPU times its cost model's growth with the rows, or the rows ratio
+  to the power ``cost_exponent`` for an estimator without a cost model): so a kernel ridge
+  fit cannot starve the boosters, and the best-ranked ones come first;
+- then each fit that reports rounds (boosting) gets its share of what is left (the rest
+  over the rung's fits still to come) and is stopped by its progress callback at the first
+  round after it (its leaderboard row says ``capped``): it makes do with any share.
+
+The winner is the best entry whose predicted refit fits what is left (else the cheapest).
+So the whole selection exceeds the budget by at most one boosting round, plus the
+misprediction of a non-boosting fit's cost, plus the refit's; BUDGET_TOLERANCE states the
+bound the tests hold it to. With a budget too small for any candidate the first candidate
+is still fitted once on all the rows (a model is always returned) and the leaderboard says
+so.
 
 Determinism: ``random_state`` seeds the split, the subsamples and every candidate (each
 factory receives the same integer seed), so two runs with the same seed and budget give
@@ -474,9 +478,12 @@ def select(
                 if entry.rows
                 else _prior(candidate, seed, size, _n_features(X), outputs) * len(folds)
             )
-            # a fit the budget cannot stop gets no more than the share a stoppable one is
-            # stopped at: the rest of the budget over the rung's fits still to come
-            if not stoppable[candidate.name] and predicted > run.remaining() / (len(alive) - i):
+            # every stoppable fit still to come keeps an equal share of what is left (the
+            # rest over the rung's fits still to come); a fit the budget cannot stop is
+            # launched when its predicted cost fits the remainder
+            to_come = len(alive) - i
+            kept = sum(stoppable[c.name] for c in alive[i + 1 :]) / to_come
+            if not stoppable[candidate.name] and predicted > run.remaining() * (1.0 - kept):
                 entry.status = "skipped: budget"
                 continue
             if run.remaining() <= 0:

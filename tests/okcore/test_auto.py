@@ -344,3 +344,35 @@ def test_the_fits_the_budget_cannot_stop_go_first_in_each_rung():
         order = [name for stage, name in heard if stage == rung]
         assert order[0] == "kernel-ridge", (rung, order)
         assert set(order[1:]) == {"okboost", "oblivious-d4"}
+
+
+class PricedKRR(okcore.KernelRidgeRegressor):
+    """Kernel ridge whose cost model says every fit takes ``price`` CPU seconds."""
+
+    price = 0.0
+
+    def estimate_cost(self, n_samples, n_features, **kwargs):
+        cost = super().estimate_cost(n_samples, n_features, **kwargs)
+        return dataclasses.replace(cost, stage_seconds=self.price, setup_seconds=0.0)
+
+
+@pytest.mark.parametrize(("price", "launched"), [(40.0, True), (60.0, False)])
+def test_an_unstoppable_fit_may_use_what_the_stoppable_fits_shares_leave(price, launched):
+    """One rung of three fits, 100 s of budget (75 s before the refit's reserve): the
+    stoppable booster keeps its third (25 s), so an unstoppable fit predicted at 40 s is
+    launched and one predicted at 60 s is skipped (an equal third each would skip both)."""
+    X, Y = _data(200)
+    priced = type("Priced", (PricedKRR,), {"price": price})
+    candidates = [
+        Candidate("priced-krr", lambda seed: priced(gamma=0.5, alpha=1.0)),
+        Candidate("cheap-krr", lambda seed: okcore.KernelRidgeRegressor(gamma=0.5, alpha=1.0)),
+        regression_candidates(200)[0],  # okboost, stoppable
+    ]
+    chosen = select(
+        candidates, X, Y, max_cpu_seconds=100, min_rows=200, refine_folds=None,
+        ensemble=False, random_state=0,
+    )  # fmt: skip
+    board = {r["name"]: r for r in chosen.leaderboard}
+    assert (board["priced-krr"]["status"] != "skipped: budget") == launched
+    assert board["cheap-krr"]["status"] != "skipped: budget"
+    assert board["okboost"]["status"] != "skipped: budget"
