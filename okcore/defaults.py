@@ -92,7 +92,7 @@ BIPARTITE_NEIGHBORS, BIPARTITE_ETA = 7, 0.8
 #: and the rank decay of a new vertex's neighbours).
 BIPARTITE_NRLMF: Mapping[str, Any] = {
     "n_factors": 50, "positive_weight": 5.0, "lambda_rows": 0.1, "lambda_cols": 0.1,
-    "alpha": 1.0, "beta": 1.0, "n_neighbors": 5, "eta": 0.8, "learning_rate": 0.5,
+    "alpha": 1.0, "beta": 1.0, "n_neighbors": 5, "eta": 0.5, "learning_rate": 0.5,
     "max_iter": 100,
 }  # fmt: skip
 #: Rank-average weights of its members (WkNNIR, recovered kernel ridge + Kronecker, NRLMF,
