@@ -96,7 +96,12 @@ from okcore.bipartite.default import (
     default_members,
     kernel_ridge,
 )
-from okcore.defaults import BIPARTITE_ETA, BIPARTITE_NEIGHBORS, BIPARTITE_WEIGHTS
+from okcore.defaults import (
+    BIPARTITE_ETA,
+    BIPARTITE_NEIGHBORS,
+    BIPARTITE_NRLMF,
+    BIPARTITE_WEIGHTS,
+)
 from okcore.meta import MetaEstimator
 
 SETS = {"nr": 4, "gpcr": 3, "ic": 2, "e": 2}
@@ -133,7 +138,9 @@ LABELS = {
     "ok3et_okboost_recovered": "OK3-et + OKBoost (M 300, nu 0.05), recovered interactions",
     "wknnir_okboost": "average of WkNNIR and OK3-et + OKBoost, recovered interactions",
     "krr_plain": "KRR per side (alpha 1), two-step, interactions as given",
-    "nrlmf": "NRLMF, the default's settings (ridge 0.1, neighbourhood 1, decay 0.8)",
+    "nrlmf": "NRLMF, the default's settings (ridge "
+    f"{BIPARTITE_NRLMF['lambda_rows']:g}, neighbourhood {BIPARTITE_NRLMF['alpha']:g}, "
+    f"decay {BIPARTITE_NRLMF['eta']:g})",
     "nrlmf_paper": "NRLMF, the paper's settings (ridge 0.625, neighbourhood 0.1)",
 }
 #: The default's members, by their bench names.

@@ -540,7 +540,9 @@ def task_defaults() -> tuple[TaskDefault, ...]:
             rule="the rank average of WkNNIR (k = "
             f"{BIPARTITE_NEIGHBORS}, eta = {BIPARTITE_ETA:g}), kernel ridge on the recovered "
             "interactions with Kronecker kernel ridge for new pairs, NRLMF ("
-            f"{BIPARTITE_NRLMF['n_factors']} factors) and OK3-et + OKBoost on the recovered "
+            f"{BIPARTITE_NRLMF['n_factors']} factors, a new vertex from its "
+            f"{BIPARTITE_NRLMF['n_neighbors']} nearest with decay {BIPARTITE_NRLMF['eta']:g}) "
+            "and OK3-et + OKBoost on the recovered "
             "interactions, weighted "
             + ", ".join(f"{w:g}" for w in BIPARTITE_WEIGHTS)
             + f"; new rows x known columns weighted {block}",

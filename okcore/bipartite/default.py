@@ -10,7 +10,7 @@ published drug-target tables, each with its own combination for new x new pairs:
   / two-step hybrid);
 - "nrlmf" (weight 2): neighbourhood-regularised logistic matrix factorisation
   (:mod:`okcore.bipartite.nrlmf`; 50 factors, c = 5, ridge 0.1, neighbourhood weights 1,
-  5 neighbours, a new vertex's latent vector from its neighbours with decay 0.8);
+  5 neighbours, a new vertex's latent vector from its 5 nearest with decay 0.5);
 - "ok3et_okboost_recovered" (weight 1): OK3-et + OKBoost (extra-trees splits, 300 rounds,
   learning rate 0.05, 10 splits per tree) on the recovered interactions, two-step new x new.
 
