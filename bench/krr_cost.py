@@ -3,9 +3,9 @@
 Fits ``KernelRidgeRegressor`` on synthetic data of several shapes (width by CV, per-input
 widths by the marginal likelihood, exact and Nystrom), one thread, after a warm-up fit, and
 measures each fit's CPU seconds (process time). The cost model counts three kinds of work
-per fit (:func:`okcore.kernel_models.cost.ridge_work`: kernel operations, factorisation
-flops, likelihood flops); their seconds per unit are fitted by non-negative least squares on
-the relative error (each fit weighted by 1 / its CPU), and the report gives every fit's
+per fit (``KernelRidgeRegressor.estimate_work``: kernel operations, factorisation flops,
+likelihood flops); their seconds per unit are fitted by non-negative least squares on the
+relative error (each fit weighted by 1 / its CPU), and the report gives every fit's
 measured CPU beside the cost model's estimate with the rates in force and with the fitted
 ones:
 
@@ -57,21 +57,8 @@ def _fit_cpu(n: int, p: int, r: int, gamma: str, components: int | None, seed: i
 
 def _work(n: int, p: int, r: int, gamma: str, components: int | None) -> tuple[float, ...]:
     from okcore import KernelRidgeRegressor
-    from okcore.kernel_models.ard import ARD_ROWS
-    from okcore.kernel_models.cost import ridge_work
-    from okcore.kernel_models.ridge import GAMMA_SCALES
 
-    model = KernelRidgeRegressor(gamma=gamma, n_components=components)
-    return ridge_work(
-        n,
-        p,
-        r,
-        n_components=components,
-        n_folds=int(model.cv),
-        precomputed=False,
-        n_widths=len(GAMMA_SCALES) if gamma == "cv" else 1,
-        ard_rows=ARD_ROWS if gamma == "ard" else 0,
-    )
+    return KernelRidgeRegressor(gamma=gamma, n_components=components).estimate_work(n, p, r)
 
 
 def run(argv: Sequence[str] | None = None) -> dict[str, Any]:

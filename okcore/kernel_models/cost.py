@@ -123,32 +123,27 @@ def ridge_cost(
     n_samples: int,
     n_features: int,
     rank: int,
+    work: tuple[float, float, float],
     *,
     n_components: int | None,
-    n_folds: int,
     precomputed: bool,
-    n_widths: int = 1,
-    ard_rows: int = 0,
 ) -> StageCost:
-    """The cost of one kernel ridge fit and its CV fits (:func:`ridge_work`, whose arguments
-    it takes) as one stage of D basis rows: seconds RIDGE_KERNEL_SECONDS per kernel
+    """The cost of one kernel ridge fit and its CV fits, whose ``work`` :func:`ridge_work`
+    counted, as one stage of D basis rows: seconds RIDGE_KERNEL_SECONDS per kernel
     operation, RIDGE_FACTOR_SECONDS per factorisation flop and ARD_FLOP_SECONDS per
     likelihood flop; bytes 24 N^2 exact, 8 (N D + 3 D^2) Nystrom; model = 8 D (w + r + 1)."""
     n, p, r = n_samples, n_features, rank
     width = 0 if precomputed else p
-    kernel, factor, ard = ridge_work(
-        n, p, r, n_components=n_components, n_folds=n_folds, precomputed=precomputed,
-        n_widths=n_widths, ard_rows=ard_rows,
-    )  # fmt: skip
+    kernel, factor, ard = work
     D = n if n_components is None else min(n_components, n)
     exact = D == n
-    work = 8.0 * (3.0 * n * n if exact else n * D + 3.0 * D * D)
+    held = 8.0 * (3.0 * n * n if exact else n * D + 3.0 * D * D)
     model = 8.0 * D * (width + r + 1)
     return StageCost(
         n_stages=1,
         stage_size=D,
         search="kernel",
-        work_bytes=work + model,
+        work_bytes=held + model,
         setup_seconds=0.0,
         stage_seconds=(
             RIDGE_KERNEL_SECONDS * kernel + RIDGE_FACTOR_SECONDS * factor + ARD_FLOP_SECONDS * ard

@@ -43,7 +43,7 @@ from ..exceptions import DataError
 from ..folds import kfold
 from ..outputs.space import RANK_TOLERANCE
 from .ard import ARD_ROWS, ard_widths
-from .cost import ridge_cost
+from .cost import ridge_cost, ridge_work
 from .kernel_ensemble import KernelEnsemble
 from .krr import INPUT_KERNELS, InputKernel, make_input_kernel, whitening
 
@@ -446,9 +446,16 @@ class KernelRidgeRegressor(OKEstimator):
                 f"{MAX_KERNEL_BYTES / 2**30:.0f} GiB): {fix}"
             )
 
-    def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
-        """The fit's cost (:func:`okcore.kernel_models.cost.ridge_cost`)."""
-        return ridge_cost(
+    def estimate_work(
+        self, n_samples: int, n_features: int, rank: int
+    ) -> tuple[float, float, float]:
+        """(kernel operations, factorisation flops, likelihood flops) of :meth:`fit` with
+        these parameters on ``n_samples`` rows of ``n_features`` inputs and output features
+        of ``rank`` columns (the outputs' columns for the linear kernel): the final fit, the
+        CV fits of the penalty and width search, and the per-input widths' likelihood
+        (:func:`okcore.kernel_models.cost.ridge_work`). What :meth:`estimate_cost` prices,
+        given apart so that the rates can be calibrated (bench/krr_cost.py). O(1)."""
+        return ridge_work(
             n_samples,
             n_features,
             rank,
@@ -457,4 +464,16 @@ class KernelRidgeRegressor(OKEstimator):
             precomputed=self.input_kernel == "precomputed",
             n_widths=len(GAMMA_SCALES) if self._searches_width else 1,
             ard_rows=ARD_ROWS if self.gamma == "ard" and self.input_kernel == "rbf" else 0,
+        )
+
+    def _estimate_stages(self, n_samples: int, n_features: int, rank: int) -> StageCost:
+        """The fit's cost: :meth:`estimate_work` priced by
+        :func:`okcore.kernel_models.cost.ridge_cost`."""
+        return ridge_cost(
+            n_samples,
+            n_features,
+            rank,
+            self.estimate_work(n_samples, n_features, rank),
+            n_components=self.n_components,
+            precomputed=self.input_kernel == "precomputed",
         )

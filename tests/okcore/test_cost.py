@@ -149,6 +149,7 @@ def test_kernel_ridge_costs_each_kind_of_work_at_its_own_rate() -> None:
             )
         )  # fmt: skip
         assert fit.stage_seconds == pytest.approx(float(work @ rates))
+        assert model.estimate_work(n, 6, 3) == tuple(work)  # what bench/krr_cost.py fits
     # the widths' likelihood: ARD_MAX_ITER evaluations on at most ARD_ROWS rows, whatever N
     small = krr_cost.ridge_work(1000, 6, 3, n_components=None, n_folds=3, precomputed=False)
     ard = krr_cost.ridge_work(
