@@ -32,13 +32,15 @@ Budget (CPU seconds of the whole process, ``time.process_time``: every thread of
 process, numba's and BLAS's included; :mod:`okcore.budget`'s clock and cap):
 AUTO_REFIT_RESERVE of it is kept for the final refit, and in each rung
 
-- the fits the budget cannot stop (kernel ridge, boosting started from it) go first, in
-  rank order, each launched only when its predicted cost fits what is left beyond an equal
-  share (the rest over the rung's fits still to come) kept for every stoppable fit to come
-  (predicted: the cost model of okcore's estimators for a first fit; afterwards the
-  candidate's measured CPU times its cost model's growth with the rows, or the rows ratio
-  to the power ``cost_exponent`` for an estimator without a cost model): so a kernel ridge
-  fit cannot starve the boosters, and the best-ranked ones come first;
+- the fits the budget cannot stop (kernel ridge; boosting started from it, whose start
+  cannot be stopped) go first, in rank order, each launched only when the predicted cost of
+  what cannot be stopped fits what is left beyond an equal share (the rest over the rung's
+  fits still to come) kept for every stoppable fit to come (predicted: the cost model of
+  okcore's estimators for a first fit; afterwards the candidate's measured CPU times its
+  cost model's growth with the rows, or the rows ratio to the power ``cost_exponent`` for an
+  estimator without a cost model; for boosting started from kernel ridge, the starting
+  model's cost model, its rounds being stopped like any booster's): so a kernel ridge fit
+  cannot starve the boosters, and the best-ranked ones come first;
 - then each fit that reports rounds (boosting) gets its share of what is left (the rest
   over the rung's fits still to come) and is stopped by its progress callback at the first
   round after it (its leaderboard row says ``capped``): it makes do with any share.
@@ -127,8 +129,9 @@ class Candidate:
         boosting; kernel ridge that searched its width and penalty by CV refits once).
     interruptible : bool
         Whether a fit that reports rounds can be stopped by the budget from its start;
-        False for boosting after a kernel ridge fit (``init``), whose first part cannot:
-        it is then launched only when its predicted CPU fits, as a fit without rounds.
+        False for boosting after a kernel ridge fit (``init``), whose start cannot: it is
+        then launched only when its start's predicted CPU fits, as a fit without rounds,
+        and its rounds are stopped by the budget as any booster's.
     """
 
     name: str
@@ -365,11 +368,22 @@ def _prior(
     candidate: Candidate, seed: int, n_rows: int, n_features: int, outputs: Outputs
 ) -> float:
     """The cost model's CPU seconds for a first fit (0 when the estimator has none)."""
+    return _estimator_prior(candidate.make(seed), n_rows, n_features, outputs)
+
+
+def _start_prior(
+    candidate: Candidate, seed: int, n_rows: int, n_features: int, outputs: Outputs
+) -> float:
+    """The cost model's CPU seconds for a first fit of the candidate's starting model (the
+    boosting's ``init`` estimator, fitted before its first round; 0 when it has none)."""
+    start = getattr(candidate.make(seed), "init", None)
+    return _estimator_prior(start, n_rows, n_features, outputs) if hasattr(start, "fit") else 0.0
+
+
+def _estimator_prior(estimator: Any, n_rows: int, n_features: int, outputs: Outputs) -> float:
     kernel = "precomputed" if outputs.gram is not None else (outputs.kernel or "linear")
     n_outputs = None if outputs.Y is None else int(np.prod(np.shape(outputs.Y)[1:]) or 1)
-    return predicted_seconds(
-        candidate.make(seed), n_rows, n_features, kernel=kernel, n_outputs=n_outputs
-    )
+    return predicted_seconds(estimator, n_rows, n_features, kernel=kernel, n_outputs=n_outputs)
 
 
 def select(
@@ -461,10 +475,8 @@ def select(
     run.total = len(folds) * sum(
         max(len(candidates) // eta**k, min(keep_last, len(candidates))) for k in range(len(sizes))
     )
-    stoppable = {
-        c.name: c.interruptible and (c.early_stopping or _reports_rounds(c, seed))
-        for c in candidates
-    }
+    rounds = {c.name: c.early_stopping or _reports_rounds(c, seed) for c in candidates}
+    stoppable = {c.name: c.interruptible and rounds[c.name] for c in candidates}
     for k, size in enumerate(sizes):
         last = k == len(sizes) - 1
         fitted = {}
@@ -483,6 +495,11 @@ def select(
             # launched when its predicted cost fits the remainder
             to_come = len(alive) - i
             kept = sum(stoppable[c.name] for c in alive[i + 1 :]) / to_come
+            if not stoppable[candidate.name] and rounds[candidate.name]:
+                # only its start cannot be stopped (the number of rounds is not known
+                # before early stopping ends them)
+                predicted = _start_prior(candidate, seed, size, _n_features(X), outputs)
+                predicted *= len(folds)
             if not stoppable[candidate.name] and predicted > run.remaining() * (1.0 - kept):
                 entry.status = "skipped: budget"
                 continue

@@ -376,3 +376,44 @@ def test_an_unstoppable_fit_may_use_what_the_stoppable_fits_shares_leave(price, 
     assert (board["priced-krr"]["status"] != "skipped: budget") == launched
     assert board["cheap-krr"]["status"] != "skipped: budget"
     assert board["okboost"]["status"] != "skipped: budget"
+
+
+class PricedBoost(OKBoostRegressor):
+    """A booster whose cost model says its rounds take 10^9 CPU seconds (as all of an
+    early-stopped booster's most rounds may)."""
+
+    def estimate_cost(self, n_samples, n_features, **kwargs):
+        cost = super().estimate_cost(n_samples, n_features, **kwargs)
+        return dataclasses.replace(cost, stage_seconds=1e9)
+
+
+@pytest.mark.parametrize(("start_price", "launched"), [(30.0, True), (60.0, False)])
+def test_boosting_from_kernel_ridge_is_launched_when_its_start_fits(start_price, launched):
+    """Boosting started from kernel ridge cannot be stopped until its first round: it is
+    launched when its start's predicted cost fits what the stoppable fits' shares leave, as
+    a kernel ridge fit (100 s of budget, 75 s before the refit's reserve, the other booster
+    keeping half: a start predicted at 30 s fits, one at 60 s does not), whatever its most
+    rounds would cost, since the budget stops those."""
+    X, Y = _data(200)
+    start = type("PricedStart", (PricedKRR,), {"price": start_price})
+    candidates = [
+        Candidate(
+            "krr-boost",
+            lambda seed: PricedBoost(
+                n_estimators=30, early_stopping=True, n_iter_no_change=5, random_state=seed,
+                init=start(gamma=0.5, alpha=1.0),
+            ),
+            early_stopping=True,
+            interruptible=False,
+        ),
+        regression_candidates(200)[0],  # okboost, stoppable
+    ]  # fmt: skip
+    chosen = select(
+        candidates, X, Y, max_cpu_seconds=100, min_rows=200, refine_folds=None,
+        ensemble=False, random_state=0,
+    )  # fmt: skip
+    board = {r["name"]: r for r in chosen.leaderboard}
+    assert (board["krr-boost"]["status"] != "skipped: budget") == launched
+    if launched:
+        assert board["krr-boost"]["score"] is not None
+    assert board["okboost"]["status"] != "skipped: budget"
