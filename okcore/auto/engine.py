@@ -364,6 +364,22 @@ def _predicted(
     return share * entry.last_cpu * growth
 
 
+def _unstoppable_cost(
+    run: _Run, candidate: Candidate, entry: Entry, rows: int, has_rounds: bool
+) -> float:
+    """Predicted CPU of the part of the candidate's fits on ``rows`` (every fold) that the
+    budget cannot stop: for boosting from a starting model, the start's cost model (the
+    rounds are stopped, and their number is not known before early stopping ends them);
+    for a fit without rounds, its measured CPU scaled (:func:`_predicted`) or, before its
+    first fit, its cost model."""
+    n_features, n_folds = _n_features(run.X), len(run.folds)
+    if has_rounds:
+        return _start_prior(candidate, run.seed, rows, n_features, run.outputs) * n_folds
+    if entry.rows:
+        return _predicted(run, candidate, entry, rows)
+    return _prior(candidate, run.seed, rows, n_features, run.outputs) * n_folds
+
+
 def _prior(
     candidate: Candidate, seed: int, n_rows: int, n_features: int, outputs: Outputs
 ) -> float:
@@ -485,22 +501,14 @@ def select(
         alive = sorted(alive, key=lambda c: stoppable[c.name])
         for i, candidate in enumerate(alive):
             entry = entries[candidate.name]
-            predicted = (
-                _predicted(run, candidate, entry, size)
-                if entry.rows
-                else _prior(candidate, seed, size, _n_features(X), outputs) * len(folds)
-            )
             # every stoppable fit still to come keeps an equal share of what is left (the
             # rest over the rung's fits still to come); a fit the budget cannot stop is
-            # launched when its predicted cost fits the remainder
+            # launched when the predicted cost of what it cannot stop fits the remainder
             to_come = len(alive) - i
             kept = sum(stoppable[c.name] for c in alive[i + 1 :]) / to_come
-            if not stoppable[candidate.name] and rounds[candidate.name]:
-                # only its start cannot be stopped (the number of rounds is not known
-                # before early stopping ends them)
-                predicted = _start_prior(candidate, seed, size, _n_features(X), outputs)
-                predicted *= len(folds)
-            if not stoppable[candidate.name] and predicted > run.remaining() * (1.0 - kept):
+            if not stoppable[candidate.name] and _unstoppable_cost(
+                run, candidate, entry, size, rounds[candidate.name]
+            ) > run.remaining() * (1.0 - kept):
                 entry.status = "skipped: budget"
                 continue
             if run.remaining() <= 0:
