@@ -75,7 +75,7 @@ from ._validation import (
 )
 from .averaging import AveragedRegressor
 from .boosting import OKBoostRegressor
-from .budget import CpuCap, CpuClock
+from .budget import CpuCap, CpuClock, budgeted_fit
 from .callbacks import check_callback, part_callback
 from .cost import predicted_seconds, reports_rounds
 from .defaults import (
@@ -684,6 +684,7 @@ class MultiLabelClassifier(MetaEstimator):
             return [clone(e) for e in self.estimator]
         return [clone(self.estimator)]
 
+    @budgeted_fit
     def fit(
         self, X: Any, Y: Any, sample_weight: Any = None, *, callback: Any = None
     ) -> MultiLabelClassifier:

@@ -71,7 +71,7 @@ import numpy as np
 
 from .._validation import check_random_state, weight_argument
 from ..averaging import AveragedRegressor
-from ..budget import CpuCap, CpuClock
+from ..budget import CpuCap, CpuClock, on_one_blas_thread
 from ..cost import predicted_seconds, reports_rounds
 from ..defaults import (
     AUTO_BUDGET_ROWS,
@@ -402,6 +402,7 @@ def _estimator_prior(estimator: Any, n_rows: int, n_features: int, outputs: Outp
     return predicted_seconds(estimator, n_rows, n_features, kernel=kernel, n_outputs=n_outputs)
 
 
+@on_one_blas_thread
 def select(
     candidates: Sequence[Candidate],
     X: Any,

@@ -63,6 +63,7 @@ from .._validation import (
     weight_argument,
 )
 from ..boosting import OKBoostRegressor
+from ..budget import budgeted_fit
 from ..callbacks import check_callback, part_callback
 from ..cost import BipartiteCost, reports_rounds
 from ..exceptions import DataError
@@ -225,6 +226,7 @@ class BipartiteRegressor(MetaEstimator):
     def _col_template(self) -> Any:
         return self._row_template() if self.col_estimator is None else self.col_estimator
 
+    @budgeted_fit
     def fit(
         self,
         X_rows: Any,

@@ -1,8 +1,8 @@
 """The CPU budget of the bipartite default (BipartiteRegressor(max_cpu_seconds=...)): the
 boosted member stops at the first round after its share is spent, the other members run in
 full, the fit stays within the automatic choice's stated tolerance of the budget (on the
-same process-CPU accounting), a generous budget changes nothing, and a named model refuses
-a budget."""
+same process-CPU accounting), a generous budget changes nothing, a named model refuses
+a budget, and a budgeted fit runs BLAS on one thread."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from okcore import OKBoostRegressor
 from okcore.auto import BUDGET_TOLERANCE
@@ -82,3 +83,22 @@ def test_a_named_model_refuses_a_budget() -> None:
     with pytest.raises(Exception, match="max_cpu_seconds"):
         BipartiteRegressor(max_cpu_seconds=0.0).fit(Xr, Xc, Y)
     assert boosted_members([BipartiteRegressor(OKBoostRegressor())]) == {0}
+
+
+def test_a_budgeted_fit_runs_blas_on_one_thread() -> None:
+    Xr, Xc, Y = _network()
+
+    def threads_heard(budget: float | None) -> set[int]:
+        heard: set[int] = set()
+
+        def record(progress: FitProgress) -> bool:
+            heard.update(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+            return False
+
+        BipartiteRegressor(max_cpu_seconds=budget).fit(Xr, Xc, Y, callback=record)
+        return heard
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+        assert threads_heard(1e6) == {1}
+        assert threads_heard(None) == before

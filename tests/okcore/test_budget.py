@@ -1,6 +1,6 @@
 """okcore.budget, what the CPU budgets share: the process-CPU clock, and the cap that stops a
 fit at its first round ("trees" report) after a CPU limit, passing every report on to the
-caller's callback and honouring its stop. The clock is moved by its ``start`` (no timing
+caller's callback and honouring its stop; budgeted fits run BLAS on one thread. The clock is moved by its ``start`` (no timing
 assertions): its CPU seconds since then only grow."""
 
 from __future__ import annotations
@@ -8,8 +8,10 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
 
-from okcore import OKBoostRegressor
+from okcore import MultiLabelClassifier, OKBoostRegressor
+from okcore.auto import Candidate, select
 from okcore.budget import CpuCap, CpuClock
 from okcore.callbacks import FitProgress
 
@@ -67,3 +69,48 @@ def test_a_capped_fit_keeps_its_rounds() -> None:
     free = CpuCap(CpuClock(), float("inf"))
     model = OKBoostRegressor(n_estimators=20, max_splits=3).fit(X, Y, callback=free)
     assert not free.stopped and not model.stopped_by_callback_ and model.n_estimators_ == 20
+
+
+def _blas_threads() -> list[int]:
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+class ThreadRecordingBoost(OKBoostRegressor):
+    """Records the BLAS thread counts each fit runs with."""
+
+    seen: list[list[int]] = []
+
+    def fit(self, X, Y=None, **kwargs):
+        ThreadRecordingBoost.seen.append(_blas_threads())
+        return super().fit(X, Y, **kwargs)
+
+
+def _rows(n: int = 60) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3))
+    return X, np.c_[X[:, 0], X[:, 1] > 0].astype(float)
+
+
+def test_budgeted_fits_run_blas_on_one_thread_and_restore_the_callers_setting() -> None:
+    X, Y = _rows()
+    candidates = [Candidate("boost", lambda s: ThreadRecordingBoost(n_estimators=5))]
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        ThreadRecordingBoost.seen.clear()
+        select(candidates, X, Y, max_cpu_seconds=30.0, random_state=0)
+        assert ThreadRecordingBoost.seen and all(
+            threads == [1] * len(before) for threads in ThreadRecordingBoost.seen
+        )
+        assert _blas_threads() == before
+        labels = (Y[:, 1:] > 0).astype(int)
+        labels = np.c_[labels, 1 - labels]
+        for budget, expected in ((30.0, 1), (None, 2)):
+            ThreadRecordingBoost.seen.clear()
+            MultiLabelClassifier(
+                estimator=ThreadRecordingBoost(n_estimators=5), max_cpu_seconds=budget
+            ).fit(X, labels)
+            assert ThreadRecordingBoost.seen and all(
+                threads == [min(expected, b) for b in before]
+                for threads in ThreadRecordingBoost.seen
+            )
+            assert _blas_threads() == before
