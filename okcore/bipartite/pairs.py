@@ -155,9 +155,9 @@ SIDE_INPUTS = ("features", "similarity")
 def side_inputs(X: Any, items: np.ndarray, train: np.ndarray, kind: str = "features") -> Any:
     """Inputs of ``items`` for a model fitted on the ``train`` items of the same side.
 
-    "features": the rows X[items]. "similarity": X is the (n, n) similarity among all items
-    of that side and the inputs are the empirical kernel map restricted to the training
-    items, X[items][:, train]: no similarity to an item outside ``train`` is ever used.
+    "features": the rows ``X[items]``. "similarity": X is the (n, n) similarity among all
+    items of that side and the inputs are the empirical kernel map restricted to the training
+    items, ``X[items][:, train]``: no similarity to an item outside ``train`` is ever used.
     """
     if kind not in SIDE_INPUTS:
         raise DataError(f"side inputs must be one of {SIDE_INPUTS}: got {kind!r}")
