@@ -165,7 +165,8 @@ export class OKBoostClient {
    * POST /train. `inputs`: nested arrays or a Matrix; `outputKernel`: e.g.
    * {type: "diffusion", beta: 1, edges} (edges nested [[i, j], ...] or an Int32Array Matrix),
    * {type: "precomputed", gram}, {type: "rbf", outputs, sigma}.
-   * Options: model ("okboost" | "ok3" | "ok3-forest" | "krr-boost" | "krr"), params, name, ids,
+   * Options: model ("auto" | "okboost" | "ok3" | "ok3-forest" | "krr-boost" | "krr"; omitted:
+   * the server's default, the automatic choice where it applies), params, name, ids,
    * evalSet, sampleWeight (one weight >= 0 per row of inputs), wait, cv, and any other field of the request (camelCase), e.g. inputKind:
    * "similarity" (inputs: the N x N similarity among the training items) with inputMap
    * ("kernel_map" | "kpca") and inputComponents.
@@ -176,7 +177,7 @@ export class OKBoostClient {
    * service's cv.scoring (e.g. ["f1", "ranking_loss"] for 0/1 label rows) and
    * search: "halving" (candidates raced over n_estimators) pass as given.
    */
-  train(inputs, outputKernel, { model = "okboost", params = {}, cv, ...options } = {}) {
+  train(inputs, outputKernel, { model, params = {}, cv, ...options } = {}) {
     const table = tableInputs(inputs, options.ids);
     const kernel = { ...outputKernel };
     if (kernel.edges !== undefined) kernel.edges = edgeList(kernel.edges, "outputKernel.edges");

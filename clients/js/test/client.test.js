@@ -159,3 +159,14 @@ test("binary answers (.npz) hold the same numbers as JSON answers", { skip }, as
   await assert.rejects(client.kernel(modelId, NEW, { format: "npz", inputs2: [[1]] }), OKBoostError);
   await client.deleteModel(modelId);
 });
+
+test("train with no model gets the server's default: the automatic choice for vector outputs", { skip }, async () => {
+  const client = new OKBoostClient(URL);
+  const outputs = X.map(([a, b]) => [a + b, a - b]);
+  const fit = await client.train(X, { type: "linear", outputs }, {
+    params: { max_cpu_seconds: 5, random_state: 0 },
+    wait: true,
+  });
+  assert.equal(fit.model.model, "auto");
+  assert.ok(fit.model.auto.leaderboard.length > 0);
+});

@@ -334,6 +334,9 @@ as_edges_in <- function(edges, name, n_a, n_b = n_a) {
 #'   `E` a two-column matrix of 1-based rows of `inputs`, `list(type = "precomputed",
 #'   gram = K)`, or `list(type = "rbf", outputs = Y, sigma = 1)`.
 #'   With `ids`, `edges` may be a two-column character matrix of ids.
+#' @param model an estimator of the server's registry (`"auto"`, `"okboost"`, `"ok3"`,
+#'   `"ok3-forest"`, `"krr-boost"`, `"krr"`); NULL (the default): the server's default, the
+#'   automatic choice where it applies.
 #' @param params estimator parameters, e.g. `list(n_estimators = 200, max_splits = 8)`.
 #' @param ids optional vertex ids: one unique string per row of `inputs` (or the id column
 #'   of a data.frame `inputs`).
@@ -346,7 +349,7 @@ as_edges_in <- function(edges, name, n_a, n_b = n_a) {
 #' @param ... further fields of the request (e.g. `eval_set`, or `sample_weight`: one
 #'   weight >= 0 per row of `inputs`, the loss a weighted sum).
 #' @export
-ok_train <- function(client, inputs, output_kernel, model = "okboost", params = list(),
+ok_train <- function(client, inputs, output_kernel, model = NULL, params = list(),
                      name = NULL, ids = NULL, wait = FALSE, cv = NULL, ...) {
   table <- as_table(inputs, ids)
   if (!is.null(output_kernel$edges)) {

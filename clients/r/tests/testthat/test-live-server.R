@@ -156,3 +156,14 @@ test_that("binary answers (.npz) give the same R values as JSON answers", {
   expect_equal(httr2::resp_content_type(httr2::last_response()), "application/json")
   ok_delete_model(binary, fit$model_id)
 })
+
+test_that("ok_train with no model gets the server's default: the automatic choice", {
+  skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
+  cl <- okboost_client(url)
+  outputs <- cbind(X[, 1] + X[, 2], X[, 1] - X[, 2])
+  fit <- ok_train(cl, X, list(type = "linear", outputs = outputs),
+    params = list(max_cpu_seconds = 5, random_state = 0), wait = TRUE
+  )
+  expect_equal(fit$model$model, "auto")
+  expect_gt(length(fit$model$auto$leaderboard), 0)
+})
