@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_is_fitted
-from .base import OKEstimator, target_features
+from .base import OKEstimator, kernel_r2, target_features
 from .exceptions import DataError
 from .meta import MetaEstimator, clone
 
@@ -127,7 +127,8 @@ class AveragedRegressor(MetaEstimator):
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Kernelized R^2 of the averaged F (:meth:`okcore.base.OKEstimator.score`)."""
-        return OKEstimator.score(self, X, y, sample_weight)  # type: ignore[arg-type]
+        check_is_fitted(self, "estimators_")
+        return kernel_r2(self, X, y, sample_weight)
 
     def _outputs_of(self, F: np.ndarray) -> np.ndarray:
         return OKEstimator._outputs_of(self, F)  # type: ignore[arg-type]

@@ -594,33 +594,40 @@ class OKEstimator:
         :func:`okcore.model_selection.cross_validate`. O(Q^2 d) kernel evaluations, in blocks.
         """
         check_is_fitted(self)
-        kernel = self.output_space_.kernel
-        if not kernel.needs_outputs:
-            raise DataError(
-                "score needs output vectors Y; this model was fitted on a Gram matrix or a graph "
-                "(use okcore.model_selection.cross_validate with gram= or a diffusion kernel)"
-            )
-        F = self.predict_features(X)
-        phi, diag = self._target_features(y, n_rows=F.shape[0])
-        row_err = diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F)
-        Y = np.asarray(y, dtype=np.float64).reshape(len(diag), -1)
-        if sample_weight is None:
-            err = float(np.sum(row_err))
-            total = sum(float(kernel.gram(Y[s : s + 512], Y).sum()) for s in range(0, len(Y), 512))
-            spread = float(diag.sum()) - total / len(Y)
-        else:
-            w = check_matrix(sample_weight, "sample_weight", ndim=1)
-            if w.shape != diag.shape:
-                raise DataError(f"sample_weight must hold one weight per row of X ({len(diag)})")
-            err = float(w @ row_err)
-            total = sum(
-                float(w[s : s + 512] @ kernel.gram(Y[s : s + 512], Y) @ w)
-                for s in range(0, len(Y), 512)
-            )
-            spread = float(w @ diag) - total / float(w.sum())
-        if spread <= 0.0:
-            raise DataError("R^2 is undefined: the given outputs are all the same")
-        return 1.0 - err / spread
+        return kernel_r2(self, X, y, sample_weight)
+
+
+def kernel_r2(model: Any, X: Any, y: Any, sample_weight: Any = None) -> float:
+    """The kernelized R^2 of a fitted ``model`` on (X, y) (:meth:`OKEstimator.score`, which
+    documents it): any model with ``output_space_``, ``predict_features`` and
+    ``_target_features``, such as an average of okcore estimators."""
+    kernel = model.output_space_.kernel
+    if not kernel.needs_outputs:
+        raise DataError(
+            "score needs output vectors Y; this model was fitted on a Gram matrix or a graph "
+            "(use okcore.model_selection.cross_validate with gram= or a diffusion kernel)"
+        )
+    F = model.predict_features(X)
+    phi, diag = model._target_features(y, n_rows=F.shape[0])
+    row_err = diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F)
+    Y = np.asarray(y, dtype=np.float64).reshape(len(diag), -1)
+    if sample_weight is None:
+        err = float(np.sum(row_err))
+        total = sum(float(kernel.gram(Y[s : s + 512], Y).sum()) for s in range(0, len(Y), 512))
+        spread = float(diag.sum()) - total / len(Y)
+    else:
+        w = check_matrix(sample_weight, "sample_weight", ndim=1)
+        if w.shape != diag.shape:
+            raise DataError(f"sample_weight must hold one weight per row of X ({len(diag)})")
+        err = float(w @ row_err)
+        total = sum(
+            float(w[s : s + 512] @ kernel.gram(Y[s : s + 512], Y) @ w)
+            for s in range(0, len(Y), 512)
+        )
+        spread = float(w @ diag) - total / float(w.sum())
+    if spread <= 0.0:
+        raise DataError("R^2 is undefined: the given outputs are all the same")
+    return 1.0 - err / spread
 
 
 class StagedPredictions:

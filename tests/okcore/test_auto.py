@@ -417,3 +417,41 @@ def test_boosting_from_kernel_ridge_is_launched_when_its_start_fits(start_price,
     if launched:
         assert board["krr-boost"]["score"] is not None
     assert board["okboost"]["status"] != "skipped: budget"
+
+
+def _small_average() -> AveragedRegressor:
+    return AveragedRegressor(
+        [OKBoostRegressor(n_estimators=10, random_state=0), okcore.KernelRidgeRegressor()]
+    )
+
+
+def test_an_average_scores_the_kernelized_r2_of_its_predictions():
+    from sklearn.metrics import r2_score
+
+    from okcore.model_selection import cross_validate
+
+    X, Y = _data(80)
+    avg = _small_average().fit(X[:60], Y[:60])
+    expected = r2_score(Y[60:], avg.predict(X[60:]), multioutput="variance_weighted")
+    assert avg.score(X[60:], Y[60:]) == pytest.approx(expected)
+    scores = cross_validate(_small_average(), X, Y, cv=3, scoring="r2")["r2"]
+    assert scores.shape == (3,) and np.all(np.isfinite(scores))
+
+
+def test_the_choice_scores_averages_by_r2_and_a_chosen_average_scores():
+    X, Y = _data(80)
+    model = AutoRegressor(
+        max_cpu_seconds=600, scoring="r2", candidates=["okboost", "kernel-ridge"], random_state=0
+    ).fit(X, Y)
+    averages = [r for r in model.leaderboard_ if r["name"].startswith("average(")]
+    assert averages and all(r["status"] in ("scored", "chosen") for r in averages)
+
+    def prefer_averages(estimator, X_val, Y_val):
+        return float(isinstance(estimator, AveragedRegressor))
+
+    model = AutoRegressor(
+        max_cpu_seconds=600, scoring=prefer_averages, candidates=["okboost", "kernel-ridge"],
+        random_state=0,
+    ).fit(X, Y)  # fmt: skip
+    assert model.best_name_.startswith("average(")
+    assert model.score(X, Y) == pytest.approx(model.best_estimator_.score(X, Y))
