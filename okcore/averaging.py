@@ -10,7 +10,7 @@ import numpy as np
 from ._validation import check_is_fitted
 from .base import OKEstimator, kernel_r2, target_features
 from .exceptions import DataError
-from .meta import MetaEstimator, clone
+from .meta import MetaEstimator, clone, members_accept, regressor_tags
 
 
 class AveragedRegressor(MetaEstimator):
@@ -62,6 +62,15 @@ class AveragedRegressor(MetaEstimator):
         self.weights_ = w / w.sum()
         self.estimators_ = [clone(m).fit(X, Y, **fit_params) for m in members]
         return self
+
+    def __sklearn_tags__(self) -> Any:
+        """A regressor's tags (:func:`okcore.meta.regressor_tags`): sparse or missing inputs
+        when every member takes them."""
+        members = list(self.estimators) if isinstance(self.estimators, list | tuple) else []
+        return regressor_tags(
+            allow_nan=members_accept(members, "allow_nan"),
+            sparse=members_accept(members, "sparse"),
+        )
 
     @classmethod
     def from_fitted(cls, estimators: list, weights: Any = None) -> AveragedRegressor:

@@ -28,7 +28,7 @@ from ._validation import (
 from .callbacks import FitProgress, check_callback, report_phase
 from .cost import FitCost, StageCost
 from .exceptions import DataError, OKCoreError, UnknownParameterError
-from .meta import params_repr
+from .meta import params_repr, regressor_tags
 from .outputs import preimage
 from .outputs.kernels import DiffusionKernel, make_kernel
 from .outputs.space import OutputSpace, estimate_factor_cost, estimate_factor_seconds
@@ -279,15 +279,8 @@ class OKEstimator:
     def __sklearn_tags__(self) -> Any:
         """scikit-learn's estimator tags (scikit-learn >= 1.6 asks for them in ``clone``,
         ``cross_val_score`` and ``GridSearchCV``): a multi-output regressor taking dense or
-        sparse inputs. Imported here: okcore itself does not depend on scikit-learn."""
-        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
-
-        return Tags(
-            estimator_type="regressor",
-            target_tags=TargetTags(required=False, multi_output=True, single_output=True),
-            regressor_tags=RegressorTags(),
-            input_tags=InputTags(sparse=True, allow_nan=self.accepts_missing),
-        )
+        sparse inputs, missing values when ``accepts_missing`` (:func:`~okcore.meta.regressor_tags`)."""
+        return regressor_tags(allow_nan=self.accepts_missing, sparse=True)
 
     def validate_params(self) -> None:
         """Check every parameter against its constraints (fit does it first); raises

@@ -64,6 +64,36 @@ class MetaEstimator:
     def __repr__(self) -> str:
         return params_repr(self, self.get_params(deep=False))
 
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's default estimator tags (scikit-learn >= 1.6 asks for them in
+        ``clone``, ``cross_val_score`` and ``GridSearchCV``); the regressors and classifiers
+        built on other estimators say what they are."""
+        from sklearn.utils import Tags, TargetTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False))
+
+
+def regressor_tags(*, allow_nan: bool, sparse: bool) -> Any:
+    """scikit-learn's estimator tags of an okcore regressor: multi-output, outputs optional
+    (a Gram matrix or a graph may replace them), inputs sparse and with missing values (NaN)
+    as given. Imported here: okcore itself does not depend on scikit-learn."""
+    from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
+
+    return Tags(
+        estimator_type="regressor",
+        target_tags=TargetTags(required=False, multi_output=True, single_output=True),
+        regressor_tags=RegressorTags(),
+        input_tags=InputTags(sparse=sparse, allow_nan=allow_nan),
+    )
+
+
+def members_accept(members: list, what: str) -> bool:
+    """Whether every estimator of a non-empty ``members`` takes inputs with ``what``
+    (scikit-learn's input tag "sparse" or "allow_nan"), by their tags."""
+    from sklearn.utils import get_tags
+
+    return bool(members) and all(getattr(get_tags(m).input_tags, what) for m in members)
+
 
 def params_repr(estimator: Any, params: dict[str, Any]) -> str:
     """``Name(a=1, b='x')`` with the parameters that differ from the constructor's defaults,

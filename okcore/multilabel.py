@@ -88,7 +88,7 @@ from .defaults import (
 from .exceptions import DataError
 from .folds import kfold
 from .kernel_models.ridge import KernelRidgeRegressor
-from .meta import MetaEstimator, clone
+from .meta import MetaEstimator, clone, members_accept
 from .trees.forest import OK3ForestRegressor
 
 THRESHOLD_METRICS = ("micro_f1", "macro_f1", "hamming_loss", "subset_accuracy", "balanced")
@@ -671,6 +671,21 @@ class MultiLabelClassifier(MetaEstimator):
         self.n_splits = n_splits
         self.random_state = random_state
         self.max_cpu_seconds = max_cpu_seconds
+
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's tags of a multi-label classifier: 2-D 0/1 label rows only (no
+        single output, no multi-class targets), inputs without missing values (refused),
+        sparse when every candidate takes them."""
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True, multi_output=True, single_output=False),
+            classifier_tags=ClassifierTags(multi_class=False, multi_label=True),
+            input_tags=InputTags(
+                sparse=members_accept(self.candidate_models(0), "sparse"), allow_nan=False
+            ),
+        )
 
     def candidate_models(self, n_rows: int) -> list[Any]:
         """Fresh unfitted clones of the models :meth:`fit` fits on ``n_rows`` training rows:

@@ -21,7 +21,7 @@ from ..callbacks import FitProgress
 from ..cost import FitCost
 from ..defaults import AUTO_CANDIDATES, AUTO_HOLDOUT
 from ..exceptions import DataError, UnknownParameterError
-from ..meta import MetaEstimator
+from ..meta import MetaEstimator, regressor_tags
 from ..scoring import SCORERS
 from .candidates import LONG_ROUNDS, regression_candidates
 from .engine import (
@@ -129,6 +129,12 @@ class AutoRegressor(MetaEstimator):
         self.candidates = candidates
         self.ensemble = ensemble
         self.random_state = random_state
+
+    def __sklearn_tags__(self) -> Any:
+        """A regressor's tags (:func:`okcore.meta.regressor_tags`): missing inputs (NaN) are
+        taken (the trees learn where they go; candidates that refuse them fail); sparse
+        inputs are not claimed: early stopping on sparse validation rows fails in boosting."""
+        return regressor_tags(allow_nan=True, sparse=False)
 
     @classmethod
     def check_parameter_names(cls, names: Any, owner: str | None = None) -> None:
