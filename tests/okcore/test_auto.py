@@ -455,3 +455,17 @@ def test_the_choice_scores_averages_by_r2_and_a_chosen_average_scores():
     ).fit(X, Y)  # fmt: skip
     assert model.best_name_.startswith("average(")
     assert model.score(X, Y) == pytest.approx(model.best_estimator_.score(X, Y))
+
+
+@pytest.mark.parametrize("form", ["DataFrame", "list"])
+def test_the_choice_takes_data_frames_and_lists(form):
+    pd = pytest.importorskip("pandas")
+    X, Y = _data(60)
+    X[0, 0] = np.nan  # a missing input stays missing (the trees take it)
+    given = (lambda a: pd.DataFrame(a)) if form == "DataFrame" else (lambda a: a.tolist())
+    params = {"max_cpu_seconds": 600, "candidates": ["okboost"], "random_state": 0}
+    model = AutoRegressor(**params).fit(given(X), given(Y))
+    np.testing.assert_array_equal(
+        model.predict(X[:5]), AutoRegressor(**params).fit(X, Y).predict(X[:5])
+    )
+
