@@ -50,6 +50,7 @@ class AveragedRegressor(MetaEstimator):
         self.weights = weights
 
     def fit(self, X: Any, Y: Any = None, **fit_params: Any) -> AveragedRegressor:
+        self._forget_fit()
         members = list(self.estimators) if isinstance(self.estimators, list | tuple) else []
         if not members:
             raise DataError("estimators must be a non-empty list of regressors")
@@ -146,7 +147,10 @@ class AveragedRegressor(MetaEstimator):
         return target_features(self.output_space_, *args, **kwargs)
 
     def _fitted_inputs(self, X: Any) -> Any:
-        return self.estimators_[0]._fitted_inputs(X)
+        """X checked against the fitted width (:meth:`okcore.meta.MetaEstimator._checked_inputs`:
+        its messages name AveragedRegressor, not a member)."""
+        check_is_fitted(self, "estimators_")
+        return self._checked_inputs(X)
 
     def predict(self, X: Any) -> np.ndarray:
         """sum_m w_m F_m(X), shape (Q, L) (or the members' shape); for members sharing a
@@ -163,7 +167,7 @@ class AveragedRegressor(MetaEstimator):
 
     def _weighted_sum(self, method: str, X: Any) -> np.ndarray:
         """sum_m w_m (member m's ``method``)(X)."""
-        check_is_fitted(self, "estimators_")
+        X = self._fitted_inputs(X)
         return sum(  # type: ignore[return-value]
             w * np.asarray(getattr(m, method)(X), dtype=np.float64)
             for w, m in zip(self.weights_, self.estimators_, strict=True)

@@ -717,6 +717,7 @@ class MultiLabelClassifier(MetaEstimator):
         started = time.process_time()
         validate_params(self, self._parameter_constraints)
         check_callback(callback)
+        self._forget_fit()
         X = check_inputs(X)
         labels = np.asarray(Y)
         if labels.ndim != 2 or not np.isin(labels, (0, 1)).all():
@@ -835,7 +836,13 @@ class MultiLabelClassifier(MetaEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """The raw scores F(x) = W^F(x) Y, shape (Q, L). O(one prediction)."""
         check_is_fitted(self, "estimator_")
-        return self._raw(self.estimator_, X)
+        return self._raw(self.estimator_, self._checked_inputs(X))
+
+    @property
+    def n_features_in_(self) -> int:
+        """The input columns of the training rows (the fitted regressor's)."""
+        check_is_fitted(self, "estimator_")
+        return int(self.estimator_.n_features_in_)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Label scores in [0, 1], shape (Q, L): the ``scores`` map of

@@ -469,3 +469,46 @@ def test_the_choice_takes_data_frames_and_lists(form):
         model.predict(X[:5]), AutoRegressor(**params).fit(X, Y).predict(X[:5])
     )
 
+
+def test_a_cancelled_or_failed_refit_leaves_nothing_of_the_previous_fit():
+    X, Y = _data(60)
+    params = {"max_cpu_seconds": 600, "candidates": ["okboost"], "random_state": 0}
+    fitted = ("best_name_", "leaderboard_", "members_", "cpu_seconds_", "best_estimator_")
+    model = AutoRegressor(**params).fit(X, Y)
+    model.fit(X, Y, callback=lambda progress: True)
+    assert model.stopped_by_callback_
+    assert not [name for name in fitted if hasattr(model, name)]
+    model = AutoRegressor(**params).fit(X, Y)
+    with pytest.raises(DataError):
+        model.fit(X, np.r_[np.full((1, 3), np.nan), Y[1:]])
+    assert not [name for name in fitted if hasattr(model, name)]
+    with pytest.raises(okcore.NotFittedError):
+        model.predict(X[:2])
+
+
+def test_clone_clones_the_members_of_an_average():
+    from okcore.meta import clone
+
+    average = _small_average()
+    copy = clone(average)
+    assert copy.estimators is not average.estimators
+    assert all(c is not m for c, m in zip(copy.estimators, average.estimators, strict=True))
+    copy.estimators[0].set_params(n_estimators=3)
+    assert average.estimators[0].n_estimators == 10
+    assert copy.get_params(deep=False)["weights"] is None
+
+
+@pytest.mark.parametrize("which", ["auto", "average"])
+def test_a_wrong_number_of_features_names_the_estimator_called(which):
+    X, Y = _data(60)
+    if which == "auto":
+        model = AutoRegressor(max_cpu_seconds=600, candidates=["kernel-ridge"], random_state=0)
+    else:
+        model = _small_average()
+    model.fit(X, Y)
+    name = type(model).__name__
+    for predict in (model.predict, model.predict_features, model.predict_weights):
+        with pytest.raises(DataError, match=f"X has 3 features, but {name} is expecting 4"):
+            predict(X[:2, :3])
+    with pytest.raises(DataError, match=f"but {name} is expecting 4"):
+        model.score(X[:2, :3], Y[:2])
