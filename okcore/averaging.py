@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_is_fitted
-from .base import OKEstimator, target_features
+from .base import OKEstimator, kernel_r2, target_features
 from .exceptions import DataError
-from .meta import MetaEstimator, clone
+from .meta import MetaEstimator, clone, members_accept, regressor_tags
 
 
 class AveragedRegressor(MetaEstimator):
@@ -50,6 +50,7 @@ class AveragedRegressor(MetaEstimator):
         self.weights = weights
 
     def fit(self, X: Any, Y: Any = None, **fit_params: Any) -> AveragedRegressor:
+        self._forget_fit()
         members = list(self.estimators) if isinstance(self.estimators, list | tuple) else []
         if not members:
             raise DataError("estimators must be a non-empty list of regressors")
@@ -62,6 +63,15 @@ class AveragedRegressor(MetaEstimator):
         self.weights_ = w / w.sum()
         self.estimators_ = [clone(m).fit(X, Y, **fit_params) for m in members]
         return self
+
+    def __sklearn_tags__(self) -> Any:
+        """A regressor's tags (:func:`okcore.meta.regressor_tags`): sparse or missing inputs
+        when every member takes them."""
+        members = list(self.estimators) if isinstance(self.estimators, list | tuple) else []
+        return regressor_tags(
+            allow_nan=members_accept(members, "allow_nan"),
+            sparse=members_accept(members, "sparse"),
+        )
 
     @classmethod
     def from_fitted(cls, estimators: list, weights: Any = None) -> AveragedRegressor:
@@ -127,7 +137,8 @@ class AveragedRegressor(MetaEstimator):
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Kernelized R^2 of the averaged F (:meth:`okcore.base.OKEstimator.score`)."""
-        return OKEstimator.score(self, X, y, sample_weight)  # type: ignore[arg-type]
+        check_is_fitted(self, "estimators_")
+        return kernel_r2(self, X, y, sample_weight)
 
     def _outputs_of(self, F: np.ndarray) -> np.ndarray:
         return OKEstimator._outputs_of(self, F)  # type: ignore[arg-type]
@@ -136,7 +147,10 @@ class AveragedRegressor(MetaEstimator):
         return target_features(self.output_space_, *args, **kwargs)
 
     def _fitted_inputs(self, X: Any) -> Any:
-        return self.estimators_[0]._fitted_inputs(X)
+        """X checked against the fitted width (:meth:`okcore.meta.MetaEstimator._checked_inputs`:
+        its messages name AveragedRegressor, not a member)."""
+        check_is_fitted(self, "estimators_")
+        return self._checked_inputs(X)
 
     def predict(self, X: Any) -> np.ndarray:
         """sum_m w_m F_m(X), shape (Q, L) (or the members' shape); for members sharing a
@@ -153,7 +167,7 @@ class AveragedRegressor(MetaEstimator):
 
     def _weighted_sum(self, method: str, X: Any) -> np.ndarray:
         """sum_m w_m (member m's ``method``)(X)."""
-        check_is_fitted(self, "estimators_")
+        X = self._fitted_inputs(X)
         return sum(  # type: ignore[return-value]
             w * np.asarray(getattr(m, method)(X), dtype=np.float64)
             for w, m in zip(self.weights_, self.estimators_, strict=True)

@@ -28,7 +28,7 @@ from ._validation import (
 from .callbacks import FitProgress, check_callback, report_phase
 from .cost import FitCost, StageCost
 from .exceptions import DataError, OKCoreError, UnknownParameterError
-from .meta import params_repr
+from .meta import params_repr, regressor_tags
 from .outputs import preimage
 from .outputs.kernels import DiffusionKernel, make_kernel
 from .outputs.space import OutputSpace, estimate_factor_cost, estimate_factor_seconds
@@ -279,15 +279,8 @@ class OKEstimator:
     def __sklearn_tags__(self) -> Any:
         """scikit-learn's estimator tags (scikit-learn >= 1.6 asks for them in ``clone``,
         ``cross_val_score`` and ``GridSearchCV``): a multi-output regressor taking dense or
-        sparse inputs. Imported here: okcore itself does not depend on scikit-learn."""
-        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
-
-        return Tags(
-            estimator_type="regressor",
-            target_tags=TargetTags(required=False, multi_output=True, single_output=True),
-            regressor_tags=RegressorTags(),
-            input_tags=InputTags(sparse=True, allow_nan=self.accepts_missing),
-        )
+        sparse inputs, missing values when ``accepts_missing`` (:func:`~okcore.meta.regressor_tags`)."""
+        return regressor_tags(allow_nan=self.accepts_missing, sparse=True)
 
     def validate_params(self) -> None:
         """Check every parameter against its constraints (fit does it first); raises
@@ -594,33 +587,40 @@ class OKEstimator:
         :func:`okcore.model_selection.cross_validate`. O(Q^2 d) kernel evaluations, in blocks.
         """
         check_is_fitted(self)
-        kernel = self.output_space_.kernel
-        if not kernel.needs_outputs:
-            raise DataError(
-                "score needs output vectors Y; this model was fitted on a Gram matrix or a graph "
-                "(use okcore.model_selection.cross_validate with gram= or a diffusion kernel)"
-            )
-        F = self.predict_features(X)
-        phi, diag = self._target_features(y, n_rows=F.shape[0])
-        row_err = diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F)
-        Y = np.asarray(y, dtype=np.float64).reshape(len(diag), -1)
-        if sample_weight is None:
-            err = float(np.sum(row_err))
-            total = sum(float(kernel.gram(Y[s : s + 512], Y).sum()) for s in range(0, len(Y), 512))
-            spread = float(diag.sum()) - total / len(Y)
-        else:
-            w = check_matrix(sample_weight, "sample_weight", ndim=1)
-            if w.shape != diag.shape:
-                raise DataError(f"sample_weight must hold one weight per row of X ({len(diag)})")
-            err = float(w @ row_err)
-            total = sum(
-                float(w[s : s + 512] @ kernel.gram(Y[s : s + 512], Y) @ w)
-                for s in range(0, len(Y), 512)
-            )
-            spread = float(w @ diag) - total / float(w.sum())
-        if spread <= 0.0:
-            raise DataError("R^2 is undefined: the given outputs are all the same")
-        return 1.0 - err / spread
+        return kernel_r2(self, X, y, sample_weight)
+
+
+def kernel_r2(model: Any, X: Any, y: Any, sample_weight: Any = None) -> float:
+    """The kernelized R^2 of a fitted ``model`` on (X, y) (:meth:`OKEstimator.score`, which
+    documents it): any model with ``output_space_``, ``predict_features`` and
+    ``_target_features``, such as an average of okcore estimators."""
+    kernel = model.output_space_.kernel
+    if not kernel.needs_outputs:
+        raise DataError(
+            "score needs output vectors Y; this model was fitted on a Gram matrix or a graph "
+            "(use okcore.model_selection.cross_validate with gram= or a diffusion kernel)"
+        )
+    F = model.predict_features(X)
+    phi, diag = model._target_features(y, n_rows=F.shape[0])
+    row_err = diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F)
+    Y = np.asarray(y, dtype=np.float64).reshape(len(diag), -1)
+    if sample_weight is None:
+        err = float(np.sum(row_err))
+        total = sum(float(kernel.gram(Y[s : s + 512], Y).sum()) for s in range(0, len(Y), 512))
+        spread = float(diag.sum()) - total / len(Y)
+    else:
+        w = check_matrix(sample_weight, "sample_weight", ndim=1)
+        if w.shape != diag.shape:
+            raise DataError(f"sample_weight must hold one weight per row of X ({len(diag)})")
+        err = float(w @ row_err)
+        total = sum(
+            float(w[s : s + 512] @ kernel.gram(Y[s : s + 512], Y) @ w)
+            for s in range(0, len(Y), 512)
+        )
+        spread = float(w @ diag) - total / float(w.sum())
+    if spread <= 0.0:
+        raise DataError("R^2 is undefined: the given outputs are all the same")
+    return 1.0 - err / spread
 
 
 class StagedPredictions:

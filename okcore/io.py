@@ -119,6 +119,26 @@ def _json_param(value: Any) -> Any:
     return value if value is None or isinstance(value, bool | int | float | str) else None
 
 
+def _not_saveable(estimator: Any) -> str:
+    """Why :func:`save` refuses an object that is none of the models it writes: what it
+    writes, and for a multi-label classifier how to keep one."""
+    name = type(estimator).__name__
+    message = (
+        "only fitted okcore estimators can be saved: the regressors of okcore.ESTIMATORS, "
+        "AveragedRegressor, AutoRegressor, SimilarityInputs, NeighbourRegressor and the "
+        f"bipartite models; got {name}"
+    )
+    if name == "MultiLabelClassifier":
+        message += (
+            ". A MultiLabelClassifier is kept as its parts: save its fitted regressor with "
+            "okcore.save(model.estimator_, path) and keep model.thresholds_ and model.sigmoid_ "
+            "(the score map) beside it; setting estimator_ (okcore.load(path)), thresholds_ "
+            "and sigmoid_ on a MultiLabelClassifier of the same parameters predicts as the "
+            "fitted one"
+        )
+    return message
+
+
 def save(estimator: Any, path: str | os.PathLike) -> Path:
     """Write a fitted estimator to the directory ``path`` (replaced if it exists).
 
@@ -137,7 +157,9 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
     if isinstance(estimator, SimilarityInputs) and hasattr(estimator, "ensemble_"):
         wrapper_components = estimator.n_components
         estimator, input_map = estimator.estimator_, estimator.input_map_
-    if type(estimator).__name__ not in CLASSES or not hasattr(estimator, "ensemble_"):
+    if type(estimator).__name__ not in CLASSES:
+        raise PersistenceError(_not_saveable(estimator))
+    if not hasattr(estimator, "ensemble_"):
         raise PersistenceError("only fitted okcore estimators can be saved")
     path = Path(path)
     space, ens = estimator.output_space_, estimator.ensemble_

@@ -12,17 +12,25 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ._validation import check_inputs
+from .exceptions import InvalidParameterError
+
 
 def clone(estimator: Any) -> Any:
-    """A fresh unfitted estimator with the same parameters (inner estimators cloned too);
-    scikit-learn's ``clone`` without the dependency."""
-    params = {
-        name: clone(value)
-        if hasattr(value, "get_params") and not isinstance(value, type)
-        else value
-        for name, value in estimator.get_params(deep=False).items()
-    }
+    """A fresh unfitted estimator with the same parameters (inner estimators cloned too, also
+    in lists: an average's members); scikit-learn's ``clone`` without the dependency."""
+    params = {name: _cloned(value) for name, value in estimator.get_params(deep=False).items()}
     return type(estimator)(**params)
+
+
+def _cloned(value: Any) -> Any:
+    """A parameter as :func:`clone` passes it on: an estimator cloned, a list or tuple a new
+    one of its items so handled, any other value itself (as scikit-learn's ``clone``)."""
+    if hasattr(value, "get_params") and not isinstance(value, type):
+        return clone(value)
+    if isinstance(value, list) or type(value) is tuple:
+        return type(value)(_cloned(v) for v in value)
+    return value
 
 
 class MetaEstimator:
@@ -58,11 +66,76 @@ class MetaEstimator:
             else:
                 setattr(self, name, value)
         for name, inner_params in nested.items():
-            getattr(self, name).set_params(**inner_params)
+            inner = getattr(self, name)
+            if not hasattr(inner, "set_params") or isinstance(inner, type):
+                raise InvalidParameterError(_no_inner_parameters(self, name, inner, inner_params))
+            inner.set_params(**inner_params)
         return self
+
+    def _forget_fit(self) -> None:
+        """Drop every fitted attribute (the public names ending in "_") before a refit: a fit
+        that fails or is stopped leaves an unfitted estimator, not the previous fit's results
+        beside a model that predicts nothing."""
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, name)
+
+    def _checked_inputs(self, X: Any) -> Any:
+        """X checked against the width this fitted estimator was fitted with
+        (``n_features_in_``), the message naming this estimator, not the inner model that
+        predicts (:func:`okcore._validation.check_inputs`, as okcore's estimators check).
+        Missing values (NaN) are left for the inner model to take or refuse."""
+        width = int(self.n_features_in_)  # type: ignore[attr-defined]  # the subclasses'
+        return check_inputs(X, width, owner=type(self).__name__, allow_missing=True)
 
     def __repr__(self) -> str:
         return params_repr(self, self.get_params(deep=False))
+
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's default estimator tags (scikit-learn >= 1.6 asks for them in
+        ``clone``, ``cross_val_score`` and ``GridSearchCV``); the regressors and classifiers
+        built on other estimators say what they are."""
+        from sklearn.utils import Tags, TargetTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False))
+
+
+def regressor_tags(*, allow_nan: bool, sparse: bool) -> Any:
+    """scikit-learn's estimator tags of an okcore regressor: multi-output, outputs optional
+    (a Gram matrix or a graph may replace them), inputs sparse and with missing values (NaN)
+    as given. Imported here: okcore itself does not depend on scikit-learn."""
+    from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
+
+    return Tags(
+        estimator_type="regressor",
+        target_tags=TargetTags(required=False, multi_output=True, single_output=True),
+        regressor_tags=RegressorTags(),
+        input_tags=InputTags(sparse=sparse, allow_nan=allow_nan),
+    )
+
+
+def members_accept(members: list, what: str) -> bool:
+    """Whether every estimator of a non-empty ``members`` takes inputs with ``what``
+    (scikit-learn's input tag "sparse" or "allow_nan"), by their tags."""
+    from sklearn.utils import get_tags
+
+    return bool(members) and all(getattr(get_tags(m).input_tags, what) for m in members)
+
+
+def _no_inner_parameters(estimator: Any, name: str, inner: Any, params: dict) -> str:
+    """Why ``<name>__<key>`` parameters cannot be set on ``estimator`` whose ``name`` holds
+    ``inner`` (no estimator), and what to do."""
+    keys = ", ".join(f"{name}__{key}" for key in params)
+    owner = type(estimator).__name__
+    if inner is None:
+        return (
+            f"cannot set {keys}: {owner}'s {name} is None (its default, whose inner "
+            f"parameters are fixed); set {name} first, e.g. set_params({name}="
+            f"OKBoostRegressor(), {name}__n_estimators=5)"
+        )
+    return (
+        f"cannot set {keys}: {owner}'s {name} is a {type(inner).__name__}, not an estimator "
+        f"with parameters; set {name} itself to the estimator(s) with the parameters wanted"
+    )
 
 
 def params_repr(estimator: Any, params: dict[str, Any]) -> str:

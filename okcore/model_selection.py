@@ -44,7 +44,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ._shipping import nbytes_with_arrays
-from ._validation import check_sample_weight
+from ._validation import check_inputs, check_sample_weight
 from .callbacks import FitProgress
 from .exceptions import DataError
 from .folds import kfold
@@ -260,7 +260,10 @@ def outputs_of(
     X: Any, Y: Any, gram: Any, kernel: Any, sample_weight: Any = None
 ) -> tuple[Any, Outputs, int]:
     """(X, the outputs in their form with the rows' sample weights, the number of rows),
-    checked."""
+    checked. X is converted first (a DataFrame or a list to an array, a sparse matrix kept
+    sparse, missing values kept for the estimator to take or refuse): the folds index its
+    rows by position."""
+    X = check_inputs(X, allow_missing=True)
     n_samples = X.shape[0]
     given = sum(v is not None for v in (Y, gram)) + (kernel is not None and Y is None)
     if given != 1:

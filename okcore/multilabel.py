@@ -88,7 +88,7 @@ from .defaults import (
 from .exceptions import DataError
 from .folds import kfold
 from .kernel_models.ridge import KernelRidgeRegressor
-from .meta import MetaEstimator, clone
+from .meta import MetaEstimator, clone, members_accept
 from .trees.forest import OK3ForestRegressor
 
 THRESHOLD_METRICS = ("micro_f1", "macro_f1", "hamming_loss", "subset_accuracy", "balanced")
@@ -672,6 +672,21 @@ class MultiLabelClassifier(MetaEstimator):
         self.random_state = random_state
         self.max_cpu_seconds = max_cpu_seconds
 
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's tags of a multi-label classifier: 2-D 0/1 label rows only (no
+        single output, no multi-class targets), inputs without missing values (refused),
+        sparse when every candidate takes them."""
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True, multi_output=True, single_output=False),
+            classifier_tags=ClassifierTags(multi_class=False, multi_label=True),
+            input_tags=InputTags(
+                sparse=members_accept(self.candidate_models(0), "sparse"), allow_nan=False
+            ),
+        )
+
     def candidate_models(self, n_rows: int) -> list[Any]:
         """Fresh unfitted clones of the models :meth:`fit` fits on ``n_rows`` training rows:
         the default's candidates (:func:`default_candidates`, seeded by ``random_state``)
@@ -703,6 +718,7 @@ class MultiLabelClassifier(MetaEstimator):
         started = time.process_time()
         validate_params(self, self._parameter_constraints)
         check_callback(callback)
+        self._forget_fit()
         X = check_inputs(X)
         labels = np.asarray(Y)
         if labels.ndim != 2 or not np.isin(labels, (0, 1)).all():
@@ -821,7 +837,13 @@ class MultiLabelClassifier(MetaEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """The raw scores F(x) = W^F(x) Y, shape (Q, L). O(one prediction)."""
         check_is_fitted(self, "estimator_")
-        return self._raw(self.estimator_, X)
+        return self._raw(self.estimator_, self._checked_inputs(X))
+
+    @property
+    def n_features_in_(self) -> int:
+        """The input columns of the training rows (the fitted regressor's)."""
+        check_is_fitted(self, "estimator_")
+        return int(self.estimator_.n_features_in_)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Label scores in [0, 1], shape (Q, L): the ``scores`` map of

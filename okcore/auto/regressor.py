@@ -21,7 +21,7 @@ from ..callbacks import FitProgress
 from ..cost import FitCost
 from ..defaults import AUTO_CANDIDATES, AUTO_HOLDOUT
 from ..exceptions import DataError, UnknownParameterError
-from ..meta import MetaEstimator
+from ..meta import MetaEstimator, regressor_tags
 from ..scoring import SCORERS
 from .candidates import LONG_ROUNDS, regression_candidates
 from .engine import (
@@ -130,6 +130,12 @@ class AutoRegressor(MetaEstimator):
         self.ensemble = ensemble
         self.random_state = random_state
 
+    def __sklearn_tags__(self) -> Any:
+        """A regressor's tags (:func:`okcore.meta.regressor_tags`): missing inputs (NaN) are
+        taken (the trees learn where they go; candidates that refuse them fail); sparse
+        inputs are not claimed: early stopping on sparse validation rows fails in boosting."""
+        return regressor_tags(allow_nan=True, sparse=False)
+
     @classmethod
     def check_parameter_names(cls, names: Any, owner: str | None = None) -> None:
         """:class:`~okcore.exceptions.UnknownParameterError` listing the ``names`` this
@@ -172,8 +178,7 @@ class AutoRegressor(MetaEstimator):
         a Gram matrix ``gram``; ``callback`` hears each fit before it starts (see the class
         docstring); ``sample_weight`` (N,) weights every fit and the validation scores."""
         self.validate_params()
-        for name in ("best_estimator_", "stopped_by_callback_"):
-            self.__dict__.pop(name, None)
+        self._forget_fit()
         n = int(np.shape(X)[0])
         if isinstance(self.random_state, np.random.Generator):
             raise DataError("AutoRegressor takes an int or None as random_state")
@@ -309,38 +314,42 @@ class AutoRegressor(MetaEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """The chosen model's predictions (pre-images as outputs)."""
-        return np.asarray(self._best().predict(X))
+        return np.asarray(self._best().predict(self._fitted_inputs(X)))
 
     def predict_features(self, X: Any) -> np.ndarray:
         """F(x) in the factor coordinates of the output space, (Q, r)."""
-        return np.asarray(self._best().predict_features(X))
+        return np.asarray(self._best().predict_features(self._fitted_inputs(X)))
 
     def predict_weights(self, X: Any) -> np.ndarray:
         """W^F(x) over the training outputs, (Q, N): F(x) = W^F(x) Phi."""
-        return np.asarray(self._best().predict_weights(X))
+        return np.asarray(self._best().predict_weights(self._fitted_inputs(X)))
 
     def predict_kernel(self, X: Any, X2: Any = None) -> np.ndarray:
         """<F(x), F(x')>, (Q, Q2)."""
-        return np.asarray(self._best().predict_kernel(X, X2))
+        X2 = None if X2 is None else self._fitted_inputs(X2)
+        return np.asarray(self._best().predict_kernel(self._fitted_inputs(X), X2))
 
     def predict_kernel_train(self, X: Any) -> np.ndarray:
         """<F(x), phi(y_i)> against every training output, (Q, N)."""
-        return np.asarray(self._best().predict_kernel_train(X))
+        return np.asarray(self._best().predict_kernel_train(self._fitted_inputs(X)))
 
     def predict_index(self, X: Any, candidates: Any = None, top_k: int = 1, **kwargs: Any) -> Any:
         """Pre-images (eq. 8): the ``top_k`` closest candidates to F(x) and their squared
         feature-space distances (:meth:`okcore.base.OKEstimator.predict_index`)."""
-        return self._best().predict_index(X, candidates, top_k, **kwargs)
+        return self._best().predict_index(self._fitted_inputs(X), candidates, top_k, **kwargs)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Kernelized R^2 on (X, y) (:meth:`okcore.base.OKEstimator.score`)."""
-        return float(self._best().score(X, y, sample_weight))
+        return float(self._best().score(self._fitted_inputs(X), y, sample_weight))
 
     def _target_features(self, *args: Any, **kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
         return self._best()._target_features(*args, **kwargs)  # type: ignore[no-any-return]
 
     def _fitted_inputs(self, X: Any) -> Any:
-        return self._best()._fitted_inputs(X)
+        """X checked against the fitted width (:meth:`okcore.meta.MetaEstimator._checked_inputs`:
+        its messages name AutoRegressor, not the chosen model)."""
+        self._best()  # NotFittedError first
+        return self._checked_inputs(X)
 
 
 class _Progress:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_random_state
+from .._validation import check_inputs, check_random_state
 from ..exceptions import DataError
 from ..meta import clone
 from ..metrics import average_precision, edge_auc
@@ -164,6 +164,9 @@ def bipartite_cross_validate(
     fits of ``new_pairs="refit"``).
     """
     Y = check_interactions(Y)
+    # arrays first (a DataFrame or a list too): the folds index the rows by position
+    X_rows = check_inputs(X_rows, name="X_rows", allow_missing=True)
+    X_cols = check_inputs(X_cols, name="X_cols", allow_missing=True)
     if X_rows.shape[0] != Y.shape[0] or X_cols.shape[0] != Y.shape[1]:
         raise DataError(
             f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {X_rows.shape[0]} rows and "

@@ -417,3 +417,98 @@ def test_boosting_from_kernel_ridge_is_launched_when_its_start_fits(start_price,
     if launched:
         assert board["krr-boost"]["score"] is not None
     assert board["okboost"]["status"] != "skipped: budget"
+
+
+def _small_average() -> AveragedRegressor:
+    return AveragedRegressor(
+        [OKBoostRegressor(n_estimators=10, random_state=0), okcore.KernelRidgeRegressor()]
+    )
+
+
+def test_an_average_scores_the_kernelized_r2_of_its_predictions():
+    from sklearn.metrics import r2_score
+
+    from okcore.model_selection import cross_validate
+
+    X, Y = _data(80)
+    avg = _small_average().fit(X[:60], Y[:60])
+    expected = r2_score(Y[60:], avg.predict(X[60:]), multioutput="variance_weighted")
+    assert avg.score(X[60:], Y[60:]) == pytest.approx(expected)
+    scores = cross_validate(_small_average(), X, Y, cv=3, scoring="r2")["r2"]
+    assert scores.shape == (3,) and np.all(np.isfinite(scores))
+
+
+def test_the_choice_scores_averages_by_r2_and_a_chosen_average_scores():
+    X, Y = _data(80)
+    model = AutoRegressor(
+        max_cpu_seconds=600, scoring="r2", candidates=["okboost", "kernel-ridge"], random_state=0
+    ).fit(X, Y)
+    averages = [r for r in model.leaderboard_ if r["name"].startswith("average(")]
+    assert averages and all(r["status"] in ("scored", "chosen") for r in averages)
+
+    def prefer_averages(estimator, X_val, Y_val):
+        return float(isinstance(estimator, AveragedRegressor))
+
+    model = AutoRegressor(
+        max_cpu_seconds=600, scoring=prefer_averages, candidates=["okboost", "kernel-ridge"],
+        random_state=0,
+    ).fit(X, Y)  # fmt: skip
+    assert model.best_name_.startswith("average(")
+    assert model.score(X, Y) == pytest.approx(model.best_estimator_.score(X, Y))
+
+
+@pytest.mark.parametrize("form", ["DataFrame", "list"])
+def test_the_choice_takes_data_frames_and_lists(form):
+    pd = pytest.importorskip("pandas")
+    X, Y = _data(60)
+    X[0, 0] = np.nan  # a missing input stays missing (the trees take it)
+    given = (lambda a: pd.DataFrame(a)) if form == "DataFrame" else (lambda a: a.tolist())
+    params = {"max_cpu_seconds": 600, "candidates": ["okboost"], "random_state": 0}
+    model = AutoRegressor(**params).fit(given(X), given(Y))
+    np.testing.assert_array_equal(
+        model.predict(X[:5]), AutoRegressor(**params).fit(X, Y).predict(X[:5])
+    )
+
+
+def test_a_cancelled_or_failed_refit_leaves_nothing_of_the_previous_fit():
+    X, Y = _data(60)
+    params = {"max_cpu_seconds": 600, "candidates": ["okboost"], "random_state": 0}
+    fitted = ("best_name_", "leaderboard_", "members_", "cpu_seconds_", "best_estimator_")
+    model = AutoRegressor(**params).fit(X, Y)
+    model.fit(X, Y, callback=lambda progress: True)
+    assert model.stopped_by_callback_
+    assert not [name for name in fitted if hasattr(model, name)]
+    model = AutoRegressor(**params).fit(X, Y)
+    with pytest.raises(DataError):
+        model.fit(X, np.r_[np.full((1, 3), np.nan), Y[1:]])
+    assert not [name for name in fitted if hasattr(model, name)]
+    with pytest.raises(okcore.NotFittedError):
+        model.predict(X[:2])
+
+
+def test_clone_clones_the_members_of_an_average():
+    from okcore.meta import clone
+
+    average = _small_average()
+    copy = clone(average)
+    assert copy.estimators is not average.estimators
+    assert all(c is not m for c, m in zip(copy.estimators, average.estimators, strict=True))
+    copy.estimators[0].set_params(n_estimators=3)
+    assert average.estimators[0].n_estimators == 10
+    assert copy.get_params(deep=False)["weights"] is None
+
+
+@pytest.mark.parametrize("which", ["auto", "average"])
+def test_a_wrong_number_of_features_names_the_estimator_called(which):
+    X, Y = _data(60)
+    if which == "auto":
+        model = AutoRegressor(max_cpu_seconds=600, candidates=["kernel-ridge"], random_state=0)
+    else:
+        model = _small_average()
+    model.fit(X, Y)
+    name = type(model).__name__
+    for predict in (model.predict, model.predict_features, model.predict_weights):
+        with pytest.raises(DataError, match=f"X has 3 features, but {name} is expecting 4"):
+            predict(X[:2, :3])
+    with pytest.raises(DataError, match=f"but {name} is expecting 4"):
+        model.score(X[:2, :3], Y[:2])

@@ -410,3 +410,14 @@ def test_weights_a_bipartite_model_cannot_take_are_a_clear_error(model, weights,
     X_rows, X_cols, Y = _network()
     with pytest.raises(DataError, match=message):
         model.fit(X_rows, X_cols, Y, **weights)
+
+
+@pytest.mark.parametrize("form", ["DataFrame", "list"])
+def test_cross_validation_takes_data_frames_and_lists(form) -> None:
+    pd = pytest.importorskip("pandas")
+    X_rows, X_cols, Y = _network(24, 20, seed=1)
+    given = (lambda a: pd.DataFrame(a)) if form == "DataFrame" else (lambda a: a.tolist())
+    forest = BipartiteRegressor(OK3ForestRegressor(n_estimators=5, random_state=0))
+    expected = bipartite_cross_validate(forest, X_rows, X_cols, Y, n_folds=2).summary()
+    got = bipartite_cross_validate(forest, given(X_rows), given(X_cols), given(Y), n_folds=2)
+    assert got.summary() == pytest.approx(expected, nan_ok=True)

@@ -591,3 +591,14 @@ def test_valid_checksum_but_inconsistent_leaf_weights(tmp_path, name, change):
     rewrite(saved, arrays, rehash=True)
     with pytest.raises(PersistenceError, match="^model structure is invalid: leaf or initial"):
         load(saved)
+
+
+def test_saving_a_multilabel_classifier_says_how(tmp_path):
+    from okcore import MultiLabelClassifier
+
+    X, Y = make_regression(n=30)
+    model = MultiLabelClassifier(OKBoostRegressor(n_estimators=5), threshold=0.5)
+    model.fit(X, (Y > 0).astype(int))
+    with pytest.raises(PersistenceError, match=r"okcore.save\(model.estimator_, path\)"):
+        save(model, tmp_path / "m")
+    assert not (tmp_path / "m").exists()

@@ -213,3 +213,19 @@ def test_the_search_ignores_a_stop_request_and_stops_when_the_callback_raises():
     with pytest.raises(Stop):
         grid_search(OKBoostRegressor(**SMALL), {"max_splits": [2]}, X, Y, cv=3,
                     callback=stop_at_task_1)  # fmt: skip
+
+
+@pytest.mark.parametrize("form", ["DataFrame", "list"])
+def test_cross_validate_and_grid_search_take_data_frames_and_lists(form):
+    pd = pytest.importorskip("pandas")
+    X, Y = make_regression(n=30)
+    given = (lambda a: pd.DataFrame(a)) if form == "DataFrame" else (lambda a: a.tolist())
+    est = OKBoostRegressor(n_estimators=5, random_state=0)
+    expected = cross_validate(est, X, Y, cv=3, random_state=0)
+    got = cross_validate(est, given(X), given(Y), cv=3, random_state=0)
+    for name in expected:
+        np.testing.assert_allclose(got[name], expected[name])
+    grid = {"learning_rate": [0.1, 0.3]}
+    search = grid_search(est, grid, given(X), given(Y), cv=3, random_state=0)
+    assert search.best_params == grid_search(est, grid, X, Y, cv=3, random_state=0).best_params
+    assert search.best_estimator.predict(X[:2]).shape == (2, Y.shape[1])

@@ -546,3 +546,19 @@ def test_balanced_metric_is_per_label_and_decides_the_sum() -> None:
     one = base.thresholds_for("balanced", per_label=False)
     values = [balanced_score(Y, other.oof_scores_ >= t) for t in THRESHOLD_GRID]
     assert len(set(one)) == 1 and one[0] in THRESHOLD_GRID and np.isfinite(values).all()
+
+
+def test_inner_parameters_need_an_estimator_and_wrong_widths_name_the_classifier() -> None:
+    from okcore.exceptions import DataError
+
+    with pytest.raises(ValueError, match="set estimator first"):
+        MultiLabelClassifier().set_params(estimator__n_estimators=5)
+    model = MultiLabelClassifier().set_params(
+        estimator=OKBoostRegressor(n_estimators=10), estimator__n_estimators=5
+    )
+    assert model.estimator.n_estimators == 5
+    X, Y = _data()
+    model.fit(X, Y)
+    assert model.n_features_in_ == X.shape[1]
+    with pytest.raises(DataError, match="but MultiLabelClassifier is expecting"):
+        model.predict(X[:2, :-1])

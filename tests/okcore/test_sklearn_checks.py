@@ -84,3 +84,46 @@ assert est.fit(X, X[:, 0]).predict(X).shape == (6,)
 assert "sklearn" not in {name.split(".")[0] for name in sys.modules if sys.modules[name]}
 """
     subprocess.run([sys.executable, "-c", script], check=True, timeout=300)
+
+
+def _meta_estimators() -> dict[str, tuple]:
+    """The estimators built on others, small, with outputs they take (a regressor's vectors,
+    a classifier's 0/1 label rows)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.random((60, 3))
+    Y = np.c_[X[:, 0] + 0.1 * rng.standard_normal(60), np.sin(3 * X[:, 1])]
+    labels = (Y > 0.5).astype(int)
+    small = okcore.OKBoostRegressor(n_estimators=10, random_state=0)
+    return {
+        "auto": (okcore.AutoRegressor(max_cpu_seconds=1, random_state=0), X, Y),
+        "average": (okcore.AveragedRegressor([small, okcore.KernelRidgeRegressor()]), X, Y),
+        "multilabel": (okcore.MultiLabelClassifier(small, n_splits=2), X, labels),
+    }
+
+
+@pytest.mark.parametrize("name", ["auto", "average", "multilabel"])
+def test_estimators_built_on_others_work_in_scikit_learns_tools(name):
+    from sklearn.base import is_classifier, is_regressor
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.utils import get_tags
+
+    estimator, X, Y = _meta_estimators()[name]
+    assert is_classifier(estimator) == (name == "multilabel")
+    assert is_regressor(estimator) == (name != "multilabel")
+    scores = cross_val_score(estimator, X, Y, cv=3)
+    assert scores.shape == (3,)
+    pipeline = make_pipeline(StandardScaler(), estimator).fit(X, Y)
+    assert pipeline.predict(X[:2]).shape == (2, 2)
+    tags = get_tags(estimator)
+    assert tags.target_tags.multi_output
+    if name == "multilabel":
+        assert tags.classifier_tags.multi_label and not tags.target_tags.single_output
+        assert not tags.input_tags.allow_nan  # it refuses missing inputs
+    else:
+        assert tags.target_tags.single_output
+    if name == "auto":
+        assert tags.input_tags.allow_nan  # its trees take missing inputs
