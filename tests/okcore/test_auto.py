@@ -417,3 +417,20 @@ def test_boosting_from_kernel_ridge_is_launched_when_its_start_fits(start_price,
     if launched:
         assert board["krr-boost"]["score"] is not None
     assert board["okboost"]["status"] != "skipped: budget"
+
+
+def test_sparse_inputs_are_chosen_for():
+    """CSR inputs go through the automatic choice (early-stopped boosters' validation rows
+    included) and the chosen model predicts them; only the oblivious trees refuse them."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(0)
+    X = rng.random((80, 3))
+    y = X[:, 0] + 0.1 * rng.standard_normal(80)
+    Xs = sparse.csr_matrix(np.where(X > 0.5, X, 0.0))
+    model = AutoRegressor(max_cpu_seconds=2, random_state=0).fit(Xs, y)
+    status = {r["name"]: r["status"] for r in model.leaderboard_}
+    failed = {name for name, s in status.items() if s.startswith("failed")}
+    assert all("needs dense inputs" in status[name] for name in failed)
+    assert "ok3-et-boost" not in failed and "best-first-31" not in failed
+    assert np.isfinite(model.predict(Xs)).all()
