@@ -223,7 +223,8 @@ class OKEstimator:
     supports_masked_outputs: ClassVar[bool] = False
     #: Whether inputs may hold missing values (NaN): trees learn where they go
     #: (:mod:`okcore.trees.missing`); the others refuse them with a message saying what to
-    #: do. Public, so callers (the service) read it from the registry.
+    #: do. Public, so callers (the service) read it from an estimator (OKBoostRegressor's
+    #: depends on its ``init``).
     accepts_missing: ClassVar[bool] = False
     # every estimator declares the output-space parameters and random_state
     factor_rank: int | None

@@ -434,3 +434,15 @@ def test_sparse_inputs_are_chosen_for():
     assert all("needs dense inputs" in status[name] for name in failed)
     assert "ok3-et-boost" not in failed and "best-first-31" not in failed
     assert np.isfinite(model.predict(Xs)).all()
+
+
+def test_missing_inputs_leave_out_the_candidates_that_refuse_them():
+    """Kernel ridge, and boosting started from it, refuse missing inputs (NaN): the
+    automatic choice records them as failed with the fix and chooses among the trees."""
+    X, Y = _data(80)
+    X[::7, 1] = np.nan
+    model = AutoRegressor(max_cpu_seconds=3, random_state=0).fit(X, Y)
+    status = {r["name"]: r["status"] for r in model.leaderboard_}
+    for name in ("kernel-ridge", "kernel-ridge-ard", "krr-boost"):
+        assert status[name].startswith("failed: X holds missing values (NaN)"), status[name]
+    assert np.isfinite(model.predict(X)).all()
