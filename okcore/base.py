@@ -28,6 +28,7 @@ from ._validation import (
 from .callbacks import FitProgress, check_callback, report_phase
 from .cost import FitCost, StageCost
 from .exceptions import DataError, OKCoreError, UnknownParameterError
+from .losses import weight_total
 from .meta import params_repr
 from .outputs import preimage
 from .outputs.kernels import DiffusionKernel, make_kernel
@@ -618,7 +619,7 @@ class OKEstimator:
                 float(w[s : s + 512] @ kernel.gram(Y[s : s + 512], Y) @ w)
                 for s in range(0, len(Y), 512)
             )
-            spread = float(w @ diag) - total / float(w.sum())
+            spread = float(w @ diag) - total / weight_total(w)
         if spread <= 0.0:
             raise DataError("R^2 is undefined: the given outputs are all the same")
         return 1.0 - err / spread
