@@ -456,3 +456,24 @@ def test_kernel_ridge_cv_with_few_positive_weights_spreads_them_or_says_what_is_
                 X, y, sample_weight=np.r_[np.ones(2), np.zeros(78)]
             )
             assert np.isfinite(model.cv_errors_).any() and np.isfinite(model.predict(X)).all()
+
+
+def test_weighted_bootstrap_samples_always_hold_a_row_of_positive_weight():
+    """A bootstrap sample without positive weight would grow a tree predicting 0: it is
+    drawn again (seeded), so W^F rows sum to 1 and predictions stay among the weighted
+    targets; the same seed gives the same forest."""
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 3))
+    y = X[:, 0] + 0.1 * rng.standard_normal(40)
+    weight = np.r_[1.0, 1.0, np.zeros(38)]
+
+    def fitted():
+        return OK3ForestRegressor(n_estimators=5, random_state=0).fit(X, y, sample_weight=weight)
+
+    forest = fitted()
+    W = forest.predict_weights(X)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-12)
+    assert np.abs(W[:, 2:]).max() == 0.0  # the zero-weight rows count for nothing
+    predictions = forest.predict(X)
+    assert y[:2].min() - 1e-12 <= predictions.min() and predictions.max() <= y[:2].max() + 1e-12
+    np.testing.assert_array_equal(fitted().predict(X), predictions)
