@@ -28,6 +28,7 @@ from ._validation import (
 from .callbacks import FitProgress, check_callback, report_phase
 from .cost import FitCost, StageCost
 from .exceptions import DataError, OKCoreError, UnknownParameterError
+from .losses import weight_total
 from .meta import params_repr, regressor_tags
 from .outputs import preimage
 from .outputs.kernels import DiffusionKernel, make_kernel
@@ -223,7 +224,8 @@ class OKEstimator:
     supports_masked_outputs: ClassVar[bool] = False
     #: Whether inputs may hold missing values (NaN): trees learn where they go
     #: (:mod:`okcore.trees.missing`); the others refuse them with a message saying what to
-    #: do. Public, so callers (the service) read it from the registry.
+    #: do. Public, so callers (the service) read it from an estimator (OKBoostRegressor's
+    #: depends on its ``init``).
     accepts_missing: ClassVar[bool] = False
     # every estimator declares the output-space parameters and random_state
     factor_rank: int | None
@@ -617,7 +619,7 @@ def kernel_r2(model: Any, X: Any, y: Any, sample_weight: Any = None) -> float:
             float(w[s : s + 512] @ kernel.gram(Y[s : s + 512], Y) @ w)
             for s in range(0, len(Y), 512)
         )
-        spread = float(w @ diag) - total / float(w.sum())
+        spread = float(w @ diag) - total / weight_total(w)
     if spread <= 0.0:
         raise DataError("R^2 is undefined: the given outputs are all the same")
     return 1.0 - err / spread

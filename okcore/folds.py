@@ -13,17 +13,37 @@ from ._validation import check_random_state
 from .exceptions import DataError
 
 
-def kfold(n_samples: int, n_splits: int = 5, random_state: Any = None) -> list[tuple]:
+def kfold(
+    n_samples: int, n_splits: int = 5, random_state: Any = None, weight: np.ndarray | None = None
+) -> list[tuple]:
     """Shuffled K-fold splits of range(n_samples): a list of (train, test) index arrays.
 
     Fold sizes differ by at most one; every index is in exactly one test fold.
+
+    ``weight`` (n_samples,), the rows' sample weights: when some are zero, the rows of
+    positive weight, then those of zero weight, each group in a seeded random order, are
+    dealt to the folds in turn, so every training side has positive weight (DataError
+    unless at least 2 rows have it) and every test side too when at least ``n_splits``
+    rows have it. Weights without zeros split as no weights, bit for bit.
     """
     if not isinstance(n_splits, int | np.integer) or n_splits < 2:
         raise DataError(f"n_splits must be an integer >= 2: got {n_splits!r}")
     if n_samples < n_splits:
         raise DataError(f"{n_splits}-fold CV needs at least {n_splits} samples: got {n_samples}")
-    order = check_random_state(random_state).permutation(n_samples)
-    tests = np.array_split(order, n_splits)
+    rng = check_random_state(random_state)
+    if weight is None or (weight > 0).all():
+        tests = np.array_split(rng.permutation(n_samples), n_splits)
+    else:
+        positive = np.flatnonzero(weight > 0)
+        if positive.size < 2:
+            raise DataError(
+                f"{n_splits}-fold CV needs at least 2 rows with positive weight (each fold is "
+                f"fitted on the others' rows): got {positive.size}; give more rows a positive "
+                "sample_weight"
+            )
+        zero = np.flatnonzero(weight <= 0)
+        order = np.concatenate([rng.permutation(positive), rng.permutation(zero)])
+        tests = [order[k::n_splits] for k in range(n_splits)]
     return [
         (np.sort(np.concatenate(tests[:k] + tests[k + 1 :])), np.sort(tests[k]))
         for k in range(n_splits)

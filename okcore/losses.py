@@ -36,6 +36,7 @@ from typing import Protocol
 import numpy as np
 from numba import njit
 
+from .exceptions import DataError
 from .threads import SERIAL, ChunkRunner
 
 #: Weiszfeld stops when an iterate moves less than this times the mean distance of the rows
@@ -50,6 +51,27 @@ COINCIDE = 1e-12
 #: margin keeps Weiszfeld's point when the minimisers form a segment (collinear rows, where
 #: the condition holds with equality at the ends) instead of letting rounding pick an end.
 SNAP_MARGIN = 1e-6
+
+
+def weight_total(weight: np.ndarray) -> float:
+    """The sum of the rows' sample ``weight``, which weighted means and scores divide by;
+    a DataError when it is zero (rows of zero weight only: nothing to average). O(n)."""
+    total = float(np.sum(weight))
+    if not total > 0.0:
+        raise DataError(
+            f"the weights of these {len(weight)} rows sum to zero: a weighted loss or score "
+            "needs at least one row with a positive sample_weight among them"
+        )
+    return total
+
+
+def weighted_mean(values: np.ndarray, weight: np.ndarray | None) -> float:
+    """The mean of per-row ``values``, weighted by the rows' sample ``weight`` when given
+    (:func:`weight_total` refuses weights summing to zero). O(n)."""
+    if weight is None:
+        return float(np.mean(values))
+    weight_total(weight)
+    return float(np.average(values, weights=weight))
 
 
 def leaf_row_weights(leaf: np.ndarray, weight: np.ndarray, n_leaves: int, l2: float) -> np.ndarray:
@@ -122,7 +144,7 @@ class SquaredFeatureLoss:
         """Mean of k(y, y) - 2 <F, phi(y)> + ||F||^2 over the rows (weighted by the rows'
         sample ``weight`` when given). O(n r)."""
         row_loss = diag - 2.0 * np.einsum("ij,ij->i", F, phi) + np.einsum("ij,ij->i", F, F)
-        return float(np.mean(row_loss) if weight is None else np.average(row_loss, weights=weight))
+        return weighted_mean(row_loss, weight)
 
     def step(
         self,
@@ -314,14 +336,14 @@ class _NormLoss:
         F += learning_rate * value[leaf]
         np.subtract(phi, F, out=residual)
         rho = self._rho(row_norms(residual))
-        return float(np.mean(rho) if self.weight is None else np.average(rho, weights=self.weight))
+        return weighted_mean(rho, self.weight)
 
     def __call__(
         self, phi: np.ndarray, diag: np.ndarray, F: np.ndarray, weight: np.ndarray | None = None
     ) -> float:
         """Mean loss of the rows' residual norms ||phi - F|| (factor coordinates), weighted
         by ``weight`` when given. O(n r)."""
-        return float(np.average(self._rho(row_norms(phi - F)), weights=weight))
+        return weighted_mean(self._rho(row_norms(phi - F)), weight)
 
     def _rho(self, norms: np.ndarray) -> np.ndarray:
         raise NotImplementedError

@@ -11,7 +11,7 @@ from scipy.stats import rankdata
 
 from ._validation import check_matrix
 from .exceptions import DataError
-from .losses import SquaredFeatureLoss
+from .losses import SquaredFeatureLoss, weighted_mean
 
 
 def err_phi(
@@ -61,7 +61,8 @@ def err_y(
                 for s in range(0, len(index), 256)
             ]
         )
-    return float(np.average(diag - 2.0 * cross + space.diag[index], weights=sample_weight))
+    weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    return weighted_mean(diag - 2.0 * cross + space.diag[index], weight)
 
 
 def edge_auc(scores: Any, truth: Any) -> float:

@@ -19,8 +19,9 @@ hyperparameter optimization", AISTATS 2016; Li et al., "Hyperband", JMLR 2018):
    as its ``eval_set`` and keeps its best round; its final model is refitted with that
    number of rounds on all the rows (with K folds: the mean over the folds).
 3. With a holdout split, when the budget left affords it (predicted from the last rung's
-   fits), the last rung's candidates are validated again by ``refine_folds`` folds over all
-   the rows, and the folds' mean score ranks them (a holdout of a few hundred rows cannot
+   fits) and there are at least ``refine_folds`` rows (of positive weight, with sample
+   weights; fewer: the step is skipped), the last rung's candidates are validated again by
+   ``refine_folds`` folds over all the rows, and the folds' mean score ranks them (a holdout of a few hundred rows cannot
    separate models a few per cent apart); the leaderboard's ``folds`` says which ranked.
    Equal-weight averages of the best two and three members are then scored on the same
    validation rows (no refit: the members' predictions are averaged) and enter the
@@ -230,12 +231,20 @@ class Selection:
 
 
 def inner_folds(
-    n_samples: int, cv: Any, rng: np.random.Generator
+    n_samples: int, cv: Any, rng: np.random.Generator, weight: np.ndarray | None = None
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """The inner split: ``cv`` a float in (0, 1) (one holdout of that fraction), an int
-    K >= 2 (shuffled K folds) or an iterable of (train, validation) index arrays."""
+    K >= 2 (shuffled K folds) or an iterable of (train, validation) index arrays.
+
+    With sample ``weight`` (N,) holding zeros, every side must have positive weight (a
+    weighted fit and a weighted score need it): the holdout takes its fraction of the
+    positive-weight rows (at least one, leaving one) and of the zero-weight rows, each
+    drawn by ``rng``; the K folds deal them out in turn (:func:`~okcore.folds.kfold`);
+    too few positive-weight rows, or given folds with a side of zero weight, are a
+    DataError. Weights without zeros split as no weights, bit for bit."""
     if isinstance(cv, bool):
         raise DataError(f"cv must be a fraction, a number of folds or folds: got {cv!r}")
+    n_positive = _positive_rows(n_samples, weight)
     if isinstance(cv, float):
         if not 0.0 < cv < 1.0:
             raise DataError(f"a holdout cv must be a fraction in (0, 1): got {cv!r}")
@@ -245,10 +254,33 @@ def inner_folds(
                 f"a holdout of {cv} of {n_samples} rows leaves no usable training or "
                 "validation rows; give more rows or a larger fraction"
             )
-        order = rng.permutation(n_samples)
-        return [(np.sort(order[n_val:]), np.sort(order[:n_val]))]
+        if weight is None or n_positive == n_samples:
+            order = rng.permutation(n_samples)
+            return [(np.sort(order[n_val:]), np.sort(order[:n_val]))]
+        if n_positive < 2:
+            raise DataError(
+                "the inner validation needs at least 2 rows with positive weight (one to fit, "
+                f"one to validate): got {n_positive}; give more rows a positive sample_weight"
+            )
+        positive, zero = np.flatnonzero(weight > 0), np.flatnonzero(weight <= 0)
+        n_val_positive = min(max(int(round(n_val * n_positive / n_samples)), 1), n_positive - 1)
+        held = np.sort(
+            np.concatenate(
+                [
+                    rng.permutation(positive)[:n_val_positive],
+                    rng.permutation(zero)[: n_val - n_val_positive],
+                ]
+            )
+        )
+        return [(np.setdiff1d(np.arange(n_samples), held), held)]
     if isinstance(cv, int | np.integer):
-        return kfold(n_samples, int(cv), rng)
+        if n_positive < cv:
+            raise DataError(
+                f"a {cv}-fold inner validation needs at least {cv} rows with positive weight "
+                f"(one per validation fold): got {n_positive}; give more rows a positive "
+                "sample_weight or fewer folds"
+            )
+        return kfold(n_samples, int(cv), rng, weight)
     folds = []
     for pair in cv:
         train, val = (np.asarray(a, dtype=np.int64) for a in pair)
@@ -265,10 +297,20 @@ def inner_folds(
                 "each given fold must be (train rows, validation rows): disjoint index "
                 f"arrays in [0, {n_samples}), at least 2 training rows and 1 validation row"
             )
+        if weight is not None and not (weight[train].sum() > 0 and weight[val].sum() > 0):
+            raise DataError(
+                "each given fold needs rows with positive weight among its training rows and "
+                "among its validation rows: a weighted fit and a weighted score divide by them"
+            )
         folds.append((np.sort(train), np.sort(val)))
     if not folds:
         raise DataError("cv gave no folds")
     return folds
+
+
+def _positive_rows(n_samples: int, weight: np.ndarray | None) -> int:
+    """The rows that can fit or validate: all, or with sample weights those weighing > 0."""
+    return n_samples if weight is None else int(np.count_nonzero(weight > 0))
 
 
 def _rung_sizes(n_train: int, eta: int, min_rows: int) -> list[int]:
@@ -449,9 +491,10 @@ def select(
     eta, min_rows, keep_last :
         Halving factor, smallest rung subsample, fewest candidates kept for the last rung.
     refine_folds : int >= 2 or None
-        With a holdout ``cv``: when the budget left affords it, the last rung's candidates
-        are scored again by this many folds over all the rows, and that ranks them (and
-        their averages); None: the holdout ranks.
+        With a holdout ``cv``: when the budget left affords it and there are at least this
+        many rows (of positive weight), the last rung's candidates are scored again by this
+        many folds over all the rows, and that ranks them (and their averages); None, or
+        fewer rows: the holdout ranks.
     callback : callable(:class:`SelectionProgress`) or None
         Hears each fit before it starts; returning True stops the selection
         (:class:`SelectionCancelled` is raised).
@@ -480,7 +523,8 @@ def select(
         raise DataError(f"max_cpu_seconds must be > 0: got {max_cpu_seconds!r}")
     rng = check_random_state(random_state)
     seed = int(rng.integers(2**31 - 1))
-    folds = [_Fold(rng.permutation(train), val) for train, val in inner_folds(n, cv, rng)]
+    split = inner_folds(n, cv, rng, outputs.sample_weight)
+    folds = [_Fold(rng.permutation(train), val) for train, val in split]
     run = _Run(X, outputs, scorer, greater, folds, budget, seed, callback)
     run.score_name = score_name
     n_in = min(len(f.order) for f in folds)
@@ -529,7 +573,12 @@ def select(
             if not alive:
                 break
     final = [name for name in sorted(fitted, key=lambda nm: run.sort_key(entries[nm].score))]
-    if refine_folds is not None and isinstance(cv, float) and len(final) >= 2:
+    if (
+        refine_folds is not None
+        and isinstance(cv, float)
+        and len(final) >= 2
+        and _positive_rows(n, outputs.sample_weight) >= refine_folds
+    ):
         refined = _refine(run, entries, by_name, final, refine_folds, rng)
         if refined is not None:
             fitted, n_in = refined, min(len(f.order) for f in run.folds)
@@ -591,7 +640,8 @@ def _refine(
     hundred rows cannot separate models a few per cent apart). Returns their fold models,
     or None (the holdout's ranking stands) when it is not affordable, a fit fails or is
     stopped by the budget; the leaderboard's ``folds`` says which validation ranked."""
-    folds = [_Fold(rng.permutation(train), val) for train, val in inner_folds(run.n, n_folds, rng)]
+    split = inner_folds(run.n, n_folds, rng, run.outputs.sample_weight)
+    folds = [_Fold(rng.permutation(train), val) for train, val in split]
     size = min(len(f.order) for f in folds)
     need = sum(n_folds * _predicted(run, by_name[name], entries[name], size) for name in final)
     if need > run.remaining():

@@ -182,7 +182,8 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         kernel ridge leaves: "kernel_ridge" is ``KernelRidgeRegressor(gamma="cv")``, a
         dict its parameters, or an unfitted instance. F(x) = F_krr(x) + nu sum_m h_m(x)
         stays in span{phi(y_i)}: W^F (rows need not sum to 1), kernels and pre-images
-        work (:mod:`okcore.boosting.start`). Not with ``warm_start=True``.
+        work (:mod:`okcore.boosting.start`). Not with ``warm_start=True``, nor with
+        missing inputs (NaN), which kernel ridge refuses (``accepts_missing`` is then False).
     warm_start : bool, default=False
         scikit-learn's warm start (as GradientBoostingRegressor's): ``fit`` on a fitted
         estimator with the same data (checked by a fingerprint) and a larger
@@ -297,6 +298,13 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         self.random_state = random_state
         self.warm_start = warm_start
         self.init = init
+
+    @property
+    def accepts_missing(self) -> bool:  # type: ignore[override]  # per instance: init
+        """Whether inputs may hold missing values (NaN): the trees learn where they go, but
+        a starting kernel ridge (``init``) does not take them, so with ``init`` they are
+        refused at fit and prediction with the fix (impute them)."""
+        return self.init is None
 
     @classmethod
     def paper(cls, **overrides: Any) -> Self:

@@ -183,7 +183,7 @@ class BoostState:
         else:
             init, init_weight = loss.initial(phi)
             F = np.tile(init, (n, 1))
-            F_val = None if eval_data is None else np.tile(init, (len(eval_data.X), 1))
+            F_val = None if eval_data is None else np.tile(init, (eval_data.X.shape[0], 1))
         return cls(
             F=F,
             F_val=F_val,
@@ -225,7 +225,7 @@ class BoostState:
         residual = phi - F
         F_val, val_leaves = None, None
         if eval_data is not None:
-            F_val = np.tile(ensemble.init, (len(eval_data.X), 1))
+            F_val = np.tile(ensemble.init, (eval_data.X.shape[0], 1))
             val_leaves = ensemble.apply(eval_data.X)
         monitor = RoundMonitor(n_estimators, None, stopping)
         train_loss: list[float] = []

@@ -114,9 +114,15 @@ def ard_widths(
         )
     p = X.shape[1]
     start_width = np.log(START_SCALE / theta_sq)
+    low, high = LOG_WIDTH_RANGE
+    if not (np.isfinite(theta_sq) and np.isfinite(np.exp(start_width + high))):
+        raise DataError(
+            "gamma='ard' cannot take inputs of this scale: their squared distances "
+            f"(twice the summed column variances: {theta_sq:.3g}) overflow float64, or the "
+            "widths for them do; scale the inputs (e.g. standardise each column)"
+        )
     constant = Xs.var(axis=0) == 0.0  # an input with one value: its width does not matter
     start = np.concatenate([np.full(p, start_width), [np.log(variance), np.log(0.1 * variance)]])
-    low, high = LOG_WIDTH_RANGE
     bounds = [(start_width + low, start_width + high)] * p + [
         (np.log(variance) - 10.0, np.log(variance) + 5.0),
         (np.log(variance) - 14.0, np.log(variance) + 3.0),

@@ -41,6 +41,7 @@ from ..callbacks import RoundMonitor
 from ..cost import StageCost
 from ..exceptions import DataError
 from ..folds import kfold
+from ..losses import weighted_mean
 from ..outputs.space import RANK_TOLERANCE
 from .ard import ARD_ROWS, ard_widths
 from .cost import ridge_cost, ridge_work
@@ -322,7 +323,7 @@ class KernelRidgeRegressor(OKEstimator):
         if scale is not None:
             coef *= scale[:, None]
         F = init + K_NB @ coef
-        train_loss = float(np.average(np.sum((space.phi - F) ** 2, axis=1), weights=weight))
+        train_loss = weighted_mean(np.sum((space.phi - F) ** 2, axis=1), weight)
         self.alpha_ = float(alpha)
         ensemble = KernelEnsemble(
             kernel=kernel.name,
@@ -406,7 +407,8 @@ class KernelRidgeRegressor(OKEstimator):
         training rows (inf where a fold's system is singular). Only the fold's training
         rows (and, for a precomputed kernel, their columns) fit each fold's path. With
         sample weights ``weight`` (N,) each fold is a weighted fit and the held-out errors
-        a weighted mean (the folds split the weights with the rows)."""
+        a weighted mean (the folds split the weights with the rows, the positive ones spread
+        over the folds: :func:`~okcore.folds.kfold`)."""
 
         n = X.shape[0]
         n_folds = min(int(self.cv), n)
@@ -415,8 +417,15 @@ class KernelRidgeRegressor(OKEstimator):
                 "choosing alpha by cross-validation needs at least 2 training rows "
                 f"(n_samples = {n}); give alpha a float"
             )
+        n_positive = n if weight is None else int(np.count_nonzero(weight > 0))
+        if n_positive < 2:
+            raise DataError(
+                "choosing alpha (and gamma='cv') by cross-validation needs at least 2 training "
+                f"rows with positive sample_weight (each fold is fitted on the others): got "
+                f"{n_positive}; give alpha (and gamma) a float, or more rows a positive weight"
+            )
         errors = np.zeros(len(grid))
-        for train, test in kfold(n, n_folds, rng):
+        for train, test in kfold(n, n_folds, rng, weight):
             m = len(train) if self.n_components is None else min(self.n_components, len(train))
             basis = train if m == len(train) else np.sort(rng.choice(train, m, replace=False))
             init, K_NB, R, K_BB = self._system(kernel, X, phi, train, basis, weight)

@@ -28,6 +28,17 @@ from .splitter import presort
 from .weighted import build_weighted_tree, weighted_max_bins
 
 
+def _bootstrap(rng: np.random.Generator, n: int, weight: np.ndarray | None) -> np.ndarray:
+    """n of the n rows drawn with replacement; with sample ``weight``, drawn again (from
+    the same generator) until the sample holds a row of positive weight: a tree of zero
+    weight would predict 0 and W^F rows would not sum to 1. A sample misses k rows of
+    positive weight with probability (1 - k/n)^n <= 1/e: at most 1.6 draws expected."""
+    rows = rng.integers(0, n, n)
+    while weight is not None and not weight[rows].sum() > 0:
+        rows = rng.integers(0, n, n)
+    return rows
+
+
 def _fit_one_tree(
     X: Any,
     XT: np.ndarray | None,
@@ -40,15 +51,15 @@ def _fit_one_tree(
     pool: HistogramPool | None = None,
     weight: np.ndarray | None = None,
 ) -> tuple[TreeArrays, np.ndarray, np.ndarray, np.ndarray | None]:
-    """One tree on a bootstrap sample (or all rows): (tree, leaf of every row, row counts,
-    each row's coefficient in its leaf's value or None for the leaf mean).
+    """One tree on a bootstrap sample (:func:`_bootstrap`) or all rows: (tree, leaf of every
+    row, row counts, each row's coefficient in its leaf's value or None for the leaf mean).
 
     Exact search on XT (p, N), or histogram search on ``binned`` when XT is None; with
     sample weights ``weight``, the weighted trees (:mod:`okcore.trees.weighted`), a row
     drawn c times weighing c times its weight."""
     rng = np.random.default_rng(seed)
     n = X.shape[0]
-    rows = rng.integers(0, n, n) if bootstrap else None
+    rows = _bootstrap(rng, n, weight) if bootstrap else None
     if weight is not None:
         assert binned is not None  # checked by the estimator
         tree = TreeArrays(**build_weighted_tree(binned, phi, weight, params, rng, rows=rows))

@@ -512,3 +512,93 @@ def test_a_wrong_number_of_features_names_the_estimator_called(which):
             predict(X[:2, :3])
     with pytest.raises(DataError, match=f"but {name} is expecting 4"):
         model.score(X[:2, :3], Y[:2])
+
+
+def test_sparse_inputs_are_chosen_for():
+    """CSR inputs go through the automatic choice (early-stopped boosters' validation rows
+    included) and the chosen model predicts them; only the oblivious trees refuse them."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(0)
+    X = rng.random((80, 3))
+    y = X[:, 0] + 0.1 * rng.standard_normal(80)
+    Xs = sparse.csr_matrix(np.where(X > 0.5, X, 0.0))
+    model = AutoRegressor(max_cpu_seconds=2, random_state=0).fit(Xs, y)
+    status = {r["name"]: r["status"] for r in model.leaderboard_}
+    failed = {name for name, s in status.items() if s.startswith("failed")}
+    assert all("needs dense inputs" in status[name] for name in failed)
+    assert "ok3-et-boost" not in failed and "best-first-31" not in failed
+    assert np.isfinite(model.predict(Xs)).all()
+
+
+def test_missing_inputs_leave_out_the_candidates_that_refuse_them():
+    """Kernel ridge, and boosting started from it, refuse missing inputs (NaN): the
+    automatic choice records them as failed with the fix and chooses among the trees."""
+    X, Y = _data(80)
+    X[::7, 1] = np.nan
+    model = AutoRegressor(max_cpu_seconds=3, random_state=0).fit(X, Y)
+    status = {r["name"]: r["status"] for r in model.leaderboard_}
+    for name in ("kernel-ridge", "kernel-ridge-ard", "krr-boost"):
+        assert status[name].startswith("failed: X holds missing values (NaN)"), status[name]
+    assert np.isfinite(model.predict(X)).all()
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_too_few_rows_for_the_refining_folds_skip_them(n):
+    """The optional K-fold refinement is skipped when there are fewer rows than its folds:
+    a fit on 3 or 4 rows with the default holdout returns a model ranked by the holdout."""
+    X, Y = _data(n)
+    model = AutoRegressor(max_cpu_seconds=2, random_state=0).fit(X, Y)
+    assert np.isfinite(model.predict(X)).all()
+    assert all(r["folds"] == 1 for r in model.leaderboard_)
+
+
+def test_inner_splits_give_both_sides_positive_weight():
+    """With zero sample weights the holdout and the K folds split the positive-weight rows
+    and the zero-weight rows each in proportion (seeded), so every side has weight; weights
+    without zeros split as before, bit for bit. Too few positive rows: a DataError that says
+    how many are needed."""
+    n = 80
+    weight = np.r_[np.zeros(77), np.ones(3)]
+    for seed in range(20):
+        ((train, val),) = inner_folds(n, 0.2, np.random.default_rng(seed), weight)
+        assert weight[train].sum() > 0 and weight[val].sum() > 0
+        assert len(val) == 16 and np.union1d(train, val).size == n
+        for train, val in inner_folds(n, 3, np.random.default_rng(seed), weight):
+            assert weight[train].sum() > 0 and weight[val].sum() > 0
+    again = inner_folds(n, 0.2, np.random.default_rng(3), weight)
+    np.testing.assert_array_equal(
+        again[0][1], inner_folds(n, 0.2, np.random.default_rng(3), weight)[0][1]
+    )
+    positive = np.full(n, 2.0)
+    for cv in (0.2, 5):
+        for (t1, v1), (t2, v2) in zip(
+            inner_folds(n, cv, np.random.default_rng(1), positive),
+            inner_folds(n, cv, np.random.default_rng(1)),
+            strict=True,
+        ):
+            np.testing.assert_array_equal(t1, t2)
+            np.testing.assert_array_equal(v1, v2)
+    one = np.r_[np.zeros(79), 1.0]
+    with pytest.raises(DataError, match="at least 2 rows with positive weight"):
+        inner_folds(n, 0.2, np.random.default_rng(0), one)
+    with pytest.raises(DataError, match="at least 4 rows with positive weight"):
+        inner_folds(n, 4, np.random.default_rng(0), weight)
+    with pytest.raises(DataError, match="positive weight"):
+        inner_folds(n, [(np.arange(70), np.arange(70, 77))], np.random.default_rng(0), weight)
+
+
+def test_validation_rows_of_zero_weight_are_never_all_the_holdout():
+    """Valid weights of which few are positive: the choice scores every candidate on
+    validation rows with weight (no division by a zero total) and returns a model."""
+    rng = np.random.default_rng(0)
+    X = rng.random((80, 3))
+    y = X[:, 0] + 0.1 * rng.standard_normal(80)
+    weight = np.r_[np.zeros(77), np.ones(3)]
+    model = AutoRegressor(max_cpu_seconds=3, random_state=0).fit(X, y, sample_weight=weight)
+    assert any(r["score"] is not None for r in model.leaderboard_)
+    assert np.isfinite(model.predict(X)).all()
+    with pytest.raises(DataError, match="at least 2 rows with positive weight"):
+        AutoRegressor(max_cpu_seconds=3, random_state=0).fit(
+            X, y, sample_weight=np.r_[np.zeros(79), 1.0]
+        )

@@ -873,3 +873,28 @@ def test_colsample_bytree_out_of_range_is_refused(data):
     X, Y, _, _ = data
     with pytest.raises(InvalidParameterError, match="'colsample_bytree' parameter"):
         OKBoostRegressor(colsample_bytree=0.0).fit(X, Y)
+
+
+@pytest.mark.parametrize("params", [{"early_stopping": True}, {"n_iter_no_change": 3}, {}])
+@pytest.mark.parametrize("sparse_rows", ["both", "validation"])
+def test_sparse_inputs_with_early_stopping_or_an_eval_set_fit_as_dense_ones(params, sparse_rows):
+    """Sparse (CSR) inputs and validation rows are counted by their shape, not len(): the
+    fit is the dense inputs' fit, with early stopping (its held-out rows) and with an
+    ``eval_set`` ({}: the last 20 rows)."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(0)
+    X = rng.random((80, 3))
+    y = X[:, 0] + 0.1 * rng.standard_normal(80)
+    X = np.where(X > 0.5, X, 0.0)
+    base = {"n_estimators": 10, "tree_type": "best-first", "random_state": 0, **params}
+
+    def fitted(X_fit, X_val):
+        eval_set = None if params else (X_val, y[60:])
+        return OKBoostRegressor(**base).fit(X_fit, y[:60], eval_set=eval_set)
+
+    dense = fitted(X[:60], X[60:])
+    X_fit = sparse.csr_matrix(X[:60]) if sparse_rows == "both" else X[:60]
+    fit = fitted(X_fit, sparse.csr_matrix(X[60:]))
+    np.testing.assert_array_equal(fit.predict(X[60:]), dense.predict(X[60:]))
+    np.testing.assert_array_equal(fit.validation_loss_, dense.validation_loss_)

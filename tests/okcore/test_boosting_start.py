@@ -133,3 +133,20 @@ def test_refused(params, match):
     fitted = KernelRidgeRegressor(alpha=1.0).fit(X, Y)
     with pytest.raises(InvalidParameterError, match="'init'"):
         OKBoostRegressor(init=fitted).fit(X, Y)
+
+
+def test_missing_inputs_are_refused_with_the_fix_at_fit_and_prediction():
+    """Kernel ridge takes no missing inputs (NaN), so boosting started from it refuses them
+    as kernel ridge does (fit and every prediction) and says so (``accepts_missing``); the
+    trees alone take them."""
+    X, Y = _data(40)
+    X_nan = X.copy()
+    X_nan[3, 1] = np.nan
+    model = OKBoostRegressor(init="kernel_ridge", n_estimators=3, random_state=0)
+    assert not model.accepts_missing and OKBoostRegressor().accepts_missing
+    with pytest.raises(okcore.DataError, match=r"X holds missing values \(NaN\).*impute"):
+        model.fit(X_nan, Y)
+    model.fit(X, Y)
+    for predict in (model.predict, model.predict_weights, lambda X: list(model.staged_predict(X))):
+        with pytest.raises(okcore.DataError, match=r"X holds missing values \(NaN\).*impute"):
+            predict(X_nan[:5])

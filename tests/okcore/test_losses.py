@@ -238,3 +238,24 @@ def test_weighted_medians_with_integer_weights_are_the_repeated_rows_medians():
                 X, w.astype(int), axis=0
             ), atol=1e-7,
         )  # fmt: skip
+
+
+def test_a_weighted_mean_over_rows_of_zero_weight_is_a_clear_error():
+    """Losses and scores over rows whose weights sum to zero: a DataError saying what is
+    needed, not numpy's ZeroDivisionError."""
+    from okcore import metrics
+    from okcore.exceptions import DataError
+
+    X, Y = make_regression(n=20)
+    model = OKBoostRegressor(n_estimators=3, random_state=0).fit(X, Y)
+    zero = np.zeros(5)
+    phi = np.ones((5, 2))
+    with pytest.raises(DataError, match="weights of these 5 rows sum to zero"):
+        SquaredFeatureLoss()(phi, np.ones(5), phi, zero)
+    with pytest.raises(DataError, match="weights of these 5 rows sum to zero"):
+        AbsoluteFeatureLoss()(phi, np.ones(5), phi, zero)
+    for score in (metrics.err_phi, metrics.err_y):
+        with pytest.raises(DataError, match="weights of these 5 rows sum to zero"):
+            score(model, X[:5], Y[:5], sample_weight=zero)
+    with pytest.raises(DataError, match="weights of these 5 rows sum to zero"):
+        model.score(X[:5], Y[:5], sample_weight=zero)

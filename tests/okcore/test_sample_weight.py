@@ -438,3 +438,42 @@ def test_a_weighted_model_is_not_continued_by_warm_start(tmp_path):
     loaded = okcore.load(tmp_path / "m").set_params(warm_start=True, n_estimators=5)
     with pytest.raises(InvalidParameterError, match="fitted with sample_weight"):
         loaded.fit(X, Y)
+
+
+def test_kernel_ridge_cv_with_few_positive_weights_spreads_them_or_says_what_is_needed():
+    """Kernel ridge's penalty (and width) CV deals the positive-weight rows out to its folds
+    so that every fold is fitted on some; with one positive row it says what is needed."""
+    from okcore import KernelRidgeRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.random((80, 3))
+    y = X[:, 0] + 0.1 * rng.standard_normal(80)
+    with pytest.raises(DataError, match="at least 2 training rows with positive sample_weight"):
+        KernelRidgeRegressor(random_state=0).fit(X, y, sample_weight=np.r_[1.0, np.zeros(79)])
+    for seed in range(10):
+        for gamma in ("auto", "cv"):
+            model = KernelRidgeRegressor(gamma=gamma, random_state=seed).fit(
+                X, y, sample_weight=np.r_[np.ones(2), np.zeros(78)]
+            )
+            assert np.isfinite(model.cv_errors_).any() and np.isfinite(model.predict(X)).all()
+
+
+def test_weighted_bootstrap_samples_always_hold_a_row_of_positive_weight():
+    """A bootstrap sample without positive weight would grow a tree predicting 0: it is
+    drawn again (seeded), so W^F rows sum to 1 and predictions stay among the weighted
+    targets; the same seed gives the same forest."""
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 3))
+    y = X[:, 0] + 0.1 * rng.standard_normal(40)
+    weight = np.r_[1.0, 1.0, np.zeros(38)]
+
+    def fitted():
+        return OK3ForestRegressor(n_estimators=5, random_state=0).fit(X, y, sample_weight=weight)
+
+    forest = fitted()
+    W = forest.predict_weights(X)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-12)
+    assert np.abs(W[:, 2:]).max() == 0.0  # the zero-weight rows count for nothing
+    predictions = forest.predict(X)
+    assert y[:2].min() - 1e-12 <= predictions.min() and predictions.max() <= y[:2].max() + 1e-12
+    np.testing.assert_array_equal(fitted().predict(X), predictions)

@@ -270,7 +270,7 @@ def test_non_finite_inputs_and_outputs(cls, value):
             DataError, match=re.escape("X contains infinity (first at index (3, 1))")
         ):
             est.fit(_bad(value, (3, 1))(X), Y)
-    elif not cls.accepts_missing:  # trees take NaN inputs: tests/okcore/trees/test_missing.py
+    elif not est.accepts_missing:  # trees take NaN inputs: tests/okcore/trees/test_missing.py
         with pytest.raises(
             DataError, match=re.escape(f"X holds missing values (NaN): {cls.__name__} does not")
         ):
