@@ -132,9 +132,9 @@ class AutoRegressor(MetaEstimator):
 
     def __sklearn_tags__(self) -> Any:
         """A regressor's tags (:func:`okcore.meta.regressor_tags`): missing inputs (NaN) are
-        taken (the trees learn where they go; candidates that refuse them fail); sparse
-        inputs are not claimed: early stopping on sparse validation rows fails in boosting."""
-        return regressor_tags(allow_nan=True, sparse=False)
+        taken (the trees learn where they go; candidates that refuse them fail), and sparse
+        inputs (the candidates that refuse them, the oblivious trees, fail)."""
+        return regressor_tags(allow_nan=True, sparse=True)
 
     @classmethod
     def check_parameter_names(cls, names: Any, owner: str | None = None) -> None:
