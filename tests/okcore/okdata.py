@@ -75,3 +75,21 @@ def beats_reference(gain: float, best: float) -> bool:
     that pick a best split or leaf: a candidate met later replaces the best so far only when
     its gain is larger by more than TIE_RELATIVE of the larger gain (plus TIE_ABSOLUTE)."""
     return gain - best > TIE_RELATIVE * max(abs(gain), abs(best)) + TIE_ABSOLUTE
+
+
+#: Relative tolerance for comparing saved reference arrays that numpy's reductions or BLAS
+#: compute (node impurities and gains, Huber leaf values, kernel ridge's products): their
+#: last bits move with the CPU's SIMD width and the library release. An AVX-512 Xeon and the
+#: AVX2 EPYC that saved them differ by up to 5e-13 relative in node gains (sums of squares
+#: differenced) and 1e-15 in predictions; any change of model or format differs by far more.
+ROUNDING = 1e-10
+
+
+def assert_equal_to_rounding(actual: np.ndarray, desired: np.ndarray, err_msg: str = "") -> None:
+    """``actual`` equals ``desired`` up to floating-point rounding (:data:`ROUNDING` relative
+    to each value, or to the array's largest magnitude for values near 0)."""
+    desired = np.asarray(desired)
+    scale = float(np.abs(desired).max()) if desired.size else 0.0
+    np.testing.assert_allclose(
+        actual, desired, rtol=ROUNDING, atol=ROUNDING * scale, err_msg=err_msg
+    )

@@ -7,16 +7,17 @@ their ``predict_features`` and ``predict_weights`` on ``X_new`` at save time. A 
 that alters the saved-model format or what a loaded model predicts fails here.
 
 The trees' predictions are compared bit for bit. Boosted KRR predicts through BLAS (kernel
-rows times coefficients), whose last bits move with the OpenBLAS release and the CPU (it
-picks its kernels by CPU: on an Intel Xeon with numpy 2.4.6, 4 of 18 features and 81 of 240
-weights differ from the saved ones, by at most 8e-15 relative): it is compared to 1e-12
-relative, which any change of format or of the model's arithmetic exceeds by far.
+rows times coefficients), whose last bits move with the CPU and the OpenBLAS release: it is
+compared to rounding (``okdata.assert_equal_to_rounding``; on an Intel Xeon with numpy
+2.4.6, 4 of 18 features and 81 of 240 weights differ from the saved ones, by at most 8e-15
+relative).
 """
 
 from pathlib import Path
 
 import numpy as np
 import pytest
+from okdata import assert_equal_to_rounding
 
 import okcore
 
@@ -30,10 +31,9 @@ def test_committed_model_predicts_as_saved(name: str) -> None:
     expected = np.load(DATA / "expected.npz")
     model = okcore.load(DATA / name)
     X_new = expected["X_new"]
-    rtol = 1e-12 if name in THROUGH_BLAS else 0.0
+    same = assert_equal_to_rounding if name in THROUGH_BLAS else np.testing.assert_array_equal
     for what in ("features", "weights"):
-        got = getattr(model, f"predict_{what}")(X_new)
-        np.testing.assert_allclose(got, expected[f"{name}_{what}"], rtol=rtol, atol=0.0)
+        same(getattr(model, f"predict_{what}")(X_new), expected[f"{name}_{what}"])
 
 
 @pytest.mark.parametrize("name", ["okboost_squared", "okboost_huber_histogram"])
