@@ -203,7 +203,7 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: De
                     _set_path(data, "input_columns", header, "by the header of part 'inputs'")
             _set_path(data, name, matrix)
             if name in LABEL_PARTS and table.header is not None and "label_names" not in data:
-                data["label_names"] = table.header
+                data["label_names"] = column_names(table)
             if ids is not None:
                 target = similar.get(name) or ID_INPUTS[name]
                 if _get_path(data, target) is not None:
