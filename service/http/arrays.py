@@ -343,16 +343,20 @@ def missing_problem(arr: Any, name: str, model: str, accepts: bool, similarity: 
     )
 
 
-def _non_finite(name: str, arr: np.ndarray) -> str:
+IMPUTE = "impute it (fill each in, e.g. with its column's mean)"
+"""How a missing value of numbers is filled in: what a 422 advises by default."""
+
+
+def _non_finite(name: str, arr: np.ndarray, fill: str = IMPUTE) -> str:
     """Where the first non-finite value of ``arr`` is, and for a matrix the fix: missing
-    values (NaN, as a table's ``NA`` or empty cells become) are named by their rows."""
+    values (NaN, as a table's ``NA`` or empty cells become) are named by their rows, with
+    ``fill``, how to fill them in."""
     bad = [int(i) for i in np.argwhere(~np.isfinite(arr))[0]]
     if len(bad) == 2 and np.isnan(arr[bad[0], bad[1]]):
         where, _ = _missing_rows(name, arr)
         return (
-            f"{where}: a missing value cannot be sent here; impute it "
-            f"(fill each in, e.g. with its column's mean) or drop row {bad[0]} and the others "
-            "before sending"
+            f"{where}: a missing value cannot be sent here; {fill} or drop row {bad[0]} and "
+            "the others before sending"
         )
     message = f"{name} contains NaN, infinite or null values (first at {bad})"
     if len(bad) == 2:
@@ -461,10 +465,17 @@ def _huge_as_infinite(value: Any) -> Any:
 
 
 def as_float_array(
-    value: Any, name: str, ndim: int, *, allow_1d_column: bool = False, allow_nan: bool = False
+    value: Any,
+    name: str,
+    ndim: int,
+    *,
+    allow_1d_column: bool = False,
+    allow_nan: bool = False,
+    fill: str = IMPUTE,
 ) -> np.ndarray:
     """Convert a nested list or ndarray to a finite float64 array of ``ndim`` dimensions
-    (``allow_nan``: NaN, which null becomes, is kept for the caller to judge; never infinity).
+    (``allow_nan``: NaN, which null becomes, is kept for the caller to judge; never infinity;
+    else ``fill`` says how to fill a missing value in).
     A list holds JSON numbers and null only: true / false and text (``"1.5"``) are refused,
     as every field of the request models is strictly typed; an integer too large for a
     float is infinity.
@@ -498,7 +509,7 @@ def as_float_array(
         raise ValueError(f"{name} must be a {ndim}-D array: got {arr.ndim}-D{hint}")
     if not np.isfinite(arr).all():
         if not allow_nan:
-            raise ValueError(_non_finite(name, arr))
+            raise ValueError(_non_finite(name, arr, fill))
         if np.isinf(arr).any():
             raise ValueError(_infinite(name, arr))
     return arr
