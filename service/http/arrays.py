@@ -464,25 +464,12 @@ def _huge_as_infinite(value: Any) -> Any:
     return value
 
 
-def as_float_array(
-    value: Any,
-    name: str,
-    ndim: int,
-    *,
-    allow_1d_column: bool = False,
-    allow_nan: bool = False,
-    fill: str = IMPUTE,
-) -> np.ndarray:
-    """Convert a nested list or ndarray to a finite float64 array of ``ndim`` dimensions
-    (``allow_nan``: NaN, which null becomes, is kept for the caller to judge; never infinity;
-    else ``fill`` says how to fill a missing value in).
-    A list holds JSON numbers and null only: true / false and text (``"1.5"``) are refused,
-    as every field of the request models is strictly typed; an integer too large for a
-    float is infinity.
-
-    Raises ``ValueError`` (turned into a 422 by the schema layer) with a message
-    that names the field and what to change.
-    """
+def float64_array(value: Any, name: str, ndim: int, *, allow_nan: bool = False) -> np.ndarray:
+    """A nested list or ndarray as a float64 array, its shape and values not yet checked.
+    A list holds JSON numbers and null (NaN) only: true / false and text (``"1.5"``) are
+    refused, as every field of the request models is strictly typed (``allow_nan``: the
+    field takes missing values, which the message then says are null); an integer too
+    large for a float is infinity. Raises ``ValueError`` naming the first bad entry."""
     if isinstance(value, list) and not _only_numbers(value):
         numbers = f"{name} must be a {ndim}-D array of numbers"
         raise ValueError(_unreadable_entry(value, name, ndim, allow_nan) or numbers)
@@ -499,6 +486,27 @@ def as_float_array(
         raise ValueError(
             f"{name} must be a {ndim}-D array of numbers with rows of equal length ({reason})"
         ) from None
+    return arr
+
+
+def as_float_array(
+    value: Any,
+    name: str,
+    ndim: int,
+    *,
+    allow_1d_column: bool = False,
+    allow_nan: bool = False,
+    fill: str = IMPUTE,
+) -> np.ndarray:
+    """Convert a nested list (of JSON numbers and null: :func:`float64_array`) or an
+    ndarray to a finite float64 array of ``ndim`` dimensions (``allow_nan``: NaN, which
+    null becomes, is kept for the caller to judge; never infinity; else ``fill`` says how
+    to fill a missing value in).
+
+    Raises ``ValueError`` (turned into a 422 by the schema layer) with a message
+    that names the field and what to change.
+    """
+    arr = float64_array(value, name, ndim, allow_nan=allow_nan)
     if arr.size == 0 and arr.ndim <= ndim:
         one = "one row of numbers" if ndim == 2 else "one number"
         raise ValueError(f"{name} is empty (shape {list(arr.shape)}): send at least {one}")

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from svc_data import TestClient, clustered_graph, post_json, vector_data
+from svc_data import TestClient, bipartite_network, clustered_graph, post_json, vector_data
 from test_errors import assert_error
 
 from service.errors import InvalidRequest, TooLarge
@@ -321,3 +321,19 @@ def test_an_empty_array_asks_for_a_row(client: TestClient, trained: dict[str, An
         as_float_array([[]], "inputs", 2)
     with pytest.raises(ValueError, match="sample_weight is empty.*at least one number"):
         as_float_array([], "sample_weight", 1)
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [(True, "adjacency[0][1] (row 0, column 1) is true"), (HUGE, "adjacency[0][1] is infinite")],
+)
+def test_a_bipartite_adjacency_holds_numbers_too(
+    client: TestClient, value: Any, fragment: str
+) -> None:
+    """The adjacency took true as 1 and 1 followed by 400 zeros was a 500."""
+    net = bipartite_network()
+    Y = net.Y.tolist()
+    Y[0][1] = value
+    body = {"task": "bipartite", "model": "okboost", "rows": {"inputs": net.rows.tolist()},
+            "cols": {"inputs": net.cols.tolist()}, "adjacency": Y, "wait": False}  # fmt: skip
+    assert_error(post_json(client, "/train", body), 422, "invalid_data", fragment)
