@@ -399,8 +399,7 @@ def _entry_problem(entry: Any, where: str, row: int | None, allow_nan: bool) -> 
         return None
     send = "send numbers as JSON numbers" + ("; a missing value is null" if allow_nan else "")
     if isinstance(entry, bool):
-        word = str(entry).lower()
-        return f"{where} is {word}, not a number: {send} (1 or 0, not true or false)"
+        return f"{where} is {str(entry).lower()}, not a number: {send}"
     if not isinstance(entry, str):
         kind = "an array" if isinstance(entry, list | tuple) else type(entry).__name__
         return f"{where} is {kind}, not a number: {send}"
@@ -546,10 +545,7 @@ def as_edge_array(value: Any, name: str = "edges") -> np.ndarray:
                 "vertex indices"
             )
         return ints
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (ValueError, TypeError):
-        raise ValueError(f"{name} must be a list of [i, j] pairs of vertex indices") from None
+    arr = float64_array(value, name, 2)  # raises, naming the entry that is not a number
     if arr.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
     if arr.ndim != 2 or arr.shape[1] != 2:
@@ -567,8 +563,9 @@ def as_edge_array(value: Any, name: str = "edges") -> np.ndarray:
 
 # ---------------------------------------------------------------- inputs: dense or CSR
 def _integer_vector(value: Any, name: str) -> np.ndarray:
-    """A 1-D array of integers (integer-valued floats accepted) as int64."""
-    arr = np.asarray(value)
+    """A 1-D array of integers (integer-valued floats accepted) as int64; a JSON list holds
+    numbers only (:func:`float64_array`)."""
+    arr = float64_array(value, name, 1) if isinstance(value, list) else np.asarray(value)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array: got shape {list(arr.shape)}")
     if arr.dtype.kind in "iu":
@@ -586,7 +583,10 @@ def _integer_vector(value: Any, name: str) -> np.ndarray:
 def _sparse_values(value: Any, name: str) -> np.ndarray:
     """The stored values of a sparse input: 1-D, no infinity (a stored NaN is a missing
     value: :func:`refuse_missing`); float32 / uint8 kept."""
-    arr = np.asarray(value)
+    if isinstance(value, list):
+        arr = float64_array(value, f"{name}.data", 1, allow_nan=True)
+    else:
+        arr = np.asarray(value)
     if arr.dtype not in INPUT_DTYPES:
         try:
             arr = np.asarray(value, dtype=np.float64)

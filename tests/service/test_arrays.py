@@ -337,3 +337,19 @@ def test_a_bipartite_adjacency_holds_numbers_too(
     body = {"task": "bipartite", "model": "okboost", "rows": {"inputs": net.rows.tolist()},
             "cols": {"inputs": net.cols.tolist()}, "adjacency": Y, "wait": False}  # fmt: skip
     assert_error(post_json(client, "/train", body), 422, "invalid_data", fragment)
+
+
+def test_edges_and_sparse_parts_in_json_hold_numbers_too() -> None:
+    """Edges and a CSR object's arrays took true as 1; 1 followed by 400 zeros was a 500."""
+    with pytest.raises(ValueError, match=r"edges\[0\]\[1\] \(row 0, column 1\) is true"):
+        as_edge_array([[0, True]])
+    with pytest.raises(ValueError, match=r"edges\[0\] = \[0.0, inf\] is not a pair"):
+        as_edge_array([[0, HUGE]])
+    csr = {"data": [1.0, 2.0], "indices": [0, 1], "indptr": [0, 1, 2], "shape": [2, 2]}
+    with pytest.raises(ValueError, match=r"inputs.data\[1\] is true, not a number"):
+        as_csr({**csr, "data": [1.0, True]}, "inputs")
+    with pytest.raises(ValueError, match=r"inputs.data contains infinite values \(first at \[0\]"):
+        as_csr({**csr, "data": [HUGE, 1.0]}, "inputs")
+    with pytest.raises(ValueError, match=r"inputs.indices\[0\] is false, not a number"):
+        as_csr({**csr, "indices": [False, 1]}, "inputs")
+    assert as_csr(csr, "inputs").toarray().tolist() == [[1.0, 0.0], [0.0, 2.0]]
