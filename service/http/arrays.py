@@ -20,12 +20,14 @@ from __future__ import annotations
 import io
 import math
 import zipfile
+from itertools import chain
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from service.errors import InvalidRequest, TooLarge
+from service.http.tables import MISSING_CELLS
 from service.http.zipread import read_member
 
 NPY_MAGIC = b"\x93NUMPY"
@@ -341,16 +343,20 @@ def missing_problem(arr: Any, name: str, model: str, accepts: bool, similarity: 
     )
 
 
-def _non_finite(name: str, arr: np.ndarray) -> str:
+IMPUTE = "impute it (fill each in, e.g. with its column's mean)"
+"""How a missing value of numbers is filled in: what a 422 advises by default."""
+
+
+def _non_finite(name: str, arr: np.ndarray, fill: str = IMPUTE) -> str:
     """Where the first non-finite value of ``arr`` is, and for a matrix the fix: missing
-    values (NaN, as a table's ``NA`` or empty cells become) are named by their rows."""
+    values (NaN, as a table's ``NA`` or empty cells become) are named by their rows, with
+    ``fill``, how to fill them in."""
     bad = [int(i) for i in np.argwhere(~np.isfinite(arr))[0]]
     if len(bad) == 2 and np.isnan(arr[bad[0], bad[1]]):
         where, _ = _missing_rows(name, arr)
         return (
-            f"{where}: a missing value cannot be sent here; impute it "
-            f"(fill each in, e.g. with its column's mean) or drop row {bad[0]} and the others "
-            "before sending"
+            f"{where}: a missing value cannot be sent here; {fill} or drop row {bad[0]} and "
+            "the others before sending"
         )
     message = f"{name} contains NaN, infinite or null values (first at {bad})"
     if len(bad) == 2:
@@ -371,39 +377,62 @@ def _infinite(name: str, arr: np.ndarray) -> str:
     )
 
 
-def _entry_problem(entry: Any, where: str, row: int | None) -> str | None:
-    """Why one entry of a JSON array is not a number, or None when it is one."""
-    if isinstance(entry, bool) or not isinstance(entry, int | float | None):
-        if isinstance(entry, str):
-            try:
-                float(entry)
-            except ValueError:
-                drop = f" or drop row {row}" if row is not None else ""
-                return (
-                    f"{where} is the text {entry[:40]!r}, not a number: a missing value cannot "
-                    f"be sent; fill it in (impute){drop} before sending"
-                )
-            return f"{where} is the text {entry[:40]!r}: send numbers without quotes"
+_NUMBER_TYPES = frozenset({int, float, type(None)})
+"""What a JSON array of numbers holds: numbers, and null (a missing value)."""
+
+
+def _only_numbers(value: list[Any]) -> bool:
+    """Whether nested lists hold JSON numbers and null only (no true / false, no text):
+    one C-level pass over each innermost list's element types."""
+    types = set(map(type, value))
+    if types == {list}:  # rows: their entries in one pass
+        types = set(map(type, chain.from_iterable(value)))
+        if types == {list}:
+            return all(_only_numbers(row) for row in value)
+    return types <= _NUMBER_TYPES
+
+
+def _entry_problem(entry: Any, where: str, row: int | None, allow_nan: bool) -> str | None:
+    """Why one entry of a JSON array is not a number, or None when it is one (``allow_nan``:
+    the field takes missing values, sent as null)."""
+    if not isinstance(entry, bool) and isinstance(entry, int | float | None):
+        return None
+    send = "send numbers as JSON numbers" + ("; a missing value is null" if allow_nan else "")
+    if isinstance(entry, bool):
+        return f"{where} is {str(entry).lower()}, not a number: {send}"
+    if not isinstance(entry, str):
         kind = "an array" if isinstance(entry, list | tuple) else type(entry).__name__
-        return f"{where} is {kind}, not a number"
-    return None
+        return f"{where} is {kind}, not a number: {send}"
+    text = f"{where} is the text {entry[:40]!r}"
+    try:
+        number = float(entry)
+    except ValueError:
+        number = None
+    if number is not None and not math.isnan(number):
+        return f"{text}: send numbers as JSON numbers, without quotes"
+    if (number is not None or entry.strip().lower() in MISSING_CELLS) and not allow_nan:
+        drop = f" or drop row {row}" if row is not None else ""
+        return (
+            f"{text}, not a number: a missing value cannot be sent here; fill it in "
+            f"(impute){drop} before sending"
+        )
+    return f"{text}, not a number: {send}"
 
 
-def _unreadable_entry(value: Any, name: str, ndim: int) -> str | None:
+def _unreadable_entry(value: Any, name: str, ndim: int, allow_nan: bool) -> str | None:
     """Why nested lists are not a ``ndim``-D array of numbers: the first row whose length
-    differs from the first row's, or the first entry that is not a number, by row and
-    column; None when the cause is elsewhere. Runs only once numpy has refused the value."""
+    differs from the first row's, or the first entry that is not a number (true / false and
+    text included), by row and column; None when the cause is elsewhere. Runs only once the
+    lists are known to hold something else than numbers and null."""
     if not isinstance(value, list | tuple):
         return None
-    if ndim == 1:
+    if ndim == 1 or not any(isinstance(r, list | tuple) for r in value):
         for j, entry in enumerate(value):
-            problem = _entry_problem(entry, f"{name}[{j}]", None)
+            problem = _entry_problem(entry, f"{name}[{j}]", None, allow_nan)
             if problem is not None:
                 return problem
         return None
     rows = [r for r in value if isinstance(r, list | tuple)]
-    if not rows:
-        return None
     width = len(rows[0])
     for i, row in enumerate(value):
         if not isinstance(row, list | tuple):
@@ -414,41 +443,80 @@ def _unreadable_entry(value: Any, name: str, ndim: int) -> str | None:
                 "be of equal length, one value per column"
             )
         for j, entry in enumerate(row):
-            problem = _entry_problem(entry, f"{name}[{i}][{j}] (row {i}, column {j})", i)
+            where = f"{name}[{i}][{j}] (row {i}, column {j})"
+            problem = _entry_problem(entry, where, i, allow_nan)
             if problem is not None:
                 return problem
     return None
 
 
-def as_float_array(
-    value: Any, name: str, ndim: int, *, allow_1d_column: bool = False, allow_nan: bool = False
-) -> np.ndarray:
-    """Convert a nested list or ndarray to a finite float64 array of ``ndim`` dimensions
-    (``allow_nan``: NaN, which null becomes, is kept for the caller to judge; never infinity).
+def _huge_as_infinite(value: Any) -> Any:
+    """Nested lists with each integer too large for a float replaced by infinity of its
+    sign, as a JSON number such as 1e400 is read (the rare path of an OverflowError)."""
+    if isinstance(value, list):
+        return [_huge_as_infinite(v) for v in value]
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
+    return value
 
-    Raises ``ValueError`` (turned into a 422 by the schema layer) with a message
-    that names the field and what to change.
-    """
+
+def float64_array(value: Any, name: str, ndim: int, *, allow_nan: bool = False) -> np.ndarray:
+    """A nested list or ndarray as a float64 array, its shape and values not yet checked.
+    A list holds JSON numbers and null (NaN) only: true / false and text (``"1.5"``) are
+    refused, as every field of the request models is strictly typed (``allow_nan``: the
+    field takes missing values, which the message then says are null); an integer too
+    large for a float is infinity. Raises ``ValueError`` naming the first bad entry."""
+    if isinstance(value, list) and not _only_numbers(value):
+        numbers = f"{name} must be a {ndim}-D array of numbers"
+        raise ValueError(_unreadable_entry(value, name, ndim, allow_nan) or numbers)
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except OverflowError:
+            arr = np.asarray(_huge_as_infinite(value), dtype=np.float64)
     except (ValueError, TypeError) as exc:
-        why = _unreadable_entry(value, name, ndim)
+        why = _unreadable_entry(value, name, ndim, allow_nan)
         if why is not None:
             raise ValueError(why) from None
         reason = str(exc).split(".")[0]
         raise ValueError(
             f"{name} must be a {ndim}-D array of numbers with rows of equal length ({reason})"
         ) from None
+    return arr
+
+
+def as_float_array(
+    value: Any,
+    name: str,
+    ndim: int,
+    *,
+    allow_1d_column: bool = False,
+    allow_nan: bool = False,
+    fill: str = IMPUTE,
+) -> np.ndarray:
+    """Convert a nested list (of JSON numbers and null: :func:`float64_array`) or an
+    ndarray to a finite float64 array of ``ndim`` dimensions (``allow_nan``: NaN, which
+    null becomes, is kept for the caller to judge; never infinity; else ``fill`` says how
+    to fill a missing value in).
+
+    Raises ``ValueError`` (turned into a 422 by the schema layer) with a message
+    that names the field and what to change.
+    """
+    arr = float64_array(value, name, ndim, allow_nan=allow_nan)
+    if arr.size == 0 and arr.ndim <= ndim:
+        one = "one row of numbers" if ndim == 2 else "one number"
+        raise ValueError(f"{name} is empty (shape {list(arr.shape)}): send at least {one}")
     if allow_1d_column and arr.ndim == 1 and ndim == 2:
         arr = arr.reshape(-1, 1)
     if arr.ndim != ndim:
         hint = " (wrap a single row as [[...]])" if ndim == 2 and arr.ndim == 1 else ""
         raise ValueError(f"{name} must be a {ndim}-D array: got {arr.ndim}-D{hint}")
-    if arr.size == 0 or arr.shape[0] == 0:
-        raise ValueError(f"{name} must not be empty: got shape {list(arr.shape)}")
     if not np.isfinite(arr).all():
         if not allow_nan:
-            raise ValueError(_non_finite(name, arr))
+            raise ValueError(_non_finite(name, arr, fill))
         if np.isinf(arr).any():
             raise ValueError(_infinite(name, arr))
     return arr
@@ -477,10 +545,7 @@ def as_edge_array(value: Any, name: str = "edges") -> np.ndarray:
                 "vertex indices"
             )
         return ints
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (ValueError, TypeError):
-        raise ValueError(f"{name} must be a list of [i, j] pairs of vertex indices") from None
+    arr = float64_array(value, name, 2)  # raises, naming the entry that is not a number
     if arr.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
     if arr.ndim != 2 or arr.shape[1] != 2:
@@ -498,8 +563,9 @@ def as_edge_array(value: Any, name: str = "edges") -> np.ndarray:
 
 # ---------------------------------------------------------------- inputs: dense or CSR
 def _integer_vector(value: Any, name: str) -> np.ndarray:
-    """A 1-D array of integers (integer-valued floats accepted) as int64."""
-    arr = np.asarray(value)
+    """A 1-D array of integers (integer-valued floats accepted) as int64; a JSON list holds
+    numbers only (:func:`float64_array`)."""
+    arr = float64_array(value, name, 1) if isinstance(value, list) else np.asarray(value)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array: got shape {list(arr.shape)}")
     if arr.dtype.kind in "iu":
@@ -517,7 +583,10 @@ def _integer_vector(value: Any, name: str) -> np.ndarray:
 def _sparse_values(value: Any, name: str) -> np.ndarray:
     """The stored values of a sparse input: 1-D, no infinity (a stored NaN is a missing
     value: :func:`refuse_missing`); float32 / uint8 kept."""
-    arr = np.asarray(value)
+    if isinstance(value, list):
+        arr = float64_array(value, f"{name}.data", 1, allow_nan=True)
+    else:
+        arr = np.asarray(value)
     if arr.dtype not in INPUT_DTYPES:
         try:
             arr = np.asarray(value, dtype=np.float64)

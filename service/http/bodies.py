@@ -98,7 +98,9 @@ def _from_json(raw: bytes, model_cls: type[M] | BodyChoice, max_depth: int) -> A
     return validate(model_cls.of(data) if isinstance(model_cls, BodyChoice) else model_cls, data)
 
 
-def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
+def _set_path(data: dict[str, Any], path: str, value: Any, source: str | None = None) -> None:
+    """Put a part's value at ``path`` of the request; 422 when the json part gives that
+    field already (``source``: what gives it, when not the part named ``path``)."""
     parts = path.split(".")
     if len(parts) > 3 or not all(_SEGMENT.match(p) for p in parts):
         raise InvalidRequest(f"part name '{path[:80]}' is not a field path such as 'inputs'")
@@ -108,6 +110,12 @@ def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
         if not isinstance(child, dict):
             raise InvalidRequest(f"part '{path}' conflicts with field '{part}' of the json part")
         node = child
+    if node.get(parts[-1]) is not None:
+        given = source or f"as part '{path}'"
+        raise InvalidRequest(
+            f"field '{path}' is given twice: in part 'json' and {given}; send it once "
+            "(either in json or as a file part)"
+        )
     node[parts[-1]] = value
 
 
@@ -185,17 +193,17 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: De
             if name in SIMILARITY_PARTS and predicting:
                 matrix, ids, columns = new_similarity_of(table)
                 if columns is not None:  # matched to the model's training ids by the route
-                    _set_path(data, f"{name}_ids", columns)
+                    _set_path(data, f"{name}_ids", columns, f"by the header of part '{name}'")
             elif name in similar:
                 matrix, ids = similarity_of(table)
             else:
                 matrix, ids = matrix_of(table, with_ids=name in ID_INPUTS)
                 header = column_names(table) if name == "inputs" and predicting else None
                 if header is not None:  # a similarity's columns may be named by id
-                    _set_path(data, "input_columns", header)
+                    _set_path(data, "input_columns", header, "by the header of part 'inputs'")
             _set_path(data, name, matrix)
             if name in LABEL_PARTS and table.header is not None and "label_names" not in data:
-                data["label_names"] = table.header
+                data["label_names"] = column_names(table)
             if ids is not None:
                 target = similar.get(name) or ID_INPUTS[name]
                 if _get_path(data, target) is not None:

@@ -61,3 +61,8 @@ def loads(raw: bytes | str, what: str, max_depth: int) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidRequest(f"{what} is not valid JSON: {exc}") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise InvalidRequest(
+            f"{what} holds a number Python does not read ({exc}); send finite numbers, "
+            "at most about 1.8e308 (a float64)"
+        ) from None

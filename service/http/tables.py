@@ -16,8 +16,18 @@ A first **header** row is declared (the content-type parameter ``header=present`
 ``absent``, RFC 4180; or a text field ``<part>.header`` = ``true`` / ``false``) or
 detected: the first row is a header when one of its cells is not a number in a column
 whose other cells all are (some may be missing, not all; or, a first row of names only,
-mostly are). A table of edges by id has no numeric column: its first row is a header when
-neither of its ids is one of the request's ids.
+mostly are; a single row of text without a number: a header without data rows). A table
+of edges by id has no numeric column: its first row is a header when neither of its ids is
+one of the request's ids.
+
+**pandas' layouts** (a numeric table whose header is not declared absent): a first row whose
+first cell is empty and whose other cells are not, over a first column of distinct
+non-negative integers, is ``DataFrame.to_csv()``'s header over its row index, a column
+never read (:attr:`Table.index`); over a first column of text, a header over ids. A first
+row ``0,1,...,k-1`` (k >= 2) is the header of a frame without column names
+(``to_csv(index=False)``) when a number below it is written with a point or an exponent;
+over integers only it may be data as well, a 422 asking which for k >= 3 (``0,1`` over 0/1
+rows is data).
 
 **The id column** of an ``inputs`` table is, in this order: the column declared by the
 content-type parameter ``id_column=<name or 1-based number>`` or the text field
@@ -122,6 +132,7 @@ class Table:
     lines: np.ndarray  # 1-based line where each row starts, for messages
     id_column: str | None = None  # declared (a header name or a 1-based number)
     first_cells: list[str] = field(default_factory=list)  # the first row as text
+    index: bool = False  # the first column is a row index (pandas' layout), never read
 
     @property
     def n_rows(self) -> int:
@@ -295,12 +306,15 @@ def parse_table(
     width = 0
     named: set[int] = set()
     numeric = kind != "ids"  # an ids table is text only
+    default_names = False  # a first row 0, 1, ..., k-1: pandas' default column names
+    decimals = False  # a number after the first row written with a point or an exponent
     for i, (line_no, row) in enumerate(_rows(data, part, separator)):
         if i == 0:
             first, width = row, len(row)
             _check_width(part, width, kind)
             named = _named_id(first, id_column)
             text = {j: [] for j in _kept_columns(first, kind, named)}
+            default_names = kind == "matrix" and header is None and _default_names(first)
         elif len(row) != width:
             name = {",": "commas", "\t": "tabs"}.get(separator or "", "separators")
             raise InvalidRequest(
@@ -336,6 +350,8 @@ def parse_table(
                 what = _NUMBER if value - value == 0 else _TEXT if value == value else _MISSING
             values.append(value if what == _NUMBER else math.nan)
             kinds.append(what)
+            if default_names and i and what == _NUMBER and not cell.lstrip("+-").isdigit():
+                decimals, default_names = True, False  # seen: no need to look further
             if what == _TEXT:
                 if len(cell) > MAX_CELL_CHARS:
                     _long_cell(part, line_no, j, cell)
@@ -359,8 +375,17 @@ def parse_table(
     text_count = (rest == _TEXT).sum(axis=0)
     missing_count = (rest == _MISSING).sum(axis=0)
     missing = missing_count > 0
+    pandas = header is not False and kind == "matrix"
+    index = _index_under_blank(first, rest, matrix) if pandas else None
     if header is None:
-        header = _detected_header(first_kinds, text_count, missing_count, n - 1, kind)
+        header = (
+            _detected_header(first_kinds, text_count, missing_count, n - 1, kind)
+            or index is not None
+            or decimals  # pandas' default names over its floats
+            or _header_only(first_kinds, n, kind)
+        )
+        if not header and default_names and n > 1 and len(first) > 2:  # 0,1 over 0/1 rows: data
+            _ambiguous_names(part, first)
     if header:
         return Table(
             part,
@@ -372,6 +397,7 @@ def parse_table(
             lines[1:],
             id_column,
             first,
+            index == "index",
         )
     missing |= first_kinds == _MISSING
     first_text.update({int(j): (0, first[j][:40]) for j in np.flatnonzero(first_kinds == _TEXT)})
@@ -433,6 +459,47 @@ def _detected_header(
     return bool(all_numeric.any() or (first_text.all() and mostly.any()))
 
 
+def _default_names(first: list[str]) -> bool:
+    """Whether a first row is 0, 1, ..., k-1 (k >= 2): the names pandas gives the columns
+    of a frame made from an array, as ``DataFrame.to_csv(index=False)`` writes them."""
+    return len(first) >= 2 and first == [str(j) for j in range(len(first))]
+
+
+def _index_under_blank(first: list[str], rest: np.ndarray, matrix: np.ndarray) -> str | None:
+    """pandas' ``DataFrame.to_csv()`` layout: a first row whose first cell is empty and
+    whose other cells are not (the index has no name, the columns do) over a first column
+    that is the row index: ``"index"`` when it holds distinct non-negative integers (a
+    RangeIndex, perhaps filtered or shuffled), ``"ids"`` when every cell of it is text.
+    None for any other table (a first data row with one missing value, say). O(rows)."""
+    if len(first) < 2 or first[0] or not all(first[1:]) or not rest.shape[0]:
+        return None
+    if (rest[:, 0] == _TEXT).all():
+        return "ids"
+    column = matrix[1:, 0]
+    if not (rest[:, 0] == _NUMBER).all() or (column < 0).any() or (column % 1).any():
+        return None
+    return "index" if np.unique(column).size == column.size else None
+
+
+def _header_only(first: np.ndarray, n: int, kind: Kind) -> bool:
+    """A table of one row of text, without a number: a header without data rows."""
+    return kind == "matrix" and n == 1 and bool((first == _TEXT).any() and (first != _NUMBER).all())
+
+
+def _ambiguous_names(part: str, first: list[str]) -> None:
+    """422 for a first row 0, 1, ..., k-1 (k >= 3) over rows of integers only: pandas'
+    default column names over an integer frame, or a first row of data; the sender says
+    which. (A first row 0,1 over integers is data: 0/1 rows are common.)"""
+    shown = ",".join(first) if len(first) <= 6 else ",".join(first[:3]) + ",...," + first[-1]
+    raise InvalidRequest(
+        f"part '{part}' starts with the line '{shown}', which may be the header pandas "
+        "writes for a frame without column names (DataFrame.to_csv(index=False)) or a row "
+        "of data: name the columns (e.g. df.columns = ['f0', 'f1', ...]) or declare the "
+        f"header, ';type=text/csv;header=present' (or absent) or a text field "
+        f"'{part}.header' = true / false"
+    )
+
+
 def _id_column(table: Table, with_ids: bool) -> int | None:
     """The id column (module docstring), or None; a first column of text is one only
     ``with_ids`` (elsewhere it is a table of text, said as such)."""
@@ -474,6 +541,12 @@ def _numbers(table: Table, columns: np.ndarray, what: str) -> np.ndarray:
     return table.values[:, columns]
 
 
+def _not_numbers(table: Table, id_column: int | None) -> set[int]:
+    """The columns of a table that are not numbers of its matrix: its id column and a
+    row index (pandas' layout)."""
+    return {j for j in (id_column, 0 if table.index else None) if j is not None}
+
+
 def _named(table: Table, j: int) -> str:
     return f" ({table.header[j]!r})" if table.header else ""
 
@@ -488,12 +561,12 @@ def matrix_of(table: Table, *, with_ids: bool) -> tuple[np.ndarray, list[str] | 
             f"{_named(table, id_column)}); only 'inputs' takes one: send numbers only"
         )
     if not table.n_rows:
-        raise InvalidRequest(f"part '{table.part}' has a header but no rows")
-    columns = np.arange(table.n_columns)
-    ids = None
-    if id_column is not None:
-        ids = table.text[id_column]  # kept as text while read (_kept_columns)
-        columns = columns[columns != id_column]
+        raise InvalidRequest(
+            f"part '{table.part}' has a header but no data rows: send at least one row below it"
+        )
+    ids = None if id_column is None else table.text[id_column]  # kept as text (_kept_columns)
+    skipped = _not_numbers(table, id_column)
+    columns = np.asarray([j for j in range(table.n_columns) if j not in skipped], dtype=np.int64)
     if not columns.size:
         raise InvalidRequest(f"part '{table.part}' has no numeric column besides its ids")
     what = (
@@ -557,8 +630,8 @@ def column_names(table: Table) -> list[str] | None:
     of a similarity model (the route matches them)."""
     if table.header is None:
         return None
-    id_column = _id_column(table, with_ids=True)
-    return [h for j, h in enumerate(table.header) if j != id_column]
+    skipped = _not_numbers(table, _id_column(table, with_ids=True))
+    return [h for j, h in enumerate(table.header) if j not in skipped]
 
 
 def new_similarity_of(table: Table) -> tuple[np.ndarray, list[str] | None, list[str] | None]:

@@ -58,6 +58,11 @@ def _outputs(v: Any, info: ValidationInfo) -> np.ndarray:
     return as_float_array(v, info.field_name or "array", 2, allow_1d_column=True)
 
 
+def _labels(v: Any, info: ValidationInfo) -> np.ndarray:
+    fill = "a label is 0 or 1: fill each in (1 where the sample has the label, 0 where not)"
+    return as_float_array(v, info.field_name or "labels", 2, allow_1d_column=True, fill=fill)
+
+
 def _maskable_outputs(v: Any, info: ValidationInfo) -> np.ndarray:
     return as_float_array(v, info.field_name or "array", 2, allow_1d_column=True, allow_nan=True)
 
@@ -131,6 +136,12 @@ Outputs = Annotated[
     WithJsonSchema({"anyOf": [_MATRIX_SCHEMA, {"type": "array", "items": _NUM}]}),
 ]
 """Output vectors, N x d (a flat list is read as d = 1)."""
+Labels = Annotated[
+    np.ndarray,
+    PlainValidator(_labels),
+    WithJsonSchema({"anyOf": [_MATRIX_SCHEMA, {"type": "array", "items": _NUM}]}),
+]
+""":data:`Outputs` that are 0/1 label rows, N x L (a missing label is told as such)."""
 MaskableOutputs = Annotated[
     np.ndarray,
     PlainValidator(_maskable_outputs),

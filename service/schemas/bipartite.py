@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
 
-from service.http.arrays import as_float_array, as_input_matrix
+from service.http.arrays import as_float_array, as_input_matrix, float64_array
 from service.schemas.api import Edges, Ids, Inputs, Matrix, Params, _Model
 from service.schemas.examples import documented
 from service.schemas.params import ModelName
@@ -28,10 +28,7 @@ def _adjacency(value: Any, info: Any) -> Any:
     .npy) are unknown pairs: dense float64 without infinite values, or CSR as inputs."""
     if sp.issparse(value) or isinstance(value, dict):
         return as_input_matrix(value, "adjacency")
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (ValueError, TypeError):
-        return as_float_array(value, "adjacency", 2)  # raises, naming the entry
+    arr = float64_array(value, "adjacency", 2, allow_nan=True)  # raises, naming the entry
     if arr.ndim != 2 or arr.size == 0:
         return as_float_array(value, "adjacency", 2)  # raises: shape
     if np.isinf(arr).any():

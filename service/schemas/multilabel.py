@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from service.schemas.api import Ids, Inputs, Outputs, Params, ThresholdMetric, _Model
+from service.schemas.api import Ids, Inputs, Labels, Params, ThresholdMetric, _Model
 from service.schemas.examples import documented
 from service.schemas.params import ModelName
 
@@ -82,7 +82,7 @@ class MultiLabelTrainRequest(_Model):
     )
     inputs: Inputs = Field(description="N x p input features (dense or CSR).")
     ids: Ids | None = Field(None, description="Optional sample ids, one per row.")
-    labels: Outputs = Field(description="N x L 0/1 label rows (1: the sample has the label).")
+    labels: Labels = Field(description="N x L 0/1 label rows (1: the sample has the label).")
     label_names: list[str] | None = Field(
         None,
         description="Optional names of the L labels (unique): /predict then also answers "

@@ -4,11 +4,15 @@ scipy sparse .npz, CSR structure checks."""
 from __future__ import annotations
 
 import io
+import math
 import zipfile
+from typing import Any
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from svc_data import TestClient, bipartite_network, clustered_graph, post_json, vector_data
+from test_errors import assert_error
 
 from service.errors import InvalidRequest, TooLarge
 from service.http.arrays import (
@@ -204,3 +208,148 @@ def test_input_matrices_keep_compact_dtypes() -> None:
         as_input_matrix(np.array([[1, np.inf]], dtype=np.float32), "inputs")
     with pytest.raises(ValueError, match="must be a 2-D array"):
         as_input_matrix(np.ones(3, dtype=np.float32), "inputs")
+
+
+# ------------------------------------------------------------------ JSON numbers, strictly
+HUGE = 10**400  # a JSON integer no float holds: json.dumps writes its 401 digits
+
+
+def _vector_train(**extra: Any) -> dict[str, Any]:
+    X, Y = vector_data()
+    body = {"inputs": X.tolist(), "output_kernel": {"type": "rbf", "outputs": Y.tolist()},
+            "params": {"n_estimators": 3}, "wait": False}  # fmt: skip
+    body.update(extra)
+    return body
+
+
+def _requests(model_id: str, value: Any) -> dict[str, tuple[str, dict[str, Any]]]:
+    """One request per numeric array of the API, ``value`` at [0][1] (or [1] of a vector)."""
+    row = clustered_graph().features[0].tolist()
+    X, Y = vector_data()
+    inputs, outputs, weights = X.tolist(), Y.tolist(), [1.0] * len(X)
+    inputs[0][1], outputs[0][1], weights[1] = value, value, value
+    return {
+        "/predict inputs": ("/predict", {"model_id": model_id, "inputs": [row[:1] + [value] + row[2:]]}),
+        "/kernel inputs": ("/kernel", {"model_id": model_id, "inputs": [row[:1] + [value] + row[2:]]}),
+        "/train inputs": ("/train", _vector_train(inputs=inputs)),
+        "/train outputs": ("/train", _vector_train(output_kernel={"type": "rbf", "outputs": outputs})),
+        "/train sample_weight": ("/train", _vector_train(sample_weight=weights)),
+    }  # fmt: skip
+
+
+def test_a_json_integer_too_large_for_a_float_is_a_422_like_infinity(
+    client: TestClient, trained: dict[str, Any]
+) -> None:
+    """1 followed by 400 zeros was a 500 (OverflowError): it is infinity, said as such."""
+    huge, infinite = _requests(trained["model_id"], HUGE), _requests(trained["model_id"], math.inf)
+    for what, (path, body) in huge.items():
+        err = assert_error(post_json(client, path, body), 422, "invalid_data")
+        expected = assert_error(post_json(client, path, infinite[what][1]), 422, "invalid_data")
+        assert err["message"] == expected["message"], what
+    with pytest.raises(ValueError, match=r"contains infinity \(first at \[0, 1\]\).*send finite"):
+        as_float_array([[1, HUGE], [2, 3]], "inputs", 2, allow_nan=True)
+    with pytest.raises(ValueError, match=r"contains NaN, infinite or null values \(first at \[1\]"):
+        as_float_array([1, -HUGE], "sample_weight", 1)
+    assert as_float_array([[2**70, 1]], "inputs", 2)[0, 0] == 2.0**70  # big, yet a float
+
+
+def test_a_json_integer_of_thousands_of_digits_is_a_422(client: TestClient) -> None:
+    """Python refuses to read integers of more than 4300 digits (a ValueError, not JSON's)."""
+    text = '{"inputs": [[1' + "0" * 5000 + ", 2]]}"
+    r = client.post("/train", content=text, headers={"content-type": "application/json"})
+    assert_error(r, 422, "invalid_data", "request body", "digits", "send finite numbers")
+
+
+@pytest.mark.parametrize(
+    ("value", "fragments"),
+    [
+        (True, ["is true, not a number", "JSON numbers"]),
+        (False, ["is false, not a number"]),
+        ("1.5", ["is the text '1.5'", "JSON numbers, without quotes"]),
+        (" 1 ", ["is the text ' 1 '", "without quotes"]),
+        ("Infinity", ["is the text 'Infinity'"]),
+        ("NaN", ["is the text 'NaN'", "a missing value is null"]),
+        ("a", ["is the text 'a', not a number", "JSON numbers"]),
+    ],
+)
+def test_booleans_and_text_are_not_numbers(
+    client: TestClient, trained: dict[str, Any], value: Any, fragments: list[str]
+) -> None:
+    """true was read as 1 and '1.5' as 1.5, 'NaN' as a missing value: the request models
+    are strictly typed (docs/API.md), arrays of numbers included."""
+    for what, (path, body) in _requests(trained["model_id"], value).items():
+        where = "[1]" if "weight" in what else "[0][1] (row 0, column 1)"
+        err = assert_error(
+            post_json(client, path, body), 422, "invalid_data", where, *fragments[:1]
+        )
+        for fragment in fragments[1:]:
+            if fragment != "a missing value is null" or "inputs" in what:  # takes missing values
+                assert fragment in err["message"], (what, err["message"])
+        assert "impute" not in err["message"] or "cannot" in err["message"], err["message"]
+    body = {"model_id": trained["model_id"], "inputs": [[value] + [0.5] * 3]}
+    err = assert_error(client.post("/kernel", json=body), 422, "invalid_data", "inputs[0][0]")
+    if isinstance(value, str) and value != "NaN":
+        assert "impute" not in err["message"], err["message"]  # /kernel inputs take missing values
+
+
+def test_boolean_labels_and_1d_arrays_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"labels\[0\]\[0\] \(row 0, column 0\) is true"):
+        as_float_array([[True, False, True]], "labels", 2, allow_1d_column=True)
+    with pytest.raises(ValueError, match=r"outputs\[1\] is true, not a number"):
+        as_float_array([0.5, True], "outputs", 2, allow_1d_column=True)
+    with pytest.raises(ValueError, match=r"sample_weight\[2\] is the text '2'"):
+        as_float_array([1, 1.5, "2"], "sample_weight", 1)
+    with pytest.raises(ValueError, match=r"inputs\[1\] is not a row"):
+        as_float_array([[1, 2], 3], "inputs", 2)
+    # text for a missing value where none can be sent: fill it in; where one can: null
+    with pytest.raises(ValueError, match=r"'NA', not a number: a missing value cannot be sent"):
+        as_float_array([[1, 2], ["NA", 1]], "outputs", 2)
+    with pytest.raises(ValueError, match=r"'NA', not a number: send .*a missing value is null"):
+        as_float_array([[1, 2], ["NA", 1]], "inputs", 2, allow_nan=True)
+    # numbers and null (a missing value) as before, an array part's bool dtype kept
+    out = as_float_array([[1, None], [2, 3.5]], "inputs", 2, allow_nan=True)
+    assert out.dtype == np.float64 and np.isnan(out[0, 1]) and out[1].tolist() == [2.0, 3.5]
+    assert as_float_array(np.array([[True, False]]), "inputs", 2).tolist() == [[1.0, 0.0]]
+
+
+def test_an_empty_array_asks_for_a_row(client: TestClient, trained: dict[str, Any]) -> None:
+    """`"inputs": []` said 'got 1-D (wrap a single row as [[...]])'."""
+    r = client.post("/predict", json={"model_id": trained["model_id"], "inputs": []})
+    err = assert_error(r, 422, "invalid_data", "inputs is empty", "send at least one row")
+    assert "1-D" not in err["message"]
+    with pytest.raises(ValueError, match=r"inputs is empty \(shape \[1, 0\]\)"):
+        as_float_array([[]], "inputs", 2)
+    with pytest.raises(ValueError, match="sample_weight is empty.*at least one number"):
+        as_float_array([], "sample_weight", 1)
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [(True, "adjacency[0][1] (row 0, column 1) is true"), (HUGE, "adjacency[0][1] is infinite")],
+)
+def test_a_bipartite_adjacency_holds_numbers_too(
+    client: TestClient, value: Any, fragment: str
+) -> None:
+    """The adjacency took true as 1 and 1 followed by 400 zeros was a 500."""
+    net = bipartite_network()
+    Y = net.Y.tolist()
+    Y[0][1] = value
+    body = {"task": "bipartite", "model": "okboost", "rows": {"inputs": net.rows.tolist()},
+            "cols": {"inputs": net.cols.tolist()}, "adjacency": Y, "wait": False}  # fmt: skip
+    assert_error(post_json(client, "/train", body), 422, "invalid_data", fragment)
+
+
+def test_edges_and_sparse_parts_in_json_hold_numbers_too() -> None:
+    """Edges and a CSR object's arrays took true as 1; 1 followed by 400 zeros was a 500."""
+    with pytest.raises(ValueError, match=r"edges\[0\]\[1\] \(row 0, column 1\) is true"):
+        as_edge_array([[0, True]])
+    with pytest.raises(ValueError, match=r"edges\[0\] = \[0.0, inf\] is not a pair"):
+        as_edge_array([[0, HUGE]])
+    csr = {"data": [1.0, 2.0], "indices": [0, 1], "indptr": [0, 1, 2], "shape": [2, 2]}
+    with pytest.raises(ValueError, match=r"inputs.data\[1\] is true, not a number"):
+        as_csr({**csr, "data": [1.0, True]}, "inputs")
+    with pytest.raises(ValueError, match=r"inputs.data contains infinite values \(first at \[0\]"):
+        as_csr({**csr, "data": [HUGE, 1.0]}, "inputs")
+    with pytest.raises(ValueError, match=r"inputs.indices\[0\] is false, not a number"):
+        as_csr({**csr, "indices": [False, 1]}, "inputs")
+    assert as_csr(csr, "inputs").toarray().tolist() == [[1.0, 0.0], [0.0, 2.0]]

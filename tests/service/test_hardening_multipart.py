@@ -262,3 +262,38 @@ def test_a_body_cut_before_its_closing_boundary_is_refused(client: TestClient) -
     cut = body[: body.rindex(f"--{BOUNDARY}--".encode())]
     r = _post_streamed(client, "/predict", cut[:-10])
     assert_error(r, 422, "invalid_data", "inside part 'json'", "closing boundary")
+
+
+@pytest.mark.parametrize(
+    ("part", "upload"),
+    [
+        ("inputs", ("q.csv", b"0.1,0.2,0.3,0.4\n0.5,0.6,0.7,0.8\n", "text/csv")),
+        ("inputs", ("q.npy", b"")),  # filled in below: a .npy part
+        ("inputs", (None, "[[0.5, 0.6, 0.7, 0.8]]")),  # a JSON text part
+    ],
+    ids=["table", "npy", "text"],
+)
+def test_a_field_in_the_json_part_and_as_a_part_is_refused(
+    client: TestClient, trained: dict[str, Any], part: str, upload: tuple[Any, ...]
+) -> None:
+    """The file part silently won over the json part's `inputs` (200, its rows answered)."""
+    if upload[0] == "q.npy":
+        buf = io.BytesIO()
+        np.save(buf, np.full((2, 4), 0.5))
+        upload = ("q.npy", buf.getvalue())
+    spec = {"model_id": trained["model_id"], "inputs": [[0.1, 0.2, 0.3, 0.4]]}
+    files = {"json": (None, json.dumps(spec)), part: upload}
+    r = client.post("/kernel", files=files)
+    assert_error(
+        r, 422, "invalid_data", "'inputs' is given twice", "send it once", "json", "file part"
+    )
+
+
+def test_a_nested_field_in_the_json_part_and_as_a_part_is_refused(client: TestClient) -> None:
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    spec = {"inputs": X.tolist(), "output_kernel": {"type": "linear", "outputs": X.tolist()}}
+    buf = io.BytesIO()
+    np.save(buf, X)
+    files = {"json": (None, json.dumps(spec)), "output_kernel.outputs": ("Y.npy", buf.getvalue())}
+    r = client.post("/train", files=files)
+    assert_error(r, 422, "invalid_data", "'output_kernel.outputs' is given twice")

@@ -5,11 +5,12 @@ a clear 422 for every mismatch."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
 import pytest
-from svc_data import SMALL, TestClient, label_data
+from svc_data import SMALL, TestClient, label_data, post_json
 
 import okcore
 from okcore import metrics
@@ -160,3 +161,20 @@ def test_wrong_requests_to_a_multilabel_model(
     assert r.status_code == 422 and "0/1" in r.json()["error"]["message"]
     r = client.post("/predict", json={"model_id": model_id, "inputs": [[0.0, 1.0]]})
     assert r.status_code == 422 and "4 features" in r.json()["error"]["message"]
+
+
+def test_a_missing_label_says_a_label_is_0_or_1(client: TestClient) -> None:
+    """A missing cell of `labels` was told to be imputed 'with its column's mean'."""
+    body = _body(wait=False)
+    body["labels"][3][1] = None
+    r = post_json(client, "/train", body)
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert "labels has missing values (NaN) in rows 3" in message
+    assert "a label is 0 or 1" in message and "mean" not in message
+    table = "\n".join(",".join("" if (i, j) == (3, 1) else str(int(v)) for j, v in enumerate(row))
+                      for i, row in enumerate(LABELS[TRAIN])).encode()  # fmt: skip
+    spec = json.dumps({k: v for k, v in body.items() if k != "labels"})
+    r = client.post("/train", data={"json": spec}, files={"labels": ("y.csv", table, "text/csv")})
+    assert r.status_code == 422, r.text
+    assert "a label is 0 or 1" in r.json()["error"]["message"]

@@ -426,3 +426,122 @@ def test_the_job_estimate_counts_the_second_search_of_features_with_missing_valu
     holed = estimate_job("okboost", SMALL, X, kernel, 2, X.nbytes)
     assert holed.n_features == complete.n_features == X.shape[1]
     assert holed.tree_seconds > complete.tree_seconds
+
+
+# ------------------------------------------------------------------ pandas' own layouts
+def _pandas_csv(a: np.ndarray, *, index: bool, named: bool, prefix: str = "c") -> bytes:
+    """What pandas writes for ``a`` (DataFrame.to_csv), without importing pandas: a header
+    of the column names (pandas' default names are 0, 1, ...), floats with a decimal
+    point, and with ``index`` a first column of the row index under an empty header cell."""
+    width = a.shape[1]
+    names = [f"{prefix}{j}" if named else str(j) for j in range(width)]
+    lines = [("," if index else "") + ",".join(names)]
+    lines += [(f"{i}," if index else "") + ",".join(repr(float(x)) for x in row)
+              for i, row in enumerate(a)]  # fmt: skip
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_the_pandas_writer_is_what_pandas_writes() -> None:
+    pd = pytest.importorskip("pandas")
+    a = np.array([[0.5, 1.0], [2.25, -3.0]])
+    for index in (True, False):
+        for named in (True, False):
+            df = pd.DataFrame(a, columns=["c0", "c1"] if named else None)
+            assert df.to_csv(index=index).encode() == _pandas_csv(a, index=index, named=named)
+
+
+@pytest.mark.parametrize("index", [True, False], ids=["to_csv()", "index=False"])
+@pytest.mark.parametrize("named", [True, False], ids=["named", "default-columns"])
+@pytest.mark.parametrize("part", ["inputs", "output_kernel.outputs", "candidates"])
+def test_pandas_tables_are_read_as_pandas_wrote_them(index: bool, named: bool, part: str) -> None:
+    """pd.DataFrame(X).to_csv() was read with its header as a first data row (first cell
+    missing) and its index as a feature; to_csv(index=False) with its header 0,1,2 as data."""
+    a = np.random.default_rng(0).normal(size=(40, 3))
+    table = parse_table(_pandas_csv(a, index=index, named=named), part)
+    X, ids = matrix_of(table, with_ids=part == "inputs")
+    assert ids is None and X.shape == (40, 3)
+    np.testing.assert_array_equal(X, a)
+    assert table.header is not None
+
+
+def test_a_pandas_index_of_ids_or_of_a_filtered_frame() -> None:
+    a = np.random.default_rng(1).normal(size=(5, 2))
+    lines = [",0,1"] + [f"g{i},{x},{y}" for i, (x, y) in enumerate(a)]
+    X, ids = matrix_of(parse_table(("\n".join(lines) + "\n").encode(), "inputs"), with_ids=True)
+    assert ids == [f"g{i}" for i in range(5)] and np.array_equal(X, a)
+    lines = [",a,b"] + [f"{i},{x},{y}" for i, (x, y) in zip([7, 2, 9, 4, 0], a, strict=True)]
+    X, ids = matrix_of(parse_table(("\n".join(lines) + "\n").encode(), "c"), with_ids=False)
+    assert ids is None and np.array_equal(X, a)  # a shuffled, filtered frame's index
+    weights = parse_table(b",0\n0,1.0\n1,2.5\n2,0.5\n", "sample_weight")  # Series.to_csv()
+    assert matrix_of(weights, with_ids=False)[0].tolist() == [[1.0], [2.5], [0.5]]
+
+
+def test_headerless_numbers_are_read_unchanged() -> None:
+    """Ordinary numeric tables: no header, every column a feature, every row data."""
+    for text, rows in (
+        (b"0.5,1.5,2\n1,2,3\n", [[0.5, 1.5, 2.0], [1.0, 2.0, 3.0]]),
+        (b"1,2,3\n3,4,5\n", [[1.0, 2.0, 3.0], [3.0, 4.0, 5.0]]),  # all integers: no header
+        (b"0,1\n1,0\n", [[0.0, 1.0], [1.0, 0.0]]),  # 0/1 rows, e.g. labels: 0,1 is data
+        (b",0.5,0.25\n1.5,2.5,3.5\n", [[np.nan, 0.5, 0.25], [1.5, 2.5, 3.5]]),  # a missing cell
+        (b"1,0.5\n2,0.25\n3,0.125\n", [[1.0, 0.5], [2.0, 0.25], [3.0, 0.125]]),
+    ):
+        X, ids = matrix_of(parse_table(text, "inputs"), with_ids=True)
+        assert ids is None
+        np.testing.assert_array_equal(X, np.array(rows))
+    # pandas' layouts are read as such unless the header is declared absent
+    for text in (b"0,1,2\n0.5,1.5,2.5\n", b",1,2\n0,1.5,2.5\n"):
+        X, _ = matrix_of(parse_table(text, "inputs", header=False), with_ids=True)
+        assert X.shape == (2, 3)
+
+
+def test_a_first_line_of_pandas_default_names_over_integers_is_a_422() -> None:
+    """0,1,2 over integer rows: pandas' header of an integer frame, or a row of data."""
+    with pytest.raises(InvalidRequest, match=r"'0,1,2'.*pandas.*header=present") as exc:
+        matrix_of(parse_table(b"0,1,2\n5,3,1\n4,4,2\n", "inputs"), with_ids=True)
+    assert "inputs.header" in str(exc.value)
+    X, _ = matrix_of(parse_table(b"0,1,2\n5,3,1\n", "inputs", header=True), with_ids=True)
+    assert X.tolist() == [[5, 3, 1]]
+    X, _ = matrix_of(parse_table(b"0,1,2\n5,3,1\n", "inputs", header=False), with_ids=True)
+    assert X.tolist() == [[0, 1, 2], [5, 3, 1]]
+
+
+def test_a_header_without_rows_says_so() -> None:
+    """'id,f0,f1,f2' alone said "line 1 column 2 is 'f0', not a finite number"."""
+    for text in (b"id,f0,f1,f2\n", b"f0,f1\n"):
+        with pytest.raises(InvalidRequest, match="has a header but no data rows"):
+            matrix_of(parse_table(text, "inputs"), with_ids=True)
+
+
+@pytest.mark.parametrize("index", [True, False], ids=["to_csv()", "index=False"])
+@pytest.mark.parametrize("named", [True, False], ids=["named", "default-columns"])
+def test_pandas_tables_train_as_json_arrays_do(
+    client: TestClient, index: bool, named: bool
+) -> None:
+    rng = np.random.default_rng(3)
+    X, Y, w = rng.normal(size=(40, 3)), rng.normal(size=(40, 2)), rng.uniform(0.5, 2, (40, 1))
+    spec = {"output_kernel": {"type": "linear"}, "params": SMALL, "wait": True}
+    files = {
+        "inputs": ("X.csv", _pandas_csv(X, index=index, named=named, prefix="f"), CSV),
+        "output_kernel.outputs": ("Y.csv", _pandas_csv(Y, index=index, named=named), CSV),
+        "sample_weight": ("w.csv", _pandas_csv(w, index=index, named=True, prefix="w"), CSV),
+    }
+    r = client.post("/train", data={"json": json.dumps(spec)}, files=files)
+    assert r.status_code == 201, r.text
+    model = r.json()["model"]
+    assert (model["n_train"], model["n_features"], model["output_dim"]) == (40, 3, 2)
+    assert model["sample_weight"] is True
+
+
+def test_a_labels_table_from_pandas_names_its_labels(client: TestClient) -> None:
+    from svc_data import label_data
+
+    X, labels = label_data(n=40)
+    names = [f"L{j}" for j in range(labels.shape[1])]
+    body = _pandas_csv(labels, index=True, named=True, prefix="L")
+    spec = {"task": "multilabel", "model": "okboost", "params": SMALL, "wait": True}
+    files = {"inputs": ("X.csv", _pandas_csv(X, index=True, named=False), CSV),
+             "labels": ("labels.csv", body, CSV)}  # fmt: skip
+    r = client.post("/train", data={"json": json.dumps(spec)}, files=files)
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["n_features"] == X.shape[1]
+    assert r.json()["model"]["multilabel"]["label_names"] == names
