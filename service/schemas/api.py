@@ -593,10 +593,12 @@ class TrainRequest(_Model):
             refusal = _auto_refusal(self)
             if refusal is not None:
                 raise ValueError(refusal)
-        if self.eval_set is not None and self.model not in EVAL_SET_MODELS:
-            raise ValueError(
-                f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
-            )
+        if self.eval_set is not None:
+            if self.model not in EVAL_SET_MODELS:
+                raise ValueError(
+                    f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
+                )
+            _check_eval_set(self.eval_set, self.inputs, spec)
         if isinstance(spec, LinearKernelSpec) and np.isnan(spec.outputs).any():
             _check_unknown_outputs(self, spec.outputs)
         if self.output_weight is not None:
@@ -609,6 +611,49 @@ class TrainRequest(_Model):
                 )
             okcore.check_sample_weight(self.sample_weight, n)  # length, sign, sum: a 422
         return self
+
+
+def _check_eval_set(ev: EvalSet, inputs: Any, spec: _KernelSpec) -> None:
+    """The validation rows match the training data: as many input columns, outputs (one row
+    per validation row, as many columns as the training outputs) or the V x N kernel against
+    the training outputs with its V diagonal values."""
+    n, p = (int(s) for s in inputs.shape)
+    v, q = (int(s) for s in ev.inputs.shape)
+    if q != p:
+        raise ValueError(
+            f"eval_set.inputs has {q} columns but inputs has {p}: send the validation rows "
+            "with the training inputs' columns, in the same order"
+        )
+    outputs = spec.outputs_array()
+    if ev.outputs is not None:
+        if outputs is None:
+            raise ValueError(
+                f"eval_set.outputs are output vectors, but output_kernel type "
+                f"{spec.summary()['type']!r} takes none: send eval_set.gram_cross (V x N kernel between the validation and the "
+                "training outputs) and eval_set.gram_diag instead"
+            )
+        if ev.outputs.shape[0] != v:
+            raise ValueError(
+                f"eval_set.outputs has {ev.outputs.shape[0]} rows but eval_set.inputs has {v}: "
+                "send one output row per validation row"
+            )
+        if ev.outputs.shape[1] != outputs.shape[1]:
+            raise ValueError(
+                f"eval_set.outputs has {ev.outputs.shape[1]} columns but "
+                f"output_kernel.outputs has {outputs.shape[1]}: send the validation outputs "
+                "with the training outputs' columns"
+            )
+    if ev.gram_cross is not None and ev.gram_cross.shape != (v, n):
+        g = ev.gram_cross.shape
+        raise ValueError(
+            f"eval_set.gram_cross is {g[0]} x {g[1]} but must be {v} x {n}: one row per "
+            "validation row (eval_set.inputs), one column per training row"
+        )
+    if ev.gram_diag is not None and ev.gram_diag.shape[0] != v:
+        raise ValueError(
+            f"eval_set.gram_diag has {ev.gram_diag.shape[0]} values but eval_set.inputs has "
+            f"{v} rows: send k(y_v, y_v) of each validation row"
+        )
 
 
 def _check_output_weight(req: TrainRequest, spec: Any) -> None:
@@ -636,6 +681,11 @@ def _check_output_weight(req: TrainRequest, spec: Any) -> None:
 def _check_unknown_outputs(req: TrainRequest, outputs: np.ndarray) -> None:
     """Unknown (null / NaN) output entries: only models that fit partly known outputs take
     them, and not with cross-validation (its scores compare whole outputs)."""
+    if np.isnan(outputs).all():
+        raise ValueError(
+            "every entry of output_kernel.outputs is unknown (null / NaN): there is nothing "
+            "to fit; send the outputs of the training rows, with at least one known entry"
+        )
     where = [int(i) for i in np.argwhere(np.isnan(outputs))[0]]
     if req.model not in MASKED_OUTPUT_MODELS:
         raise ValueError(
