@@ -7,6 +7,7 @@ here so that okcore only ever sees clean arrays.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 import numpy as np
@@ -592,7 +593,7 @@ class TrainRequest(_Model):
         if self.model == "auto":
             refusal = _auto_refusal(self)
             if refusal is not None:
-                raise ValueError(refusal)
+                raise ValueError(refusal.message)
         if self.eval_set is not None:
             if self.model not in EVAL_SET_MODELS:
                 raise ValueError(
@@ -701,51 +702,97 @@ def _check_unknown_outputs(req: TrainRequest, outputs: np.ndarray) -> None:
         )
 
 
+def _auto_params() -> set[str]:
+    """The parameters the automatic choice takes (okcore's AutoRegressor)."""
+    return set(okcore.estimator_class(DEFAULT_MODEL)().get_params())
+
+
 def _default_model(req: TrainRequest) -> str:
     """The model of a request that names none: the automatic choice, unless it does not
     apply (:func:`_auto_refusal`, or an ``eval_set`` to follow) or ``params`` name
     parameters it does not take (OKBoost's, such as n_estimators, given as before the
     default changed): then the documented OKBoost defaults."""
-    auto_params = set(okcore.estimator_class(DEFAULT_MODEL)().get_params())
     if req.eval_set is not None or _auto_refusal(req) is not None:
         return FALLBACK_MODEL
-    return DEFAULT_MODEL if set(req.params) <= auto_params else FALLBACK_MODEL
+    return DEFAULT_MODEL if set(req.params) <= _auto_params() else FALLBACK_MODEL
 
 
-def _auto_refusal(req: TrainRequest) -> str | None:
-    """What the automatic choice does not take, as the message a request naming it gets
-    (None: it applies): it validates on inner folds of its own and chooses among models of
-    feature inputs and output vectors or a Gram matrix."""
-    if req.cv is not None:
+def default_model_note(req: TrainRequest) -> str | None:
+    """Why a request that names no model got the fallback model (okboost), in the user's
+    words, for the messages about its ``params``; None when it named one or got auto."""
+    if "model" in req.model_fields_set or req.model != FALLBACK_MODEL:
+        return None
+    refusal = _auto_refusal(req)
+    feature = "eval_set" if req.eval_set is not None else None
+    if refusal is not None:
+        feature = refusal.feature
+    if feature is not None:
         return (
+            f"no model was named, and the automatic choice does not apply to this request "
+            f"(it has {feature}), so the model is {FALLBACK_MODEL}, the default where the "
+            "automatic choice does not apply"
+        )
+    auto = _auto_params()
+    others = sorted(set(req.params) - auto)
+    return (
+        f"no model was named and params name {', '.join(map(repr, others))}, which the "
+        f"automatic choice (model '{DEFAULT_MODEL}', parameters {', '.join(sorted(auto))}) "
+        f"does not take, so params were read as {FALLBACK_MODEL}'s"
+    )
+
+
+@dataclass(frozen=True)
+class AutoRefusal:
+    """Why the automatic choice does not apply to a request: the request's ``feature`` (in
+    its words) and the ``message`` a request naming model 'auto' gets."""
+
+    feature: str
+    message: str
+
+
+def _auto_refusal(req: TrainRequest) -> AutoRefusal | None:
+    """What the automatic choice does not take (None: it applies): it validates on inner
+    folds of its own and chooses among models of feature inputs and output vectors or a
+    Gram matrix."""
+    if req.cv is not None:
+        return AutoRefusal(
+            "cv: the automatic choice validates on inner folds of its own",
             "model 'auto' chooses its model by inner validation already: leave out cv (set "
-            "params.cv to its inner folds), or name a model to cross-validate"
+            "params.cv to its inner folds), or name a model to cross-validate",
         )
     if req.input_kind == "similarity":
-        return (
+        return AutoRefusal(
+            "input_kind 'similarity': the automatic choice takes feature inputs",
             "model 'auto' takes feature inputs: name a model (okboost, krr, ...) for "
-            "input_kind 'similarity'"
+            "input_kind 'similarity'",
         )
     if isinstance(req.output_kernel, DiffusionKernelSpec):
-        return (
+        return AutoRefusal(
+            "a graph's diffusion kernel (output_kernel type 'diffusion'): the automatic "
+            "choice takes output vectors or a precomputed Gram matrix",
             "model 'auto' takes output vectors or a precomputed Gram matrix: name a model "
-            "for a graph's diffusion kernel"
+            "for a graph's diffusion kernel",
         )
     if not getattr(okcore.estimator_class("auto"), "accepts_missing", False) and _holds_missing(
         req.inputs
     ):
-        return (
+        return AutoRefusal(
+            "missing input values (NaN) in inputs",
             "model 'auto' does not take missing input values (NaN): name a tree model "
-            "(okboost, ok3 or ok3-forest: they learn where missing values go), or impute them"
+            "(okboost, ok3 or ok3-forest: they learn where missing values go), or impute "
+            "them",
         )
     spec = req.output_kernel
     if isinstance(spec, LinearKernelSpec) and np.isnan(spec.outputs).any():
-        return (
+        return AutoRefusal(
+            "unknown (null / NaN) output entries",
             "model 'auto' needs every output entry: name okboost (it fits the known entries "
-            "only), or fill the unknown (null / NaN) entries in"
+            "only), or fill the unknown (null / NaN) entries in",
         )
     if req.output_weight is not None:
-        return "model 'auto' does not take output_weight: name okboost"
+        return AutoRefusal(
+            "output_weight", "model 'auto' does not take output_weight: name okboost"
+        )
     return None
 
 

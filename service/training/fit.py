@@ -14,7 +14,7 @@ from service.errors import InvalidRequest
 from service.http.arrays import missing_problem
 from service.jobs.progress import PhasePlan
 from service.jobs.task import Reporter
-from service.schemas.api import TrainRequest
+from service.schemas.api import TrainRequest, default_model_note
 from service.store.model_store import write_model
 from service.training.budget import JobEstimate, array_bytes, estimate_job
 from service.training.cv import (
@@ -48,17 +48,30 @@ class TrainPlan:
         return self.estimate.phases()
 
 
-def checked_estimator(model: str, params: dict[str, Any]) -> okcore.OKEstimator:
+def checked_estimator(
+    model: str, params: dict[str, Any], note: str | None = None
+) -> okcore.OKEstimator:
     """The estimator through okcore's public registry, every parameter checked now (422
-    before queueing, not a failed job later)."""
+    before queueing, not a failed job later). ``note``: why a request naming no model got
+    ``model`` (:func:`~service.schemas.api.default_model_note`), said with an unknown name
+    and what to send instead."""
     try:
         okcore.check_parameter_names(model, params)
     except okcore.UnknownParameterError as err:
         unknown = err.unknown
+        names = ", ".join(repr(u) for u in unknown)
+        message = (
+            f"unknown parameter{'s' if len(unknown) > 1 else ''} {names} for model '{model}'; "
+            f"valid parameters: {', '.join(err.valid)}"
+        )
+        if note is not None:
+            message = (
+                f"unknown parameter{'s' if len(unknown) > 1 else ''} {names} for model "
+                f"'{model}': {note}. Name the model you mean with `model`, or fix or drop {names} "
+                f"and use {model}'s parameters: {', '.join(err.valid)}"
+            )
         raise InvalidRequest(
-            f"unknown parameter{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(repr(u) for u in unknown)} for model '{model}'; "
-            f"valid parameters: {', '.join(err.valid)}",
+            message,
             details=[{"loc": ["params", u], "msg": "unknown parameter"} for u in unknown],
         ) from None
     if params.get("warm_start"):
@@ -141,7 +154,7 @@ def _refuse_missing(req: TrainRequest, est: okcore.OKEstimator) -> None:
 
 def plan_training(req: TrainRequest) -> TrainPlan:
     """Check what can be checked before queueing (names, kernel spec) and build the plan."""
-    est = checked_estimator(req.model, req.params)
+    est = checked_estimator(req.model, req.params, default_model_note(req))
     _refuse_missing(req, est)
     input_map, symmetrised = None, list[str]()
     if req.input_kind == "similarity":

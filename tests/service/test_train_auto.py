@@ -177,3 +177,64 @@ def test_data_auto_does_not_take_gets_okboost_unnamed_and_a_422_named(
     named = client.post("/train", json={**body, "model": "auto"})
     assert named.status_code == 422, named.text
     assert "name" in named.json()["error"]["message"]
+
+
+def _vectors(n: int, binary: bool = False) -> dict[str, Any]:
+    X, Y = vector_data(n=max(n, 2))
+    Y = (Y > 0).astype(float) if binary else Y
+    return {
+        "inputs": X[:n].tolist(),
+        "output_kernel": {"type": "linear", "outputs": Y[:n].tolist()},
+    }
+
+
+@pytest.mark.parametrize(
+    ("extra", "feature"),
+    [
+        ({"output_kernel": {"type": "diffusion", "edges": [[0, 1], [1, 2]]}}, "diffusion"),
+        ({"cv": {"folds": 3}}, "cv"),
+        ({"eval_set": {"inputs": [[0.0, 0.0, 0.0]], "outputs": [[0.0, 0.0]]}}, "eval_set"),
+        ({"missing_input": True}, "missing input values"),
+        ({"null_output": True}, "unknown (null / NaN) output entries"),
+        ({"output_weight": [1.0, 1.0]}, "output_weight"),
+    ],
+)
+def test_auto_params_where_the_automatic_choice_does_not_apply_say_why(
+    client: TestClient, extra: dict, feature: str
+) -> None:
+    """A request naming no model, with the automatic choice's max_cpu_seconds, that falls
+    to okboost: the 422 says the automatic choice does not apply, why, and what to send."""
+    body: dict[str, Any] = {**_vectors(30), "params": {"max_cpu_seconds": 3}}
+    if extra.pop("missing_input", False):
+        body["inputs"][2][1] = None
+    elif extra.pop("null_output", False):
+        body["output_kernel"]["outputs"][2][0] = None
+    body.update(extra)
+    r = client.post("/train", json=body)
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    for fragment in (
+        "no model was named",
+        "the automatic choice does not apply",
+        feature,
+        "okboost",
+        "max_cpu_seconds",
+        "`model`",
+        "n_estimators",
+    ):
+        assert fragment in message, message
+
+
+def test_a_params_typo_naming_no_model_says_how_params_were_read(client: TestClient) -> None:
+    r = client.post("/train", json={**_vectors(30), "params": {"n_trees": 5}})
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    for fragment in (
+        "unknown parameter 'n_trees'",
+        "no model was named",
+        "automatic choice",
+        "read as okboost's",
+        "n_estimators",
+        "max_cpu_seconds",
+    ):
+        assert fragment in message, message
