@@ -16,6 +16,7 @@ from service.jobs.progress import PhasePlan
 from service.jobs.task import Reporter
 from service.schemas.api import TrainRequest, default_model_note
 from service.store.model_store import write_model
+from service.training.auto import check_auto, check_input_width, width_from_inputs
 from service.training.budget import JobEstimate, array_bytes, estimate_job
 from service.training.cv import (
     CVPlan,
@@ -162,6 +163,15 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         est, input_map = _similarity_estimator(req, est)
     spec = req.output_kernel
     outputs, fit_kwargs, summary = spec.outputs_array(), spec.fit_kwargs(), spec.summary()
+    if req.model == "auto":
+        check_auto(est, req.inputs, spec.FORM, outputs)
+    if req.input_kind == "features" and width_from_inputs(estimator_params(est)):
+        check_input_width(
+            f"model '{req.model}'",
+            req.inputs,
+            "give params.gamma (a number > 0), or send more training rows with different inputs",
+            ["params", "gamma"],
+        )
     if "gram" in fit_kwargs:
         # square, finite, symmetric: O(N^2), so 422 now; PSD needs the O(N^3)
         # factorisation that fit does anyway, so a non-PSD matrix fails the job instead.

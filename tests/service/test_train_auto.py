@@ -238,3 +238,36 @@ def test_a_params_typo_naming_no_model_says_how_params_were_read(client: TestCli
         "max_cpu_seconds",
     ):
         assert fragment in message, message
+
+
+@pytest.mark.parametrize(
+    ("n", "extra", "fragments"),
+    [
+        (80, {"params": {"scoring": "auc"}}, ("params.scoring 'auc'", "output vectors", "r2")),
+        (80, {"params": {"scoring": "auroc"}}, ("params.scoring 'auroc'", "not all 0 or 1")),
+        (80, {"params": {"cv": 200}}, ("params.cv = 200", "80 training rows", "at most 80")),
+        (80, {"model": "auto", "params": {"cv": 0.001}}, ("params.cv = 0.001", "larger")),
+        (4, {}, ("4 training rows", "at least 5", "name a model")),
+        (3, {"model": "auto"}, ("3 training rows", "at least 5")),
+        (1, {}, ("1 training rows", "at least 5")),
+        (1, {"model": "krr"}, ("params.gamma", "undefined on 1 row")),
+        (1, {"model": "krr-boost"}, ("params.gamma", "undefined on 1 row")),
+    ],
+)
+def test_what_the_automatic_choice_cannot_do_is_a_422_before_queueing(
+    client: TestClient, n: int, extra: dict, fragments: tuple[str, ...]
+) -> None:
+    """Settings and data the automatic choice (or a kernel model's gamma 'auto') cannot
+    work with are refused at once, naming the field to change, not a failed job."""
+    body = {**_vectors(n), **extra}  # outputs not all 0 or 1
+    r = client.post("/train", json=body)
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_auroc_on_0_1_outputs_is_accepted(client: TestClient) -> None:
+    body = {**_vectors(80, binary=True), "params": {**PARAMS, "scoring": "auroc"}, "wait": True}
+    r = client.post("/train", json=body)
+    assert r.status_code == 201, r.text

@@ -1,0 +1,91 @@
+"""What the automatic choice (model "auto") and the kernel models' data-driven RBF width
+need of a /train request, checked before the job is queued (no HTTP here): a 422 naming the
+field to change, not a job that fails.
+
+- The automatic choice compares models on held-out rows (``params.cv``: a holdout fraction
+  or K folds, split by okcore's :func:`okcore.auto.inner_folds`) and, after a holdout,
+  validates the best again by okcore's refine folds: it needs at least MIN_AUTO_ROWS rows.
+  Its ``params.scoring`` must be a score okcore computes for the outputs' form (the same
+  check as ``cv.scoring``: :func:`service.training.cv.checked_scores`).
+- A kernel model with an RBF input kernel and ``gamma`` "auto" takes its width from the
+  spread of the training inputs (okcore's ``make_input_kernel``), undefined on one row or
+  identical rows: the user must give ``params.gamma``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+import okcore
+from okcore.defaults import AUTO_REFINE_FOLDS
+from okcore.kernel_models.krr import make_input_kernel
+from service.errors import InvalidRequest
+from service.training.cv import checked_scores
+
+MIN_AUTO_ROWS = AUTO_REFINE_FOLDS
+"""Fewest training rows the automatic choice takes: its last rung is validated again by
+this many folds over all rows."""
+
+
+def check_auto(est: Any, inputs: Any, form: str, outputs: np.ndarray | None) -> None:
+    """A 422 now for what the automatic choice ``est`` (okcore's AutoRegressor, its params
+    validated) cannot do on ``inputs`` with outputs of ``form`` (``outputs``: the output
+    vectors, None for a Gram matrix): too few rows, inner folds the rows cannot fill, a
+    score that does not apply to the outputs."""
+    n = int(inputs.shape[0])
+    if n < MIN_AUTO_ROWS:
+        raise InvalidRequest(
+            f"the automatic choice (model 'auto', the default when no model is named) "
+            f"compares models on held-out rows and validates the best again by "
+            f"{MIN_AUTO_ROWS} folds: it needs at least {MIN_AUTO_ROWS} training rows, and "
+            f"inputs has {n} training rows; send more rows, or name a model with `model` "
+            '(e.g. "model": "okboost")',
+            details=[{"loc": ["inputs"], "msg": f"at least {MIN_AUTO_ROWS} rows for model auto"}],
+        )
+    params = est.get_params()
+    cv = params["cv"]
+    if not isinstance(cv, list | tuple):
+        try:
+            okcore.auto.inner_folds(n, cv, np.random.default_rng(0))
+        except okcore.DataError as exc:
+            hint = (
+                f"; with {n} training rows ask for at most {n} folds, or a holdout fraction "
+                "such as 0.2"
+                if isinstance(cv, int)
+                else ""
+            )
+            raise InvalidRequest(
+                f"params.cv = {cv!r}: {exc}{hint}",
+                details=[{"loc": ["params", "cv"], "msg": str(exc)}],
+            ) from None
+    if isinstance(params["scoring"], str):
+        checked_scores(params["scoring"], form, outputs, "params.scoring")
+
+
+def width_from_inputs(params: dict[str, Any]) -> bool:
+    """Whether a model with ``params`` takes its RBF input kernel's width from the training
+    inputs (gamma "auto")."""
+    return params.get("input_kernel") == "rbf" and params.get("gamma") == "auto"
+
+
+def check_input_width(what: str, inputs: Any, fix: str, loc: list[str]) -> None:
+    """A 422 now when an RBF input kernel of ``what`` (in the user's words) that takes its
+    width from ``inputs`` cannot: one row, or identical rows. ``fix``: what the user can
+    send instead; ``loc``: the field it names."""
+    n = int(inputs.shape[0])
+    try:
+        if sp.issparse(inputs):  # as okcore's width, without a dense copy: do the rows vary?
+            if n == 1 or not (inputs.max(axis=0) - inputs.min(axis=0)).count_nonzero():
+                raise okcore.DataError("the rows do not vary")
+        else:
+            make_input_kernel("rbf", "auto", np.asarray(inputs, dtype=np.float64))
+    except okcore.DataError:
+        rows = "1 row" if n == 1 else f"{n} rows, all with the same inputs"
+        raise InvalidRequest(
+            f"{what} sets its RBF width from the spread of the training inputs (gamma "
+            f"'auto'), which is undefined on {rows}: {fix}",
+            details=[{"loc": loc, "msg": "an RBF width needs rows that differ"}],
+        ) from None
