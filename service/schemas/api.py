@@ -992,9 +992,15 @@ class Progress(BaseModel):
         description="Work done so far, in `unit`: trees (of every fit of a job that "
         "cross-validates or fits a bipartite model's two sides, or a multi-label model's "
         "inner and final fits), work (thousandths of the estimated CPU of the multi-label "
-        "default's fits, which differ in cost), or the unit of the phase reported."
+        "default's fits, which differ in cost), candidates (the automatic choice's candidate "
+        "fits), or the unit of the phase reported."
     )
-    total: int = Field(description="Work to do, in `unit` (trees: M, or M of every fit).")
+    total: int = Field(
+        description="Work to do, in `unit` (trees: M, or M of every fit; candidates: the "
+        "fits the automatic choice plans). A done job has done == total: the work it did "
+        "(a fit stopped early, or a choice whose budget skipped planned fits, did less than "
+        "planned)."
+    )
     fraction: float
     unit: str = Field("tree", description="What done and total count.", examples=["tree"])
 

@@ -10,19 +10,27 @@ field to change, not a job that fails.
 - A kernel model with an RBF input kernel and ``gamma`` "auto" takes its width from the
   spread of the training inputs (okcore's ``make_input_kernel``), undefined on one row or
   identical rows: the user must give ``params.gamma``.
+
+Its job counts candidate fits (unit CANDIDATE): okcore reports the selection phase before
+each candidate fit, ``done`` / ``total`` the fits done and planned, in FitProgress's default
+unit; :class:`CandidateProgress` names them, and before the first report the job counts the
+candidates it may try (:func:`planned_candidates`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 import okcore
+from okcore.auto.regressor import SELECTION_PHASE
 from okcore.defaults import AUTO_REFINE_FOLDS
 from okcore.kernel_models.krr import make_input_kernel
 from service.errors import InvalidRequest
+from service.jobs.task import Reporter
 from service.training.cv import checked_scores
 
 MIN_AUTO_ROWS = AUTO_REFINE_FOLDS
@@ -89,3 +97,31 @@ def check_input_width(what: str, inputs: Any, fix: str, loc: list[str]) -> None:
             f"'auto'), which is undefined on {rows}: {fix}",
             details=[{"loc": loc, "msg": "an RBF width needs rows that differ"}],
         ) from None
+
+
+CANDIDATE = "candidate"
+"""What the automatic choice's job counts: candidate fits."""
+
+
+def planned_candidates(est: Any, n: int) -> int:
+    """The candidates the automatic choice ``est`` may try on ``n`` rows (okcore's portfolio
+    for n rows, those of ``candidates`` if given): the job's count before okcore reports its
+    planned fits."""
+    names = {c.name for c in okcore.auto.regression_candidates(n)}
+    asked = est.get_params()["candidates"]
+    return len(names if asked is None else names & set(asked))
+
+
+@dataclass
+class CandidateProgress:
+    """The automatic choice's job reporter: its selection reports counted in candidates."""
+
+    reporter: Reporter
+
+    def __call__(self, progress: Any, /) -> bool:
+        if progress.phase == SELECTION_PHASE:
+            progress = replace(progress, unit=CANDIDATE)
+        return self.reporter(progress)
+
+    def saving(self) -> None:
+        self.reporter.saving()

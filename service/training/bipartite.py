@@ -117,7 +117,9 @@ class BipartitePlan:
         time over all its trees (the later fits' set-up phases included). The default: the
         job's time over its steps (phase "members")."""
         if self.default is not None:
-            return PhasePlan(0.0, 0.0, self.estimate.seconds / self.total, counted="members")
+            return PhasePlan(
+                0.0, 0.0, self.estimate.seconds / self.total, counted="members", unit="step"
+            )
         first = self.first.factor_seconds + self.first.setup_seconds
         per_tree = max(self.estimate.seconds - first, 0.0) / max(self.total, 1)
         return PhasePlan(self.first.factor_seconds, self.first.setup_seconds, per_tree)

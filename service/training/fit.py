@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,14 @@ from service.jobs.progress import PhasePlan
 from service.jobs.task import Reporter
 from service.schemas.api import TrainRequest, default_model_note
 from service.store.model_store import write_model
-from service.training.auto import check_auto, check_input_width, width_from_inputs
+from service.training.auto import (
+    CANDIDATE,
+    CandidateProgress,
+    check_auto,
+    check_input_width,
+    planned_candidates,
+    width_from_inputs,
+)
 from service.training.budget import JobEstimate, array_bytes, estimate_job
 from service.training.cv import (
     CVPlan,
@@ -45,8 +52,10 @@ class TrainPlan:
     cv: CVPlan | None = None  # cross-validation before the fit (service.cv), when asked
 
     def phases(self) -> PhasePlan:
-        """The estimated seconds of each phase, for the job's ETA."""
-        return self.estimate.phases()
+        """The estimated seconds of each phase, for the job's ETA (the automatic choice
+        counts candidate fits)."""
+        phases = self.estimate.phases()
+        return replace(phases, unit=CANDIDATE) if self.model == "auto" else phases
 
 
 def checked_estimator(
@@ -216,6 +225,8 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         data_bytes, similarity_map(est),
     )  # fmt: skip
     total = estimate.n_trees  # the estimator's stages on these rows ("auto" resolved)
+    if req.model == "auto":
+        total = planned_candidates(est, int(req.inputs.shape[0]))
     cv = None
     if req.cv is not None:
         cv = plan_cv(req, est, fit_kwargs, n_outputs, data_bytes)
@@ -284,6 +295,8 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
     kwargs = dict(plan.fit_kwargs)
     y = kwargs.pop("Y", None)
     record = dict(plan.record)
+    if plan.model == "auto":
+        progress = CandidateProgress(progress)
     if plan.cv is not None:
         progress = CVProgress(progress, plan.cv)
         cv = run_cv(plan.cv, est, plan.inputs, y, kwargs, progress)

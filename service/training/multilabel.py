@@ -84,7 +84,9 @@ class MultiLabelPlan:
         time over all its units (the later fits' set-up phases included)."""
         first = self.first.factor_seconds + self.first.setup_seconds
         per_tree = max(self.estimate.seconds - first, 0.0) / max(self.total, 1)
-        return PhasePlan(self.first.factor_seconds, self.first.setup_seconds, per_tree)
+        return PhasePlan(
+            self.first.factor_seconds, self.first.setup_seconds, per_tree, unit=self.unit or "tree"
+        )
 
 
 def label_warnings(labels: np.ndarray) -> list[str]:

@@ -271,3 +271,18 @@ def test_auroc_on_0_1_outputs_is_accepted(client: TestClient) -> None:
     body = {**_vectors(80, binary=True), "params": {**PARAMS, "scoring": "auroc"}, "wait": True}
     r = client.post("/train", json=body)
     assert r.status_code == 201, r.text
+
+
+def test_a_done_auto_job_counts_candidates_to_its_total(client: TestClient) -> None:
+    """The automatic choice's job counts candidate fits ("candidate"), from the start, and
+    a done job has done == total."""
+    params = {**PARAMS, "candidates": ["okboost", "kernel-ridge", "krr-boost"]}
+    queued = train(client, params, wait=False)
+    assert queued.status_code == 202, queued.text
+    first = client.get(f"/jobs/{queued.json()['job_id']}").json()["progress"]
+    assert first["unit"] == "candidate", first
+    r = train(client, params)
+    assert r.status_code == 201, r.text
+    progress = client.get(f"/jobs/{r.json()['job_id']}").json()["progress"]
+    assert progress["unit"] == "candidate", progress
+    assert progress["done"] == progress["total"] and progress["fraction"] == 1.0, progress
