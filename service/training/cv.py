@@ -155,6 +155,26 @@ def _check_folds(req: TrainRequest, spec: CVSpec, params: list[dict[str, Any]]) 
     edges = req.output_kernel.graph_edges()
     if edges is not None:
         _check_graph_folds(edges, n, spec)
+    if req.sample_weight is not None:
+        _check_weighted_folds(req.sample_weight, n, spec)
+
+
+def _check_weighted_folds(weight: np.ndarray, n: int, spec: CVSpec) -> None:
+    """Each fold's training rows and test rows carry some weight: a fold fits on its
+    training rows' weights and is scored on its test rows' (weighted means)."""
+    for k, (train, test) in enumerate(model_selection.kfold(n, spec.folds, spec.random_state)):
+        for rows, what, why in (
+            (test, "test rows", "its weighted scores are undefined"),
+            (train, "training rows", "there is nothing to fit"),
+        ):
+            if not weight[rows].sum() > 0:
+                raise InvalidRequest(
+                    f"fold {k} of the {spec.folds}-fold CV (random_state {spec.random_state}) "
+                    f"has {len(rows)} {what} whose sample_weight are all 0, so {why} (only "
+                    f"{int(np.count_nonzero(weight))} of the {n} rows have a weight > 0): ask "
+                    "for fewer folds, another cv.random_state, or give more rows a weight",
+                    details=[{"loc": ["cv", "folds"], "msg": f"fold {k}: no weight in its {what}"}],
+                )
 
 
 def _check_graph_folds(edges: np.ndarray, n: int, spec: CVSpec) -> None:
