@@ -8,12 +8,13 @@ field to change, not a job that fails.
   Its ``params.scoring`` must be a score okcore computes for the outputs' form (the same
   check as ``cv.scoring``: :func:`service.training.cv.checked_scores`).
 - A kernel model with an RBF input kernel and ``gamma`` "auto" takes its width from the
-  spread of the training inputs (okcore's ``make_input_kernel``), undefined on one row or
-  identical rows: the user must give ``params.gamma``.
+  spread of the training inputs (okcore's Sun & Yao width: one over the mean squared
+  distance between two rows), undefined on one row or identical rows: the user must give
+  ``params.gamma``. okcore has no public check of it, so the rows' spread is looked at here.
 
-Its job counts candidate fits (unit CANDIDATE): okcore reports the selection phase before
-each candidate fit, ``done`` / ``total`` the fits done and planned, in FitProgress's default
-unit; :class:`CandidateProgress` names them, and before the first report the job counts the
+Its job counts candidate fits (unit CANDIDATE): okcore's AutoRegressor reports (phase
+"selection") before each candidate fit, ``done`` / ``total`` the fits done and planned, in
+FitProgress's default unit; :class:`CandidateProgress` names them, and before the first report the job counts the
 candidates it may try (:func:`planned_candidates`).
 """
 
@@ -26,14 +27,11 @@ import numpy as np
 import scipy.sparse as sp
 
 import okcore
-from okcore.auto.regressor import SELECTION_PHASE
-from okcore.defaults import AUTO_REFINE_FOLDS
-from okcore.kernel_models.krr import make_input_kernel
 from service.errors import InvalidRequest
 from service.jobs.task import Reporter
 from service.training.cv import checked_scores
 
-MIN_AUTO_ROWS = AUTO_REFINE_FOLDS
+MIN_AUTO_ROWS = okcore.defaults.AUTO_REFINE_FOLDS
 """Fewest training rows the automatic choice takes: its last rung is validated again by
 this many folds over all rows."""
 
@@ -84,19 +82,17 @@ def check_input_width(what: str, inputs: Any, fix: str, loc: list[str]) -> None:
     width from ``inputs`` cannot: one row, or identical rows. ``fix``: what the user can
     send instead; ``loc``: the field it names."""
     n = int(inputs.shape[0])
-    try:
-        if sp.issparse(inputs):  # as okcore's width, without a dense copy: do the rows vary?
-            if n == 1 or not (inputs.max(axis=0) - inputs.min(axis=0)).count_nonzero():
-                raise okcore.DataError("the rows do not vary")
-        else:
-            make_input_kernel("rbf", "auto", np.asarray(inputs, dtype=np.float64))
-    except okcore.DataError:
+    if sp.issparse(inputs):  # without a dense copy
+        varies = n > 1 and bool((inputs.max(axis=0) - inputs.min(axis=0)).count_nonzero())
+    else:
+        varies = n > 1 and bool(np.ptp(np.asarray(inputs, dtype=np.float64), axis=0).any())
+    if not varies:
         rows = "1 row" if n == 1 else f"{n} rows, all with the same inputs"
         raise InvalidRequest(
             f"{what} sets its RBF width from the spread of the training inputs (gamma "
             f"'auto'), which is undefined on {rows}: {fix}",
             details=[{"loc": loc, "msg": "an RBF width needs rows that differ"}],
-        ) from None
+        )
 
 
 CANDIDATE = "candidate"
@@ -114,14 +110,13 @@ def planned_candidates(est: Any, n: int) -> int:
 
 @dataclass
 class CandidateProgress:
-    """The automatic choice's job reporter: its selection reports counted in candidates."""
+    """The automatic choice's job reporter: its reports (each before a candidate fit)
+    counted in candidates."""
 
     reporter: Reporter
 
     def __call__(self, progress: Any, /) -> bool:
-        if progress.phase == SELECTION_PHASE:
-            progress = replace(progress, unit=CANDIDATE)
-        return self.reporter(progress)
+        return self.reporter(replace(progress, unit=CANDIDATE))
 
     def saving(self) -> None:
         self.reporter.saving()

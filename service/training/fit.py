@@ -172,6 +172,12 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         est, input_map = _similarity_estimator(req, est)
     spec = req.output_kernel
     outputs, fit_kwargs, summary = spec.outputs_array(), spec.fit_kwargs(), spec.summary()
+    if "gram" in fit_kwargs:
+        # square, finite, symmetric: O(N^2), so 422 now; PSD needs the O(N^3)
+        # factorisation that fit does anyway, so a non-PSD matrix fails the job instead.
+        okcore.check_gram(fit_kwargs["gram"])
+    if "kernel" in fit_kwargs:
+        okcore.make_kernel(fit_kwargs["kernel"])  # KernelError -> 422 now, not in the job
     if req.model == "auto":
         check_auto(est, req.inputs, spec.FORM, outputs)
     if req.input_kind == "features" and width_from_inputs(estimator_params(est)):
@@ -181,12 +187,6 @@ def plan_training(req: TrainRequest) -> TrainPlan:
             "give params.gamma (a number > 0), or send more training rows with different inputs",
             ["params", "gamma"],
         )
-    if "gram" in fit_kwargs:
-        # square, finite, symmetric: O(N^2), so 422 now; PSD needs the O(N^3)
-        # factorisation that fit does anyway, so a non-PSD matrix fails the job instead.
-        okcore.check_gram(fit_kwargs["gram"])
-    if "kernel" in fit_kwargs:
-        okcore.make_kernel(fit_kwargs["kernel"])  # KernelError -> 422 now, not in the job
     if outputs is not None and "kernel" in fit_kwargs:
         fit_kwargs["Y"] = outputs
     if req.sample_weight is not None:
