@@ -330,9 +330,15 @@ def evaluate(m: LoadedModel, req: BipartiteEvaluateRequest, *, max_dense: int) -
 
 def refuse_bipartite(m: LoadedModel, route: str) -> None:
     """A 422 for a one-set request (``inputs``) to a bipartite model."""
-    if m.record.get("task") == "bipartite":
+    if m.record.get("task") != "bipartite":
+        return
+    if route == "/predict":  # it takes no rows / cols: name the routes that do
         raise InvalidRequest(
-            f"model '{m.model_id}' is a bipartite model: send new `rows` and / or `cols` "
-            f"(with their inputs or similarity) to {route}, not `inputs`"
-            + (" (its scores and edges are answered by /kernel)" if route == "/predict" else "")
+            f"model '{m.model_id}' is a bipartite model, which /predict does not answer: "
+            "send new `rows` and / or `cols` (with their inputs or similarity) to POST /kernel "
+            "for their scores and edges, or with their interactions to POST /evaluate"
         )
+    raise InvalidRequest(
+        f"model '{m.model_id}' is a bipartite model: send new `rows` and / or `cols` "
+        f"(with their inputs or similarity) to {route}, not `inputs`"
+    )

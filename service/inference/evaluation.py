@@ -129,6 +129,21 @@ def precision_at_k(scores: np.ndarray, truth: np.ndarray, k: int) -> tuple[float
     return float(hits.mean(axis=1).mean()), int(ranked.size)
 
 
+def _refuse_masked(m: LoadedModel) -> None:
+    """A 422 for test outputs sent to a model fitted on partly known outputs (or with
+    output_weight): Err^phi and Err^Y decode among the training outputs, which it does not
+    hold whole; /evaluate takes no candidates, so name the routes that answer."""
+    if (m.record.get("resolved_params") or {}).get("masked_outputs"):
+        raise InvalidRequest(
+            f"model '{m.model_id}' was trained on partly known outputs (or with "
+            "output_weight), so /evaluate cannot score it against test outputs: its Err^phi "
+            "and Err^Y decode among the training outputs, which it does not hold whole. Send "
+            "the test inputs to POST /predict with your test outputs as `candidates` (it "
+            "decodes among them) or to POST /kernel for its predicted kernel, and score "
+            "those; /evaluate still takes `edges` alone for the AUCs"
+        )
+
+
 def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[str, Any]:
     """Err^phi, Err^Y, the AUCs and precision at k of model ``m`` on the request's test set:
     each score whose truth the request gives, null for the others."""
@@ -159,6 +174,7 @@ def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[st
     elif req.gram_cross is not None:
         truth = {"gram_cross": req.gram_cross, "gram_diag": req.gram_diag}
     if truth is not None:
+        _refuse_masked(m)
         out["err_phi"] = metrics.err_phi(est, X, **truth)
         out["err_y"] = metrics.err_y(est, X, **truth)
     if req.edges is not None:

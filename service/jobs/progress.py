@@ -68,6 +68,7 @@ class PhasePlan:
     setup: float  # binning (or the exact search's presort), after the factor
     per_tree: float
     counted: str = "trees"  # the phase whose units per_tree estimates
+    unit: str = "tree"  # what the job counts, shown before its fit reports
 
 
 def cost_shares(seconds: list[float], units: int) -> list[int]:
@@ -102,6 +103,10 @@ class Progress:
     _counted: str = field(default="trees", repr=False)  # the phase the intervals are of
     _pace: dict[str, float] = field(default_factory=dict, repr=False)  # measured / estimated
     _intervals: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT_TREES))
+
+    def __post_init__(self) -> None:
+        if self.plan is not None:
+            self.unit = self.plan.unit
 
     def start(self, now: float) -> None:
         """The job runs: its training process starts (phase STARTING until the fit reports)."""
@@ -141,6 +146,15 @@ class Progress:
             self._intervals.append((clock - self._last_tree[0]) / trees)
         self._last_tree = (clock, self.done)  # done = 0: the trees phase starts now
         return new_phase
+
+    def complete(self) -> None:
+        """The job is done: what it counted is all there was. A fit that ended before its
+        planned count (early stopping, a model choice whose budget skipped planned fits)
+        ends at the units it did (total = done); one that counted nothing, at its total."""
+        if self.done > 0:
+            self.total = self.done
+        else:
+            self.done = self.total
 
     def _calibrate(self, now: float) -> None:
         """The set-up phase that ends now: how long it took against okcore's estimate, the

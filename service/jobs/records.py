@@ -336,7 +336,9 @@ class JobRecords:
         """End ``job`` in ``state``. The model's record is marked before the job's is
         written: whoever reads the job as ended (another replica too) finds its model ended."""
         job.state, job.error, job.finished = state, error, time.time()
-        if state != "done":
+        if state == "done":
+            job.progress.complete()
+        else:
             self.mark_model(job.model_id, state, error)
         try:
             self.persist(job)

@@ -7,6 +7,7 @@ here so that okcore only ever sees clean arrays.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 import numpy as np
@@ -603,11 +604,13 @@ class TrainRequest(_Model):
         if self.model == "auto":
             refusal = _auto_refusal(self)
             if refusal is not None:
-                raise ValueError(refusal)
-        if self.eval_set is not None and self.model not in EVAL_SET_MODELS:
-            raise ValueError(
-                f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
-            )
+                raise ValueError(refusal.message)
+        if self.eval_set is not None:
+            if self.model not in EVAL_SET_MODELS:
+                raise ValueError(
+                    f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
+                )
+            _check_eval_set(self.eval_set, self.inputs, spec)
         if isinstance(spec, LinearKernelSpec) and np.isnan(spec.outputs).any():
             _check_unknown_outputs(self, spec.outputs)
         if self.output_weight is not None:
@@ -620,6 +623,49 @@ class TrainRequest(_Model):
                 )
             okcore.check_sample_weight(self.sample_weight, n)  # length, sign, sum: a 422
         return self
+
+
+def _check_eval_set(ev: EvalSet, inputs: Any, spec: _KernelSpec) -> None:
+    """The validation rows match the training data: as many input columns, outputs (one row
+    per validation row, as many columns as the training outputs) or the V x N kernel against
+    the training outputs with its V diagonal values."""
+    n, p = (int(s) for s in inputs.shape)
+    v, q = (int(s) for s in ev.inputs.shape)
+    if q != p:
+        raise ValueError(
+            f"eval_set.inputs has {q} columns but inputs has {p}: send the validation rows "
+            "with the training inputs' columns, in the same order"
+        )
+    outputs = spec.outputs_array()
+    if ev.outputs is not None:
+        if outputs is None:
+            raise ValueError(
+                f"eval_set.outputs are output vectors, but output_kernel type "
+                f"{spec.summary()['type']!r} takes none: send eval_set.gram_cross (V x N kernel between the validation and the "
+                "training outputs) and eval_set.gram_diag instead"
+            )
+        if ev.outputs.shape[0] != v:
+            raise ValueError(
+                f"eval_set.outputs has {ev.outputs.shape[0]} rows but eval_set.inputs has {v}: "
+                "send one output row per validation row"
+            )
+        if ev.outputs.shape[1] != outputs.shape[1]:
+            raise ValueError(
+                f"eval_set.outputs has {ev.outputs.shape[1]} columns but "
+                f"output_kernel.outputs has {outputs.shape[1]}: send the validation outputs "
+                "with the training outputs' columns"
+            )
+    if ev.gram_cross is not None and ev.gram_cross.shape != (v, n):
+        g = ev.gram_cross.shape
+        raise ValueError(
+            f"eval_set.gram_cross is {g[0]} x {g[1]} but must be {v} x {n}: one row per "
+            "validation row (eval_set.inputs), one column per training row"
+        )
+    if ev.gram_diag is not None and ev.gram_diag.shape[0] != v:
+        raise ValueError(
+            f"eval_set.gram_diag has {ev.gram_diag.shape[0]} values but eval_set.inputs has "
+            f"{v} rows: send k(y_v, y_v) of each validation row"
+        )
 
 
 def _check_output_weight(req: TrainRequest, spec: Any) -> None:
@@ -647,6 +693,11 @@ def _check_output_weight(req: TrainRequest, spec: Any) -> None:
 def _check_unknown_outputs(req: TrainRequest, outputs: np.ndarray) -> None:
     """Unknown (null / NaN) output entries: only models that fit partly known outputs take
     them, and not with cross-validation (its scores compare whole outputs)."""
+    if np.isnan(outputs).all():
+        raise ValueError(
+            "every entry of output_kernel.outputs is unknown (null / NaN): there is nothing "
+            "to fit; send the outputs of the training rows, with at least one known entry"
+        )
     where = [int(i) for i in np.argwhere(np.isnan(outputs))[0]]
     if req.model not in MASKED_OUTPUT_MODELS:
         raise ValueError(
@@ -662,51 +713,97 @@ def _check_unknown_outputs(req: TrainRequest, outputs: np.ndarray) -> None:
         )
 
 
+def _auto_params() -> set[str]:
+    """The parameters the automatic choice takes (okcore's AutoRegressor)."""
+    return set(okcore.estimator_class(DEFAULT_MODEL)().get_params())
+
+
 def _default_model(req: TrainRequest) -> str:
     """The model of a request that names none: the automatic choice, unless it does not
     apply (:func:`_auto_refusal`, or an ``eval_set`` to follow) or ``params`` name
     parameters it does not take (OKBoost's, such as n_estimators, given as before the
     default changed): then the documented OKBoost defaults."""
-    auto_params = set(okcore.estimator_class(DEFAULT_MODEL)().get_params())
     if req.eval_set is not None or _auto_refusal(req) is not None:
         return FALLBACK_MODEL
-    return DEFAULT_MODEL if set(req.params) <= auto_params else FALLBACK_MODEL
+    return DEFAULT_MODEL if set(req.params) <= _auto_params() else FALLBACK_MODEL
 
 
-def _auto_refusal(req: TrainRequest) -> str | None:
-    """What the automatic choice does not take, as the message a request naming it gets
-    (None: it applies): it validates on inner folds of its own and chooses among models of
-    feature inputs and output vectors or a Gram matrix."""
-    if req.cv is not None:
+def default_model_note(req: TrainRequest) -> str | None:
+    """Why a request that names no model got the fallback model (okboost), in the user's
+    words, for the messages about its ``params``; None when it named one or got auto."""
+    if "model" in req.model_fields_set or req.model != FALLBACK_MODEL:
+        return None
+    refusal = _auto_refusal(req)
+    feature = "eval_set" if req.eval_set is not None else None
+    if refusal is not None:
+        feature = refusal.feature
+    if feature is not None:
         return (
+            f"no model was named, and the automatic choice does not apply to this request "
+            f"(it has {feature}), so the model is {FALLBACK_MODEL}, the default where the "
+            "automatic choice does not apply"
+        )
+    auto = _auto_params()
+    others = sorted(set(req.params) - auto)
+    return (
+        f"no model was named and params name {', '.join(map(repr, others))}, which the "
+        f"automatic choice (model '{DEFAULT_MODEL}', parameters {', '.join(sorted(auto))}) "
+        f"does not take, so params were read as {FALLBACK_MODEL}'s"
+    )
+
+
+@dataclass(frozen=True)
+class AutoRefusal:
+    """Why the automatic choice does not apply to a request: the request's ``feature`` (in
+    its words) and the ``message`` a request naming model 'auto' gets."""
+
+    feature: str
+    message: str
+
+
+def _auto_refusal(req: TrainRequest) -> AutoRefusal | None:
+    """What the automatic choice does not take (None: it applies): it validates on inner
+    folds of its own and chooses among models of feature inputs and output vectors or a
+    Gram matrix."""
+    if req.cv is not None:
+        return AutoRefusal(
+            "cv: the automatic choice validates on inner folds of its own",
             "model 'auto' chooses its model by inner validation already: leave out cv (set "
-            "params.cv to its inner folds), or name a model to cross-validate"
+            "params.cv to its inner folds), or name a model to cross-validate",
         )
     if req.input_kind == "similarity":
-        return (
+        return AutoRefusal(
+            "input_kind 'similarity': the automatic choice takes feature inputs",
             "model 'auto' takes feature inputs: name a model (okboost, krr, ...) for "
-            "input_kind 'similarity'"
+            "input_kind 'similarity'",
         )
     if isinstance(req.output_kernel, DiffusionKernelSpec):
-        return (
+        return AutoRefusal(
+            "a graph's diffusion kernel (output_kernel type 'diffusion'): the automatic "
+            "choice takes output vectors or a precomputed Gram matrix",
             "model 'auto' takes output vectors or a precomputed Gram matrix: name a model "
-            "for a graph's diffusion kernel"
+            "for a graph's diffusion kernel",
         )
     if not getattr(okcore.estimator_class("auto"), "accepts_missing", False) and _holds_missing(
         req.inputs
     ):
-        return (
+        return AutoRefusal(
+            "missing input values (NaN) in inputs",
             "model 'auto' does not take missing input values (NaN): name a tree model "
-            "(okboost, ok3 or ok3-forest: they learn where missing values go), or impute them"
+            "(okboost, ok3 or ok3-forest: they learn where missing values go), or impute "
+            "them",
         )
     spec = req.output_kernel
     if isinstance(spec, LinearKernelSpec) and np.isnan(spec.outputs).any():
-        return (
+        return AutoRefusal(
+            "unknown (null / NaN) output entries",
             "model 'auto' needs every output entry: name okboost (it fits the known entries "
-            "only), or fill the unknown (null / NaN) entries in"
+            "only), or fill the unknown (null / NaN) entries in",
         )
     if req.output_weight is not None:
-        return "model 'auto' does not take output_weight: name okboost"
+        return AutoRefusal(
+            "output_weight", "model 'auto' does not take output_weight: name okboost"
+        )
     return None
 
 
@@ -906,9 +1003,15 @@ class Progress(BaseModel):
         description="Work done so far, in `unit`: trees (of every fit of a job that "
         "cross-validates or fits a bipartite model's two sides, or a multi-label model's "
         "inner and final fits), work (thousandths of the estimated CPU of the multi-label "
-        "default's fits, which differ in cost), or the unit of the phase reported."
+        "default's fits, which differ in cost), candidates (the automatic choice's candidate "
+        "fits), or the unit of the phase reported."
     )
-    total: int = Field(description="Work to do, in `unit` (trees: M, or M of every fit).")
+    total: int = Field(
+        description="Work to do, in `unit` (trees: M, or M of every fit; candidates: the "
+        "fits the automatic choice plans). A done job has done == total: the work it did "
+        "(a fit stopped early, or a choice whose budget skipped planned fits, did less than "
+        "planned)."
+    )
     fraction: float
     unit: str = Field("tree", description="What done and total count.", examples=["tree"])
 

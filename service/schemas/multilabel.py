@@ -60,6 +60,10 @@ EVALUATE_RESPONSE_EXAMPLE: dict[str, Any] = {
 }
 
 
+MIN_SPLITS = 2
+"""Fewest folds of the inner cross-validation (``n_splits``)."""
+
+
 class MultiLabelTrainRequest(_Model):
     model_config = ConfigDict(json_schema_extra=documented(MULTILABEL_TRAIN_EXAMPLE))
 
@@ -130,7 +134,9 @@ class MultiLabelTrainRequest(_Model):
         "fit reproduces exactly under its seed (the job limits still bound its estimate).",
         examples=[60.0],
     )
-    n_splits: int = Field(3, ge=2, le=20, description="Folds of the inner cross-validation.")
+    n_splits: int = Field(
+        3, ge=MIN_SPLITS, le=20, description="Folds of the inner cross-validation."
+    )
     random_state: int = Field(0, ge=0, description="Seeds the inner folds.")
     wait: bool = Field(
         False,

@@ -35,6 +35,7 @@ from service.jobs.task import Cancelled, FitsProgress, Reporter
 from service.schemas.bipartite import BipartiteTrainRequest
 from service.store.composite import write_bipartite_extra, write_default_extra
 from service.store.model_store import write_model
+from service.training.auto import check_input_width
 from service.training.bipartite_default import (
     DefaultProgress,
     default_estimate,
@@ -116,7 +117,9 @@ class BipartitePlan:
         time over all its trees (the later fits' set-up phases included). The default: the
         job's time over its steps (phase "members")."""
         if self.default is not None:
-            return PhasePlan(0.0, 0.0, self.estimate.seconds / self.total, counted="members")
+            return PhasePlan(
+                0.0, 0.0, self.estimate.seconds / self.total, counted="members", unit="step"
+            )
         first = self.first.factor_seconds + self.first.setup_seconds
         per_tree = max(self.estimate.seconds - first, 0.0) / max(self.total, 1)
         return PhasePlan(self.first.factor_seconds, self.first.setup_seconds, per_tree)
@@ -275,6 +278,15 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
     if req.cols.kind == "similarity":
         X_cols, more = symmetric_similarity(X_cols, "cols.similarity")
         symmetrised += more
+    if auto:
+        for side, values in (("rows", X_rows), ("cols", X_cols)):
+            check_input_width(
+                f"the default (model 'auto')'s kernel ridge member, fitted on the {side},",
+                values,
+                f"send at least 2 {side} with different inputs, or name a model (e.g. "
+                '"model": "okboost"): the default takes no params to give its width',
+                [side],
+            )
     n_rows, n_cols = Y.shape
     data_bytes = sum(array_bytes(a) for a in (X_rows, X_cols)) + 8 * n_rows * n_cols
     default = None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -84,22 +85,25 @@ def similarity_map(est: Any) -> tuple[str, int | None] | None:
     return None
 
 
-def _scoring(spec: CVSpec, form: str, Y: Any) -> tuple[str, ...]:
-    """The scores asked for (default: okcore's for the form), each one okcore computes for
-    the outputs' form (the 0/1 ones only for 0/1 output vectors)."""
+def checked_scores(
+    asked: str | Sequence[str] | None, form: str, Y: Any, field: str = "cv.scoring"
+) -> tuple[str, ...]:
+    """The scores asked for in request ``field`` (default: okcore's for the form), each one
+    okcore computes for the outputs' form (the 0/1 ones only for 0/1 output vectors): a
+    422 naming the field and the scores that apply otherwise."""
     okform = OUTPUT_FORMS[form]
-    if spec.scoring is None:
+    if asked is None:
         return scoring.DEFAULT_SCORES[okform]
     allowed = scoring.available_scores(okform, Y)
-    names = (spec.scoring,) if isinstance(spec.scoring, str) else tuple(spec.scoring)
+    names = (asked,) if isinstance(asked, str) else tuple(asked)
     bad = [name for name in names if name not in allowed]
     if bad or not names:
         needs_labels = okform == "vectors" and any(scoring.SCORERS[b].labels for b in bad)
         why = " whose outputs are not all 0 or 1" if needs_labels else ""
         raise InvalidRequest(
-            f"cv.scoring {', '.join(repr(b) for b in bad) or '[]'} does not apply to a model "
+            f"{field} {', '.join(repr(b) for b in bad) or '[]'} does not apply to a model "
             f"trained on {form}{why}: use {', '.join(allowed)}",
-            details=[{"loc": ["cv", "scoring"], "msg": f"one or more of {list(allowed)}"}],
+            details=[{"loc": field.split("."), "msg": f"one or more of {list(allowed)}"}],
         )
     return names
 
@@ -151,6 +155,26 @@ def _check_folds(req: TrainRequest, spec: CVSpec, params: list[dict[str, Any]]) 
     edges = req.output_kernel.graph_edges()
     if edges is not None:
         _check_graph_folds(edges, n, spec)
+    if req.sample_weight is not None:
+        _check_weighted_folds(req.sample_weight, n, spec)
+
+
+def _check_weighted_folds(weight: np.ndarray, n: int, spec: CVSpec) -> None:
+    """Each fold's training rows and test rows carry some weight: a fold fits on its
+    training rows' weights and is scored on its test rows' (weighted means)."""
+    for k, (train, test) in enumerate(model_selection.kfold(n, spec.folds, spec.random_state)):
+        for rows, what, why in (
+            (test, "test rows", "its weighted scores are undefined"),
+            (train, "training rows", "there is nothing to fit"),
+        ):
+            if not weight[rows].sum() > 0:
+                raise InvalidRequest(
+                    f"fold {k} of the {spec.folds}-fold CV (random_state {spec.random_state}) "
+                    f"has {len(rows)} {what} whose sample_weight are all 0, so {why} (only "
+                    f"{int(np.count_nonzero(weight))} of the {n} rows have a weight > 0): ask "
+                    "for fewer folds, another cv.random_state, or give more rows a weight",
+                    details=[{"loc": ["cv", "folds"], "msg": f"fold {k}: no weight in its {what}"}],
+                )
 
 
 def _check_graph_folds(edges: np.ndarray, n: int, spec: CVSpec) -> None:
@@ -265,7 +289,7 @@ def plan_cv(
     spec = req.cv
     assert spec is not None
     form = req.output_kernel.FORM
-    scores = _scoring(spec, form, fit_kwargs.get("Y"))
+    scores = checked_scores(spec.scoring, form, fit_kwargs.get("Y"))
     candidates = _candidates(req, spec.grid)
     prefix = param_prefix(estimator)
     n, p = (int(s) for s in req.inputs.shape)

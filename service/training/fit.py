@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +14,16 @@ from service.errors import InvalidRequest
 from service.http.arrays import missing_problem
 from service.jobs.progress import PhasePlan
 from service.jobs.task import Reporter
-from service.schemas.api import TrainRequest
+from service.schemas.api import TrainRequest, default_model_note
 from service.store.model_store import write_model
+from service.training.auto import (
+    CANDIDATE,
+    CandidateProgress,
+    check_auto,
+    check_input_width,
+    planned_candidates,
+    width_from_inputs,
+)
 from service.training.budget import JobEstimate, array_bytes, estimate_job
 from service.training.cv import (
     CVPlan,
@@ -44,21 +52,36 @@ class TrainPlan:
     cv: CVPlan | None = None  # cross-validation before the fit (service.cv), when asked
 
     def phases(self) -> PhasePlan:
-        """The estimated seconds of each phase, for the job's ETA."""
-        return self.estimate.phases()
+        """The estimated seconds of each phase, for the job's ETA (the automatic choice
+        counts candidate fits)."""
+        phases = self.estimate.phases()
+        return replace(phases, unit=CANDIDATE) if self.model == "auto" else phases
 
 
-def checked_estimator(model: str, params: dict[str, Any]) -> okcore.OKEstimator:
+def checked_estimator(
+    model: str, params: dict[str, Any], note: str | None = None
+) -> okcore.OKEstimator:
     """The estimator through okcore's public registry, every parameter checked now (422
-    before queueing, not a failed job later)."""
+    before queueing, not a failed job later). ``note``: why a request naming no model got
+    ``model`` (:func:`~service.schemas.api.default_model_note`), said with an unknown name
+    and what to send instead."""
     try:
         okcore.check_parameter_names(model, params)
     except okcore.UnknownParameterError as err:
         unknown = err.unknown
+        names = ", ".join(repr(u) for u in unknown)
+        message = (
+            f"unknown parameter{'s' if len(unknown) > 1 else ''} {names} for model '{model}'; "
+            f"valid parameters: {', '.join(err.valid)}"
+        )
+        if note is not None:
+            message = (
+                f"unknown parameter{'s' if len(unknown) > 1 else ''} {names} for model "
+                f"'{model}': {note}. Name the model you mean with `model`, or fix or drop {names} "
+                f"and use {model}'s parameters: {', '.join(err.valid)}"
+            )
         raise InvalidRequest(
-            f"unknown parameter{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(repr(u) for u in unknown)} for model '{model}'; "
-            f"valid parameters: {', '.join(err.valid)}",
+            message,
             details=[{"loc": ["params", u], "msg": "unknown parameter"} for u in unknown],
         ) from None
     if params.get("warm_start"):
@@ -141,7 +164,7 @@ def _refuse_missing(req: TrainRequest, est: okcore.OKEstimator) -> None:
 
 def plan_training(req: TrainRequest) -> TrainPlan:
     """Check what can be checked before queueing (names, kernel spec) and build the plan."""
-    est = checked_estimator(req.model, req.params)
+    est = checked_estimator(req.model, req.params, default_model_note(req))
     _refuse_missing(req, est)
     input_map, symmetrised = None, list[str]()
     if req.input_kind == "similarity":
@@ -155,6 +178,15 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         okcore.check_gram(fit_kwargs["gram"])
     if "kernel" in fit_kwargs:
         okcore.make_kernel(fit_kwargs["kernel"])  # KernelError -> 422 now, not in the job
+    if req.model == "auto":
+        check_auto(est, req.inputs, spec.FORM, outputs)
+    if req.input_kind == "features" and width_from_inputs(estimator_params(est)):
+        check_input_width(
+            f"model '{req.model}'",
+            req.inputs,
+            "give params.gamma (a number > 0), or send more training rows with different inputs",
+            ["params", "gamma"],
+        )
     if outputs is not None and "kernel" in fit_kwargs:
         fit_kwargs["Y"] = outputs
     if req.sample_weight is not None:
@@ -193,6 +225,8 @@ def plan_training(req: TrainRequest) -> TrainPlan:
         data_bytes, similarity_map(est),
     )  # fmt: skip
     total = estimate.n_trees  # the estimator's stages on these rows ("auto" resolved)
+    if req.model == "auto":
+        total = planned_candidates(est, int(req.inputs.shape[0]))
     cv = None
     if req.cv is not None:
         cv = plan_cv(req, est, fit_kwargs, n_outputs, data_bytes)
@@ -261,6 +295,8 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
     kwargs = dict(plan.fit_kwargs)
     y = kwargs.pop("Y", None)
     record = dict(plan.record)
+    if plan.model == "auto":
+        progress = CandidateProgress(progress)
     if plan.cv is not None:
         progress = CVProgress(progress, plan.cv)
         cv = run_cv(plan.cv, est, plan.inputs, y, kwargs, progress)

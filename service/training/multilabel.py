@@ -30,7 +30,7 @@ import okcore
 from service.errors import InvalidRequest
 from service.jobs.progress import PhasePlan, cost_shares
 from service.jobs.task import Cancelled, FitsProgress, Reporter
-from service.schemas.multilabel import MultiLabelTrainRequest
+from service.schemas.multilabel import MIN_SPLITS, MultiLabelTrainRequest
 from service.store.model_store import write_model
 from service.training.budget import (
     JobEstimate,
@@ -84,7 +84,9 @@ class MultiLabelPlan:
         time over all its units (the later fits' set-up phases included)."""
         first = self.first.factor_seconds + self.first.setup_seconds
         per_tree = max(self.estimate.seconds - first, 0.0) / max(self.total, 1)
-        return PhasePlan(self.first.factor_seconds, self.first.setup_seconds, per_tree)
+        return PhasePlan(
+            self.first.factor_seconds, self.first.setup_seconds, per_tree, unit=self.unit or "tree"
+        )
 
 
 def label_warnings(labels: np.ndarray) -> list[str]:
@@ -170,7 +172,13 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
     n, n_labels = int(X.shape[0]), int(labels.shape[1])
     candidates = _candidates(req, n)
     if req.n_splits > n:
-        raise okcore.DataError(f"n_splits = {req.n_splits} but there are only {n} training rows")
+        fewer = f", or set n_splits to {n}" if n >= MIN_SPLITS else ""
+        raise InvalidRequest(
+            f"n_splits = {req.n_splits} inner folds need at least {req.n_splits} training "
+            f"rows, and inputs has {n}: send at least {req.n_splits} rows{fewer} (each "
+            "fold's scores choose the thresholds)",
+            details=[{"loc": ["n_splits"], "msg": f"at most the {n} training rows"}],
+        )
     work = _threshold_work(n, n_labels, req.metric, req.per_label)
     if req.threshold == "cv" and work > MAX_THRESHOLD_WORK:
         per_label = okcore.thresholds_per_label(req.metric, req.per_label)

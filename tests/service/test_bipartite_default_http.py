@@ -228,3 +228,25 @@ def test_the_job_counts_every_members_steps_with_an_eta(tmp_path: Path) -> None:
 def test_a_cancel_is_heard_between_members(tmp_path: Path) -> None:
     plan, store, model_id = _stored_plan(tmp_path)
     assert run_bipartite(plan, store.root, model_id, _Recorder(stop_at=2)) == "cancelled"
+
+
+@pytest.mark.parametrize("side", ["rows", "cols"])
+def test_the_default_on_one_vertex_of_a_side_is_a_422_before_queueing(
+    client: TestClient, side: str
+) -> None:
+    """Its kernel ridge member takes its RBF width from the spread of a side's inputs, and
+    the default takes no params to give one: a 422 at once saying what to send."""
+    body = _body(wait=False)
+    keep = {"rows": [0], "cols": list(range(20))} if side == "rows" else {
+        "rows": list(range(30)), "cols": [0]}  # fmt: skip
+    body["rows"] = {"inputs": NET.rows[keep["rows"]].tolist()}
+    body["cols"] = {"inputs": NET.cols[keep["cols"]].tolist()}
+    Y = np.ones((len(keep["rows"]), len(keep["cols"])))
+    Y[0, 0] = 0.0 if Y.size > 1 else 1.0
+    body.pop("edges")
+    body["adjacency"] = Y.tolist()
+    r = client.post("/train", json=body)
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    for fragment in (side, "undefined on 1 row", "name a model"):
+        assert fragment in message, message

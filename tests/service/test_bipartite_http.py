@@ -369,3 +369,17 @@ def test_a_labelled_target_similarity_in_any_order_gives_the_same_model(
         for m in (r.json(), twin)
     )
     assert got["edges"]["new_rows_ids"] == want["edges"]["new_rows_ids"]
+
+
+def test_predict_of_a_bipartite_model_points_to_the_routes_that_take_rows(
+    client: TestClient, bipartite_model: str
+) -> None:
+    """/predict takes no `rows` / `cols`: its 422 sends them to /kernel and /evaluate, and
+    the route it names takes them."""
+    r = client.post("/predict", json={"model_id": bipartite_model, "inputs": [[0.0, 0.0, 0.0]]})
+    message = r.json()["error"]["message"]
+    assert r.status_code == 422, r.text
+    assert "to /predict" not in message and "POST /kernel" in message, message
+    assert "POST /evaluate" in message, message
+    query = {"model_id": bipartite_model, "rows": {"inputs": NET.rows[TEST_R].tolist()}}
+    assert client.post("/kernel", json=query).status_code == 200

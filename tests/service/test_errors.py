@@ -282,6 +282,53 @@ def _train(client: TestClient, **body: Any) -> Any:
             "invalid_data",
             ("eval_set is only used by models 'okboost', 'krr-boost'",),
         ),
+        # eval_set shapes, the output entries: a 422 at once, not a queued job that fails
+        (
+            {"eval_set": {"inputs": [[0.0, 1.0, 2.0]], "outputs": [1]}, "wait": False},
+            "invalid_data",
+            ("eval_set.inputs has 3 columns but inputs has 2",),
+        ),
+        (
+            {"eval_set": {"inputs": X4[:2], "outputs": [[1, 2], [3, 4]]}, "wait": False},
+            "invalid_data",
+            ("eval_set.outputs has 2 columns but output_kernel.outputs has 1",),
+        ),
+        (
+            {"eval_set": {"inputs": X4[:3], "outputs": [1, 2]}, "wait": False},
+            "invalid_data",
+            ("eval_set.outputs has 2 rows but eval_set.inputs has 3",),
+        ),
+        (
+            {
+                "output_kernel": {"type": "precomputed", "gram": np.eye(4).tolist()},
+                "eval_set": {
+                    "inputs": X4[:2],
+                    "gram_cross": np.eye(2, 3).tolist(),
+                    "gram_diag": [1.0, 1.0],
+                },
+                "wait": False,
+            },
+            "invalid_data",
+            ("eval_set.gram_cross is 2 x 3", "2 x 4"),
+        ),
+        (
+            {
+                "output_kernel": {"type": "precomputed", "gram": np.eye(4).tolist()},
+                "eval_set": {
+                    "inputs": X4[:2],
+                    "gram_cross": np.eye(2, 4).tolist(),
+                    "gram_diag": [1.0],
+                },
+                "wait": False,
+            },
+            "invalid_data",
+            ("eval_set.gram_diag has 1 values but eval_set.inputs has 2 rows",),
+        ),
+        (
+            {"output_kernel": {"type": "linear", "outputs": [None] * 4}, "wait": False},
+            "invalid_data",
+            ("every entry of output_kernel.outputs is unknown", "known"),
+        ),
     ],
 )
 def test_train_invalid_data(

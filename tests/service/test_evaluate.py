@@ -245,3 +245,32 @@ def test_evaluate_refuses_more_pairs_than_the_dense_limit(tmp_path: Path) -> Non
     assert r.status_code == 422
     message = r.json()["error"]["message"]
     assert "3 x 11 = 33 values" in message and "OKBOOST_MAX_DENSE_VALUES" in message
+
+
+def test_evaluate_of_a_model_trained_on_partly_known_outputs_says_what_to_do(
+    client: TestClient,
+) -> None:
+    """/evaluate has no candidates field: its 422 names what the user can send instead, and
+    /predict with the test outputs as candidates answers."""
+    X, Y = vector_data(n=30)
+    outputs: list = Y.tolist()
+    outputs[3][0] = None
+    r = client.post("/train", json={
+        "inputs": X.tolist(), "output_kernel": {"type": "linear", "outputs": outputs},
+        "model": "okboost", "params": {"n_estimators": 3}, "wait": True,
+    })  # fmt: skip
+    assert r.status_code == 201, r.text
+    model_id = r.json()["model_id"]
+    body = {"model_id": model_id, "inputs": X[:4].tolist(), "outputs": Y[:4].tolist()}
+    r = client.post("/evaluate", json=body)
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert "pass candidates" not in message, message
+    for fragment in ("partly known outputs", "POST /predict", "`candidates`", "POST /kernel"):
+        assert fragment in message, message
+    query = {"model_id": model_id, "inputs": X[:4].tolist(), "candidates": Y[:4].tolist()}
+    assert client.post("/predict", json=query).status_code == 200
+    edges = {"model_id": model_id, "inputs": X[:4].tolist(),
+             "edges": {"new_known": [[0, 1], [1, 2]], "new_new": [[0, 1]]}}  # fmt: skip
+    r = client.post("/evaluate", json=edges)
+    assert r.status_code == 200 and r.json()["auc"] is not None, r.text

@@ -137,6 +137,15 @@ def _npy(arr: np.ndarray) -> bytes:
         (lambda b: b.update(threshold=1.5), "threshold"),
         (lambda b: b.update(metric="auc"), "metric"),
         (lambda b: b.update(n_splits=1), "n_splits"),
+        (
+            lambda b: b.update(inputs=b["inputs"][:1], labels=b["labels"][:1]),
+            "n_splits = 3 inner folds need at least 3 training rows, and inputs has 1: send "
+            "at least 3 rows",
+        ),
+        (
+            lambda b: b.update(inputs=b["inputs"][:2], labels=b["labels"][:2]),
+            "or set n_splits to 2",
+        ),
     ],
 )
 def test_bad_train_requests_are_422(client: TestClient, change: Any, message: str) -> None:

@@ -177,3 +177,112 @@ def test_data_auto_does_not_take_gets_okboost_unnamed_and_a_422_named(
     named = client.post("/train", json={**body, "model": "auto"})
     assert named.status_code == 422, named.text
     assert "name" in named.json()["error"]["message"]
+
+
+def _vectors(n: int, binary: bool = False) -> dict[str, Any]:
+    X, Y = vector_data(n=max(n, 2))
+    Y = (Y > 0).astype(float) if binary else Y
+    return {
+        "inputs": X[:n].tolist(),
+        "output_kernel": {"type": "linear", "outputs": Y[:n].tolist()},
+    }
+
+
+@pytest.mark.parametrize(
+    ("extra", "feature"),
+    [
+        ({"output_kernel": {"type": "diffusion", "edges": [[0, 1], [1, 2]]}}, "diffusion"),
+        ({"cv": {"folds": 3}}, "cv"),
+        ({"eval_set": {"inputs": [[0.0, 0.0, 0.0]], "outputs": [[0.0, 0.0]]}}, "eval_set"),
+        ({"missing_input": True}, "missing input values"),
+        ({"null_output": True}, "unknown (null / NaN) output entries"),
+        ({"output_weight": [1.0, 1.0]}, "output_weight"),
+    ],
+)
+def test_auto_params_where_the_automatic_choice_does_not_apply_say_why(
+    client: TestClient, extra: dict, feature: str
+) -> None:
+    """A request naming no model, with the automatic choice's max_cpu_seconds, that falls
+    to okboost: the 422 says the automatic choice does not apply, why, and what to send."""
+    body: dict[str, Any] = {**_vectors(30), "params": {"max_cpu_seconds": 3}}
+    if extra.pop("missing_input", False):
+        body["inputs"][2][1] = None
+    elif extra.pop("null_output", False):
+        body["output_kernel"]["outputs"][2][0] = None
+    body.update(extra)
+    r = client.post("/train", json=body)
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    for fragment in (
+        "no model was named",
+        "the automatic choice does not apply",
+        feature,
+        "okboost",
+        "max_cpu_seconds",
+        "`model`",
+        "n_estimators",
+    ):
+        assert fragment in message, message
+
+
+def test_a_params_typo_naming_no_model_says_how_params_were_read(client: TestClient) -> None:
+    r = client.post("/train", json={**_vectors(30), "params": {"n_trees": 5}})
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    for fragment in (
+        "unknown parameter 'n_trees'",
+        "no model was named",
+        "automatic choice",
+        "read as okboost's",
+        "n_estimators",
+        "max_cpu_seconds",
+    ):
+        assert fragment in message, message
+
+
+@pytest.mark.parametrize(
+    ("n", "extra", "fragments"),
+    [
+        (80, {"params": {"scoring": "auc"}}, ("params.scoring 'auc'", "output vectors", "r2")),
+        (80, {"params": {"scoring": "auroc"}}, ("params.scoring 'auroc'", "not all 0 or 1")),
+        (80, {"params": {"cv": 200}}, ("params.cv = 200", "80 training rows", "at most 80")),
+        (80, {"model": "auto", "params": {"cv": 0.001}}, ("params.cv = 0.001", "larger")),
+        (4, {}, ("4 training rows", "at least 5", "name a model")),
+        (3, {"model": "auto"}, ("3 training rows", "at least 5")),
+        (1, {}, ("1 training rows", "at least 5")),
+        (1, {"model": "krr"}, ("params.gamma", "undefined on 1 row")),
+        (1, {"model": "krr-boost"}, ("params.gamma", "undefined on 1 row")),
+    ],
+)
+def test_what_the_automatic_choice_cannot_do_is_a_422_before_queueing(
+    client: TestClient, n: int, extra: dict, fragments: tuple[str, ...]
+) -> None:
+    """Settings and data the automatic choice (or a kernel model's gamma 'auto') cannot
+    work with are refused at once, naming the field to change, not a failed job."""
+    body = {**_vectors(n), **extra}  # outputs not all 0 or 1
+    r = client.post("/train", json=body)
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_auroc_on_0_1_outputs_is_accepted(client: TestClient) -> None:
+    body = {**_vectors(80, binary=True), "params": {**PARAMS, "scoring": "auroc"}, "wait": True}
+    r = client.post("/train", json=body)
+    assert r.status_code == 201, r.text
+
+
+def test_a_done_auto_job_counts_candidates_to_its_total(client: TestClient) -> None:
+    """The automatic choice's job counts candidate fits ("candidate"), from the start, and
+    a done job has done == total."""
+    params = {**PARAMS, "candidates": ["okboost", "kernel-ridge", "krr-boost"]}
+    queued = train(client, params, wait=False)
+    assert queued.status_code == 202, queued.text
+    first = client.get(f"/jobs/{queued.json()['job_id']}").json()["progress"]
+    assert first["unit"] == "candidate", first
+    r = train(client, params)
+    assert r.status_code == 201, r.text
+    progress = client.get(f"/jobs/{r.json()['job_id']}").json()["progress"]
+    assert progress["unit"] == "candidate", progress
+    assert progress["done"] == progress["total"] and progress["fraction"] == 1.0, progress

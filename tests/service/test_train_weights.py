@@ -59,6 +59,20 @@ def test_cross_validation_takes_the_weights(client: TestClient) -> None:
     assert r.json()["model"]["cv"]["table"][0]["err_phi"]["mean"] > 0
 
 
+def test_a_cv_fold_whose_rows_carry_no_weight_is_a_422_before_queueing(
+    client: TestClient,
+) -> None:
+    """Weights mostly 0: some fold's test rows weigh nothing, so its weighted scores are
+    undefined (the job failed 'R^2 is undefined: the given outputs are all the same')."""
+    w = [0.0] * 37 + [1.0] * 3
+    r = client.post("/train", json=body(w, cv={"folds": 5}, wait=False))
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    for fragment in ("fold", "test rows", "sample_weight", "weight", "fewer folds"):
+        assert fragment in message, message
+    assert "R^2" not in message, message
+
+
 @pytest.mark.parametrize(
     ("w", "message"),
     [
