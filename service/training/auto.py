@@ -3,24 +3,22 @@ need of a /train request, checked before the job is queued (no HTTP here): a 422
 field to change, not a job that fails.
 
 - The automatic choice compares models on held-out rows (``params.cv``: a holdout fraction
-  or K folds, split by okcore's :func:`okcore.auto.inner_folds`) and, after a holdout,
-  validates the best again by okcore's refine folds: it needs at least MIN_AUTO_ROWS rows.
-  Its ``params.scoring`` must be a score okcore computes for the outputs' form (the same
+  or K folds, split by okcore's :func:`okcore.auto.inner_folds`, which says when the rows
+  cannot fill them). Its ``params.scoring`` must be a score okcore computes for the outputs' form (the same
   check as ``cv.scoring``: :func:`service.training.cv.checked_scores`).
 - A kernel model with an RBF input kernel and ``gamma`` "auto" takes its width from the
   spread of the training inputs (okcore's Sun & Yao width: one over the mean squared
   distance between two rows), undefined on one row or identical rows: the user must give
   ``params.gamma``. okcore has no public check of it, so the rows' spread is looked at here.
 
-Its job counts candidate fits (unit CANDIDATE): okcore's AutoRegressor reports (phase
-"selection") before each candidate fit, ``done`` / ``total`` the fits done and planned, in
-FitProgress's default unit; :class:`CandidateProgress` names them, and before the first report the job counts the
-candidates it may try (:func:`planned_candidates`).
+Its job counts candidate fits (okcore's ``okcore.auto.SELECTION_UNIT``): okcore's
+AutoRegressor reports (phase "selection") before each candidate fit, ``done`` / ``total``
+the fits done and planned; before its first report the job counts the candidates it may try
+(:func:`planned_candidates`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -28,29 +26,15 @@ import scipy.sparse as sp
 
 import okcore
 from service.errors import InvalidRequest
-from service.jobs.task import Reporter
 from service.training.cv import checked_scores
-
-MIN_AUTO_ROWS = okcore.defaults.AUTO_REFINE_FOLDS
-"""Fewest training rows the automatic choice takes: its last rung is validated again by
-this many folds over all rows."""
 
 
 def check_auto(est: Any, inputs: Any, form: str, outputs: np.ndarray | None) -> None:
     """A 422 now for what the automatic choice ``est`` (okcore's AutoRegressor, its params
     validated) cannot do on ``inputs`` with outputs of ``form`` (``outputs``: the output
-    vectors, None for a Gram matrix): too few rows, inner folds the rows cannot fill, a
+    vectors, None for a Gram matrix): inner folds the rows cannot fill (too few rows), a
     score that does not apply to the outputs."""
     n = int(inputs.shape[0])
-    if n < MIN_AUTO_ROWS:
-        raise InvalidRequest(
-            f"the automatic choice (model 'auto', the default when no model is named) "
-            f"compares models on held-out rows and validates the best again by "
-            f"{MIN_AUTO_ROWS} folds: it needs at least {MIN_AUTO_ROWS} training rows, and "
-            f"inputs has {n} training rows; send more rows, or name a model with `model` "
-            '(e.g. "model": "okboost")',
-            details=[{"loc": ["inputs"], "msg": f"at least {MIN_AUTO_ROWS} rows for model auto"}],
-        )
     params = est.get_params()
     cv = params["cv"]
     if not isinstance(cv, list | tuple):
@@ -64,7 +48,8 @@ def check_auto(est: Any, inputs: Any, form: str, outputs: np.ndarray | None) -> 
                 else ""
             )
             raise InvalidRequest(
-                f"params.cv = {cv!r}: {exc}{hint}",
+                f"params.cv = {cv!r} (the automatic choice's inner validation): {exc}{hint}; "
+                'or name a model with `model` (e.g. "model": "okboost")',
                 details=[{"loc": ["params", "cv"], "msg": str(exc)}],
             ) from None
     if isinstance(params["scoring"], str):
@@ -95,10 +80,6 @@ def check_input_width(what: str, inputs: Any, fix: str, loc: list[str]) -> None:
         )
 
 
-CANDIDATE = "candidate"
-"""What the automatic choice's job counts: candidate fits."""
-
-
 def planned_candidates(est: Any, n: int) -> int:
     """The candidates the automatic choice ``est`` may try on ``n`` rows (okcore's portfolio
     for n rows, those of ``candidates`` if given): the job's count before okcore reports its
@@ -106,17 +87,3 @@ def planned_candidates(est: Any, n: int) -> int:
     names = {c.name for c in okcore.auto.regression_candidates(n)}
     asked = est.get_params()["candidates"]
     return len(names if asked is None else names & set(asked))
-
-
-@dataclass
-class CandidateProgress:
-    """The automatic choice's job reporter: its reports (each before a candidate fit)
-    counted in candidates."""
-
-    reporter: Reporter
-
-    def __call__(self, progress: Any, /) -> bool:
-        return self.reporter(replace(progress, unit=CANDIDATE))
-
-    def saving(self) -> None:
-        self.reporter.saving()
