@@ -23,7 +23,7 @@ from .engine import (
     rebuild,
     select,
 )
-from .regressor import AUTO_MODEL, AutoRegressor
+from .regressor import AUTO_MODEL, SELECTION_UNIT, AutoRegressor
 
 __all__ = [
     "AUTO_MODEL",
@@ -33,6 +33,7 @@ __all__ = [
     "Candidate",
     "Selection",
     "SelectionCancelled",
+    "SELECTION_UNIT",
     "SelectionProgress",
     "default_budget",
     "inner_folds",

@@ -161,8 +161,9 @@ class Candidate:
 @dataclass
 class SelectionProgress:
     """What a selection callback hears before each fit: ``stage`` ("rung 1/3", "refit"),
-    the ``candidate`` fitted, the fits ``done`` out of at most ``total`` planned, and the
-    CPU seconds spent of the ``budget``."""
+    the ``candidate`` fitted, the fits ``done`` out of at most ``total`` planned (at the
+    refit, exactly: the fits done and the refit's, so the last report has done = total - 1
+    and its fit then completes the count), and the CPU seconds spent of the ``budget``."""
 
     stage: str
     candidate: str
@@ -774,10 +775,12 @@ def _refit(
     if entry.score is None:
         entry.status = "fallback: nothing scored within the budget"
     members = [(m, entries[m].params) for m in _member_names(entry)]
+    run.total = run.done + len(members)  # what is left to fit: the refit (skips are known)
     cpu = time.process_time()
     estimators = []
     for m, params in members:
         run.report("refit", m)
+        run.done += 1
         estimators.append(by_name[m].final(run.seed, params))
     model = estimators[0] if len(estimators) == 1 else AveragedRegressor(estimators)
     o = run.outputs

@@ -39,6 +39,8 @@ from .engine import (
 AUTO_MODEL = "auto"
 #: The FitProgress phase the selection reports.
 SELECTION_PHASE = "selection"
+#: What its ``done`` / ``total`` count: candidate fits (the final refit's included).
+SELECTION_UNIT = "candidate"
 
 
 class AutoRegressor(MetaEstimator):
@@ -365,5 +367,6 @@ class _Progress:
             elapsed=p.cpu_seconds,
             phase=SELECTION_PHASE,
             phase_eta=p.budget,
+            unit=SELECTION_UNIT,
         )
         return bool(self.callback(progress))

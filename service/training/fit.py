@@ -17,8 +17,6 @@ from service.jobs.task import Reporter
 from service.schemas.api import TrainRequest, default_model_note
 from service.store.model_store import write_model
 from service.training.auto import (
-    CANDIDATE,
-    CandidateProgress,
     check_auto,
     check_input_width,
     planned_candidates,
@@ -55,7 +53,7 @@ class TrainPlan:
         """The estimated seconds of each phase, for the job's ETA (the automatic choice
         counts candidate fits)."""
         phases = self.estimate.phases()
-        return replace(phases, unit=CANDIDATE) if self.model == "auto" else phases
+        return replace(phases, unit=okcore.auto.SELECTION_UNIT) if self.model == "auto" else phases
 
 
 def checked_estimator(
@@ -295,8 +293,6 @@ def run_training(plan: TrainPlan, root: Path, model_id: str, progress: Reporter)
     kwargs = dict(plan.fit_kwargs)
     y = kwargs.pop("Y", None)
     record = dict(plan.record)
-    if plan.model == "auto":
-        progress = CandidateProgress(progress)
     if plan.cv is not None:
         progress = CVProgress(progress, plan.cv)
         cv = run_cv(plan.cv, est, plan.inputs, y, kwargs, progress)

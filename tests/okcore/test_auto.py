@@ -13,11 +13,13 @@ from okcore import AutoRegressor, AveragedRegressor, OKBoostRegressor
 from okcore.auto import (
     BUDGET_SLACK_SECONDS,
     BUDGET_TOLERANCE,
+    SELECTION_UNIT,
     Candidate,
     inner_folds,
     regression_candidates,
     select,
 )
+from okcore.callbacks import FitProgress
 from okcore.exceptions import DataError, InvalidParameterError
 
 
@@ -602,3 +604,21 @@ def test_validation_rows_of_zero_weight_are_never_all_the_holdout():
         AutoRegressor(max_cpu_seconds=3, random_state=0).fit(
             X, y, sample_weight=np.r_[np.zeros(79), 1.0]
         )
+
+
+def test_progress_counts_candidate_fits_and_the_refit_completes_the_count():
+    """AutoRegressor's callback hears candidate fits (unit "candidate", phase "selection"),
+    done never past total, and at the refit total is exact: the fits done plus the refit's
+    members, although a skipped candidate's planned fits never ran."""
+    X, Y = _data(150)
+    heard: list[FitProgress] = []
+    model = AutoRegressor(
+        max_cpu_seconds=600, random_state=0, candidates=["okboost", "oblivious-d4", "kernel-ridge"]
+    )
+    model.fit(X, Y, callback=lambda p: heard.append(p))
+    assert heard and all(p.unit == SELECTION_UNIT and p.phase == "selection" for p in heard)
+    assert all(p.done < p.total for p in heard)
+    members = len(model.members_)
+    assert [p.done for p in heard[-members:]] == list(
+        range(heard[-1].total - members, heard[-1].total)
+    )
