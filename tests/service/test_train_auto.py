@@ -285,3 +285,13 @@ def test_a_done_auto_job_counts_candidates_to_its_total(client: TestClient) -> N
     progress = client.get(f"/jobs/{r.json()['job_id']}").json()["progress"]
     assert progress["unit"] == "candidate", progress
     assert progress["done"] == progress["total"] and progress["fraction"] == 1.0, progress
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_the_automatic_choice_trains_on_three_or_four_rows(client: TestClient, n: int) -> None:
+    """Rows enough for its holdout (one validation row) are enough: okcore skips the 5-fold
+    re-check it cannot fill."""
+    body = {**_vectors(n), "params": PARAMS, "wait": True}
+    r = client.post("/train", json=body)
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["model"] == "auto"
