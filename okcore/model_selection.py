@@ -313,8 +313,9 @@ def cross_validate(
     ``scoring``: a score name, a callable ``scorer(estimator, X_test, y_test)``, a list of
     them or a dict {name: scorer} (:func:`okcore.scoring.check_scoring`); default: the
     outputs' form's :data:`~okcore.scoring.DEFAULT_SCORES`.
-    ``cv`` is a number of shuffled folds (:func:`kfold` with ``random_state``) or an iterable
-    of (train, test) index arrays. Outputs: Y (+ ``kernel``), ``gram`` (N, N) or
+    ``cv`` is a number of shuffled folds (:func:`kfold` with ``random_state``; with
+    ``sample_weight`` holding zeros, the rows of positive weight are spread over the folds)
+    or an iterable of (train, test) index arrays. Outputs: Y (+ ``kernel``), ``gram`` (N, N) or
     ``kernel=DiffusionKernel(edges, beta)`` over the N rows (graph). Each fold fits a clone.
     ``callback(fold, progress)`` hears each fold fit's FitProgress (see the module docstring;
     with ``n_jobs`` it runs in the worker). ``sample_weight`` (N,): each fold fits on its
@@ -324,7 +325,8 @@ def cross_validate(
     """
     X, outputs, n_samples = outputs_of(X, Y, gram, kernel, sample_weight)
     scorers = _check_scoring(outputs, scoring)
-    folds = kfold(n_samples, cv, random_state) if isinstance(cv, int) else list(cv)
+    weight = outputs.sample_weight
+    folds = kfold(n_samples, cv, random_state, weight) if isinstance(cv, int) else list(cv)
     results = Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(_fold_scores)(
             estimator, X, outputs, train, test, n_samples, scorers, _report(callback, k)
@@ -579,7 +581,7 @@ def grid_search(
     higher = scorers[criterion].greater_is_better
     candidates = parameter_grid(grid)
     estimator.check_parameter_names(candidates[0])
-    folds = kfold(n_samples, cv, random_state)
+    folds = kfold(n_samples, cv, random_state, outputs.sample_weight)
     run = _SearchRun(estimator, X, outputs, n_samples, scorers, folds, n_jobs, callback)
     if search == "grid":
         table = run.table(candidates, search_fits(estimator, candidates))

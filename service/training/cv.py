@@ -152,17 +152,31 @@ def _check_folds(req: TrainRequest, spec: CVSpec, params: list[dict[str, Any]]) 
                 f"n_landmarks = {landmarks} is more than the {smallest_train} training rows of "
                 f"a {spec.folds}-fold CV split of {n} rows: ask for fewer landmarks"
             )
+    folds = _folds(n, spec, req.sample_weight)
     edges = req.output_kernel.graph_edges()
     if edges is not None:
-        _check_graph_folds(edges, n, spec)
+        _check_graph_folds(edges, n, spec, folds)
     if req.sample_weight is not None:
-        _check_weighted_folds(req.sample_weight, n, spec)
+        _check_weighted_folds(req.sample_weight, n, spec, folds)
 
 
-def _check_weighted_folds(weight: np.ndarray, n: int, spec: CVSpec) -> None:
+def _folds(n: int, spec: CVSpec, weight: np.ndarray | None) -> list[tuple]:
+    """The folds the job's cross-validation will use (okcore's ``kfold``: with weights
+    holding zeros, the rows of positive weight spread over the folds); a 422 when the
+    weighted rows cannot fill them."""
+    try:
+        return model_selection.kfold(n, spec.folds, spec.random_state, weight)
+    except okcore.DataError as exc:
+        raise InvalidRequest(
+            f"cv.folds = {spec.folds}: {exc}",
+            details=[{"loc": ["cv", "folds"], "msg": str(exc)}],
+        ) from None
+
+
+def _check_weighted_folds(weight: np.ndarray, n: int, spec: CVSpec, folds: list[tuple]) -> None:
     """Each fold's training rows and test rows carry some weight: a fold fits on its
     training rows' weights and is scored on its test rows' (weighted means)."""
-    for k, (train, test) in enumerate(model_selection.kfold(n, spec.folds, spec.random_state)):
+    for k, (train, test) in enumerate(folds):
         for rows, what, why in (
             (test, "test rows", "its weighted scores are undefined"),
             (train, "training rows", "there is nothing to fit"),
@@ -177,9 +191,9 @@ def _check_weighted_folds(weight: np.ndarray, n: int, spec: CVSpec) -> None:
                 )
 
 
-def _check_graph_folds(edges: np.ndarray, n: int, spec: CVSpec) -> None:
+def _check_graph_folds(edges: np.ndarray, n: int, spec: CVSpec, folds: list[tuple]) -> None:
     """Each fold's AUC needs an edge and a non-edge among the pairs with a test vertex."""
-    for k, (_, test) in enumerate(model_selection.kfold(n, spec.folds, spec.random_state)):
+    for k, (_, test) in enumerate(folds):
         in_test = np.zeros(n, dtype=bool)
         in_test[test] = True
         touching = int(in_test[edges].any(axis=1).sum()) if edges.size else 0

@@ -229,3 +229,20 @@ def test_cross_validate_and_grid_search_take_data_frames_and_lists(form):
     search = grid_search(est, grid, given(X), given(Y), cv=3, random_state=0)
     assert search.best_params == grid_search(est, grid, X, Y, cv=3, random_state=0).best_params
     assert search.best_estimator.predict(X[:2]).shape == (2, Y.shape[1])
+
+
+def test_folds_spread_the_rows_of_positive_weight():
+    """With most weights 0, cross_validate and grid_search deal the weighted rows to every
+    fold (kfold's ``weight``), so each fold fits and scores some weight."""
+    X, Y = make_regression(n=80)
+    weight = np.r_[np.zeros(74), np.ones(6)]
+    est = OKBoostRegressor(n_estimators=5, random_state=0)
+    scores = cross_validate(est, X, Y, cv=3, random_state=0, scoring="r2", sample_weight=weight)
+    assert np.isfinite(scores["r2"]).all()
+    for _, test in kfold(80, 3, 0, weight):
+        assert weight[test].sum() > 0
+    result = grid_search(
+        est, {"learning_rate": [0.1, 0.3]}, X, Y, cv=3, random_state=0, scoring="r2",
+        sample_weight=weight,
+    )  # fmt: skip
+    assert result.best_params["learning_rate"] in (0.1, 0.3)

@@ -73,6 +73,15 @@ def test_a_cv_fold_whose_rows_carry_no_weight_is_a_422_before_queueing(
     assert "R^2" not in message, message
 
 
+def test_cv_folds_spread_the_rows_of_positive_weight(client: TestClient) -> None:
+    """As many weighted rows as folds is enough: the folds deal them out (okcore's kfold),
+    so every fold fits and scores some weight."""
+    w = [0.0] * 37 + [1.0] * 3
+    r = client.post("/train", json=body(w, cv={"folds": 3, "scoring": "err_phi"}))
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["cv"]["table"][0]["err_phi"]["mean"] > 0
+
+
 @pytest.mark.parametrize(
     ("w", "message"),
     [
