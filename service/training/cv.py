@@ -186,7 +186,7 @@ def _check_weighted_folds(weight: np.ndarray, n: int, spec: CVSpec, folds: list[
                     f"fold {k} of the {spec.folds}-fold CV (random_state {spec.random_state}) "
                     f"has {len(rows)} {what} whose sample_weight are all 0, so {why} (only "
                     f"{int(np.count_nonzero(weight))} of the {n} rows have a weight > 0): ask "
-                    "for fewer folds, another cv.random_state, or give more rows a weight",
+                    "for fewer folds, or give more rows a weight",
                     details=[{"loc": ["cv", "folds"], "msg": f"fold {k}: no weight in its {what}"}],
                 )
 
