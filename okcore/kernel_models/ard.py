@@ -106,16 +106,19 @@ def ard_widths(
     if rows.size > n_rows:
         rows = np.sort(rng.choice(rows, n_rows, replace=False))
     Xs, Ps = X[rows], Phi[rows] - Phi[rows].mean(axis=0)
-    theta_sq = 2.0 * float(Xs.var(axis=0).sum())
+    with np.errstate(over="ignore", invalid="ignore"):  # inf: refused below, with the fix
+        theta_sq = 2.0 * float(Xs.var(axis=0).sum())
     variance = float(np.mean(Ps * Ps))
     if rows.size < 2 or theta_sq <= 0.0 or variance <= 0.0:
         raise DataError(
             "gamma='ard' needs at least two training rows with differing inputs and outputs"
         )
     p = X.shape[1]
-    start_width = np.log(START_SCALE / theta_sq)
     low, high = LOG_WIDTH_RANGE
-    if not (np.isfinite(theta_sq) and np.isfinite(np.exp(start_width + high))):
+    with np.errstate(divide="ignore", over="ignore"):  # the overflow is the check's to say
+        start_width = np.log(START_SCALE / theta_sq)
+        overflows = not (np.isfinite(theta_sq) and np.isfinite(np.exp(start_width + high)))
+    if overflows:
         raise DataError(
             "gamma='ard' cannot take inputs of this scale: their squared distances "
             f"(twice the summed column variances: {theta_sq:.3g}) overflow float64, or the "

@@ -94,10 +94,12 @@ def test_ard_refuses_constant_data_clearly() -> None:
         okcore.KernelRidgeRegressor(gamma="ard").fit(X, Y)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
 @pytest.mark.parametrize("scale", [1e300, 1e160, 1e-160])
 def test_inputs_whose_squared_distances_overflow_are_a_clear_error(scale):
     """Inputs so large (or small) that their squared distances or the widths for them
-    overflow float64: a DataError saying to scale them, not an optimiser's KeyError."""
+    overflow float64: a DataError saying to scale them, not an optimiser's KeyError, and
+    no numpy overflow warning before it."""
     rng = np.random.default_rng(0)
     X = rng.random((80, 3))
     y = X[:, 0] + 0.1 * rng.standard_normal(80)
