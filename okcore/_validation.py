@@ -426,7 +426,10 @@ def masked_outputs(
             raise DataError("output_weight weighs the columns of output vectors Y: give Y")
         return Y, None
     try:
-        Ya = np.asarray(Y, dtype=np.float64)
+        Ya = np.asarray(Y)
+        if np.iscomplexobj(Ya):
+            return Y, None  # refused by the output space (no silent cast, no warning)
+        Ya = Ya.astype(np.float64)
     except (TypeError, ValueError):
         return Y, None  # the output space says what is wrong with Y
     unknown = np.isnan(Ya)

@@ -323,9 +323,11 @@ def test_one_sample_to_predict_is_refused_with_how_to_reshape(cls, data):
         est.predict(X[0])
 
 
+@pytest.mark.filterwarnings("error::numpy.exceptions.ComplexWarning")
 @pytest.mark.parametrize("cls", ESTIMATORS)
 def test_complex_data_is_refused_not_cast(cls, data):
-    """A cast to float64 would drop the imaginary parts silently."""
+    """A cast to float64 would drop the imaginary parts silently (numpy warns when one is
+    made: a warning is an error here)."""
     X, Y = data
     est = cls(**SMALL[cls])
     message = "^Complex data not supported: {} holds complex numbers; pass real values"
