@@ -96,8 +96,9 @@ class AutoRegressor(MetaEstimator):
     as every okcore estimator.
 
     ``callback`` (okcore's fit callback) hears a :class:`~okcore.callbacks.FitProgress`
-    before each candidate fit: ``phase`` "selection", ``done`` / ``total`` the candidate
-    fits done and planned (the final refit included), ``phase_eta`` the CPU budget (the
+    before each candidate fit: ``phase`` "selection", ``unit`` "candidate", ``done`` /
+    ``total`` the candidate fits done and planned (the final refit included; at the refit
+    the total is exact), ``phase_eta`` the CPU budget (the
     phase's estimate) and ``elapsed`` the CPU spent; returning True stops the selection (the
     estimator is then left unfitted, ``stopped_by_callback_`` True). The candidates' own
     rounds are not reported (their fits are short: each gets a share of the budget).
