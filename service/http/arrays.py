@@ -522,41 +522,38 @@ def as_float_array(
     return arr
 
 
+MAX_INDEX = 2**53 - 1
+"""The largest row or vertex index a request may send: float64 holds every integer up to it
+exactly, and no table comes near it, so larger ones are refused before a cast to int64 could
+wrap them around (an index of 2**63 became -2**63: a 500)."""
+
+
 def as_edge_array(value: Any, name: str = "edges") -> np.ndarray:
-    """Convert ``[[i, j], ...]`` to an int64 array of shape (E, 2) of non-negative indices.
+    """Convert ``[[i, j], ...]`` to an int64 array of shape (E, 2) of non-negative indices
+    (at most :data:`MAX_INDEX`; the caller compares them with its vertex count).
 
     Integer arrays are taken as they are; floats must hold integer values; bool is refused.
     """
     if isinstance(value, np.ndarray) and value.dtype.kind == "b":
         raise ValueError(f"{name} must hold integer vertex indices: got dtype bool")
     if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
-        ints = value.astype(np.int64)
-        if ints.size == 0:
-            return np.zeros((0, 2), dtype=np.int64)
-        if ints.ndim != 2 or ints.shape[1] != 2:
-            raise ValueError(
-                f"{name} must be a list of [i, j] pairs of vertex indices: got shape "
-                f"{list(ints.shape)}"
-            )
-        if (ints < 0).any():
-            k = int(np.argwhere(ints < 0)[0][0])
-            raise ValueError(
-                f"{name}[{k}] = {ints[k].tolist()} is not a pair of non-negative integer "
-                "vertex indices"
-            )
-        return ints
-    arr = float64_array(value, name, 2)  # raises, naming the entry that is not a number
+        arr = value
+    else:
+        arr = float64_array(value, name, 2)  # raises, naming the entry that is not a number
     if arr.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
     if arr.ndim != 2 or arr.shape[1] != 2:
         raise ValueError(
             f"{name} must be a list of [i, j] pairs of vertex indices: got shape {list(arr.shape)}"
         )
-    bad = ~np.isfinite(arr) | (arr != np.round(arr)) | (arr < 0)
+    bad = (arr < 0) | (arr > MAX_INDEX)
+    if arr.dtype.kind == "f":
+        bad |= ~np.isfinite(arr) | (arr != np.round(arr))
     if bad.any():
         k = int(np.argwhere(bad)[0][0])
         raise ValueError(
-            f"{name}[{k}] = {arr[k].tolist()} is not a pair of non-negative integer vertex indices"
+            f"{name}[{k}] = {arr[k].tolist()} is not a pair of vertex indices: non-negative "
+            "integers counted from 0 (rows of the table they index)"
         )
     return arr.astype(np.int64)
 
@@ -568,16 +565,19 @@ def _integer_vector(value: Any, name: str) -> np.ndarray:
     arr = float64_array(value, name, 1) if isinstance(value, list) else np.asarray(value)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array: got shape {list(arr.shape)}")
-    if arr.dtype.kind in "iu":
-        return arr.astype(np.int64, copy=False)
     if arr.dtype.kind == "f" or (arr.dtype == object and arr.size == 0):
         arr = arr.astype(np.float64)
-        bad = ~np.isfinite(arr) | (arr != np.round(arr))
-        if not bad.any():
-            return arr.astype(np.int64)
+        bad = ~np.isfinite(arr) | (arr != np.round(arr)) | (np.abs(arr) > MAX_INDEX)
+    elif arr.dtype.kind in "iu":
+        bad = np.abs(arr.astype(np.float64)) > MAX_INDEX
+    else:
+        raise ValueError(f"{name} must hold integers: got dtype {arr.dtype}")
+    if bad.any():
         k = int(np.argmax(bad))
-        raise ValueError(f"{name} must hold integers: {name}[{k}] = {arr[k]}")
-    raise ValueError(f"{name} must hold integers: got dtype {arr.dtype}")
+        raise ValueError(
+            f"{name} must hold integers of at most {MAX_INDEX}: {name}[{k}] = {arr[k]}"
+        )
+    return arr.astype(np.int64, copy=False)
 
 
 def _sparse_values(value: Any, name: str) -> np.ndarray:

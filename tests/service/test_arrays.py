@@ -353,3 +353,17 @@ def test_edges_and_sparse_parts_in_json_hold_numbers_too() -> None:
     with pytest.raises(ValueError, match=r"inputs.indices\[0\] is false, not a number"):
         as_csr({**csr, "indices": [False, 1]}, "inputs")
     assert as_csr(csr, "inputs").toarray().tolist() == [[1.0, 0.0], [0.0, 2.0]]
+
+
+@pytest.mark.parametrize("index", [2**53, 2**63, 2**64, 1e20])
+def test_indices_beyond_float64s_exact_integers_are_refused_not_wrapped(index: Any) -> None:
+    """Cast to int64, 2**63 became -2**63 (a 500 where it indexed); refused, entry named."""
+    with pytest.raises(ValueError, match=r"edges\[1\] = .* is not a pair of vertex indices"):
+        as_edge_array([[0, 1], [1, index]])
+    if index < 2**64:
+        with pytest.raises(ValueError, match=r"edges\[0\] = .* is not a pair of vertex indices"):
+            as_edge_array(np.array([[0, index]], dtype=np.uint64))
+    csr = {"data": [1.0, 2.0], "indices": [0, index], "indptr": [0, 1, 2], "shape": [2, 2]}
+    with pytest.raises(ValueError, match=r"inputs.indices must hold integers of at most"):
+        as_csr(csr, "inputs")
+    assert as_edge_array([[0, 2**53 - 1]]).tolist() == [[0, 2**53 - 1]]

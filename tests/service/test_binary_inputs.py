@@ -120,7 +120,7 @@ def test_edges_parts_must_be_integers(client: TestClient, graph: Graph) -> None:
         data={"json": json.dumps({"output_kernel": {"type": "diffusion"}, "params": SMALL})},
         files={"inputs": _file(to_npy_bytes(X)), "output_kernel.edges": _file(to_npy_bytes(edges))},
     )
-    _err(r, 422, "edges[1] = [1.0, 2.5] is not a pair of non-negative integer")
+    _err(r, 422, "edges[1] = [1.0, 2.5] is not a pair of vertex indices: non-negative integers")
     r = client.post(
         "/train",
         data={

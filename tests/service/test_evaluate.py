@@ -274,3 +274,14 @@ def test_evaluate_of_a_model_trained_on_partly_known_outputs_says_what_to_do(
              "edges": {"new_known": [[0, 1], [1, 2]], "new_new": [[0, 1]]}}  # fmt: skip
     r = client.post("/evaluate", json=edges)
     assert r.status_code == 200 and r.json()["auc"] is not None, r.text
+
+
+@pytest.mark.parametrize("index", [2**53, 2**63, 2**64, 10**30, 1e20])
+def test_an_edge_index_beyond_every_table_is_a_422(client: TestClient, index: Any) -> None:
+    """Indices of 2**63 and more wrapped around to negative int64 values: a 500."""
+    model_id = _walkthrough(client)
+    body = {"model_id": model_id, "inputs": X_TEST,
+            "edges": {"new_new": [], "new_known": [[0, 1], [1, index]]}}  # fmt: skip
+    r = client.post("/evaluate", json=body)
+    assert r.status_code == 422, r.text
+    assert "new_known[1] = " in r.json()["error"]["message"], r.text
