@@ -84,7 +84,10 @@ def array_bytes(value: Any) -> int:
         return int(value.data.nbytes + value.indices.nbytes + value.indptr.nbytes)
     if isinstance(value, np.ndarray):
         return int(value.nbytes)
-    return 8 * int(np.size(value))  # lists of numbers (edges of the kernel spec)
+    try:
+        return 8 * int(np.size(value))  # lists of numbers (edges of the kernel spec)
+    except ValueError:  # ragged lists (folds of unequal sides in params.cv): count them
+        return sum(array_bytes(v) if isinstance(v, list | tuple) else 8 for v in value)
 
 
 def held_bytes(plan: Any) -> int:

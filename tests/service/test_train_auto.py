@@ -295,3 +295,18 @@ def test_the_automatic_choice_trains_on_three_or_four_rows(client: TestClient, n
     r = client.post("/train", json=body)
     assert r.status_code == 201, r.text
     assert r.json()["model"]["model"] == "auto"
+
+
+@pytest.mark.parametrize(
+    ("folds", "status"),
+    [
+        ([[[0, 1, 2], [3, 4]]], 201),  # sides of unequal length: the job's size was a 500
+        ([[[0, 1, 2], [3, 4, 5]]], 201),
+        ([[[0, 1, 2], [3, 99]]], 422),  # a row that does not exist
+        ([[[0, 1], [0, 2]]], 422),  # a row on both sides
+    ],
+)
+def test_params_cv_as_given_folds(client: TestClient, folds: list, status: int) -> None:
+    body = {**_vectors(6), "params": {**PARAMS, "cv": folds}, "wait": True}
+    r = client.post("/train", json=body)
+    assert r.status_code == status, r.text
