@@ -23,9 +23,12 @@ one of the request's ids.
 **pandas' layouts** (a numeric table whose header is not declared absent): a first row whose
 first cell is empty and whose other cells are not, over a first column of distinct
 non-negative integers, is ``DataFrame.to_csv()``'s header over its row index, a column
-never read (:attr:`Table.index`); over a first column of text, a header over ids. A first
-row ``0,1,...,k-1`` (k >= 2) is the header of a frame without column names
-(``to_csv(index=False)``) when a number below it is written with a point or an exponent;
+never read (:attr:`Table.index`); over a first column of text, a header over ids (not when
+one of those other cells is a number with a point or an exponent: a row of data missing its
+first value). A first
+row ``0,1,...,k-1`` (k >= 1) is the header of a frame without column names, or of an
+unnamed Series (``to_csv(index=False)``), when a number below it is written with a point or
+an exponent;
 over integers only it may be data as well, a 422 asking which for k >= 3 (``0,1`` over 0/1
 rows is data).
 
@@ -460,9 +463,10 @@ def _detected_header(
 
 
 def _default_names(first: list[str]) -> bool:
-    """Whether a first row is 0, 1, ..., k-1 (k >= 2): the names pandas gives the columns
-    of a frame made from an array, as ``DataFrame.to_csv(index=False)`` writes them."""
-    return len(first) >= 2 and first == [str(j) for j in range(len(first))]
+    """Whether a first row is 0, 1, ..., k-1 (k >= 1): the names pandas gives the columns
+    of a frame made from an array (or an unnamed Series), as ``to_csv(index=False)`` writes
+    them."""
+    return len(first) >= 1 and first == [str(j) for j in range(len(first))]
 
 
 def _index_under_blank(first: list[str], rest: np.ndarray, matrix: np.ndarray) -> str | None:
@@ -473,12 +477,24 @@ def _index_under_blank(first: list[str], rest: np.ndarray, matrix: np.ndarray) -
     None for any other table (a first data row with one missing value, say). O(rows)."""
     if len(first) < 2 or first[0] or not all(first[1:]) or not rest.shape[0]:
         return None
+    if any(_written_as_fraction(cell) for cell in first[1:]):
+        return None  # a row of data missing its first value: pandas names no column 0.53
     if (rest[:, 0] == _TEXT).all():
         return "ids"
     column = matrix[1:, 0]
     if not (rest[:, 0] == _NUMBER).all() or (column < 0).any() or (column % 1).any():
         return None
     return "index" if np.unique(column).size == column.size else None
+
+
+def _written_as_fraction(cell: str) -> bool:
+    """Whether a cell is a number written with a point or an exponent (``0.53``, ``1e-3``),
+    which pandas never writes as a column name of its own."""
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return not cell.strip().lstrip("+-").isdigit()
 
 
 def _header_only(first: np.ndarray, n: int, kind: Kind) -> bool:

@@ -476,6 +476,19 @@ def test_a_pandas_index_of_ids_or_of_a_filtered_frame() -> None:
     assert matrix_of(weights, with_ids=False)[0].tolist() == [[1.0], [2.5], [0.5]]
 
 
+def test_one_column_pandas_tables_and_rows_missing_their_first_value() -> None:
+    """pd.Series(w).to_csv(index=False) and a one-column frame's write a header 0, which was
+    read as a row; a first row ',0.53,0.21' over a column of counts is a row of data missing
+    its first value (pandas names no column 0.53), not a header over an index."""
+    for part in ("sample_weight", "inputs", "candidates"):
+        X, _ = matrix_of(parse_table(b"0\n0.5\n1.0\n2.25\n", part), with_ids=False)
+        assert X.tolist() == [[0.5], [1.0], [2.25]]
+    X, _ = matrix_of(parse_table(b"0\n0\n1\n2\n", "sample_weight"), with_ids=False)
+    assert X.tolist() == [[0.0], [0.0], [1.0], [2.0]]  # integers only: 0 is a weight
+    X, _ = matrix_of(parse_table(b",0.53,0.21\n1,0.2,0.1\n2,0.3,0.4\n", "inputs"), with_ids=True)
+    assert X.shape == (3, 3) and np.isnan(X[0, 0]) and X[1].tolist() == [1.0, 0.2, 0.1]
+
+
 def test_headerless_numbers_are_read_unchanged() -> None:
     """Ordinary numeric tables: no header, every column a feature, every row data."""
     for text, rows in (
