@@ -231,6 +231,19 @@ class Selection:
     inner_rows: tuple[int, int] = (0, 0)
 
 
+def _holdout_problem(cv: float, n_samples: int, n_val: int) -> str:
+    """Why a holdout of ``cv`` of ``n_samples`` rows (``n_val`` of them held out) cannot
+    work, and which way to move: it needs a validation row and two training rows."""
+    start = f"a holdout of {cv} of {n_samples} rows"
+    if n_samples < 3:
+        return f"{start} cannot work: it needs 3 rows (2 to fit, 1 to validate); give more rows"
+    if n_val < 1:
+        low = 1.0 / n_samples  # holds one row out
+        return f"{start} holds no row out to validate on; give a fraction such as {low:.3g}"
+    high = (n_samples - 2.0) / n_samples  # keeps two rows to fit
+    return f"{start} leaves fewer than 2 rows to fit; give a fraction such as {high:.3g}"
+
+
 def inner_folds(
     n_samples: int, cv: Any, rng: np.random.Generator, weight: np.ndarray | None = None
 ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -251,10 +264,7 @@ def inner_folds(
             raise DataError(f"a holdout cv must be a fraction in (0, 1): got {cv!r}")
         n_val = int(round(cv * n_samples))
         if n_val < 1 or n_samples - n_val < 2:
-            raise DataError(
-                f"a holdout of {cv} of {n_samples} rows leaves no usable training or "
-                "validation rows; give more rows or a larger fraction"
-            )
+            raise DataError(_holdout_problem(cv, n_samples, n_val))
         if weight is None or n_positive == n_samples:
             order = rng.permutation(n_samples)
             return [(np.sort(order[n_val:]), np.sort(order[:n_val]))]

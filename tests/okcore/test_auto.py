@@ -4,6 +4,7 @@ the CPU budget, and the prediction API of every candidate and average."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -622,3 +623,20 @@ def test_progress_counts_candidate_fits_and_the_refit_completes_the_count():
     assert [p.done for p in heard[-members:]] == list(
         range(heard[-1].total - members, heard[-1].total)
     )
+
+
+@pytest.mark.parametrize(
+    ("n", "cv", "advice"),
+    [
+        (2, 0.5, "needs 3 rows (2 to fit, 1 to validate); give more rows"),
+        (6, 0.01, "holds no row out to validate on; give a fraction such as 0.167"),
+        (6, 0.99, "leaves fewer than 2 rows to fit; give a fraction such as 0.667"),
+    ],
+)
+def test_a_holdout_the_rows_cannot_fill_says_which_way_to_move(n, cv, advice):
+    """It said 'give more rows or a larger fraction' whatever was wrong; the advice given
+    works (the fraction suggested splits the rows)."""
+    with pytest.raises(DataError, match=re.escape(advice)):
+        inner_folds(n, cv, np.random.default_rng(0))
+    if "such as" in advice:
+        assert inner_folds(n, float(advice.split()[-1]), np.random.default_rng(0))
