@@ -48,7 +48,7 @@ def _rows(
         k = int(too_big[0])
         raise InvalidRequest(
             f"{where}[{k}] = {edges[k].tolist()} refers to {what} {int(values[k])} but there "
-            f"are {size}"
+            f"are {size} {what.replace('vertex', 'vertices')} (counted from 0)"
         )
     return values.astype(np.int64)
 

@@ -285,3 +285,13 @@ def test_an_edge_index_beyond_every_table_is_a_422(client: TestClient, index: An
     r = client.post("/evaluate", json=body)
     assert r.status_code == 422, r.text
     assert "new_known[1] = " in r.json()["error"]["message"], r.text
+
+
+def test_an_edge_to_a_vertex_past_the_last_names_how_many_there_are(client: TestClient) -> None:
+    model_id = _walkthrough(client)
+    body = {"model_id": model_id, "inputs": X_TEST,
+            "edges": {"new_new": [], "new_known": [[0, 1], [len(X_TEST), 2]]}}  # fmt: skip
+    r = client.post("/evaluate", json=body)
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert f"but there are {len(X_TEST)} test vertices (counted from 0)" in message, message
