@@ -162,17 +162,29 @@ def _media_param(content_type: str | None, name: str) -> str | None:
 
 def declared_header(content_type: str | None, field: str | None, part: str) -> bool | None:
     """The header declared by ``header=present|absent`` in the content type or by the text
-    field ``<part>.header``; None when neither declares it."""
-    field = _media_param(content_type, "header") or field
-    if field is None:
+    field ``<part>.header``; None when neither declares it; a 422 when both do and disagree."""
+    declared = [_header_word(v, part) for v in (_media_param(content_type, "header"), field)]
+    given = {d for d in declared if d is not None}
+    if len(given) > 1:
+        raise InvalidRequest(
+            f"part '{part}' declares its header twice and both ways: header="
+            f"{'present' if declared[0] else 'absent'} in its content type, and the text field "
+            f"'{part}.header' = {field!r}; declare it once"
+        )
+    return given.pop() if given else None
+
+
+def _header_word(value: str | None, part: str) -> bool | None:
+    """A header declaration's word as True (present) / False (absent), None if not given."""
+    if value is None:
         return None
-    word = field.strip().lower()
+    word = value.strip().lower()
     if word in _TRUE:
         return True
     if word in _FALSE:
         return False
     raise InvalidRequest(
-        f"{part}.header must be true or false (header=present / absent): got {field[:40]!r}"
+        f"{part}.header must be true or false (header=present / absent): got {value[:40]!r}"
     )
 
 

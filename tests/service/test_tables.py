@@ -11,7 +11,7 @@ import pytest
 from svc_data import SMALL, Graph, TestClient, diffusion_request
 
 from service.errors import InvalidRequest
-from service.http.tables import edges_of, matrix_of, parse_table
+from service.http.tables import declared_header, edges_of, matrix_of, parse_table
 
 CSV, TSV = "text/csv", "text/tab-separated-values"
 
@@ -558,3 +558,14 @@ def test_a_labels_table_from_pandas_names_its_labels(client: TestClient) -> None
     assert r.status_code == 201, r.text
     assert r.json()["model"]["n_features"] == X.shape[1]
     assert r.json()["model"]["multilabel"]["label_names"] == names
+
+
+def test_a_header_declared_both_ways_is_a_422() -> None:
+    """header=present in the content type and the field '<part>.header' = false: one of the
+    two was silently ignored."""
+    with pytest.raises(InvalidRequest, match=r"declares its header twice and both ways"):
+        declared_header("text/csv; header=present", "false", "inputs")
+    assert declared_header("text/csv; header=present", "true", "inputs") is True
+    assert declared_header("text/csv", "no", "inputs") is False
+    assert declared_header("text/csv; header=absent", None, "inputs") is False
+    assert declared_header(None, None, "inputs") is None
