@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from service.schemas.api import Ids, Inputs, Labels, Params, ThresholdMetric, _Model
 from service.schemas.examples import documented
@@ -144,6 +144,16 @@ class MultiLabelTrainRequest(_Model):
         "`OKBOOST_WAIT_TIMEOUT` seconds (120 by default) the answer is 202 with "
         '`"timed_out": true` and the job to follow.',
     )
+
+    @field_validator("threshold", mode="before")
+    @classmethod
+    def _threshold(cls, value: Any) -> Any:
+        """One message for every bad threshold (pydantic's for the union named its parts)."""
+        if value == "cv" or (
+            isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1
+        ):
+            return value
+        raise ValueError(f'threshold must be "cv" or a number in (0, 1): got {value!r}'[:200])
 
     @model_validator(mode="after")
     def _consistent(self) -> MultiLabelTrainRequest:

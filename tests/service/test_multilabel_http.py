@@ -134,7 +134,10 @@ def _npy(arr: np.ndarray) -> bytes:
         (lambda b: b.update(label_names=["a", "b"]), "label_names has 2 names"),
         (lambda b: b.update(label_names=["a", "a", "b", "c"]), "unique"),
         (lambda b: b.update(labels=b["labels"][:-1]), "labels has 44 rows but inputs has 45"),
-        (lambda b: b.update(threshold=1.5), "threshold"),
+        (lambda b: b.update(threshold=1.5), 'threshold must be "cv" or a number in (0, 1)'),
+        (lambda b: b.update(threshold=True), 'threshold must be "cv" or a number in (0, 1)'),
+        (lambda b: b.update(threshold="0.5"), 'threshold must be "cv" or a number in (0, 1)'),
+        (lambda b: b.update(threshold=None), 'threshold must be "cv" or a number in (0, 1)'),
         (lambda b: b.update(metric="auc"), "metric"),
         (lambda b: b.update(n_splits=1), "n_splits"),
         (
