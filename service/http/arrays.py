@@ -302,7 +302,7 @@ def to_npy_bytes(arr: Any) -> bytes:
 
 
 #: The models whose trees learn where missing input values go.
-MISSING_VALUE_MODELS = "okboost, ok3 or ok3-forest"
+MISSING_VALUE_MODELS = "okboost (without params.init), ok3 or ok3-forest"
 
 
 def _missing_rows(name: str, arr: np.ndarray) -> tuple[str, list[int]]:

@@ -23,7 +23,12 @@ from pydantic import (
 )
 
 import okcore
-from service.http.arrays import as_edge_array, as_float_array, as_input_matrix
+from service.http.arrays import (
+    MISSING_VALUE_MODELS,
+    as_edge_array,
+    as_float_array,
+    as_input_matrix,
+)
 from service.schemas import examples as ex
 from service.schemas.cv import CVSpec
 from service.schemas.examples import documented
@@ -790,8 +795,7 @@ def _auto_refusal(req: TrainRequest) -> AutoRefusal | None:
         return AutoRefusal(
             "missing input values (NaN) in inputs",
             "model 'auto' does not take missing input values (NaN): name a tree model "
-            "(okboost, ok3 or ok3-forest: they learn where missing values go), or impute "
-            "them",
+            f"({MISSING_VALUE_MODELS}: they learn where missing values go), or impute them",
         )
     spec = req.output_kernel
     if isinstance(spec, LinearKernelSpec) and np.isnan(spec.outputs).any():

@@ -383,12 +383,14 @@ def test_missing_cells_train_a_tree_model_and_are_a_clear_422_for_the_others(
     message = r.json()["error"]["message"]
     assert "inputs has missing values (NaN) in rows 3, 5, the first at [3, 0]" in message
     assert "model 'krr' does not accept missing values" in message
-    assert "impute" in message and "okboost, ok3 or ok3-forest" in message
+    assert "impute" in message and "okboost (without params.init), ok3 or ok3-forest" in message
     # okboost started from kernel ridge (init) takes them no more than kernel ridge does
     spec = {**spec, "model": "okboost", "params": {"init": "kernel_ridge"}}
     r = client.post("/train", data={"json": json.dumps(spec)}, files=files)
     assert r.status_code == 422, r.text
-    assert "model 'okboost' does not accept missing values" in r.json()["error"]["message"]
+    message = r.json()["error"]["message"]
+    assert "model 'okboost' does not accept missing values" in message
+    assert "train okboost (without params.init)" in message  # not 'train okboost' alone
 
 
 def test_missing_cells_at_prediction_are_a_clear_422_for_a_kernel_model(
