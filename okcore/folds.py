@@ -13,6 +13,12 @@ from ._validation import check_random_state
 from .exceptions import DataError
 
 
+def positive_rows(n_samples: int, weight: np.ndarray | None) -> int:
+    """The rows that can fit or validate: all ``n_samples``, or with sample ``weight`` those
+    weighing > 0. O(n)."""
+    return n_samples if weight is None else int(np.count_nonzero(weight > 0))
+
+
 def kfold(
     n_samples: int, n_splits: int = 5, random_state: Any = None, weight: np.ndarray | None = None
 ) -> list[tuple]:
@@ -31,17 +37,17 @@ def kfold(
     if n_samples < n_splits:
         raise DataError(f"{n_splits}-fold CV needs at least {n_splits} samples: got {n_samples}")
     rng = check_random_state(random_state)
-    if weight is None or (weight > 0).all():
+    n_positive = positive_rows(n_samples, weight)
+    if weight is None or n_positive == n_samples:
         tests = np.array_split(rng.permutation(n_samples), n_splits)
     else:
-        positive = np.flatnonzero(weight > 0)
-        if positive.size < 2:
+        if n_positive < 2:
             raise DataError(
                 f"{n_splits}-fold CV needs at least 2 rows with positive weight (each fold is "
-                f"fitted on the others' rows): got {positive.size}; give more rows a positive "
+                f"fitted on the others' rows): got {n_positive}; give more rows a positive "
                 "sample_weight"
             )
-        zero = np.flatnonzero(weight <= 0)
+        positive, zero = np.flatnonzero(weight > 0), np.flatnonzero(weight <= 0)
         order = np.concatenate([rng.permutation(positive), rng.permutation(zero)])
         tests = [order[k::n_splits] for k in range(n_splits)]
     return [

@@ -325,8 +325,11 @@ def cross_validate(
     """
     X, outputs, n_samples = outputs_of(X, Y, gram, kernel, sample_weight)
     scorers = _check_scoring(outputs, scoring)
-    weight = outputs.sample_weight
-    folds = kfold(n_samples, cv, random_state, weight) if isinstance(cv, int) else list(cv)
+    folds = (
+        kfold(n_samples, cv, random_state, outputs.sample_weight)
+        if isinstance(cv, int)
+        else list(cv)
+    )
     results = Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(_fold_scores)(
             estimator, X, outputs, train, test, n_samples, scorers, _report(callback, k)

@@ -84,7 +84,7 @@ from ..defaults import (
     AUTO_REFIT_RESERVE,
 )
 from ..exceptions import DataError, OKCoreError
-from ..folds import kfold
+from ..folds import kfold, positive_rows
 from ..model_selection import Outputs
 from ..scoring import BoundScorer, FoldTruth, check_scoring
 
@@ -258,7 +258,7 @@ def inner_folds(
     DataError. Weights without zeros split as no weights, bit for bit."""
     if isinstance(cv, bool):
         raise DataError(f"cv must be a fraction, a number of folds or folds: got {cv!r}")
-    n_positive = _positive_rows(n_samples, weight)
+    n_positive = positive_rows(n_samples, weight)
     if isinstance(cv, float):
         if not 0.0 < cv < 1.0:
             raise DataError(f"a holdout cv must be a fraction in (0, 1): got {cv!r}")
@@ -317,11 +317,6 @@ def inner_folds(
     if not folds:
         raise DataError("cv gave no folds")
     return folds
-
-
-def _positive_rows(n_samples: int, weight: np.ndarray | None) -> int:
-    """The rows that can fit or validate: all, or with sample weights those weighing > 0."""
-    return n_samples if weight is None else int(np.count_nonzero(weight > 0))
 
 
 def _rung_sizes(n_train: int, eta: int, min_rows: int) -> list[int]:
@@ -588,7 +583,7 @@ def select(
         refine_folds is not None
         and isinstance(cv, float)
         and len(final) >= 2
-        and _positive_rows(n, outputs.sample_weight) >= refine_folds
+        and positive_rows(n, outputs.sample_weight) >= refine_folds
     ):
         refined = _refine(run, entries, by_name, final, refine_folds, rng)
         if refined is not None:

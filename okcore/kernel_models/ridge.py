@@ -40,7 +40,7 @@ from ..base import FitContext, FittedModel, OKEstimator
 from ..callbacks import RoundMonitor
 from ..cost import StageCost
 from ..exceptions import DataError
-from ..folds import kfold
+from ..folds import kfold, positive_rows
 from ..losses import weighted_mean
 from ..outputs.space import RANK_TOLERANCE
 from .ard import ARD_ROWS, ard_widths
@@ -417,7 +417,7 @@ class KernelRidgeRegressor(OKEstimator):
                 "choosing alpha by cross-validation needs at least 2 training rows "
                 f"(n_samples = {n}); give alpha a float"
             )
-        n_positive = n if weight is None else int(np.count_nonzero(weight > 0))
+        n_positive = positive_rows(n, weight)
         if n_positive < 2:
             raise DataError(
                 "choosing alpha (and gamma='cv') by cross-validation needs at least 2 training "
