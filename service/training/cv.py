@@ -174,21 +174,18 @@ def _folds(n: int, spec: CVSpec, weight: np.ndarray | None) -> list[tuple]:
 
 
 def _check_weighted_folds(weight: np.ndarray, n: int, spec: CVSpec, folds: list[tuple]) -> None:
-    """Each fold's training rows and test rows carry some weight: a fold fits on its
-    training rows' weights and is scored on its test rows' (weighted means)."""
-    for k, (train, test) in enumerate(folds):
-        for rows, what, why in (
-            (test, "test rows", "its weighted scores are undefined"),
-            (train, "training rows", "there is nothing to fit"),
-        ):
-            if not weight[rows].sum() > 0:
-                raise InvalidRequest(
-                    f"fold {k} of the {spec.folds}-fold CV (random_state {spec.random_state}) "
-                    f"has {len(rows)} {what} whose sample_weight are all 0, so {why} (only "
-                    f"{int(np.count_nonzero(weight))} of the {n} rows have a weight > 0): ask "
-                    "for fewer folds, or give more rows a weight",
-                    details=[{"loc": ["cv", "folds"], "msg": f"fold {k}: no weight in its {what}"}],
-                )
+    """Each fold's test rows carry some weight: a fold is scored on its test rows' weights
+    (weighted means). Its training rows always do: okcore's ``kfold`` deals the rows of
+    positive weight out first, and refuses fewer than 2 of them (:func:`_folds`)."""
+    for k, (_, test) in enumerate(folds):
+        if not weight[test].sum() > 0:
+            raise InvalidRequest(
+                f"fold {k} of the {spec.folds}-fold CV (random_state {spec.random_state}) has "
+                f"{len(test)} test rows whose sample_weight are all 0, so its weighted scores "
+                f"are undefined (only {int(np.count_nonzero(weight))} of the {n} rows have a "
+                "weight > 0): ask for fewer folds, or give more rows a weight",
+                details=[{"loc": ["cv", "folds"], "msg": f"fold {k}: no weight in its test rows"}],
+            )
 
 
 def _check_graph_folds(edges: np.ndarray, n: int, spec: CVSpec, folds: list[tuple]) -> None:

@@ -68,16 +68,14 @@ def checked_estimator(
     except okcore.UnknownParameterError as err:
         unknown = err.unknown
         names = ", ".join(repr(u) for u in unknown)
+        said = f"unknown parameter{'s' if len(unknown) > 1 else ''} {names} for model '{model}'"
+        valid = ", ".join(err.valid)
         message = (
-            f"unknown parameter{'s' if len(unknown) > 1 else ''} {names} for model '{model}'; "
-            f"valid parameters: {', '.join(err.valid)}"
+            f"{said}; valid parameters: {valid}"
+            if note is None
+            else f"{said}: {note}. Name the model you mean with `model`, or fix or drop "
+            f"{names} and use {model}'s parameters: {valid}"
         )
-        if note is not None:
-            message = (
-                f"unknown parameter{'s' if len(unknown) > 1 else ''} {names} for model "
-                f"'{model}': {note}. Name the model you mean with `model`, or fix or drop {names} "
-                f"and use {model}'s parameters: {', '.join(err.valid)}"
-            )
         raise InvalidRequest(
             message,
             details=[{"loc": ["params", u], "msg": "unknown parameter"} for u in unknown],
