@@ -593,12 +593,12 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         start, start_values = None, None
         start_resolved: dict[str, Any] = {}
         if self.init is not None:
-            if weight is not None:
+            if masked:
                 raise InvalidParameterError(
                     f"init (a starting model) of {type(self).__name__} does not go with "
-                    "sample_weight or unknown (NaN) outputs: leave init=None."
+                    "unknown (NaN) outputs or output_weight: leave init=None."
                 )
-            start, start_resolved = fit_start(self.init, X, space, rng, context.start)
+            start, start_resolved = fit_start(self.init, X, space, rng, context.start, weight)
             start_val = None if eval_data is None else start.decision(eval_data.X)
             start_values = (start.decision(X), start_val)
         result = self._boost(
@@ -726,14 +726,20 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         """The plan of a weighted fit (``weight`` (N,) sample weights or (N, d) entry
         weights): its bins by :func:`~okcore.trees.weighted.weighted_max_bins`, cuts at bin
         edges (weighted trees do not refine them); refused, with the fix, where the weighted
-        trees and loss do not apply."""
+        trees and loss do not apply. Weighted trees search histograms only, so
+        ``max_bins="auto"`` resolved to the exact search bins at AUTO_MAX_BINS (the exact
+        search's cuts when no feature has more distinct values); an explicit None keeps
+        :func:`weighted_max_bins`' refusal of inputs it cannot search exactly."""
         name = type(self).__name__
         if self.loss != "squared" and weight.ndim == 2:
             raise InvalidParameterError(
                 f"unknown (NaN) outputs and output_weight in {name} need loss='squared' (the "
                 f"robust losses take sample_weight only). Got loss={self.loss!r}."
             )
-        max_bins = weighted_max_bins(name, plan.max_bins, X)
+        requested = plan.max_bins
+        if requested is None and self.max_bins == "auto":
+            requested = defaults.AUTO_MAX_BINS
+        max_bins = weighted_max_bins(name, requested, X)
         return replace(plan, max_bins=max_bins, refine_cuts=False)
 
     def _resolved_params(self, plan: GrowthPlan, n_rounds: int) -> dict[str, Any]:

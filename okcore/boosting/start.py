@@ -102,18 +102,24 @@ def start_estimator(init: Any) -> KernelRidgeRegressor:
 
 
 def fit_start(
-    init: Any, X: np.ndarray, space: OutputSpace, rng: np.random.Generator, start: float
+    init: Any,
+    X: np.ndarray,
+    space: OutputSpace,
+    rng: np.random.Generator,
+    start: float,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[KernelEnsemble, dict[str, Any]]:
     """Kernel ridge fitted on the rows X in the boosting's output ``space`` (the same
-    factor Phi, so its F(x) is in the trees' coordinates), seeded by its own random state
-    or, when it has none, by a draw of ``rng``; with what it resolved, named ``init_alpha``
-    (the penalty) and ``init_gamma`` (one RBF width, when every input has the same)."""
+    factor Phi, so its F(x) is in the trees' coordinates) with the boosting's
+    ``sample_weight`` (N,), seeded by its own random state or, when it has none, by a draw
+    of ``rng``; with what it resolved, named ``init_alpha`` (the penalty) and ``init_gamma``
+    (one RBF width, when every input has the same)."""
     model = start_estimator(init)
     seed = model.random_state
     own = (
         check_random_state(seed) if seed is not None else np.random.default_rng(rng.integers(2**63))
     )
-    fitted = model._fit_model(FitContext(X, space, own, None, None, start))
+    fitted = model._fit_model(FitContext(X, space, own, None, None, start, sample_weight))
     assert isinstance(fitted.ensemble, KernelEnsemble)
     return fitted.ensemble, {f"init_{k}": v for k, v in fitted.resolved_params.items()}
 

@@ -236,6 +236,21 @@ def test_forest_and_tree_integer_weights_equal_repeated_rows():
     np.testing.assert_allclose(fitted.predict_weights(X) @ Y, fitted.predict(X), atol=1e-10)
 
 
+def test_okboost_from_kernel_ridge_integer_weights_equal_repeated_rows():
+    # the starting kernel ridge is fitted with the boosting's sample weights, then the trees
+    X, Y, w = data(4)
+    kw = dict(n_estimators=10, learning_rate=0.3, max_bins=255, early_stopping=False,
+              l2_regularization=0.0,
+              init={"alpha": 0.3, "gamma": 1.0})  # fmt: skip
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    ours = OKBoostRegressor(**kw).fit(X, Y, sample_weight=w)
+    theirs = OKBoostRegressor(**kw).fit(X[rep], Y[rep])
+    Xq = data(3)[0]
+    np.testing.assert_allclose(ours.predict(Xq), theirs.predict(Xq), rtol=1e-8, atol=1e-10)
+    searched = OKBoostRegressor(n_estimators=5, init="kernel_ridge", random_state=0)
+    assert np.isfinite(searched.fit(X, Y, sample_weight=w).predict(Xq)).all()
+
+
 @pytest.mark.parametrize(
     "weight, message",
     [
@@ -265,6 +280,19 @@ def test_weighted_fits_not_covered_say_how_to_fix_them(est, message):
     X[:, 0] = np.arange(len(X))  # 400 distinct values: max_bins=None cannot bin them exactly
     with pytest.raises(InvalidParameterError, match=message):
         est.fit(X, Y, sample_weight=w + 1)
+
+
+def test_auto_search_of_a_weighted_fit_is_histograms_where_exact_would_be_refused():
+    # max_bins="auto" resolves to the exact search on small best-first fits; weighted trees
+    # search histograms only, so "auto" bins them (255 bins) instead of refusing the inputs
+    X, Y, w = data(10, n=400)
+    X[:, 0] = np.arange(len(X))  # 400 distinct values
+    kw = dict(n_estimators=5, tree_type="best-first", random_state=0)
+    auto = OKBoostRegressor(**kw).fit(X, Y, sample_weight=w + 1)
+    binned = OKBoostRegressor(max_bins=255, **kw).fit(X, Y, sample_weight=w + 1)
+    assert auto.max_bins_ == 255
+    np.testing.assert_array_equal(auto.predict(X), binned.predict(X))
+    assert OKBoostRegressor(**kw).fit(X, Y).max_bins_ is None  # unweighted: still exact
 
 
 def test_exact_search_with_few_distinct_values_is_weighted_on_one_bin_per_value():
