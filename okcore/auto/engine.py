@@ -10,7 +10,8 @@ returns the chosen model refitted on all the rows, with its leaderboard
 The scheme (Jamieson & Talwalkar, "Non-stochastic best arm identification and
 hyperparameter optimization", AISTATS 2016; Li et al., "Hyperband", JMLR 2018):
 
-1. The inner training rows are shuffled once; rung k fits every surviving candidate on the
+1. The inner training rows are shuffled once (rows of positive sample weight spread evenly
+   through the shuffle when some weigh 0); rung k fits every surviving candidate on the
    first n_k of them (n_k = n_in / eta^(R-1-k), nested subsamples, at least ``min_rows``;
    the last rung on all n_in) and scores it on the whole inner validation set. Only the
    best 1/eta (at least ``keep_last``) go to the next rung: cheap fidelity first, the
@@ -319,6 +320,27 @@ def inner_folds(
     return folds
 
 
+def _nested_order(
+    train: np.ndarray, weight: np.ndarray | None, rng: np.random.Generator
+) -> np.ndarray:
+    """A fold's training rows ``train`` shuffled once for the nested rung subsamples (each
+    rung fits on a prefix). With zero ``weight`` among them, the rows of positive weight are
+    spread evenly through the same shuffle, so every prefix holds its share of them and the
+    first row is one: no rung fits on rows that all weigh 0. Without zeros: the plain
+    shuffle, bit for bit. O(n log n)."""
+    order = rng.permutation(train)
+    if weight is None:
+        return order
+    positive = weight[order] > 0
+    n_positive, n_zero = int(positive.sum()), int((~positive).sum())
+    if n_positive == 0 or n_zero == 0:
+        return order
+    place = np.empty(len(order))  # each row's place in [0, 1) within its group's shuffle
+    place[positive] = np.arange(n_positive) / n_positive
+    place[~positive] = (np.arange(n_zero) + 0.5) / n_zero
+    return order[np.argsort(place, kind="stable")]
+
+
 def _rung_sizes(n_train: int, eta: int, min_rows: int) -> list[int]:
     """Rows of each rung's fits: n_train / eta^(R-1-k), the first at least ``min_rows``."""
     n_rungs = 1
@@ -530,7 +552,7 @@ def select(
     rng = check_random_state(random_state)
     seed = int(rng.integers(2**31 - 1))
     split = inner_folds(n, cv, rng, outputs.sample_weight)
-    folds = [_Fold(rng.permutation(train), val) for train, val in split]
+    folds = [_Fold(_nested_order(train, outputs.sample_weight, rng), val) for train, val in split]
     run = _Run(X, outputs, scorer, greater, folds, budget, seed, callback)
     run.score_name = score_name
     n_in = min(len(f.order) for f in folds)
@@ -647,7 +669,8 @@ def _refine(
     or None (the holdout's ranking stands) when it is not affordable, a fit fails or is
     stopped by the budget; the leaderboard's ``folds`` says which validation ranked."""
     split = inner_folds(run.n, n_folds, rng, run.outputs.sample_weight)
-    folds = [_Fold(rng.permutation(train), val) for train, val in split]
+    weight = run.outputs.sample_weight
+    folds = [_Fold(_nested_order(train, weight, rng), val) for train, val in split]
     size = min(len(f.order) for f in folds)
     need = sum(n_folds * _predicted(run, by_name[name], entries[name], size) for name in final)
     if need > run.remaining():

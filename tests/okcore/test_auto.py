@@ -607,6 +607,34 @@ def test_validation_rows_of_zero_weight_are_never_all_the_holdout():
         )
 
 
+def test_every_rung_subsample_holds_rows_of_positive_weight():
+    """Few rows of positive weight among many: the nested rung subsamples spread them
+    evenly, so the first rung's small fits never get rows that all weigh 0 (a candidate
+    failed there). Weights without zeros subsample as no weights, bit for bit."""
+    X, Y = _data(600)
+    X = np.c_[np.arange(600), X]  # column 0: the row id
+    weight = np.zeros(600)
+    weight[np.random.default_rng(1).choice(600, 6, replace=False)] = 1.0
+    candidates = [Candidate("plain", lambda s: RecordingBoost(n_estimators=3, random_state=s))]
+    for seed in range(5):
+        RecordingBoost.fits.clear()
+        select(candidates, X, Y, sample_weight=weight, max_cpu_seconds=600, min_rows=20,
+               random_state=seed)  # fmt: skip
+        sizes = sorted({len(ids) for ids, _ in RecordingBoost.fits})
+        assert sizes[0] <= 60  # rungs of a tenth of the rows or fewer ran
+        for ids, _ in RecordingBoost.fits:
+            assert weight[ids].sum() > 0
+    RecordingBoost.fits.clear()
+    select(candidates, X, Y, sample_weight=np.ones(600), max_cpu_seconds=600, min_rows=20,
+           random_state=0)  # fmt: skip
+    unit = [ids for ids, _ in RecordingBoost.fits]
+    RecordingBoost.fits.clear()
+    select(candidates, X, Y, max_cpu_seconds=600, min_rows=20, random_state=0)
+    assert all(
+        np.array_equal(a, b) for a, b in zip(unit, [i for i, _ in RecordingBoost.fits], strict=True)
+    )
+
+
 def test_progress_counts_candidate_fits_and_the_refit_completes_the_count():
     """AutoRegressor's callback hears candidate fits (unit "candidate", phase "selection"),
     done never past total, and at the refit total is exact: the fits done plus the refit's
