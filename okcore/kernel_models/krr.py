@@ -105,9 +105,23 @@ def make_input_kernel(name: str, gamma: Any, X: np.ndarray) -> InputKernel:
         return InputKernel(name, np.empty(0))
     if name == "linear":
         return InputKernel(name, np.empty(0))
+    with np.errstate(over="ignore"):  # an overflow is refused below, with the fix
+        squared_norm = float(np.max(np.einsum("ij,ij->i", X, X), initial=0.0))
+    if not np.isfinite(squared_norm):
+        raise DataError(
+            "the RBF input kernel cannot take inputs of this scale: their squared norms "
+            "overflow float64, so every kernel value would be 0 or undefined; scale the "
+            "inputs (e.g. standardise each column)"
+        )
     if isinstance(gamma, str):  # "auto"
         theta = 2.0 * n / max(n - 1, 1) * float(X.var(axis=0).sum())
         if theta <= 0.0:
+            if n > 1 and float(np.ptp(X, axis=0).max(initial=0.0)) > 0.0:
+                raise DataError(
+                    "gamma='auto' is undefined for inputs of this scale: their squared "
+                    "distances underflow to 0 in float64; scale the inputs (e.g. standardise "
+                    "each column) or give gamma"
+                )
             why = (
                 "there is one training sample (n_samples = 1)"
                 if n == 1

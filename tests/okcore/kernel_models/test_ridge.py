@@ -194,6 +194,20 @@ def test_refusals_say_what_to_change():
     assert not KernelRidgeRegressor().pairwise_inputs
 
 
+@pytest.mark.parametrize("gamma", ["cv", "auto", 1.0])
+@pytest.mark.filterwarnings("error")
+def test_inputs_whose_distances_overflow_or_underflow_are_refused_with_the_fix(gamma):
+    """Inputs of 1e300 made every RBF kernel value 0: gamma "cv" and "auto" predicted the
+    training mean with overflow warnings, a given width failed in scipy; 1e-300 was called
+    'every training input is the same'."""
+    X, Y, _, _ = data()
+    with pytest.raises(DataError, match="squared norms overflow float64.*standardise"):
+        KernelRidgeRegressor(gamma=gamma).fit(X * 1e300, Y)
+    if isinstance(gamma, str):
+        with pytest.raises(DataError, match="underflow to 0 in float64.*standardise"):
+            KernelRidgeRegressor(gamma=gamma).fit(X * 1e-300, Y)
+
+
 def test_the_cost_counts_the_cv_folds_and_the_basis():
     exact = KernelRidgeRegressor(alpha=1.0).estimate_cost(2000, 5)
     cv = KernelRidgeRegressor(alpha="cv", cv=5).estimate_cost(2000, 5)
