@@ -294,8 +294,15 @@ def inner_folds(
             )
         return kfold(n_samples, int(cv), rng, weight)
     folds = []
+    malformed = (
+        "each given fold must be (train rows, validation rows): disjoint index "
+        f"arrays in [0, {n_samples}), at least 2 training rows and 1 validation row"
+    )
     for pair in cv:
-        train, val = (np.asarray(a, dtype=np.int64) for a in pair)
+        try:
+            train, val = (np.asarray(a, dtype=np.int64) for a in pair)
+        except (TypeError, ValueError):  # not a pair of index arrays
+            raise DataError(malformed) from None
         if (
             train.ndim != 1
             or val.ndim != 1
@@ -305,10 +312,7 @@ def inner_folds(
             or np.any((val < 0) | (val >= n_samples))
             or np.intersect1d(train, val).size
         ):
-            raise DataError(
-                "each given fold must be (train rows, validation rows): disjoint index "
-                f"arrays in [0, {n_samples}), at least 2 training rows and 1 validation row"
-            )
+            raise DataError(malformed)
         if weight is not None and not (weight[train].sum() > 0 and weight[val].sum() > 0):
             raise DataError(
                 "each given fold needs rows with positive weight among its training rows and "

@@ -2,9 +2,9 @@
 need of a /train request, checked before the job is queued (no HTTP here): a 422 naming the
 field to change, not a job that fails.
 
-- The automatic choice compares models on held-out rows (``params.cv``: a holdout fraction
-  or K folds, split by okcore's :func:`okcore.auto.inner_folds`, which says when the rows
-  cannot fill them). Its ``params.scoring`` must be a score okcore computes for the outputs' form (the same
+- The automatic choice compares models on held-out rows (``params.cv``: a holdout fraction,
+  K folds or given folds, split or checked by okcore's :func:`okcore.auto.inner_folds` with
+  the request's sample weights, which says when the rows cannot fill them). Its ``params.scoring`` must be a score okcore computes for the outputs' form (the same
   check as ``cv.scoring``: :func:`service.training.cv.checked_scores`).
 - A kernel model with an RBF input kernel and ``gamma`` "auto" takes its width from the
   spread of the training inputs (okcore's Sun & Yao width: one over the mean squared
@@ -29,29 +29,35 @@ from service.errors import InvalidRequest
 from service.training.cv import checked_scores
 
 
-def check_auto(est: Any, inputs: Any, form: str, outputs: np.ndarray | None) -> None:
+def check_auto(
+    est: Any,
+    inputs: Any,
+    form: str,
+    outputs: np.ndarray | None,
+    sample_weight: np.ndarray | None = None,
+) -> None:
     """A 422 now for what the automatic choice ``est`` (okcore's AutoRegressor, its params
     validated) cannot do on ``inputs`` with outputs of ``form`` (``outputs``: the output
-    vectors, None for a Gram matrix): inner folds the rows cannot fill (too few rows), a
+    vectors, None for a Gram matrix) and ``sample_weight``: inner folds the rows (or the
+    rows of positive weight) cannot fill, given folds that are not folds of these rows, a
     score that does not apply to the outputs."""
     n = int(inputs.shape[0])
     params = est.get_params()
     cv = params["cv"]
-    if not isinstance(cv, list | tuple):
-        try:
-            okcore.auto.inner_folds(n, cv, np.random.default_rng(0))
-        except okcore.DataError as exc:
-            hint = (
-                f"; with {n} training rows ask for at most {n} folds, or a holdout fraction "
-                "such as 0.2"
-                if isinstance(cv, int)
-                else ""
-            )
-            raise InvalidRequest(
-                f"params.cv = {cv!r} (the automatic choice's inner validation): {exc}{hint}; "
-                'or name a model with `model` (e.g. "model": "okboost")',
-                details=[{"loc": ["params", "cv"], "msg": str(exc)}],
-            ) from None
+    try:
+        okcore.auto.inner_folds(n, cv, np.random.default_rng(0), sample_weight)
+    except okcore.DataError as exc:
+        hint = (
+            f"; with {n} training rows ask for at most {n} folds, or a holdout fraction such as 0.2"
+            if isinstance(cv, int)
+            else ""
+        )
+        given = "the folds given" if isinstance(cv, list | tuple) else repr(cv)
+        raise InvalidRequest(
+            f"params.cv = {given} (the automatic choice's inner validation): {exc}{hint}; "
+            'or name a model with `model` (e.g. "model": "okboost")',
+            details=[{"loc": ["params", "cv"], "msg": str(exc)}],
+        ) from None
     if isinstance(params["scoring"], str):
         checked_scores(params["scoring"], form, outputs, "params.scoring")
 

@@ -175,7 +175,7 @@ def plan_training(req: TrainRequest) -> TrainPlan:
     if "kernel" in fit_kwargs:
         okcore.make_kernel(fit_kwargs["kernel"])  # KernelError -> 422 now, not in the job
     if req.model == "auto":
-        check_auto(est, req.inputs, spec.FORM, outputs)
+        check_auto(est, req.inputs, spec.FORM, outputs, req.sample_weight)
     if req.input_kind == "features" and width_from_inputs(estimator_params(est)):
         check_input_width(
             f"model '{req.model}'",

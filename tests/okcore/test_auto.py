@@ -591,6 +591,13 @@ def test_inner_splits_give_both_sides_positive_weight():
         inner_folds(n, [(np.arange(70), np.arange(70, 77))], np.random.default_rng(0), weight)
 
 
+@pytest.mark.parametrize("folds", [[[[0, 1, 2]]], [[0, 1]], [("a", "b")], [[[0, 1], [[2]]]]])
+def test_given_folds_that_are_not_pairs_of_index_arrays_are_a_data_error(folds):
+    """A fold that is not a (train, validation) pair raised ValueError or TypeError."""
+    with pytest.raises(DataError, match=r"each given fold must be \(train rows, validation rows\)"):
+        inner_folds(10, folds, np.random.default_rng(0))
+
+
 def test_validation_rows_of_zero_weight_are_never_all_the_holdout():
     """Valid weights of which few are positive: the choice scores every candidate on
     validation rows with weight (no division by a zero total) and returns a model."""

@@ -311,3 +311,26 @@ def test_params_cv_as_given_folds(client: TestClient, folds: list, status: int) 
     body = {**_vectors(6), "params": {**PARAMS, "cv": folds}, "wait": True}
     r = client.post("/train", json=body)
     assert r.status_code == status, r.text
+
+
+@pytest.mark.parametrize(
+    ("folds", "weight", "says"),
+    [
+        ([[[0, 1, 2], [3, 99]]], None, "disjoint index arrays in [0, 6)"),
+        ([[[0, 1], [0, 2]]], None, "disjoint index arrays"),
+        ([[[0, 1, 2]]], None, "(train rows, validation rows)"),
+        ([], None, "cv gave no folds"),
+        ([[[0, 1, 2], [3, 4]]], [1, 1, 1, 0, 0, 1], "positive weight"),
+    ],
+)
+def test_given_folds_that_cannot_serve_are_refused_before_queueing(
+    client: TestClient, folds: list, weight: list | None, says: str
+) -> None:
+    """They were queued (202) and the job failed; now a 422 names params.cv."""
+    body = {**_vectors(6), "params": {**PARAMS, "cv": folds}, "wait": False}
+    if weight is not None:
+        body["sample_weight"] = weight
+    r = client.post("/train", json=body)
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert "params.cv = the folds given" in error["message"] and says in error["message"]
