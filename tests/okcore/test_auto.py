@@ -614,6 +614,21 @@ def test_validation_rows_of_zero_weight_are_never_all_the_holdout():
         )
 
 
+@pytest.mark.slow
+def test_every_candidate_fits_weighted_rows():
+    """Under sample weights (zeros among them) the candidates that failed on them fit:
+    best-first and OK3-et boosting bin weighted inputs under max_bins="auto", krr-boost
+    weighs its kernel ridge."""
+    X, Y = _data(100)
+    weight = np.random.default_rng(2).integers(0, 3, 100).astype(float)
+    names = ["best-first-31", "ok3-et-boost", "krr-boost"]  # those that failed on weights
+    model = AutoRegressor(max_cpu_seconds=600, random_state=0, ensemble=False, candidates=names)
+    model.fit(X, Y, sample_weight=weight)
+    statuses = {r["name"]: r["status"] for r in model.leaderboard_}
+    assert set(statuses) == set(names)
+    assert not [s for s in statuses.values() if s.startswith(("failed", "skipped"))], statuses
+
+
 def test_every_rung_subsample_holds_rows_of_positive_weight():
     """Few rows of positive weight among many: the nested rung subsamples spread them
     evenly, so the first rung's small fits never get rows that all weigh 0 (a candidate
