@@ -140,10 +140,12 @@ def _not_saveable(estimator: Any) -> str:
 
 
 def save(estimator: Any, path: str | os.PathLike) -> Path:
-    """Write a fitted estimator to the directory ``path`` (replaced if it exists).
+    """Write a fitted estimator to the directory ``path``.
 
-    Files are written in a temporary sibling directory that is renamed into place, so a
-    crash never leaves a half-written model at ``path``.
+    A model already saved at ``path`` is replaced; a file, or a folder holding other files,
+    is refused with :class:`PersistenceError` and left as it is. Missing parent folders are
+    created. Files are written in a temporary sibling directory that is renamed into place,
+    so a crash never leaves a half-written model at ``path``.
     """
     from . import __version__
 
