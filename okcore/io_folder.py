@@ -92,10 +92,12 @@ def _check_target(path: Path) -> None:
 
 
 def json_value(value: Any) -> Any:
-    """A parameter of a composite as JSON: scalars, lists of scalars; anything else (a
-    callable scorer, given folds) as None."""
+    """A parameter of a composite as JSON: scalars, lists (or 1-d numeric arrays) of
+    scalars; anything else (a callable scorer, given folds) as None."""
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "biuf":
+        value = value.tolist()  # numbers given as an array (an average's weights)
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list | tuple) and all(
