@@ -412,7 +412,8 @@ def load(path: str | os.PathLike) -> Any:
         raise PersistenceError(f"model manifest at {path} is unreadable: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise PersistenceError(f"{path} is not an okcore model (format field missing or wrong)")
-    if manifest.get("format_version") not in READ_VERSIONS:
+    version = manifest.get("format_version")
+    if type(version) is not int or version not in READ_VERSIONS:  # true and 1.0 are not 1
         raise PersistenceError(
             f"model format version {manifest.get('format_version')!r} is not supported "
             f"(this okcore reads versions {', '.join(map(str, READ_VERSIONS))})"

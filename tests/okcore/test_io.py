@@ -630,3 +630,9 @@ def test_save_over_a_file_or_under_one_is_a_persistence_error(tmp_path):
     assert file.read_text() == "not a folder"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.npz"]
 
+
+@pytest.mark.parametrize("version", [True, 1.0])
+def test_a_format_version_that_only_compares_equal_is_refused(saved, version):
+    edit_manifest(saved, format_version=version)
+    with pytest.raises(PersistenceError, match=f"^model format version {version!r} is not"):
+        load(saved)
