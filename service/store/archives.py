@@ -569,6 +569,7 @@ def _check_model(folder: Path, model_id: str) -> dict[str, Any]:
     except (OSError, ValueError, KeyError) as exc:
         raise InvalidArchive(f"the model's files cannot be read: {exc}") from None
     est = loaded.estimator
+    _check_model_type(record, est)
     n, p = int(getattr(est, "n_train_", -1)), int(getattr(est, "n_features_in_", -1))
     if loaded.task_model is est:  # a bipartite default, saved whole: its rows' inputs
         # (their width was checked against okcore's manifest, which its load verified)
@@ -589,6 +590,23 @@ def _check_model(folder: Path, model_id: str) -> dict[str, Any]:
                 f"estimator has {list(want)}"
             )
     return record
+
+
+def _check_model_type(record: dict[str, Any], est: Any) -> None:
+    """422 when the estimator is not the model its record names (``model``: a name of okcore's
+    registry, or "auto" for the automatic choice); one wrapped in its input similarity map
+    counts as the model it wraps. The multi-label and bipartite defaults ("auto" with a
+    ``task``) are checked as the store rebuilds them (service.store.composite)."""
+    name = record["model"]
+    if name == "auto" and record.get("task", "structured") != "structured":
+        return
+    inner = est.estimator_ if isinstance(est, okcore.SimilarityInputs) else est
+    expected = okcore.estimator_class(name)
+    if not isinstance(inner, expected):
+        raise InvalidArchive(
+            f"the model in the archive is inconsistent: its record names model '{name}' "
+            f"({expected.__name__}) but its estimator is a {type(inner).__name__}"
+        )
 
 
 def _given_rows(est: Any, n: int, given: Any) -> int:

@@ -266,6 +266,12 @@ HOSTILE: dict[str, tuple[Callable[[Members], bytes], int, str]] = {
         422,
         "not a valid model record: train_loss: Input should be a valid list",
     ),
+    "record names another model": (
+        lambda m: _pack(_relist(_edit_record(m, model="krr"))),
+        422,
+        "its record names model 'krr' (KernelRidgeRegressor) but its estimator is a "
+        "OKBoostRegressor",
+    ),
     "unknown record field": (
         lambda m: _pack(_relist(_edit_record(m, padding="x" * 100))),
         422,
