@@ -140,10 +140,12 @@ def _not_saveable(estimator: Any) -> str:
 
 
 def save(estimator: Any, path: str | os.PathLike) -> Path:
-    """Write a fitted estimator to the directory ``path`` (replaced if it exists).
+    """Write a fitted estimator to the directory ``path``.
 
-    Files are written in a temporary sibling directory that is renamed into place, so a
-    crash never leaves a half-written model at ``path``.
+    A model already saved at ``path`` is replaced; a file, or a folder holding other files,
+    is refused with :class:`PersistenceError` and left as it is. Missing parent folders are
+    created. Files are written in a temporary sibling directory that is renamed into place,
+    so a crash never leaves a half-written model at ``path``.
     """
     from . import __version__
 
@@ -295,9 +297,9 @@ def _save_composite(estimator: Any, path: Path, version: str) -> Path:
     from .averaging import AveragedRegressor
 
     name = type(estimator).__name__
-    model = estimator.best_estimator_ if isinstance(estimator, AutoRegressor) else estimator
     if isinstance(estimator, AutoRegressor) and not hasattr(estimator, "best_estimator_"):
         raise PersistenceError("only fitted okcore estimators can be saved")
+    model = estimator.best_estimator_ if isinstance(estimator, AutoRegressor) else estimator
     if isinstance(model, AveragedRegressor):
         if not hasattr(model, "estimators_"):
             raise PersistenceError("only fitted okcore estimators can be saved")
@@ -334,6 +336,7 @@ def _save_composite(estimator: Any, path: Path, version: str) -> Path:
             "refit_cpu_seconds": estimator.refit_cpu_seconds_,
             "max_cpu_seconds": estimator.max_cpu_seconds_,
             "n_rungs": estimator.n_rungs_,
+            "fit_time": estimator.fit_time_,
         }
 
     def write(tmp: Path) -> None:
@@ -367,7 +370,8 @@ def _load_composite(path: Path, manifest: dict) -> Any:
         if len(members) == 1:
             model = AveragedRegressor.from_fitted(members, weights)
         model.estimators = list(members)
-        model.set_params(**{k: v for k, v in params.items() if k != "estimators"})
+        # as saved, None (equal weights) included: get_params reports what it was given
+        model.set_params(**{k: v for k, v in manifest["params"].items() if k != "estimators"})
         return model
     auto = AutoRegressor()
     auto.set_params(**params)
@@ -383,6 +387,8 @@ def _load_composite(path: Path, manifest: dict) -> Any:
     auto.refit_cpu_seconds_ = float(info["refit_cpu_seconds"])
     auto.max_cpu_seconds_ = float(info["max_cpu_seconds"])
     auto.n_rungs_ = int(info["n_rungs"])
+    auto.fit_time_ = float(info.get("fit_time", 0.0))  # absent: saved before it was
+    auto.stopped_by_callback_ = False  # a stopped selection leaves nothing to save
     return auto
 
 
@@ -406,7 +412,8 @@ def load(path: str | os.PathLike) -> Any:
         raise PersistenceError(f"model manifest at {path} is unreadable: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise PersistenceError(f"{path} is not an okcore model (format field missing or wrong)")
-    if manifest.get("format_version") not in READ_VERSIONS:
+    version = manifest.get("format_version")
+    if type(version) is not int or version not in READ_VERSIONS:  # true and 1.0 are not 1
         raise PersistenceError(
             f"model format version {manifest.get('format_version')!r} is not supported "
             f"(this okcore reads versions {', '.join(map(str, READ_VERSIONS))})"

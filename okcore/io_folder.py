@@ -47,9 +47,19 @@ def write_files(
 
 
 def write_folder(path: Path, write: Any) -> Path:
-    """``write(tmp)`` fills a temporary sibling folder, renamed to ``path`` when done."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    """``write(tmp)`` fills a temporary sibling folder, renamed to ``path`` when done.
+
+    ``path`` may be new (its parent folders are created), an empty folder or a saved model,
+    which is replaced; anything else there is refused, never deleted."""
+    _check_target(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    except OSError as exc:
+        raise PersistenceError(
+            f"cannot save a model at {path}: its folder {path.parent} cannot be created or "
+            f"written ({exc.strerror}: {exc.filename}); choose a path in a writable folder"
+        ) from None
     try:
         write(tmp)
         if path.exists():
@@ -61,11 +71,33 @@ def write_folder(path: Path, write: Any) -> Path:
     return path
 
 
+def _check_target(path: Path) -> None:
+    """Refuse to save over a file or a folder that is not a saved model (``save`` replaces
+    what is at ``path``: only a previous model, or nothing, may be lost)."""
+    if not (path.exists() or path.is_symlink()):
+        return
+    if path.is_symlink() or not path.is_dir():
+        what = "a symbolic link" if path.is_symlink() else "a file"
+        raise PersistenceError(
+            f"cannot save a model at {path}: it is {what}, not a model folder; "
+            "save to a new path, or remove it first"
+        )
+    if (path / "manifest.json").is_file() or not any(path.iterdir()):
+        return
+    raise PersistenceError(
+        f"cannot save a model at {path}: it is a folder that holds other files, not a saved "
+        "model (no manifest.json), and saving would delete them; save to a new path, or "
+        "remove it first"
+    )
+
+
 def json_value(value: Any) -> Any:
-    """A parameter of a composite as JSON: scalars, lists of scalars; anything else (a
-    callable scorer, given folds) as None."""
+    """A parameter of a composite as JSON: scalars, lists (or 1-d numeric arrays) of
+    scalars; anything else (a callable scorer, given folds) as None."""
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "biuf":
+        value = value.tolist()  # numbers given as an array (an average's weights)
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list | tuple) and all(

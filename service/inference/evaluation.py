@@ -23,6 +23,7 @@ from service.inference.predict import (
     check_dense,
     check_features,
     check_model_outputs,
+    kept_columns,
     sparse_top_k,
 )
 from service.schemas.evaluate import EvaluateRequest, TestEdges
@@ -172,7 +173,7 @@ def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[st
     if req.outputs is not None:
         truth = {"Y": req.outputs}
     elif req.gram_cross is not None:
-        truth = {"gram_cross": req.gram_cross, "gram_diag": req.gram_diag}
+        truth = {"gram_cross": kept_columns(m, req.gram_cross), "gram_diag": req.gram_diag}
     if truth is not None:
         _refuse_masked(m)
         out["err_phi"] = metrics.err_phi(est, X, **truth)

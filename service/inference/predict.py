@@ -158,6 +158,13 @@ def check_model_outputs(
         )
 
 
+def kept_columns(m: LoadedModel, gram: np.ndarray) -> np.ndarray:
+    """A Q x N kernel against the training outputs, as okcore takes it: the columns of the
+    rows the model kept (all, unless early stopping held rows out)."""
+    kept = m.kept_rows()
+    return gram if kept is None else gram[:, kept]
+
+
 def check_dense(rows: int, cols: int, limit: int, what: str, instead: str) -> None:
     """422 before computing a dense (rows, cols) answer larger than ``limit`` values."""
     if rows * cols > limit:
@@ -204,7 +211,7 @@ def predict(
         kwargs["candidates"] = req.candidates
         pool, index_space = req.candidates, "candidates"
     elif req.candidate_gram is not None:
-        kwargs["candidate_gram"] = req.candidate_gram
+        kwargs["candidate_gram"] = kept_columns(m, req.candidate_gram)
         kwargs["candidate_diag"] = req.candidate_diag
         pool, index_space = None, "candidates"
     n_pool = (
@@ -215,6 +222,9 @@ def predict(
     top_k = min(req.top_k, n_pool)
     check_answer_sizes(req, n_query, n_train, top_k, pool, max_dense)
     indices, scores = _pre_images(est, req.inputs, top_k, n_pool, max_dense, kwargs)
+    kept = m.kept_rows()
+    if kept is not None and index_space == "training":
+        indices = kept[indices]  # the model's training outputs as the rows it was given
     out: dict[str, Any] = {
         "model_id": m.model_id,
         "index_space": index_space,
@@ -239,14 +249,22 @@ def predict(
             )
         out["outputs"] = pool[indices]
     if req.weights == "dense":
-        out["weights"] = np.asarray(est.predict_weights(req.inputs), dtype=float)
+        w = np.asarray(est.predict_weights(req.inputs), dtype=float)
+        if kept is not None:  # rows held out by early stopping weigh 0
+            out["weights"] = np.zeros((n_query, n_train))
+            out["weights"][:, kept] = w
+        else:
+            out["weights"] = w
     elif req.weights == "sparse":
         # a block of query rows at a time: the dense Q x N W^F is never held whole
         blocks: list[Triples] = []
         step = block_rows(n_train)
         for start in range(0, n_query, step):
             w = np.asarray(est.predict_weights(req.inputs[start : start + step]), dtype=float)
-            blocks.append(sparse_top_k(w, req.weights_top_k, row_offset=start))
+            block = sparse_top_k(w, req.weights_top_k, row_offset=start)
+            if kept is not None:
+                block = Triples(block.a, kept[block.b], block.value)
+            blocks.append(block)
         out["weights_sparse"] = Triples.concat(blocks)
         namers = _namers(m, req.ids)
         if namers is not None:

@@ -435,7 +435,27 @@ def _check_arrays(folder: Path) -> None:
             continue
         manifest = _estimator_manifest(folder, estimator)
         _check_model_arrays(folder, estimator, inputs, manifest, 0)
-        _check_training_arrays(folder, manifest.get("attributes"), inputs)
+        attributes = manifest.get("attributes")
+        attributes = dict(attributes) if isinstance(attributes, dict) else {}
+        if inputs == "inputs":
+            attributes["n_train_"] = _stored_rows(folder, manifest, attributes.get("n_train_"))
+        _check_training_arrays(folder, attributes, inputs)
+
+
+def _stored_rows(folder: Path, manifest: dict[str, Any], n: Any) -> Any:
+    """The training rows stored beside the estimator: its N, or for a model whose early
+    stopping held rows out (it lists ``train_indices_``, the rows it kept) the record's
+    ``n_train``, the rows it was given (:func:`_check_model` checks the kept rows)."""
+    arrays = manifest.get("arrays")
+    if not isinstance(arrays, dict) or "train_indices_" not in arrays:
+        return n
+    try:
+        record = json.loads((folder / "record.json").read_text("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return n  # _check_model says what is wrong with it
+    given = record.get("n_train") if isinstance(record, dict) else None
+    held_out = type(given) is int and type(n) is int and given > n
+    return given if held_out else n
 
 
 def _check_model_arrays(
@@ -549,10 +569,12 @@ def _check_model(folder: Path, model_id: str) -> dict[str, Any]:
     except (OSError, ValueError, KeyError) as exc:
         raise InvalidArchive(f"the model's files cannot be read: {exc}") from None
     est = loaded.estimator
+    _check_model_type(record, est)
     n, p = int(getattr(est, "n_train_", -1)), int(getattr(est, "n_features_in_", -1))
     if loaded.task_model is est:  # a bipartite default, saved whole: its rows' inputs
         # (their width was checked against okcore's manifest, which its load verified)
         n, p = int(est.n_rows_), int(loaded.inputs.shape[1])
+    n = _given_rows(est, n, record.get("n_train"))
     checks: list[tuple[str, tuple[Any, ...], tuple[int, ...]]] = [
         ("inputs", tuple(loaded.inputs.shape), (n, p)),
         ("record n_train / n_features", (record.get("n_train"), record.get("n_features")), (n, p)),
@@ -568,6 +590,44 @@ def _check_model(folder: Path, model_id: str) -> dict[str, Any]:
                 f"estimator has {list(want)}"
             )
     return record
+
+
+def _check_model_type(record: dict[str, Any], est: Any) -> None:
+    """422 when the estimator is not the model its record names (``model``: a name of okcore's
+    registry, or "auto" for the automatic choice); one wrapped in its input similarity map
+    counts as the model it wraps. The multi-label and bipartite defaults ("auto" with a
+    ``task``) are checked as the store rebuilds them (service.store.composite)."""
+    name = record["model"]
+    if name == "auto" and record.get("task", "structured") != "structured":
+        return
+    inner = est.estimator_ if isinstance(est, okcore.SimilarityInputs) else est
+    expected = okcore.estimator_class(name)
+    if not isinstance(inner, expected):
+        raise InvalidArchive(
+            f"the model in the archive is inconsistent: its record names model '{name}' "
+            f"({expected.__name__}) but its estimator is a {type(inner).__name__}"
+        )
+
+
+def _given_rows(est: Any, n: int, given: Any) -> int:
+    """The rows a model was trained on as given: its N, or ``given`` (the record's n_train)
+    when early stopping held rows out and its ``train_indices_`` are N increasing rows among
+    them (pre-image indices and W^F columns are mapped through them to the given rows)."""
+    kept = getattr(est, "train_indices_", None)
+    if kept is None or type(given) is not int or given <= n:
+        return n
+    kept = np.asarray(kept)
+    if (
+        kept.shape != (n,)
+        or kept.dtype.kind not in "iu"
+        or (n > 0 and (kept[0] < 0 or kept[-1] >= given))
+        or np.any(np.diff(kept) <= 0)
+    ):
+        raise InvalidArchive(
+            "the model in the archive is inconsistent: its train_indices_ are not "
+            f"{n} increasing rows of the {given} training rows its record states"
+        )
+    return given
 
 
 def import_model(

@@ -288,6 +288,15 @@ class LoadedModel:
     _derived: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     _derived_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
+    def kept_rows(self) -> np.ndarray | None:
+        """The stored training rows the model's training outputs are, in its order, when
+        early stopping held some rows out (okcore's ``train_indices_``: its pre-image
+        indices and W^F columns count those rows only); None when they are all the rows."""
+        rows = getattr(self.estimator, "train_indices_", None)
+        if rows is None or len(rows) == self.inputs.shape[0]:
+            return None
+        return np.asarray(rows, dtype=np.int64)
+
     def train_features(self) -> np.ndarray:
         """F(x_i) of the training vertices, shape (N, r), read-only; computed on first use."""
         cached = self._derived.get("train_features")

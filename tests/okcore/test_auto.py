@@ -690,3 +690,35 @@ def test_a_holdout_the_rows_cannot_fill_says_which_way_to_move(n, cv, advice):
         inner_folds(n, cv, np.random.default_rng(0))
     if "such as" in advice:
         assert inner_folds(n, float(advice.split()[-1]), np.random.default_rng(0))
+
+
+def test_an_unfitted_choice_is_not_saved(tmp_path):
+    with pytest.raises(okcore.PersistenceError, match="^only fitted okcore estimators"):
+        okcore.save(AutoRegressor(), tmp_path / "auto")
+    assert not (tmp_path / "auto").exists()
+
+
+def test_a_loaded_choice_keeps_every_fitted_attribute(tmp_path):
+    """fit_time_ and stopped_by_callback_ (documented "as every okcore estimator") were
+    missing after okcore.load."""
+    X, Y = _data(40)
+    model = AutoRegressor(max_cpu_seconds=2, candidates=["kernel-ridge"], random_state=0)
+    model.fit(X, Y)
+    loaded = okcore.load(okcore.save(model, tmp_path / "auto"))
+    assert loaded.fit_time_ == model.fit_time_ and loaded.stopped_by_callback_ is False
+    assert loaded.resolved_params_ == model.resolved_params_
+    assert loaded.cpu_seconds_ == model.cpu_seconds_ and loaded.n_rungs_ == model.n_rungs_
+
+
+@pytest.mark.parametrize("weights", [None, [2, 1], np.array([1.0, 3.0])])
+def test_an_average_keeps_the_weights_it_was_given(weights, tmp_path):
+    """Loading an average set its weights parameter to the normalised weights_ ([0.5, 0.5]
+    for None): get_params must say what the model was given."""
+    X, Y = _data(40)
+    members = [OKBoostRegressor(n_estimators=3, random_state=0), okcore.KernelRidgeRegressor()]
+    avg = AveragedRegressor(members, weights=weights).fit(X, Y)
+    loaded = okcore.load(okcore.save(avg, tmp_path / "avg"))
+    expected = None if weights is None else [float(w) for w in weights]
+    assert loaded.get_params()["weights"] == expected
+    np.testing.assert_array_equal(loaded.weights_, avg.weights_)
+    np.testing.assert_array_equal(loaded.predict(X), avg.predict(X))

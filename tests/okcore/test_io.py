@@ -602,3 +602,37 @@ def test_saving_a_multilabel_classifier_says_how(tmp_path):
     with pytest.raises(PersistenceError, match=r"okcore.save\(model.estimator_, path\)"):
         save(model, tmp_path / "m")
     assert not (tmp_path / "m").exists()
+
+
+def test_save_never_deletes_a_folder_that_is_not_a_model(tmp_path):
+    """save(model, "results") on a folder of the user's files used to delete them all."""
+    est, _, _ = fit("tree", "linear")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep me")
+    with pytest.raises(PersistenceError, match="holds other files, not a saved model"):
+        save(est, folder)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]  # no temporary left
+    assert (folder / "notes.txt").read_text() == "keep me"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert (save(est, empty) / "manifest.json").is_file()  # an empty folder is used
+
+
+def test_save_over_a_file_or_under_one_is_a_persistence_error(tmp_path):
+    est, _, _ = fit("tree", "linear")
+    file = tmp_path / "model.npz"
+    file.write_text("not a folder")
+    with pytest.raises(PersistenceError, match="it is a file, not a model folder"):
+        save(est, file)
+    with pytest.raises(PersistenceError, match="cannot be created or written"):
+        save(est, file / "model")
+    assert file.read_text() == "not a folder"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.npz"]
+
+
+@pytest.mark.parametrize("version", [True, 1.0])
+def test_a_format_version_that_only_compares_equal_is_refused(saved, version):
+    edit_manifest(saved, format_version=version)
+    with pytest.raises(PersistenceError, match=f"^model format version {version!r} is not"):
+        load(saved)

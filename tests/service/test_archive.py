@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from svc_data import Graph, TestClient, diffusion_request, make_settings
+from svc_data import Graph, TestClient, diffusion_request, make_settings, vector_data
 
+import okcore
 from service.app import create_app
 from service.store.archives import MANIFEST, MAX_MEMBERS, ROOT
 
@@ -265,6 +266,12 @@ HOSTILE: dict[str, tuple[Callable[[Members], bytes], int, str]] = {
         422,
         "not a valid model record: train_loss: Input should be a valid list",
     ),
+    "record names another model": (
+        lambda m: _pack(_relist(_edit_record(m, model="krr"))),
+        422,
+        "its record names model 'krr' (KernelRidgeRegressor) but its estimator is a "
+        "OKBoostRegressor",
+    ),
     "unknown record field": (
         lambda m: _pack(_relist(_edit_record(m, padding="x" * 100))),
         422,
@@ -338,3 +345,63 @@ def test_import_needs_the_archive_as_the_body(client: TestClient) -> None:
     assert r.status_code == 415 and "--data-binary" in r.json()["error"]["message"]
     r = client.post("/models/import", content=b"", headers={"content-type": "application/gzip"})
     assert r.status_code == 422 and "empty" in r.json()["error"]["message"]
+
+
+# ---------------------------------------------------------------- rows held out
+def _held_out_model(client: TestClient) -> str:
+    """An OKBoost model whose early stopping held rows out: its estimator keeps fewer rows
+    (okcore's n_train_, train_indices_) than the inputs, outputs and ids stored beside it."""
+    X, Y = vector_data(n=40)
+    body = {"model": "okboost", "inputs": X.tolist(), "ids": [f"v{i}" for i in range(40)],
+            "output_kernel": {"type": "rbf", "sigma": 1.5, "outputs": Y.tolist()},
+            "params": {"n_estimators": 100, "n_iter_no_change": 3, "random_state": 0},
+            "wait": True}  # fmt: skip
+    r = client.post("/train", json=body)
+    assert r.status_code == 201 and r.json()["model"]["n_train"] == 40, r.text
+    return str(r.json()["model_id"])
+
+
+def test_a_model_that_held_rows_out_round_trips(client: TestClient, other: TestClient) -> None:
+    """Its import was a 422 ("'inputs.npy' has shape [40, 3] but the estimator was trained
+    on 36 rows"): the estimator's N is the rows it kept, the record's n_train those given."""
+    model_id = _held_out_model(client)
+    r = _import(other, _export(client, model_id))
+    assert r.status_code == 201, r.text
+    X, Y = vector_data(n=40)
+    query = {"model_id": model_id, "inputs": (X[:4] + 0.1).tolist(), "top_k": 3}
+    for path, extra in (
+        ("/predict", {"weights": "dense", "return_outputs": True}),
+        ("/kernel", {"against": "training"}),
+        ("/evaluate", {"outputs": Y[:4].tolist()}),
+    ):
+        if path == "/evaluate":
+            query.pop("top_k")
+        want = client.post(path, json={**query, **extra})
+        assert want.status_code == 200 and other.post(path, json={**query, **extra}).json() == (
+            want.json()
+        )
+    assert other.get(f"/models/{model_id}").json()["n_train"] == 40
+
+
+def test_kept_rows_outside_the_rows_given_are_refused(
+    client: TestClient, other: TestClient, tmp_path: Path
+) -> None:
+    members = _members(_export(client, _held_out_model(client)))
+    folder = tmp_path / "estimator"
+    folder.mkdir()
+    for name in ("manifest.json", "arrays.npz"):
+        (folder / name).write_bytes(members[f"{ROOT}/estimator/{name}"])
+    est = okcore.load(folder)
+    est.train_indices_ = est.train_indices_ + 40 - est.train_indices_[-1]  # past the last row
+    okcore.save(est, folder)
+    tampered = {
+        **members,
+        **{
+            f"{ROOT}/estimator/{n}": (folder / n).read_bytes()
+            for n in ("manifest.json", "arrays.npz")
+        },
+    }
+    r = _import(other, _pack(_relist(tampered)))
+    assert r.status_code == 422, r.text
+    assert "train_indices_ are not" in r.json()["error"]["message"]
+    assert other.get("/models").json()["models"] == []
