@@ -4,6 +4,9 @@ bipartite job and every inner fit of a cross-validating one."""
 
 from __future__ import annotations
 
+import functools
+import json
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -167,3 +170,43 @@ def test_a_set_up_phase_run_again_is_estimated_at_the_pace_measured_the_first_ti
     p.report(_tree(10, 20), now=39.0)
     p.report(_tree(10, 20, phase="output_space", phase_eta=4.0), now=40.0)  # the next fit
     assert p.eta(40.0, None) == pytest.approx(3 * 4.0 + 10 * p.per_tree())
+
+
+def _burst_then_wait(gate: str, reporter: Any) -> str:
+    """Two units in a burst (the second within PERSIST_EVERY of the first, so not written
+    then), then a long unit: until ``gate`` exists."""
+    reporter(_tree(0, 4, phase="selection", unit="candidate"))
+    reporter(_tree(1, 4, phase="selection", unit="candidate"))
+    for _ in range(6000):
+        if os.path.exists(gate):
+            break
+        time.sleep(0.01)
+    for done in (2, 3, 4):
+        reporter(_tree(done, 4, phase="selection", unit="candidate"))
+    return "done"
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_a_count_the_throttle_held_back_is_written_while_the_next_unit_runs(
+    tmp_path: Path, isolation: str
+) -> None:
+    """A unit done just after a write (the automatic choice's first candidate fits are quick,
+    the next ones slow) is on record, and answered, while the next unit runs: not the count
+    of a unit ago until the next report, however long that takes."""
+    store = ModelStore(tmp_path)
+    jobs = JobManager(store, isolation=isolation)
+    model_id, gate = new_id(), tmp_path / "gate"
+    store.create_record(model_record(model_id))
+    job = jobs.submit(model_id, functools.partial(_burst_then_wait, str(gate)), total=4)
+    record = tmp_path / "jobs" / f"{job.job_id}.json"
+    try:
+        for _ in range(6000):  # the training process server may start slowly
+            if json.loads(record.read_text())["done"] == 1:
+                break
+            time.sleep(0.01)
+        assert jobs.get(job.job_id).info()["progress"]["done"] == 1
+        assert json.loads(record.read_text())["state"] == "running"  # not the job's end
+    finally:
+        gate.touch()
+    assert jobs.wait(job.job_id, 60) and jobs.get(job.job_id).info()["progress"]["done"] == 4
+    jobs.shutdown()
