@@ -210,3 +210,30 @@ def test_a_count_the_throttle_held_back_is_written_while_the_next_unit_runs(
         gate.touch()
     assert jobs.wait(job.job_id, 60) and jobs.get(job.job_id).info()["progress"]["done"] == 4
     jobs.shutdown()
+
+
+def test_a_kernel_ridge_job_counts_its_search_and_solve_down_as_its_round(
+    tmp_path: Path,
+) -> None:
+    """Kernel ridge with its width by CV: once the output space is built the job is in its
+    round ("trees", 0 of 1), whose ETA is the estimated time of the round counted down,
+    not an output-space phase running over its estimate (an ETA that grew all along)."""
+    X, Y = vector_data(n=30)
+    body = {"inputs": X.tolist(), "output_kernel": {"type": "linear", "outputs": Y.tolist()},
+            "model": "krr", "params": {"gamma": "cv"}}  # fmt: skip
+    plan = plan_training(validate(TrainRequest, body))
+    store, model_id = ModelStore(tmp_path), new_id()
+    store.create_record(model_record(model_id))
+    plan.record.update(model_id=model_id)
+    recorder = Recorder(Progress(total=plan.total, plan=plan.phases()))
+    assert run_training(plan, store.root, model_id, recorder) == "done"
+    assert [(phase, done) for phase, _, done, *_ in recorder.seen] == [
+        ("output_space", 0),
+        ("trees", 0),
+        ("trees", 1),
+    ]
+    round_started = Progress(total=1, plan=plan.phases())
+    round_started.report(okcore.FitProgress(done=0, total=1, elapsed=0.5), now=100.0)
+    per_round = plan.phases().per_tree
+    assert round_started.eta(100.0, None) == pytest.approx(per_round)
+    assert round_started.eta(100.0 + per_round / 2, None) == pytest.approx(per_round / 2)
