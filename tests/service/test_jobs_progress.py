@@ -237,3 +237,18 @@ def test_a_kernel_ridge_job_counts_its_search_and_solve_down_as_its_round(
     per_round = plan.phases().per_tree
     assert round_started.eta(100.0, None) == pytest.approx(per_round)
     assert round_started.eta(100.0 + per_round / 2, None) == pytest.approx(per_round / 2)
+
+
+def test_the_automatic_choice_keeps_its_estimate_until_a_candidate_fit_is_measured() -> None:
+    """Planned in candidate fits (its estimate: its budget's bound), the automatic choice's
+    first report (0 of the fits it plans) leaves its ETA its estimate counted down, not
+    unknown until the second report."""
+    plan = PhasePlan(factor=0.0, setup=20.0, per_tree=0.0, unit="candidate")
+    p = Progress(total=8, plan=plan)
+    p.start(100.0)
+    assert p.eta(100.0, 100.0) == pytest.approx(20.0)
+    p.report(_tree(0, 11, phase="selection", unit="candidate"), now=101.0)
+    assert p.eta(104.0, 100.0) == pytest.approx(16.0)
+    assert p.eta(150.0, 100.0) == pytest.approx(25.0)  # past it: half the time spent
+    p.report(_tree(1, 11, phase="selection", unit="candidate"), now=106.0)
+    assert p.eta(106.0, 100.0) == pytest.approx(10 * 5.0)  # measured from then on
