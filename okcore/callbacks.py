@@ -104,6 +104,16 @@ class RoundMonitor:
         self.start = time.perf_counter()
         self.stopped = False
 
+    def begin(self) -> None:
+        """Tell the callback that the first round starts (a "trees" report of done = 0 on
+        the monitor's clock), for a fit whose first round does long work of its own after
+        the set-up phases (kernel ridge's width and penalty search): without it, that work
+        is heard as part of the last set-up phase. A stop request returned here is
+        honoured at the end of the round, as a set-up phase's is."""
+        if self.callback is not None:
+            elapsed = time.perf_counter() - self.start
+            self.callback(FitProgress(done=0, total=self.n_estimators, elapsed=elapsed))
+
     def end_round(self, m: int, train_loss: float, val_loss: float | None = None) -> bool:
         """Record round m (0-based); True when the loop should stop."""
         progress = FitProgress(

@@ -282,6 +282,8 @@ class KernelRidgeRegressor(OKEstimator):
         on every training row."""
         X, space, rng = dense_float64(context.X), context.space, context.rng
         weight = context.sample_weight
+        monitor = RoundMonitor(1, context.callback)
+        monitor.begin()  # the search and the solve are the one round, not the output space
         searches_width = self._searches_width
         if self.gamma == "ard" and self.input_kernel == "rbf":
             widths = ard_widths(X, space.phi, rng, sample_weight=weight)
@@ -292,7 +294,6 @@ class KernelRidgeRegressor(OKEstimator):
         n = X.shape[0]
         n_basis = n if self.n_components is None else min(int(self.n_components), n)
         self._check_memory(n, n_basis)
-        monitor = RoundMonitor(1, context.callback)
         grid = self._alpha_grid()
         self.cv_alphas_: np.ndarray | None = None
         self.cv_errors_: np.ndarray | None = None

@@ -41,7 +41,7 @@ from distributed.scheduler import KilledWorker
 
 from service.errors import ServiceError
 from service.jobs.progress import PhasePlan, Progress
-from service.jobs.records import ACTIVE, Job, JobRecords
+from service.jobs.records import ACTIVE, Job, JobRecords, RecordWriter
 from service.jobs.task import TrainTask
 from service.store.model_store import ModelStore
 
@@ -251,18 +251,18 @@ def run_on_worker(task: TrainTask, root: str, job_id: str, plan: PhasePlan | Non
     job.attempt += 1  # a rerun after its worker died starts over
     job.runner = {**(job.runner or {}), "worker": get_worker().address}
     records.persist(job)
-    last_write = [time.monotonic()]
 
     class _Reporter:
         def __call__(self, p: Any) -> bool:
-            records.report(job, p, last_write)
+            writer.report(p)
             return records.stop_requested(job_id)
 
         def saving(self) -> None:
             pass  # a cluster task is never killed, so saving needs no protection
 
     try:
-        outcome = task(_Reporter())
+        with RecordWriter(records, job) as writer:
+            outcome = task(_Reporter())
     except Exception as exc:
         if records.read_job(job_id).state in ACTIVE:
             records.fail(job, exc)

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from service.errors import Busy, JobRecordInvalid, NotFound, RecordInvalid
 from service.jobs.process import child_main, process_context
 from service.jobs.progress import PhasePlan, Progress
-from service.jobs.records import ACTIVE, Job, JobRecords, QuarantinedJob
+from service.jobs.records import ACTIVE, Job, JobRecords, QuarantinedJob, RecordWriter
 from service.jobs.task import TrainTask
 from service.store import pagination
 from service.store.ids import new_id, valid_id
@@ -480,17 +480,16 @@ class JobManager(JobRecords):
                 self.settle(job, outcome)
 
     def _run_in_thread(self, job: Job, task: TrainTask) -> str:
-        last_write = [time.monotonic()]
-
         class _Reporter:
             def __call__(_, p: Any) -> bool:  # noqa: N805
-                self.report(job, p, last_write)
+                writer.report(p)
                 return self._stop_asked(job) or self._overdue(job)
 
             def saving(_) -> None:  # noqa: N805
                 pass
 
-        return task(_Reporter())
+        with RecordWriter(self, job) as writer:
+            return task(_Reporter())
 
     def _run_in_process(self, job: Job, task: TrainTask) -> str:
         assert self._ctx is not None
@@ -503,8 +502,8 @@ class JobManager(JobRecords):
         )
         proc.start()
         sender.close()
-        last_write = [time.monotonic()]
         saving, asked_at = False, None
+        writer = RecordWriter(self, job)  # flushed here, on every look at the pipe
         try:
             while True:
                 if receiver.poll(0.1):
@@ -514,7 +513,7 @@ class JobManager(JobRecords):
                         break  # the child died without a word
                     kind = message[0]
                     if kind == "progress":
-                        self.report(job, SimpleNamespace(**message[1]), last_write)
+                        writer.report(SimpleNamespace(**message[1]))
                     elif kind == "saving":
                         saving = True
                     elif kind == "done":
@@ -523,6 +522,7 @@ class JobManager(JobRecords):
                         raise message[1]
                 elif not proc.is_alive() and not receiver.poll():
                     break
+                writer.flush()
                 if self._stop_asked(job) or self._overdue(job):
                     stop.set()
                     asked_at = asked_at or time.monotonic()

@@ -27,7 +27,9 @@ estimate ``phase_eta``) and then every tree ("trees"). The ETA adds up what is l
 - in any other counted phase (a name okcore or a composite fit reports with ``done`` of
   ``total`` in its ``unit``, e.g. one per candidate of a model choice): the same, with no
   estimate: the median of the measured intervals per unit, or before the second report the
-  time spent in the phase over the units done.
+  time spent in the phase over the units done; before any unit is done, the job's estimate
+  counted down (as before the fit reported) when the job was planned in that unit (the
+  automatic choice: its budget's bound), else none.
 
 Composite jobs (cross-validation, bipartite models) report the trees of all their fits as
 one count, each fit's set-up phases as they come (service.training.cv, .bipartite).
@@ -179,21 +181,23 @@ class Progress:
         per_tree = self.per_tree()
         left_units = max(self.total - self.done, 0)
         trees_left = None if per_tree is None else per_tree * left_units
+        plan = self.plan
         if self.phase not in UNCOUNTED:  # trees, or a counted phase of its own
             in_phase = now - (self.phase_started or now)
             if per_tree is None and self.done > 0 and in_phase > 0:
                 per_tree = in_phase / self.done  # one report so far: the phase's mean rate
+            if per_tree is None and plan is not None and plan.unit == self.unit:
+                # nothing measured yet of the units the job was planned in: its estimate
+                return self._planned_left(now, started, plan.per_tree * left_units)
             if per_tree is None or left_units == 0:
                 return None if per_tree is None else 0.0
             since = max(now - (self._seen or now), 0.0)
             under_way = max(per_tree - since, OVERRUN_SHARE * since)
             return under_way + per_tree * (left_units - 1)
-        plan = self.plan
         if self.phase in (None, STARTING):  # running, nothing reported yet
             if plan is None or trees_left is None:
                 return None
-            spent = 0.0 if started is None else now - started
-            return max(plan.factor + plan.setup - spent, OVERRUN_SHARE * spent) + trees_left
+            return self._planned_left(now, started, trees_left)
         current = self.phase_eta
         if current is not None:
             current *= self._pace.get(self.phase, 1.0)
@@ -206,6 +210,15 @@ class Progress:
         if self.phase == "output_space" and plan is not None:
             left += plan.setup
         return left + trees_left
+
+    def _planned_left(self, now: float, started: float | None, units_left: float) -> float:
+        """The job's estimate of the time left, ``units_left`` seconds of counted units after
+        the set-up phases (as a set-up phase, at least half the time spent since the job
+        started); only called with a plan."""
+        assert self.plan is not None
+        spent = 0.0 if started is None else now - started
+        setup = self.plan.factor + self.plan.setup
+        return max(setup - spent, OVERRUN_SHARE * spent) + units_left
 
     def curves(self, upto: int) -> dict[str, Any]:
         """The loss curves of the first ``upto`` trees, whole (curve_step 1)."""

@@ -3,7 +3,8 @@
 A job goes ``queued -> running -> done | failed | cancelled`` (``queued -> cancelled``
 too). Its record is ``<store>/jobs/<id>.json`` (loss curves downsampled to at most
 service.jobs.progress.CURVE_POINTS points: a few KB at any number of trees), written on
-every state or phase change and at most once a second while trees grow, by whoever runs
+every state or phase change and at most once a second while trees grow (a count left
+unwritten is written a second after it came: :class:`RecordWriter`), by whoever runs
 the job: a worker thread of a replica (service.jobs.manager) or a Dask worker
 (service.jobs.cluster). What the API reports is the last record written, so a record on
 disk never lags what a client was told. A cancel for a job that another replica or the
@@ -40,6 +41,7 @@ __all__ = [
     "Job",
     "JobRecords",
     "QuarantinedJob",
+    "RecordWriter",
     "check_job_record",
     "failure_reason",
 ]
@@ -376,10 +378,59 @@ class JobRecords:
             return True  # there, but unreadable (quarantined): not deleted
         return True
 
-    def report(self, job: Job, p: Any, last_write: list[float]) -> None:
-        """Take one FitProgress: a new phase is written at once, trees at most every
-        PERSIST_EVERY seconds."""
-        new_phase = job.progress.report(p, time.time())
-        if new_phase or time.monotonic() - last_write[0] >= PERSIST_EVERY:
-            last_write[0] = time.monotonic()
-            self.persist(job)
+
+class RecordWriter:
+    """Writes a running job's record as its fit reports (one per running job, in whoever runs
+    it): a new phase at once, trees at most every PERSIST_EVERY seconds, and a report the
+    throttle left unwritten once it has waited PERSIST_EVERY seconds with no report after it
+    (:meth:`flush`: called by a runner that looks at its job often, or by a thread of the
+    writer's own while it is entered; a fit whose next report is long in coming, e.g. the
+    automatic choice's next candidate fit, would otherwise show the count of a unit ago all
+    that time). The final record is the job's end
+    (:meth:`JobRecords.finish`), written after the writer is left."""
+
+    def __init__(self, records: JobRecords, job: Job) -> None:
+        self.records, self.job = records, job
+        self._lock = threading.Lock()
+        self._written = self._heard = time.monotonic()
+        self._pending = False  # a report not written yet
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def report(self, p: Any) -> None:
+        """Take one FitProgress and write the record when it is due."""
+        with self._lock:
+            new_phase = self.job.progress.report(p, time.time())
+            self._heard = time.monotonic()
+            if new_phase or self._heard - self._written >= PERSIST_EVERY:
+                self._write()
+            else:
+                self._pending = True
+
+    def flush(self) -> None:
+        """Write a report left unwritten once PERSIST_EVERY seconds passed since it came."""
+        with self._lock:
+            if self._pending and time.monotonic() - self._heard >= PERSIST_EVERY:
+                self._write()
+
+    def _write(self) -> None:
+        self._written, self._pending = time.monotonic(), False
+        self.records.persist(self.job)
+
+    def _flushing(self) -> None:
+        while not self._stop.wait(PERSIST_EVERY / 4):
+            try:
+                self.flush()
+            except ServiceError as exc:  # e.g. a full disk: the next write tries again
+                log.warning("job %s: its record cannot be written: %s", self.job.job_id, exc)
+
+    def __enter__(self) -> RecordWriter:
+        name = f"okboost-record-{self.job.job_id[:8]}"
+        self._thread = threading.Thread(target=self._flushing, name=name, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()

@@ -42,3 +42,20 @@ def test_an_early_stopping_callback_given_by_the_user_stops_a_fit() -> None:
         X, Y, eval_set=(X_val, Y_val), callback=stop
     )
     assert est.stopped_by_callback_ and est.n_estimators_ == 1
+
+
+def test_kernel_ridge_reports_the_start_of_its_round_after_the_output_space() -> None:
+    """Kernel ridge's width and penalty search and its solve are its one round: the callback
+    hears the round start (done 0) once the output space is built, so that work is not
+    heard as part of factorising the output kernel; both round reports share one clock."""
+    X, Y = make_regression(n=40)
+    heard: list[okcore.FitProgress] = []
+    for gamma in ("cv", "ard"):
+        heard.clear()
+        okcore.KernelRidgeRegressor(gamma=gamma, random_state=0).fit(X, Y, callback=heard.append)
+        assert [(p.phase, p.done, p.total) for p in heard] == [
+            ("output_space", 0, 1),
+            ("trees", 0, 1),
+            ("trees", 1, 1),
+        ]
+        assert 0.0 < heard[1].elapsed <= heard[2].elapsed

@@ -4,6 +4,9 @@ bipartite job and every inner fit of a cross-validating one."""
 
 from __future__ import annotations
 
+import functools
+import json
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -167,3 +170,85 @@ def test_a_set_up_phase_run_again_is_estimated_at_the_pace_measured_the_first_ti
     p.report(_tree(10, 20), now=39.0)
     p.report(_tree(10, 20, phase="output_space", phase_eta=4.0), now=40.0)  # the next fit
     assert p.eta(40.0, None) == pytest.approx(3 * 4.0 + 10 * p.per_tree())
+
+
+def _burst_then_wait(gate: str, reporter: Any) -> str:
+    """Two units in a burst (the second within PERSIST_EVERY of the first, so not written
+    then), then a long unit: until ``gate`` exists."""
+    reporter(_tree(0, 4, phase="selection", unit="candidate"))
+    reporter(_tree(1, 4, phase="selection", unit="candidate"))
+    for _ in range(6000):
+        if os.path.exists(gate):
+            break
+        time.sleep(0.01)
+    for done in (2, 3, 4):
+        reporter(_tree(done, 4, phase="selection", unit="candidate"))
+    return "done"
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_a_count_the_throttle_held_back_is_written_while_the_next_unit_runs(
+    tmp_path: Path, isolation: str
+) -> None:
+    """A unit done just after a write (the automatic choice's first candidate fits are quick,
+    the next ones slow) is on record, and answered, while the next unit runs: not the count
+    of a unit ago until the next report, however long that takes."""
+    store = ModelStore(tmp_path)
+    jobs = JobManager(store, isolation=isolation)
+    model_id, gate = new_id(), tmp_path / "gate"
+    store.create_record(model_record(model_id))
+    job = jobs.submit(model_id, functools.partial(_burst_then_wait, str(gate)), total=4)
+    record = tmp_path / "jobs" / f"{job.job_id}.json"
+    try:
+        for _ in range(6000):  # the training process server may start slowly
+            if json.loads(record.read_text())["done"] == 1:
+                break
+            time.sleep(0.01)
+        assert jobs.get(job.job_id).info()["progress"]["done"] == 1
+        assert json.loads(record.read_text())["state"] == "running"  # not the job's end
+    finally:
+        gate.touch()
+    assert jobs.wait(job.job_id, 60) and jobs.get(job.job_id).info()["progress"]["done"] == 4
+    jobs.shutdown()
+
+
+def test_a_kernel_ridge_job_counts_its_search_and_solve_down_as_its_round(
+    tmp_path: Path,
+) -> None:
+    """Kernel ridge with its width by CV: once the output space is built the job is in its
+    round ("trees", 0 of 1), whose ETA is the estimated time of the round counted down,
+    not an output-space phase running over its estimate (an ETA that grew all along)."""
+    X, Y = vector_data(n=30)
+    body = {"inputs": X.tolist(), "output_kernel": {"type": "linear", "outputs": Y.tolist()},
+            "model": "krr", "params": {"gamma": "cv"}}  # fmt: skip
+    plan = plan_training(validate(TrainRequest, body))
+    store, model_id = ModelStore(tmp_path), new_id()
+    store.create_record(model_record(model_id))
+    plan.record.update(model_id=model_id)
+    recorder = Recorder(Progress(total=plan.total, plan=plan.phases()))
+    assert run_training(plan, store.root, model_id, recorder) == "done"
+    assert [(phase, done) for phase, _, done, *_ in recorder.seen] == [
+        ("output_space", 0),
+        ("trees", 0),
+        ("trees", 1),
+    ]
+    round_started = Progress(total=1, plan=plan.phases())
+    round_started.report(okcore.FitProgress(done=0, total=1, elapsed=0.5), now=100.0)
+    per_round = plan.phases().per_tree
+    assert round_started.eta(100.0, None) == pytest.approx(per_round)
+    assert round_started.eta(100.0 + per_round / 2, None) == pytest.approx(per_round / 2)
+
+
+def test_the_automatic_choice_keeps_its_estimate_until_a_candidate_fit_is_measured() -> None:
+    """Planned in candidate fits (its estimate: its budget's bound), the automatic choice's
+    first report (0 of the fits it plans) leaves its ETA its estimate counted down, not
+    unknown until the second report."""
+    plan = PhasePlan(factor=0.0, setup=20.0, per_tree=0.0, unit="candidate")
+    p = Progress(total=8, plan=plan)
+    p.start(100.0)
+    assert p.eta(100.0, 100.0) == pytest.approx(20.0)
+    p.report(_tree(0, 11, phase="selection", unit="candidate"), now=101.0)
+    assert p.eta(104.0, 100.0) == pytest.approx(16.0)
+    assert p.eta(150.0, 100.0) == pytest.approx(25.0)  # past it: half the time spent
+    p.report(_tree(1, 11, phase="selection", unit="candidate"), now=106.0)
+    assert p.eta(106.0, 100.0) == pytest.approx(10 * 5.0)  # measured from then on
