@@ -24,6 +24,7 @@ from service.inference.predict import (
     check_features,
     check_model_outputs,
     kept_columns,
+    observed_factor,
     sparse_top_k,
 )
 from service.schemas.evaluate import EvaluateRequest, TestEdges
@@ -189,7 +190,11 @@ def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[st
         test_ids = None if req.ids is None else VertexIds(req.ids)
         a_nn, a_nk = adjacency(req.edges, n_test, n_train, test_ids, m.ids)
         F = np.asarray(est.predict_features(X), dtype=float)
-        known = m.train_features() if req.known_scores == "predicted" else m.train_factor()
+        known = (
+            m.train_features()
+            if req.known_scores == "predicted"
+            else observed_factor(m, "known_scores", "ask known_scores 'predicted'")
+        )
         k_nn, k_nk = F @ F.T, F @ known.T
         out["auc"] = metrics.network_auc(k_nn, k_nk, a_nn, a_nk)
         upper = np.triu_indices(n_test, k=1)

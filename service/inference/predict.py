@@ -165,6 +165,23 @@ def kept_columns(m: LoadedModel, gram: np.ndarray) -> np.ndarray:
     return gram if kept is None else gram[:, kept]
 
 
+def observed_factor(m: LoadedModel, field: str, instead: str) -> np.ndarray:
+    """phi(y_i) of every training vertex, (N, r), for scores against the observed training
+    outputs; a 422 naming ``field`` and what to send ``instead`` when early stopping held
+    rows out, whose outputs' features the model did not keep."""
+    kept = m.kept_rows()
+    if kept is None:
+        return m.train_factor()
+    n = m.inputs.shape[0]
+    raise InvalidRequest(
+        f"{field}: this model held {n - len(kept)} of its {n} training rows out for early "
+        "stopping (n_iter_no_change without an eval_set) and keeps no output features for "
+        f"them, so scores against every training vertex's observed outputs cannot be "
+        f"computed; {instead}, or train with an eval_set so that every training row is kept",
+        details=[{"loc": [field], "msg": "early stopping held training rows out"}],
+    )
+
+
 def check_dense(rows: int, cols: int, limit: int, what: str, instead: str) -> None:
     """422 before computing a dense (rows, cols) answer larger than ``limit`` values."""
     if rows * cols > limit:
@@ -426,7 +443,7 @@ def kernel(
     mat: np.ndarray | None = None
     if req.return_kernel:
         if req.against == "training":
-            mat = F @ m.train_factor().T
+            mat = F @ observed_factor(m, "against", "ask against 'predicted'").T
         elif req.inputs2 is None:
             mat = F @ F.T
         else:
@@ -442,7 +459,11 @@ def kernel(
         k_new = mat if req.against == "predicted" and req.inputs2 is None else None
         if k_new is None:
             k_new = F @ F.T
-        known = m.train_factor() if req.known_scores == "observed" else m.train_features()
+        known = (
+            observed_factor(m, "known_scores", "ask known_scores 'predicted'")
+            if req.known_scores == "observed"
+            else m.train_features()
+        )
         edges: dict[str, Any] = {
             "new_new": select_edges(k_new, threshold=req.threshold, top_k=req.top_k, square=True),
             "new_known": edges_against(

@@ -75,3 +75,32 @@ def test_kernels_against_the_training_outputs_have_a_column_per_row_given(
     assert r.status_code == 200, r.text
     want = okcore.metrics.err_phi(est, X[:3], gram_cross=K[:3, kept], gram_diag=np.diag(K)[:3])
     assert r.json()["err_phi"] == pytest.approx(want, rel=1e-12)
+
+
+def test_scores_against_observed_training_outputs_are_refused_with_the_fix(
+    client: TestClient, held_out: tuple[str, Any]
+) -> None:
+    """The model keeps no output features for the rows it held out: /kernel against the
+    training outputs answered fewer columns than its declared shape, and observed new-known
+    edges numbered the kept rows as the rows given (the wrong vertex). The predicted scores,
+    which use every training vertex's input, still answer."""
+    model_id, _ = held_out
+    X, _ = vector_data(n=40)
+    query = {"model_id": model_id, "inputs": X[:3].tolist()}
+    asks = [
+        ("/kernel", {"against": "training"}, "against"),
+        ("/kernel", {"top_k": 2, "known_scores": "observed"}, "known_scores"),
+        (
+            "/evaluate",
+            {"edges": {"new_new": [], "new_known": [[0, 1]]}, "known_scores": "observed"},
+            "known_scores",
+        ),  # fmt: skip
+    ]
+    for route, extra, field in asks:
+        r = client.post(route, json={**query, **extra})
+        assert r.status_code == 422, r.text
+        message = r.json()["error"]["message"]
+        assert message.startswith(f"{field}: this model held") and "'predicted'" in message
+    r = client.post("/kernel", json={**query, "top_k": 2})
+    assert r.status_code == 200, r.text
+    assert {int(i) for _, i, _ in r.json()["edges"]["new_known"]} <= set(range(40))
