@@ -414,9 +414,11 @@ def load(path: str | os.PathLike) -> Any:
         raise PersistenceError(f"{path} is not an okcore model (format field missing or wrong)")
     version = manifest.get("format_version")
     if type(version) is not int or version not in READ_VERSIONS:  # true and 1.0 are not 1
+        newer = type(version) is int and version > max(READ_VERSIONS)
         raise PersistenceError(
             f"model format version {manifest.get('format_version')!r} is not supported "
             f"(this okcore reads versions {', '.join(map(str, READ_VERSIONS))})"
+            + ("; it was saved by a newer okcore: upgrade okcore to load it" if newer else "")
         )
     try:
         if manifest.get("estimator") in COMPOSITES:

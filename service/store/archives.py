@@ -322,11 +322,15 @@ def _read_manifest(dest: Path, written: dict[str, tuple[str, int]]) -> dict[str,
         raise InvalidArchive(f"'{MANIFEST}' is not valid JSON: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InvalidArchive(f"'{MANIFEST}' does not describe an okboost model export")
-    if manifest.get("format_version") != FORMAT_VERSION:
+    version = manifest.get("format_version")
+    if type(version) is not int or version != FORMAT_VERSION:
+        newer = type(version) is int and version > FORMAT_VERSION
         raise InvalidArchive(
-            f"export format version {manifest.get('format_version')!r} is not supported "
+            f"export format version {version!r} is not supported "
             f"(this service reads version {FORMAT_VERSION})"
-        )
+            + ("; it was exported by a newer okboost: upgrade this service to import it"
+               if newer else "")
+        )  # fmt: skip
     model_id, files = manifest.get("model_id"), manifest.get("files")
     if not isinstance(model_id, str) or not valid_id(model_id):
         raise InvalidArchive(f"'{MANIFEST}' has no valid model_id (32 hex digits)")

@@ -158,6 +158,13 @@ def _relist(members: Members) -> Members:
     return {**members, f"{ROOT}/{MANIFEST}": json.dumps(manifest).encode()}
 
 
+def _versioned(members: Members, version: Any) -> bytes:
+    """export.json with another format_version."""
+    return json.dumps(
+        {**json.loads(members[f"{ROOT}/{MANIFEST}"]), "format_version": version}
+    ).encode()
+
+
 def _link(kind: bytes, name: str, target: str) -> Callable[[tarfile.TarFile], None]:
     def add(tar: tarfile.TarFile) -> None:
         info = tarfile.TarInfo(name)
@@ -193,6 +200,16 @@ HOSTILE: dict[str, tuple[Callable[[Members], bytes], int, str]] = {
         f"is not inside the folder '{ROOT}/'",
     ),
     "hidden name": (lambda m: _pack({**m, f"{ROOT}/.evil": b"x"}), 422, "not a plain path"),
+    "newer export": (
+        lambda m: _pack({**m, f"{ROOT}/{MANIFEST}": _versioned(m, 99)}),
+        422,
+        "exported by a newer okboost: upgrade this service",
+    ),
+    "version true": (
+        lambda m: _pack({**m, f"{ROOT}/{MANIFEST}": _versioned(m, True)}),
+        422,
+        "export format version True is not supported",
+    ),
     "symlink": (
         lambda m: _pack(m, _link(tarfile.SYMTYPE, f"{ROOT}/ids.json", "/etc/passwd")),
         422,
