@@ -46,7 +46,8 @@ class Settings(BaseSettings):
     the app factory receives one, so tests build apps on temporary stores.
     """
 
-    model_config = SettingsConfigDict(env_prefix="OKBOOST_", extra="ignore")
+    # every number a limit: infinity or NaN (OKBOOST_WAIT_TIMEOUT=inf) is no limit at all
+    model_config = SettingsConfigDict(env_prefix="OKBOOST_", extra="ignore", allow_inf_nan=False)
 
     model_dir: Path = Field(
         Path("models"), description="Directory of the model store (one folder per model)."

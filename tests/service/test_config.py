@@ -32,6 +32,17 @@ def test_bad_setting_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         Settings()
 
 
+@pytest.mark.parametrize("name", ["WAIT_TIMEOUT", "MAX_JOB_SECONDS", "BODY_DEADLINE"])
+@pytest.mark.parametrize("value", ["inf", "nan"])
+def test_a_limit_of_infinity_or_nan_is_refused(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    """They were accepted: a wait, a job or a body with no bound."""
+    monkeypatch.setenv(f"OKBOOST_{name}", value)
+    with pytest.raises(ValueError, match=name.lower()):
+        Settings()
+
+
 def test_blas_threads_limited_while_serving_then_restored(tmp_path: Path) -> None:
     from threadpoolctl import threadpool_info
 
