@@ -172,6 +172,8 @@ class OK3ForestRegressor(TreeEstimator):
         presorted = self.splitter == "best" and not self.bootstrap
         order = presort(XT) if XT is not None and presorted else None
         pool = None if binned is None else HistogramPool(binned.n_bins_total)
+        if callback is not None:  # the trees start (a stop is heard after the first tree)
+            callback(FitProgress(done=0, total=self.n_estimators, elapsed=context.elapsed()))
         results, stopped = [], False
         jobs = Parallel(n_jobs=self._n_threads(), prefer="threads", return_as="generator")(
             delayed(_fit_one_tree)(

@@ -108,6 +108,8 @@ class OK3Regressor(TreeEstimator):
             X, max_bins, context.callback, 1, context.elapsed(), missing=missing
         )
         params = self._tree_params(X.shape[1], missing)
+        if context.callback is not None:  # the tree is the fit's one round: it starts now
+            context.callback(FitProgress(done=0, total=1, elapsed=context.elapsed()))
         if weight is not None:
             assert binned is not None  # checked above
             tree = TreeArrays(**build_weighted_tree(binned, space.phi, weight, params, context.rng))

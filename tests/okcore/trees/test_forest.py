@@ -149,7 +149,7 @@ def test_callback_stops_after_k_trees(data):
 
     est = OK3ForestRegressor(n_estimators=8, random_state=0).fit(X, Y, callback=callback)
     assert [(p.phase, p.done) for p in seen] == [("output_space", 0)] + [
-        ("trees", k) for k in (1, 2, 3)
+        ("trees", k) for k in (0, 1, 2, 3)
     ]
     assert all(p.total == 8 and p.train_loss is None and p.val_loss is None for p in seen)
     elapsed = [p.elapsed for p in seen]
@@ -168,7 +168,9 @@ def test_callback_returning_none_never_stops(data):
     calls = []
     est = OK3ForestRegressor(n_estimators=4, random_state=0)
     est.fit(X, Y, callback=calls.append)
-    assert [p.phase for p in calls] == ["output_space"] + ["trees"] * 4
+    assert [(p.phase, p.done) for p in calls] == [("output_space", 0)] + [
+        ("trees", k) for k in range(5)
+    ]
     assert est.n_estimators_ == 4 and est.stopped_by_callback_ is False
 
 
