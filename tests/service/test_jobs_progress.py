@@ -86,6 +86,18 @@ def _check_advances(seen: list[tuple[str, str | None, int, int, float | None]]) 
     assert all(eta is not None for *_, eta in seen)
 
 
+def _trained(tmp_path: Path, body: dict[str, Any]) -> tuple[Any, Recorder]:
+    """A one-set /train ``body`` run to the end in a store under ``tmp_path``: its plan and
+    the reports it made, as the job heard them."""
+    plan = plan_training(validate(TrainRequest, body))
+    store, model_id = ModelStore(tmp_path), new_id()
+    store.create_record(model_record(model_id))
+    plan.record.update(model_id=model_id)
+    recorder = Recorder(Progress(total=plan.total, plan=plan.phases()))
+    assert run_training(plan, store.root, model_id, recorder) == "done"
+    return plan, recorder
+
+
 def test_a_bipartite_job_advances_through_both_sides_of_every_fit(tmp_path: Path) -> None:
     net = bipartite_network()
     body = {"task": "bipartite", "model": "okboost", "rows": {"inputs": net.rows[:30].tolist()},
@@ -112,12 +124,7 @@ def test_a_cross_validating_job_advances_through_every_inner_fit(tmp_path: Path)
     X, Y = vector_data(n=30)
     body = {"inputs": X.tolist(), "output_kernel": {"type": "linear", "outputs": Y.tolist()},
             "params": dict(SMALL), "cv": {"folds": 3, "grid": {"max_splits": [1, 3]}}}  # fmt: skip
-    plan = plan_training(validate(TrainRequest, body))
-    store, model_id = ModelStore(tmp_path), new_id()
-    store.create_record(model_record(model_id))
-    plan.record.update(model_id=model_id)
-    recorder = Recorder(Progress(total=plan.total, plan=plan.phases()))
-    assert run_training(plan, store.root, model_id, recorder) == "done"
+    plan, recorder = _trained(tmp_path, body)
     seen = recorder.seen
     _check_advances(seen)
     assert plan.total == SMALL["n_estimators"] * (2 * 3 + 1)
@@ -221,12 +228,7 @@ def test_a_kernel_ridge_job_counts_its_search_and_solve_down_as_its_round(
     X, Y = vector_data(n=30)
     body = {"inputs": X.tolist(), "output_kernel": {"type": "linear", "outputs": Y.tolist()},
             "model": "krr", "params": {"gamma": "cv"}}  # fmt: skip
-    plan = plan_training(validate(TrainRequest, body))
-    store, model_id = ModelStore(tmp_path), new_id()
-    store.create_record(model_record(model_id))
-    plan.record.update(model_id=model_id)
-    recorder = Recorder(Progress(total=plan.total, plan=plan.phases()))
-    assert run_training(plan, store.root, model_id, recorder) == "done"
+    plan, recorder = _trained(tmp_path, body)
     assert [(phase, done) for phase, _, done, *_ in recorder.seen] == [
         ("output_space", 0),
         ("trees", 0),
