@@ -739,7 +739,10 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         requested = plan.max_bins
         if requested is None and self.max_bins == "auto":
             requested = defaults.AUTO_MAX_BINS
-        max_bins = weighted_max_bins(name, requested, X)
+        weighted_by = (
+            "sample_weight" if weight.ndim == 1 else "unknown (NaN) outputs or output_weight"
+        )
+        max_bins = weighted_max_bins(name, requested, X, weighted_by)
         return replace(plan, max_bins=max_bins, refine_cuts=False)
 
     def _resolved_params(self, plan: GrowthPlan, n_rounds: int) -> dict[str, Any]:

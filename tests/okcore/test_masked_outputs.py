@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from okcore import OKBoostRegressor
-from okcore.exceptions import DataError
+from okcore.exceptions import DataError, InvalidParameterError
 from okcore.trees.binning import bin_inputs
 from okcore.trees.builder import TreeParams
 from okcore.trees.weighted import build_weighted_tree
@@ -129,3 +129,23 @@ def test_cross_validation_refuses_unknown_output_entries():
     Y[0, 0] = np.nan
     with pytest.raises(DataError, match="score whole outputs"):
         cross_validate(OKBoostRegressor(**KW), X, Y, cv=3)
+
+
+def test_sparse_inputs_are_refused_naming_the_unknown_outputs_not_sample_weight():
+    """Unknown outputs and output_weight take the weighted trees' path, which bins dense
+    inputs: the refusal of sparse X named sample_weight, which the user had not given."""
+    from scipy import sparse
+
+    X, Y, _ = data(7)
+    Ym = Y.copy()
+    Ym[0, 0] = np.nan
+    for fit in (dict(Y=Ym), dict(Y=Y, output_weight=[1.0, 2.0])):
+        with pytest.raises(InvalidParameterError, match="unknown .NaN. outputs or output_weight"):
+            OKBoostRegressor(**KW).fit(sparse.csr_matrix(X), **fit)
+    with pytest.raises(InvalidParameterError, match="^sample_weight in OKBoostRegressor needs"):
+        OKBoostRegressor(**KW).fit(sparse.csr_matrix(X), Y, sample_weight=np.full(len(X), 2.0))
+    X, Y, _ = data(8, n=300)
+    Y[0, 0] = np.nan
+    wide = X + np.random.default_rng(0).random(X.shape)  # > 255 distinct values, exact search
+    with pytest.raises(InvalidParameterError, match="unknown .NaN. outputs or output_weight"):
+        OKBoostRegressor(**{**KW, "max_bins": None}).fit(wide, Y)
