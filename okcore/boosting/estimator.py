@@ -790,13 +790,19 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         self, X: np.ndarray, space: Any, rng: np.random.Generator, weight: Any = None
     ) -> tuple[np.ndarray, Any, np.ndarray, EvalData]:
         """Early stopping's hold-out: (X, space, rows) of the training part and the held-out
-        rows; with sample weights, each part needs a positive weight sum."""
+        rows; with sample weights (N,) or entry weights (N, d: unknown outputs, output
+        weights), each part needs a positive weight sum."""
         train, val = hold_out_rows(X.shape[0], self.validation_fraction, rng)
         if weight is not None and not (weight[train].sum() > 0 and weight[val].sum() > 0):
+            what = (
+                "positive sample_weight"
+                if weight.ndim == 1
+                else "known output entry of positive weight (sample_weight, output_weight)"
+            )
             raise DataError(
-                "the early-stopping hold-out leaves no positive sample_weight on its training "
-                "or its validation rows: give more rows of positive weight, an eval_set, or "
-                "early_stopping=False"
+                f"the early-stopping hold-out leaves no {what} on its training or its "
+                "validation rows: give more rows of positive weight and known outputs, an "
+                "eval_set, or early_stopping=False"
             )
         held_out = EvalData(
             X[val], space.phi[val], space.diag[val], None if weight is None else weight[val]

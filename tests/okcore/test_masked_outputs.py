@@ -149,3 +149,20 @@ def test_sparse_inputs_are_refused_naming_the_unknown_outputs_not_sample_weight(
     wide = X + np.random.default_rng(0).random(X.shape)  # > 255 distinct values, exact search
     with pytest.raises(InvalidParameterError, match="unknown .NaN. outputs or output_weight"):
         OKBoostRegressor(**{**KW, "max_bins": None}).fit(wide, Y)
+
+
+def test_an_early_stopping_hold_out_without_known_outputs_says_so():
+    """Unknown outputs are entry weights of 0: a hold-out whose rows have no known entry was
+    refused as leaving 'no positive sample_weight', a weight the user had not given."""
+    X, Y, _ = data(9, n=40)
+    Y[:36] = np.nan  # 4 rows known: a 4-row hold-out or training part may have none
+    for seed in range(20):
+        est = OKBoostRegressor(**{**KW, "early_stopping": True, "n_iter_no_change": 2})
+        try:
+            est.set_params(random_state=seed).fit(X, Y)
+        except DataError as exc:
+            assert "no known output entry of positive weight" in str(exc)
+            assert "sample_weight on" not in str(exc)
+            break
+    else:
+        pytest.fail("no seed held out the 4 known rows alone")
