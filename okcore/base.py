@@ -202,8 +202,9 @@ def check_known_outputs(estimator: Any, what: str) -> None:
     candidates) on a model fitted on partly known outputs or with output weights
     (``resolved_params_["masked_outputs"]``): its leaf values weigh each output column on
     its own, so no weights over the training outputs give F(x). Also for estimators that
-    borrow :class:`OKEstimator`'s methods (an average)."""
-    if (getattr(estimator, "resolved_params_", None) or {}).get("masked_outputs"):
+    borrow :class:`OKEstimator`'s methods (an average: any of its fitted ``estimators_``)."""
+    models = [estimator, *getattr(estimator, "estimators_", ())]
+    if any((getattr(m, "resolved_params_", None) or {}).get("masked_outputs") for m in models):
         raise DataError(
             f"{what} needs the training outputs whole, but this model was fitted on "
             "partly known outputs (or with output_weight): use predict / "

@@ -166,3 +166,27 @@ def test_an_early_stopping_hold_out_without_known_outputs_says_so():
             break
     else:
         pytest.fail("no seed held out the 4 known rows alone")
+
+
+def test_an_average_of_masked_fits_refuses_whole_output_answers_as_its_members_do():
+    """An average's own kernel against the training outputs and its pre-images among them
+    read the members' factor, which holds 0 where an entry is unknown: they answered
+    silently while each member refused."""
+    from okcore import AveragedRegressor
+
+    X, Y, rng = data(10, n=60)
+    Y[rng.random(Y.shape) < 0.2] = np.nan
+    members = [OKBoostRegressor(**{**KW, "random_state": s}) for s in (0, 1)]
+    avg = AveragedRegressor(members).fit(X, Y)
+    for call in (
+        lambda: avg.predict_kernel_train(X[:3]),
+        lambda: avg.predict_index(X[:3]),
+        lambda: avg.predict_weights(X[:3]),
+    ):
+        with pytest.raises(DataError, match="partly known outputs"):
+            call()
+    F = np.mean([m.predict_features(X[:3]) for m in avg.estimators_], axis=0)
+    np.testing.assert_allclose(avg.predict(X[:3]), F, rtol=1e-12)
+    np.testing.assert_allclose(avg.predict_kernel(X[:3]), F @ F.T, rtol=1e-12)
+    _, Yc, _ = data(11, n=5)
+    assert avg.predict_index(X[:3], candidates=Yc)[0].shape == (3, 1)
