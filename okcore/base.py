@@ -337,7 +337,11 @@ class OKEstimator:
             low_rank = self.factor_rank is not None or self.n_landmarks is not None
             Y, entry = masked_outputs(Y, kernel, output_weight, low_rank)
         elif output_weight is not None:
-            raise DataError(f"output_weight is not supported by {type(self).__name__}")
+            raise DataError(
+                f"output_weight is not supported by {type(self).__name__}: fit "
+                "OKBoostRegressor (loss='squared', linear output kernel), which weighs the "
+                "output columns, or leave output_weight out"
+            )
         X, space = self._check_fit_data(X, Y, gram, kernel, callback)
         weight = check_sample_weight(sample_weight, X.shape[0])
         if entry is not None and weight is not None:

@@ -103,7 +103,7 @@ def test_masked_outputs_where_they_do_not_apply_are_clear_errors(kwargs, message
     Y[0, 0] = np.nan
     with pytest.raises(DataError, match=message):
         OKBoostRegressor(**KW).fit(X, Y, **kwargs)
-    with pytest.raises(DataError, match="not supported"):
+    with pytest.raises(DataError, match="not supported by OK3Regressor: fit OKBoostRegressor"):
         from okcore import OK3Regressor
 
         OK3Regressor(max_bins=255).fit(X, np.nan_to_num(Y), output_weight=[1.0, 1.0])
