@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_is_fitted
-from .base import OKEstimator, kernel_r2, target_features
+from .base import OKEstimator, check_known_outputs, kernel_r2, target_features
 from .exceptions import DataError
 from .meta import MetaEstimator, clone, members_accept, regressor_tags
 
@@ -129,6 +129,7 @@ class AveragedRegressor(MetaEstimator):
 
     def predict_kernel_train(self, X: Any) -> np.ndarray:
         """<F(x), phi(y_i)> against every training output, shape (Q, N)."""
+        check_known_outputs(self, "predict_kernel_train")
         return self.predict_features(X) @ self.output_space_.phi.T
 
     def predict_index(self, X: Any, candidates: Any = None, top_k: int = 1, **kwargs: Any) -> Any:

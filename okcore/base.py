@@ -41,15 +41,17 @@ def target_features(
     gram_cross: Any = None,
     gram_diag: Any = None,
     n_rows: int | None = None,
+    names: tuple[str, str] = ("Y", "gram_cross"),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Factor coordinates and k(y, y) of true outputs in ``space``: Y, or a Gram (Q, N)
-    against the training outputs with its diagonal (Q,). Used by losses and metrics."""
+    against the training outputs with its diagonal (Q,). Used by losses and metrics;
+    ``names`` are the user's names of Y and the Gram, which the refusals say."""
     if (Y is None) == (gram_cross is None):
         raise DataError("pass the true outputs Y, or gram_cross (with gram_diag), not both")
     if Y is not None:
-        phi, diag = space.embed(Y)
+        phi, diag = space.embed(Y, names[0])
     else:
-        phi = space.embed_gram(gram_cross)
+        phi = space.embed_gram(gram_cross, names[1])
         diag = check_kernel_diag(gram_diag, "gram_diag")
         if diag.shape[0] != phi.shape[0]:
             raise DataError(
@@ -106,11 +108,16 @@ def embed_eval_set(
     X_val = check_inputs(
         eval_set[0], n_features, name="eval_set X", owner=owner, allow_missing=allow_missing
     )
+    names = ("eval_set Y", "eval_set K_val_train")
     if len(eval_set) == 2:
-        phi, diag = target_features(space, Y=eval_set[1], n_rows=X_val.shape[0])
+        phi, diag = target_features(space, Y=eval_set[1], n_rows=X_val.shape[0], names=names)
     else:
         phi, diag = target_features(
-            space, gram_cross=eval_set[1], gram_diag=eval_set[2], n_rows=X_val.shape[0]
+            space,
+            gram_cross=eval_set[1],
+            gram_diag=eval_set[2],
+            n_rows=X_val.shape[0],
+            names=names,
         )
     return EvalData(X_val, phi, diag)
 
@@ -195,8 +202,9 @@ def check_known_outputs(estimator: Any, what: str) -> None:
     candidates) on a model fitted on partly known outputs or with output weights
     (``resolved_params_["masked_outputs"]``): its leaf values weigh each output column on
     its own, so no weights over the training outputs give F(x). Also for estimators that
-    borrow :class:`OKEstimator`'s methods (an average)."""
-    if (getattr(estimator, "resolved_params_", None) or {}).get("masked_outputs"):
+    borrow :class:`OKEstimator`'s methods (an average: any of its fitted ``estimators_``)."""
+    models = [estimator, *getattr(estimator, "estimators_", ())]
+    if any((getattr(m, "resolved_params_", None) or {}).get("masked_outputs") for m in models):
         raise DataError(
             f"{what} needs the training outputs whole, but this model was fitted on "
             "partly known outputs (or with output_weight): use predict / "
@@ -329,7 +337,11 @@ class OKEstimator:
             low_rank = self.factor_rank is not None or self.n_landmarks is not None
             Y, entry = masked_outputs(Y, kernel, output_weight, low_rank)
         elif output_weight is not None:
-            raise DataError(f"output_weight is not supported by {type(self).__name__}")
+            raise DataError(
+                f"output_weight is not supported by {type(self).__name__}: fit "
+                "OKBoostRegressor (loss='squared', linear output kernel), which weighs the "
+                "output columns, or leave output_weight out"
+            )
         X, space = self._check_fit_data(X, Y, gram, kernel, callback)
         weight = check_sample_weight(sample_weight, X.shape[0])
         if entry is not None and weight is not None:

@@ -739,7 +739,10 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         requested = plan.max_bins
         if requested is None and self.max_bins == "auto":
             requested = defaults.AUTO_MAX_BINS
-        max_bins = weighted_max_bins(name, requested, X)
+        weighted_by = (
+            "sample_weight" if weight.ndim == 1 else "unknown (NaN) outputs or output_weight"
+        )
+        max_bins = weighted_max_bins(name, requested, X, weighted_by)
         return replace(plan, max_bins=max_bins, refine_cuts=False)
 
     def _resolved_params(self, plan: GrowthPlan, n_rounds: int) -> dict[str, Any]:
@@ -787,13 +790,19 @@ class OKBoostRegressor(StagedPredictions, TreeEstimator):
         self, X: np.ndarray, space: Any, rng: np.random.Generator, weight: Any = None
     ) -> tuple[np.ndarray, Any, np.ndarray, EvalData]:
         """Early stopping's hold-out: (X, space, rows) of the training part and the held-out
-        rows; with sample weights, each part needs a positive weight sum."""
+        rows; with sample weights (N,) or entry weights (N, d: unknown outputs, output
+        weights), each part needs a positive weight sum."""
         train, val = hold_out_rows(X.shape[0], self.validation_fraction, rng)
         if weight is not None and not (weight[train].sum() > 0 and weight[val].sum() > 0):
+            what = (
+                "positive sample_weight"
+                if weight.ndim == 1
+                else "known output entry of positive weight (sample_weight, output_weight)"
+            )
             raise DataError(
-                "the early-stopping hold-out leaves no positive sample_weight on its training "
-                "or its validation rows: give more rows of positive weight, an eval_set, or "
-                "early_stopping=False"
+                f"the early-stopping hold-out leaves no {what} on its training or its "
+                "validation rows: give more rows of positive weight and known outputs, an "
+                "eval_set, or early_stopping=False"
             )
         held_out = EvalData(
             X[val], space.phi[val], space.diag[val], None if weight is None else weight[val]

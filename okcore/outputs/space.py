@@ -307,33 +307,34 @@ class OutputSpace:
             landmark_index=None,  # the landmarks keep their feature map, not their rows
         )
 
-    def embed(self, Y_new: Any) -> tuple[np.ndarray, np.ndarray]:
+    def embed(self, Y_new: Any, name: str = "candidates") -> tuple[np.ndarray, np.ndarray]:
         """Factor coordinates and k(y, y) of new outputs: ((C, rank), (C,)). O(C N d + C N r),
-        O(C m (d + r)) for a Nystrom space (the feature map of its m landmarks)."""
+        O(C m (d + r)) for a Nystrom space (the feature map of its m landmarks). ``name``
+        is the argument the refusals name (candidates, true outputs Y, an eval_set's)."""
         if not self.kernel.needs_outputs:
             raise DataError(
                 f"a {self.kernel.name!r} output space cannot embed output vectors; "
                 "pass candidate_gram and candidate_diag instead"
             )
         width = self.outputs.shape[1] if self.outputs is not None else None
-        Y_new = check_matrix(Y_new, "candidates", allow_1d=width == 1)
+        Y_new = check_matrix(Y_new, name, allow_1d=width == 1)
         if width is not None and Y_new.shape[1] != width:
-            raise DataError(
-                f"candidates have {Y_new.shape[1]} columns but the outputs have {width}"
-            )
-        diag = _kernel_diag(self.kernel, Y_new, "candidates")
+            verb = "have" if name.endswith("s") else "has"
+            raise DataError(f"{name} {verb} {Y_new.shape[1]} columns but the outputs have {width}")
+        diag = _kernel_diag(self.kernel, Y_new, name)
         if self.eigenvalues is None:  # linear kernel, phi = Y
             return Y_new, diag
         if self.feature_map is not None:  # Nystrom: the training feature map, O(C m (d + r))
             return self.kernel.gram(Y_new, self.landmarks) @ self.feature_map, diag
         return self.embed_gram(self.kernel.gram(Y_new, self.outputs)), diag
 
-    def embed_gram(self, gram_cross: Any) -> np.ndarray:
-        """Nystrom coordinates from the kernel between new and training outputs (C, N) -> (C, rank)."""
-        G = check_matrix(gram_cross, "candidate_gram")
+    def embed_gram(self, gram_cross: Any, name: str = "candidate_gram") -> np.ndarray:
+        """Nystrom coordinates from the kernel between new and training outputs (C, N) -> (C, rank);
+        ``name`` is the argument the refusals name."""
+        G = check_matrix(gram_cross, name)
         if G.shape[1] != self.n_samples:
             raise DataError(
-                f"candidate_gram must have one column per training output ({self.n_samples}): "
+                f"{name} must have one column per training output ({self.n_samples}): "
                 f"got shape {G.shape}"
             )
         if self.landmark_index is not None:  # Nystrom: the same map as embed, O(C m r)

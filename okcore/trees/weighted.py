@@ -508,23 +508,24 @@ def _grow_oblivious(
         frontier = sorted(next_frontier)
 
 
-def weighted_max_bins(owner: str, max_bins: Any, X: Any) -> int:
+def weighted_max_bins(owner: str, max_bins: Any, X: Any, weighted_by: str = "sample_weight") -> int:
     """The ``max_bins`` a weighted fit of ``owner`` bins its inputs with, or a refusal
     that says how to fix it: weighted trees search histograms of dense inputs (``splitter``
     "best", or "random": OK3-et's drawn cuts on bins). ``max_bins`` None (the exact search)
     is MAX_BINS when no feature has more distinct values (one value per bin: the exact
-    search's cuts), else refused.
+    search's cuts), else refused. ``weighted_by`` names, in the refusals, what the user
+    gave that made the fit weighted.
     O(N p log N) for None, O(1) otherwise."""
     if sparse.issparse(X):
         raise InvalidParameterError(
-            f"sample_weight in {owner} needs dense inputs: pass X.toarray()."
+            f"{weighted_by} in {owner} needs dense inputs, not a sparse matrix: pass X.toarray()."
         )
     if max_bins is not None:
         return int(max_bins)
     distinct = max((len(np.unique(column)) for column in np.asarray(X).T), default=0)
     if distinct > MAX_BINS:
         raise InvalidParameterError(
-            f"sample_weight in {owner} needs the histogram split search here (a feature has "
+            f"{weighted_by} in {owner} needs the histogram split search here (a feature has "
             f"{distinct} distinct values, more than {MAX_BINS}): set max_bins (e.g. "
             f"{MAX_BINS}). Got max_bins=None."
         )

@@ -167,19 +167,34 @@ def kept_columns(m: LoadedModel, gram: np.ndarray) -> np.ndarray:
 
 def observed_factor(m: LoadedModel, field: str, instead: str) -> np.ndarray:
     """phi(y_i) of every training vertex, (N, r), for scores against the observed training
-    outputs; a 422 naming ``field`` and what to send ``instead`` when early stopping held
-    rows out, whose outputs' features the model did not keep."""
+    outputs; a 422 naming ``field`` and what to send ``instead`` when the model keeps no
+    output features for some rows (held out by early stopping, or of sample_weight 0, which
+    krr-boost drops) or when its training outputs have unknown entries (a masked fit's
+    factor holds 0 there, which is no observed output)."""
     kept = m.kept_rows()
-    if kept is None:
-        return m.train_factor()
     n = m.inputs.shape[0]
-    raise InvalidRequest(
-        f"{field}: this model held {n - len(kept)} of its {n} training rows out for early "
-        "stopping (n_iter_no_change without an eval_set) and keeps no output features for "
-        f"them, so scores against every training vertex's observed outputs cannot be "
-        f"computed; {instead}, or train with an eval_set so that every training row is kept",
-        details=[{"loc": [field], "msg": "early stopping held training rows out"}],
-    )
+    if kept is not None:
+        causes = []
+        if m.record.get("sample_weight"):
+            causes.append("rows of sample_weight 0, which it drops")
+        if (m.record.get("params") or {}).get("n_iter_no_change") is not None:
+            causes.append("rows held out for early stopping (n_iter_no_change without an eval_set)")
+        raise InvalidRequest(
+            f"{field}: this model was fitted on {len(kept)} of its {n} training rows (the "
+            f"others are {' or '.join(causes) or 'rows it held out'}) and keeps no output "
+            "features for the others, so scores against every training vertex's observed "
+            f"outputs cannot be computed; {instead}, or train so that every row is fitted "
+            "(an eval_set for early stopping, a positive sample_weight for every row)",
+            details=[{"loc": [field], "msg": "the model did not fit every training row"}],
+        )
+    if m.outputs is not None and np.isnan(m.outputs).any():
+        raise InvalidRequest(
+            f"{field}: model '{m.model_id}' was trained on partly known outputs (its training "
+            "outputs have unknown entries), so scores against the observed training outputs "
+            f"cannot be computed (an unknown entry is no number); {instead}",
+            details=[{"loc": [field], "msg": "the training outputs have unknown entries"}],
+        )
+    return m.train_factor()
 
 
 def check_dense(rows: int, cols: int, limit: int, what: str, instead: str) -> None:

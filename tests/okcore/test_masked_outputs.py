@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from okcore import OKBoostRegressor
-from okcore.exceptions import DataError
+from okcore.exceptions import DataError, InvalidParameterError
 from okcore.trees.binning import bin_inputs
 from okcore.trees.builder import TreeParams
 from okcore.trees.weighted import build_weighted_tree
@@ -103,7 +103,7 @@ def test_masked_outputs_where_they_do_not_apply_are_clear_errors(kwargs, message
     Y[0, 0] = np.nan
     with pytest.raises(DataError, match=message):
         OKBoostRegressor(**KW).fit(X, Y, **kwargs)
-    with pytest.raises(DataError, match="not supported"):
+    with pytest.raises(DataError, match="not supported by OK3Regressor: fit OKBoostRegressor"):
         from okcore import OK3Regressor
 
         OK3Regressor(max_bins=255).fit(X, np.nan_to_num(Y), output_weight=[1.0, 1.0])
@@ -129,3 +129,64 @@ def test_cross_validation_refuses_unknown_output_entries():
     Y[0, 0] = np.nan
     with pytest.raises(DataError, match="score whole outputs"):
         cross_validate(OKBoostRegressor(**KW), X, Y, cv=3)
+
+
+def test_sparse_inputs_are_refused_naming_the_unknown_outputs_not_sample_weight():
+    """Unknown outputs and output_weight take the weighted trees' path, which bins dense
+    inputs: the refusal of sparse X named sample_weight, which the user had not given."""
+    from scipy import sparse
+
+    X, Y, _ = data(7)
+    Ym = Y.copy()
+    Ym[0, 0] = np.nan
+    for fit in (dict(Y=Ym), dict(Y=Y, output_weight=[1.0, 2.0])):
+        with pytest.raises(InvalidParameterError, match="unknown .NaN. outputs or output_weight"):
+            OKBoostRegressor(**KW).fit(sparse.csr_matrix(X), **fit)
+    with pytest.raises(InvalidParameterError, match="^sample_weight in OKBoostRegressor needs"):
+        OKBoostRegressor(**KW).fit(sparse.csr_matrix(X), Y, sample_weight=np.full(len(X), 2.0))
+    X, Y, _ = data(8, n=300)
+    Y[0, 0] = np.nan
+    wide = X + np.random.default_rng(0).random(X.shape)  # > 255 distinct values, exact search
+    with pytest.raises(InvalidParameterError, match="unknown .NaN. outputs or output_weight"):
+        OKBoostRegressor(**{**KW, "max_bins": None}).fit(wide, Y)
+
+
+def test_an_early_stopping_hold_out_without_known_outputs_says_so():
+    """Unknown outputs are entry weights of 0: a hold-out whose rows have no known entry was
+    refused as leaving 'no positive sample_weight', a weight the user had not given."""
+    X, Y, _ = data(9, n=40)
+    Y[:36] = np.nan  # 4 rows known: a 4-row hold-out or training part may have none
+    for seed in range(20):
+        est = OKBoostRegressor(**{**KW, "early_stopping": True, "n_iter_no_change": 2})
+        try:
+            est.set_params(random_state=seed).fit(X, Y)
+        except DataError as exc:
+            assert "no known output entry of positive weight" in str(exc)
+            assert "sample_weight on" not in str(exc)
+            break
+    else:
+        pytest.fail("no seed held out the 4 known rows alone")
+
+
+def test_an_average_of_masked_fits_refuses_whole_output_answers_as_its_members_do():
+    """An average's own kernel against the training outputs and its pre-images among them
+    read the members' factor, which holds 0 where an entry is unknown: they answered
+    silently while each member refused."""
+    from okcore import AveragedRegressor
+
+    X, Y, rng = data(10, n=60)
+    Y[rng.random(Y.shape) < 0.2] = np.nan
+    members = [OKBoostRegressor(**{**KW, "random_state": s}) for s in (0, 1)]
+    avg = AveragedRegressor(members).fit(X, Y)
+    for call in (
+        lambda: avg.predict_kernel_train(X[:3]),
+        lambda: avg.predict_index(X[:3]),
+        lambda: avg.predict_weights(X[:3]),
+    ):
+        with pytest.raises(DataError, match="partly known outputs"):
+            call()
+    F = np.mean([m.predict_features(X[:3]) for m in avg.estimators_], axis=0)
+    np.testing.assert_allclose(avg.predict(X[:3]), F, rtol=1e-12)
+    np.testing.assert_allclose(avg.predict_kernel(X[:3]), F @ F.T, rtol=1e-12)
+    _, Yc, _ = data(11, n=5)
+    assert avg.predict_index(X[:3], candidates=Yc)[0].shape == (3, 1)

@@ -466,13 +466,13 @@ EVAL_SET_ERRORS = [
     (
         "output width",
         lambda X, Y: (X, Y[:, :2]),
-        "candidates have 2 columns but the outputs have 3",
+        "^eval_set Y has 2 columns but the outputs have 3$",
     ),
-    ("nan", lambda X, Y: (X, _bad(np.nan, (0, 0))(Y)), "contains NaN or infinity"),
+    ("nan", lambda X, Y: (X, _bad(np.nan, (0, 0))(Y)), "^eval_set Y contains NaN or infinity"),
     (
         "gram width",
         lambda X, Y: (X, np.ones((len(X), 3)), np.ones(len(X))),
-        "candidate_gram must have one column per training output",
+        "^eval_set K_val_train must have one column per training output",
     ),
     (
         "diag length",
@@ -491,6 +491,19 @@ def test_malformed_eval_set(make, message):
     est = OKBoostRegressor(n_estimators=2)
     with pytest.raises(DataError, match=message):
         est.fit(X, Y, eval_set=make(X, Y))
+
+
+def test_true_outputs_of_a_score_are_named_as_given_not_as_candidates():
+    """The truth of a score or a loss went through the candidates' checks and their name:
+    NaN in Y (or an eval_set's Y, above) was 'candidates contains NaN'."""
+    X, Y = make_regression(n=20)
+    est = OKBoostRegressor(n_estimators=2).fit(X, Y)
+    with pytest.raises(DataError, match="^Y contains NaN or infinity"):
+        est.score(X, _bad(np.nan, (0, 0))(Y))
+    with pytest.raises(DataError, match="^Y has 2 columns but the outputs have 3$"):
+        est.staged_loss(X, Y[:, :2])
+    with pytest.raises(DataError, match="^gram_cross must have one column per training output"):
+        est.staged_loss(X, gram_cross=np.ones((20, 3)), gram_diag=np.ones(20))
 
 
 @pytest.mark.parametrize("top_k", [0, -1, 1.5, True, "2", None])

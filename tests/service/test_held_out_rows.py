@@ -100,7 +100,8 @@ def test_scores_against_observed_training_outputs_are_refused_with_the_fix(
         r = client.post(route, json={**query, **extra})
         assert r.status_code == 422, r.text
         message = r.json()["error"]["message"]
-        assert message.startswith(f"{field}: this model held") and "'predicted'" in message
+        assert message.startswith(f"{field}: this model was fitted on 36 of its 40 training")
+        assert "held out for early stopping" in message and "'predicted'" in message
     r = client.post("/kernel", json={**query, "top_k": 2})
     assert r.status_code == 200, r.text
     assert {int(i) for _, i, _ in r.json()["edges"]["new_known"]} <= set(range(40))

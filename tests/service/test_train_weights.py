@@ -187,3 +187,64 @@ def test_output_weights_train_okcores_model_and_bad_ones_are_422(client: TestCli
         r = client.post("/train", json=bad)
         assert r.status_code == 422, r.text
         assert message in r.json()["error"]["message"]
+
+
+def test_scores_against_partly_known_training_outputs_are_422_with_the_fix(
+    client: TestClient,
+) -> None:
+    """A masked fit's factor holds 0 where an output entry is unknown: /kernel against the
+    training outputs and observed new-known scores answered them as observed zeros. With
+    every entry known (output_weight alone) they are the observed outputs and answer."""
+    X, Y = vector_data(n=40)
+    masked = client.post("/train", json=masked_body()).json()["model_id"]
+    query = {"model_id": masked, "inputs": X[:3].tolist()}
+    edges = {"new_new": [], "new_known": [[0, 1]]}
+    for route, extra, field in (
+        ("/kernel", {"against": "training"}, "against"),
+        ("/kernel", {"top_k": 2, "known_scores": "observed"}, "known_scores"),
+        ("/evaluate", {"edges": edges, "known_scores": "observed"}, "known_scores"),
+    ):
+        r = client.post(route, json={**query, **extra})
+        assert r.status_code == 422, r.text
+        message = r.json()["error"]["message"]
+        assert message.startswith(f"{field}: model '{masked}' was trained on partly known")
+        assert "'predicted'" in message
+    assert client.post("/kernel", json={**query, "top_k": 2}).status_code == 200
+    assert client.post("/evaluate", json={**query, "edges": edges}).status_code == 200
+    spec = {**body(None), "output_weight": [2.0, 0.5]}
+    weighted = client.post("/train", json=spec).json()["model_id"]
+    r = client.post("/kernel", json={**query, "model_id": weighted, "against": "training"})
+    assert r.status_code == 200, r.text
+    est = okcore.OKBoostRegressor(**PARAMS).fit(X, Y, output_weight=[2.0, 0.5])
+    np.testing.assert_allclose(r.json()["kernel"], est.predict_features(X[:3]) @ Y.T, rtol=1e-9)
+
+
+def test_krr_boost_rows_of_weight_zero_are_named_when_scores_need_them(
+    client: TestClient,
+) -> None:
+    """krr-boost drops the rows of weight 0 (it keeps no output features for them): the 422
+    of /kernel against the training outputs blamed early stopping, which the request (with
+    an eval_set) did not use, and told it to send the eval_set it had sent."""
+    X, Y = vector_data(n=40)
+    w = weights()
+    spec = body(
+        w.tolist(),
+        model="krr-boost",
+        eval_set={"inputs": X[:5].tolist(), "outputs": Y[:5].tolist()},
+    )
+    spec["params"] = {"n_estimators": 3, "n_basis": 10, "random_state": 0}
+    model_id = client.post("/train", json=spec).json()["model_id"]
+    query = {"model_id": model_id, "inputs": X[:3].tolist()}
+    r = client.post("/kernel", json={**query, "against": "training"})
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    kept = int((w > 0).sum())
+    assert message.startswith(f"against: this model was fitted on {kept} of its 40 training rows")
+    assert "sample_weight 0" in message and "n_iter_no_change" not in message
+    est = okcore.KRRBoostRegressor(**spec["params"]).fit(
+        X, Y, sample_weight=w, eval_set=(X[:5], Y[:5])
+    )
+    dense = np.zeros((3, 40))
+    dense[:, w > 0] = est.predict_weights(X[:3])
+    got = client.post("/predict", json={**query, "weights": "dense"}).json()["weights"]
+    np.testing.assert_allclose(got, dense, rtol=1e-9, atol=1e-12)
