@@ -83,8 +83,12 @@ split_matrices <- function(body, prefix = "") {
   list(plain = plain, parts = parts)
 }
 
+# NA and NaN become null, JSON's missing value (jsonlite's default writes numbers' NA as the
+# text "NA", which the service refuses)
 to_json <- function(x) {
-  jsonlite::toJSON(x, auto_unbox = TRUE, digits = NA, null = "null", matrix = "rowmajor")
+  jsonlite::toJSON(
+    x, auto_unbox = TRUE, digits = NA, null = "null", na = "null", matrix = "rowmajor"
+  )
 }
 
 multipart_fields <- function(plain, parts, dir) {
@@ -255,11 +259,13 @@ as_table <- function(x, ids = NULL, name = "inputs") {
   }
   if (is.null(dim(x))) x <- matrix(x, nrow = 1)
   storage.mode(x) <- "double"
-  bad <- which(!is.finite(x), arr.ind = TRUE)
+  # NA and NaN are missing values (sent as NaN, or null in JSON): the service says which
+  # models and fields take them; an infinite value never is one
+  bad <- which(is.infinite(x), arr.ind = TRUE)
   if (length(bad)) {
     first <- bad[order(bad[, 1], bad[, 2])[1], ]
     input_error(
-      "%s row %d, column %d is %s: the service takes finite numbers only",
+      "%s row %d, column %d is %s: the service takes finite numbers (NA for a missing value)",
       name, first[[1]], first[[2]], format(x[first[[1]], first[[2]]])
     )
   }

@@ -167,3 +167,30 @@ test_that("ok_train with no model gets the server's default: the automatic choic
   expect_equal(fit$model$model, "auto")
   expect_gt(length(fit$model$auto$leaderboard), 0)
 })
+
+test_that("NA and NaN are missing values: a tree model takes them, binary and JSON", {
+  skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
+  holes <- X
+  holes[2, 1] <- NA
+  holes[6, 2] <- NaN
+  outputs <- cbind(X[, 1] + X[, 2], X[, 1] - X[, 2])
+  outputs[3, 2] <- NA # an unknown output entry
+  for (binary in c(TRUE, FALSE)) {
+    cl <- okboost_client(url, binary = binary)
+    fit <- ok_train(cl, holes, list(type = "linear", outputs = outputs),
+      model = "okboost", params = params, wait = TRUE
+    )
+    expect_equal(fit$model$status, "ready")
+    pre <- ok_predict(cl, fit$model_id, rbind(c(NA, 0.95), c(0.95, NaN)),
+      candidates = outputs[-3, ]
+    )
+    expect_equal(dim(pre$indices), c(2L, 1L))
+    err <- tryCatch(
+      ok_train(cl, holes, list(type = "linear", outputs = X), model = "krr"),
+      okboost_error = function(e) e
+    )
+    expect_equal(err$status, 422) # the service names the models that take missing values
+    expect_match(conditionMessage(err), "missing values")
+    ok_delete_model(cl, fit$model_id)
+  }
+})

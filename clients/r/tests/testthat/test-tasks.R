@@ -49,6 +49,14 @@ test_that("bipartite: unknown pairs at training and left out of the scores", {
     wait = TRUE
   )
   expect_equal(fit$model$bipartite$n_unknown, 2)
+  adjacency <- matrix(0, 8, 4)
+  adjacency[pairs] <- 1
+  adjacency[1, 3] <- NA # an unknown pair, as in unknown_pairs
+  by_matrix <- ok_train_bipartite(cl, drugs, targets, adjacency = adjacency,
+    model = "okboost", params = small, wait = TRUE
+  )
+  expect_equal(by_matrix$model$bipartite$n_unknown, 1)
+  ok_delete_model(cl, by_matrix$model_id)
   new <- data.frame(id = c("new-a", "new-b"), x = c(0.05, 0.95), y = c(0.95, 0.05))
   out <- ok_evaluate_bipartite(cl, fit$model_id, rows = new,
     new_rows = cbind(c(1, 1, 2, 2), c(1, 2, 3, 4)),
