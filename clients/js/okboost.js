@@ -113,6 +113,26 @@ function side(value, name) {
 
 const NPZ = "application/x-npz";
 
+/**
+ * The error of a request that got no answer, saying which URL and why: fetch's own
+ * ("fetch failed", "The operation was aborted due to timeout") name neither. The original
+ * error is its `cause`.
+ */
+function unreachable(err, method, url, timeoutMs) {
+  if (err?.name === "TimeoutError") {
+    return new Error(
+      `${method} ${url} got no answer within timeoutMs = ${timeoutMs} ms: ` +
+        "give the client a larger timeoutMs (a long training: train without wait, then wait for the job)",
+      { cause: err },
+    );
+  }
+  const why = err?.cause?.message ?? err?.message ?? String(err);
+  return new Error(
+    `cannot reach the okboost service at ${url} (${why}): is it running, and is the URL right?`,
+    { cause: err },
+  );
+}
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class OKBoostClient {
@@ -140,7 +160,9 @@ export class OKBoostClient {
         headers["Content-Type"] = "application/json";
       }
     }
-    const response = await this.fetch(this.baseUrl + path, init);
+    const response = await this.fetch(this.baseUrl + path, init).catch((err) => {
+      throw unreachable(err, method, this.baseUrl + path, this.timeoutMs);
+    });
     if (response.ok && response.headers.get("content-type") === NPZ) {
       return nest(readNpz(await response.arrayBuffer()));
     }
@@ -177,16 +199,14 @@ export class OKBoostClient {
    * service's cv.scoring (e.g. ["f1", "ranking_loss"] for 0/1 label rows) and
    * search: "halving" (candidates raced over n_estimators) pass as given.
    */
-  train(inputs, outputKernel, { model, params = {}, cv, ...options } = {}) {
+  train(inputs, outputKernel, { params = {}, cv, ...options } = {}) {
     const table = tableInputs(inputs, options.ids);
     const kernel = { ...outputKernel };
     if (kernel.edges !== undefined) kernel.edges = edgeList(kernel.edges, "outputKernel.edges");
     return this.#request("POST", "/train", {
       inputs: table.inputs,
       output_kernel: kernel,
-      model,
-      params,
-      ...snakeKeys({ ...options, ids: table.ids, cv: cv && snakeKeys(cv) }),
+      ...snakeKeys({ ...options, params, ids: table.ids, cv: cv && snakeKeys(cv) }),
     });
   }
 
@@ -306,10 +326,10 @@ export class OKBoostClient {
       task: "bipartite",
       rows: side(rows, "rows"),
       cols: side(cols, "cols"),
-      model,
-      params,
       ...snakeKeys({
         ...options,
+        model,
+        params,
         edges: edges == null ? null : edgeList(edges, "edges"),
         unknownPairs: unknownPairs == null ? null : edgeList(unknownPairs, "unknownPairs"),
       }),
