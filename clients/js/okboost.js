@@ -112,6 +112,7 @@ function side(value, name) {
 }
 
 const NPZ = "application/x-npz";
+const ARCHIVE = "application/gzip";
 
 /**
  * The error of a request that got no answer, saying which URL and why: fetch's own
@@ -147,11 +148,14 @@ export class OKBoostClient {
     this.fetch = fetchFn ?? globalThis.fetch;
   }
 
-  async #request(method, path, body, { format = "json" } = {}) {
+  async #request(method, path, body, { format = "json", archive } = {}) {
     if (format !== "json" && format !== "npz") throw new RangeError(`format must be "json" or "npz"`);
     const headers = { ...this.headers, Accept: format === "npz" ? NPZ : "application/json" };
     const init = { method, headers, signal: AbortSignal.timeout(this.timeoutMs) };
-    if (body !== undefined) {
+    if (archive !== undefined) {
+      init.body = archive; // a model archive (/models/import), sent as it is
+      headers["Content-Type"] = ARCHIVE;
+    } else if (body !== undefined) {
       const { plain, parts } = splitMatrices(body);
       if (parts.length) {
         init.body = toMultipart(plain, parts); // fetch sets the multipart boundary
@@ -165,6 +169,9 @@ export class OKBoostClient {
     });
     if (response.ok && response.headers.get("content-type") === NPZ) {
       return nest(readNpz(await response.arrayBuffer()));
+    }
+    if (response.ok && response.headers.get("content-type") === ARCHIVE) {
+      return new Uint8Array(await response.arrayBuffer());
     }
     const text = await response.text();
     let data = null;
@@ -431,6 +438,24 @@ export class OKBoostClient {
 
   deleteModel(modelId) {
     return this.#request("DELETE", `/models/${encodeURIComponent(modelId)}`);
+  }
+
+  /**
+   * GET /models/{id}/export: the model's archive (.tar.gz) as a Uint8Array, to keep
+   * (Node: fs.writeFileSync("model.tar.gz", bytes)) or to import on another server.
+   */
+  exportModel(modelId) {
+    return this.#request("GET", `/models/${encodeURIComponent(modelId)}/export`);
+  }
+
+  /**
+   * POST /models/import: upload an archive made by exportModel (here or on another server;
+   * a Uint8Array, ArrayBuffer or Blob). onConflict, when the model's id is taken here:
+   * "error" (a 409 OKBoostError) or "rename" (a new id). Resolves with the model's record.
+   */
+  importModel(archive, { onConflict = "error" } = {}) {
+    const query = new URLSearchParams({ on_conflict: onConflict });
+    return this.#request("POST", `/models/import?${query}`, undefined, { archive });
   }
 
   health() {

@@ -262,3 +262,23 @@ test("null and NaN are missing values: nested arrays, Matrix and rows of objects
     (e) => e instanceof OKBoostError && e.status === 422 && /missing values/.test(e.message),
   );
 });
+
+test("export a model's archive and import it again: a 409 while its id is taken, else renamed", { skip }, async () => {
+  const client = new OKBoostClient(URL);
+  const modelId = await trainWalkthrough(client, X, EDGES);
+  const archive = await client.exportModel(modelId);
+  assert.ok(archive instanceof Uint8Array && archive[0] === 0x1f && archive[1] === 0x8b); // gzip
+  await assert.rejects(client.importModel(archive), (e) => e instanceof OKBoostError && e.status === 409);
+  const copy = await client.importModel(new Blob([archive]), { onConflict: "rename" });
+  assert.notEqual(copy.model_id, modelId);
+  assert.equal(copy.status, "ready");
+  const a = await client.kernel(modelId, NEW);
+  const b = await client.kernel(copy.model_id, NEW);
+  assert.deepEqual(b.kernel, a.kernel);
+  await client.deleteModel(modelId);
+  const back = await client.importModel(archive); // its id is free again
+  assert.equal(back.model_id, modelId);
+  await assert.rejects(client.importModel(new Uint8Array([1, 2, 3])), (e) => e.status === 422);
+  await assert.rejects(client.exportModel("0".repeat(32)), (e) => e.status === 404);
+  for (const id of [modelId, copy.model_id]) await client.deleteModel(id);
+});

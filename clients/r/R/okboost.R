@@ -112,7 +112,8 @@ multipart_fields <- function(plain, parts, dir) {
   fields
 }
 
-ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE) {
+ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE, archive = NULL,
+                       save_to = NULL) {
   req <- httr2::request(paste0(client$url, path))
   req <- httr2::req_method(req, method)
   req <- httr2::req_timeout(req, client$timeout)
@@ -122,7 +123,9 @@ ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE) {
   on.exit(unlink(dir, recursive = TRUE), add = TRUE)
   if (!is.null(client$token)) req <- httr2::req_auth_bearer_token(req, client$token)
   if (client$binary && npz_answer) req <- httr2::req_headers(req, Accept = NPZ)
-  if (!is.null(body)) {
+  if (!is.null(archive)) {
+    req <- httr2::req_body_file(req, archive, type = ARCHIVE)
+  } else if (!is.null(body)) {
     split <- split_matrices(drop_null(body))
     if (client$binary && length(split$parts) > 0) {
       fields <- multipart_fields(split$plain, split$parts, dir)
@@ -135,6 +138,10 @@ ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE) {
   status <- httr2::resp_status(resp)
   if (status < 400 && identical(httr2::resp_content_type(resp), NPZ)) {
     return(read_npz(httr2::resp_body_raw(resp), dir))
+  }
+  if (status < 400 && !is.null(save_to)) {
+    writeBin(httr2::resp_body_raw(resp), save_to)
+    return(invisible(save_to))
   }
   text <- httr2::resp_body_string(resp)
   data <- if (nzchar(text)) {
@@ -153,6 +160,7 @@ ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE) {
 }
 
 NPZ <- "application/x-npz"
+ARCHIVE <- "application/gzip"
 
 # One .npy file (format 1, 2 or 3, little-endian float64, int64, bool or unicode, C order):
 # a scalar, a vector or a matrix (row-major on disk).
@@ -548,6 +556,23 @@ ok_model <- function(client, model_id, curves = FALSE, importances = FALSE) {
 #' @export
 ok_delete_model <- function(client, model_id) {
   ok_request(client, "DELETE", paste0("/models/", model_id))
+}
+
+#' Save a model's archive (GET /models/{id}/export) as the .tar.gz file `path`, to import
+#' it here or on another server with [ok_import_model()]; returns `path` invisibly.
+#' @export
+ok_export_model <- function(client, model_id, path) {
+  ok_request(client, "GET", paste0("/models/", model_id, "/export"), save_to = path)
+}
+
+#' Upload an archive made by [ok_export_model()] (POST /models/import).
+#'
+#' @param on_conflict when the model's id is taken here: "error" (an `okboost_error`, 409)
+#'   or "rename" (the imported model gets a new id).
+#' @return the imported model's record (`model_id`, `status`, ...).
+#' @export
+ok_import_model <- function(client, path, on_conflict = "error") {
+  ok_request(client, "POST", paste0("/models/import?on_conflict=", on_conflict), archive = path)
 }
 
 #' Readiness of the service (GET /health/ready).

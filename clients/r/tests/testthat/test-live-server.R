@@ -194,3 +194,22 @@ test_that("NA and NaN are missing values: a tree model takes them, binary and JS
     ok_delete_model(cl, fit$model_id)
   }
 })
+
+test_that("export a model's archive and import it again: a 409 while its id is taken", {
+  skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
+  cl <- okboost_client(url)
+  model_id <- train_walkthrough(cl)
+  archive <- tempfile(fileext = ".tar.gz")
+  expect_equal(ok_export_model(cl, model_id, archive), archive)
+  expect_equal(readBin(archive, "raw", 2), as.raw(c(0x1f, 0x8b))) # gzip
+  err <- tryCatch(ok_import_model(cl, archive), okboost_error = function(e) e)
+  expect_equal(err$status, 409)
+  copy <- ok_import_model(cl, archive, on_conflict = "rename")
+  expect_false(copy$model_id == model_id)
+  expect_equal(copy$status, "ready")
+  expect_equal(ok_kernel(cl, copy$model_id, X_new)$kernel, ok_kernel(cl, model_id, X_new)$kernel)
+  ok_delete_model(cl, model_id)
+  expect_equal(ok_import_model(cl, archive)$model_id, model_id) # its id is free again
+  expect_error(ok_export_model(cl, strrep("0", 32), archive), class = "okboost_error")
+  for (id in c(model_id, copy$model_id)) ok_delete_model(cl, id)
+})
