@@ -113,7 +113,7 @@ multipart_fields <- function(plain, parts, dir) {
 }
 
 ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE, archive = NULL,
-                       save_to = NULL) {
+                       save_to = NULL, simplify = TRUE) {
   req <- httr2::request(paste0(client$url, path))
   req <- httr2::req_method(req, method)
   req <- httr2::req_timeout(req, client$timeout)
@@ -145,7 +145,7 @@ ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE, ar
   }
   text <- httr2::resp_body_string(resp)
   data <- if (nzchar(text)) {
-    tryCatch(jsonlite::fromJSON(text, simplifyVector = TRUE), error = function(e) NULL)
+    tryCatch(jsonlite::fromJSON(text, simplifyVector = simplify), error = function(e) NULL)
   }
   if (status < 400) {
     return(data)
@@ -163,7 +163,7 @@ NPZ <- "application/x-npz"
 ARCHIVE <- "application/gzip"
 
 # One .npy file (format 1, 2 or 3, little-endian float64, int64, bool or unicode, C order):
-# a scalar, a vector or a matrix (row-major on disk).
+# a scalar, a vector, a matrix or an array (row-major on disk).
 read_npy <- function(path) {
   con <- file(path, "rb")
   on.exit(close(con))
@@ -188,7 +188,11 @@ read_npy <- function(path) {
     },
     stop(path, ": unsupported dtype ", descr)
   )
-  if (length(shape) == 2) matrix(values, nrow = shape[1], ncol = shape[2], byrow = TRUE) else values
+  if (length(shape) < 2) {
+    return(values)
+  }
+  # row-major on disk: fill the reversed shape, then reverse the axes (as fromJSON nests)
+  aperm(array(values, rev(shape)), rev(seq_along(shape)))
 }
 
 # A binary answer: members named by their dotted path in the JSON answer, nested as
@@ -371,11 +375,16 @@ ok_train <- function(client, inputs, output_kernel, model = NULL, params = list(
       output_kernel$edges, "output_kernel$edges", nrow(table$inputs)
     )
   }
-  body <- list(
+  extra <- list(...)
+  # one weight per row / output column: a JSON array even when there is one
+  for (key in intersect(names(extra), c("sample_weight", "output_weight"))) {
+    extra[[key]] <- I(as.double(extra[[key]]))
+  }
+  body <- c(list(
     inputs = table$inputs, output_kernel = output_kernel, model = model,
     params = if (length(params)) params, name = name, ids = as_ids(table$ids), wait = wait,
-    cv = as_cv(cv), ...
-  )
+    cv = as_cv(cv)
+  ), extra)
   ok_request(client, "POST", "/train", body)
 }
 
@@ -390,19 +399,25 @@ as_cv <- function(cv) {
 
 flag <- function(x) if (isTRUE(x)) "true" else "false"
 
-# Every item of a paginated list (GET /models, /jobs), following next_cursor; the pages'
-# data.frames bound together.
+# Every item of a paginated list (GET /models, /jobs), following next_cursor, as one
+# data.frame: the items of every page are simplified together, as one page's would be
+# (binding each page's data.frame failed when a field's type differed between pages, e.g.
+# params$early_stopping "auto" on one page and FALSE on the next).
 ok_pages <- function(client, path, key, query) {
-  pages <- list()
+  items <- list()
   cursor <- NULL
   repeat {
     q <- c(query, if (!is.null(cursor)) c(cursor = cursor))
-    page <- ok_request(client, "GET", paste0(path, "?", paste0(names(q), "=", q, collapse = "&")))
-    pages[[length(pages) + 1]] <- page[[key]]
+    url <- paste0(path, "?", paste0(names(q), "=", q, collapse = "&"))
+    page <- ok_request(client, "GET", url, simplify = FALSE)
+    items <- c(items, page[[key]])
     cursor <- page$next_cursor
     if (is.null(cursor)) break
   }
-  jsonlite::rbind_pages(Filter(NROW, pages))
+  if (!length(items)) {
+    return(data.frame())
+  }
+  jsonlite::fromJSON(to_json(items), simplifyVector = TRUE)
 }
 
 #' State of a training job (GET /jobs/{id}); `curves = TRUE` adds the loss curves so far.
@@ -475,7 +490,8 @@ ok_kernel <- function(client, model_id, inputs, inputs2 = NULL, against = "predi
 #' @return a list with `indices` (Q x top_k matrix of 1-based training rows) and `scores`
 #'   (squared feature-space distances), `weights` (Q x N) with `weights = "dense"`, and
 #'   `weights_sparse` (data.frame row, index, weight; 1-based) with `weights = "sparse"`;
-#'   `index_ids` (Q x top_k ids) when the model has vertex ids.
+#'   `index_ids` (Q x top_k ids) when the model has vertex ids; `outputs` (Q x top_k x d
+#'   array: each pre-image's output vector) with `return_outputs = TRUE`.
 #' @export
 ok_predict <- function(client, model_id, inputs, top_k = 1, return_outputs = FALSE,
                        weights = "none", weights_top_k = 10, ids = NULL, ...) {

@@ -176,7 +176,8 @@ ok_train_multilabel <- function(client, inputs, labels, label_names = NULL, ids 
 #' Label scores and label sets of a multi-label model (POST /predict).
 #'
 #' @return a list: `probabilities` (Q x L in [0, 1]), `labels` (Q x L 0/1), `thresholds`,
-#'   `label_names` and `label_sets` (each row's labels by name) when the labels have names.
+#'   `label_names` and `label_sets` (a list of Q character vectors, each row's labels by
+#'   name) when the labels have names.
 #' @param metric NULL, or the measure whose thresholds (chosen at training) decide the
 #'   label sets.
 #' @export
@@ -189,7 +190,17 @@ ok_predict_labels <- function(client, model_id, inputs, ids = NULL, metric = NUL
   q <- nrow(table$inputs)
   out$probabilities <- matrix(out$probabilities, nrow = q)
   out$labels <- matrix(as.integer(out$labels), nrow = q)
+  if (!is.null(out$label_sets)) out$label_sets <- row_list(out$label_sets, q)
   out
+}
+
+# Each row's label names as a list of q character vectors: jsonlite makes a matrix of rows
+# holding as many labels each (then `[[i]]` would be one name, not row i's set).
+row_list <- function(sets, q) {
+  if (is.matrix(sets)) {
+    return(lapply(seq_len(q), function(i) as.character(sets[i, ])))
+  }
+  lapply(sets, function(set) as.character(unlist(set)))
 }
 
 #' Multi-label measures against the true 0/1 label rows (POST /evaluate): Hamming loss,

@@ -80,6 +80,15 @@ test_that("multi-label: thresholds by CV, label sets by name, measures", {
   expect_equal(dim(out$probabilities), c(6, 3))
   expect_true(all(out$probabilities >= 0 & out$probabilities <= 1))
   expect_equal(out$label_sets[[1]], c("a", "b", "c")[out$labels[1, ] == 1])
+  # rows with as many labels each (jsonlite would make them a matrix): still one set per row
+  for (rows in list(c(19, 19), 19, 19:24)) {
+    same <- ok_predict_labels(cl, fit$model_id, X[rows, , drop = FALSE])
+    expect_type(same$label_sets, "list")
+    expect_length(same$label_sets, length(rows))
+    for (r in seq_along(rows)) {
+      expect_equal(same$label_sets[[r]], c("a", "b", "c")[same$labels[r, ] == 1])
+    }
+  }
   scores <- ok_evaluate_labels(cl, fit$model_id, X[19:24, ], Y[19:24, ])
   expect_true(scores$hamming_loss >= 0 && scores$hamming_loss <= 1)
   expect_true(is.numeric(scores$label_ranking_average_precision))
