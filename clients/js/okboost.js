@@ -325,10 +325,10 @@ export class OKBoostClient {
    * rows of objects with two fields) or adjacency (n_rows x n_cols, 0/1 or weights; null: an
    * unknown pair), unknownPairs ([row, column] pairs of unknown interaction, as edges: not
    * negatives), model ("auto": okcore's default rank average, no params; or an estimator name),
-   * params, newPairs ("two-step" | "refit"), cv ({folds: 3} or
-   * {folds: [4, 3]}), name, wait.
+   * params, newPairs ("two-step" | "refit"), cv ({folds: 3} or {folds: [4, 3]}, randomState,
+   * rowFolds / colFolds: given fold ids 0..K-1 per vertex), name, wait.
    */
-  trainBipartite(rows, cols, { edges, unknownPairs, model = "auto", params = {}, ...options } = {}) {
+  trainBipartite(rows, cols, { edges, unknownPairs, model = "auto", params = {}, cv, ...options } = {}) {
     return this.#request("POST", "/train", {
       task: "bipartite",
       rows: side(rows, "rows"),
@@ -337,6 +337,7 @@ export class OKBoostClient {
         ...options,
         model,
         params,
+        cv: cv && snakeKeys(cv),
         edges: edges == null ? null : edgeList(edges, "edges"),
         unknownPairs: unknownPairs == null ? null : edgeList(unknownPairs, "unknownPairs"),
       }),

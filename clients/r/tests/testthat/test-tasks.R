@@ -21,6 +21,13 @@ test_that("bipartite: train, ranked edges of new drugs, scores per block", {
     )
     expect_equal(fit$model$task, "bipartite")
     expect_equal(length(fit$model$bipartite$cv$configurations$row_fold), 4)
+    given <- ok_train_bipartite(cl, drugs, targets, edges = pairs, model = "okboost",
+      params = small, cv = list(folds = 2, row_folds = rep(0:1, 4), random_state = 1),
+      wait = TRUE
+    ) # every field of cv reaches the service, row_folds too
+    expect_true(given$model$bipartite$cv$given_folds$rows)
+    expect_equal(given$model$bipartite$cv$random_state, 1)
+    ok_delete_model(cl, given$model_id)
     new <- data.frame(id = c("new-a", "new-b"), x = c(0.05, 0.95), y = c(0.95, 0.05))
     out <- ok_kernel_bipartite(cl, fit$model_id, rows = new, top_k = 2)
     expect_equal(dim(out$scores$new_rows), c(2, 4))
