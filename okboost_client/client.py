@@ -69,6 +69,30 @@ class OKBoostError(Exception):
         self.details = details or []
 
 
+class _Http(httpx.Client):
+    """httpx's client whose transport errors name the URL: httpx says only "[Errno 111]
+    Connection refused" or "timed out". The error keeps its type (``httpx.ConnectError``,
+    ``httpx.ReadTimeout`` ...), the original as its ``__cause__``."""
+
+    def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        try:
+            return super().send(request, **kwargs)
+        except httpx.TimeoutException as exc:
+            limit = self.timeout.read
+            raise type(exc)(
+                f"{request.method} {request.url} got no answer within timeout = {limit} s "
+                f"({exc}): give the client a larger timeout (a long training: train without "
+                "wait, then wait for the job)",
+                request=request,
+            ) from exc
+        except httpx.TransportError as exc:
+            raise type(exc)(
+                f"cannot reach the okboost service at {request.url} ({exc}): is it running, "
+                "and is the URL right?",
+                request=request,
+            ) from exc
+
+
 class OKBoostClient(TaskMethods):
     """Mirrors the service's endpoints. Errors raise :class:`OKBoostError`."""
 
@@ -83,9 +107,7 @@ class OKBoostClient(TaskMethods):
     ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.binary = binary
-        self._http = httpx.Client(
-            base_url=base_url, headers=headers, timeout=timeout, transport=transport
-        )
+        self._http = _Http(base_url=base_url, headers=headers, timeout=timeout, transport=transport)
 
     def close(self) -> None:
         self._http.close()

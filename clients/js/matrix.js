@@ -31,13 +31,30 @@ export class Matrix {
     this.shape = shape;
   }
 
-  /** A Matrix from nested arrays (rows of equal length), by default as float64. */
+  /**
+   * A Matrix from nested arrays (rows of equal length), by default as float64. In a float
+   * matrix null is a missing value (NaN), as it is in JSON; an integer matrix takes whole
+   * numbers in its type's range only (a typed array would turn null or NaN into 0 and cut
+   * 1.5 to 1 without a word).
+   */
   static fromRows(rows, Type = Float64Array) {
     const cols = rows.length ? rows[0].length : 0;
     const data = new Type(rows.length * cols);
+    const float = Type === Float64Array || Type === Float32Array;
     rows.forEach((row, i) => {
       if (row.length !== cols) throw new RangeError(`row ${i} has ${row.length} values, not ${cols}`);
-      data.set(Type === BigInt64Array ? row.map(BigInt) : row, i * cols);
+      if (Type === BigInt64Array) {
+        data.set(row.map(BigInt), i * cols);
+        return;
+      }
+      row.forEach((value, j) => {
+        data[i * cols + j] = float && value === null ? NaN : value;
+        if (!float && data[i * cols + j] !== value) {
+          throw new RangeError(
+            `row ${i}, column ${j} = ${value} is not a whole number a ${Type.name} holds`,
+          );
+        }
+      });
     });
     return new Matrix(data, [rows.length, cols]);
   }

@@ -112,6 +112,27 @@ function side(value, name) {
 }
 
 const NPZ = "application/x-npz";
+const ARCHIVE = "application/gzip";
+
+/**
+ * The error of a request that got no answer, saying which URL and why: fetch's own
+ * ("fetch failed", "The operation was aborted due to timeout") name neither. The original
+ * error is its `cause`.
+ */
+function unreachable(err, method, url, timeoutMs) {
+  if (err?.name === "TimeoutError") {
+    return new Error(
+      `${method} ${url} got no answer within timeoutMs = ${timeoutMs} ms: ` +
+        "give the client a larger timeoutMs (a long training: train without wait, then wait for the job)",
+      { cause: err },
+    );
+  }
+  const why = err?.cause?.message ?? err?.message ?? String(err);
+  return new Error(
+    `cannot reach the okboost service at ${url} (${why}): is it running, and is the URL right?`,
+    { cause: err },
+  );
+}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -127,11 +148,14 @@ export class OKBoostClient {
     this.fetch = fetchFn ?? globalThis.fetch;
   }
 
-  async #request(method, path, body, { format = "json" } = {}) {
+  async #request(method, path, body, { format = "json", archive } = {}) {
     if (format !== "json" && format !== "npz") throw new RangeError(`format must be "json" or "npz"`);
     const headers = { ...this.headers, Accept: format === "npz" ? NPZ : "application/json" };
     const init = { method, headers, signal: AbortSignal.timeout(this.timeoutMs) };
-    if (body !== undefined) {
+    if (archive !== undefined) {
+      init.body = archive; // a model archive (/models/import), sent as it is
+      headers["Content-Type"] = ARCHIVE;
+    } else if (body !== undefined) {
       const { plain, parts } = splitMatrices(body);
       if (parts.length) {
         init.body = toMultipart(plain, parts); // fetch sets the multipart boundary
@@ -140,9 +164,14 @@ export class OKBoostClient {
         headers["Content-Type"] = "application/json";
       }
     }
-    const response = await this.fetch(this.baseUrl + path, init);
+    const response = await this.fetch(this.baseUrl + path, init).catch((err) => {
+      throw unreachable(err, method, this.baseUrl + path, this.timeoutMs);
+    });
     if (response.ok && response.headers.get("content-type") === NPZ) {
       return nest(readNpz(await response.arrayBuffer()));
+    }
+    if (response.ok && response.headers.get("content-type") === ARCHIVE) {
+      return new Uint8Array(await response.arrayBuffer());
     }
     const text = await response.text();
     let data = null;
@@ -177,16 +206,14 @@ export class OKBoostClient {
    * service's cv.scoring (e.g. ["f1", "ranking_loss"] for 0/1 label rows) and
    * search: "halving" (candidates raced over n_estimators) pass as given.
    */
-  train(inputs, outputKernel, { model, params = {}, cv, ...options } = {}) {
+  train(inputs, outputKernel, { params = {}, cv, ...options } = {}) {
     const table = tableInputs(inputs, options.ids);
     const kernel = { ...outputKernel };
     if (kernel.edges !== undefined) kernel.edges = edgeList(kernel.edges, "outputKernel.edges");
     return this.#request("POST", "/train", {
       inputs: table.inputs,
       output_kernel: kernel,
-      model,
-      params,
-      ...snakeKeys({ ...options, ids: table.ids, cv: cv && snakeKeys(cv) }),
+      ...snakeKeys({ ...options, params, ids: table.ids, cv: cv && snakeKeys(cv) }),
     });
   }
 
@@ -298,18 +325,19 @@ export class OKBoostClient {
    * rows of objects with two fields) or adjacency (n_rows x n_cols, 0/1 or weights; null: an
    * unknown pair), unknownPairs ([row, column] pairs of unknown interaction, as edges: not
    * negatives), model ("auto": okcore's default rank average, no params; or an estimator name),
-   * params, newPairs ("two-step" | "refit"), cv ({folds: 3} or
-   * {folds: [4, 3]}), name, wait.
+   * params, newPairs ("two-step" | "refit"), cv ({folds: 3} or {folds: [4, 3]}, randomState,
+   * rowFolds / colFolds: given fold ids 0..K-1 per vertex), name, wait.
    */
-  trainBipartite(rows, cols, { edges, unknownPairs, model = "auto", params = {}, ...options } = {}) {
+  trainBipartite(rows, cols, { edges, unknownPairs, model = "auto", params = {}, cv, ...options } = {}) {
     return this.#request("POST", "/train", {
       task: "bipartite",
       rows: side(rows, "rows"),
       cols: side(cols, "cols"),
-      model,
-      params,
       ...snakeKeys({
         ...options,
+        model,
+        params,
+        cv: cv && snakeKeys(cv),
         edges: edges == null ? null : edgeList(edges, "edges"),
         unknownPairs: unknownPairs == null ? null : edgeList(unknownPairs, "unknownPairs"),
       }),
@@ -411,6 +439,24 @@ export class OKBoostClient {
 
   deleteModel(modelId) {
     return this.#request("DELETE", `/models/${encodeURIComponent(modelId)}`);
+  }
+
+  /**
+   * GET /models/{id}/export: the model's archive (.tar.gz) as a Uint8Array, to keep
+   * (Node: fs.writeFileSync("model.tar.gz", bytes)) or to import on another server.
+   */
+  exportModel(modelId) {
+    return this.#request("GET", `/models/${encodeURIComponent(modelId)}/export`);
+  }
+
+  /**
+   * POST /models/import: upload an archive made by exportModel (here or on another server;
+   * a Uint8Array, ArrayBuffer or Blob). onConflict, when the model's id is taken here:
+   * "error" (a 409 OKBoostError) or "rename" (a new id). Resolves with the model's record.
+   */
+  importModel(archive, { onConflict = "error" } = {}) {
+    const query = new URLSearchParams({ on_conflict: onConflict });
+    return this.#request("POST", `/models/import?${query}`, undefined, { archive });
   }
 
   health() {

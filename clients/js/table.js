@@ -16,18 +16,22 @@ export function isRows(value) {
 }
 
 const isNumber = (v) => typeof v === "number" && Number.isFinite(v);
+/** A missing value: null or NaN (sent as JSON null; the service says which fields take one). */
+const isMissing = (v) => v === null || Number.isNaN(v);
 
 /**
  * Inputs from rows of objects: every column holds numbers except the id column, which is
  * `idColumn` when given, else "id" when present, else the first column holding a
  * non-number. Columns follow the first row's key order; every row must have them all.
+ * null or NaN is a missing value (the tree models take missing inputs).
  * @returns {{inputs: number[][], ids: string[] | null, columns: string[]}}
  */
 export function rowsToInputs(rows, { idColumn, name = "inputs" } = {}) {
   const keys = Object.keys(rows[0]);
   let id = idColumn;
   if (id === undefined) {
-    id = keys.includes("id") ? "id" : keys.find((key) => !isNumber(rows[0][key]));
+    const text = (key) => !isNumber(rows[0][key]) && !isMissing(rows[0][key]);
+    id = keys.includes("id") ? "id" : keys.find(text);
   }
   if (id !== undefined && !keys.includes(id)) {
     throw new RangeError(`${name}: no column "${id}" (the columns are ${keys.join(", ")})`);
@@ -41,9 +45,10 @@ export function rowsToInputs(rows, { idColumn, name = "inputs" } = {}) {
     }
     return columns.map((key) => {
       const value = row[key];
-      if (!isNumber(value)) {
+      if (!isNumber(value) && !isMissing(value)) {
+        const shown = typeof value === "number" ? String(value) : JSON.stringify(value);
         throw new TypeError(
-          `${name}[${i}].${key} = ${JSON.stringify(value)} is not a finite number` +
+          `${name}[${i}].${key} = ${shown} is not a finite number (a missing value is null)` +
             (id === undefined ? "" : ` (the id column is "${id}")`),
         );
       }

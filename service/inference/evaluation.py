@@ -25,6 +25,7 @@ from service.inference.predict import (
     check_model_outputs,
     kept_columns,
     observed_factor,
+    partly_known_outputs,
     sparse_top_k,
 )
 from service.schemas.evaluate import EvaluateRequest, TestEdges
@@ -135,7 +136,7 @@ def _refuse_masked(m: LoadedModel) -> None:
     """A 422 for test outputs sent to a model fitted on partly known outputs (or with
     output_weight): Err^phi and Err^Y decode among the training outputs, which it does not
     hold whole; /evaluate takes no candidates, so name the routes that answer."""
-    if (m.record.get("resolved_params") or {}).get("masked_outputs"):
+    if partly_known_outputs(m):
         raise InvalidRequest(
             f"model '{m.model_id}' was trained on partly known outputs (or with "
             "output_weight), so /evaluate cannot score it against test outputs: its Err^phi "

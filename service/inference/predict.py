@@ -197,6 +197,38 @@ def observed_factor(m: LoadedModel, field: str, instead: str) -> np.ndarray:
     return m.train_factor()
 
 
+def partly_known_outputs(m: LoadedModel) -> bool:
+    """Whether model ``m`` was fitted on partly known outputs (null / NaN entries of
+    ``output_kernel.outputs``) or with ``output_weight``: it does not hold its training
+    outputs whole, so nothing that decodes among them or weighs them (W^F) answers."""
+    return bool((m.record.get("resolved_params") or {}).get("masked_outputs"))
+
+
+def _refuse_partly_known(m: LoadedModel, req: PredictRequest) -> None:
+    """A 422 in the request's words for what /predict cannot answer on such a model (the
+    estimator's own message names its Python methods)."""
+    if not partly_known_outputs(m):
+        return
+    trained = (
+        f"model '{m.model_id}' was trained on partly known outputs (null / NaN entries of "
+        "output_kernel.outputs, or output_weight), so it does not hold its training outputs whole"
+    )
+    if req.weights != "none":
+        raise InvalidRequest(
+            f"weights = '{req.weights}' asks for W^F, the weights of the training outputs in "
+            f"each prediction, but {trained}: no such weights give its predictions. Ask for "
+            "weights = 'none' (the default)",
+            details=[{"loc": ["weights"], "msg": "partly known training outputs"}],
+        )
+    if req.candidates is None and req.candidate_gram is None:
+        raise InvalidRequest(
+            f"/predict chooses pre-images among the training outputs, but {trained}. Send the "
+            "output vectors to choose among as `candidates` (C x d, e.g. the training outputs "
+            "you know whole, or a set of your own), or ask POST /kernel for the predicted kernel",
+            details=[{"loc": ["candidates"], "msg": "required for this model"}],
+        )
+
+
 def check_dense(rows: int, cols: int, limit: int, what: str, instead: str) -> None:
     """422 before computing a dense (rows, cols) answer larger than ``limit`` values."""
     if rows * cols > limit:
@@ -213,6 +245,7 @@ def predict(
     req.inputs = by_training_id(m, req.inputs, req.input_columns)
     check_features(m, req.inputs, "inputs")
     _check_ids(req.ids, req.inputs.shape[0])
+    _refuse_partly_known(m, req)
     est = m.estimator
     n_train = m.inputs.shape[0]
     n_query = req.inputs.shape[0]

@@ -247,6 +247,34 @@ def test_evaluate_refuses_more_pairs_than_the_dense_limit(tmp_path: Path) -> Non
     assert "3 x 11 = 33 values" in message and "OKBOOST_MAX_DENSE_VALUES" in message
 
 
+def test_predict_of_a_model_trained_on_partly_known_outputs_names_the_request_fields(
+    client: TestClient,
+) -> None:
+    """/predict without candidates, or with W^F weights, cannot answer such a model: the 422
+    says so in the request's fields, not in okcore's method names, and candidates answer."""
+    X, Y = vector_data(n=30)
+    r = client.post("/train", json={
+        "inputs": X.tolist(), "output_kernel": {"type": "linear", "outputs": Y.tolist()},
+        "output_weight": [1.0] * Y.shape[1], "model": "okboost",
+        "params": {"n_estimators": 3}, "wait": True,
+    })  # fmt: skip
+    assert r.status_code == 201, r.text
+    query = {"model_id": r.json()["model_id"], "inputs": X[:4].tolist()}
+    for extra, fragments in (
+        ({}, ("partly known outputs", "`candidates`", "POST /kernel")),
+        ({"candidates": Y[:5].tolist(), "weights": "sparse"}, ("weights = 'sparse'", "'none'")),
+    ):
+        r = client.post("/predict", json={**query, **extra})
+        assert r.status_code == 422, r.text
+        message = r.json()["error"]["message"]
+        assert "predict_index" not in message and "predict_weights" not in message, message
+        for fragment in fragments:
+            assert fragment in message, message
+    answer = client.post("/predict", json={**query, "candidates": Y[:5].tolist()})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["index_space"] == "candidates"
+
+
 def test_evaluate_of_a_model_trained_on_partly_known_outputs_says_what_to_do(
     client: TestClient,
 ) -> None:

@@ -1,9 +1,10 @@
 // Tests of the JavaScript client against a live okboost server at OKBOOST_URL
 // (the Python test suite starts one: tests/e2e/test_clients.py). Run: node --test
 import assert from "node:assert/strict";
+import { createServer } from "node:net";
 import { test } from "node:test";
 
-import { Matrix, OKBoostClient, OKBoostError } from "../okboost.js";
+import { Matrix, OKBoostClient, OKBoostError, rowsToInputs } from "../okboost.js";
 
 const URL = process.env.OKBOOST_URL;
 const skip = URL ? false : "OKBOOST_URL is not set: start a server (okboost serve) and point to it";
@@ -169,4 +170,115 @@ test("train with no model gets the server's default: the automatic choice for ve
   });
   assert.equal(fit.model.model, "auto");
   assert.ok(fit.model.auto.leaderboard.length > 0);
+});
+
+/** A client whose fetch records each request's JSON body and answers `answer`. */
+function recording(answer = {}) {
+  const bodies = [];
+  const fetch = async (url, init) => {
+    bodies.push(JSON.parse(init.body));
+    return new Response(JSON.stringify(answer), { headers: { "content-type": "application/json" } });
+  };
+  return { client: new OKBoostClient("http://okboost.test", { fetch }), bodies };
+}
+
+test("null leaves an option out, as undefined does: no model named sends none", async () => {
+  const { client, bodies } = recording();
+  const kernel = { type: "diffusion", beta: 1.0, edges: EDGES };
+  await client.train(X, kernel, { model: null, params: null, name: null });
+  await client.train(X, kernel);
+  await client.trainBipartite(X, X, { edges: [[0, 1]], model: null, params: null });
+  for (const body of bodies) {
+    assert.ok(!("model" in body) && !("name" in body), JSON.stringify(Object.keys(body)));
+  }
+  assert.ok(!("params" in bodies[0]) && !("params" in bodies[2]));
+  assert.deepEqual(bodies[1].params, {}); // left out: none
+  await client.train(X, kernel, { model: "okboost", params: { n_estimators: 5 } });
+  assert.equal(bodies[3].model, "okboost");
+  assert.deepEqual(bodies[3].params, { n_estimators: 5 });
+});
+
+test("a server that cannot be reached is an error naming the URL, not 'fetch failed'", async () => {
+  const port = await new Promise((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port: free } = probe.address();
+      probe.close(() => resolve(free)); // closed again: nothing listens there
+    });
+  });
+  const client = new OKBoostClient(`http://127.0.0.1:${port}`);
+  await assert.rejects(client.health(), (e) => {
+    assert.match(e.message, new RegExp(`cannot reach the okboost service at http://127.0.0.1:${port}/health/ready`));
+    assert.match(e.message, /ECONNREFUSED/);
+    assert.ok(e.cause instanceof Error);
+    return true;
+  });
+  const slow = new OKBoostClient("http://okboost.test", {
+    timeoutMs: 20,
+    fetch: (url, init) =>
+      new Promise((resolve, reject) => {
+        const hold = setTimeout(resolve, 10_000); // a server that does not answer (keeps node alive)
+        init.signal.addEventListener("abort", () => {
+          clearTimeout(hold);
+          reject(init.signal.reason);
+        });
+      }),
+  });
+  await assert.rejects(slow.models(), /GET http:\/\/okboost.test\/models.* got no answer within timeoutMs = 20 ms/);
+});
+
+test("null and NaN in tables and float matrices are missing values, never 0", () => {
+  const table = rowsToInputs([{ f1: null, f2: NaN, name: "a" }]); // null is no id
+  assert.deepEqual(table.ids, ["a"]);
+  assert.deepEqual(table.inputs, [[null, NaN]]); // JSON sends both as null
+  assert.throws(() => rowsToInputs([{ id: "a", f1: Infinity }]), /f1 = Infinity is not a finite number/);
+  assert.throws(() => rowsToInputs([{ id: "a", f1: "n/a" }]), /f1 = "n\/a" is not a finite number/);
+  assert.ok(Number.isNaN(Matrix.fromRows([[null, 1]]).data[0]));
+  assert.ok(Number.isNaN(Matrix.fromRows([[null, 1]], Float32Array).data[0]));
+  assert.throws(() => Matrix.fromRows([[0, null]], Int32Array), /column 1 = null is not a whole number/);
+  assert.throws(() => Matrix.fromRows([[0, 1.5]], Int32Array), /1.5 is not a whole number/);
+  assert.throws(() => Matrix.fromRows([[256]], Uint8Array), /256 is not a whole number/);
+});
+
+test("null and NaN are missing values: nested arrays, Matrix and rows of objects", { skip }, async () => {
+  const client = new OKBoostClient(URL);
+  const holes = X.map((row) => [...row]);
+  holes[1][0] = null;
+  holes[5][1] = NaN;
+  const outputs = X.map(([a, b]) => [a + b, a - b]);
+  const table = holes.map(([f1, f2], i) => ({ id: `v${i}`, f1, f2 }));
+  const answers = [];
+  for (const inputs of [holes, Matrix.fromRows(holes), table]) {
+    const fit = await client.train(inputs, { type: "linear", outputs }, {
+      model: "okboost", params: PARAMS, wait: true,
+    });
+    assert.equal(fit.model.status, "ready");
+    answers.push((await client.predict(fit.model_id, [[null, 0.95], [0.95, NaN]], { topK: 2 })).indices);
+    await client.deleteModel(fit.model_id);
+  }
+  assert.deepEqual(answers[1], answers[0]);
+  assert.deepEqual(answers[2], answers[0]);
+  await assert.rejects(
+    client.train(holes, { type: "linear", outputs }, { model: "krr" }),
+    (e) => e instanceof OKBoostError && e.status === 422 && /missing values/.test(e.message),
+  );
+});
+
+test("export a model's archive and import it again: a 409 while its id is taken, else renamed", { skip }, async () => {
+  const client = new OKBoostClient(URL);
+  const modelId = await trainWalkthrough(client, X, EDGES);
+  const archive = await client.exportModel(modelId);
+  assert.ok(archive instanceof Uint8Array && archive[0] === 0x1f && archive[1] === 0x8b); // gzip
+  await assert.rejects(client.importModel(archive), (e) => e instanceof OKBoostError && e.status === 409);
+  const copy = await client.importModel(new Blob([archive]), { onConflict: "rename" });
+  assert.notEqual(copy.model_id, modelId);
+  assert.equal(copy.status, "ready");
+  const a = await client.kernel(modelId, NEW);
+  const b = await client.kernel(copy.model_id, NEW);
+  assert.deepEqual(b.kernel, a.kernel);
+  await client.deleteModel(modelId);
+  const back = await client.importModel(archive); // its id is free again
+  assert.equal(back.model_id, modelId);
+  await assert.rejects(client.importModel(new Uint8Array([1, 2, 3])), (e) => e.status === 422);
+  await assert.rejects(client.exportModel("0".repeat(32)), (e) => e.status === 404);
+  for (const id of [modelId, copy.model_id]) await client.deleteModel(id);
 });

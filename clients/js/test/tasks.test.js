@@ -25,6 +25,17 @@ test("bipartite: train by id, ranked edges of new drugs by id, scores per block"
     { edges: EDGES, model: "okboost", params: PARAMS, wait: true },
   );
   assert.equal(fit.model.task, "bipartite");
+  // cv's fields are camelCase too, as train's: rowFolds and randomState reach the service
+  const given = await client.trainBipartite(DRUGS, TARGETS, {
+    edges: EDGES.map(([d, t]) => [DRUG_IDS.indexOf(d), TARGET_IDS.indexOf(t)]),
+    model: "okboost",
+    params: PARAMS,
+    cv: { folds: 2, rowFolds: DRUGS.map((_, i) => i % 2), randomState: 1 },
+    wait: true,
+  });
+  assert.equal(given.model.bipartite.cv.given_folds.rows, true);
+  assert.equal(given.model.bipartite.cv.random_state, 1);
+  await client.deleteModel(given.model_id);
   const out = await client.kernelBipartite(fit.model_id, {
     rows: { inputs: [[0.05, 0.95], [0.95, 0.05]], ids: ["new-a", "new-b"] },
     topK: 2,

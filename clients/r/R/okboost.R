@@ -83,8 +83,12 @@ split_matrices <- function(body, prefix = "") {
   list(plain = plain, parts = parts)
 }
 
+# NA and NaN become null, JSON's missing value (jsonlite's default writes numbers' NA as the
+# text "NA", which the service refuses)
 to_json <- function(x) {
-  jsonlite::toJSON(x, auto_unbox = TRUE, digits = NA, null = "null", matrix = "rowmajor")
+  jsonlite::toJSON(
+    x, auto_unbox = TRUE, digits = NA, null = "null", na = "null", matrix = "rowmajor"
+  )
 }
 
 multipart_fields <- function(plain, parts, dir) {
@@ -108,7 +112,8 @@ multipart_fields <- function(plain, parts, dir) {
   fields
 }
 
-ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE) {
+ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE, archive = NULL,
+                       save_to = NULL, simplify = TRUE) {
   req <- httr2::request(paste0(client$url, path))
   req <- httr2::req_method(req, method)
   req <- httr2::req_timeout(req, client$timeout)
@@ -118,7 +123,9 @@ ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE) {
   on.exit(unlink(dir, recursive = TRUE), add = TRUE)
   if (!is.null(client$token)) req <- httr2::req_auth_bearer_token(req, client$token)
   if (client$binary && npz_answer) req <- httr2::req_headers(req, Accept = NPZ)
-  if (!is.null(body)) {
+  if (!is.null(archive)) {
+    req <- httr2::req_body_file(req, archive, type = ARCHIVE)
+  } else if (!is.null(body)) {
     split <- split_matrices(drop_null(body))
     if (client$binary && length(split$parts) > 0) {
       fields <- multipart_fields(split$plain, split$parts, dir)
@@ -132,9 +139,13 @@ ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE) {
   if (status < 400 && identical(httr2::resp_content_type(resp), NPZ)) {
     return(read_npz(httr2::resp_body_raw(resp), dir))
   }
+  if (status < 400 && !is.null(save_to)) {
+    writeBin(httr2::resp_body_raw(resp), save_to)
+    return(invisible(save_to))
+  }
   text <- httr2::resp_body_string(resp)
   data <- if (nzchar(text)) {
-    tryCatch(jsonlite::fromJSON(text, simplifyVector = TRUE), error = function(e) NULL)
+    tryCatch(jsonlite::fromJSON(text, simplifyVector = simplify), error = function(e) NULL)
   }
   if (status < 400) {
     return(data)
@@ -149,9 +160,10 @@ ok_request <- function(client, method, path, body = NULL, npz_answer = FALSE) {
 }
 
 NPZ <- "application/x-npz"
+ARCHIVE <- "application/gzip"
 
 # One .npy file (format 1, 2 or 3, little-endian float64, int64, bool or unicode, C order):
-# a scalar, a vector or a matrix (row-major on disk).
+# a scalar, a vector, a matrix or an array (row-major on disk).
 read_npy <- function(path) {
   con <- file(path, "rb")
   on.exit(close(con))
@@ -176,7 +188,11 @@ read_npy <- function(path) {
     },
     stop(path, ": unsupported dtype ", descr)
   )
-  if (length(shape) == 2) matrix(values, nrow = shape[1], ncol = shape[2], byrow = TRUE) else values
+  if (length(shape) < 2) {
+    return(values)
+  }
+  # row-major on disk: fill the reversed shape, then reverse the axes (as fromJSON nests)
+  aperm(array(values, rev(shape)), rev(seq_along(shape)))
 }
 
 # A binary answer: members named by their dotted path in the JSON answer, nested as
@@ -255,11 +271,13 @@ as_table <- function(x, ids = NULL, name = "inputs") {
   }
   if (is.null(dim(x))) x <- matrix(x, nrow = 1)
   storage.mode(x) <- "double"
-  bad <- which(!is.finite(x), arr.ind = TRUE)
+  # NA and NaN are missing values (sent as NaN, or null in JSON): the service says which
+  # models and fields take them; an infinite value never is one
+  bad <- which(is.infinite(x), arr.ind = TRUE)
   if (length(bad)) {
     first <- bad[order(bad[, 1], bad[, 2])[1], ]
     input_error(
-      "%s row %d, column %d is %s: the service takes finite numbers only",
+      "%s row %d, column %d is %s: the service takes finite numbers (NA for a missing value)",
       name, first[[1]], first[[2]], format(x[first[[1]], first[[2]]])
     )
   }
@@ -357,11 +375,16 @@ ok_train <- function(client, inputs, output_kernel, model = NULL, params = list(
       output_kernel$edges, "output_kernel$edges", nrow(table$inputs)
     )
   }
-  body <- list(
+  extra <- list(...)
+  # one weight per row / output column: a JSON array even when there is one
+  for (key in intersect(names(extra), c("sample_weight", "output_weight"))) {
+    extra[[key]] <- I(as.double(extra[[key]]))
+  }
+  body <- c(list(
     inputs = table$inputs, output_kernel = output_kernel, model = model,
     params = if (length(params)) params, name = name, ids = as_ids(table$ids), wait = wait,
-    cv = as_cv(cv), ...
-  )
+    cv = as_cv(cv)
+  ), extra)
   ok_request(client, "POST", "/train", body)
 }
 
@@ -376,19 +399,25 @@ as_cv <- function(cv) {
 
 flag <- function(x) if (isTRUE(x)) "true" else "false"
 
-# Every item of a paginated list (GET /models, /jobs), following next_cursor; the pages'
-# data.frames bound together.
+# Every item of a paginated list (GET /models, /jobs), following next_cursor, as one
+# data.frame: the items of every page are simplified together, as one page's would be
+# (binding each page's data.frame failed when a field's type differed between pages, e.g.
+# params$early_stopping "auto" on one page and FALSE on the next).
 ok_pages <- function(client, path, key, query) {
-  pages <- list()
+  items <- list()
   cursor <- NULL
   repeat {
     q <- c(query, if (!is.null(cursor)) c(cursor = cursor))
-    page <- ok_request(client, "GET", paste0(path, "?", paste0(names(q), "=", q, collapse = "&")))
-    pages[[length(pages) + 1]] <- page[[key]]
+    url <- paste0(path, "?", paste0(names(q), "=", q, collapse = "&"))
+    page <- ok_request(client, "GET", url, simplify = FALSE)
+    items <- c(items, page[[key]])
     cursor <- page$next_cursor
     if (is.null(cursor)) break
   }
-  jsonlite::rbind_pages(Filter(NROW, pages))
+  if (!length(items)) {
+    return(data.frame())
+  }
+  jsonlite::fromJSON(to_json(items), simplifyVector = TRUE)
 }
 
 #' State of a training job (GET /jobs/{id}); `curves = TRUE` adds the loss curves so far.
@@ -461,7 +490,8 @@ ok_kernel <- function(client, model_id, inputs, inputs2 = NULL, against = "predi
 #' @return a list with `indices` (Q x top_k matrix of 1-based training rows) and `scores`
 #'   (squared feature-space distances), `weights` (Q x N) with `weights = "dense"`, and
 #'   `weights_sparse` (data.frame row, index, weight; 1-based) with `weights = "sparse"`;
-#'   `index_ids` (Q x top_k ids) when the model has vertex ids.
+#'   `index_ids` (Q x top_k ids) when the model has vertex ids; `outputs` (Q x top_k x d
+#'   array: each pre-image's output vector) with `return_outputs = TRUE`.
 #' @export
 ok_predict <- function(client, model_id, inputs, top_k = 1, return_outputs = FALSE,
                        weights = "none", weights_top_k = 10, ids = NULL, ...) {
@@ -542,6 +572,23 @@ ok_model <- function(client, model_id, curves = FALSE, importances = FALSE) {
 #' @export
 ok_delete_model <- function(client, model_id) {
   ok_request(client, "DELETE", paste0("/models/", model_id))
+}
+
+#' Save a model's archive (GET /models/{id}/export) as the .tar.gz file `path`, to import
+#' it here or on another server with [ok_import_model()]; returns `path` invisibly.
+#' @export
+ok_export_model <- function(client, model_id, path) {
+  ok_request(client, "GET", paste0("/models/", model_id, "/export"), save_to = path)
+}
+
+#' Upload an archive made by [ok_export_model()] (POST /models/import).
+#'
+#' @param on_conflict when the model's id is taken here: "error" (an `okboost_error`, 409)
+#'   or "rename" (the imported model gets a new id).
+#' @return the imported model's record (`model_id`, `status`, ...).
+#' @export
+ok_import_model <- function(client, path, on_conflict = "error") {
+  ok_request(client, "POST", paste0("/models/import?on_conflict=", on_conflict), archive = path)
 }
 
 #' Readiness of the service (GET /health/ready).

@@ -45,6 +45,17 @@ as_scored_pairs <- function(rows, ids = FALSE) {
   e
 }
 
+# The K x K CV spec as JSON wants it, every field passed on (row_folds, col_folds too): the
+# fold assignments stay arrays, and folds one when it has two values (K_rows, K_cols).
+as_bipartite_cv <- function(cv) {
+  if (is.null(cv)) {
+    return(NULL)
+  }
+  if (length(cv$folds) > 1) cv$folds <- I(cv$folds)
+  for (key in intersect(names(cv), c("row_folds", "col_folds"))) cv[[key]] <- I(cv[[key]])
+  cv
+}
+
 #' Train on a bipartite network (POST /train, task "bipartite").
 #'
 #' @param rows,cols each side: a numeric matrix or a data.frame with an id column (features),
@@ -53,7 +64,9 @@ as_scored_pairs <- function(rows, ids = FALSE) {
 #' @param adjacency interactions as an n_rows x n_cols matrix (0/1 or weights; NA: an unknown
 #'   pair), instead.
 #' @param unknown_pairs pairs of unknown interaction (not negatives), as `edges`.
-#' @param cv optional K x K cross-validation first, e.g. `list(folds = c(4, 3))`.
+#' @param cv optional K x K cross-validation first, e.g. `list(folds = c(4, 3))`, with
+#'   `random_state`, or given fold assignments `row_folds` / `col_folds` (fold ids 0..K-1,
+#'   one per vertex, as the service takes them).
 #' @param model "auto" (okcore's default, a rank average of bipartite models; no `params`) or
 #'   an estimator name.
 #' @export
@@ -71,8 +84,7 @@ ok_train_bipartite <- function(client, rows, cols, edges = NULL, adjacency = NUL
       as_pairs(unknown_pairs, "unknown_pairs", size(r), size(c))
     },
     model = model, params = if (length(params)) params, new_pairs = new_pairs,
-    cv = if (!is.null(cv)) list(folds = if (length(cv$folds) > 1) I(cv$folds) else cv$folds,
-                                random_state = if (is.null(cv$random_state)) 0 else cv$random_state),
+    cv = as_bipartite_cv(cv),
     name = name, wait = wait
   )
   ok_request(client, "POST", "/train", body)
@@ -176,7 +188,8 @@ ok_train_multilabel <- function(client, inputs, labels, label_names = NULL, ids 
 #' Label scores and label sets of a multi-label model (POST /predict).
 #'
 #' @return a list: `probabilities` (Q x L in [0, 1]), `labels` (Q x L 0/1), `thresholds`,
-#'   `label_names` and `label_sets` (each row's labels by name) when the labels have names.
+#'   `label_names` and `label_sets` (a list of Q character vectors, each row's labels by
+#'   name) when the labels have names.
 #' @param metric NULL, or the measure whose thresholds (chosen at training) decide the
 #'   label sets.
 #' @export
@@ -189,7 +202,17 @@ ok_predict_labels <- function(client, model_id, inputs, ids = NULL, metric = NUL
   q <- nrow(table$inputs)
   out$probabilities <- matrix(out$probabilities, nrow = q)
   out$labels <- matrix(as.integer(out$labels), nrow = q)
+  if (!is.null(out$label_sets)) out$label_sets <- row_list(out$label_sets, q)
   out
+}
+
+# Each row's label names as a list of q character vectors: jsonlite makes a matrix of rows
+# holding as many labels each (then `[[i]]` would be one name, not row i's set).
+row_list <- function(sets, q) {
+  if (is.matrix(sets)) {
+    return(lapply(seq_len(q), function(i) as.character(sets[i, ])))
+  }
+  lapply(sets, function(set) as.character(unlist(set)))
 }
 
 #' Multi-label measures against the true 0/1 label rows (POST /evaluate): Hamming loss,

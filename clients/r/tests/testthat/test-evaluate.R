@@ -119,8 +119,8 @@ test_that("ok_train with cv keeps okcore's grid-search table and fits the best",
 
 test_that("inputs and ids are checked here, naming rows from 1", {
   cl <- okboost_client("http://127.0.0.1:9") # never reached: the checks come first
-  X <- rbind(c(0, 1), c(1, NA))
-  expect_error(ok_kernel(cl, "m", X), "inputs row 2, column 2 is NA")
+  X <- rbind(c(0, 1), c(1, Inf))
+  expect_error(ok_kernel(cl, "m", X), "inputs row 2, column 2 is Inf")
   expect_error(
     ok_predict(cl, "m", rbind(c(0, 1), c(1, 0), c(1, 1)), ids = c("a", "b", "a")),
     "id 3 \\(\"a\"\\) repeats id 1"

@@ -167,3 +167,89 @@ test_that("ok_train with no model gets the server's default: the automatic choic
   expect_equal(fit$model$model, "auto")
   expect_gt(length(fit$model$auto$leaderboard), 0)
 })
+
+test_that("NA and NaN are missing values: a tree model takes them, binary and JSON", {
+  skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
+  holes <- X
+  holes[2, 1] <- NA
+  holes[6, 2] <- NaN
+  outputs <- cbind(X[, 1] + X[, 2], X[, 1] - X[, 2])
+  outputs[3, 2] <- NA # an unknown output entry
+  for (binary in c(TRUE, FALSE)) {
+    cl <- okboost_client(url, binary = binary)
+    fit <- ok_train(cl, holes, list(type = "linear", outputs = outputs),
+      model = "okboost", params = params, wait = TRUE
+    )
+    expect_equal(fit$model$status, "ready")
+    pre <- ok_predict(cl, fit$model_id, rbind(c(NA, 0.95), c(0.95, NaN)),
+      candidates = outputs[-3, ]
+    )
+    expect_equal(dim(pre$indices), c(2L, 1L))
+    err <- tryCatch(
+      ok_train(cl, holes, list(type = "linear", outputs = X), model = "krr"),
+      okboost_error = function(e) e
+    )
+    expect_equal(err$status, 422) # the service names the models that take missing values
+    expect_match(conditionMessage(err), "missing values")
+    ok_delete_model(cl, fit$model_id)
+  }
+})
+
+test_that("export a model's archive and import it again: a 409 while its id is taken", {
+  skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
+  cl <- okboost_client(url)
+  model_id <- train_walkthrough(cl)
+  archive <- tempfile(fileext = ".tar.gz")
+  expect_equal(ok_export_model(cl, model_id, archive), archive)
+  expect_equal(readBin(archive, "raw", 2), as.raw(c(0x1f, 0x8b))) # gzip
+  err <- tryCatch(ok_import_model(cl, archive), okboost_error = function(e) e)
+  expect_equal(err$status, 409)
+  copy <- ok_import_model(cl, archive, on_conflict = "rename")
+  expect_false(copy$model_id == model_id)
+  expect_equal(copy$status, "ready")
+  expect_equal(ok_kernel(cl, copy$model_id, X_new)$kernel, ok_kernel(cl, model_id, X_new)$kernel)
+  ok_delete_model(cl, model_id)
+  expect_equal(ok_import_model(cl, archive)$model_id, model_id) # its id is free again
+  expect_error(ok_export_model(cl, strrep("0", 32), archive), class = "okboost_error")
+  for (id in c(model_id, copy$model_id)) ok_delete_model(cl, id)
+})
+
+test_that("return_outputs: a Q x top_k x d array, binary and JSON; one weight stays an array", {
+  skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
+  outputs <- cbind(X[, 1] + X[, 2], X[, 1] - X[, 2])
+  answers <- list()
+  for (binary in c(TRUE, FALSE)) {
+    cl <- okboost_client(url, binary = binary)
+    fit <- ok_train(cl, X, list(type = "linear", outputs = outputs),
+      model = "okboost", params = params, wait = TRUE
+    )
+    pre <- ok_predict(cl, fit$model_id, X_new, top_k = 2, return_outputs = TRUE)
+    expect_equal(dim(pre$outputs), c(2L, 2L, 2L))
+    for (q in 1:2) {
+      for (j in 1:2) expect_equal(pre$outputs[q, j, ], outputs[pre$indices[q, j], ])
+    }
+    answers[[length(answers) + 1]] <- pre$outputs
+    one <- ok_train(cl, X, list(type = "linear", outputs = outputs[, 1, drop = FALSE]),
+      model = "okboost", params = params, output_weight = 2, wait = TRUE
+    )
+    expect_equal(one$model$status, "ready")
+    for (id in c(fit$model_id, one$model_id)) ok_delete_model(cl, id)
+  }
+  expect_equal(answers[[1]], answers[[2]])
+})
+
+test_that("every page of models is one data.frame, whatever types its fields take per page", {
+  skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
+  cl <- okboost_client(url)
+  ids <- vapply(list(FALSE, "auto"), function(early) {
+    ok_train(cl, X, list(type = "diffusion", beta = 1, edges = E), model = "okboost",
+      params = c(params, early_stopping = early), wait = TRUE
+    )$model_id
+  }, "")
+  # one model per page: params$early_stopping is FALSE on one page, "auto" on another
+  one_per_page <- ok_pages(cl, "/models", "models", c(limit = 1, curves = "false"))
+  expect_s3_class(one_per_page, "data.frame")
+  expect_true(all(ids %in% one_per_page$model_id))
+  expect_equal(one_per_page$model_id, ok_models(cl)$model_id)
+  for (id in ids) ok_delete_model(cl, id)
+})

@@ -21,6 +21,13 @@ test_that("bipartite: train, ranked edges of new drugs, scores per block", {
     )
     expect_equal(fit$model$task, "bipartite")
     expect_equal(length(fit$model$bipartite$cv$configurations$row_fold), 4)
+    given <- ok_train_bipartite(cl, drugs, targets, edges = pairs, model = "okboost",
+      params = small, cv = list(folds = 2, row_folds = rep(0:1, 4), random_state = 1),
+      wait = TRUE
+    ) # every field of cv reaches the service, row_folds too
+    expect_true(given$model$bipartite$cv$given_folds$rows)
+    expect_equal(given$model$bipartite$cv$random_state, 1)
+    ok_delete_model(cl, given$model_id)
     new <- data.frame(id = c("new-a", "new-b"), x = c(0.05, 0.95), y = c(0.95, 0.05))
     out <- ok_kernel_bipartite(cl, fit$model_id, rows = new, top_k = 2)
     expect_equal(dim(out$scores$new_rows), c(2, 4))
@@ -49,6 +56,14 @@ test_that("bipartite: unknown pairs at training and left out of the scores", {
     wait = TRUE
   )
   expect_equal(fit$model$bipartite$n_unknown, 2)
+  adjacency <- matrix(0, 8, 4)
+  adjacency[pairs] <- 1
+  adjacency[1, 3] <- NA # an unknown pair, as in unknown_pairs
+  by_matrix <- ok_train_bipartite(cl, drugs, targets, adjacency = adjacency,
+    model = "okboost", params = small, wait = TRUE
+  )
+  expect_equal(by_matrix$model$bipartite$n_unknown, 1)
+  ok_delete_model(cl, by_matrix$model_id)
   new <- data.frame(id = c("new-a", "new-b"), x = c(0.05, 0.95), y = c(0.95, 0.05))
   out <- ok_evaluate_bipartite(cl, fit$model_id, rows = new,
     new_rows = cbind(c(1, 1, 2, 2), c(1, 2, 3, 4)),
@@ -72,6 +87,15 @@ test_that("multi-label: thresholds by CV, label sets by name, measures", {
   expect_equal(dim(out$probabilities), c(6, 3))
   expect_true(all(out$probabilities >= 0 & out$probabilities <= 1))
   expect_equal(out$label_sets[[1]], c("a", "b", "c")[out$labels[1, ] == 1])
+  # rows with as many labels each (jsonlite would make them a matrix): still one set per row
+  for (rows in list(c(19, 19), 19, 19:24)) {
+    same <- ok_predict_labels(cl, fit$model_id, X[rows, , drop = FALSE])
+    expect_type(same$label_sets, "list")
+    expect_length(same$label_sets, length(rows))
+    for (r in seq_along(rows)) {
+      expect_equal(same$label_sets[[r]], c("a", "b", "c")[same$labels[r, ] == 1])
+    }
+  }
   scores <- ok_evaluate_labels(cl, fit$model_id, X[19:24, ], Y[19:24, ])
   expect_true(scores$hamming_loss >= 0 && scores$hamming_loss <= 1)
   expect_true(is.numeric(scores$label_ranking_average_precision))
