@@ -57,6 +57,7 @@ from .._validation import (
 from ..cost import BipartiteCost
 from ..exceptions import DataError
 from .cost import nrlmf_cost
+from .labels import check_vertex_labels
 from .neighbours import NeighbourRegressor, side_similarity
 from .pairs import SIDE_INPUTS, predict_block
 
@@ -215,11 +216,13 @@ class NRLMF:
         """Learn U and V on the interaction matrix Y (n_rows, n_cols) (module docstring)."""
         validate_params(self, self._parameter_constraints)
         start = time.process_time()
+        check_vertex_labels(X_rows, X_cols, Y, self.inputs, self.inputs)
         Y = check_matrix(Y, "Y")
-        if X_rows.shape[0] != Y.shape[0] or X_cols.shape[0] != Y.shape[1]:
+        n_rows, n_cols = np.shape(X_rows)[0], np.shape(X_cols)[0]  # lists, arrays, CSR
+        if n_rows != Y.shape[0] or n_cols != Y.shape[1]:
             raise DataError(
-                f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {X_rows.shape[0]} rows and "
-                f"X_cols {X_cols.shape[0]}: one input row per row and per column vertex"
+                f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {n_rows} rows and "
+                f"X_cols {n_cols}: one input row per row and per column vertex"
             )
         L_rows = knn_laplacian(side_similarity(X_rows, self.inputs), self.n_neighbors)
         L_cols = knn_laplacian(side_similarity(X_cols, self.inputs), self.n_neighbors)
