@@ -68,9 +68,15 @@ def check_folds(folds: Any, n: int, side: str) -> np.ndarray:
     k = int(a.max()) + 1 if n else 0
     present = np.bincount(a[a >= 0], minlength=k) if n else np.zeros(0)
     if n == 0 or a.min() < 0 or k < 2 or np.any(present == 0):
+        from_one = n > 0 and a.min() == 1 and k > 2 and bool(np.all(present[1:] > 0))
         raise DataError(
             f"{side}_folds must number the folds 0..K-1 with K >= 2 and every fold holding "
             f"at least one {side}: got ids {sorted(set(a.tolist()))[:10]}"
+            + (
+                " (numbered from 1, as in many published protocols: subtract 1 from each)"
+                if from_one
+                else ""
+            )
         )
     return a
 
