@@ -81,6 +81,7 @@ from .cost import (
 )
 from .labels import check_vertex_labels
 from .neighbours import recover_interactions, side_similarity
+from .nrlmf import check_probabilities
 from .pairs import (
     PAIR_KERNELS,
     SIDE_INPUTS,
@@ -338,6 +339,7 @@ class BipartiteRegressor(MetaEstimator):
         """No model named: the rank average of :mod:`okcore.bipartite.default`'s members,
         fitted on the whole network (``default_model_``); ``callback`` hears its members
         (:meth:`~okcore.bipartite.RankAveragedBipartite.fit`)."""
+        check_probabilities(Y)  # before any member is fitted
         if self.inputs == "similarity":
             for X, name in ((X_rows, "X_rows"), (X_cols, "X_cols")):
                 check_symmetric_similarity(X, name)

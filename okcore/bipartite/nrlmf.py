@@ -121,6 +121,22 @@ def nrlmf_gradients(
     )
 
 
+def check_probabilities(Y: np.ndarray) -> np.ndarray:
+    """``Y`` (known pairs, NaN for unknown ones) if its entries are in [0, 1], the
+    interactions NRLMF models as probabilities; outside it (weights, a -1 / 1 coding) its
+    objective is unbounded below and the fit diverges, so a DataError says what to send."""
+    known = Y[~np.isnan(Y)]
+    if known.size and (known.min() < 0.0 or known.max() > 1.0):
+        raise DataError(
+            f"Y holds values outside [0, 1] (from {known.min():.4g} to {known.max():.4g}): "
+            "NRLMF, a member of the default BipartiteRegressor(), models interaction "
+            "probabilities and diverges on weights. Send 0/1 interactions (e.g. "
+            "(Y > 0).astype(float); NaN for an unknown pair), or name a model that learns "
+            "weights, e.g. BipartiteRegressor(OKBoostRegressor())"
+        )
+    return Y
+
+
 class NRLMF:
     """Neighbourhood-regularised logistic matrix factorisation on a bipartite network
     (module docstring), with the prediction interface of
@@ -217,7 +233,7 @@ class NRLMF:
         validate_params(self, self._parameter_constraints)
         start = time.process_time()
         check_vertex_labels(X_rows, X_cols, Y, self.inputs, self.inputs)
-        Y = check_matrix(Y, "Y")
+        Y = check_probabilities(check_matrix(Y, "Y"))
         n_rows, n_cols = np.shape(X_rows)[0], np.shape(X_cols)[0]  # lists, arrays, CSR
         if n_rows != Y.shape[0] or n_cols != Y.shape[1]:
             raise DataError(

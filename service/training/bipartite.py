@@ -271,6 +271,14 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
     Y, unknown = interactions(req, max_dense)
     if not Y.nnz:
         raise InvalidRequest("the network has no interaction: there is nothing to learn")
+    if auto and Y.data.max() > 1.0:
+        raise InvalidRequest(
+            f"adjacency holds weights above 1 (up to {Y.data.max():.4g}): the default (model "
+            "'auto') learns 0/1 interactions, and its NRLMF member, which models them as "
+            "probabilities, diverges on weights. Send 0/1 (an empty cell or null for an "
+            'unknown pair), or name a model that learns weights (e.g. "model": "okboost")',
+            details=[{"loc": ["adjacency"], "msg": "weights above 1 need a named model"}],
+        )
     X_rows, X_cols = req.rows.values, req.cols.values
     symmetrised: list[str] = []
     if req.rows.kind == "similarity":
