@@ -121,3 +121,18 @@ def test_the_default_names_an_asymmetric_similarity_and_the_fix() -> None:
         BipartiteRegressor(inputs="similarity").fit(S_t.to_numpy(), asymmetric, Y.to_numpy())
     # a named model reads it through the empirical kernel map, asymmetric or not
     _forest().fit(S_t.to_numpy(), asymmetric, Y.to_numpy())
+
+
+def test_one_new_vertex_as_a_vector_says_to_make_it_a_row() -> None:
+    S_t, S_d, Y = _labelled()
+    model = BipartiteRegressor(inputs="similarity").fit(S_t.to_numpy(), S_d.to_numpy(), Y)
+    one = S_t.to_numpy()[0]
+    with pytest.raises(
+        DataError, match=r"got shape \(10,\): one new item is a row, X.reshape\(1, -1\)"
+    ):
+        model.predict_new_rows(one)
+    with pytest.raises(
+        DataError, match=r"X must have 10 columns \(a similarity to each training item"
+    ):
+        model.predict_new_rows(S_d.to_numpy()[:2])  # the drugs' similarity given for targets
+    assert model.predict_new_rows(one.reshape(1, -1)).shape == (1, 12)
