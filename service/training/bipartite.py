@@ -221,10 +221,20 @@ def interactions(
 
 
 def interaction_warnings(Y: sp.csr_matrix) -> list[str]:
-    """What is degenerate about the interactions (sparse, zeros eliminated): vertices
-    without any (their profiles are all zero: a model learns nothing about them from their
-    own row)."""
+    """What is degenerate about the interactions (sparse, zeros eliminated): a side with
+    fewer vertices than okcore advises for a training set (its one-sided model learns from
+    them alone: with one, every new vertex of that side gets its profile), and vertices
+    without any interaction (their profiles are all zero: a model learns nothing about
+    them from their own row). The row side's count is said as for any model (the record's
+    ``n_train``)."""
     out = []
+    n_cols, least = Y.shape[1], okcore.model_selection.MIN_TRAIN_SAMPLES
+    if n_cols < least:
+        out.append(
+            f"only {n_cols} column {'vertex' if n_cols == 1 else 'vertices'}: the column "
+            "model, which scores new columns, learns from them alone and its scores are "
+            f"anecdotal (at least {least} are advised)"
+        )
     for axis, side in ((1, "row"), (0, "column")):
         empty = int((Y.getnnz(axis=axis) == 0).sum())
         if empty:
