@@ -70,6 +70,18 @@ class TaskMethods:
         return side
 
     @staticmethod
+    def _adjacency(value: Any) -> Any:
+        """The interaction matrix as sent: a file path as it is (a labelled one, ids in its
+        first column and header as in the published matrices, is matched to the sides by
+        id by the service), else an array or sparse matrix (a labelled DataFrame's ids go
+        as ``adjacency_row_ids`` / ``adjacency_col_ids``)."""
+        if value is None:
+            return None
+        if isinstance(value, str | os.PathLike):
+            return table_file(value)
+        return as_inputs(value)
+
+    @staticmethod
     def _pairs(value: Any, name: str) -> Any:
         """Pairs as a request takes them: row indices as an int64 array (a binary part),
         ids as a JSON list of string pairs."""
@@ -106,7 +118,8 @@ class TaskMethods:
         or its similarity (``row_similarity`` / ``col_similarity``, n x n), with optional ids.
         Interactions: ``edges``, [row, column] pairs (row indices or ids, an array or a
         two-column DataFrame), or ``adjacency`` (n_rows x n_cols, 0/1 or weights, dense or
-        sparse; a NaN entry is an unknown pair; a DataFrame labelled by id, as
+        sparse; a NaN entry is an unknown pair; a file path, sent as it is, or a DataFrame
+        labelled by id, as
         ``pandas.read_csv(path, sep="\\t", index_col=0)`` reads a published matrix, is
         matched to the sides by id). A similarity given as a labelled DataFrame gives its
         side's ids (its index) and its columns are matched to them. ``unknown_pairs``: [row, column] pairs
@@ -122,7 +135,7 @@ class TaskMethods:
             "rows": self._side(rows, row_similarity, row_ids, "rows", training=True),
             "cols": self._side(cols, col_similarity, col_ids, "cols", training=True),
             "edges": None if edges is None else self._pairs(edges, "edges"),
-            "adjacency": None if adjacency is None else as_inputs(adjacency),
+            "adjacency": self._adjacency(adjacency),
             # a labelled DataFrame's rows and columns, matched to the sides by id
             "adjacency_row_ids": axis_labels(adjacency, "index"),
             "adjacency_col_ids": axis_labels(adjacency, "columns"),
