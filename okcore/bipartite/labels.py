@@ -18,8 +18,9 @@ from ..exceptions import DataError
 
 
 def _labels(data: Any, axis: str) -> list[Any] | None:
-    """The labels of ``axis`` ("index" or "columns") of a pandas DataFrame, or None for
-    anything else and for pandas' default 0..n-1 RangeIndex (no labels)."""
+    """The labels of ``axis`` ("index" or "columns") of a pandas DataFrame (or a Series'
+    index), or None for anything else and for pandas' default 0..n-1 RangeIndex (no
+    labels)."""
     labels = getattr(data, axis, None) if hasattr(data, "iloc") else None
     if labels is None or type(labels).__name__ == "RangeIndex":
         return None
@@ -73,4 +74,22 @@ def check_vertex_labels(X_rows: Any, X_cols: Any, Y: Any, row_inputs: str, col_i
                 index,
                 f"the columns of the similarity {name} are not its rows' vertices in their order",
                 f"reorder them with {name}.loc[:, {name}.index]",
+            )
+
+
+def check_fold_labels(row_folds: Any, col_folds: Any, Y: Any) -> None:
+    """Refuse a given fold assignment labelled by vertex (a pandas Series, as read from a
+    published protocol's fold file) whose index is not ``Y.index`` (``row_folds``) or
+    ``Y.columns`` (``col_folds``) in the same order: folds are read by position."""
+    for name, folds, wanted, source in (
+        ("row_folds", row_folds, _labels(Y, "index"), "Y.index"),
+        ("col_folds", col_folds, _labels(Y, "columns"), "Y.columns"),
+    ):
+        index = _labels(folds, "index")
+        if index is not None and wanted is not None:
+            _differ(
+                index,
+                wanted,
+                f"{name}.index does not list the vertices of {source}",
+                f"reorder it with {name}.loc[{source}]",
             )

@@ -27,7 +27,7 @@ from .._validation import check_inputs, check_random_state
 from ..exceptions import DataError
 from ..meta import clone
 from ..metrics import average_precision, edge_auc
-from .labels import check_vertex_labels
+from .labels import check_fold_labels, check_vertex_labels
 from .pairs import side_inputs
 from .unknown import check_interactions
 
@@ -171,6 +171,7 @@ def bipartite_cross_validate(
     fits of ``new_pairs="refit"``).
     """
     check_vertex_labels(X_rows, X_cols, Y, row_inputs, col_inputs)
+    check_fold_labels(row_folds, col_folds, Y)
     Y = check_interactions(Y)
     # arrays first (a DataFrame or a list too): the folds index the rows by position
     X_rows = check_inputs(X_rows, name="X_rows", allow_missing=True)

@@ -136,3 +136,16 @@ def test_one_new_vertex_as_a_vector_says_to_make_it_a_row() -> None:
     ):
         model.predict_new_rows(S_d.to_numpy()[:2])  # the drugs' similarity given for targets
     assert model.predict_new_rows(one.reshape(1, -1)).shape == (1, 12)
+
+
+def test_a_fold_file_labelled_by_vertex_is_checked_against_the_matrix() -> None:
+    S_t, S_d, Y = _labelled()
+    folds = pd.Series(np.arange(12) % 2, index=Y.columns)
+    kwargs = {"n_folds": 2, "row_inputs": "similarity", "col_inputs": "similarity"}
+    expected = bipartite_cross_validate(
+        _forest(), S_t, S_d, Y, col_folds=folds.to_numpy(), **kwargs
+    )
+    got = bipartite_cross_validate(_forest(), S_t, S_d, Y, col_folds=folds, **kwargs)
+    assert got.summary() == pytest.approx(expected.summary(), nan_ok=True)
+    with pytest.raises(DataError, match=r"col_folds.index .* col_folds.loc\[Y.columns\]"):
+        bipartite_cross_validate(_forest(), S_t, S_d, Y, col_folds=folds.iloc[::-1], **kwargs)
