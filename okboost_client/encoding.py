@@ -75,6 +75,43 @@ def table_inputs(value: Any, ids: Any, name: str = "inputs") -> tuple[Any, Any]:
     return value.to_numpy(dtype=float), ids
 
 
+def axis_labels(value: Any, axis: str) -> list[str] | None:
+    """The labels of a DataFrame's ``axis`` ("index" or "columns") as strings, or None for
+    anything else and for pandas' default 0..n-1 index (no labels)."""
+    if not is_data_frame(value):
+        return None
+    labels = getattr(value, axis)
+    if type(labels).__name__ == "RangeIndex":
+        return None
+    return [str(v) for v in labels]
+
+
+def labelled_similarity(
+    value: Any, ids: Any, name: str, *, training: bool
+) -> tuple[Any, Any, list[str] | None]:
+    """(similarity, ids, column ids) from a DataFrame labelled by id (as
+    ``pandas.read_csv(path, index_col=0)`` reads a published similarity): its index gives
+    the ids. At training (square) its columns are put in its rows' order by id, as the
+    service does with a labelled file, and the column ids are None; for new items its
+    columns name the training items (the request's ``similarity_ids``, matched by the
+    service). Anything else is returned as it is, with no column ids."""
+    rows, columns = axis_labels(value, "index"), axis_labels(value, "columns")
+    if rows is None or columns is None:
+        return value, ids, None
+    if ids is not None:
+        raise ValueError(f"{name}: give the ids as the similarity's index or as ids=, not both")
+    matrix = value.to_numpy(dtype=float)
+    if not training:
+        return matrix, np.asarray(rows), columns
+    if sorted(rows) != sorted(columns) or len(set(rows)) != len(rows):
+        raise ValueError(
+            f"{name}: a labelled similarity names the same items once each in its index and "
+            "its columns, in any order"
+        )
+    position = {v: k for k, v in enumerate(columns)}
+    return matrix[:, [position[v] for v in rows]], np.asarray(rows), None
+
+
 def pairs(value: Any) -> np.ndarray:
     """Edges as an array: pairs of rows (numbers) or of ids (strings; object arrays, as
     pandas gives, become unicode)."""

@@ -16,9 +16,11 @@ import numpy as np
 
 from okboost_client.encoding import (
     as_inputs,
+    axis_labels,
     edge_arrays,
     id_array,
     is_data_frame,
+    labelled_similarity,
     pairs,
     table_file,
     table_inputs,
@@ -34,11 +36,15 @@ class TaskMethods:
         raise NotImplementedError  # the client's
 
     @staticmethod
-    def _side(inputs: Any, similarity: Any, ids: Any, name: str) -> dict[str, Any] | None:
+    def _side(
+        inputs: Any, similarity: Any, ids: Any, name: str, *, training: bool = False
+    ) -> dict[str, Any] | None:
         """One vertex set of a bipartite request: features (array, sparse matrix or a
         DataFrame whose id column gives the ids) or a similarity matrix (an array, or the
         path of a CSV / TSV file, sent as it is: a labelled one, ids in its header and
-        first column in any order, is matched by id by the service and gives the ids), and
+        first column in any order, is matched by id by the service and gives the ids; or a
+        DataFrame labelled the same way: its index gives the ids, its columns are matched
+        by id, to its rows at ``training``, else to the model's training vertices), and
         ids (sent as JSON strings)."""
         if inputs is None and similarity is None:
             if ids is not None:
@@ -52,11 +58,28 @@ class TaskMethods:
             side["inputs"] = as_inputs(inputs)
         elif isinstance(similarity, str | os.PathLike):  # a file: sent as it is
             side["similarity"] = table_file(similarity)
-        else:
+        else:  # a labelled DataFrame gives the ids, its columns matched by id
+            similarity, ids, columns = labelled_similarity(
+                similarity, ids, f"{name} similarity", training=training
+            )
             side["similarity"] = np.asarray(similarity, dtype=float)
+            if columns is not None:
+                side["similarity_ids"] = columns
         if ids is not None:
             side["ids"] = id_array(ids, f"{name} ids").tolist()
         return side
+
+    @staticmethod
+    def _adjacency(value: Any) -> Any:
+        """The interaction matrix as sent: a file path as it is (a labelled one, ids in its
+        first column and header as in the published matrices, is matched to the sides by
+        id by the service), else an array or sparse matrix (a labelled DataFrame's ids go
+        as ``adjacency_row_ids`` / ``adjacency_col_ids``)."""
+        if value is None:
+            return None
+        if isinstance(value, str | os.PathLike):
+            return table_file(value)
+        return as_inputs(value)
 
     @staticmethod
     def _pairs(value: Any, name: str) -> Any:
@@ -95,7 +118,11 @@ class TaskMethods:
         or its similarity (``row_similarity`` / ``col_similarity``, n x n), with optional ids.
         Interactions: ``edges``, [row, column] pairs (row indices or ids, an array or a
         two-column DataFrame), or ``adjacency`` (n_rows x n_cols, 0/1 or weights, dense or
-        sparse; a NaN entry is an unknown pair). ``unknown_pairs``: [row, column] pairs
+        sparse; a NaN entry is an unknown pair; a file path, sent as it is, or a DataFrame
+        labelled by id, as
+        ``pandas.read_csv(path, sep="\\t", index_col=0)`` reads a published matrix, is
+        matched to the sides by id). A similarity given as a labelled DataFrame gives its
+        side's ids (its index) and its columns are matched to them. ``unknown_pairs``: [row, column] pairs
         (as ``edges``) whose interaction is unknown, not negative: training fills each from
         its neighbours and cross-validation leaves them out of the scores. ``cv``: K x K
         cross-validation first, e.g. ``{"folds": [4, 3]}``. ``model``: "auto" (okcore's
@@ -105,10 +132,13 @@ class TaskMethods:
             "name": name,
             "model": model,
             "params": params or {},
-            "rows": self._side(rows, row_similarity, row_ids, "rows"),
-            "cols": self._side(cols, col_similarity, col_ids, "cols"),
+            "rows": self._side(rows, row_similarity, row_ids, "rows", training=True),
+            "cols": self._side(cols, col_similarity, col_ids, "cols", training=True),
             "edges": None if edges is None else self._pairs(edges, "edges"),
-            "adjacency": None if adjacency is None else as_inputs(adjacency),
+            "adjacency": self._adjacency(adjacency),
+            # a labelled DataFrame's rows and columns, matched to the sides by id
+            "adjacency_row_ids": axis_labels(adjacency, "index"),
+            "adjacency_col_ids": axis_labels(adjacency, "columns"),
             "unknown_pairs": (
                 None if unknown_pairs is None else self._pairs(unknown_pairs, "unknown_pairs")
             ),

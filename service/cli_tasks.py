@@ -105,6 +105,14 @@ def _print(out: Any, path: str | None) -> None:
         print(text)
 
 
+def _adjacency(path: str | None) -> Any:
+    """``--adjacency``: a ``.npy`` array, or a table file sent as it is (plain, or labelled
+    as the published matrices are: the service matches its ids to the sides')."""
+    if path is None or Path(path).suffix == ".npy":
+        return None if path is None else load_array(path)
+    return path
+
+
 def cmd_bipartite_train(args: argparse.Namespace) -> int:
     sides = _sides(args, training=True)
     if "rows" not in sides and "row_similarity" not in sides:
@@ -116,7 +124,7 @@ def cmd_bipartite_train(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         accepted = client.train_bipartite(
             edges=None if args.edges is None else load_edges(args.edges, _known_ids(sides)),
-            adjacency=None if args.adjacency is None else load_array(args.adjacency),
+            adjacency=_adjacency(args.adjacency),
             unknown_pairs=(
                 None
                 if args.unknown_pairs is None
@@ -279,7 +287,9 @@ def add_commands(sub: Any, remote: Callable[[argparse.ArgumentParser], None]) ->
     train.add_argument("--edges", help="[row, column] interactions: pairs of ids or row numbers")
     train.add_argument(
         "--adjacency",
-        help="n_rows x n_cols interaction matrix (0/1 or weights; NA / empty cells: unknown)",
+        help="n_rows x n_cols interaction matrix (0/1 or weights; NA / empty cells: unknown): "
+        ".npy, or a table, plain or labelled (row ids in its first column, column ids in its "
+        "header, matched to the sides' ids)",
     )
     train.add_argument(
         "--unknown-pairs", help="[row, column] pairs whose interaction is unknown (not negative)"

@@ -67,6 +67,7 @@ from ..budget import budgeted_fit
 from ..callbacks import check_callback, part_callback
 from ..cost import BipartiteCost, reports_rounds
 from ..exceptions import DataError
+from ..kernel_models.krr import SYMMETRY_TOLERANCE
 from ..meta import MetaEstimator, clone
 from ..trees.forest import OK3ForestRegressor
 from . import default as default_choice
@@ -78,7 +79,9 @@ from .cost import (
     recovery_seconds,
     within_budget,
 )
+from .labels import check_vertex_labels
 from .neighbours import recover_interactions, side_similarity
+from .nrlmf import check_probabilities
 from .pairs import (
     PAIR_KERNELS,
     SIDE_INPUTS,
@@ -101,6 +104,24 @@ def psd_sqrt(S: np.ndarray) -> np.ndarray:
     V^T. O(n^3)."""
     values, vectors = np.linalg.eigh(S)
     return (vectors * np.sqrt(np.maximum(values, 0.0))) @ vectors.T
+
+
+def check_symmetric_similarity(X: Any, name: str) -> None:
+    """The default's kernel ridge member takes a side's similarity as its kernel, which must
+    be symmetric: refuse an asymmetric one (SIMCOMP's drug similarity is) naming ``name``,
+    its largest gap and the usual fix. O(n^2)."""
+    S = dense_inputs(X, name)
+    if S.ndim != 2 or S.shape[0] != S.shape[1]:
+        return  # side_similarity says what a similarity side must be
+    gap = float(np.abs(S - S.T).max(initial=0.0))
+    if gap > SYMMETRY_TOLERANCE * max(float(np.abs(S).max(initial=0.0)), np.finfo(float).tiny):
+        raise DataError(
+            f"{name} is not symmetric (largest |S - S^T| = {gap:.3g}): the default's kernel "
+            "ridge member takes each side's similarity as its kernel. Symmetrise it, e.g. "
+            f"{name} = ({name} + {name}.T) / 2, or name a model that "
+            "reads it through the empirical kernel map, e.g. "
+            "BipartiteRegressor(OKBoostRegressor(), inputs='similarity')"
+        )
 
 
 class BipartiteRegressor(MetaEstimator):
@@ -255,11 +276,13 @@ class BipartiteRegressor(MetaEstimator):
         them."""
         validate_params(self, self._parameter_constraints)
         check_callback(callback)
+        check_vertex_labels(X_rows, X_cols, Y, self.inputs, self.inputs)
         Y = check_interactions(Y)
-        if X_rows.shape[0] != Y.shape[0] or X_cols.shape[0] != Y.shape[1]:
+        n_rows, n_cols = np.shape(X_rows)[0], np.shape(X_cols)[0]  # lists, arrays, CSR
+        if n_rows != Y.shape[0] or n_cols != Y.shape[1]:
             raise DataError(
-                f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {X_rows.shape[0]} rows and "
-                f"X_cols {X_cols.shape[0]}: one input row per row and per column vertex"
+                f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {n_rows} rows and "
+                f"X_cols {n_cols}: one input row per row and per column vertex"
             )
         named = self.row_estimator is not None or self.col_estimator is not None
         self.row_weight_, self.col_weight_ = self._check_side_weights(
@@ -316,6 +339,10 @@ class BipartiteRegressor(MetaEstimator):
         """No model named: the rank average of :mod:`okcore.bipartite.default`'s members,
         fitted on the whole network (``default_model_``); ``callback`` hears its members
         (:meth:`~okcore.bipartite.RankAveragedBipartite.fit`)."""
+        check_probabilities(Y)  # before any member is fitted
+        if self.inputs == "similarity":
+            for X, name in ((X_rows, "X_rows"), (X_cols, "X_cols")):
+                check_symmetric_similarity(X, name)
         seed = check_random_state(self.random_state).integers(2**31 - 1)
         model = default_choice.default_model(self.inputs, int(seed), bipartite=type(self))
         if self.max_cpu_seconds is not None:

@@ -205,7 +205,11 @@ class NeighbourRegressor:
         check_is_fitted(self, "Y_")
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise DataError(f"X must have {self.n_features_in_} columns: got {X.shape}")
+            raise DataError(
+                f"X must have {self.n_features_in_} columns (a similarity to each training "
+                f"item, or the training features): got shape {X.shape}"
+                + (": one new item is a row, X.reshape(1, -1)" if X.ndim == 1 else "")
+            )
         S = X if self.X_fit_ is None else cosine_similarity(X, self.X_fit_)
         return neighbour_weights(S, self.n_neighbors, self.eta)
 

@@ -57,6 +57,7 @@ from .._validation import (
 from ..cost import BipartiteCost
 from ..exceptions import DataError
 from .cost import nrlmf_cost
+from .labels import check_vertex_labels
 from .neighbours import NeighbourRegressor, side_similarity
 from .pairs import SIDE_INPUTS, predict_block
 
@@ -118,6 +119,22 @@ def nrlmf_gradients(
         R @ V + lambdas[0] * U + alpha * (L_rows @ U),
         R.T @ U + lambdas[1] * V + beta * (L_cols @ V),
     )
+
+
+def check_probabilities(Y: np.ndarray) -> np.ndarray:
+    """``Y`` (known pairs, NaN for unknown ones) if its entries are in [0, 1], the
+    interactions NRLMF models as probabilities; outside it (weights, a -1 / 1 coding) its
+    objective is unbounded below and the fit diverges, so a DataError says what to send."""
+    known = Y[~np.isnan(Y)]
+    if known.size and (known.min() < 0.0 or known.max() > 1.0):
+        raise DataError(
+            f"Y holds values outside [0, 1] (from {known.min():.4g} to {known.max():.4g}): "
+            "NRLMF, a member of the default BipartiteRegressor(), models interaction "
+            "probabilities and diverges on weights. Send 0/1 interactions (e.g. "
+            "(Y > 0).astype(float); NaN for an unknown pair), or name a model that learns "
+            "weights, e.g. BipartiteRegressor(OKBoostRegressor())"
+        )
+    return Y
 
 
 class NRLMF:
@@ -215,11 +232,13 @@ class NRLMF:
         """Learn U and V on the interaction matrix Y (n_rows, n_cols) (module docstring)."""
         validate_params(self, self._parameter_constraints)
         start = time.process_time()
-        Y = check_matrix(Y, "Y")
-        if X_rows.shape[0] != Y.shape[0] or X_cols.shape[0] != Y.shape[1]:
+        check_vertex_labels(X_rows, X_cols, Y, self.inputs, self.inputs)
+        Y = check_probabilities(check_matrix(Y, "Y"))
+        n_rows, n_cols = np.shape(X_rows)[0], np.shape(X_cols)[0]  # lists, arrays, CSR
+        if n_rows != Y.shape[0] or n_cols != Y.shape[1]:
             raise DataError(
-                f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {X_rows.shape[0]} rows and "
-                f"X_cols {X_cols.shape[0]}: one input row per row and per column vertex"
+                f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {n_rows} rows and "
+                f"X_cols {n_cols}: one input row per row and per column vertex"
             )
         L_rows = knn_laplacian(side_similarity(X_rows, self.inputs), self.n_neighbors)
         L_cols = knn_laplacian(side_similarity(X_cols, self.inputs), self.n_neighbors)

@@ -27,6 +27,7 @@ from .._validation import check_inputs, check_random_state
 from ..exceptions import DataError
 from ..meta import clone
 from ..metrics import average_precision, edge_auc
+from .labels import check_fold_labels, check_vertex_labels
 from .pairs import side_inputs
 from .unknown import check_interactions
 
@@ -67,9 +68,15 @@ def check_folds(folds: Any, n: int, side: str) -> np.ndarray:
     k = int(a.max()) + 1 if n else 0
     present = np.bincount(a[a >= 0], minlength=k) if n else np.zeros(0)
     if n == 0 or a.min() < 0 or k < 2 or np.any(present == 0):
+        from_one = n > 0 and a.min() == 1 and k > 2 and bool(np.all(present[1:] > 0))
         raise DataError(
             f"{side}_folds must number the folds 0..K-1 with K >= 2 and every fold holding "
             f"at least one {side}: got ids {sorted(set(a.tolist()))[:10]}"
+            + (
+                " (numbered from 1, as in many published protocols: subtract 1 from each)"
+                if from_one
+                else ""
+            )
         )
     return a
 
@@ -163,6 +170,8 @@ def bipartite_cross_validate(
     Cost: K_rows x K_cols fits of the model, each two one-sided fits (plus the second-step
     fits of ``new_pairs="refit"``).
     """
+    check_vertex_labels(X_rows, X_cols, Y, row_inputs, col_inputs)
+    check_fold_labels(row_folds, col_folds, Y)
     Y = check_interactions(Y)
     # arrays first (a DataFrame or a list too): the folds index the rows by position
     X_rows = check_inputs(X_rows, name="X_rows", allow_missing=True)

@@ -35,6 +35,7 @@ from service.http.tables import (
     declared_id_column,
     edges_of,
     ids_of,
+    labelled_matrix_of,
     looks_like_text,
     matrix_of,
     media_separator,
@@ -190,7 +191,16 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: De
             _set_path(data, name, ids_of(parse(name, "ids")))
         elif name not in EDGE_PARTS:
             table = parse(name, "matrix")
-            if name in SIMILARITY_PARTS and predicting:
+            if name == "adjacency" and not predicting:  # a bipartite network's, at /train
+                matrix, ids, columns = labelled_matrix_of(
+                    table, "a labelled adjacency names the column vertices of its"
+                )
+                if ids is not None and columns is not None:  # matched by id by the schema
+                    source = f"by the labels of part '{name}'"
+                    _set_path(data, "adjacency_row_ids", ids, source)
+                    _set_path(data, "adjacency_col_ids", columns, source)
+                    ids = None  # the side's own ids are matched, not replaced
+            elif name in SIMILARITY_PARTS and predicting:
                 matrix, ids, columns = new_similarity_of(table)
                 if columns is not None:  # matched to the model's training ids by the route
                     _set_path(data, f"{name}_ids", columns, f"by the header of part '{name}'")

@@ -668,14 +668,25 @@ def new_similarity_of(table: Table) -> tuple[np.ndarray, list[str] | None, list[
     and the training items' ids in its header, in any order (the model matches them by
     id). Returns (matrix as read, row ids, column ids); 422 for a labelled one without a
     header or naming an id twice."""
+    return labelled_matrix_of(table, "a labelled similarity names the training items of its")
+
+
+def labelled_matrix_of(
+    table: Table, labelled: str
+) -> tuple[np.ndarray, list[str] | None, list[str] | None]:
+    """A matrix whose rows and columns may be named: plain (numbers only), or
+    **labelled**, its rows' ids in its id column and its columns' in its header (a new
+    similarity at prediction, a bipartite adjacency at training). Returns (matrix as read,
+    row ids, column ids), ids None when plain; 422 for a labelled one without a header or
+    naming a column twice, whose message starts its fix with ``labelled`` (what the
+    header names: "... of its columns in a first row")."""
     id_column = _id_column(table, with_ids=True)
     if id_column is None:
         return matrix_of(table, with_ids=False)[0], None, None
     if table.header is None:
         raise InvalidRequest(
-            f"part '{table.part}' has row ids (column {id_column + 1}) but no header row: a "
-            "labelled similarity names the training items of its columns in a first row (its "
-            "first cell empty or 'id')"
+            f"part '{table.part}' has row ids (column {id_column + 1}) but no header row: "
+            f"{labelled} columns in a first row (its first cell empty or 'id')"
         )
     S, row_ids = matrix_of(table, with_ids=True)
     col_ids = [h for j, h in enumerate(table.header) if j != id_column]
@@ -684,7 +695,7 @@ def new_similarity_of(table: Table) -> tuple[np.ndarray, list[str] | None, list[
         if v in seen:
             raise InvalidRequest(
                 f"part '{table.part}' names {v[:80]!r} twice in its header ({seen[v] + 1} and "
-                f"{k + 1}): one column per training item"
+                f"{k + 1}): one column per vertex or item"
             )
         seen[v] = k
     return S, row_ids, col_ids

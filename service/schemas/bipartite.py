@@ -263,6 +263,21 @@ class BipartiteTrainRequest(_Model):
         "non-negative weights; a null entry (NaN, or an empty / NA cell of a table) is an "
         "unknown pair. Instead of `edges`.",
     )
+    adjacency_row_ids: Ids | None = Field(
+        None,
+        description="The row vertices' ids naming the rows of `adjacency`, in any order: "
+        "matched to `rows.ids` (every row vertex once), or the row vertices' ids when "
+        "`rows` has none. A labelled adjacency table (the rows' ids in its first column, as "
+        "in a published `*_admat_dgc.txt`) gives them. Default: the rows are in the order of "
+        "`rows`.",
+        examples=[["d3", "d1", "d2"]],
+    )
+    adjacency_col_ids: Ids | None = Field(
+        None,
+        description="The same for the columns of `adjacency` and `cols.ids`; a labelled "
+        "adjacency table gives them by its header.",
+        examples=[["t2", "t1"]],
+    )
     unknown_pairs: Edges | None = Field(
         None,
         description="Pairs whose interaction is unknown (never tested, withheld), as "
@@ -307,8 +322,15 @@ class BipartiteTrainRequest(_Model):
             if shape != (self.rows.size, self.cols.size):
                 raise ValueError(
                     f"adjacency is {shape[0]} x {shape[1]} but there are {self.rows.size} row "
-                    f"and {self.cols.size} column vertices"
+                    f"and {self.cols.size} column vertices: one row of adjacency per row "
+                    "vertex and one column per column vertex"
                 )
+            self.adjacency = self._adjacency_by_id(self.adjacency)
+        elif self.adjacency_row_ids is not None or self.adjacency_col_ids is not None:
+            raise ValueError(
+                "adjacency_row_ids and adjacency_col_ids name the rows and columns of an "
+                "adjacency: send one, or leave them out with edges"
+            )
         for side in ("rows", "cols"):
             s = getattr(self, side)
             if s.similarity is not None and s.similarity.shape[0] != s.similarity.shape[1]:
@@ -317,6 +339,42 @@ class BipartiteTrainRequest(_Model):
                     "at /train it is the square similarity among the training vertices"
                 )
         return self
+
+    def _adjacency_by_id(self, adjacency: Any) -> Any:
+        """``adjacency`` with its rows and columns put in the order of ``rows`` and
+        ``cols`` by their ids (``adjacency_row_ids``, ``adjacency_col_ids``); a side
+        without ids takes them. Raises ValueError naming the first id that does not
+        match."""
+        for axis, side_name, field in (
+            (0, "rows", "adjacency_row_ids"),
+            (1, "cols", "adjacency_col_ids"),
+        ):
+            labels = getattr(self, field)
+            if labels is None:
+                continue
+            side = getattr(self, side_name)
+            if labels.shape[0] != adjacency.shape[axis]:
+                raise ValueError(
+                    f"{field} has {labels.shape[0]} ids but adjacency "
+                    f"{adjacency.shape[axis]} {('rows', 'columns')[axis]}: one id each"
+                )
+            if side.ids is None:
+                side.ids = labels
+                continue
+            position = {v: k for k, v in enumerate(labels.tolist())}
+            missing = [v for v in side.ids.tolist() if v not in position]
+            if missing:
+                extra = sorted(set(position) - set(side.ids.tolist()))
+                raise ValueError(
+                    f"{field} (the adjacency's {('row ids', 'header')[axis]}) does not name "
+                    f"{len(missing)} of the {('row', 'column')[axis]} vertices ({side_name}.ids; "
+                    f"e.g. {missing[0][:80]!r}) and "
+                    f"names {len(extra)} others (e.g. {extra[0][:80]!r}): the adjacency and "
+                    f"{side_name} must name the same vertices, in any order"
+                )
+            order = np.fromiter((position[v] for v in side.ids.tolist()), np.int64, labels.shape[0])
+            adjacency = adjacency[order] if axis == 0 else adjacency[:, order]
+        return adjacency
 
 
 class NewSide(Side):

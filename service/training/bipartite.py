@@ -221,10 +221,20 @@ def interactions(
 
 
 def interaction_warnings(Y: sp.csr_matrix) -> list[str]:
-    """What is degenerate about the interactions (sparse, zeros eliminated): vertices
-    without any (their profiles are all zero: a model learns nothing about them from their
-    own row)."""
+    """What is degenerate about the interactions (sparse, zeros eliminated): a side with
+    fewer vertices than okcore advises for a training set (its one-sided model learns from
+    them alone: with one, every new vertex of that side gets its profile), and vertices
+    without any interaction (their profiles are all zero: a model learns nothing about
+    them from their own row). The row side's count is said as for any model (the record's
+    ``n_train``)."""
     out = []
+    n_cols, least = Y.shape[1], okcore.model_selection.MIN_TRAIN_SAMPLES
+    if n_cols < least:
+        out.append(
+            f"only {n_cols} column {'vertex' if n_cols == 1 else 'vertices'}: the column "
+            "model, which scores new columns, learns from them alone and its scores are "
+            f"anecdotal (at least {least} are advised)"
+        )
     for axis, side in ((1, "row"), (0, "column")):
         empty = int((Y.getnnz(axis=axis) == 0).sum())
         if empty:
@@ -271,6 +281,14 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
     Y, unknown = interactions(req, max_dense)
     if not Y.nnz:
         raise InvalidRequest("the network has no interaction: there is nothing to learn")
+    if auto and Y.data.max() > 1.0:
+        raise InvalidRequest(
+            f"adjacency holds weights above 1 (up to {Y.data.max():.4g}): the default (model "
+            "'auto') learns 0/1 interactions, and its NRLMF member, which models them as "
+            "probabilities, diverges on weights. Send 0/1 (an empty cell or null for an "
+            'unknown pair), or name a model that learns weights (e.g. "model": "okboost")',
+            details=[{"loc": ["adjacency"], "msg": "weights above 1 need a named model"}],
+        )
     X_rows, X_cols = req.rows.values, req.cols.values
     symmetrised: list[str] = []
     if req.rows.kind == "similarity":

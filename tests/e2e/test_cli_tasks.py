@@ -124,6 +124,36 @@ def test_bipartite_with_a_labelled_target_similarity(
     assert info["n_interactions"] == len(pairs) and info["has_col_ids"]
 
 
+def test_bipartite_with_the_published_interaction_matrix(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--adjacency given as published (targets x drugs, ids in its first column and
+    header) beside a labelled drug similarity in another order: matched by id, with an
+    empty cell read as an unknown pair."""
+    url = ["--url", server.url]
+    X = NET.cols[:20]
+    S = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4)
+    ids = NET.col_ids[:20]
+    order = np.random.default_rng(1).permutation(20)
+    lines = ["\t" + "\t".join(ids[j] for j in order)]
+    lines += [ids[i] + "\t" + "\t".join(f"{S[i, j]:.6f}" for j in order) for i in order]
+    (tmp_path / "dc.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _table(tmp_path / "targets.csv", NET.rows[:30], NET.row_ids[:30])
+    Y = NET.Y[:30, :20]
+    cells = [["" if (i, j) == (0, 1) else f"{Y[i, j]:g}" for j in range(20)] for i in range(30)]
+    lines = ["\t" + "\t".join(ids)]
+    lines += [NET.row_ids[i] + "\t" + "\t".join(row) for i, row in enumerate(cells)]
+    (tmp_path / "admat_dgc.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code = main(["bipartite", "train", *url, "--rows", str(tmp_path / "targets.csv"),
+                 "--col-similarity", str(tmp_path / "dc.txt"), "--adjacency",
+                 str(tmp_path / "admat_dgc.txt"), "--model", "okboost", "--param", "n_estimators=5", "--quiet"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    trained = json.loads(capsys.readouterr().out)
+    info = httpx.get(f"{server.url}/models/{trained['model_id']}").json()["bipartite"]
+    expected = int(np.delete(Y.ravel(), 1).sum())
+    assert info["n_interactions"] == expected and info["n_unknown"] == 1
+
+
 def test_bipartite_unknown_pairs_from_files(
     server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -171,3 +171,37 @@ def test_predict_with_similarity_columns_named_by_training_id(http: TestClient) 
     np.testing.assert_allclose(got, want, atol=1e-12)
     unnamed = c.predict(fit["model_id"], S[30:, order], weights="dense")["weights"]
     assert not np.allclose(unnamed, want)  # the names are what put the columns in order
+
+
+def test_labelled_data_frames_as_pandas_reads_the_published_files(http: TestClient) -> None:
+    """Targets x drugs, each DataFrame labelled by id and in an order of its own (the drug
+    similarity's differs from the matrix's): matched by id, the model is the one trained
+    on the arrays put in order by hand, never drugs paired with another's similarities."""
+    pd = pytest.importorskip("pandas")
+    c = OKBoostClient("http://localhost", transport=http._transport)
+    targets, drugs = [f"hsa:{100 + i}" for i in range(30)], [f"D{200 + j:05d}" for j in range(20)]
+    S_t = np.exp(-((NET.rows[R, None] - NET.rows[None, R]) ** 2).sum(-1) / 4)
+    S_d = np.exp(-((NET.cols[:, None] - NET.cols[None]) ** 2).sum(-1) / 4)
+    order = np.random.default_rng(0).permutation(20)
+    drug_frame = pd.DataFrame(S_d[C, C][np.ix_(order, order)],
+                              index=[drugs[j] for j in order], columns=[drugs[j] for j in order])  # fmt: skip
+    fit = c.train_bipartite(
+        row_similarity=pd.DataFrame(S_t, index=targets, columns=targets),
+        col_similarity=drug_frame, adjacency=pd.DataFrame(NET.Y[R, C], index=targets, columns=drugs),
+        model="okboost", params=SMALL, wait=True,
+    )  # fmt: skip
+    # by hand: the matrix's drugs put in the drug file's order, the order the model learns in
+    plain = c.train_bipartite(row_similarity=S_t, col_similarity=drug_frame.to_numpy(),
+                              adjacency=NET.Y[R, C][:, order], model="okboost", params=SMALL,
+                              wait=True)  # fmt: skip
+    new = S_d[TC, C]  # the new drugs' similarity to the 20 training drugs, in id order
+    by_frame = c.kernel_bipartite(
+        fit["model_id"],
+        col_similarity=pd.DataFrame(new, index=["N1", "N2", "N3", "N4"], columns=drugs),
+    )["scores"]["new_cols"]
+    expected = c.kernel_bipartite(plain["model_id"], col_similarity=new[:, order])
+    expected = expected["scores"]["new_cols"]
+    np.testing.assert_allclose(by_frame, expected)
+    with pytest.raises(ValueError, match="same items once each"):
+        c.train_bipartite(row_similarity=pd.DataFrame(S_t, index=targets, columns=targets[::-1][:29] + ["x"]),
+                          col_similarity=S_d[C, C], adjacency=NET.Y[R, C])  # fmt: skip

@@ -79,6 +79,11 @@ def test_one_side_given_the_other_drawn() -> None:
         (np.r_[np.zeros(9, dtype=int), -np.ones(9, dtype=int)], "0..K-1"),
         (np.linspace(0, 1, 18), "integer fold ids"),
         (np.array(["a", "b"] * 9), "integer fold ids"),
+        (
+            np.arange(18) % 3 + 1,
+            r"got ids \[1, 2, 3\] \(numbered from 1, .*: subtract 1 from each\)",
+        ),
+        (np.arange(18) % 2 + 2, r"got ids \[2, 3\]$"),  # not a numbering from 1: no hint
     ],
 )
 def test_bad_fold_arrays_are_refused(folds, match) -> None:

@@ -224,3 +224,22 @@ def test_block_weights_replace_the_weights_of_their_block_only() -> None:
     ):
         with pytest.raises(DataError, match=match):
             RankAveragedBipartite(members, None, bad).fit(S_r, S_c, Y)
+
+
+@pytest.mark.parametrize("scale, low", [(5.0, 0.0), (-1.0, -1.0)])
+def test_values_outside_0_1_are_refused_not_diverged(scale, low) -> None:
+    """Weights or a -1 / 1 coding make NRLMF's objective unbounded below (a fit of weights
+    x 5 on GPCR reached -1.3e7 with every probability 0 or 1): NRLMF and the default, whose
+    member it is, refuse them before fitting; fractions in [0, 1] are probabilities."""
+    rng = np.random.default_rng(0)
+    S_r, S_c = _similarity(8, 1), _similarity(6, 2)
+    Y = (rng.random((8, 6)) < 0.4).astype(float)
+    Y[0, 0] = 1.0
+    message = rf"Y holds values outside \[0, 1\] \(from {low:g} to .*\(Y > 0\).astype\(float\)"
+    for model in (
+        NRLMF(n_factors=2, max_iter=2, inputs="similarity"),
+        BipartiteRegressor(inputs="similarity"),
+    ):
+        with pytest.raises(DataError, match=message):
+            model.fit(S_r, S_c, scale * Y)
+    NRLMF(n_factors=2, max_iter=2, inputs="similarity").fit(S_r, S_c, 0.5 * Y)

@@ -116,6 +116,23 @@ def test_routes_that_need_wf_say_which_model_to_train(trained: Any) -> None:
         assert "bipartite" in error["message"]
 
 
+def test_weights_above_1_with_auto_are_422_before_queueing(trained: Any) -> None:
+    """NRLMF (a member) diverges on weights: the default refuses them naming the field; a
+    named model learns them, and fractions in [0, 1] stay the default's."""
+    client, _, _ = trained
+    Y = NET.Y[np.ix_(R, C)]
+    weighted = _body(edges=None, adjacency=(2.5 * Y).tolist())
+    del weighted["edges"]
+    r = client.post("/train", json=weighted)
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert error["message"].startswith("adjacency holds weights above 1 (up to 2.5)")
+    assert '"model": "okboost"' in error["message"]
+    assert error["details"][0]["loc"] == ["adjacency"]
+    named = {**weighted, "model": "okboost", "params": {"n_estimators": 3}}
+    assert client.post("/train", json=named).status_code == 201
+
+
 @pytest.mark.parametrize(
     ("extra", "where"),
     [({"params": {"n_estimators": 5}}, "params"), ({"new_pairs": "refit"}, "new_pairs")],

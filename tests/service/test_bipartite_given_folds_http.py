@@ -53,6 +53,10 @@ def test_given_folds_give_okcore_s_scores(client: TestClient) -> None:
         ({"col_folds": [0] * 20}, "K >= 2"),
         ({"col_folds": [0] * 10 + [2] * 10}, "every fold"),
         ({"row_folds": list(range(30))}, "at most 20"),
+        (
+            {"row_folds": [f + 1 for f in ROW_FOLDS]},
+            "numbered from 1, as in many published protocols: subtract 1",
+        ),
     ],
 )
 def test_bad_given_folds_are_422(client: TestClient, cv: dict, message: str) -> None:

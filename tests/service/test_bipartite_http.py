@@ -70,6 +70,18 @@ def test_record_says_bipartite(client: TestClient, bipartite_model: str) -> None
     assert info["has_row_ids"] and info["has_col_ids"] and not info["weighted"]
 
 
+def test_a_small_column_side_is_said_in_the_warnings(client: TestClient) -> None:
+    """One target: every new target would get its profile whatever its inputs; the record
+    says so rather than answer as if the column model had learnt something."""
+    assert not any("column vert" in w and "only" in w for w in
+                   client.get(f"/models/{_train(client, _body())['model_id']}").json()["warnings"])  # fmt: skip
+    body = _body(ids=False, edges=None, adjacency=NET.Y[np.ix_(TRAIN_R, [0])].tolist())
+    body["cols"] = {"similarity": [[1.0]]}
+    del body["edges"]
+    warnings = _train(client, body)["model"]["warnings"]
+    assert "only 1 column vertex: the column model, which scores new columns, learns from them alone and its scores are anecdotal (at least 20 are advised)" in warnings  # fmt: skip
+
+
 def test_kernel_blocks_equal_okcore(client: TestClient, bipartite_model: str) -> None:
     ref = _reference()
     Xr, Xc = NET.rows[TEST_R], NET.cols[TEST_C]
