@@ -845,6 +845,15 @@ class MultiLabelClassifier(MetaEstimator):
         check_is_fitted(self, "estimator_")
         return int(self.estimator_.n_features_in_)
 
+    @property
+    def classes_(self) -> list[np.ndarray]:
+        """The classes of each label, [0, 1] for every one (scikit-learn's convention for a
+        multi-label classifier, as ``MultiOutputClassifier``'s): what lets scikit-learn's
+        scorers by name ("f1_micro", "roc_auc", ...) score this model in
+        ``cross_val_score`` and the searches."""
+        check_is_fitted(self, "thresholds_")
+        return [np.array([0, 1]) for _ in range(len(self.thresholds_))]
+
     def predict_proba(self, X: Any) -> np.ndarray:
         """Label scores in [0, 1], shape (Q, L): the ``scores`` map of
         :meth:`decision_function`. Rank labels with it (ranking loss, one-error, coverage)."""

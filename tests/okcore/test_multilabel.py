@@ -562,3 +562,26 @@ def test_inner_parameters_need_an_estimator_and_wrong_widths_name_the_classifier
     assert model.n_features_in_ == X.shape[1]
     with pytest.raises(DataError, match="but MultiLabelClassifier is expecting"):
         model.predict(X[:2, :-1])
+
+
+def test_scikit_learn_scorers_by_name_score_it() -> None:
+    """cross_val_score(..., scoring="f1_micro") answered nan for every fold (the scorers ask
+    a classifier for ``classes_``): each label's classes are [0, 1], as for scikit-learn's
+    own multi-label classifiers, and the scores are those of the model's predictions."""
+    model_selection = pytest.importorskip("sklearn.model_selection")
+    sk_metrics = pytest.importorskip("sklearn.metrics")
+    X, Y = _data(n=60)
+    model = MultiLabelClassifier(OK3ForestRegressor(n_estimators=10, random_state=0))
+    assert not hasattr(model, "classes_")
+    folds = model_selection.KFold(3)
+    for scoring in ("f1_micro", "roc_auc", "average_precision"):
+        scores = model_selection.cross_val_score(
+            model, X, Y, cv=folds, scoring=scoring, error_score="raise"
+        )
+        assert np.isfinite(scores).all()
+    train, test = next(iter(folds.split(X)))
+    fitted = clone(model).fit(X[train], Y[train])
+    assert [c.tolist() for c in fitted.classes_] == [[0, 1]] * 4
+    by_name = model_selection.cross_val_score(model, X, Y, cv=folds, scoring="f1_micro")
+    expected = sk_metrics.f1_score(Y[test], fitted.predict(X[test]), average="micro")
+    assert by_name[0] == pytest.approx(expected)
