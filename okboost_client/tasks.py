@@ -283,14 +283,19 @@ class TaskMethods:
         """POST /evaluate of a multi-label model against the true 0/1 label rows: Hamming
         loss, subset accuracy, micro- and macro-F1, ranking loss, one-error, coverage and
         label-ranking average precision (the label sets of ``metric``'s thresholds when
-        given)."""
+        given). A DataFrame's column names, when they are names (not the default 0, 1,
+        ...), are matched to the model's label names, in any order."""
         inputs, _ = table_inputs(inputs, None)
+        columns = None
         if is_data_frame(labels):
+            if all(isinstance(c, str) for c in labels.columns):
+                columns = [str(c) for c in labels.columns]
             labels = labels.to_numpy(dtype=float)
         body = {
             "model_id": model_id,
             "inputs": as_inputs(inputs),
             "outputs": np.asarray(labels, dtype=float),
+            "output_columns": columns,
             "metric": metric,
         }
         result: dict[str, Any] = self._post("/evaluate", body)

@@ -123,6 +123,25 @@ def predict(m: LoadedModel, req: PredictRequest, *, max_dense: int) -> dict[str,
     }
 
 
+def by_label_name(names: list[str] | None, truth: np.ndarray, columns: list[str] | None) -> Any:
+    """The true label rows with their columns in the model's label order: ``columns`` (the
+    names of the columns of ``outputs``, a table's header) matched to the model's label
+    ``names`` by name; as sent when either has no names. 422 for a name that is not one of
+    the model's labels, or a label named twice: a column read as another label would be
+    scored silently."""
+    if names is None or columns is None or list(columns) == list(names):
+        return truth
+    unknown = [c for c in columns if c not in names]
+    if unknown or len(set(columns)) != len(columns) or len(columns) != truth.shape[1]:
+        what = f"names {unknown}, not labels of this model" if unknown else "a label twice"
+        raise InvalidRequest(
+            f"output_columns (the header of outputs) has {what}: name the columns by the "
+            f"model's labels {names}, in any order, or send outputs without a header (its "
+            "columns are then the labels in the model's order)"
+        )
+    return truth[:, [list(columns).index(name) for name in names]]
+
+
 def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[str, Any]:
     """The multi-label measures of the model on test inputs with their true 0/1 label rows
     (``outputs``)."""
@@ -143,6 +162,7 @@ def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[st
         )
     if not np.isin(truth, (0.0, 1.0)).all():
         raise InvalidRequest("outputs must be 0/1 label rows")
+    truth = by_label_name(m.record["multilabel"].get("label_names"), truth, req.output_columns)
     proba, labels, _, _ = _scores(m, req.inputs, max_dense, req.metric)
     out: dict[str, Any] = {"model_id": m.model_id, "task": "multilabel", "n_test": len(truth)}
     for name in THRESHOLDED:

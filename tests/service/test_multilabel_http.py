@@ -190,3 +190,56 @@ def test_a_missing_label_says_a_label_is_0_or_1(client: TestClient) -> None:
     r = client.post("/train", data={"json": spec}, files={"labels": ("y.csv", table, "text/csv")})
     assert r.status_code == 422, r.text
     assert "a label is 0 or 1" in r.json()["error"]["message"]
+
+
+def _table(rows: np.ndarray, header: list[str] | None = None) -> bytes:
+    lines = [] if header is None else [",".join(header)]
+    return ("\n".join(lines + [",".join(str(int(v)) for v in row) for row in rows]) + "\n").encode()
+
+
+def test_evaluate_matches_a_labelled_truth_table_by_name(
+    client: TestClient, labels_model: dict[str, Any]
+) -> None:
+    """A truth table whose header names the labels in another order was scored column by
+    column against the wrong labels (and a header of other names was read as if right): its
+    columns are now matched to the model's labels by name; names that are not its labels
+    are a 422 naming them and the model's labels."""
+    spec = {"data": {"json": json.dumps({"model_id": labels_model["model_id"],
+                                         "inputs": X[TEST].tolist()})}}  # fmt: skip
+
+    def evaluate(table: bytes) -> Any:
+        return client.post("/evaluate", **spec, files={"outputs": ("truth.csv", table)})
+
+    plain = evaluate(_table(LABELS[TEST]))
+    assert plain.status_code == 200, plain.text
+    assert evaluate(_table(LABELS[TEST], NAMES)).json() == plain.json()
+    assert evaluate(_table(LABELS[TEST][:, ::-1], NAMES[::-1])).json() == plain.json()
+    r = client.post("/evaluate", json={"model_id": labels_model["model_id"],
+                                       "inputs": X[TEST].tolist(),
+                                       "outputs": LABELS[TEST][:, [1, 0, 2, 3]].tolist(),
+                                       "output_columns": ["beta", "alpha", "gamma", "delta"]})  # fmt: skip
+    assert r.json() == plain.json()
+    r = evaluate(_table(LABELS[TEST], ["alpha", "beta", "gamma", "omega"]))
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert "output_columns (the header of outputs) has names ['omega']" in message
+    assert str(NAMES) in message and "without a header" in message
+    r = evaluate(_table(LABELS[TEST], ["alpha", "alpha", "gamma", "delta"]))
+    assert r.status_code == 422 and "a label twice" in r.json()["error"]["message"]
+
+
+def test_label_names_and_a_labels_header_that_disagree_are_422(client: TestClient) -> None:
+    """label_names in the json part and a labels table's header naming the columns otherwise:
+    the header was ignored without a word; now a 422 says to send one of them."""
+    spec = {k: v for k, v in _body(wait=False).items() if k != "labels"}
+
+    def train(names: list[str]) -> Any:
+        return client.post("/train", data={"json": json.dumps({**spec, "label_names": names})},
+                           files={"labels": ("labels.csv", _table(LABELS[TRAIN], NAMES))})  # fmt: skip
+
+    assert train(NAMES).status_code == 202
+    r = train(["a", "b", "c", "d"])
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert "label_names ['a', 'b', 'c', 'd'] and the header of part 'labels'" in message
+    assert "leave label_names out" in message
