@@ -367,11 +367,21 @@ def calibrated_thresholds(
         return np.full(n_labels, 0.5)
     if metric == "micro_f1" or (metric == "balanced" and per_label):
         best = max(metrics.micro_f1(Y, probabilities >= t) for t in THRESHOLD_GRID)
-        micro = np.full(n_labels, np.round(best / 2, 2))
+        micro = np.full(n_labels, _half_best_f1(best))
         return micro if metric == "micro_f1" else balanced_thresholds(probabilities, micro)
     if metric == "macro_f1" and per_label:
-        return np.round(label_curves(Y, probabilities, "macro_f1").max(axis=1) / 2, 2)
+        return _half_best_f1(label_curves(Y, probabilities, "macro_f1").max(axis=1))
     return None
+
+
+def _half_best_f1(best: Any) -> np.ndarray:
+    """The F1 thresholds of calibrated probabilities: half the best F1, rounded to 0.01 and
+    at least the grid's lowest threshold; 0.5 where the best F1 is 0 (a label on no training
+    row: no threshold gives it an F1 above 0, and "half of 0" would predict it for every
+    row, so it takes the threshold the other measures want)."""
+    best = np.asarray(best, dtype=np.float64)
+    half = np.maximum(np.round(best / 2, 2), THRESHOLD_GRID[0])
+    return np.where(best > 0, half, 0.5)
 
 
 def choose_thresholds(

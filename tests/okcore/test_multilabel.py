@@ -585,3 +585,24 @@ def test_scikit_learn_scorers_by_name_score_it() -> None:
     by_name = model_selection.cross_val_score(model, X, Y, cv=folds, scoring="f1_micro")
     expected = sk_metrics.f1_score(Y[test], fitted.predict(X[test]), average="micro")
     assert by_name[0] == pytest.approx(expected)
+
+
+def test_a_label_on_no_training_row_is_not_predicted_for_every_row() -> None:
+    """A label on no training row has best F1 0, and 'half the best F1' made its macro-F1
+    threshold 0: the label was predicted for every row (metric="macro_f1", or micro-F1 with
+    no label on any row). Its threshold is now 0.5, what the window rule's tie-break and the
+    Hamming loss give, and a tiny best F1 keeps the grid's lowest threshold, not 0."""
+    X, Y = _data(n=90)
+    Y[:, 1] = 0
+    model = MultiLabelClassifier(OK3ForestRegressor(n_estimators=10, random_state=0),
+                                 metric="macro_f1").fit(X, Y)  # fmt: skip
+    assert model.thresholds_[1] == 0.5 and model.thresholds_for("balanced")[1] > 0
+    assert not model.predict(X)[:, 1].any()
+    none = np.zeros((50, 3), dtype=bool)
+    P = np.random.default_rng(0).random((50, 3))
+    assert np.all(calibrated_thresholds(none, P, "micro_f1", False) == 0.5)
+    assert np.all(calibrated_thresholds(none, P, "macro_f1", True) == 0.5)
+    rare = none.copy()
+    rare[0, 0] = True
+    P[0, 0], P[1:, 0] = 0.02, 1.0  # its one row ranked last: best F1 2/51, half of it 0.02
+    assert calibrated_thresholds(rare, P, "macro_f1", True)[0] == pytest.approx(0.02)
