@@ -435,6 +435,35 @@ def choose_thresholds(
     return thresholds
 
 
+def check_label_rows(Y: Any) -> np.ndarray:
+    """``Y`` as an array of 0/1 label rows (samples x labels: numbers or booleans), or a
+    :class:`DataError` naming what is not: its shape, text entries, or the first entry that
+    is not 0 or 1 (a missing label included). O(N L)."""
+    labels = np.asarray(Y)
+    if labels.ndim != 2:
+        single = " (one label: pass Y.reshape(-1, 1))" if labels.ndim == 1 else ""
+        raise DataError(
+            f"Y must be a 2-D array of 0/1 label rows (samples x labels): got shape "
+            f"{labels.shape}{single}"
+        )
+    if labels.dtype.kind in "USO" and not all(
+        isinstance(v, int | float | np.number | bool | np.bool_) for v in labels.flat
+    ):
+        raise DataError(
+            f"Y must be 0/1 label rows of numbers or booleans: got text entries such as "
+            f"{str(labels.flat[0])!r}; convert them first, e.g. Y.astype(int)"
+        )
+    bad = np.argwhere(~np.isin(labels, (0, 1)))
+    if len(bad):
+        row, col = (int(i) for i in bad[0])
+        raise DataError(
+            f"Y must be 0/1 label rows: Y[{row}, {col}] is {labels[row, col]} ({len(bad)} "
+            "entries are not 0 or 1); a label is 1 where the sample has it, 0 where not "
+            "(fill in or drop the rows of a missing label)"
+        )
+    return labels
+
+
 def default_candidates(random_state: Any, n_rows: int = 0) -> list[Any]:
     """The candidate models of ``MultiLabelClassifier()`` (module docstring), seeded by
     ``random_state``: kernel ridge with its width and penalty by inner CV (exact up to
@@ -730,9 +759,7 @@ class MultiLabelClassifier(MetaEstimator):
         check_callback(callback)
         self._forget_fit()
         X = check_inputs(X)
-        labels = np.asarray(Y)
-        if labels.ndim != 2 or not np.isin(labels, (0, 1)).all():
-            raise DataError("Y must be a 2-D array of 0/1 label rows (samples x labels)")
+        labels = check_label_rows(Y)
         if X.shape[0] != labels.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but Y has {labels.shape[0]}")
         labels = labels.astype(np.float64)
@@ -825,6 +852,8 @@ class MultiLabelClassifier(MetaEstimator):
             raise DataError("no out-of-fold scores: fit with threshold='cv' first")
         if metric not in THRESHOLD_METRICS:
             raise DataError(f"metric must be one of {THRESHOLD_METRICS}: got {metric!r}")
+        if not (isinstance(per_label, bool | np.bool_) or per_label == "auto"):
+            raise DataError(f'per_label must be True, False or "auto": got {per_label!r}')
         assert self.oof_scores_ is not None and self.oof_labels_ is not None
         by_label = thresholds_per_label(metric, per_label)
         rule = self.threshold_rule

@@ -606,3 +606,35 @@ def test_a_label_on_no_training_row_is_not_predicted_for_every_row() -> None:
     rare[0, 0] = True
     P[0, 0], P[1:, 0] = 0.02, 1.0  # its one row ranked last: best F1 2/51, half of it 0.02
     assert calibrated_thresholds(rare, P, "macro_f1", True)[0] == pytest.approx(0.02)
+
+
+def test_label_rows_that_are_not_0_1_are_named() -> None:
+    """NaN, text and a 1-D label vector were all told 'Y must be a 2-D array of 0/1 label
+    rows', text "0"/"1" rows included: the refusal now names the shape, the text or the
+    first entry that is not 0 or 1; booleans and a pandas DataFrame of 0/1 are label rows."""
+    from okcore.exceptions import DataError
+
+    pd = pytest.importorskip("pandas")
+    X, Y = _data(n=60)
+    model = MultiLabelClassifier(OK3ForestRegressor(n_estimators=5, random_state=0))
+    with pytest.raises(DataError, match=r"got shape \(60,\) \(one label: pass Y.reshape"):
+        clone(model).fit(X, Y[:, 0])
+    with pytest.raises(DataError, match="text entries such as '1'.*Y.astype"):
+        clone(model).fit(X, Y.astype(str))
+    missing = Y.astype(float)
+    missing[4, 2] = np.nan
+    with pytest.raises(DataError, match=r"Y\[4, 2\] is nan \(1 entries are not 0 or 1\)"):
+        clone(model).fit(X, missing)
+    expected = clone(model).fit(X, Y).predict_proba(X)
+    for same in (Y.astype(bool), pd.DataFrame(Y, columns=list("abcd")), Y.astype(object)):
+        np.testing.assert_array_equal(clone(model).fit(X, same).predict_proba(X), expected)
+
+
+def test_thresholds_for_refuses_a_per_label_it_does_not_know() -> None:
+    from okcore.exceptions import DataError
+
+    model = MultiLabelClassifier(OK3ForestRegressor(n_estimators=5, random_state=0))
+    model.fit(*_data(n=60))
+    with pytest.raises(DataError, match='per_label must be True, False or "auto"'):
+        model.thresholds_for("micro_f1", "yes")
+    assert model.thresholds_for("macro_f1", np.True_).shape == (4,)
