@@ -15,8 +15,8 @@ from service.schemas.api import (
     Ids,
     InputColumns,
     Matrix,
-    Outputs,
     ThresholdMetric,
+    TrueOutputs,
     Vector,
     documented,
 )
@@ -81,7 +81,7 @@ class EvaluateRequest(BaseModel):
         None, description="Optional ids of the Q test vertices (unique strings), for `edges`."
     )
     input_columns: InputColumns = None
-    outputs: Outputs | None = Field(
+    outputs: TrueOutputs | None = Field(
         None,
         description="Q x d true outputs (models trained on output vectors): Err^phi and Err^Y.",
         examples=[[[0.1, 1.0], [0.9, -0.2]]],

@@ -243,3 +243,20 @@ def test_label_names_and_a_labels_header_that_disagree_are_422(client: TestClien
     message = r.json()["error"]["message"]
     assert "label_names ['a', 'b', 'c', 'd'] and the header of part 'labels'" in message
     assert "leave label_names out" in message
+
+
+def test_a_missing_true_label_at_evaluate_is_not_to_be_imputed(
+    client: TestClient, labels_model: dict[str, Any]
+) -> None:
+    """A missing value in /evaluate's true label rows was told to be imputed 'with its
+    column's mean' (a guessed truth, scored as known, and not a label): the 422 now says to
+    fill in only known truths, a label being 1 or 0, or to drop the row."""
+    truth = LABELS[TEST].tolist()
+    truth[2][1] = None
+    r = post_json(client, "/evaluate", {"model_id": labels_model["model_id"],
+                                        "inputs": X[TEST].tolist(), "outputs": truth})  # fmt: skip
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert "outputs has missing values (NaN) in rows 2" in message and "mean" not in message
+    assert "1 where the sample has the label, 0 where not" in message
+    assert "or drop row 2" in message
