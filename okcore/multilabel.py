@@ -89,6 +89,7 @@ from .exceptions import DataError
 from .folds import kfold
 from .kernel_models.ridge import KernelRidgeRegressor
 from .meta import MetaEstimator, clone, members_accept
+from .trees.binning import MAX_BINS
 from .trees.forest import OK3ForestRegressor
 
 THRESHOLD_METRICS = ("micro_f1", "macro_f1", "hamming_loss", "subset_accuracy", "balanced")
@@ -464,11 +465,13 @@ def check_label_rows(Y: Any) -> np.ndarray:
     return labels
 
 
-def default_candidates(random_state: Any, n_rows: int = 0) -> list[Any]:
+def default_candidates(random_state: Any, n_rows: int = 0, weighted: bool = False) -> list[Any]:
     """The candidate models of ``MultiLabelClassifier()`` (module docstring), seeded by
     ``random_state``: kernel ridge with its width and penalty by inner CV (exact up to
     :data:`KRR_EXACT_MAX_ROWS` training rows ``n_rows``, else Nystrom), OK3-et + OKBoost and
-    OK3 extra-trees."""
+    OK3 extra-trees; ``weighted`` (a fit with ``sample_weight``): the extra-trees search
+    histograms of :data:`~okcore.trees.binning.MAX_BINS` bins, the search weighted forests
+    need (the exact one is refused for a feature of more distinct values)."""
     components = None if n_rows <= KRR_EXACT_MAX_ROWS else KRR_COMPONENTS
     return [
         KernelRidgeRegressor(gamma="cv", n_components=components, random_state=random_state),
@@ -478,7 +481,7 @@ def default_candidates(random_state: Any, n_rows: int = 0) -> list[Any]:
         ),
         OK3ForestRegressor(
             n_estimators=100, splitter="random", bootstrap=False, max_features="sqrt",
-            random_state=random_state,
+            max_bins=MAX_BINS if weighted else None, random_state=random_state,
         ),
     ]  # fmt: skip
 
@@ -726,12 +729,13 @@ class MultiLabelClassifier(MetaEstimator):
             ),
         )
 
-    def candidate_models(self, n_rows: int) -> list[Any]:
-        """Fresh unfitted clones of the models :meth:`fit` fits on ``n_rows`` training rows:
-        the default's candidates (:func:`default_candidates`, seeded by ``random_state``)
-        when no estimator is named, else the named one(s)."""
+    def candidate_models(self, n_rows: int, weighted: bool = False) -> list[Any]:
+        """Fresh unfitted clones of the models :meth:`fit` fits on ``n_rows`` training rows
+        (``weighted``: with ``sample_weight``): the default's candidates
+        (:func:`default_candidates`, seeded by ``random_state``) when no estimator is named,
+        else the named one(s)."""
         if self.estimator is None:
-            return default_candidates(self.random_state, n_rows)
+            return default_candidates(self.random_state, n_rows, weighted)
         if isinstance(self.estimator, list | tuple):
             if not self.estimator:
                 raise DataError("estimator must be an estimator, a non-empty list of them or None")
@@ -747,8 +751,9 @@ class MultiLabelClassifier(MetaEstimator):
         ``sample_weight`` (N,): every fit of a candidate takes its rows' weights (the inner
         folds split them); the stacking weights, the score map and the threshold are chosen
         on the out-of-fold scores unweighted. The candidates must take weights (the
-        default's forest searches exactly: with more than 255 distinct values of a feature
-        it asks for ``max_bins``, so name an ``estimator`` with ``max_bins`` set).
+        default's forest then searches histograms of 255 bins, as weighted forests must; a
+        named forest with ``max_bins=None`` asks for ``max_bins`` when a feature has more
+        than 255 distinct values).
         ``callback(FitProgress)`` hears every inner fit's phases and trees, in the order
         run, with ``part`` "fold 1" ... "fold K" (the inner cross-validation's fits; "fold
         k, candidate j" with several candidates) then "final"; returning True stops the fit
@@ -763,8 +768,8 @@ class MultiLabelClassifier(MetaEstimator):
         if X.shape[0] != labels.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but Y has {labels.shape[0]}")
         labels = labels.astype(np.float64)
-        candidates = self.candidate_models(X.shape[0])
         weight = check_sample_weight(sample_weight, X.shape[0])
+        candidates = self.candidate_models(X.shape[0], weight is not None)
         self.n_labels_ = labels.shape[1]
         self.sigmoid_: Any = None
         self.oof_scores_: np.ndarray | None = None

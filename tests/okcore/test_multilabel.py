@@ -638,3 +638,19 @@ def test_thresholds_for_refuses_a_per_label_it_does_not_know() -> None:
     with pytest.raises(DataError, match='per_label must be True, False or "auto"'):
         model.thresholds_for("micro_f1", "yes")
     assert model.thresholds_for("macro_f1", np.True_).shape == (4,)
+
+
+def test_the_default_takes_sample_weight_on_features_of_many_values() -> None:
+    """MultiLabelClassifier().fit(X, Y, sample_weight=w) was refused on any feature of more
+    than 255 distinct values (its forest searched exactly, and asked for a max_bins the user
+    could not set without naming the whole stack): weighted, the default's forest searches
+    histograms of 255 bins; unweighted (or unit weights) it still searches exactly."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(260, 3))
+    Y = (X @ rng.normal(size=(3, 2)) > 0.3).astype(int)
+    model = MultiLabelClassifier(random_state=1)
+    assert model.candidate_models(260)[2].max_bins is None
+    assert model.candidate_models(260, weighted=True)[2].max_bins == 255
+    fitted = clone(model).fit(X, Y, sample_weight=rng.uniform(0.5, 2.0, 260))
+    assert [c["status"] for c in fitted.candidates_] == ["fitted"] * 3
+    assert fitted.predict(X).shape == Y.shape
