@@ -180,6 +180,8 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: De
     ``labels`` the label names), then edges, read as ids when the request has ids. Their
     numbers are charged to ``budget`` (8 bytes each) before they are held."""
 
+    predicting = "model_id" in data  # /predict, /evaluate: the parts are a model's new rows
+
     def parse(name: str, kind: TableKind) -> Any:
         t = tables[name]
         table = parse_table(
@@ -190,6 +192,7 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: De
             kind=kind,
             id_column=t.id_column,
             max_bytes=budget.limit - budget.used,
+            booleans=name in LABEL_PARTS or (name == "outputs" and predicting),
         )
         budget.charge(table.values.nbytes, f"table part '{name}'")
         return table
@@ -197,7 +200,6 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: De
     similar = dict(SIMILARITY_PARTS)
     if data.get("input_kind") == "similarity":
         similar["inputs"] = "ids"
-    predicting = "model_id" in data  # a similarity to the model's training items
     names = sorted(tables, key=lambda n: (n != "ids", n in EDGE_PARTS))
     for name in names:
         if name == "ids" or name.endswith(".ids"):

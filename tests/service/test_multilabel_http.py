@@ -260,3 +260,31 @@ def test_a_missing_true_label_at_evaluate_is_not_to_be_imputed(
     assert "outputs has missing values (NaN) in rows 2" in message and "mean" not in message
     assert "1 where the sample has the label, 0 where not" in message
     assert "or drop row 2" in message
+
+
+def test_labels_tables_of_true_false_are_0_1(
+    client: TestClient, labels_model: dict[str, Any]
+) -> None:
+    """R's write.csv and pandas write logical label columns as TRUE / FALSE (True / False):
+    such a table was refused as "line 1 column 1 is 'alpha', not a finite number", its header
+    taken for data. They are label rows: the same model and scores as with 0/1."""
+    words = np.where(LABELS > 0, "TRUE", "False")
+
+    def table(rows: np.ndarray) -> bytes:
+        return (",".join(NAMES) + "\n" + "".join(",".join(r) + "\n" for r in rows)).encode()
+
+    spec = {k: v for k, v in _body().items() if k not in ("labels", "label_names")}
+    r = client.post("/train", data={"json": json.dumps(spec)},
+                    files={"labels": ("labels.csv", table(words[TRAIN]))})  # fmt: skip
+    assert r.status_code == 201, r.text
+    info = r.json()["model"]["multilabel"]
+    assert (
+        info["label_names"] == NAMES
+        and info["thresholds"] == labels_model["multilabel"]["thresholds"]
+    )
+    query = {"model_id": r.json()["model_id"], "inputs": X[TEST].tolist()}
+    scores = client.post("/evaluate", data={"json": json.dumps(query)},
+                         files={"outputs": ("truth.csv", table(words[TEST]))})  # fmt: skip
+    assert scores.status_code == 200, scores.text
+    plain = client.post("/evaluate", json={**query, "outputs": LABELS[TEST].tolist()})
+    assert scores.json() == plain.json()
