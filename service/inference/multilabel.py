@@ -18,6 +18,7 @@ from service.errors import InvalidRequest
 from service.inference.predict import check_dense, check_features
 from service.schemas.api import PredictRequest
 from service.schemas.evaluate import EvaluateRequest
+from service.schemas.multilabel import not_label_rows
 from service.store.model_store import LoadedModel
 
 THRESHOLDED = ("hamming_loss", "subset_accuracy", "micro_f1", "macro_f1")
@@ -160,8 +161,9 @@ def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[st
         raise InvalidRequest(
             f"outputs has {truth.shape[1]} columns but the model has {n_labels} labels"
         )
-    if not np.isin(truth, (0.0, 1.0)).all():
-        raise InvalidRequest("outputs must be 0/1 label rows")
+    problem = not_label_rows("outputs", truth)
+    if problem:
+        raise InvalidRequest(problem)
     truth = by_label_name(m.record["multilabel"].get("label_names"), truth, req.output_columns)
     proba, labels, _, _ = _scores(m, req.inputs, max_dense, req.metric)
     out: dict[str, Any] = {"model_id": m.model_id, "task": "multilabel", "n_test": len(truth)}

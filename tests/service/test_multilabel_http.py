@@ -288,3 +288,25 @@ def test_labels_tables_of_true_false_are_0_1(
     assert scores.status_code == 200, scores.text
     plain = client.post("/evaluate", json={**query, "outputs": LABELS[TEST].tolist()})
     assert scores.json() == plain.json()
+
+
+def test_label_refusals_say_what_to_send(client: TestClient, labels_model: dict[str, Any]) -> None:
+    """'labels must be 0/1: row 1 is [-1.0, ...]' gave no way forward, /evaluate's 'outputs
+    must be 0/1 label rows' named no row, and duplicate label_names were not named: each
+    422 now names the row or the names and what to send."""
+    body = _body(wait=False, labels=(2 * LABELS[TRAIN] - 1).tolist())
+    r = client.post("/train", json=body)
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert "labels must be 0/1: row 1 is [-1.0" in message
+    assert "for -1/1 labels send (labels + 1) / 2" in message
+    r = client.post("/train", json=_body(wait=False, label_names=["a", "b", "a", "b"]))
+    assert r.status_code == 422
+    assert "names ['a', 'b'] more than once: give each label" in r.json()["error"]["message"]
+    truth = LABELS[TEST].copy()
+    truth[3, 1] = 2
+    r = client.post("/evaluate", json={"model_id": labels_model["model_id"],
+                                       "inputs": X[TEST].tolist(), "outputs": truth.tolist()})  # fmt: skip
+    assert r.status_code == 422
+    message = r.json()["error"]["message"]
+    assert "outputs must be 0/1: row 3 is" in message and "1 where the sample has it" in message
