@@ -854,7 +854,11 @@ class MultiLabelClassifier(MetaEstimator):
         the same candidates, seed and rows (the weights and the score map do not depend on
         the measure). Set ``thresholds_`` to them to predict for that measure. O(G N L)."""
         if getattr(self, "oof_scores_", None) is None:
-            raise DataError("no out-of-fold scores: fit with threshold='cv' first")
+            raise DataError(
+                "no out-of-fold scores to choose thresholds on: this fit kept none (a fixed "
+                "threshold with scores='clip' and one estimator, or not fitted yet); fit with "
+                "threshold='cv', or with scores 'label_sigmoid' or 'sigmoid'"
+            )
         if metric not in THRESHOLD_METRICS:
             raise DataError(f"metric must be one of {THRESHOLD_METRICS}: got {metric!r}")
         if not (isinstance(per_label, bool | np.bool_) or per_label == "auto"):

@@ -654,3 +654,18 @@ def test_the_default_takes_sample_weight_on_features_of_many_values() -> None:
     fitted = clone(model).fit(X, Y, sample_weight=rng.uniform(0.5, 2.0, 260))
     assert [c["status"] for c in fitted.candidates_] == ["fitted"] * 3
     assert fitted.predict(X).shape == Y.shape
+
+
+def test_thresholds_for_without_out_of_fold_scores_says_why() -> None:
+    """A fixed threshold with a sigmoid map keeps out-of-fold scores (thresholds_for works),
+    so 'fit with threshold="cv" first' named the wrong cause for the clipped fit that has
+    none: the refusal now names the fit that keeps none and both ways out."""
+    from okcore.exceptions import DataError
+
+    X, Y = _data(n=60)
+    forest = OK3ForestRegressor(n_estimators=5, random_state=0)
+    kept = MultiLabelClassifier(forest, threshold=0.3).fit(X, Y)
+    assert kept.thresholds_for("hamming_loss").tolist() == [0.5] * 4
+    clipped = MultiLabelClassifier(forest, threshold=0.3, scores="clip").fit(X, Y)
+    with pytest.raises(DataError, match="scores='clip' and one estimator.*'label_sigmoid'"):
+        clipped.thresholds_for("micro_f1")
