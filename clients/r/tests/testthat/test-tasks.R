@@ -98,5 +98,8 @@ test_that("multi-label: thresholds by CV, label sets by name, measures", {
   }
   scores <- ok_evaluate_labels(cl, fit$model_id, X[19:24, ], Y[19:24, ])
   expect_true(scores$hamming_loss >= 0 && scores$hamming_loss <= 1)
+  # a data frame's columns, named in another order, are matched to the model's labels
+  truth <- setNames(as.data.frame(Y[19:24, c(3, 1, 2)]), c("c", "a", "b"))
+  expect_equal(ok_evaluate_labels(cl, fit$model_id, X[19:24, ], truth), scores)
   expect_true(is.numeric(scores$label_ranking_average_precision))
 })
