@@ -59,15 +59,19 @@ def thresholds(m: LoadedModel, metric: str | None) -> tuple[np.ndarray, str]:
         return np.asarray(m.task_model.thresholds_, dtype=float), trained
     by_metric = info.get("thresholds_by_metric")
     if not by_metric or metric not in by_metric:
+        retrain = f"train with metric {metric!r}"
+        fixed = info.get("threshold", "cv")
+        own = f"the model's {trained!r}" if fixed == "cv" else f"its fixed threshold {fixed}"
         if "thresholds_by_metric" not in info:
             why = "it was trained before other measures' thresholds were stored"
         elif not by_metric:
             why = "it was trained without out-of-fold scores (fixed threshold, clipped scores)"
+            retrain = f'train with threshold "cv" and metric {metric!r} (or scores "label_sigmoid")'
         else:
             why = "their search was too large for the job"
         raise InvalidRequest(
             f"this model has no thresholds for metric {metric!r}: {why}. Leave metric out "
-            f"(the model's {trained!r}), or train with metric {metric!r}"
+            f"({own}), or {retrain}"
         )
     return np.asarray(by_metric[metric], dtype=float), metric
 

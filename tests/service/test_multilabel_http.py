@@ -310,3 +310,21 @@ def test_label_refusals_say_what_to_send(client: TestClient, labels_model: dict[
     assert r.status_code == 422
     message = r.json()["error"]["message"]
     assert "outputs must be 0/1: row 3 is" in message and "1 where the sample has it" in message
+
+
+def test_a_measure_a_clipped_fixed_threshold_model_lacks_says_how_to_train(
+    client: TestClient,
+) -> None:
+    """/predict with metric on a model of a fixed threshold and clipped scores (no
+    out-of-fold scores) said 'or train with metric ...', which alone changes nothing for a
+    fixed threshold: the 422 now says to train with threshold "cv" (or a sigmoid map)."""
+    r = client.post("/train", json=_body(threshold=0.3, scores="clip"))
+    assert r.status_code == 201, r.text
+    r = client.post("/predict", json={"model_id": r.json()["model_id"],
+                                      "inputs": X[TEST].tolist(), "metric": "macro_f1"})  # fmt: skip
+    assert r.status_code == 422
+    message = r.json()["error"]["message"]
+    assert "(its fixed threshold 0.3)" in message
+    assert (
+        'train with threshold "cv" and metric \'macro_f1\' (or scores "label_sigmoid")' in message
+    )
