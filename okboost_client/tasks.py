@@ -308,19 +308,31 @@ class TaskMethods:
         return out
 
     def evaluate_labels(
-        self, model_id: str, inputs: Any, labels: Any, *, metric: str | None = None
+        self,
+        model_id: str,
+        inputs: Any,
+        labels: Any,
+        *,
+        metric: str | None = None,
+        label_names: list[str] | None = None,
     ) -> dict[str, Any]:
         """POST /evaluate of a multi-label model against the true 0/1 label rows: Hamming
         loss, subset accuracy, micro- and macro-F1, ranking loss, one-error, coverage and
         label-ranking average precision (the label sets of ``metric``'s thresholds when
-        given)."""
+        given). ``label_names`` (or a DataFrame's column names, when they are names, not
+        the default 0, 1, ...) name the columns of ``labels``: they are matched to the
+        model's label names, in any order."""
         inputs, _ = table_inputs(inputs, None)
+        columns = label_names
         if is_data_frame(labels):
+            if columns is None and all(isinstance(c, str) for c in labels.columns):
+                columns = [str(c) for c in labels.columns]
             labels = labels.to_numpy(dtype=float)
         body = {
             "model_id": model_id,
             "inputs": as_inputs(inputs),
             "outputs": np.asarray(labels, dtype=float),
+            "output_columns": columns,
             "metric": metric,
         }
         result: dict[str, Any] = self._post("/evaluate", body)

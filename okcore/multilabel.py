@@ -89,6 +89,7 @@ from .exceptions import DataError
 from .folds import kfold
 from .kernel_models.ridge import KernelRidgeRegressor
 from .meta import MetaEstimator, clone, members_accept
+from .trees.binning import MAX_BINS
 from .trees.forest import OK3ForestRegressor
 
 THRESHOLD_METRICS = ("micro_f1", "macro_f1", "hamming_loss", "subset_accuracy", "balanced")
@@ -367,11 +368,21 @@ def calibrated_thresholds(
         return np.full(n_labels, 0.5)
     if metric == "micro_f1" or (metric == "balanced" and per_label):
         best = max(metrics.micro_f1(Y, probabilities >= t) for t in THRESHOLD_GRID)
-        micro = np.full(n_labels, np.round(best / 2, 2))
+        micro = np.full(n_labels, _half_best_f1(best))
         return micro if metric == "micro_f1" else balanced_thresholds(probabilities, micro)
     if metric == "macro_f1" and per_label:
-        return np.round(label_curves(Y, probabilities, "macro_f1").max(axis=1) / 2, 2)
+        return _half_best_f1(label_curves(Y, probabilities, "macro_f1").max(axis=1))
     return None
+
+
+def _half_best_f1(best: Any) -> np.ndarray:
+    """The F1 thresholds of calibrated probabilities: half the best F1, rounded to 0.01 and
+    at least the grid's lowest threshold; 0.5 where the best F1 is 0 (a label on no training
+    row: no threshold gives it an F1 above 0, and "half of 0" would predict it for every
+    row, so it takes the threshold the other measures want)."""
+    best = np.asarray(best, dtype=np.float64)
+    half = np.maximum(np.round(best / 2, 2), THRESHOLD_GRID[0])
+    return np.where(best > 0, half, 0.5)
 
 
 def choose_thresholds(
@@ -425,11 +436,42 @@ def choose_thresholds(
     return thresholds
 
 
-def default_candidates(random_state: Any, n_rows: int = 0) -> list[Any]:
+def check_label_rows(Y: Any) -> np.ndarray:
+    """``Y`` as an array of 0/1 label rows (samples x labels: numbers or booleans), or a
+    :class:`DataError` naming what is not: its shape, text entries, or the first entry that
+    is not 0 or 1 (a missing label included). O(N L)."""
+    labels = np.asarray(Y)
+    if labels.ndim != 2:
+        single = " (one label: pass Y.reshape(-1, 1))" if labels.ndim == 1 else ""
+        raise DataError(
+            f"Y must be a 2-D array of 0/1 label rows (samples x labels): got shape "
+            f"{labels.shape}{single}"
+        )
+    if labels.dtype.kind in "USO" and not all(
+        isinstance(v, int | float | np.number | bool | np.bool_) for v in labels.flat
+    ):
+        raise DataError(
+            f"Y must be 0/1 label rows of numbers or booleans: got text entries such as "
+            f"{str(labels.flat[0])!r}; convert them first, e.g. Y.astype(int)"
+        )
+    bad = np.argwhere(~np.isin(labels, (0, 1)))
+    if len(bad):
+        row, col = (int(i) for i in bad[0])
+        raise DataError(
+            f"Y must be 0/1 label rows: Y[{row}, {col}] is {labels[row, col]} ({len(bad)} "
+            "entries are not 0 or 1); a label is 1 where the sample has it, 0 where not "
+            "(fill in or drop the rows of a missing label)"
+        )
+    return labels
+
+
+def default_candidates(random_state: Any, n_rows: int = 0, weighted: bool = False) -> list[Any]:
     """The candidate models of ``MultiLabelClassifier()`` (module docstring), seeded by
     ``random_state``: kernel ridge with its width and penalty by inner CV (exact up to
     :data:`KRR_EXACT_MAX_ROWS` training rows ``n_rows``, else Nystrom), OK3-et + OKBoost and
-    OK3 extra-trees."""
+    OK3 extra-trees; ``weighted`` (a fit with ``sample_weight``): the extra-trees search
+    histograms of :data:`~okcore.trees.binning.MAX_BINS` bins, the search weighted forests
+    need (the exact one is refused for a feature of more distinct values)."""
     components = None if n_rows <= KRR_EXACT_MAX_ROWS else KRR_COMPONENTS
     return [
         KernelRidgeRegressor(gamma="cv", n_components=components, random_state=random_state),
@@ -439,7 +481,7 @@ def default_candidates(random_state: Any, n_rows: int = 0) -> list[Any]:
         ),
         OK3ForestRegressor(
             n_estimators=100, splitter="random", bootstrap=False, max_features="sqrt",
-            random_state=random_state,
+            max_bins=MAX_BINS if weighted else None, random_state=random_state,
         ),
     ]  # fmt: skip
 
@@ -687,12 +729,13 @@ class MultiLabelClassifier(MetaEstimator):
             ),
         )
 
-    def candidate_models(self, n_rows: int) -> list[Any]:
-        """Fresh unfitted clones of the models :meth:`fit` fits on ``n_rows`` training rows:
-        the default's candidates (:func:`default_candidates`, seeded by ``random_state``)
-        when no estimator is named, else the named one(s)."""
+    def candidate_models(self, n_rows: int, weighted: bool = False) -> list[Any]:
+        """Fresh unfitted clones of the models :meth:`fit` fits on ``n_rows`` training rows
+        (``weighted``: with ``sample_weight``): the default's candidates
+        (:func:`default_candidates`, seeded by ``random_state``) when no estimator is named,
+        else the named one(s)."""
         if self.estimator is None:
-            return default_candidates(self.random_state, n_rows)
+            return default_candidates(self.random_state, n_rows, weighted)
         if isinstance(self.estimator, list | tuple):
             if not self.estimator:
                 raise DataError("estimator must be an estimator, a non-empty list of them or None")
@@ -708,8 +751,9 @@ class MultiLabelClassifier(MetaEstimator):
         ``sample_weight`` (N,): every fit of a candidate takes its rows' weights (the inner
         folds split them); the stacking weights, the score map and the threshold are chosen
         on the out-of-fold scores unweighted. The candidates must take weights (the
-        default's forest searches exactly: with more than 255 distinct values of a feature
-        it asks for ``max_bins``, so name an ``estimator`` with ``max_bins`` set).
+        default's forest then searches histograms of 255 bins, as weighted forests must; a
+        named forest with ``max_bins=None`` asks for ``max_bins`` when a feature has more
+        than 255 distinct values).
         ``callback(FitProgress)`` hears every inner fit's phases and trees, in the order
         run, with ``part`` "fold 1" ... "fold K" (the inner cross-validation's fits; "fold
         k, candidate j" with several candidates) then "final"; returning True stops the fit
@@ -720,14 +764,12 @@ class MultiLabelClassifier(MetaEstimator):
         check_callback(callback)
         self._forget_fit()
         X = check_inputs(X)
-        labels = np.asarray(Y)
-        if labels.ndim != 2 or not np.isin(labels, (0, 1)).all():
-            raise DataError("Y must be a 2-D array of 0/1 label rows (samples x labels)")
+        labels = check_label_rows(Y)
         if X.shape[0] != labels.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but Y has {labels.shape[0]}")
         labels = labels.astype(np.float64)
-        candidates = self.candidate_models(X.shape[0])
         weight = check_sample_weight(sample_weight, X.shape[0])
+        candidates = self.candidate_models(X.shape[0], weight is not None)
         self.n_labels_ = labels.shape[1]
         self.sigmoid_: Any = None
         self.oof_scores_: np.ndarray | None = None
@@ -812,9 +854,15 @@ class MultiLabelClassifier(MetaEstimator):
         the same candidates, seed and rows (the weights and the score map do not depend on
         the measure). Set ``thresholds_`` to them to predict for that measure. O(G N L)."""
         if getattr(self, "oof_scores_", None) is None:
-            raise DataError("no out-of-fold scores: fit with threshold='cv' first")
+            raise DataError(
+                "no out-of-fold scores to choose thresholds on: this fit kept none (a fixed "
+                "threshold with scores='clip' and one estimator, or not fitted yet); fit with "
+                "threshold='cv', or with scores 'label_sigmoid' or 'sigmoid'"
+            )
         if metric not in THRESHOLD_METRICS:
             raise DataError(f"metric must be one of {THRESHOLD_METRICS}: got {metric!r}")
+        if not (isinstance(per_label, bool | np.bool_) or per_label == "auto"):
+            raise DataError(f'per_label must be True, False or "auto": got {per_label!r}')
         assert self.oof_scores_ is not None and self.oof_labels_ is not None
         by_label = thresholds_per_label(metric, per_label)
         rule = self.threshold_rule
@@ -844,6 +892,15 @@ class MultiLabelClassifier(MetaEstimator):
         """The input columns of the training rows (the fitted regressor's)."""
         check_is_fitted(self, "estimator_")
         return int(self.estimator_.n_features_in_)
+
+    @property
+    def classes_(self) -> list[np.ndarray]:
+        """The classes of each label, [0, 1] for every one (scikit-learn's convention for a
+        multi-label classifier, as ``MultiOutputClassifier``'s): what lets scikit-learn's
+        scorers by name ("f1_micro", "roc_auc", ...) score this model in
+        ``cross_val_score`` and the searches."""
+        check_is_fitted(self, "thresholds_")
+        return [np.array([0, 1]) for _ in range(len(self.thresholds_))]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Label scores in [0, 1], shape (Q, L): the ``scores`` map of

@@ -236,9 +236,11 @@ def cmd_labels_predict(args: argparse.Namespace) -> int:
 
 def cmd_labels_evaluate(args: argparse.Namespace) -> int:
     inputs, _ = read_inputs(args.inputs)
-    labels, _ = load_labels(args.labels)
+    labels, names = load_labels(args.labels)
     with client_of(args) as client:
-        out = client.evaluate_labels(args.model_id, inputs, labels, metric=args.metric)
+        out = client.evaluate_labels(
+            args.model_id, inputs, labels, metric=args.metric, label_names=names
+        )
     _print(out, args.output)
     return 0
 

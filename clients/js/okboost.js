@@ -416,14 +416,15 @@ export class OKBoostClient {
    * POST /evaluate of a multi-label model against the true 0/1 label rows: hamming_loss,
    * subset_accuracy, micro_f1, macro_f1, ranking_loss, one_error, coverage,
    * label_ranking_average_precision (the label sets of metric's thresholds when given).
+   * labelNames: the names of the columns of labels, matched to the model's labels by name.
    */
-  evaluateLabels(modelId, inputs, labels, { metric } = {}) {
+  evaluateLabels(modelId, inputs, labels, { metric, labelNames } = {}) {
     const table = tableInputs(inputs, undefined);
     return this.#request("POST", "/evaluate", {
       model_id: modelId,
       inputs: table.inputs,
       outputs: labels,
-      ...snakeKeys({ metric }),
+      ...snakeKeys({ metric, outputColumns: labelNames }),
     });
   }
 

@@ -161,11 +161,27 @@ def _known_ids(data: dict[str, Any]) -> set[str] | None:
     return {v for i in lists for v in i} if lists else None
 
 
+def _named_labels(data: dict[str, Any], header: list[str] | None, part: str) -> None:
+    """The header of a label table gives ``label_names``; 422 when the json part names the
+    labels otherwise (which names the columns would be a guess)."""
+    given = data.get("label_names")
+    if given is None:
+        data["label_names"] = header
+    elif given != header:
+        raise InvalidRequest(
+            f"label_names {given} and the header of part '{part}' {header} name the label "
+            "columns differently: leave label_names out (the header names the labels) or "
+            "make the two the same"
+        )
+
+
 def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: DecodeBudget) -> None:
     """Parse the table parts into ``data``: ids first, then arrays (the id column of
     ``inputs``, ``rows.inputs`` and ``cols.inputs`` gives their ids; the header of
     ``labels`` the label names), then edges, read as ids when the request has ids. Their
     numbers are charged to ``budget`` (8 bytes each) before they are held."""
+
+    predicting = "model_id" in data  # /predict, /evaluate: the parts are a model's new rows
 
     def parse(name: str, kind: TableKind) -> Any:
         t = tables[name]
@@ -177,6 +193,7 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: De
             kind=kind,
             id_column=t.id_column,
             max_bytes=budget.limit - budget.used,
+            booleans=name in LABEL_PARTS or (name == "outputs" and predicting),
         )
         budget.charge(table.values.nbytes, f"table part '{name}'")
         return table
@@ -184,7 +201,6 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: De
     similar = dict(SIMILARITY_PARTS)
     if data.get("input_kind") == "similarity":
         similar["inputs"] = "ids"
-    predicting = "model_id" in data  # a similarity to the model's training items
     names = sorted(tables, key=lambda n: (n != "ids", n in EDGE_PARTS))
     for name in names:
         if name == "ids" or name.endswith(".ids"):
@@ -212,8 +228,12 @@ def _tables_into(data: dict[str, Any], tables: dict[str, _TablePart], budget: De
                 if header is not None:  # a similarity's columns may be named by id
                     _set_path(data, "input_columns", header, "by the header of part 'inputs'")
             _set_path(data, name, matrix)
-            if name in LABEL_PARTS and table.header is not None and "label_names" not in data:
-                data["label_names"] = column_names(table)
+            if name in LABEL_PARTS and table.header is not None:
+                _named_labels(data, column_names(table), name)
+            if name == "outputs" and predicting and table.header is not None:
+                _set_path(
+                    data, "output_columns", column_names(table), "by the header of part 'outputs'"
+                )
             if ids is not None:
                 target = similar.get(name) or ID_INPUTS[name]
                 if _get_path(data, target) is not None:

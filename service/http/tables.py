@@ -91,6 +91,8 @@ MAX_ROW_CHARS = 2 * 1024 * 1024
 """Longest row, in characters: the cells of one row are Python strings while it is read."""
 MISSING_CELLS = frozenset({"", "na", "n/a", "nan", "-nan", "null", "none", "#n/a", "<na>"})
 """Cells read as missing values (compared in lower case, blanks stripped)."""
+BOOLEAN_CELLS = {"true": "1", "false": "0"}
+"""Cells of a table of booleans (``parse_table(booleans=True)``) and the numbers they are."""
 TABLE_MEDIA = {"text/csv": ",", "text/tab-separated-values": "\t"}
 EDGE_PARTS = (
     "output_kernel.edges",
@@ -305,13 +307,16 @@ def parse_table(
     kind: Kind = "matrix",
     id_column: str | None = None,
     max_bytes: int = 1 << 30,
+    booleans: bool = False,
 ) -> Table:
     """Parse a CSV / TSV part as a stream (``separator`` None: sniffed from the first line:
     tab, else comma, else runs of spaces, else one column; ``""``: one column), its header
     declared or detected (module docstring). ``kind`` says which columns keep their cells
     as text: every column of ``edges`` (at most 3), the first of ``ids``, and of a
     ``matrix`` its candidate id columns only. ``max_bytes``: the most its numbers may take
-    (8 bytes each), checked before each row is held (413 beyond)."""
+    (8 bytes each), checked before each row is held (413 beyond). ``booleans``: cells
+    ``true`` / ``false`` (any case: R's and pandas' logical columns) are 1 / 0, as in a table
+    of 0/1 label rows."""
     values = array("d")
     kinds = array("b")  # what each cell is, one byte a cell
     first_text: dict[int, tuple[int, str]] = {}  # column -> first text cell after row 0
@@ -357,7 +362,7 @@ def parse_table(
             continue
         for j, cell in enumerate(row):
             try:
-                value = float(cell)
+                value = float(BOOLEAN_CELLS.get(cell.lower(), cell) if booleans else cell)
             except ValueError:
                 what = _MISSING if cell.lower() in MISSING_CELLS else _TEXT
                 value = math.nan

@@ -18,6 +18,7 @@ from service.errors import InvalidRequest
 from service.inference.predict import check_dense, check_features
 from service.schemas.api import PredictRequest
 from service.schemas.evaluate import EvaluateRequest
+from service.schemas.multilabel import not_label_rows
 from service.store.model_store import LoadedModel
 
 THRESHOLDED = ("hamming_loss", "subset_accuracy", "micro_f1", "macro_f1")
@@ -58,15 +59,19 @@ def thresholds(m: LoadedModel, metric: str | None) -> tuple[np.ndarray, str]:
         return np.asarray(m.task_model.thresholds_, dtype=float), trained
     by_metric = info.get("thresholds_by_metric")
     if not by_metric or metric not in by_metric:
+        retrain = f"train with metric {metric!r}"
+        fixed = info.get("threshold", "cv")
+        own = f"the model's {trained!r}" if fixed == "cv" else f"its fixed threshold {fixed}"
         if "thresholds_by_metric" not in info:
             why = "it was trained before other measures' thresholds were stored"
         elif not by_metric:
             why = "it was trained without out-of-fold scores (fixed threshold, clipped scores)"
+            retrain = f'train with threshold "cv" and metric {metric!r} (or scores "label_sigmoid")'
         else:
             why = "their search was too large for the job"
         raise InvalidRequest(
             f"this model has no thresholds for metric {metric!r}: {why}. Leave metric out "
-            f"(the model's {trained!r}), or train with metric {metric!r}"
+            f"({own}), or {retrain}"
         )
     return np.asarray(by_metric[metric], dtype=float), metric
 
@@ -123,6 +128,25 @@ def predict(m: LoadedModel, req: PredictRequest, *, max_dense: int) -> dict[str,
     }
 
 
+def by_label_name(names: list[str] | None, truth: np.ndarray, columns: list[str] | None) -> Any:
+    """The true label rows with their columns in the model's label order: ``columns`` (the
+    names of the columns of ``outputs``, a table's header) matched to the model's label
+    ``names`` by name; as sent when either has no names. 422 for a name that is not one of
+    the model's labels, or a label named twice: a column read as another label would be
+    scored silently."""
+    if names is None or columns is None or list(columns) == list(names):
+        return truth
+    unknown = [c for c in columns if c not in names]
+    if unknown or len(set(columns)) != len(columns) or len(columns) != truth.shape[1]:
+        what = f"names {unknown}, not labels of this model" if unknown else "a label twice"
+        raise InvalidRequest(
+            f"output_columns (the header of outputs) has {what}: name the columns by the "
+            f"model's labels {names}, in any order, or send outputs without a header (its "
+            "columns are then the labels in the model's order)"
+        )
+    return truth[:, [list(columns).index(name) for name in names]]
+
+
 def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[str, Any]:
     """The multi-label measures of the model on test inputs with their true 0/1 label rows
     (``outputs``)."""
@@ -141,8 +165,10 @@ def evaluate(m: LoadedModel, req: EvaluateRequest, *, max_dense: int) -> dict[st
         raise InvalidRequest(
             f"outputs has {truth.shape[1]} columns but the model has {n_labels} labels"
         )
-    if not np.isin(truth, (0.0, 1.0)).all():
-        raise InvalidRequest("outputs must be 0/1 label rows")
+    problem = not_label_rows("outputs", truth)
+    if problem:
+        raise InvalidRequest(problem)
+    truth = by_label_name(m.record["multilabel"].get("label_names"), truth, req.output_columns)
     proba, labels, _, _ = _scores(m, req.inputs, max_dense, req.metric)
     out: dict[str, Any] = {"model_id": m.model_id, "task": "multilabel", "n_test": len(truth)}
     for name in THRESHOLDED:

@@ -69,6 +69,15 @@ def _labels(v: Any, info: ValidationInfo) -> np.ndarray:
     return as_float_array(v, info.field_name or "labels", 2, allow_1d_column=True, fill=fill)
 
 
+def _true_outputs(v: Any, info: ValidationInfo) -> np.ndarray:
+    fill = (
+        "a true output is not imputed (a guessed truth would be scored as known): fill each "
+        "in only where it is known (for a multi-label model: 1 where the sample has the "
+        "label, 0 where not)"
+    )
+    return as_float_array(v, info.field_name or "outputs", 2, allow_1d_column=True, fill=fill)
+
+
 def _maskable_outputs(v: Any, info: ValidationInfo) -> np.ndarray:
     return as_float_array(v, info.field_name or "array", 2, allow_1d_column=True, allow_nan=True)
 
@@ -148,6 +157,13 @@ Labels = Annotated[
     WithJsonSchema({"anyOf": [_MATRIX_SCHEMA, {"type": "array", "items": _NUM}]}),
 ]
 """:data:`Outputs` that are 0/1 label rows, N x L (a missing label is told as such)."""
+TrueOutputs = Annotated[
+    np.ndarray,
+    PlainValidator(_true_outputs),
+    WithJsonSchema({"anyOf": [_MATRIX_SCHEMA, {"type": "array", "items": _NUM}]}),
+]
+""":data:`Outputs` that are the truth of test rows (/evaluate): a missing one is not to be
+imputed (a multi-label model's are 0/1 label rows)."""
 MaskableOutputs = Annotated[
     np.ndarray,
     PlainValidator(_maskable_outputs),

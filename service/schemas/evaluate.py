@@ -15,8 +15,8 @@ from service.schemas.api import (
     Ids,
     InputColumns,
     Matrix,
-    Outputs,
     ThresholdMetric,
+    TrueOutputs,
     Vector,
     documented,
 )
@@ -81,10 +81,18 @@ class EvaluateRequest(BaseModel):
         None, description="Optional ids of the Q test vertices (unique strings), for `edges`."
     )
     input_columns: InputColumns = None
-    outputs: Outputs | None = Field(
+    outputs: TrueOutputs | None = Field(
         None,
         description="Q x d true outputs (models trained on output vectors): Err^phi and Err^Y.",
         examples=[[[0.1, 1.0], [0.9, -0.2]]],
+    )
+    output_columns: list[str] | None = Field(
+        None,
+        description="Names of the columns of `outputs` (a table part's header gives them). "
+        "For a multi-label model with label names: its labels, in any order (the columns "
+        "are matched to the labels by name; a name that is not one of its labels is a "
+        "422). Other models do not read them.",
+        examples=[["transport", "metabolism", "signalling"]],
     )
     gram_cross: Matrix | None = Field(
         None,

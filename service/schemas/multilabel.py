@@ -161,13 +161,9 @@ class MultiLabelTrainRequest(_Model):
         labels = self.labels
         if labels.shape[0] != n:
             raise ValueError(f"labels has {labels.shape[0]} rows but inputs has {n}")
-        bad = np.flatnonzero(~np.isin(labels, (0.0, 1.0)).all(axis=1))
-        if bad.size:
-            k = int(bad[0])
-            raise ValueError(
-                f"labels must be 0/1: row {k} is {labels[k][:10].tolist()} ({bad.size} such "
-                "rows in all)"
-            )
+        problem = not_label_rows("labels", labels)
+        if problem:
+            raise ValueError(problem)
         if self.ids is not None and self.ids.shape[0] != n:
             raise ValueError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows")
         names = self.label_names
@@ -176,8 +172,13 @@ class MultiLabelTrainRequest(_Model):
                 raise ValueError(
                     f"label_names has {len(names)} names but labels has {labels.shape[1]} columns"
                 )
-            if len(set(names)) != len(names) or not all(0 < len(s) <= 256 for s in names):
-                raise ValueError("label_names must be unique strings of 1 to 256 characters")
+            twice = sorted({name for name in names if names.count(name) > 1})
+            if twice or not all(0 < len(s) <= 256 for s in names):
+                what = f"names {twice[:5]} more than once" if twice else "an empty or long name"
+                raise ValueError(
+                    f"label_names must be unique strings of 1 to 256 characters, and it has "
+                    f"{what}: give each label column its own name"
+                )
         if self.model == "auto" and self.params:
             raise ValueError(
                 "params apply to a named model, and model is auto (okboost chooses): name a "
@@ -187,6 +188,22 @@ class MultiLabelTrainRequest(_Model):
         if isinstance(self.threshold, float) and not 0.0 < self.threshold < 1.0:
             raise ValueError(f"threshold must be 'cv' or a number in (0, 1): got {self.threshold}")
         return self
+
+
+def not_label_rows(field: str, labels: np.ndarray) -> str | None:
+    """Why ``labels`` (the request's ``field``) are not 0/1 label rows, naming the first row
+    that is not and the fix (for -1/1 labels, the conversion); None when they are."""
+    bad = np.flatnonzero(~np.isin(labels, (0.0, 1.0)).all(axis=1))
+    if not bad.size:
+        return None
+    k = int(bad[0])
+    fix = "a label is 1 where the sample has it, 0 where not"
+    if np.isin(labels, (-1.0, 1.0)).all():
+        fix += f": for -1/1 labels send ({field} + 1) / 2"
+    return (
+        f"{field} must be 0/1: row {k} is {labels[k][:10].tolist()} ({bad.size} such rows in "
+        f"all); {fix}"
+    )
 
 
 class MultiLabelPredictResponse(BaseModel):

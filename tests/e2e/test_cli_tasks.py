@@ -91,6 +91,12 @@ def test_labels_from_files(
     assert code == 0
     scores = json.loads(capsys.readouterr().out)
     assert set(scores) >= {"hamming_loss", "micro_f1", "macro_f1", "one_error", "coverage"}
+    # a header naming the labels in another order: its columns are matched by name
+    np.savetxt(tmp_path / "named_test_labels.csv", Y[45:, ::-1], delimiter=",", fmt="%d",
+               header=",".join(header.split(",")[::-1]), comments="")  # fmt: skip
+    code = main(["labels", "evaluate", *url, model_id, str(tmp_path / "Xtest.npy"),
+                 str(tmp_path / "named_test_labels.csv")])  # fmt: skip
+    assert code == 0 and json.loads(capsys.readouterr().out) == scores
 
 
 def test_bipartite_with_a_labelled_target_similarity(

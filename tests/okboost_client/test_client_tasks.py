@@ -100,6 +100,13 @@ def test_multilabel_dataframe_labels_name_them(http: TestClient) -> None:
     )
     assert fit["model"]["multilabel"]["label_names"] == ["p", "q", "r", "s"]
     assert fit["model"]["multilabel"]["thresholds"] == [0.5] * 4
+    # the true labels' columns are matched to the model's labels by name, in any order
+    truth = pd.DataFrame(Y[45:].astype(int), columns=["p", "q", "r", "s"])
+    in_order = c.evaluate_labels(fit["model_id"], X[45:], truth)
+    assert c.evaluate_labels(fit["model_id"], X[45:], truth[["s", "r", "q", "p"]]) == in_order
+    assert c.evaluate_labels(fit["model_id"], X[45:], truth.to_numpy()) == in_order
+    with pytest.raises(OKBoostError, match=r"names \['t'\], not labels of this model"):
+        c.evaluate_labels(fit["model_id"], X[45:], truth.rename(columns={"s": "t"}))
 
 
 def test_a_labelled_similarity_file_is_matched_by_id(http: TestClient, tmp_path: Path) -> None:

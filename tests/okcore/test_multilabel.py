@@ -562,3 +562,110 @@ def test_inner_parameters_need_an_estimator_and_wrong_widths_name_the_classifier
     assert model.n_features_in_ == X.shape[1]
     with pytest.raises(DataError, match="but MultiLabelClassifier is expecting"):
         model.predict(X[:2, :-1])
+
+
+def test_scikit_learn_scorers_by_name_score_it() -> None:
+    """cross_val_score(..., scoring="f1_micro") answered nan for every fold (the scorers ask
+    a classifier for ``classes_``): each label's classes are [0, 1], as for scikit-learn's
+    own multi-label classifiers, and the scores are those of the model's predictions."""
+    model_selection = pytest.importorskip("sklearn.model_selection")
+    sk_metrics = pytest.importorskip("sklearn.metrics")
+    X, Y = _data(n=60)
+    model = MultiLabelClassifier(OK3ForestRegressor(n_estimators=10, random_state=0))
+    assert not hasattr(model, "classes_")
+    folds = model_selection.KFold(3)
+    for scoring in ("f1_micro", "roc_auc", "average_precision"):
+        scores = model_selection.cross_val_score(
+            model, X, Y, cv=folds, scoring=scoring, error_score="raise"
+        )
+        assert np.isfinite(scores).all()
+    train, test = next(iter(folds.split(X)))
+    fitted = clone(model).fit(X[train], Y[train])
+    assert [c.tolist() for c in fitted.classes_] == [[0, 1]] * 4
+    by_name = model_selection.cross_val_score(model, X, Y, cv=folds, scoring="f1_micro")
+    expected = sk_metrics.f1_score(Y[test], fitted.predict(X[test]), average="micro")
+    assert by_name[0] == pytest.approx(expected)
+
+
+def test_a_label_on_no_training_row_is_not_predicted_for_every_row() -> None:
+    """A label on no training row has best F1 0, and 'half the best F1' made its macro-F1
+    threshold 0: the label was predicted for every row (metric="macro_f1", or micro-F1 with
+    no label on any row). Its threshold is now 0.5, what the window rule's tie-break and the
+    Hamming loss give, and a tiny best F1 keeps the grid's lowest threshold, not 0."""
+    X, Y = _data(n=90)
+    Y[:, 1] = 0
+    model = MultiLabelClassifier(OK3ForestRegressor(n_estimators=10, random_state=0),
+                                 metric="macro_f1").fit(X, Y)  # fmt: skip
+    assert model.thresholds_[1] == 0.5 and model.thresholds_for("balanced")[1] > 0
+    assert not model.predict(X)[:, 1].any()
+    none = np.zeros((50, 3), dtype=bool)
+    P = np.random.default_rng(0).random((50, 3))
+    assert np.all(calibrated_thresholds(none, P, "micro_f1", False) == 0.5)
+    assert np.all(calibrated_thresholds(none, P, "macro_f1", True) == 0.5)
+    rare = none.copy()
+    rare[0, 0] = True
+    P[0, 0], P[1:, 0] = 0.02, 1.0  # its one row ranked last: best F1 2/51, half of it 0.02
+    assert calibrated_thresholds(rare, P, "macro_f1", True)[0] == pytest.approx(0.02)
+
+
+def test_label_rows_that_are_not_0_1_are_named() -> None:
+    """NaN, text and a 1-D label vector were all told 'Y must be a 2-D array of 0/1 label
+    rows', text "0"/"1" rows included: the refusal now names the shape, the text or the
+    first entry that is not 0 or 1; booleans and a pandas DataFrame of 0/1 are label rows."""
+    from okcore.exceptions import DataError
+
+    pd = pytest.importorskip("pandas")
+    X, Y = _data(n=60)
+    model = MultiLabelClassifier(OK3ForestRegressor(n_estimators=5, random_state=0))
+    with pytest.raises(DataError, match=r"got shape \(60,\) \(one label: pass Y.reshape"):
+        clone(model).fit(X, Y[:, 0])
+    with pytest.raises(DataError, match="text entries such as '1'.*Y.astype"):
+        clone(model).fit(X, Y.astype(str))
+    missing = Y.astype(float)
+    missing[4, 2] = np.nan
+    with pytest.raises(DataError, match=r"Y\[4, 2\] is nan \(1 entries are not 0 or 1\)"):
+        clone(model).fit(X, missing)
+    expected = clone(model).fit(X, Y).predict_proba(X)
+    for same in (Y.astype(bool), pd.DataFrame(Y, columns=list("abcd")), Y.astype(object)):
+        np.testing.assert_array_equal(clone(model).fit(X, same).predict_proba(X), expected)
+
+
+def test_thresholds_for_refuses_a_per_label_it_does_not_know() -> None:
+    from okcore.exceptions import DataError
+
+    model = MultiLabelClassifier(OK3ForestRegressor(n_estimators=5, random_state=0))
+    model.fit(*_data(n=60))
+    with pytest.raises(DataError, match='per_label must be True, False or "auto"'):
+        model.thresholds_for("micro_f1", "yes")
+    assert model.thresholds_for("macro_f1", np.True_).shape == (4,)
+
+
+def test_the_default_takes_sample_weight_on_features_of_many_values() -> None:
+    """MultiLabelClassifier().fit(X, Y, sample_weight=w) was refused on any feature of more
+    than 255 distinct values (its forest searched exactly, and asked for a max_bins the user
+    could not set without naming the whole stack): weighted, the default's forest searches
+    histograms of 255 bins; unweighted (or unit weights) it still searches exactly."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(260, 3))
+    Y = (X @ rng.normal(size=(3, 2)) > 0.3).astype(int)
+    model = MultiLabelClassifier(random_state=1)
+    assert model.candidate_models(260)[2].max_bins is None
+    assert model.candidate_models(260, weighted=True)[2].max_bins == 255
+    fitted = clone(model).fit(X, Y, sample_weight=rng.uniform(0.5, 2.0, 260))
+    assert [c["status"] for c in fitted.candidates_] == ["fitted"] * 3
+    assert fitted.predict(X).shape == Y.shape
+
+
+def test_thresholds_for_without_out_of_fold_scores_says_why() -> None:
+    """A fixed threshold with a sigmoid map keeps out-of-fold scores (thresholds_for works),
+    so 'fit with threshold="cv" first' named the wrong cause for the clipped fit that has
+    none: the refusal now names the fit that keeps none and both ways out."""
+    from okcore.exceptions import DataError
+
+    X, Y = _data(n=60)
+    forest = OK3ForestRegressor(n_estimators=5, random_state=0)
+    kept = MultiLabelClassifier(forest, threshold=0.3).fit(X, Y)
+    assert kept.thresholds_for("hamming_loss").tolist() == [0.5] * 4
+    clipped = MultiLabelClassifier(forest, threshold=0.3, scores="clip").fit(X, Y)
+    with pytest.raises(DataError, match="scores='clip' and one estimator.*'label_sigmoid'"):
+        clipped.thresholds_for("micro_f1")

@@ -190,3 +190,141 @@ def test_a_missing_label_says_a_label_is_0_or_1(client: TestClient) -> None:
     r = client.post("/train", data={"json": spec}, files={"labels": ("y.csv", table, "text/csv")})
     assert r.status_code == 422, r.text
     assert "a label is 0 or 1" in r.json()["error"]["message"]
+
+
+def _table(rows: np.ndarray, header: list[str] | None = None) -> bytes:
+    lines = [] if header is None else [",".join(header)]
+    return ("\n".join(lines + [",".join(str(int(v)) for v in row) for row in rows]) + "\n").encode()
+
+
+def test_evaluate_matches_a_labelled_truth_table_by_name(
+    client: TestClient, labels_model: dict[str, Any]
+) -> None:
+    """A truth table whose header names the labels in another order was scored column by
+    column against the wrong labels (and a header of other names was read as if right): its
+    columns are now matched to the model's labels by name; names that are not its labels
+    are a 422 naming them and the model's labels."""
+    spec = {"data": {"json": json.dumps({"model_id": labels_model["model_id"],
+                                         "inputs": X[TEST].tolist()})}}  # fmt: skip
+
+    def evaluate(table: bytes) -> Any:
+        return client.post("/evaluate", **spec, files={"outputs": ("truth.csv", table)})
+
+    plain = evaluate(_table(LABELS[TEST]))
+    assert plain.status_code == 200, plain.text
+    assert evaluate(_table(LABELS[TEST], NAMES)).json() == plain.json()
+    assert evaluate(_table(LABELS[TEST][:, ::-1], NAMES[::-1])).json() == plain.json()
+    r = client.post("/evaluate", json={"model_id": labels_model["model_id"],
+                                       "inputs": X[TEST].tolist(),
+                                       "outputs": LABELS[TEST][:, [1, 0, 2, 3]].tolist(),
+                                       "output_columns": ["beta", "alpha", "gamma", "delta"]})  # fmt: skip
+    assert r.json() == plain.json()
+    r = evaluate(_table(LABELS[TEST], ["alpha", "beta", "gamma", "omega"]))
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert "output_columns (the header of outputs) has names ['omega']" in message
+    assert str(NAMES) in message and "without a header" in message
+    r = evaluate(_table(LABELS[TEST], ["alpha", "alpha", "gamma", "delta"]))
+    assert r.status_code == 422 and "a label twice" in r.json()["error"]["message"]
+
+
+def test_label_names_and_a_labels_header_that_disagree_are_422(client: TestClient) -> None:
+    """label_names in the json part and a labels table's header naming the columns otherwise:
+    the header was ignored without a word; now a 422 says to send one of them."""
+    spec = {k: v for k, v in _body(wait=False).items() if k != "labels"}
+
+    def train(names: list[str]) -> Any:
+        return client.post("/train", data={"json": json.dumps({**spec, "label_names": names})},
+                           files={"labels": ("labels.csv", _table(LABELS[TRAIN], NAMES))})  # fmt: skip
+
+    assert train(NAMES).status_code == 202
+    r = train(["a", "b", "c", "d"])
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert "label_names ['a', 'b', 'c', 'd'] and the header of part 'labels'" in message
+    assert "leave label_names out" in message
+
+
+def test_a_missing_true_label_at_evaluate_is_not_to_be_imputed(
+    client: TestClient, labels_model: dict[str, Any]
+) -> None:
+    """A missing value in /evaluate's true label rows was told to be imputed 'with its
+    column's mean' (a guessed truth, scored as known, and not a label): the 422 now says to
+    fill in only known truths, a label being 1 or 0, or to drop the row."""
+    truth = LABELS[TEST].tolist()
+    truth[2][1] = None
+    r = post_json(client, "/evaluate", {"model_id": labels_model["model_id"],
+                                        "inputs": X[TEST].tolist(), "outputs": truth})  # fmt: skip
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert "outputs has missing values (NaN) in rows 2" in message and "mean" not in message
+    assert "1 where the sample has the label, 0 where not" in message
+    assert "or drop row 2" in message
+
+
+def test_labels_tables_of_true_false_are_0_1(
+    client: TestClient, labels_model: dict[str, Any]
+) -> None:
+    """R's write.csv and pandas write logical label columns as TRUE / FALSE (True / False):
+    such a table was refused as "line 1 column 1 is 'alpha', not a finite number", its header
+    taken for data. They are label rows: the same model and scores as with 0/1."""
+    words = np.where(LABELS > 0, "TRUE", "False")
+
+    def table(rows: np.ndarray) -> bytes:
+        return (",".join(NAMES) + "\n" + "".join(",".join(r) + "\n" for r in rows)).encode()
+
+    spec = {k: v for k, v in _body().items() if k not in ("labels", "label_names")}
+    r = client.post("/train", data={"json": json.dumps(spec)},
+                    files={"labels": ("labels.csv", table(words[TRAIN]))})  # fmt: skip
+    assert r.status_code == 201, r.text
+    info = r.json()["model"]["multilabel"]
+    assert (
+        info["label_names"] == NAMES
+        and info["thresholds"] == labels_model["multilabel"]["thresholds"]
+    )
+    query = {"model_id": r.json()["model_id"], "inputs": X[TEST].tolist()}
+    scores = client.post("/evaluate", data={"json": json.dumps(query)},
+                         files={"outputs": ("truth.csv", table(words[TEST]))})  # fmt: skip
+    assert scores.status_code == 200, scores.text
+    plain = client.post("/evaluate", json={**query, "outputs": LABELS[TEST].tolist()})
+    assert scores.json() == plain.json()
+
+
+def test_label_refusals_say_what_to_send(client: TestClient, labels_model: dict[str, Any]) -> None:
+    """'labels must be 0/1: row 1 is [-1.0, ...]' gave no way forward, /evaluate's 'outputs
+    must be 0/1 label rows' named no row, and duplicate label_names were not named: each
+    422 now names the row or the names and what to send."""
+    body = _body(wait=False, labels=(2 * LABELS[TRAIN] - 1).tolist())
+    r = client.post("/train", json=body)
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert "labels must be 0/1: row 1 is [-1.0" in message
+    assert "for -1/1 labels send (labels + 1) / 2" in message
+    r = client.post("/train", json=_body(wait=False, label_names=["a", "b", "a", "b"]))
+    assert r.status_code == 422
+    assert "names ['a', 'b'] more than once: give each label" in r.json()["error"]["message"]
+    truth = LABELS[TEST].copy()
+    truth[3, 1] = 2
+    r = client.post("/evaluate", json={"model_id": labels_model["model_id"],
+                                       "inputs": X[TEST].tolist(), "outputs": truth.tolist()})  # fmt: skip
+    assert r.status_code == 422
+    message = r.json()["error"]["message"]
+    assert "outputs must be 0/1: row 3 is" in message and "1 where the sample has it" in message
+
+
+def test_a_measure_a_clipped_fixed_threshold_model_lacks_says_how_to_train(
+    client: TestClient,
+) -> None:
+    """/predict with metric on a model of a fixed threshold and clipped scores (no
+    out-of-fold scores) said 'or train with metric ...', which alone changes nothing for a
+    fixed threshold: the 422 now says to train with threshold "cv" (or a sigmoid map)."""
+    r = client.post("/train", json=_body(threshold=0.3, scores="clip"))
+    assert r.status_code == 201, r.text
+    r = client.post("/predict", json={"model_id": r.json()["model_id"],
+                                      "inputs": X[TEST].tolist(), "metric": "macro_f1"})  # fmt: skip
+    assert r.status_code == 422
+    message = r.json()["error"]["message"]
+    assert "(its fixed threshold 0.3)" in message
+    assert (
+        'train with threshold "cv" and metric \'macro_f1\' (or scores "label_sigmoid")' in message
+    )

@@ -117,6 +117,12 @@ test("multi-label: thresholds by CV, label sets by name, the field's measures", 
     assert.deepEqual(out.label_sets[i], ["a", "b", "c"].filter((_, j) => row[j] === 1));
   });
   const scores = await client.evaluateLabels(fit.model_id, X.slice(18), Y.slice(18));
+  // named columns in another order are matched to the model's labels by name
+  const reordered = Y.slice(18).map(([a, b, c]) => [c, a, b]);
+  const named = await client.evaluateLabels(fit.model_id, X.slice(18), reordered, {
+    labelNames: ["c", "a", "b"],
+  });
+  assert.deepEqual(named, scores);
   for (const name of ["hamming_loss", "subset_accuracy", "micro_f1", "macro_f1", "ranking_loss",
     "one_error", "coverage", "label_ranking_average_precision"]) {
     assert.equal(typeof scores[name], "number", name);

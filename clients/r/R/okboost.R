@@ -242,9 +242,13 @@ id_column <- function(x) {
   if ("id" %in% names(x)) {
     return("id")
   }
-  numeric <- vapply(x, is.numeric, logical(1))
+  numeric <- vapply(x, is_number_column, logical(1))
   if (all(numeric)) NULL else names(x)[which(!numeric)[1]]
 }
+
+# A data frame column sent as numbers: numeric, or logical (TRUE / FALSE as 1 / 0, as R's
+# model.matrix takes them: label columns often are).
+is_number_column <- function(col) is.numeric(col) || is.logical(col)
 
 # Inputs as the service takes them: a numeric matrix, and the ids from a data.frame's id
 # column (or `ids`; not both). Positions in messages count from 1.
@@ -259,7 +263,7 @@ as_table <- function(x, ids = NULL, name = "inputs") {
       x <- x[setdiff(names(x), id)]
     }
     if (!ncol(x)) input_error("%s: no numeric column besides the id column", name)
-    numeric <- vapply(x, is.numeric, logical(1))
+    numeric <- vapply(x, is_number_column, logical(1))
     if (!all(numeric)) {
       col <- names(x)[which(!numeric)[1]]
       input_error(

@@ -217,12 +217,16 @@ row_list <- function(sets, q) {
 
 #' Multi-label measures against the true 0/1 label rows (POST /evaluate): Hamming loss,
 #' subset accuracy, micro- and macro-F1, ranking loss, one-error, coverage, label-ranking
-#' average precision.
+#' average precision. `label_names` (or a data frame's column names) name the columns of
+#' `labels`: they are matched to the model's labels by name, in any order.
 #' @export
-ok_evaluate_labels <- function(client, model_id, inputs, labels, metric = NULL) {
+ok_evaluate_labels <- function(client, model_id, inputs, labels, metric = NULL,
+                               label_names = NULL) {
+  if (is.data.frame(labels) && is.null(label_names)) label_names <- names(labels)
   body <- list(
     model_id = model_id, inputs = as_table(inputs)$inputs,
-    outputs = as_table(labels, name = "labels")$inputs, metric = metric
+    outputs = as_table(labels, name = "labels")$inputs, metric = metric,
+    output_columns = if (!is.null(label_names)) I(as.character(label_names))
   )
   ok_request(client, "POST", "/evaluate", body)
 }

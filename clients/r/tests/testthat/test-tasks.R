@@ -98,5 +98,16 @@ test_that("multi-label: thresholds by CV, label sets by name, measures", {
   }
   scores <- ok_evaluate_labels(cl, fit$model_id, X[19:24, ], Y[19:24, ])
   expect_true(scores$hamming_loss >= 0 && scores$hamming_loss <= 1)
+  # a data frame's columns, named in another order, are matched to the model's labels
+  truth <- setNames(as.data.frame(Y[19:24, c(3, 1, 2)]), c("c", "a", "b"))
+  expect_equal(ok_evaluate_labels(cl, fit$model_id, X[19:24, ], truth), scores)
+  # logical label columns (TRUE / FALSE) are label rows, as 1 / 0: not an id column
+  logical <- ok_train_multilabel(cl, X[1:18, ], as.data.frame(Y[1:18, ] == 1),
+                                 model = "okboost", params = small, per_label = TRUE,
+                                 wait = TRUE)
+  expect_equal(logical$model$multilabel$label_names, c("a", "b", "c"))
+  expect_equal(logical$model$multilabel$thresholds, fit$model$multilabel$thresholds)
+  same <- ok_evaluate_labels(cl, logical$model_id, X[19:24, ], as.data.frame(truth == 1))
+  expect_equal(same[names(same) != "model_id"], scores[names(scores) != "model_id"])
   expect_true(is.numeric(scores$label_ranking_average_precision))
 })
