@@ -21,6 +21,7 @@ from service.http.arrays import as_float_array, as_input_matrix, float64_array
 from service.schemas.api import Edges, Ids, Inputs, Matrix, Params, _Model
 from service.schemas.examples import documented
 from service.schemas.params import ModelName
+from service.vertex_ids import VertexIds
 
 
 def _adjacency(value: Any, info: Any) -> Any:
@@ -361,10 +362,10 @@ class BipartiteTrainRequest(_Model):
             if side.ids is None:
                 side.ids = labels
                 continue
-            position = {v: k for k, v in enumerate(labels.tolist())}
-            missing = [v for v in side.ids.tolist() if v not in position]
-            if missing:
-                extra = sorted(set(position) - set(side.ids.tolist()))
+            order, found = VertexIds(labels).find(side.ids)
+            if not found.all():
+                missing = side.ids[~found].tolist()
+                extra = sorted(set(labels.tolist()) - set(side.ids.tolist()))
                 raise ValueError(
                     f"{field} (the adjacency's {('row ids', 'header')[axis]}) does not name "
                     f"{len(missing)} of the {('row', 'column')[axis]} vertices ({side_name}.ids; "
@@ -372,7 +373,6 @@ class BipartiteTrainRequest(_Model):
                     f"names {len(extra)} others (e.g. {extra[0][:80]!r}): the adjacency and "
                     f"{side_name} must name the same vertices, in any order"
                 )
-            order = np.fromiter((position[v] for v in side.ids.tolist()), np.int64, labels.shape[0])
             adjacency = adjacency[order] if axis == 0 else adjacency[:, order]
         return adjacency
 
