@@ -99,6 +99,16 @@ function tableInputs(inputs, ids, name = "inputs") {
 const edgeList = (edges, name) => (isRows(edges) ? rowsToEdges(edges, name) : edges);
 
 /**
+ * Label rows as the request takes them: rows of objects ([{a: 1, b: 0}, ...]) become 0/1 rows
+ * whose column names name the labels (unless `names` are given); others go as they are.
+ */
+function labelRows(labels, names) {
+  if (!isRows(labels)) return { labels, names };
+  const table = rowsToInputs(labels, { idColumn: null, name: "labels" });
+  return { labels: table.inputs, names: names ?? table.columns };
+}
+
+/**
  * One vertex set of a bipartite request: features directly (nested arrays, a Matrix, rows of
  * objects whose id column gives the ids), or {inputs, similarity, ids} with one of inputs and
  * similarity. A similarity as rows of objects labelled by id gives the ids and its columns are
@@ -419,7 +429,8 @@ export class OKBoostClient {
   }
 
   /**
-   * POST /train of label sets (task "multilabel"): `labels` N x L 0/1 rows. Options:
+   * POST /train of label sets (task "multilabel"): `labels` N x L 0/1 rows (or rows of
+   * objects, [{a: 1, b: 0}, ...]: their column names are the labelNames). Options:
    * labelNames, ids, model (left out: the server's default, "auto", okcore's stacked
    * MultiLabelClassifier(), which takes no params), params, threshold ("cv" or a number in
    * (0, 1)), perLabel, metric ("micro_f1" | "macro_f1" | "hamming_loss" |
@@ -428,11 +439,12 @@ export class OKBoostClient {
    */
   trainMultilabel(inputs, labels, options = {}) {
     const table = tableInputs(inputs, options.ids);
+    const given = labelRows(labels, options.labelNames);
     return this.#request("POST", "/train", {
       task: "multilabel",
       inputs: table.inputs,
-      labels,
-      ...snakeKeys({ ...options, ids: table.ids }),
+      labels: given.labels,
+      ...snakeKeys({ ...options, ids: table.ids, labelNames: given.names }),
     });
   }
 
@@ -454,15 +466,17 @@ export class OKBoostClient {
    * POST /evaluate of a multi-label model against the true 0/1 label rows: hamming_loss,
    * subset_accuracy, micro_f1, macro_f1, ranking_loss, one_error, coverage,
    * label_ranking_average_precision (the label sets of metric's thresholds when given).
-   * labelNames: the names of the columns of labels, matched to the model's labels by name.
+   * labelNames (or, for rows of objects, their column names): the names of the columns of
+   * labels, matched to the model's labels by name.
    */
   evaluateLabels(modelId, inputs, labels, { metric, labelNames } = {}) {
     const table = tableInputs(inputs, undefined);
+    const given = labelRows(labels, labelNames);
     return this.#request("POST", "/evaluate", {
       model_id: modelId,
       inputs: table.inputs,
-      outputs: labels,
-      ...snakeKeys({ metric, outputColumns: labelNames }),
+      outputs: given.labels,
+      ...snakeKeys({ metric, outputColumns: given.names }),
     });
   }
 

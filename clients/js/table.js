@@ -26,8 +26,8 @@ const isMissing = (v) => v === null || Number.isNaN(v);
 
 /**
  * Inputs from rows of objects: every column holds numbers except the id column, which is
- * `idColumn` when given, else "id" when present, else the first column holding a
- * non-number. Columns follow the first row's key order; every row must have them all.
+ * `idColumn` when given (null: none, every column holds numbers), else "id" when present,
+ * else the first column holding a non-number. Columns follow the first row's key order; every row must have them all.
  * null or NaN is a missing value (the tree models take missing inputs).
  * @returns {{inputs: number[][], ids: string[] | null, columns: string[]}}
  */
@@ -38,7 +38,7 @@ export function rowsToInputs(rows, { idColumn, name = "inputs" } = {}) {
     const text = (key) => !isNumber(rows[0][key]) && !isMissing(rows[0][key]);
     id = keys.includes("id") ? "id" : keys.find(text);
   }
-  if (id !== undefined && !keys.includes(id)) {
+  if (id != null && !keys.includes(id)) {
     throw new RangeError(`${name}: no column "${id}" (the columns are ${keys.join(", ")})`);
   }
   const columns = keys.filter((key) => key !== id);
@@ -54,14 +54,14 @@ export function rowsToInputs(rows, { idColumn, name = "inputs" } = {}) {
         const shown = typeof value === "number" ? String(value) : JSON.stringify(value);
         throw new TypeError(
           `${name}[${i}].${key} = ${shown} is not a finite number (a missing value is null)` +
-            (id === undefined ? "" : ` (the id column is "${id}")`),
+            (id == null ? "" : ` (the id column is "${id}")`),
         );
       }
       return value;
     });
   });
   const ids =
-    id === undefined
+    id == null
       ? null
       : rows.map((row, i) => {
           const value = row[id];

@@ -123,6 +123,16 @@ test("multi-label: thresholds by CV, label sets by name, the field's measures", 
     labelNames: ["c", "a", "b"],
   });
   assert.deepEqual(named, scores);
+  // rows of objects name their columns: matched by name, in their own key order
+  const byName = reordered.map(([c, a, b]) => ({ c, a, b }));
+  assert.deepEqual(await client.evaluateLabels(fit.model_id, X.slice(18), byName), scores);
+  const fromRows = await client.trainMultilabel(
+    X.slice(0, 18),
+    Y.slice(0, 18).map(([a, b, c]) => ({ a, b, c })),
+    { model: "okboost", params: PARAMS, perLabel: true, wait: true },
+  );
+  assert.deepEqual(fromRows.model.multilabel.label_names, ["a", "b", "c"]);
+  assert.deepEqual(fromRows.model.multilabel.thresholds, fit.model.multilabel.thresholds);
   for (const name of ["hamming_loss", "subset_accuracy", "micro_f1", "macro_f1", "ranking_loss",
     "one_error", "coverage", "label_ranking_average_precision"]) {
     assert.equal(typeof scores[name], "number", name);

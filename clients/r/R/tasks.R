@@ -201,7 +201,8 @@ ok_evaluate_bipartite <- function(client, model_id, rows = NULL, cols = NULL, ne
 
 #' Train on label sets (POST /train, task "multilabel").
 #'
-#' @param labels N x L 0/1 matrix or data.frame (its column names name the labels).
+#' @param labels N x L 0/1 matrix or data.frame (its column names, when it has them, name the
+#'   labels).
 #' @param model NULL: the server's default ("auto", okcore's stacked
 #'   MultiLabelClassifier(), which takes no `params`); or an estimator's name.
 #' @param threshold "cv" (chosen by inner cross-validation for `metric`, one for all labels
@@ -215,7 +216,7 @@ ok_train_multilabel <- function(client, inputs, labels, label_names = NULL, ids 
                                 n_splits = 3, random_state = 0, name = NULL, wait = FALSE,
                                 max_cpu_seconds = NULL) {
   table <- as_table(inputs, ids)
-  if (is.data.frame(labels) && is.null(label_names)) label_names <- names(labels)
+  if (is.null(label_names)) label_names <- colnames(labels)
   body <- list(
     task = "multilabel", inputs = table$inputs, ids = as_ids(table$ids),
     labels = as_table(labels, name = "labels")$inputs,
@@ -259,12 +260,12 @@ row_list <- function(sets, q) {
 
 #' Multi-label measures against the true 0/1 label rows (POST /evaluate): Hamming loss,
 #' subset accuracy, micro- and macro-F1, ranking loss, one-error, coverage, label-ranking
-#' average precision. `label_names` (or a data frame's column names) name the columns of
-#' `labels`: they are matched to the model's labels by name, in any order.
+#' average precision. `label_names` (or the column names of a data frame or matrix) name the
+#' columns of `labels`: they are matched to the model's labels by name, in any order.
 #' @export
 ok_evaluate_labels <- function(client, model_id, inputs, labels, metric = NULL,
                                label_names = NULL) {
-  if (is.data.frame(labels) && is.null(label_names)) label_names <- names(labels)
+  if (is.null(label_names)) label_names <- colnames(labels)
   body <- list(
     model_id = model_id, inputs = as_table(inputs)$inputs,
     outputs = as_table(labels, name = "labels")$inputs, metric = metric,

@@ -108,7 +108,8 @@ test_that("bipartite: a labelled adjacency and similarity in another order are m
     expect_equal(got, want)
   }
   # a data.frame's own row numbers (1, 2, ...) are positions, not ids; its columns are named
-  by_position <- train(list(similarity = S), as.data.frame(adjacency[, shuffle_t], row.names = NULL))
+  by_position <- train(list(similarity = S),
+                       as.data.frame(adjacency[, shuffle_t], row.names = NULL))
   expect_equal(ok_kernel_bipartite(cl, by_position$model_id, rows = new_rows,
                                    cols = list(similarity = T))$scores, want)
   # ids that are not the sides' vertices: the service's 422 names the field and an id
@@ -151,6 +152,8 @@ test_that("multi-label: thresholds by CV, label sets by name, measures", {
   # a data frame's columns, named in another order, are matched to the model's labels
   truth <- setNames(as.data.frame(Y[19:24, c(3, 1, 2)]), c("c", "a", "b"))
   expect_equal(ok_evaluate_labels(cl, fit$model_id, X[19:24, ], truth), scores)
+  # a matrix's column names too
+  expect_equal(ok_evaluate_labels(cl, fit$model_id, X[19:24, ], as.matrix(truth)), scores)
   # logical label columns (TRUE / FALSE) are label rows, as 1 / 0: not an id column
   logical <- ok_train_multilabel(cl, X[1:18, ], as.data.frame(Y[1:18, ] == 1),
                                  model = "okboost", params = small, per_label = TRUE,
