@@ -25,6 +25,9 @@
 // Bipartite networks and label sets:
 //   await c.trainBipartite(drugs, { similarity: S, ids: targetIds }, { edges: [["d1", "t2"]], wait: true });
 //   await c.kernelBipartite(modelId, { rows: newDrugs, topK: 5 });   // edges.new_rows_ids
+// A table labelled by id, rows of objects with an id column ([{id: "d1", t1: 1, t2: 0}, ...]),
+// is matched by id: as adjacency its rows and columns to the sides' ids, as a similarity its
+// columns to its rows (training) or to the training vertices.
 //   await c.trainMultilabel(X, labels, { labelNames: ["a", "b"], wait: true });
 //   await c.predictLabels(modelId, Xnew);                             // probabilities, labels, label_sets
 
