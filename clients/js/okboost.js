@@ -25,14 +25,17 @@
 // Bipartite networks and label sets:
 //   await c.trainBipartite(drugs, { similarity: S, ids: targetIds }, { edges: [["d1", "t2"]], wait: true });
 //   await c.kernelBipartite(modelId, { rows: newDrugs, topK: 5 });   // edges.new_rows_ids
+// A table labelled by id, rows of objects with an id column ([{id: "d1", t1: 1, t2: 0}, ...]),
+// is matched by id: as adjacency its rows and columns to the sides' ids, as a similarity its
+// columns to its rows (training) or to the training vertices.
 //   await c.trainMultilabel(X, labels, { labelNames: ["a", "b"], wait: true });
 //   await c.predictLabels(modelId, Xnew);                             // probabilities, labels, label_sets
 
 import { LITTLE_ENDIAN, Matrix } from "./matrix.js";
 import { nest, readNpz } from "./npz.js";
-import { isRows, rowsToEdges, rowsToInputs } from "./table.js";
+import { isRows, rowsToEdges, rowsToInputs, rowsToSimilarity } from "./table.js";
 
-export { Matrix, readNpz, rowsToEdges, rowsToInputs };
+export { Matrix, readNpz, rowsToEdges, rowsToInputs, rowsToSimilarity };
 
 /** An error answer of the service, in its one JSON error shape. */
 export class OKBoostError extends Error {
@@ -99,16 +102,55 @@ function tableInputs(inputs, ids, name = "inputs") {
 const edgeList = (edges, name) => (isRows(edges) ? rowsToEdges(edges, name) : edges);
 
 /**
+ * Label rows as the request takes them: rows of objects ([{a: 1, b: 0}, ...]) become 0/1 rows
+ * whose column names name the labels (unless `names` are given); others go as they are.
+ */
+function labelRows(labels, names) {
+  if (!isRows(labels)) return { labels, names };
+  const table = rowsToInputs(labels, { idColumn: null, name: "labels" });
+  return { labels: table.inputs, names: names ?? table.columns };
+}
+
+/**
  * One vertex set of a bipartite request: features directly (nested arrays, a Matrix, rows of
  * objects whose id column gives the ids), or {inputs, similarity, ids} with one of inputs and
- * similarity.
+ * similarity. A similarity as rows of objects labelled by id gives the ids and its columns are
+ * matched by id (rowsToSimilarity): to its rows at `training`, else to the training vertices.
  */
-function side(value, name) {
+function side(value, name, training = false) {
   if (value == null) return null;
   const direct = Array.isArray(value) || value instanceof Matrix;
   const given = direct ? { inputs: value } : value;
+  if (given.inputs === undefined && isRows(given.similarity)) {
+    const where = `${name}.similarity`;
+    const s = rowsToSimilarity(given.similarity, { training, name: where });
+    if (s.ids && given.ids) {
+      throw new RangeError(`${where}: give the ids as its id column or as the ids option, not both`);
+    }
+    return snakeKeys({ similarity: s.similarity, ids: s.ids ?? given.ids, similarityIds: s.columns });
+  }
   const table = given.inputs === undefined ? { ids: given.ids } : tableInputs(given.inputs, given.ids, name);
   return snakeKeys({ inputs: table.inputs, similarity: given.similarity, ids: table.ids });
+}
+
+/**
+ * A bipartite adjacency as the request takes it: rows of objects labelled by id (the id
+ * column naming its rows, the other columns' names its columns) go as numbers with
+ * adjacencyRowIds / adjacencyColIds, matched to the sides by id by the service; nested
+ * arrays or a Matrix go as they are, with those options when given.
+ */
+function adjacencyFields(adjacency, rowIds, colIds) {
+  if (!isRows(adjacency)) {
+    return { adjacency, adjacencyRowIds: rowIds, adjacencyColIds: colIds };
+  }
+  const table = rowsToInputs(adjacency, { name: "adjacency" });
+  if ((table.ids && rowIds) || colIds) {
+    throw new RangeError(
+      "adjacency: give its ids as its id column and column names or as the adjacencyRowIds / " +
+        "adjacencyColIds options, not both",
+    );
+  }
+  return { adjacency: table.inputs, adjacencyRowIds: table.ids ?? rowIds, adjacencyColIds: table.columns };
 }
 
 const NPZ = "application/x-npz";
@@ -321,20 +363,28 @@ export class OKBoostClient {
   /**
    * POST /train of a bipartite network (task "bipartite"). `rows` and `cols`: each side's
    * features (nested arrays, a Matrix, rows of objects with an id column) or
-   * {inputs | similarity, ids}. Options: edges ([row, column] pairs by row number or by id, or
-   * rows of objects with two fields) or adjacency (n_rows x n_cols, 0/1 or weights; null: an
-   * unknown pair), unknownPairs ([row, column] pairs of unknown interaction, as edges: not
+   * {inputs | similarity, ids} (a similarity as rows of objects labelled by id gives the ids,
+   * its columns matched to its rows by id). Options: edges ([row, column] pairs by row number
+   * or by id, or rows of objects with two fields) or adjacency (n_rows x n_cols, 0/1 or
+   * weights; null: an unknown pair; rows of objects labelled by id, [{id: "d1", t1: 1, t2: 0},
+   * ...], or adjacencyRowIds / adjacencyColIds beside nested arrays or a Matrix: its rows and
+   * columns matched to the sides' ids in any order), unknownPairs ([row, column] pairs of unknown interaction, as edges: not
    * negatives), model ("auto": okcore's default rank average, no params; or an estimator name),
    * params, newPairs ("two-step" | "refit"), cv ({folds: 3} or {folds: [4, 3]}, randomState,
    * rowFolds / colFolds: given fold ids 0..K-1 per vertex), name, wait.
    */
-  trainBipartite(rows, cols, { edges, unknownPairs, model = "auto", params = {}, cv, ...options } = {}) {
+  trainBipartite(
+    rows,
+    cols,
+    { edges, adjacency, adjacencyRowIds, adjacencyColIds, unknownPairs, model = "auto", params = {}, cv, ...options } = {},
+  ) {
     return this.#request("POST", "/train", {
       task: "bipartite",
-      rows: side(rows, "rows"),
-      cols: side(cols, "cols"),
+      rows: side(rows, "rows", true),
+      cols: side(cols, "cols", true),
       ...snakeKeys({
         ...options,
+        ...adjacencyFields(adjacency, adjacencyRowIds, adjacencyColIds),
         model,
         params,
         cv: cv && snakeKeys(cv),
@@ -346,7 +396,8 @@ export class OKBoostClient {
 
   /**
    * POST /kernel of a bipartite model: `rows` (new rows: features or {similarity, ids} to the
-   * training rows) and / or `cols`. Answers scores per block (new_rows q x n_cols, new_cols
+   * training rows; a similarity as rows of objects labelled by id gives the ids, its columns
+   * naming the training rows in any order) and / or `cols`. Answers scores per block (new_rows q x n_cols, new_cols
    * n_rows x q', new_pairs q x q') and, with threshold / topK, edges per block: [row, column,
    * score] grouped by new vertex, best first, and <block>_ids [row id, column id].
    * Options: threshold, topK, returnScores.
@@ -381,7 +432,8 @@ export class OKBoostClient {
   }
 
   /**
-   * POST /train of label sets (task "multilabel"): `labels` N x L 0/1 rows. Options:
+   * POST /train of label sets (task "multilabel"): `labels` N x L 0/1 rows (or rows of
+   * objects, [{a: 1, b: 0}, ...]: their column names are the labelNames). Options:
    * labelNames, ids, model (left out: the server's default, "auto", okcore's stacked
    * MultiLabelClassifier(), which takes no params), params, threshold ("cv" or a number in
    * (0, 1)), perLabel, metric ("micro_f1" | "macro_f1" | "hamming_loss" |
@@ -390,11 +442,12 @@ export class OKBoostClient {
    */
   trainMultilabel(inputs, labels, options = {}) {
     const table = tableInputs(inputs, options.ids);
+    const given = labelRows(labels, options.labelNames);
     return this.#request("POST", "/train", {
       task: "multilabel",
       inputs: table.inputs,
-      labels,
-      ...snakeKeys({ ...options, ids: table.ids }),
+      labels: given.labels,
+      ...snakeKeys({ ...options, ids: table.ids, labelNames: given.names }),
     });
   }
 
@@ -416,15 +469,17 @@ export class OKBoostClient {
    * POST /evaluate of a multi-label model against the true 0/1 label rows: hamming_loss,
    * subset_accuracy, micro_f1, macro_f1, ranking_loss, one_error, coverage,
    * label_ranking_average_precision (the label sets of metric's thresholds when given).
-   * labelNames: the names of the columns of labels, matched to the model's labels by name.
+   * labelNames (or, for rows of objects, their column names): the names of the columns of
+   * labels, matched to the model's labels by name.
    */
   evaluateLabels(modelId, inputs, labels, { metric, labelNames } = {}) {
     const table = tableInputs(inputs, undefined);
+    const given = labelRows(labels, labelNames);
     return this.#request("POST", "/evaluate", {
       model_id: modelId,
       inputs: table.inputs,
-      outputs: labels,
-      ...snakeKeys({ metric, outputColumns: labelNames }),
+      outputs: given.labels,
+      ...snakeKeys({ metric, outputColumns: given.names }),
     });
   }
 

@@ -123,8 +123,68 @@ test("multi-label: thresholds by CV, label sets by name, the field's measures", 
     labelNames: ["c", "a", "b"],
   });
   assert.deepEqual(named, scores);
+  // rows of objects name their columns: matched by name, in their own key order
+  const byName = reordered.map(([c, a, b]) => ({ c, a, b }));
+  assert.deepEqual(await client.evaluateLabels(fit.model_id, X.slice(18), byName), scores);
+  const fromRows = await client.trainMultilabel(
+    X.slice(0, 18),
+    Y.slice(0, 18).map(([a, b, c]) => ({ a, b, c })),
+    { model: "okboost", params: PARAMS, perLabel: true, wait: true },
+  );
+  assert.deepEqual(fromRows.model.multilabel.label_names, ["a", "b", "c"]);
+  assert.deepEqual(fromRows.model.multilabel.thresholds, fit.model.multilabel.thresholds);
   for (const name of ["hamming_loss", "subset_accuracy", "micro_f1", "macro_f1", "ranking_loss",
     "one_error", "coverage", "label_ranking_average_precision"]) {
     assert.equal(typeof scores[name], "number", name);
   }
+});
+
+test("bipartite: a labelled adjacency and similarity in another order are matched by id", { skip }, async () => {
+  const client = new OKBoostClient(URL);
+  const A = DRUG_IDS.map((d) => TARGET_IDS.map((t) => (EDGES.some(([a, b]) => a === d && b === t) ? 1 : 0)));
+  const S = TARGETS.map((a) => TARGETS.map((b) => Math.exp(-((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2))));
+  const drugOrder = [5, 2, 7, 0, 3, 6, 1, 4];
+  const targetOrder = [2, 0, 3, 1];
+  // rows of objects labelled by id, rows and columns in an order of their own
+  const labelled = (matrix, rowOrder, rowIds, colIds) =>
+    rowOrder.map((i) => ({ id: rowIds[i], ...Object.fromEntries(targetOrder.map((j) => [colIds[j], matrix[i][j]])) }));
+  const options = { model: "okboost", params: PARAMS, wait: true };
+  const ordered = await client.trainBipartite(
+    { inputs: DRUGS, ids: DRUG_IDS },
+    { similarity: S, ids: TARGET_IDS },
+    { adjacency: A, ...options },
+  );
+  const shuffled = await client.trainBipartite(
+    { inputs: DRUGS, ids: DRUG_IDS },
+    { similarity: labelled(S, [0, 1, 2, 3], TARGET_IDS, TARGET_IDS) },
+    { adjacency: labelled(A, drugOrder, DRUG_IDS, TARGET_IDS), ...options },
+  );
+  assert.equal(shuffled.model.bipartite.has_col_ids, true);
+  // new targets' similarity to the training targets, its columns named in another order
+  const newCols = [[0.05, 1], [1, 0.05]];
+  const T = newCols.map((a) => TARGETS.map((b) => Math.exp(-((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2))));
+  const rows = { inputs: [[0.05, 0.95], [0.95, 0.05]], ids: ["new-a", "new-b"] };
+  const want = await client.kernelBipartite(ordered.model_id, { rows, cols: { similarity: T, ids: ["n0", "n1"] } });
+  const got = await client.kernelBipartite(shuffled.model_id, {
+    rows,
+    cols: { similarity: labelled(T, [0, 1], ["n0", "n1"], TARGET_IDS) },
+  });
+  assert.deepEqual(got.scores, want.scores);
+  // ids that do not name the same vertices as the sides: the service's 422, naming the field
+  const renamed = labelled(A, drugOrder, DRUG_IDS.map((d) => (d === "d3" ? "d99" : d)), TARGET_IDS);
+  await assert.rejects(
+    client.trainBipartite({ inputs: DRUGS, ids: DRUG_IDS }, { inputs: TARGETS, ids: TARGET_IDS }, {
+      adjacency: renamed,
+      ...options,
+    }),
+    (err) => err instanceof OKBoostError && err.status === 422 && /adjacency_row_ids/.test(err.message) && /d99/.test(err.message),
+  );
+  assert.throws(
+    () => client.trainBipartite(DRUGS, TARGETS, { adjacency: renamed, adjacencyColIds: TARGET_IDS }),
+    /not both/,
+  );
+  assert.throws(
+    () => client.trainBipartite(DRUGS, { similarity: labelled(S, [0, 1, 2], TARGET_IDS, TARGET_IDS) }, { adjacency: A }),
+    /same items once each/,
+  );
 });

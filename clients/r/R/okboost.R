@@ -289,6 +289,30 @@ as_table <- function(x, ids = NULL, name = "inputs") {
   list(inputs = unname(x), ids = ids)
 }
 
+# A table labelled by id, as the service matches it: its numbers, and the ids naming its
+# rows and its columns (NULL where it has none). A matrix: its row and column names. A
+# data.frame: its id column (as in `as_table`) or its row names when they are text (the
+# row numbers R gives a data.frame, 1, 2, ..., and those a subset keeps, are positions, not
+# ids), and the names of its other columns.
+as_labelled <- function(x, name) {
+  table <- as_table(x, NULL, name)
+  if (!is.data.frame(x)) {
+    return(list(values = table$inputs, rows = rownames(x), cols = colnames(x)))
+  }
+  rows <- table$ids
+  named <- attr(x, "row.names")
+  if (is.character(named)) {
+    if (!is.null(rows)) {
+      input_error("%s: give the row ids as its id column or as its row names, not both", name)
+    }
+    rows <- named
+  }
+  cols <- names(x)
+  id <- id_column(x)
+  if (!is.null(id)) cols <- cols[cols != id]
+  list(values = table$inputs, rows = rows, cols = cols)
+}
+
 # One unique, non-missing id per row; positions in messages count from 1.
 check_ids <- function(ids, n, name) {
   if (length(ids) != n) {

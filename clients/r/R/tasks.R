@@ -10,22 +10,55 @@
 # A side is a numeric matrix or a data.frame with an id column (its features), or
 # list(similarity = S, ids = ...) (its similarity to the training vertices of that side).
 # Pairs are (row, column): 1-based row numbers, or ids (a character matrix or data.frame).
+# Tables labelled by id (row and column names, as read.delim(path, row.names = 1) reads a
+# published matrix) are matched by id: an adjacency to the sides, a similarity's columns to
+# its rows at training and to the model's training vertices after.
 
-# One vertex set as the service takes it.
-as_side <- function(x, name) {
+# One vertex set as the service takes it; `training`: a similarity is the square one among
+# the side's vertices.
+as_side <- function(x, name, training = FALSE) {
   if (is.null(x)) {
     return(NULL)
   }
   if (is.list(x) && !is.data.frame(x)) {
     if (!is.null(x$similarity)) {
-      s <- as_table(x$similarity, name = paste0(name, "$similarity"))$inputs
-      return(drop_null(list(similarity = s, ids = as_ids(x$ids))))
+      s <- labelled_similarity(x$similarity, x$ids, paste0(name, "$similarity"), training)
+      return(drop_null(list(
+        similarity = s$similarity, ids = as_ids(s$ids), similarity_ids = as_ids(s$columns)
+      )))
     }
     table <- as_table(x$inputs, x$ids, paste0(name, "$inputs"))
   } else {
     table <- as_table(x, NULL, name)
   }
   drop_null(list(inputs = table$inputs, ids = as_ids(table$ids)))
+}
+
+# (similarity, ids, column ids) of a similarity labelled by id (`as_labelled`: names of
+# its rows and of its columns): its row names give the side's ids; at `training` its columns
+# are put in its rows' order by id, else their names go as `similarity_ids`, matched by the
+# service to the model's training vertices. Anything else is sent as it is, with `ids`.
+labelled_similarity <- function(x, ids, name, training) {
+  table <- as_labelled(x, name)
+  rows <- table$rows
+  cols <- table$cols
+  if (is.null(rows) || is.null(cols)) {
+    return(list(similarity = table$values, ids = ids))
+  }
+  if (!is.null(ids)) {
+    input_error("%s: give the ids as its row names (or id column) or as `ids`, not both", name)
+  }
+  if (!training) {
+    return(list(similarity = table$values, ids = rows, columns = cols))
+  }
+  if (length(rows) != length(cols) || anyDuplicated(rows) || !setequal(rows, cols)) {
+    input_error(paste(
+      "%s: a labelled similarity names the same items once each in its row names and its",
+      "column names, in any order (read.csv and read.delim change ids such as \"hsa:10\"",
+      "in a header unless check.names = FALSE)"
+    ), name)
+  }
+  list(similarity = table$values[, match(rows, cols), drop = FALSE], ids = rows)
 }
 
 # [row, column] pairs: ids as they are, 1-based row numbers sent 0-based.
@@ -59,10 +92,16 @@ as_bipartite_cv <- function(cv) {
 #' Train on a bipartite network (POST /train, task "bipartite").
 #'
 #' @param rows,cols each side: a numeric matrix or a data.frame with an id column (features),
-#'   or `list(similarity = S, ids = ids)` (the n x n similarity among its vertices).
+#'   or `list(similarity = S, ids = ids)` (the n x n similarity among its vertices; S
+#'   labelled by id, row and column names in any order, gives the ids and its columns are
+#'   matched to its rows).
 #' @param edges interactions: a two-column matrix of 1-based (row, column) numbers, or of ids.
 #' @param adjacency interactions as an n_rows x n_cols matrix (0/1 or weights; NA: an unknown
-#'   pair), instead.
+#'   pair), instead. Labelled by id (a matrix's row and column names; a data.frame's column
+#'   names and its id column or text row names, as `read.delim(path, row.names = 1,
+#'   check.names = FALSE)` reads a published matrix), its rows and columns are matched to
+#'   the sides' ids in any order (`adjacency_row_ids`, `adjacency_col_ids`); a side without
+#'   ids takes them. A data.frame's own row numbers (1, 2, ...) are not ids.
 #' @param unknown_pairs pairs of unknown interaction (not negatives), as `edges`.
 #' @param cv optional K x K cross-validation first, e.g. `list(folds = c(4, 3))`, with
 #'   `random_state`, or given fold assignments `row_folds` / `col_folds` (fold ids 0..K-1,
@@ -73,13 +112,14 @@ as_bipartite_cv <- function(cv) {
 ok_train_bipartite <- function(client, rows, cols, edges = NULL, adjacency = NULL,
                                model = "auto", params = list(), new_pairs = "two-step",
                                cv = NULL, name = NULL, wait = FALSE, unknown_pairs = NULL) {
-  r <- as_side(rows, "rows")
-  c <- as_side(cols, "cols")
+  r <- as_side(rows, "rows", training = TRUE)
+  c <- as_side(cols, "cols", training = TRUE)
   size <- function(side) nrow(if (is.null(side$inputs)) side$similarity else side$inputs)
+  a <- if (!is.null(adjacency)) as_labelled(adjacency, "adjacency")
   body <- list(
     task = "bipartite", rows = r, cols = c,
     edges = if (!is.null(edges)) as_pairs(edges, "edges", size(r), size(c)),
-    adjacency = if (!is.null(adjacency)) as_table(adjacency, name = "adjacency")$inputs,
+    adjacency = a$values, adjacency_row_ids = as_ids(a$rows), adjacency_col_ids = as_ids(a$cols),
     unknown_pairs = if (!is.null(unknown_pairs)) {
       as_pairs(unknown_pairs, "unknown_pairs", size(r), size(c))
     },
@@ -93,7 +133,9 @@ ok_train_bipartite <- function(client, rows, cols, edges = NULL, adjacency = NUL
 #' Scores and ranked edges of new vertices of a bipartite model (POST /kernel).
 #'
 #' @param rows new row vertices (features, or `list(similarity = S, ids = ...)` with S their
-#'   similarity to the training rows), scored against the known columns; `cols` likewise.
+#'   similarity to the training rows; S labelled by id gives the ids by its row names and
+#'   names the training rows by its column names, in any order), scored against the known
+#'   columns; `cols` likewise.
 #'   Both: new rows x new columns too.
 #' @return a list: `scores` (matrices `new_rows` q x n_cols, `new_cols` n_rows x q',
 #'   `new_pairs` q x q') and, with `threshold` / `top_k`, `edges`: data.frames (row, col,
@@ -159,7 +201,8 @@ ok_evaluate_bipartite <- function(client, model_id, rows = NULL, cols = NULL, ne
 
 #' Train on label sets (POST /train, task "multilabel").
 #'
-#' @param labels N x L 0/1 matrix or data.frame (its column names name the labels).
+#' @param labels N x L 0/1 matrix or data.frame (its column names, when it has them, name the
+#'   labels).
 #' @param model NULL: the server's default ("auto", okcore's stacked
 #'   MultiLabelClassifier(), which takes no `params`); or an estimator's name.
 #' @param threshold "cv" (chosen by inner cross-validation for `metric`, one for all labels
@@ -173,7 +216,7 @@ ok_train_multilabel <- function(client, inputs, labels, label_names = NULL, ids 
                                 n_splits = 3, random_state = 0, name = NULL, wait = FALSE,
                                 max_cpu_seconds = NULL) {
   table <- as_table(inputs, ids)
-  if (is.data.frame(labels) && is.null(label_names)) label_names <- names(labels)
+  if (is.null(label_names)) label_names <- colnames(labels)
   body <- list(
     task = "multilabel", inputs = table$inputs, ids = as_ids(table$ids),
     labels = as_table(labels, name = "labels")$inputs,
@@ -217,12 +260,12 @@ row_list <- function(sets, q) {
 
 #' Multi-label measures against the true 0/1 label rows (POST /evaluate): Hamming loss,
 #' subset accuracy, micro- and macro-F1, ranking loss, one-error, coverage, label-ranking
-#' average precision. `label_names` (or a data frame's column names) name the columns of
-#' `labels`: they are matched to the model's labels by name, in any order.
+#' average precision. `label_names` (or the column names of a data frame or matrix) name the
+#' columns of `labels`: they are matched to the model's labels by name, in any order.
 #' @export
 ok_evaluate_labels <- function(client, model_id, inputs, labels, metric = NULL,
                                label_names = NULL) {
-  if (is.data.frame(labels) && is.null(label_names)) label_names <- names(labels)
+  if (is.null(label_names)) label_names <- colnames(labels)
   body <- list(
     model_id = model_id, inputs = as_table(inputs)$inputs,
     outputs = as_table(labels, name = "labels")$inputs, metric = metric,

@@ -73,6 +73,57 @@ test_that("bipartite: unknown pairs at training and left out of the scores", {
   expect_equal(out$new_rows$n_pairs, 6)
 })
 
+test_that("bipartite: a labelled adjacency and similarity in another order are matched by id", {
+  skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
+  cl <- okboost_client(url)
+  drug_ids <- paste0("d", 1:8)
+  target_ids <- paste0("t", 1:4)
+  adjacency <- matrix(0, 8, 4, dimnames = list(drug_ids, target_ids))
+  adjacency[pairs] <- 1
+  sim <- function(a, b) { # exp(-squared distance) between the rows of a and b, unnamed
+    d <- unname(as.matrix(dist(rbind(a, b))))
+    exp(-d[seq_len(nrow(a)), nrow(a) + seq_len(nrow(b)), drop = FALSE]^2)
+  }
+  S <- sim(targets, targets)
+  dimnames(S) <- list(target_ids, target_ids)
+  shuffle_d <- c(6, 3, 8, 1, 4, 7, 2, 5)
+  shuffle_t <- c(3, 1, 4, 2)
+  train <- function(cols, adjacency) {
+    ok_train_bipartite(cl, drugs, cols, adjacency = adjacency, model = "okboost",
+                       params = small, wait = TRUE)
+  }
+  ordered <- train(list(similarity = unname(S), ids = target_ids), unname(adjacency))
+  new_rows <- data.frame(id = c("new-a", "new-b"), x = c(0.05, 0.95), y = c(0.95, 0.05))
+  T <- sim(rbind(c(0.05, 1), c(1, 0.05)), targets)
+  want <- ok_kernel_bipartite(cl, ordered$model_id, rows = new_rows,
+                              cols = list(similarity = T, ids = c("n1", "n2")))$scores
+  dimnames(T) <- list(c("n1", "n2"), target_ids)
+  # a matrix and a data.frame (text row names) labelled by id, rows and columns shuffled
+  for (labelled in list(adjacency[shuffle_d, shuffle_t],
+                        as.data.frame(adjacency[shuffle_d, shuffle_t]))) {
+    fit <- train(list(similarity = S[, shuffle_t]), labelled)
+    expect_true(fit$model$bipartite$has_col_ids)
+    got <- ok_kernel_bipartite(cl, fit$model_id, rows = new_rows,
+                               cols = list(similarity = T[, shuffle_t]))$scores
+    expect_equal(got, want)
+  }
+  # a data.frame's own row numbers (1, 2, ...) are positions, not ids; its columns are named
+  by_position <- train(list(similarity = S),
+                       as.data.frame(adjacency[, shuffle_t], row.names = NULL))
+  expect_equal(ok_kernel_bipartite(cl, by_position$model_id, rows = new_rows,
+                                   cols = list(similarity = T))$scores, want)
+  # ids that are not the sides' vertices: the service's 422 names the field and an id
+  renamed <- adjacency[shuffle_d, ]
+  rownames(renamed)[rownames(renamed) == "d4"] <- "d99"
+  err <- tryCatch(train(list(similarity = S), renamed), okboost_error = function(e) e)
+  expect_s3_class(err, "okboost_error")
+  expect_equal(err$status, 422)
+  expect_match(conditionMessage(err), "adjacency_row_ids")
+  expect_match(conditionMessage(err), "d99")
+  expect_error(train(list(similarity = S[, c(1, 2, 3, 3)]), adjacency), "same items once each")
+  expect_error(train(list(similarity = S, ids = target_ids), adjacency), "not both")
+})
+
 test_that("multi-label: thresholds by CV, label sets by name, measures", {
   skip_if(url == "", "OKBOOST_URL is not set: start a server (okboost serve) and point to it")
   cl <- okboost_client(url)
@@ -101,6 +152,8 @@ test_that("multi-label: thresholds by CV, label sets by name, measures", {
   # a data frame's columns, named in another order, are matched to the model's labels
   truth <- setNames(as.data.frame(Y[19:24, c(3, 1, 2)]), c("c", "a", "b"))
   expect_equal(ok_evaluate_labels(cl, fit$model_id, X[19:24, ], truth), scores)
+  # a matrix's column names too
+  expect_equal(ok_evaluate_labels(cl, fit$model_id, X[19:24, ], as.matrix(truth)), scores)
   # logical label columns (TRUE / FALSE) are label rows, as 1 / 0: not an id column
   logical <- ok_train_multilabel(cl, X[1:18, ], as.data.frame(Y[1:18, ] == 1),
                                  model = "okboost", params = small, per_label = TRUE,
