@@ -40,7 +40,8 @@ class TaskMethods:
         inputs: Any, similarity: Any, ids: Any, name: str, *, training: bool = False
     ) -> dict[str, Any] | None:
         """One vertex set of a bipartite request: features (array, sparse matrix or a
-        DataFrame whose id column gives the ids) or a similarity matrix (an array, or the
+        DataFrame whose id column, or else its index if not pandas' default 0..n-1, gives
+        the ids) or a similarity matrix (an array, or the
         path of a CSV / TSV file, sent as it is: a labelled one, ids in its header and
         first column in any order, is matched by id by the service and gives the ids; or a
         DataFrame labelled the same way: its index gives the ids, its columns are matched
@@ -54,7 +55,10 @@ class TaskMethods:
             raise ValueError(f"{name}: give the inputs or the similarity, not both")
         side: dict[str, Any] = {}
         if inputs is not None:
+            labels = axis_labels(inputs, "index")
             inputs, ids = table_inputs(inputs, ids, name)
+            if ids is None:  # a features table labelled by id, as index_col=0 reads it
+                ids = labels
             side["inputs"] = as_inputs(inputs)
         elif isinstance(similarity, str | os.PathLike):  # a file: sent as it is
             side["similarity"] = table_file(similarity)

@@ -212,3 +212,26 @@ def test_labelled_data_frames_as_pandas_reads_the_published_files(http: TestClie
     with pytest.raises(ValueError, match="same items once each"):
         c.train_bipartite(row_similarity=pd.DataFrame(S_t, index=targets, columns=targets[::-1][:29] + ["x"]),
                           col_similarity=S_d[C, C], adjacency=NET.Y[R, C])  # fmt: skip
+
+
+def test_features_labelled_by_their_index_are_paired_by_id(http: TestClient) -> None:
+    """A side's features read with ``index_col=0`` (ids in the index, no id column) and a
+    labelled adjacency in another row order: the index gives the side's ids, so the
+    adjacency's rows reach the right vertices; the same features with pandas' default
+    index stay positional."""
+    pd = pytest.importorskip("pandas")
+    c = OKBoostClient("http://localhost", transport=http._transport)
+    targets = [f"hsa:{100 + i}" for i in range(30)]
+    order = np.random.default_rng(1).permutation(30)
+    adjacency = pd.DataFrame(NET.Y[R, C][order], index=[targets[i] for i in order])
+    fit = c.train_bipartite(pd.DataFrame(NET.rows[R], index=targets), NET.cols[C],
+                            adjacency=adjacency, model="okboost", params=SMALL, wait=True)  # fmt: skip
+    plain = c.train_bipartite(NET.rows[R], NET.cols[C], adjacency=NET.Y[R, C], model="okboost",
+                              params=SMALL, wait=True)  # fmt: skip
+    new = NET.rows[TR]
+    np.testing.assert_allclose(
+        c.kernel_bipartite(fit["model_id"], rows=new)["scores"]["new_rows"],
+        c.kernel_bipartite(plain["model_id"], rows=new)["scores"]["new_rows"],
+    )
+    side = c._side(pd.DataFrame(NET.rows[R]), None, None, "rows")
+    assert side is not None and "ids" not in side

@@ -29,7 +29,11 @@ as_side <- function(x, name, training = FALSE) {
     }
     table <- as_table(x$inputs, x$ids, paste0(name, "$inputs"))
   } else {
-    table <- as_table(x, NULL, name)
+    # a features table labelled by id: its id column, or text row names (a matrix: its row
+    # names), as read.delim(path, row.names = 1) reads it
+    labelled <- as_labelled(x, name)
+    if (!is.null(labelled$rows)) check_ids(labelled$rows, nrow(labelled$values), name)
+    table <- list(inputs = labelled$values, ids = labelled$rows)
   }
   drop_null(list(inputs = table$inputs, ids = as_ids(table$ids)))
 }
