@@ -465,6 +465,31 @@ def check_label_rows(Y: Any) -> np.ndarray:
     return labels
 
 
+def refuse_regressor_keywords(eval_set: Any, output_weight: Any) -> None:
+    """A :class:`DataError` for OKBoostRegressor's fit keywords ``eval_set`` and
+    ``output_weight``, which :meth:`MultiLabelClassifier.fit` takes only to say why it
+    cannot use them and what to do instead."""
+    if eval_set is not None:
+        raise DataError(
+            "MultiLabelClassifier takes no eval_set: its stacking weights, score map and "
+            "thresholds are chosen by n_splits-fold cross-validation on the training rows, "
+            "each row validated once. To stop a boosted candidate early, name it with early "
+            "stopping on rows of its own, e.g. "
+            "MultiLabelClassifier(OKBoostRegressor(n_iter_no_change=10)), which holds out "
+            "validation_fraction of each fit's rows; to measure the model on your validation "
+            "rows, fit without them and score its predictions, e.g. "
+            "model.score(X_val, Y_val) or okcore.metrics"
+        )
+    if output_weight is not None:
+        raise DataError(
+            "MultiLabelClassifier takes no output_weight: its score maps, thresholds and "
+            "measures treat every label alike, and its default candidates (kernel ridge, "
+            "extra-trees) cannot weigh labels. To leave a label out, drop its column from Y; "
+            "to weigh training rows, pass sample_weight; to favour a label's recall or "
+            "precision, set its entry of thresholds_ after the fit (lower or higher)"
+        )
+
+
 def default_candidates(random_state: Any, n_rows: int = 0, weighted: bool = False) -> list[Any]:
     """The candidate models of ``MultiLabelClassifier()`` (module docstring), seeded by
     ``random_state``: kernel ridge with its width and penalty by inner CV (exact up to
@@ -744,7 +769,14 @@ class MultiLabelClassifier(MetaEstimator):
 
     @budgeted_fit
     def fit(
-        self, X: Any, Y: Any, sample_weight: Any = None, *, callback: Any = None
+        self,
+        X: Any,
+        Y: Any,
+        sample_weight: Any = None,
+        *,
+        callback: Any = None,
+        eval_set: Any = None,
+        output_weight: Any = None,
     ) -> MultiLabelClassifier:
         """Fit on inputs X (N, p) and 0/1 label rows Y (N, L). Only these rows are used: the
         inner folds that choose the weights, the threshold and the score map split them.
@@ -758,7 +790,9 @@ class MultiLabelClassifier(MetaEstimator):
         run, with ``part`` "fold 1" ... "fold K" (the inner cross-validation's fits; "fold
         k, candidate j" with several candidates) then "final"; returning True stops the fit
         that reports. The candidates must then take a ``callback`` (every okcore estimator
-        the service names does)."""
+        the service names does). ``eval_set`` and ``output_weight`` (OKBoostRegressor's)
+        are taken only to be refused with what to do instead (:func:`refuse_regressor_keywords`)."""
+        refuse_regressor_keywords(eval_set, output_weight)
         started = time.process_time()
         validate_params(self, self._parameter_constraints)
         check_callback(callback)

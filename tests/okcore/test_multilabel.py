@@ -669,3 +669,34 @@ def test_thresholds_for_without_out_of_fold_scores_says_why() -> None:
     clipped = MultiLabelClassifier(forest, threshold=0.3, scores="clip").fit(X, Y)
     with pytest.raises(DataError, match="scores='clip' and one estimator.*'label_sigmoid'"):
         clipped.thresholds_for("micro_f1")
+
+
+@pytest.mark.parametrize(
+    ("keyword", "advice"),
+    [
+        ("eval_set", r"takes no eval_set.*OKBoostRegressor\(n_iter_no_change=10\)"),
+        ("output_weight", r"takes no output_weight.*drop its column from Y.*sample_weight"),
+    ],
+)
+def test_okboost_fit_keywords_are_refused_with_what_to_do(keyword, advice) -> None:
+    """eval_set and output_weight (OKBoostRegressor's fit keywords) were Python's bare
+    "unexpected keyword argument": the classifier takes them only to say why it cannot use
+    them and what to do instead, before any fit."""
+    from okcore.exceptions import DataError
+
+    X, Y = _data(n=60)
+    value = (X[:10], Y[:10]) if keyword == "eval_set" else np.ones(Y.shape[1])
+    model = MultiLabelClassifier(OK3ForestRegressor(n_estimators=5, random_state=0))
+    with pytest.raises(DataError, match=advice):
+        model.fit(X, Y, **{keyword: value})
+    assert not hasattr(model, "estimator_")
+
+
+def test_the_eval_set_advice_stops_a_named_booster_early() -> None:
+    """What the eval_set refusal advises fits: a booster named with n_iter_no_change stops
+    early on rows it holds out of each fit."""
+    X, Y = _data(n=90)
+    booster = OKBoostRegressor(n_iter_no_change=2, n_estimators=200, random_state=0)
+    model = MultiLabelClassifier(booster, n_splits=2).fit(X, Y)
+    assert model.estimator_.n_estimators_ < 200
+    assert model.predict(X).shape == Y.shape
