@@ -66,6 +66,7 @@ from . import metrics
 from ._validation import (
     Interval,
     Options,
+    axis_labels,
     check_inputs,
     check_is_fitted,
     check_matrix,
@@ -465,6 +466,15 @@ def check_label_rows(Y: Any) -> np.ndarray:
     return labels
 
 
+def label_names(Y: Any) -> list[str] | None:
+    """The label names of label rows ``Y``: a pandas DataFrame's column names as strings,
+    None for anything else and for pandas' default 0..L-1 columns (no names), as okcore
+    reads the vertex labels of a bipartite network's DataFrames
+    (:func:`okcore._validation.axis_labels`)."""
+    names = axis_labels(Y, "columns")
+    return None if names is None else [str(name) for name in names]
+
+
 def refuse_regressor_keywords(eval_set: Any, output_weight: Any) -> None:
     """A :class:`DataError` for OKBoostRegressor's fit keywords ``eval_set`` and
     ``output_weight``, which :meth:`MultiLabelClassifier.fit` takes only to say why it
@@ -694,7 +704,9 @@ class MultiLabelClassifier(MetaEstimator):
     ``weights_`` (one per candidate), ``oof_log_loss_`` (of the chosen average, None without
     inner CV), ``thresholds_`` (L,), ``sigmoid_`` ((a, b), (L, 2) per label, or None),
     ``oof_scores_`` ((N, L) out-of-fold scores in [0, 1], or None with a fixed threshold,
-    "clip" and one candidate), ``n_labels_``, ``resolved_params_`` (the final estimator's:
+    "clip" and one candidate), ``n_labels_``, ``label_names_`` (a pandas DataFrame Y's
+    column names as strings, in the order of the columns of ``predict``; None for an array
+    or unnamed columns), ``resolved_params_`` (the final estimator's:
     what its fit made of its "auto" values), ``candidates_`` (one row per candidate:
     ``estimator``, ``weight``, ``status`` "fitted", "capped" or "skipped: " and why),
     ``cpu_seconds_`` (the fit's process time).
@@ -791,7 +803,8 @@ class MultiLabelClassifier(MetaEstimator):
         k, candidate j" with several candidates) then "final"; returning True stops the fit
         that reports. The candidates must then take a ``callback`` (every okcore estimator
         the service names does). ``eval_set`` and ``output_weight`` (OKBoostRegressor's)
-        are taken only to be refused with what to do instead (:func:`refuse_regressor_keywords`)."""
+        are taken only to be refused with what to do instead (:func:`refuse_regressor_keywords`).
+        A pandas DataFrame Y keeps its column names as ``label_names_``."""
         refuse_regressor_keywords(eval_set, output_weight)
         started = time.process_time()
         validate_params(self, self._parameter_constraints)
@@ -805,6 +818,7 @@ class MultiLabelClassifier(MetaEstimator):
         weight = check_sample_weight(sample_weight, X.shape[0])
         candidates = self.candidate_models(X.shape[0], weight is not None)
         self.n_labels_ = labels.shape[1]
+        self.label_names_ = label_names(Y)
         self.sigmoid_: Any = None
         self.oof_scores_: np.ndarray | None = None
         self.oof_log_loss_: float | None = None
