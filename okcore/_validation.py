@@ -351,6 +351,16 @@ def dense_float64(X: Any) -> np.ndarray:
     return np.ascontiguousarray(X, dtype=np.float64)
 
 
+def axis_labels(data: Any, axis: str) -> list[Any] | None:
+    """The labels of ``axis`` ("index" or "columns") of a pandas DataFrame (or a Series'
+    index), or None for anything else and for pandas' default 0..n-1 RangeIndex (no
+    labels)."""
+    labels = getattr(data, axis, None) if hasattr(data, "iloc") else None
+    if labels is None or type(labels).__name__ == "RangeIndex":
+        return None
+    return list(labels)
+
+
 def check_is_fitted(estimator: Any, attribute: str = "ensemble_") -> None:
     """Raise :class:`NotFittedError` unless ``estimator`` has the fitted attribute.
 

@@ -131,10 +131,10 @@ def _not_saveable(estimator: Any) -> str:
     if name == "MultiLabelClassifier":
         message += (
             ". A MultiLabelClassifier is kept as its parts: save its fitted regressor with "
-            "okcore.save(model.estimator_, path) and keep model.thresholds_ and model.sigmoid_ "
-            "(the score map) beside it; setting estimator_ (okcore.load(path)), thresholds_ "
-            "and sigmoid_ on a MultiLabelClassifier of the same parameters predicts as the "
-            "fitted one"
+            "okcore.save(model.estimator_, path) and keep model.thresholds_, model.sigmoid_ "
+            "(the score map) and model.label_names_ beside it; setting estimator_ "
+            "(okcore.load(path)), thresholds_, sigmoid_ and label_names_ on a "
+            "MultiLabelClassifier of the same parameters predicts as the fitted one"
         )
     return message
 

@@ -66,6 +66,7 @@ from . import metrics
 from ._validation import (
     Interval,
     Options,
+    axis_labels,
     check_inputs,
     check_is_fitted,
     check_matrix,
@@ -465,6 +466,40 @@ def check_label_rows(Y: Any) -> np.ndarray:
     return labels
 
 
+def label_names(Y: Any) -> list[str] | None:
+    """The label names of label rows ``Y``: a pandas DataFrame's column names as strings,
+    None for anything else and for pandas' default 0..L-1 columns (no names), as okcore
+    reads the vertex labels of a bipartite network's DataFrames
+    (:func:`okcore._validation.axis_labels`)."""
+    names = axis_labels(Y, "columns")
+    return None if names is None else [str(name) for name in names]
+
+
+def refuse_regressor_keywords(eval_set: Any, output_weight: Any) -> None:
+    """A :class:`DataError` for OKBoostRegressor's fit keywords ``eval_set`` and
+    ``output_weight``, which :meth:`MultiLabelClassifier.fit` takes only to say why it
+    cannot use them and what to do instead."""
+    if eval_set is not None:
+        raise DataError(
+            "MultiLabelClassifier takes no eval_set: its stacking weights, score map and "
+            "thresholds are chosen by n_splits-fold cross-validation on the training rows, "
+            "each row validated once. To stop a boosted candidate early, name it with early "
+            "stopping on rows of its own, e.g. "
+            "MultiLabelClassifier(OKBoostRegressor(n_iter_no_change=10)), which holds out "
+            "validation_fraction of each fit's rows; to measure the model on your validation "
+            "rows, fit without them and score its predictions, e.g. "
+            "model.score(X_val, Y_val) or okcore.metrics"
+        )
+    if output_weight is not None:
+        raise DataError(
+            "MultiLabelClassifier takes no output_weight: its score maps, thresholds and "
+            "measures treat every label alike, and its default candidates (kernel ridge, "
+            "extra-trees) cannot weigh labels. To leave a label out, drop its column from Y; "
+            "to weigh training rows, pass sample_weight; to favour a label's recall or "
+            "precision, set its entry of thresholds_ after the fit (lower or higher)"
+        )
+
+
 def default_candidates(random_state: Any, n_rows: int = 0, weighted: bool = False) -> list[Any]:
     """The candidate models of ``MultiLabelClassifier()`` (module docstring), seeded by
     ``random_state``: kernel ridge with its width and penalty by inner CV (exact up to
@@ -669,7 +704,9 @@ class MultiLabelClassifier(MetaEstimator):
     ``weights_`` (one per candidate), ``oof_log_loss_`` (of the chosen average, None without
     inner CV), ``thresholds_`` (L,), ``sigmoid_`` ((a, b), (L, 2) per label, or None),
     ``oof_scores_`` ((N, L) out-of-fold scores in [0, 1], or None with a fixed threshold,
-    "clip" and one candidate), ``n_labels_``, ``resolved_params_`` (the final estimator's:
+    "clip" and one candidate), ``n_labels_``, ``label_names_`` (a pandas DataFrame Y's
+    column names as strings, in the order of the columns of ``predict``; None for an array
+    or unnamed columns), ``resolved_params_`` (the final estimator's:
     what its fit made of its "auto" values), ``candidates_`` (one row per candidate:
     ``estimator``, ``weight``, ``status`` "fitted", "capped" or "skipped: " and why),
     ``cpu_seconds_`` (the fit's process time).
@@ -744,7 +781,14 @@ class MultiLabelClassifier(MetaEstimator):
 
     @budgeted_fit
     def fit(
-        self, X: Any, Y: Any, sample_weight: Any = None, *, callback: Any = None
+        self,
+        X: Any,
+        Y: Any,
+        sample_weight: Any = None,
+        *,
+        callback: Any = None,
+        eval_set: Any = None,
+        output_weight: Any = None,
     ) -> MultiLabelClassifier:
         """Fit on inputs X (N, p) and 0/1 label rows Y (N, L). Only these rows are used: the
         inner folds that choose the weights, the threshold and the score map split them.
@@ -758,7 +802,10 @@ class MultiLabelClassifier(MetaEstimator):
         run, with ``part`` "fold 1" ... "fold K" (the inner cross-validation's fits; "fold
         k, candidate j" with several candidates) then "final"; returning True stops the fit
         that reports. The candidates must then take a ``callback`` (every okcore estimator
-        the service names does)."""
+        the service names does). ``eval_set`` and ``output_weight`` (OKBoostRegressor's)
+        are taken only to be refused with what to do instead (:func:`refuse_regressor_keywords`).
+        A pandas DataFrame Y keeps its column names as ``label_names_``."""
+        refuse_regressor_keywords(eval_set, output_weight)
         started = time.process_time()
         validate_params(self, self._parameter_constraints)
         check_callback(callback)
@@ -771,6 +818,7 @@ class MultiLabelClassifier(MetaEstimator):
         weight = check_sample_weight(sample_weight, X.shape[0])
         candidates = self.candidate_models(X.shape[0], weight is not None)
         self.n_labels_ = labels.shape[1]
+        self.label_names_ = label_names(Y)
         self.sigmoid_: Any = None
         self.oof_scores_: np.ndarray | None = None
         self.oof_log_loss_: float | None = None

@@ -176,10 +176,32 @@ class AutoRegressor(MetaEstimator):
         kernel: Any = None,
         callback: Callable[[FitProgress], bool | None] | None = None,
         sample_weight: Any = None,
+        eval_set: Any = None,
+        output_weight: Any = None,
     ) -> AutoRegressor:
         """Choose and fit (:func:`okcore.auto.select`) on X (N, p) and Y with ``kernel``, or
         a Gram matrix ``gram``; ``callback`` hears each fit before it starts (see the class
-        docstring); ``sample_weight`` (N,) weights every fit and the validation scores."""
+        docstring); ``sample_weight`` (N,) weights every fit and the validation scores.
+        ``eval_set`` and ``output_weight`` (OKBoostRegressor's) are taken only to be
+        refused with what to do instead: the choice validates on its own inner rows
+        (``cv``), and its candidates and score weigh every output column alike."""
+        if eval_set is not None:
+            raise DataError(
+                "AutoRegressor takes no eval_set: the automatic choice validates every "
+                "candidate on inner validation rows of X (cv: a holdout fraction, K folds, or "
+                "your own (train rows, validation rows) index pairs) and stops its boosted "
+                "candidates early on them. To validate on your rows, stack them under X and "
+                "Y and pass cv=[(train_rows, your_rows)] (the chosen model is then refitted "
+                "on all rows, yours included); or fit a model that takes eval_set: "
+                "OKBoostRegressor or KRRBoostRegressor"
+            )
+        if output_weight is not None:
+            raise DataError(
+                "AutoRegressor takes no output_weight: most of its candidates cannot weigh "
+                "output columns, and its inner score weighs them alike, so the choice would "
+                "not be made for your weights. Fit OKBoostRegressor (loss='squared', linear "
+                "output kernel), which weighs the output columns, or leave output_weight out"
+            )
         self.validate_params()
         self._forget_fit()
         n = int(np.shape(X)[0])

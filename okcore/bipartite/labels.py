@@ -14,17 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._validation import axis_labels
 from ..exceptions import DataError
-
-
-def _labels(data: Any, axis: str) -> list[Any] | None:
-    """The labels of ``axis`` ("index" or "columns") of a pandas DataFrame (or a Series'
-    index), or None for anything else and for pandas' default 0..n-1 RangeIndex (no
-    labels)."""
-    labels = getattr(data, axis, None) if hasattr(data, "iloc") else None
-    if labels is None or type(labels).__name__ == "RangeIndex":
-        return None
-    return list(labels)
 
 
 def _differ(found: list[Any], wanted: list[Any], what: str, fix: str) -> None:
@@ -55,11 +46,11 @@ def check_vertex_labels(X_rows: Any, X_cols: Any, Y: Any, row_inputs: str, col_i
     similarity's columns (``row_inputs`` / ``col_inputs`` "similarity") its own index.
     Only labels that are given are compared (module docstring); O(n_rows + n_cols)."""
     sides = (
-        ("X_rows", X_rows, row_inputs, _labels(Y, "index"), "Y.index"),
-        ("X_cols", X_cols, col_inputs, _labels(Y, "columns"), "Y.columns"),
+        ("X_rows", X_rows, row_inputs, axis_labels(Y, "index"), "Y.index"),
+        ("X_cols", X_cols, col_inputs, axis_labels(Y, "columns"), "Y.columns"),
     )
     for name, X, kind, wanted, source in sides:
-        index = _labels(X, "index")
+        index = axis_labels(X, "index")
         if index is not None and wanted is not None:
             fix = (
                 f"reorder it with {name}.loc[{source}, {source}]"
@@ -67,7 +58,7 @@ def check_vertex_labels(X_rows: Any, X_cols: Any, Y: Any, row_inputs: str, col_i
                 else f"reorder it with {name}.loc[{source}]"
             )
             _differ(index, wanted, f"{name}.index does not list the vertices of {source}", fix)
-        columns = _labels(X, "columns")
+        columns = axis_labels(X, "columns")
         if kind == "similarity" and index is not None and columns is not None:
             _differ(
                 columns,
@@ -82,10 +73,10 @@ def check_fold_labels(row_folds: Any, col_folds: Any, Y: Any) -> None:
     published protocol's fold file) whose index is not ``Y.index`` (``row_folds``) or
     ``Y.columns`` (``col_folds``) in the same order: folds are read by position."""
     for name, folds, wanted, source in (
-        ("row_folds", row_folds, _labels(Y, "index"), "Y.index"),
-        ("col_folds", col_folds, _labels(Y, "columns"), "Y.columns"),
+        ("row_folds", row_folds, axis_labels(Y, "index"), "Y.index"),
+        ("col_folds", col_folds, axis_labels(Y, "columns"), "Y.columns"),
     ):
-        index = _labels(folds, "index")
+        index = axis_labels(folds, "index")
         if index is not None and wanted is not None:
             _differ(
                 index,

@@ -68,6 +68,7 @@ from ..callbacks import check_callback, part_callback
 from ..cost import BipartiteCost, reports_rounds
 from ..exceptions import DataError
 from ..kernel_models.krr import SYMMETRY_TOLERANCE
+from ..kernel_models.ridge import singular_system
 from ..meta import MetaEstimator, clone
 from ..trees.forest import OK3ForestRegressor
 from . import default as default_choice
@@ -122,6 +123,30 @@ def check_symmetric_similarity(X: Any, name: str) -> None:
             "reads it through the empirical kernel map, e.g. "
             "BipartiteRegressor(OKBoostRegressor(), inputs='similarity')"
         )
+
+
+def check_ridge_similarity(X: Any, name: str) -> None:
+    """The default's kernel ridge member solves (S + alpha I) a = y on a side's similarity
+    S with its fixed penalty alpha: refuse, before any member is fitted, a similarity with
+    the eigenvalue -alpha (not positive semi-definite), naming ``name`` and what the user
+    of the default can change (the matrix, or a named model). O(n^3)."""
+    S = dense_inputs(X, name)
+    if S.ndim != 2 or S.shape[0] != S.shape[1]:
+        return  # side_similarity says what a similarity side must be
+    alpha = float(default_choice.kernel_ridge("similarity").alpha)
+    if not singular_system(S, alpha):
+        return
+    raise DataError(
+        f"{name} has the eigenvalue {-alpha:g} (it is not positive semi-definite): the "
+        f"default's kernel ridge member solves ({name} + {alpha:g} I) a = y with its fixed "
+        f"penalty {alpha:g}, which has no solution then. Make {name} positive "
+        f"semi-definite, e.g. w, V = numpy.linalg.eigh({name}); "
+        f"{name} = (V * numpy.maximum(w, 0)) @ V.T; or name a model: "
+        "BipartiteRegressor(KernelRidgeRegressor(alpha=0.5, input_kernel='precomputed'), "
+        "inputs='similarity') takes a penalty of your choice, "
+        "BipartiteRegressor(OKBoostRegressor(), inputs='similarity') reads the similarity "
+        "through the empirical kernel map"
+    )
 
 
 class BipartiteRegressor(MetaEstimator):
@@ -343,6 +368,7 @@ class BipartiteRegressor(MetaEstimator):
         if self.inputs == "similarity":
             for X, name in ((X_rows, "X_rows"), (X_cols, "X_cols")):
                 check_symmetric_similarity(X, name)
+                check_ridge_similarity(X, name)
         seed = check_random_state(self.random_state).integers(2**31 - 1)
         model = default_choice.default_model(self.inputs, int(seed), bipartite=type(self))
         if self.max_cpu_seconds is not None:

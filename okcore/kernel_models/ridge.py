@@ -81,14 +81,34 @@ class RidgePath:
 
     def singular(self, lam: float) -> bool:
         """Whether e + lambda (numerically) vanishes: the system has no unique solution."""
-        scale = max(float(np.abs(self.e).max(initial=0.0)), np.finfo(float).tiny)
-        return bool(np.abs(self.e + lam).min(initial=np.inf) <= SINGULAR_TOLERANCE * scale)
+        return vanishes(self.e, lam)
 
     def values(self, K_query: np.ndarray) -> Any:
         """lambda -> k(queries, basis) alpha(lambda), (Q, r), with K_query A computed once:
         O(Q D k) once, then O(Q k r) per penalty."""
         G = K_query @ self.A
         return lambda lam: G @ (self.C / (self.e + lam)[:, None])
+
+
+def vanishes(eigenvalues: np.ndarray, lam: float) -> bool:
+    """Whether some eigenvalue + lambda is (numerically) 0, within SINGULAR_TOLERANCE of the
+    largest |eigenvalue|: the ridge system has no unique solution."""
+    scale = max(float(np.abs(eigenvalues).max(initial=0.0)), np.finfo(float).tiny)
+    return bool(np.abs(eigenvalues + lam).min(initial=np.inf) <= SINGULAR_TOLERANCE * scale)
+
+
+def singular_system(K: np.ndarray, lam: float) -> bool:
+    """Whether the exact system K + lambda I (K symmetrised, as :func:`ridge_solve` takes
+    it) has no unique solution: solvable when its Cholesky factor exists (positive
+    definite), else by :func:`vanishes` on the eigenvalues of K. O(n^3 / 3), O(n^3) more
+    when K + lambda I is not positive definite."""
+    A = (K + K.T) / 2.0
+    A[np.diag_indices_from(A)] += lam
+    try:
+        linalg.cho_factor(A, lower=True, check_finite=False)
+        return False
+    except linalg.LinAlgError:
+        return vanishes(linalg.eigvalsh((K + K.T) / 2.0), lam)
 
 
 def exact_path(K: np.ndarray, R: np.ndarray) -> RidgePath:

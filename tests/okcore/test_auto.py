@@ -722,3 +722,34 @@ def test_an_average_keeps_the_weights_it_was_given(weights, tmp_path):
     assert loaded.get_params()["weights"] == expected
     np.testing.assert_array_equal(loaded.weights_, avg.weights_)
     np.testing.assert_array_equal(loaded.predict(X), avg.predict(X))
+
+
+@pytest.mark.parametrize(
+    ("keyword", "advice"),
+    [
+        ("eval_set", r"takes no eval_set.*cv=\[\(train_rows, your_rows\)\].*OKBoostRegressor"),
+        ("output_weight", r"takes no output_weight.*Fit OKBoostRegressor"),
+    ],
+)
+def test_okboost_fit_keywords_are_refused_with_what_to_do(keyword, advice):
+    """A user switching from OKBoostRegressor got Python's bare "unexpected keyword
+    argument" for eval_set and output_weight: AutoRegressor takes them only to say why it
+    cannot use them and what to do instead, before any fit (a ValueError, as okcore's other
+    refusals of fit arguments)."""
+    X, Y = _data(40)
+    value = (X[:10], Y[:10]) if keyword == "eval_set" else np.ones(Y.shape[1])
+    model = AutoRegressor(max_cpu_seconds=0.001)
+    with pytest.raises(DataError, match=advice):
+        model.fit(X, Y, **{keyword: value})
+    assert not hasattr(model, "best_estimator_")
+
+
+def test_the_eval_set_advice_validates_on_the_given_rows():
+    """What the eval_set refusal advises: rows stacked under X and named as the validation
+    side of cv are the rows every candidate is scored on."""
+    X, Y = _data(60)
+    model = AutoRegressor(
+        max_cpu_seconds=2, random_state=0, candidates=["kernel-ridge"], ensemble=False,
+        cv=[(np.arange(45), np.arange(45, 60))],
+    ).fit(X, Y)  # fmt: skip
+    assert model.leaderboard_[0]["rows"] == 45

@@ -2,7 +2,8 @@
 DataFrames (ids in the first row and column), each file listing its vertices in an order of
 its own, an asymmetric SIMCOMP-like similarity, plain lists. okcore reads inputs by position,
 so labelled sides out of the interaction matrix's order are refused naming the reindexing
-(never paired with the wrong vertices), and the default says how to symmetrise a similarity."""
+(never paired with the wrong vertices), and the default says how to symmetrise a similarity
+or make it one its kernel ridge member can solve."""
 
 from __future__ import annotations
 
@@ -121,6 +122,30 @@ def test_the_default_names_an_asymmetric_similarity_and_the_fix() -> None:
         BipartiteRegressor(inputs="similarity").fit(S_t.to_numpy(), asymmetric, Y.to_numpy())
     # a named model reads it through the empirical kernel map, asymmetric or not
     _forest().fit(S_t.to_numpy(), asymmetric, Y.to_numpy())
+
+
+def test_the_default_names_a_similarity_its_kernel_ridge_cannot_solve_and_the_fixes() -> None:
+    """A similarity with the eigenvalue -1 (here a reflection: two drugs swapped) made the
+    default, which takes no alpha, say "choose another alpha" (its kernel ridge member's
+    fixed penalty is 1): the refusal now names the side, and what its user can change,
+    the matrix or a named model, before any member is fitted; both fixes fit."""
+    from okcore import KernelRidgeRegressor
+
+    S_t, _, Y = _labelled()
+    swapped = np.eye(12)[[1, 0, *range(2, 12)]]  # symmetric, eigenvalues 1 and -1
+    assert np.linalg.eigvalsh(swapped)[0] == pytest.approx(-1.0)
+    with pytest.raises(DataError) as refused:
+        BipartiteRegressor(inputs="similarity").fit(S_t.to_numpy(), swapped, Y.to_numpy())
+    message = str(refused.value)
+    assert "X_cols has the eigenvalue -1 (it is not positive semi-definite)" in message
+    assert "fixed penalty 1" in message and "another alpha" not in message
+    assert "X_cols = (V * numpy.maximum(w, 0)) @ V.T" in message
+    assert "KernelRidgeRegressor(alpha=0.5, input_kernel='precomputed')" in message
+    w, V = np.linalg.eigh(swapped)
+    clipped = (V * np.maximum(w, 0)) @ V.T
+    BipartiteRegressor(inputs="similarity").fit(S_t.to_numpy(), clipped, Y.to_numpy())
+    named = KernelRidgeRegressor(alpha=0.5, input_kernel="precomputed")
+    BipartiteRegressor(named, inputs="similarity").fit(S_t.to_numpy(), swapped, Y.to_numpy())
 
 
 def test_one_new_vertex_as_a_vector_says_to_make_it_a_row() -> None:

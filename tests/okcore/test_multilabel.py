@@ -669,3 +669,72 @@ def test_thresholds_for_without_out_of_fold_scores_says_why() -> None:
     clipped = MultiLabelClassifier(forest, threshold=0.3, scores="clip").fit(X, Y)
     with pytest.raises(DataError, match="scores='clip' and one estimator.*'label_sigmoid'"):
         clipped.thresholds_for("micro_f1")
+
+
+@pytest.mark.parametrize(
+    ("keyword", "advice"),
+    [
+        ("eval_set", r"takes no eval_set.*OKBoostRegressor\(n_iter_no_change=10\)"),
+        ("output_weight", r"takes no output_weight.*drop its column from Y.*sample_weight"),
+    ],
+)
+def test_okboost_fit_keywords_are_refused_with_what_to_do(keyword, advice) -> None:
+    """eval_set and output_weight (OKBoostRegressor's fit keywords) were Python's bare
+    "unexpected keyword argument": the classifier takes them only to say why it cannot use
+    them and what to do instead, before any fit."""
+    from okcore.exceptions import DataError
+
+    X, Y = _data(n=60)
+    value = (X[:10], Y[:10]) if keyword == "eval_set" else np.ones(Y.shape[1])
+    model = MultiLabelClassifier(OK3ForestRegressor(n_estimators=5, random_state=0))
+    with pytest.raises(DataError, match=advice):
+        model.fit(X, Y, **{keyword: value})
+    assert not hasattr(model, "estimator_")
+
+
+def test_the_eval_set_advice_stops_a_named_booster_early() -> None:
+    """What the eval_set refusal advises fits: a booster named with n_iter_no_change stops
+    early on rows it holds out of each fit."""
+    X, Y = _data(n=90)
+    booster = OKBoostRegressor(n_iter_no_change=2, n_estimators=200, random_state=0)
+    model = MultiLabelClassifier(booster, n_splits=2).fit(X, Y)
+    assert model.estimator_.n_estimators_ < 200
+    assert model.predict(X).shape == Y.shape
+
+
+def test_label_names_come_from_a_data_frame_and_survive_the_saved_parts(tmp_path) -> None:
+    """A classifier fitted on a pandas DataFrame kept no label names, so its 0/1 columns could
+    not be mapped back to the labels: ``label_names_`` holds the DataFrame's column names
+    (as strings), None for an array or pandas' default 0..L-1 columns; kept beside the
+    saved regressor, they rebuild a classifier that predicts and names labels as the fitted
+    one."""
+    import json
+
+    import okcore
+
+    pd = pytest.importorskip("pandas")
+    X, Y = _data(n=80)
+    forest = OK3ForestRegressor(n_estimators=5, random_state=0)
+    names = ["metabolism", "transport", "signalling", "growth"]
+    model = MultiLabelClassifier(forest).fit(X, pd.DataFrame(Y, columns=names))
+    assert model.label_names_ == names
+    assert MultiLabelClassifier(forest).fit(X, Y).label_names_ is None
+    assert MultiLabelClassifier(forest).fit(X, pd.DataFrame(Y)).label_names_ is None
+    numbered = pd.DataFrame(Y, columns=[10, 20, 30, 40])
+    assert MultiLabelClassifier(forest).fit(X, numbered).label_names_ == ["10", "20", "30", "40"]
+
+    with pytest.raises(okcore.PersistenceError, match="thresholds_, model.sigmoid_.*label_names_"):
+        okcore.save(model, tmp_path / "whole")  # the classifier is kept as its parts
+    okcore.save(model.estimator_, tmp_path / "est")
+    (tmp_path / "ml.json").write_text(
+        json.dumps({"thresholds": model.thresholds_.tolist(), "label_names": model.label_names_})
+    )
+    info = json.loads((tmp_path / "ml.json").read_text())
+    again = MultiLabelClassifier(forest)
+    again.estimator_ = okcore.load(tmp_path / "est")
+    again.thresholds_, again.sigmoid_ = np.asarray(info["thresholds"]), model.sigmoid_
+    again.n_labels_, again.label_names_ = len(info["label_names"]), info["label_names"]
+    assert again.label_names_ == names
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+    predicted = pd.DataFrame(again.predict(X[:3]), columns=again.label_names_)
+    assert list(predicted.columns) == names
