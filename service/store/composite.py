@@ -130,6 +130,8 @@ def _multilabel(
     weights = info.get("weights")
     ml.estimator_, ml.thresholds_, ml.n_labels_ = estimator, thresholds, n_labels
     ml.sigmoid_ = sigmoid
+    names = info.get("label_names")
+    ml.label_names_ = None if names is None else [str(name) for name in names]
     ml.weights_ = np.ones(1) if weights is None else np.asarray(weights, dtype=np.float64)
     ml.oof_log_loss_ = info.get("oof_log_loss")
     ml.oof_scores_ = None

@@ -328,3 +328,12 @@ def test_a_measure_a_clipped_fixed_threshold_model_lacks_says_how_to_train(
     assert (
         'train with threshold "cv" and metric \'macro_f1\' (or scores "label_sigmoid")' in message
     )
+
+
+def test_a_stored_classifier_keeps_its_label_names(
+    client: TestClient, labels_model: dict[str, Any]
+) -> None:
+    """The classifier rebuilt from the model store names its labels as okcore's fitted one."""
+    store = client.app.state.services.store  # type: ignore[attr-defined]
+    loaded = store.load(labels_model["model_id"])
+    assert loaded.task_model.label_names_ == NAMES
