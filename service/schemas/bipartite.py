@@ -21,6 +21,7 @@ from service.http.arrays import as_float_array, as_input_matrix, float64_array
 from service.schemas.api import Edges, Ids, Inputs, Matrix, Params, _Model
 from service.schemas.examples import documented
 from service.schemas.params import ModelName
+from service.schemas.seeds import DEFAULT_SEED, Seed
 from service.vertex_ids import VertexIds
 
 
@@ -202,7 +203,9 @@ class BipartiteCVSpec(_Model):
         description="K for both sides, or [K_rows, K_cols] (each 2 to 20).",
         examples=[3, [4, 3]],
     )
-    random_state: int = Field(0, ge=0, description="Seeds both sides' folds.")
+    random_state: Seed = Field(
+        DEFAULT_SEED, description="Seeds both sides' folds (null: the default, 0)."
+    )
     row_folds: list[int] | None = Field(
         None,
         description="A given fold assignment of the row vertices (a published protocol's): "

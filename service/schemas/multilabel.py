@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from service.schemas.api import Ids, Inputs, Labels, Params, ThresholdMetric, _Model
 from service.schemas.examples import documented
 from service.schemas.params import ModelName
+from service.schemas.seeds import DEFAULT_SEED, Seed
 
 MULTILABEL_TRAIN_EXAMPLE: dict[str, Any] = {
     "task": "multilabel",
@@ -137,7 +138,9 @@ class MultiLabelTrainRequest(_Model):
     n_splits: int = Field(
         3, ge=MIN_SPLITS, le=20, description="Folds of the inner cross-validation."
     )
-    random_state: int = Field(0, ge=0, description="Seeds the inner folds.")
+    random_state: Seed = Field(
+        DEFAULT_SEED, description="Seeds the inner folds (null: the default, 0)."
+    )
     wait: bool = Field(
         False,
         description="Block until training ends (201) instead of answering 202 at once; after "
