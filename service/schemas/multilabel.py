@@ -17,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from service.errors import FieldError
 from service.schemas.api import Ids, Inputs, Labels, Params, ThresholdMetric, _Model
 from service.schemas.examples import documented
 from service.schemas.params import ModelName
@@ -163,33 +164,38 @@ class MultiLabelTrainRequest(_Model):
         n = int(self.inputs.shape[0])
         labels = self.labels
         if labels.shape[0] != n:
-            raise ValueError(f"labels has {labels.shape[0]} rows but inputs has {n}")
+            raise FieldError(f"labels has {labels.shape[0]} rows but inputs has {n}", "labels")
         problem = not_label_rows("labels", labels)
         if problem:
-            raise ValueError(problem)
+            raise FieldError(problem, "labels")
         if self.ids is not None and self.ids.shape[0] != n:
-            raise ValueError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows")
+            raise FieldError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows", "ids")
         names = self.label_names
         if names is not None:
             if len(names) != labels.shape[1]:
-                raise ValueError(
-                    f"label_names has {len(names)} names but labels has {labels.shape[1]} columns"
+                raise FieldError(
+                    f"label_names has {len(names)} names but labels has {labels.shape[1]} columns",
+                    "label_names",
                 )
             twice = sorted({name for name in names if names.count(name) > 1})
             if twice or not all(0 < len(s) <= 256 for s in names):
                 what = f"names {twice[:5]} more than once" if twice else "an empty or long name"
-                raise ValueError(
+                raise FieldError(
                     f"label_names must be unique strings of 1 to 256 characters, and it has "
-                    f"{what}: give each label column its own name"
+                    f"{what}: give each label column its own name",
+                    "label_names",
                 )
         if self.model == "auto" and self.params:
-            raise ValueError(
+            raise FieldError(
                 "params apply to a named model, and model is auto (okboost chooses): name a "
                 f"model (e.g. okboost) to pass params, or leave params out (got "
-                f"{sorted(self.params)[:5]})"
+                f"{sorted(self.params)[:5]})",
+                "params",
             )
         if isinstance(self.threshold, float) and not 0.0 < self.threshold < 1.0:
-            raise ValueError(f"threshold must be 'cv' or a number in (0, 1): got {self.threshold}")
+            raise FieldError(
+                f"threshold must be 'cv' or a number in (0, 1): got {self.threshold}", "threshold"
+            )
         return self
 
 
