@@ -651,20 +651,20 @@ class TrainRequest(_Model):
         if self.output_weight is not None:
             _check_output_weight(self, spec)
         if self.sample_weight is not None:
-            if self.model not in SAMPLE_WEIGHT_MODELS:
-                raise FieldError(
-                    f"sample_weight is taken by models "
-                    f"{', '.join(map(repr, SAMPLE_WEIGHT_MODELS))}, not {self.model!r}",
-                    "sample_weight",
-                )
-            check_sample_weight(self.sample_weight, n)
+            check_sample_weight(self.sample_weight, n, self.model)
         return self
 
 
-def check_sample_weight(weights: np.ndarray, n: int) -> None:
-    """okcore's rules for a request's ``sample_weight`` (one weight >= 0 per training row of
-    the ``n``, not all 0): what breaks one is a FieldError on ``sample_weight`` with okcore's
-    message."""
+def check_sample_weight(weights: np.ndarray, n: int, model: str) -> None:
+    """A request's ``sample_weight``: for a ``model`` whose fit takes weights, okcore's
+    rules (one weight >= 0 per training row of the ``n``, not all 0). What breaks one is a
+    FieldError on ``sample_weight`` (okcore's message for the rules)."""
+    if model not in SAMPLE_WEIGHT_MODELS:
+        raise FieldError(
+            f"sample_weight is taken by models "
+            f"{', '.join(map(repr, SAMPLE_WEIGHT_MODELS))}, not {model!r}",
+            "sample_weight",
+        )
     try:
         okcore.check_sample_weight(weights, n)
     except okcore.DataError as exc:

@@ -18,7 +18,16 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from service.errors import FieldError
-from service.schemas.api import Ids, Inputs, Labels, Params, ThresholdMetric, _Model
+from service.schemas.api import (
+    Ids,
+    Inputs,
+    Labels,
+    Params,
+    ThresholdMetric,
+    Weights,
+    _Model,
+    check_sample_weight,
+)
 from service.schemas.examples import documented
 from service.schemas.params import ModelName
 from service.schemas.seeds import DEFAULT_SEED, Seed
@@ -136,6 +145,15 @@ class MultiLabelTrainRequest(_Model):
         "fit reproduces exactly under its seed (the job limits still bound its estimate).",
         examples=[60.0],
     )
+    sample_weight: Weights | None = Field(
+        None,
+        description="Optional weight of each training row (N numbers >= 0, not all 0; a "
+        "JSON list, or a one-column CSV/TSV or .npy part named sample_weight), as at the "
+        "one-graph /train (okcore's MultiLabelClassifier.fit sample_weight): every fit of "
+        "the model (each inner fold's and the final one) takes its rows' weights; the "
+        "thresholds, the score map and the stacking weights are chosen on the out-of-fold "
+        "scores unweighted.",
+    )
     n_splits: int = Field(
         3, ge=MIN_SPLITS, le=20, description="Folds of the inner cross-validation."
     )
@@ -192,6 +210,8 @@ class MultiLabelTrainRequest(_Model):
                 f"{sorted(self.params)[:5]})",
                 "params",
             )
+        if self.sample_weight is not None:
+            check_sample_weight(self.sample_weight, n, self.model)
         if isinstance(self.threshold, float) and not 0.0 < self.threshold < 1.0:
             raise FieldError(
                 f"threshold must be 'cv' or a number in (0, 1): got {self.threshold}", "threshold"
