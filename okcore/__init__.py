@@ -36,6 +36,7 @@ from .exceptions import (
 )
 from .io import load, save
 from .kernel_models.kernel_ensemble import KernelEnsemble
+from .kernel_models.krr import check_auto_gamma
 from .kernel_models.krr_boosting import KRRBoostRegressor
 from .kernel_models.ridge import KernelRidgeRegressor
 from .multilabel import (
@@ -104,6 +105,7 @@ __all__ = [
     "__version__",
     "auto",
     "bipartite",
+    "check_auto_gamma",
     "check_gram",
     "graph",
     "defaults",

@@ -793,7 +793,9 @@ class MultiLabelClassifier(MetaEstimator):
         """Fit on inputs X (N, p) and 0/1 label rows Y (N, L). Only these rows are used: the
         inner folds that choose the weights, the threshold and the score map split them.
         ``sample_weight`` (N,): every fit of a candidate takes its rows' weights (the inner
-        folds split them); the stacking weights, the score map and the threshold are chosen
+        folds split them, the rows of positive weight dealt out first, so that every inner
+        fit has some: :func:`~okcore.folds.kfold`, a DataError with fewer than 2 such rows;
+        weights without zeros split as no weights); the stacking weights, the score map and the threshold are chosen
         on the out-of-fold scores unweighted. The candidates must take weights (the
         default's forest then searches histograms of 255 bins, as weighted forests must; a
         named forest with ``max_bins=None`` asks for ``max_bins`` when a feature has more
@@ -835,7 +837,7 @@ class MultiLabelClassifier(MetaEstimator):
         self.weights_ = np.array(live, dtype=np.float64) / sum(live)
         if inner:
             raws = [np.empty_like(labels) for _ in candidates]
-            folds = kfold(X.shape[0], self.n_splits, self.random_state)
+            folds = kfold(X.shape[0], self.n_splits, self.random_state, weight)
             for k, (train, test) in enumerate(folds):
                 for j, (raw, candidate) in enumerate(zip(raws, candidates, strict=True)):
                     if not live[j]:

@@ -23,10 +23,19 @@ class ServiceError(Exception):
     code: str = "internal_error"
     headers: dict[str, str] = {}  # per class, read-only
 
-    def __init__(self, message: str, *, details: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        details: list[dict[str, Any]] | None = None,
+        loc: list[str | int] | None = None,
+    ) -> None:
+        """``loc``: the field the message is about (its path in the request, as in
+        ``details``); without ``details``, the one detail is then that field and the
+        message."""
         super().__init__(message)
         self.message = message
-        self.details = details or []
+        self.details = details or ([{"loc": loc, "msg": message}] if loc is not None else [])
 
     def body(self) -> dict[str, Any]:
         return error_body(self.status, self.code, self.message, self.details)
@@ -37,6 +46,24 @@ class InvalidRequest(ServiceError):
 
     status = 422
     code = "invalid_data"
+
+
+class FieldError(ValueError):
+    """A request model's validator refusing a field: a ValueError, so pydantic reports it
+    as a validation error (a 422), with ``loc``, the field's path within the model raising
+    it (``"sample_weight"``, ``"eval_set", "inputs"``). pydantic gives a model validator's
+    errors the model's own location only; the 422's ``details`` extend it with ``loc``."""
+
+    def __init__(self, message: str, *loc: str | int) -> None:
+        super().__init__(message)
+        self.loc = list(loc)
+
+
+class InvalidParameter(InvalidRequest):
+    """A model parameter (``params``) okcore refuses: the 422 of okcore's
+    InvalidParameterError, with the field."""
+
+    code = "invalid_parameter"
 
 
 class Unauthorized(ServiceError):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import linalg
 
 from ..exceptions import DataError
@@ -87,6 +88,30 @@ class InputKernel:
         return {"type": self.name, "gamma": [float(g) for g in self.gamma]}
 
 
+def check_auto_gamma(X: Any) -> None:
+    """Raise DataError when the RBF width ``gamma='auto'`` (Sun & Yao's: one over the mean
+    squared distance between two training rows) is undefined on the training inputs X
+    (N, p), dense or scipy sparse: one row, or rows that are all the same, have no spread to
+    take a width from; the message says which and to give ``gamma``. The rule
+    KernelRidgeRegressor and KRRBoostRegressor apply when they fit, for a caller to check
+    inputs before fitting. O(N p), without a dense copy of a sparse X."""
+    n = int(X.shape[0])
+    if n > 1 and sp.issparse(X):
+        varies = bool((X.max(axis=0) - X.min(axis=0)).count_nonzero())
+    elif n > 1:
+        varies = bool(np.ptp(np.asarray(X, dtype=np.float64), axis=0).any())
+    else:
+        varies = False
+    if not varies:
+        why = (
+            f"there is {'one training sample' if n == 1 else 'no training sample'} "
+            f"(n_samples = {n})"
+            if n <= 1
+            else "every training input is the same"
+        )
+        raise DataError(f"gamma='auto' is undefined when {why}; give gamma")
+
+
 def make_input_kernel(name: str, gamma: Any, X: np.ndarray) -> InputKernel:
     """The input kernel for training inputs X (N, p): RBF widths resolved (``gamma`` "auto":
     Sun & Yao's single width, gamma = 1 / theta with theta the mean squared distance between
@@ -116,18 +141,12 @@ def make_input_kernel(name: str, gamma: Any, X: np.ndarray) -> InputKernel:
     if isinstance(gamma, str):  # "auto"
         theta = 2.0 * n / max(n - 1, 1) * float(X.var(axis=0).sum())
         if theta <= 0.0:
-            if n > 1 and float(np.ptp(X, axis=0).max(initial=0.0)) > 0.0:
-                raise DataError(
-                    "gamma='auto' is undefined for inputs of this scale: their squared "
-                    "distances underflow to 0 in float64; scale the inputs (e.g. standardise "
-                    "each column) or give gamma"
-                )
-            why = (
-                "there is one training sample (n_samples = 1)"
-                if n == 1
-                else "every training input is the same"
+            check_auto_gamma(X)  # one row, or every row the same: says so
+            raise DataError(
+                "gamma='auto' is undefined for inputs of this scale: their squared "
+                "distances underflow to 0 in float64; scale the inputs (e.g. standardise "
+                "each column) or give gamma"
             )
-            raise DataError(f"gamma='auto' is undefined when {why}; give gamma")
         widths = np.full(p, 1.0 / theta)
     elif isinstance(gamma, numbers.Real):
         widths = np.full(p, float(gamma))

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from service.errors import InvalidRequest, TooLarge, UnsupportedMediaType
+from service.errors import FieldError, InvalidRequest, TooLarge, UnsupportedMediaType
 from service.http.arrays import CSR_MEMBERS, DecodeBudget, parse_binary, parse_shape
 from service.http.guards import is_json_media
 from service.http.jsontext import loads
@@ -56,16 +56,20 @@ _SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 def from_validation_error(exc: ValidationError | Any) -> InvalidRequest:
     """One actionable message plus details from pydantic's error list."""
-    details = []
+    details, wheres = [], []
     for err in exc.errors():
         loc = [p for p in err.get("loc", ()) if p != "body"]
         msg = str(err.get("msg", "invalid value"))
         msg = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
-        details.append({"loc": loc, "msg": msg})
+        # the message names a FieldError's field itself: its loc goes to the details only
+        wheres.append(".".join(str(p) for p in loc))
+        cause = err.get("ctx", {}).get("error")
+        details.append(
+            {"loc": loc + (cause.loc if isinstance(cause, FieldError) else []), "msg": msg}
+        )
     if not details:
         return InvalidRequest("invalid request")
-    first = details[0]
-    where = ".".join(str(p) for p in first["loc"])
+    first, where = details[0], wheres[0]
     message = f"{where}: {first['msg']}" if where else str(first["msg"])
     if len(details) > 1:
         message += f" (and {len(details) - 1} more problem{'s' if len(details) > 2 else ''})"

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 import okcore
+from service.errors import FieldError
 from service.http.arrays import (
     MISSING_VALUE_MODELS,
     as_edge_array,
@@ -271,11 +272,13 @@ class _KernelSpec(_Model):
         return None
 
     def check_rows(self, n: int) -> None:
-        """Raise ValueError when the spec does not describe the ``n`` training rows."""
+        """Raise FieldError when the spec does not describe the ``n`` training rows."""
         outputs = self.outputs_array()
         if outputs is not None and outputs.shape[0] != n:
-            raise ValueError(
-                f"output_kernel.outputs has {outputs.shape[0]} rows but inputs has {n}"
+            raise FieldError(
+                f"output_kernel.outputs has {outputs.shape[0]} rows but inputs has {n}",
+                "output_kernel",
+                "outputs",
             )
 
     def bind_ids(self, ids: np.ndarray | None, n: int) -> None:
@@ -311,7 +314,11 @@ class PrecomputedKernelSpec(_KernelSpec):
     def check_rows(self, n: int) -> None:
         if self.gram.shape[0] != n:
             g = self.gram.shape
-            raise ValueError(f"output_kernel.gram is {g[0]} x {g[1]} but inputs has {n} rows")
+            raise FieldError(
+                f"output_kernel.gram is {g[0]} x {g[1]} but inputs has {n} rows",
+                "output_kernel",
+                "gram",
+            )
 
 
 class LinearKernelSpec(_KernelSpec):
@@ -603,33 +610,40 @@ class TrainRequest(_Model):
         spec = self.output_kernel
         spec.check_rows(n)
         if self.ids is not None and self.ids.shape[0] != n:
-            raise ValueError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows")
+            raise FieldError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows", "ids")
         spec.bind_ids(self.ids, n)
         if self.input_kind == "similarity":
             if self.inputs.shape[1] != n:
-                raise ValueError(
+                raise FieldError(
                     f"input_kind is 'similarity', so inputs must be the square N x N "
-                    f"similarity among the N training items: got {n} x {self.inputs.shape[1]}"
+                    f"similarity among the N training items: got {n} x {self.inputs.shape[1]}",
+                    "inputs",
                 )
             if self.eval_set is not None and self.eval_set.inputs.shape[1] != n:
-                raise ValueError(
+                raise FieldError(
                     f"eval_set.inputs must be the similarity of the validation items to the "
-                    f"{n} training items ({n} columns): got {self.eval_set.inputs.shape[1]}"
+                    f"{n} training items ({n} columns): got {self.eval_set.inputs.shape[1]}",
+                    "eval_set",
+                    "inputs",
                 )
         elif self.input_map is not None or self.input_components is not None:
-            raise ValueError("input_map and input_components apply to input_kind 'similarity'")
+            raise FieldError(
+                "input_map and input_components apply to input_kind 'similarity'",
+                "input_map" if self.input_map is not None else "input_components",
+            )
         if self.input_components is not None and self.input_map != "kpca":
-            raise ValueError("input_components applies to input_map 'kpca'")
+            raise FieldError("input_components applies to input_map 'kpca'", "input_components")
         if "model" not in self.model_fields_set:
             object.__setattr__(self, "model", _default_model(self))
         if self.model == "auto":
             refusal = _auto_refusal(self)
             if refusal is not None:
-                raise ValueError(refusal.message)
+                raise FieldError(refusal.message, "model")
         if self.eval_set is not None:
             if self.model not in EVAL_SET_MODELS:
-                raise ValueError(
-                    f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}"
+                raise FieldError(
+                    f"eval_set is only used by models {', '.join(map(repr, EVAL_SET_MODELS))}",
+                    "eval_set",
                 )
             _check_eval_set(self.eval_set, self.inputs, spec)
         if isinstance(spec, LinearKernelSpec) and np.isnan(spec.outputs).any():
@@ -637,13 +651,24 @@ class TrainRequest(_Model):
         if self.output_weight is not None:
             _check_output_weight(self, spec)
         if self.sample_weight is not None:
-            if self.model not in SAMPLE_WEIGHT_MODELS:
-                raise ValueError(
-                    f"sample_weight is taken by models "
-                    f"{', '.join(map(repr, SAMPLE_WEIGHT_MODELS))}, not {self.model!r}"
-                )
-            okcore.check_sample_weight(self.sample_weight, n)  # length, sign, sum: a 422
+            check_sample_weight(self.sample_weight, n, self.model)
         return self
+
+
+def check_sample_weight(weights: np.ndarray, n: int, model: str) -> None:
+    """A request's ``sample_weight``: for a ``model`` whose fit takes weights, okcore's
+    rules (one weight >= 0 per training row of the ``n``, not all 0). What breaks one is a
+    FieldError on ``sample_weight`` (okcore's message for the rules)."""
+    if model not in SAMPLE_WEIGHT_MODELS:
+        raise FieldError(
+            f"sample_weight is taken by models "
+            f"{', '.join(map(repr, SAMPLE_WEIGHT_MODELS))}, not {model!r}",
+            "sample_weight",
+        )
+    try:
+        okcore.check_sample_weight(weights, n)
+    except okcore.DataError as exc:
+        raise FieldError(str(exc), "sample_weight") from None
 
 
 def _check_eval_set(ev: EvalSet, inputs: Any, spec: _KernelSpec) -> None:
@@ -653,61 +678,79 @@ def _check_eval_set(ev: EvalSet, inputs: Any, spec: _KernelSpec) -> None:
     n, p = (int(s) for s in inputs.shape)
     v, q = (int(s) for s in ev.inputs.shape)
     if q != p:
-        raise ValueError(
+        raise FieldError(
             f"eval_set.inputs has {q} columns but inputs has {p}: send the validation rows "
-            "with the training inputs' columns, in the same order"
+            "with the training inputs' columns, in the same order",
+            "eval_set",
+            "inputs",
         )
     outputs = spec.outputs_array()
     if ev.outputs is not None:
         if outputs is None:
-            raise ValueError(
+            raise FieldError(
                 f"eval_set.outputs are output vectors, but output_kernel type "
                 f"{spec.summary()['type']!r} takes none: send eval_set.gram_cross (V x N kernel between the validation and the "
-                "training outputs) and eval_set.gram_diag instead"
+                "training outputs) and eval_set.gram_diag instead",
+                "eval_set",
+                "outputs",
             )
         if ev.outputs.shape[0] != v:
-            raise ValueError(
+            raise FieldError(
                 f"eval_set.outputs has {ev.outputs.shape[0]} rows but eval_set.inputs has {v}: "
-                "send one output row per validation row"
+                "send one output row per validation row",
+                "eval_set",
+                "outputs",
             )
         if ev.outputs.shape[1] != outputs.shape[1]:
-            raise ValueError(
+            raise FieldError(
                 f"eval_set.outputs has {ev.outputs.shape[1]} columns but "
                 f"output_kernel.outputs has {outputs.shape[1]}: send the validation outputs "
-                "with the training outputs' columns"
+                "with the training outputs' columns",
+                "eval_set",
+                "outputs",
             )
     if ev.gram_cross is not None and ev.gram_cross.shape != (v, n):
         g = ev.gram_cross.shape
-        raise ValueError(
+        raise FieldError(
             f"eval_set.gram_cross is {g[0]} x {g[1]} but must be {v} x {n}: one row per "
-            "validation row (eval_set.inputs), one column per training row"
+            "validation row (eval_set.inputs), one column per training row",
+            "eval_set",
+            "gram_cross",
         )
     if ev.gram_diag is not None and ev.gram_diag.shape[0] != v:
-        raise ValueError(
+        raise FieldError(
             f"eval_set.gram_diag has {ev.gram_diag.shape[0]} values but eval_set.inputs has "
-            f"{v} rows: send k(y_v, y_v) of each validation row"
+            f"{v} rows: send k(y_v, y_v) of each validation row",
+            "eval_set",
+            "gram_diag",
         )
 
 
 def _check_output_weight(req: TrainRequest, spec: Any) -> None:
     """A weight per output column: the linear kernel's columns, a model that takes them."""
     if not isinstance(spec, LinearKernelSpec):
-        raise ValueError(
+        raise FieldError(
             "output_weight weighs the columns of output vectors: it needs output_kernel "
-            "type 'linear' (under another kernel an output column is not a factor column)"
+            "type 'linear' (under another kernel an output column is not a factor column)",
+            "output_weight",
         )
     if req.model not in MASKED_OUTPUT_MODELS:
-        raise ValueError(
+        raise FieldError(
             f"output_weight is taken by models {', '.join(map(repr, MASKED_OUTPUT_MODELS))}, "
-            f"not {req.model!r}"
+            f"not {req.model!r}",
+            "output_weight",
         )
     if req.cv is not None:
-        raise ValueError("output_weight does not go with cv (its scores weigh every column alike)")
+        raise FieldError(
+            "output_weight does not go with cv (its scores weigh every column alike)",
+            "output_weight",
+        )
     d = spec.outputs.shape[1]
     w = req.output_weight
     if w is None or len(w) != d or (w < 0).any() or not w.sum() > 0:
-        raise ValueError(
-            f"output_weight must be {d} numbers >= 0 (one per output column), not all 0"
+        raise FieldError(
+            f"output_weight must be {d} numbers >= 0 (one per output column), not all 0",
+            "output_weight",
         )
 
 
@@ -715,22 +758,28 @@ def _check_unknown_outputs(req: TrainRequest, outputs: np.ndarray) -> None:
     """Unknown (null / NaN) output entries: only models that fit partly known outputs take
     them, and not with cross-validation (its scores compare whole outputs)."""
     if np.isnan(outputs).all():
-        raise ValueError(
+        raise FieldError(
             "every entry of output_kernel.outputs is unknown (null / NaN): there is nothing "
-            "to fit; send the outputs of the training rows, with at least one known entry"
+            "to fit; send the outputs of the training rows, with at least one known entry",
+            "output_kernel",
+            "outputs",
         )
     where = [int(i) for i in np.argwhere(np.isnan(outputs))[0]]
     if req.model not in MASKED_OUTPUT_MODELS:
-        raise ValueError(
+        raise FieldError(
             f"output_kernel.outputs has unknown (null / NaN) entries (the first at {where}): "
             f"model {req.model!r} needs every entry; train model "
             f"{' or '.join(map(repr, MASKED_OUTPUT_MODELS))} (it fits the known entries "
-            "only), or fill them in"
+            "only), or fill them in",
+            "output_kernel",
+            "outputs",
         )
     if req.cv is not None:
-        raise ValueError(
+        raise FieldError(
             f"output_kernel.outputs has unknown (null / NaN) entries (the first at {where}): "
-            "cross-validation scores whole outputs, so leave out cv or fill them in"
+            "cross-validation scores whole outputs, so leave out cv or fill them in",
+            "output_kernel",
+            "outputs",
         )
 
 
@@ -845,24 +894,31 @@ def _known_edges(
     edges = spec.edges
     if edges.dtype == object:
         if ids is None:
-            raise ValueError(
+            raise FieldError(
                 "output_kernel.edges name vertices by id but the request has no ids: "
-                "add ids (one string per row of inputs) or give edges as row indices"
+                "add ids (one string per row of inputs) or give edges as row indices",
+                "output_kernel",
+                "edges",
             )
         names = VertexIds(ids)
         rows, found = names.find(edges)
         if not spec.drop_unknown_edges:
-            names.rows_of(edges, "output_kernel.edges", _DROP_HINT)  # the 422's message
+            try:
+                names.rows_of(edges, "output_kernel.edges", _DROP_HINT)  # the 422's message
+            except ValueError as exc:
+                raise FieldError(str(exc), "output_kernel", "edges") from None
     else:
         rows, found = edges, edges < n
         if not spec.drop_unknown_edges and not found.all():
             bad = np.flatnonzero(~found.all(axis=1))
             listed = ", ".join(f"[{k}] = {edges[k].tolist()}" for k in bad[:5])
             first = edges[int(bad[0])]
-            raise ValueError(
+            raise FieldError(
                 f"edges[{int(bad[0])}] = {first.tolist()} refers to vertex {int(first.max())} "
                 f"but there are {n} training vertices ({bad.size} such edges in all; the "
-                f"first {min(5, bad.size)}: {listed})" + _DROP_HINT
+                f"first {min(5, bad.size)}: {listed})" + _DROP_HINT,
+                "output_kernel",
+                "edges",
             )
     keep = found.all(axis=1)
     return np.ascontiguousarray(rows[keep], dtype=np.int64), int(keep.size - keep.sum())

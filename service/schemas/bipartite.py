@@ -17,10 +17,12 @@ import numpy as np
 import scipy.sparse as sp
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
 
+from service.errors import FieldError
 from service.http.arrays import as_float_array, as_input_matrix, float64_array
 from service.schemas.api import Edges, Ids, Inputs, Matrix, Params, _Model
 from service.schemas.examples import documented
 from service.schemas.params import ModelName
+from service.schemas.seeds import DEFAULT_SEED, Seed
 from service.vertex_ids import VertexIds
 
 
@@ -172,7 +174,9 @@ class Side(_Model):
             raise ValueError("give the vertices' inputs or their similarity (exactly one)")
         n = self.size
         if self.ids is not None and self.ids.shape[0] != n:
-            raise ValueError(f"ids has {self.ids.shape[0]} entries but the side has {n} vertices")
+            raise FieldError(
+                f"ids has {self.ids.shape[0]} entries but the side has {n} vertices", "ids"
+            )
         return self
 
     @property
@@ -202,7 +206,9 @@ class BipartiteCVSpec(_Model):
         description="K for both sides, or [K_rows, K_cols] (each 2 to 20).",
         examples=[3, [4, 3]],
     )
-    random_state: int = Field(0, ge=0, description="Seeds both sides' folds.")
+    random_state: Seed = Field(
+        DEFAULT_SEED, description="Seeds both sides' folds (null: the default, 0)."
+    )
     row_folds: list[int] | None = Field(
         None,
         description="A given fold assignment of the row vertices (a published protocol's): "
@@ -221,7 +227,9 @@ class BipartiteCVSpec(_Model):
     def _folds(self) -> BipartiteCVSpec:
         k = self.folds if isinstance(self.folds, list) else [self.folds, self.folds]
         if len(k) != 2 or not all(2 <= v <= 20 for v in k):
-            raise ValueError("cv.folds must be an integer or two integers, each in [2, 20]")
+            raise FieldError(
+                "cv.folds must be an integer or two integers, each in [2, 20]", "folds"
+            )
         return self
 
     @property
@@ -321,10 +329,11 @@ class BipartiteTrainRequest(_Model):
         if self.adjacency is not None:
             shape = tuple(int(s) for s in self.adjacency.shape)
             if shape != (self.rows.size, self.cols.size):
-                raise ValueError(
+                raise FieldError(
                     f"adjacency is {shape[0]} x {shape[1]} but there are {self.rows.size} row "
                     f"and {self.cols.size} column vertices: one row of adjacency per row "
-                    "vertex and one column per column vertex"
+                    "vertex and one column per column vertex",
+                    "adjacency",
                 )
             self.adjacency = self._adjacency_by_id(self.adjacency)
         elif self.adjacency_row_ids is not None or self.adjacency_col_ids is not None:
@@ -335,9 +344,11 @@ class BipartiteTrainRequest(_Model):
         for side in ("rows", "cols"):
             s = getattr(self, side)
             if s.similarity is not None and s.similarity.shape[0] != s.similarity.shape[1]:
-                raise ValueError(
+                raise FieldError(
                     f"{side}.similarity is {s.similarity.shape[0]} x {s.similarity.shape[1]}: "
-                    "at /train it is the square similarity among the training vertices"
+                    "at /train it is the square similarity among the training vertices",
+                    side,
+                    "similarity",
                 )
         return self
 
@@ -355,9 +366,10 @@ class BipartiteTrainRequest(_Model):
                 continue
             side = getattr(self, side_name)
             if labels.shape[0] != adjacency.shape[axis]:
-                raise ValueError(
+                raise FieldError(
                     f"{field} has {labels.shape[0]} ids but adjacency "
-                    f"{adjacency.shape[axis]} {('rows', 'columns')[axis]}: one id each"
+                    f"{adjacency.shape[axis]} {('rows', 'columns')[axis]}: one id each",
+                    field,
                 )
             if side.ids is None:
                 side.ids = labels
@@ -366,12 +378,13 @@ class BipartiteTrainRequest(_Model):
             if not found.all():
                 missing = side.ids[~found].tolist()
                 extra = sorted(set(labels.tolist()) - set(side.ids.tolist()))
-                raise ValueError(
+                raise FieldError(
                     f"{field} (the adjacency's {('row ids', 'header')[axis]}) does not name "
                     f"{len(missing)} of the {('row', 'column')[axis]} vertices ({side_name}.ids; "
                     f"e.g. {missing[0][:80]!r}) and "
                     f"names {len(extra)} others (e.g. {extra[0][:80]!r}): the adjacency and "
-                    f"{side_name} must name the same vertices, in any order"
+                    f"{side_name} must name the same vertices, in any order",
+                    field,
                 )
             adjacency = adjacency[order] if axis == 0 else adjacency[:, order]
         return adjacency
@@ -397,9 +410,10 @@ class NewSide(Side):
             if self.similarity is None:
                 raise ValueError("similarity_ids name the columns of a similarity: send one")
             if self.similarity_ids.shape[0] != self.similarity.shape[1]:
-                raise ValueError(
+                raise FieldError(
                     f"similarity_ids has {self.similarity_ids.shape[0]} ids but the similarity "
-                    f"{self.similarity.shape[1]} columns: one id per column"
+                    f"{self.similarity.shape[1]} columns: one id per column",
+                    "similarity_ids",
                 )
         return self
 

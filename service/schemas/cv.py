@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from service.schemas import examples as ex
+from service.schemas.seeds import DEFAULT_SEED, FoldSeed
 
 Score = Literal[
     "err_phi",
@@ -75,11 +76,10 @@ class CVSpec(BaseModel):
         "auc_known for a graph.",
         examples=["auc"],
     )
-    random_state: int = Field(
-        0,
-        ge=0,
-        lt=2**32,
-        description="Seed of the fold shuffle (the estimator's own seed is params.random_state).",
+    random_state: FoldSeed = Field(
+        DEFAULT_SEED,
+        description="Seed of the fold shuffle, 0 <= seed < 2**32 (null: the default, 0; the "
+        "estimator's own seed is params.random_state).",
         examples=[0],
     )
     search: Literal["grid", "halving"] = Field(

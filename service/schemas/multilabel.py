@@ -17,9 +17,20 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from service.schemas.api import Ids, Inputs, Labels, Params, ThresholdMetric, _Model
+from service.errors import FieldError
+from service.schemas.api import (
+    Ids,
+    Inputs,
+    Labels,
+    Params,
+    ThresholdMetric,
+    Weights,
+    _Model,
+    check_sample_weight,
+)
 from service.schemas.examples import documented
 from service.schemas.params import ModelName
+from service.schemas.seeds import DEFAULT_SEED, Seed
 
 MULTILABEL_TRAIN_EXAMPLE: dict[str, Any] = {
     "task": "multilabel",
@@ -134,10 +145,21 @@ class MultiLabelTrainRequest(_Model):
         "fit reproduces exactly under its seed (the job limits still bound its estimate).",
         examples=[60.0],
     )
+    sample_weight: Weights | None = Field(
+        None,
+        description="Optional weight of each training row (N numbers >= 0, not all 0; a "
+        "JSON list, or a one-column CSV/TSV or .npy part named sample_weight), as at the "
+        "one-graph /train (okcore's MultiLabelClassifier.fit sample_weight): every fit of "
+        "the model (each inner fold's and the final one) takes its rows' weights; the "
+        "thresholds, the score map and the stacking weights are chosen on the out-of-fold "
+        "scores unweighted.",
+    )
     n_splits: int = Field(
         3, ge=MIN_SPLITS, le=20, description="Folds of the inner cross-validation."
     )
-    random_state: int = Field(0, ge=0, description="Seeds the inner folds.")
+    random_state: Seed = Field(
+        DEFAULT_SEED, description="Seeds the inner folds (null: the default, 0)."
+    )
     wait: bool = Field(
         False,
         description="Block until training ends (201) instead of answering 202 at once; after "
@@ -160,33 +182,40 @@ class MultiLabelTrainRequest(_Model):
         n = int(self.inputs.shape[0])
         labels = self.labels
         if labels.shape[0] != n:
-            raise ValueError(f"labels has {labels.shape[0]} rows but inputs has {n}")
+            raise FieldError(f"labels has {labels.shape[0]} rows but inputs has {n}", "labels")
         problem = not_label_rows("labels", labels)
         if problem:
-            raise ValueError(problem)
+            raise FieldError(problem, "labels")
         if self.ids is not None and self.ids.shape[0] != n:
-            raise ValueError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows")
+            raise FieldError(f"ids has {self.ids.shape[0]} entries but inputs has {n} rows", "ids")
         names = self.label_names
         if names is not None:
             if len(names) != labels.shape[1]:
-                raise ValueError(
-                    f"label_names has {len(names)} names but labels has {labels.shape[1]} columns"
+                raise FieldError(
+                    f"label_names has {len(names)} names but labels has {labels.shape[1]} columns",
+                    "label_names",
                 )
             twice = sorted({name for name in names if names.count(name) > 1})
             if twice or not all(0 < len(s) <= 256 for s in names):
                 what = f"names {twice[:5]} more than once" if twice else "an empty or long name"
-                raise ValueError(
+                raise FieldError(
                     f"label_names must be unique strings of 1 to 256 characters, and it has "
-                    f"{what}: give each label column its own name"
+                    f"{what}: give each label column its own name",
+                    "label_names",
                 )
         if self.model == "auto" and self.params:
-            raise ValueError(
+            raise FieldError(
                 "params apply to a named model, and model is auto (okboost chooses): name a "
                 f"model (e.g. okboost) to pass params, or leave params out (got "
-                f"{sorted(self.params)[:5]})"
+                f"{sorted(self.params)[:5]})",
+                "params",
             )
+        if self.sample_weight is not None:
+            check_sample_weight(self.sample_weight, n, self.model)
         if isinstance(self.threshold, float) and not 0.0 < self.threshold < 1.0:
-            raise ValueError(f"threshold must be 'cv' or a number in (0, 1): got {self.threshold}")
+            raise FieldError(
+                f"threshold must be 'cv' or a number in (0, 1): got {self.threshold}", "threshold"
+            )
         return self
 
 

@@ -8,8 +8,9 @@ field to change, not a job that fails.
   check as ``cv.scoring``: :func:`service.training.cv.checked_scores`).
 - A kernel model with an RBF input kernel and ``gamma`` "auto" takes its width from the
   spread of the training inputs (okcore's Sun & Yao width: one over the mean squared
-  distance between two rows), undefined on one row or identical rows: the user must give
-  ``params.gamma``. okcore has no public check of it, so the rows' spread is looked at here.
+  distance between two rows), undefined on one row or identical rows
+  (:func:`okcore.check_auto_gamma`, the rule okcore's kernel models fit by): the user must
+  give ``params.gamma``.
 
 Its job counts candidate fits (okcore's ``okcore.auto.SELECTION_UNIT``): okcore's
 AutoRegressor reports (phase "selection") before each candidate fit, ``done`` / ``total``
@@ -22,7 +23,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 import okcore
 from service.errors import InvalidRequest
@@ -72,18 +72,16 @@ def check_input_width(what: str, inputs: Any, fix: str, loc: list[str]) -> None:
     """A 422 now when an RBF input kernel of ``what`` (in the user's words) that takes its
     width from ``inputs`` cannot: one row, or identical rows. ``fix``: what the user can
     send instead; ``loc``: the field it names."""
-    n = int(inputs.shape[0])
-    if sp.issparse(inputs):  # without a dense copy
-        varies = n > 1 and bool((inputs.max(axis=0) - inputs.min(axis=0)).count_nonzero())
-    else:
-        varies = n > 1 and bool(np.ptp(np.asarray(inputs, dtype=np.float64), axis=0).any())
-    if not varies:
+    try:
+        okcore.check_auto_gamma(inputs)  # okcore's rule, dense or sparse
+    except okcore.DataError:
+        n = int(inputs.shape[0])
         rows = "1 row" if n == 1 else f"{n} rows, all with the same inputs"
         raise InvalidRequest(
             f"{what} sets its RBF width from the spread of the training inputs (gamma "
             f"'auto'), which is undefined on {rows}: {fix}",
             details=[{"loc": loc, "msg": "an RBF width needs rows that differ"}],
-        )
+        ) from None
 
 
 def planned_candidates(est: Any, n: int) -> int:

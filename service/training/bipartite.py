@@ -134,18 +134,20 @@ def _ends(
         if names is None:
             raise InvalidRequest(
                 f"edges name {side} vertices by id but {side}.ids is not given: add {side}.ids "
-                "or give the edges as row indices"
+                "or give the edges as row indices",
+                loc=["edges"],
             )
         try:
             return VertexIds(names).rows_of(values, where)
         except ValueError as exc:
-            raise InvalidRequest(f"{exc} (the ids of {side})") from None
+            raise InvalidRequest(f"{exc} (the ids of {side})", loc=["edges"]) from None
     bad = np.flatnonzero(values >= size)
     if bad.size:
         k = int(bad[0])
         raise InvalidRequest(
             f"edges[{k}] names {side[:-1]} {int(values[k])} but there are {size} {side} "
-            f"vertices ({bad.size} such edges in all)"
+            f"vertices ({bad.size} such edges in all)",
+            loc=["edges"],
         )
     return values.astype(np.int64)
 
@@ -164,7 +166,7 @@ def _pair_matrix(
     except InvalidRequest as exc:
         if where == "edges":
             raise
-        raise InvalidRequest(str(exc).replace("edges", where, 1)) from None
+        raise InvalidRequest(str(exc).replace("edges", where, 1), loc=[where]) from None
     Y = sp.csr_matrix((np.ones(r.size), (r, c)), shape=(n_rows, n_cols))
     Y.data[:] = 1.0
     return Y
@@ -196,7 +198,8 @@ def interactions(
         Y.eliminate_zeros()
         if (Y.data < 0).any():
             raise InvalidRequest(
-                "adjacency has negative values: interactions are 0/1 or weights >= 0"
+                "adjacency has negative values: interactions are 0/1 or weights >= 0",
+                loc=["adjacency"],
             )
     else:
         assert req.edges is not None

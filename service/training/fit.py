@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 import okcore
-from service.errors import InvalidRequest
+from service.errors import InvalidParameter, InvalidRequest
 from service.http.arrays import missing_problem
 from service.jobs.progress import PhasePlan
 from service.jobs.task import Reporter
@@ -88,7 +88,10 @@ def checked_estimator(
             "continues its candidates' fits by itself)",
             details=[{"loc": ["params", "warm_start"], "msg": "not available over HTTP"}],
         )
-    return okcore.make_estimator(model, params)
+    try:
+        return okcore.make_estimator(model, params)
+    except okcore.InvalidParameterError as exc:  # a bad value: okcore's words, on params
+        raise InvalidParameter(str(exc), loc=["params"]) from None
 
 
 def _similarity_estimator(

@@ -67,6 +67,7 @@ class MultiLabelPlan:
     inputs: Any
     labels: np.ndarray
     ids: np.ndarray | None
+    sample_weight: np.ndarray | None  # the fit's (okcore.check_sample_weight's: None unweighted)
     estimate: JobEstimate
     fits: list[int]  # the planned count of each fit in the order run (see `parts`)
     parts: list[str]  # the okcore ``part`` of each fit: inner folds (and candidates), finals
@@ -117,12 +118,28 @@ def candidate_name(estimator: Any) -> str:
     return type(estimator).__name__
 
 
-def _candidates(req: MultiLabelTrainRequest, n: int) -> list[Any]:
-    """Unfitted copies of the models the classifier fits: the default's candidates (auto),
-    or the named estimator (its parameters checked by okcore: 422 on a bad one)."""
+def _candidates(req: MultiLabelTrainRequest, n: int, weighted: bool) -> list[Any]:
+    """Unfitted copies of the models the classifier fits: the default's candidates (auto;
+    ``weighted``: for a fit with sample_weight), or the named estimator (its parameters
+    checked by okcore: 422 on a bad one)."""
     if req.model == AUTO:
-        return okcore.MultiLabelClassifier(random_state=req.random_state).candidate_models(n)
+        default = okcore.MultiLabelClassifier(random_state=req.random_state)
+        return default.candidate_models(n, weighted)
     return [checked_estimator(req.model, req.params)]
+
+
+def _check_weighted_folds(req: MultiLabelTrainRequest, weight: np.ndarray) -> None:
+    """The inner folds (okcore's ``kfold`` with the weights, as the classifier draws them)
+    fit on rows of positive weight: a 422 on ``sample_weight`` before the job when too few
+    rows have one."""
+    try:
+        okcore.model_selection.kfold(len(weight), req.n_splits, req.random_state, weight)
+    except okcore.DataError as exc:
+        raise InvalidRequest(
+            f"sample_weight, split by the n_splits = {req.n_splits} inner folds that choose "
+            f"the thresholds: {exc}",
+            loc=["sample_weight"],
+        ) from None
 
 
 def _together(finals: list[JobEstimate]) -> JobEstimate:
@@ -170,7 +187,8 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
     the inner CV), each from the model's own cost function."""
     X, labels = req.inputs, req.labels
     n, n_labels = int(X.shape[0]), int(labels.shape[1])
-    candidates = _candidates(req, n)
+    weight = okcore.check_sample_weight(req.sample_weight, n)  # None for all 1, as okcore's fit
+    candidates = _candidates(req, n, weight is not None)
     if req.n_splits > n:
         fewer = f", or set n_splits to {n}" if n >= MIN_SPLITS else ""
         raise InvalidRequest(
@@ -203,6 +221,8 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
     finals = [estimate_fit(c, X, LABEL_KERNEL, n_labels, data_bytes) for c in candidates]
     estimate, first = _together(finals), finals[0]
     inner = req.threshold == "cv" or req.scores != "clip" or len(candidates) > 1
+    if inner and weight is not None:
+        _check_weighted_folds(req, weight)
     several = len(candidates) > 1
     folds: list[JobEstimate] = []
     parts: list[str] = []
@@ -232,6 +252,7 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
         "n_features": int(X.shape[1]),
         "output_dim": n_labels,
         "has_ids": req.ids is not None,
+        "sample_weight": req.sample_weight is not None,
         "warnings": okcore.model_selection.training_warnings(n) + label_warnings(labels),
         "task": "multilabel",
         "multilabel": {
@@ -243,8 +264,8 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
         },
     }
     return MultiLabelPlan(
-        req.model, dict(record["params"]), options, X, labels, req.ids, estimate, units, parts,
-        first, "work" if several else None, record,
+        req.model, dict(record["params"]), options, X, labels, req.ids, weight,
+        estimate, units, parts, first, "work" if several else None, record,
     )  # fmt: skip
 
 
@@ -303,14 +324,16 @@ def run_multilabel(plan: MultiLabelPlan, root: Path, model_id: str, progress: Re
     if plan.model == AUTO:
         template: Any = None
         default = okcore.MultiLabelClassifier(random_state=plan.options["random_state"])
-        candidates = default.candidate_models(int(plan.inputs.shape[0]))
+        candidates = default.candidate_models(
+            int(plan.inputs.shape[0]), plan.sample_weight is not None
+        )
     else:
         template = okcore.make_estimator(plan.model, plan.params)
         candidates = [template]
     classifier = okcore.MultiLabelClassifier(template, **plan.options)
     heard = _Heard(plan, fits, classifier)
     try:
-        classifier.fit(plan.inputs, plan.labels, callback=heard)
+        classifier.fit(plan.inputs, plan.labels, plan.sample_weight, callback=heard)
         if fits.reported < plan.total:  # the last candidates got weight 0: not refitted
             fits.fit(len(plan.fits) - 1, okcore.FitProgress(done=1, total=1, elapsed=0.0))
     except Cancelled:

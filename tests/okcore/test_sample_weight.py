@@ -505,3 +505,22 @@ def test_weighted_bootstrap_samples_always_hold_a_row_of_positive_weight():
     predictions = forest.predict(X)
     assert y[:2].min() - 1e-12 <= predictions.min() and predictions.max() <= y[:2].max() + 1e-12
     np.testing.assert_array_equal(fitted().predict(X), predictions)
+
+
+def test_multilabel_inner_folds_spread_the_rows_of_positive_weight():
+    """MultiLabelClassifier's inner folds were drawn without the weights: with few rows of
+    positive weight, a fold could be fitted on rows all of weight 0 ("sample_weight is all
+    zero", though the caller's were not). They are dealt out as cross_validate's are; one
+    such row is refused saying what is needed."""
+    from okcore import MultiLabelClassifier
+
+    X, Y, _ = data(20, n=60)
+    labels = (Y > np.median(Y, axis=0)).astype(int)
+    inner = OK3Regressor(max_bins=255, max_splits=4)
+    w = np.r_[np.ones(3), np.zeros(57)]
+    fitted = MultiLabelClassifier(inner, n_splits=3, random_state=0).fit(X, labels, sample_weight=w)
+    assert fitted.thresholds_.shape == (labels.shape[1],)
+    with pytest.raises(DataError, match="at least 2 rows with positive weight"):
+        MultiLabelClassifier(inner, n_splits=3).fit(
+            X, labels, sample_weight=np.r_[1.0, np.zeros(59)]
+        )

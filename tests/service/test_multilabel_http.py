@@ -337,3 +337,66 @@ def test_a_stored_classifier_keeps_its_label_names(
     store = client.app.state.services.store  # type: ignore[attr-defined]
     loaded = store.load(labels_model["model_id"])
     assert loaded.task_model.label_names_ == NAMES
+
+
+WEIGHTS = np.random.default_rng(3).integers(0, 4, 45).astype(float) + (np.arange(45) < 3)
+
+
+def test_weighted_training_is_okcores_weighted_fit(client: TestClient) -> None:
+    """`sample_weight` as at the one-graph /train: a JSON list, or a one-column table part,
+    reaches MultiLabelClassifier.fit (the same scores as okcore's), the record says so, and
+    the model is not the unweighted one."""
+    r = client.post("/train", json=_body(sample_weight=WEIGHTS.tolist()))
+    assert r.status_code == 201, r.text
+    assert r.json()["model"]["sample_weight"] is True
+    est = okcore.make_estimator("okboost", SMALL)
+    ref = okcore.MultiLabelClassifier(est).fit(X[TRAIN], LABELS[TRAIN], sample_weight=WEIGHTS)
+    ask = {"model_id": r.json()["model_id"], "inputs": X[TEST].tolist()}
+    got = np.array(client.post("/predict", json=ask).json()["probabilities"])
+    np.testing.assert_allclose(got, ref.predict_proba(X[TEST]), atol=1e-10)
+    assert r.json()["model"]["multilabel"]["thresholds"] == pytest.approx(ref.thresholds_.tolist())
+    assert not np.allclose(got, _reference().predict_proba(X[TEST]), atol=1e-3)
+
+    spec = _body()
+    table = ("weight\n" + "\n".join(map(str, WEIGHTS)) + "\n").encode()
+    r2 = client.post("/train", data={"json": json.dumps(spec)},
+                     files={"sample_weight": ("w.csv", table, "text/csv")})  # fmt: skip
+    assert r2.status_code == 201, r2.text
+    ask2 = {**ask, "model_id": r2.json()["model_id"]}
+    np.testing.assert_allclose(client.post("/predict", json=ask2).json()["probabilities"], got)
+
+
+def test_unweighted_multilabel_record_says_so(labels_model: dict[str, Any]) -> None:
+    assert labels_model["sample_weight"] is False
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        ([1.0] * 44, "one weight per training row (45)"),
+        ([-1.0] + [1.0] * 44, "sample_weight[0] = -1 is negative"),
+        ([0.0] * 45, "sample_weight is all zero"),
+        ([0.0] * 44 + [1.0], "inner folds that choose the thresholds: 3-fold CV needs at least 2"),
+        (["x"] * 45, "sample_weight"),
+        ([[1.0, 2.0]] * 45, "1-D"),
+    ],
+)
+def test_bad_multilabel_weights_are_a_422_on_sample_weight(
+    client: TestClient, weights: Any, message: str
+) -> None:
+    r = client.post("/train", json=_body(sample_weight=weights, wait=False))
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert message in error["message"]
+    assert error["details"][0]["loc"] == ["sample_weight"]
+
+
+def test_few_weighted_rows_are_spread_over_the_inner_folds(client: TestClient) -> None:
+    """Three rows of positive weight for three inner folds: each fold fits on some weight.
+    The rows are those the unweighted folds put in one test fold, whose fit on the other
+    rows (all of weight 0) failed with 'sample_weight is all zero'."""
+    one_fold = okcore.model_selection.kfold(45, 3, 0)[0][1][:3]
+    w = np.zeros(45)
+    w[one_fold] = 1.0
+    r = client.post("/train", json=_body(sample_weight=w.tolist()))
+    assert r.status_code == 201, r.text

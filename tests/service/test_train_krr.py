@@ -104,3 +104,27 @@ def test_widths_that_do_not_match_the_inputs_are_a_clear_4xx(client: TestClient)
     r = train(client, {**PARAMS, "gamma": [0.5, 0.5]})
     assert 400 <= r.status_code < 500, r.text
     assert "gamma has 2 values but X has 3 features" in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("model", ["krr", "krr-boost"])
+def test_an_auto_width_on_identical_rows_is_a_422_on_params_gamma(
+    client: TestClient, model: str, sparse: bool
+) -> None:
+    """gamma 'auto' on rows that are all the same (dense or CSR inputs): okcore's rule
+    (okcore.check_auto_gamma) refuses it before queueing, in the request's words."""
+    X, Y = vector_data(n=40)
+    same = np.zeros_like(X)
+    same[:, 0] = 2.0
+    inputs: Any = same.tolist()
+    if sparse:
+        inputs = {"data": [2.0] * 40, "indices": [0] * 40, "indptr": list(range(41)),
+                  "shape": list(same.shape)}  # fmt: skip
+    params = {"gamma": "auto"} if model == "krr" else {**PARAMS, "gamma": "auto"}
+    body = {"model": model, "inputs": inputs, "params": params,
+            "output_kernel": {**KERNEL, "outputs": Y.tolist()}}  # fmt: skip
+    r = client.post("/train", json=body)
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert "undefined on 40 rows, all with the same inputs: give params.gamma" in error["message"]
+    assert error["details"][0]["loc"] == ["params", "gamma"]

@@ -383,3 +383,25 @@ def test_reweighted_staged_predictions_use_the_final_coefficients():
     errors = [float(np.mean(np.sum((Yq - P) ** 2, axis=1))) for P in staged]
     np.testing.assert_allclose(errors, est.staged_loss(Xq, Yq), rtol=1e-10)
     np.testing.assert_array_equal(staged[-1], est.predict(Xq))
+
+
+def test_check_auto_gamma_is_the_rule_the_kernel_models_fit_by():
+    """okcore.check_auto_gamma refuses what gamma='auto' cannot take a width from (one row,
+    rows all the same), dense or sparse, with the message the fit gives; rows that differ
+    pass, as their fit does."""
+    X, Y = make_regression(n=30, p=3)
+    cases = [
+        (np.ones((30, 3)), "every training input is the same"),
+        (X[:1], "there is one training sample (n_samples = 1)"),
+    ]
+    for dense, why in cases:
+        with pytest.raises(DataError) as fitted:
+            small(gamma="auto").fit(dense, Y[: len(dense)])
+        assert str(fitted.value) == f"gamma='auto' is undefined when {why}; give gamma"
+        for inputs in (dense, sparse.csr_matrix(dense)):
+            with pytest.raises(DataError) as checked:
+                okcore.check_auto_gamma(inputs)
+            assert str(checked.value) == str(fitted.value)
+    one_entry_differs = sparse.csr_matrix(np.c_[np.zeros(30), np.arange(30.0) == 3])
+    for inputs in (X, sparse.csr_matrix(X), one_entry_differs):
+        okcore.check_auto_gamma(inputs)  # no error
