@@ -302,7 +302,7 @@ class PrecomputedKernelSpec(_KernelSpec):
     def _square(self) -> PrecomputedKernelSpec:
         n, m = self.gram.shape
         if n != m:
-            raise ValueError(f"gram must be square: got {n} x {m}")
+            raise FieldError(f"gram must be square: got {n} x {m}", "gram")
         return self
 
     def fit_kwargs(self) -> dict[str, Any]:
@@ -995,9 +995,10 @@ class PredictRequest(_Model):
             raise ValueError("candidate_gram and candidate_diag go together")
         if self.candidate_gram is not None and self.candidate_diag is not None:
             if self.candidate_diag.shape[0] != self.candidate_gram.shape[0]:
-                raise ValueError(
+                raise FieldError(
                     f"candidate_diag has {self.candidate_diag.shape[0]} values but "
-                    f"candidate_gram has {self.candidate_gram.shape[0]} rows"
+                    f"candidate_gram has {self.candidate_gram.shape[0]} rows",
+                    "candidate_diag",
                 )
         return self
 
@@ -1045,7 +1046,7 @@ class KernelRequest(_Model):
     @model_validator(mode="after")
     def _second_set(self) -> KernelRequest:
         if self.inputs2 is not None and self.against == "training":
-            raise ValueError("inputs2 is only used with against = 'predicted'")
+            raise FieldError("inputs2 is only used with against = 'predicted'", "inputs2")
         return self
 
 

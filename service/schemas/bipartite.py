@@ -408,7 +408,9 @@ class NewSide(Side):
     def _named_columns(self) -> NewSide:
         if self.similarity_ids is not None:
             if self.similarity is None:
-                raise ValueError("similarity_ids name the columns of a similarity: send one")
+                raise FieldError(
+                    "similarity_ids name the columns of a similarity: send one", "similarity_ids"
+                )
             if self.similarity_ids.shape[0] != self.similarity.shape[1]:
                 raise FieldError(
                     f"similarity_ids has {self.similarity_ids.shape[0]} ids but the similarity "

@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from service.errors import FieldError
 from service.schemas import examples as ex
 from service.schemas.api import (
     METRIC_AT_PREDICT,
@@ -136,7 +137,7 @@ class EvaluateRequest(BaseModel):
         for name in ("outputs", "gram_cross", "gram_diag", "ids"):
             value = getattr(self, name)
             if value is not None and value.shape[0] != q:
-                raise ValueError(f"{name} has {value.shape[0]} rows but inputs has {q}")
+                raise FieldError(f"{name} has {value.shape[0]} rows but inputs has {q}", name)
         return self
 
 

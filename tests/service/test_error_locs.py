@@ -75,3 +75,28 @@ def test_a_refused_parameter_value_keeps_its_code(client: TestClient) -> None:
     r = client.post("/train", json=regression(params={"max_splits": 0}))
     assert r.status_code == 422, r.text
     assert r.json()["error"]["code"] == "invalid_parameter"
+
+
+def test_the_other_endpoints_name_their_field(client: TestClient) -> None:
+    """/predict, /kernel, /evaluate and a new bipartite vertex: a check between fields
+    that names one field puts it in loc."""
+    model = client.post("/train", json=regression()).json()["model"]["model_id"]
+    net = client.post("/train", json=bipartite()).json()["model"]["model_id"]
+    q = X[:3].tolist()
+    cases = [
+        ("/predict", {"model_id": model, "inputs": q, "candidate_gram": [[1.0]] * 3,
+                      "candidate_diag": [1.0, 1.0]}, ["candidate_diag"], "candidate_diag has 2"),
+        ("/kernel", {"model_id": model, "inputs": q, "inputs2": q, "against": "training"},
+         ["inputs2"], "only used with"),
+        ("/evaluate", {"model_id": model, "inputs": q, "outputs": Y[:2].tolist()},
+         ["outputs"], "outputs has 2 rows"),
+        ("/kernel", {"model_id": net, "rows": {"inputs": NET.rows[30:32].tolist(),
+                                               "similarity_ids": ["a"]}},
+         ["rows", "similarity_ids"], "send one"),
+    ]  # fmt: skip
+    for path, body, loc, message in cases:
+        r = client.post(path, json=body)
+        assert r.status_code == 422, (path, r.text)
+        error = r.json()["error"]
+        assert error["details"][0]["loc"] == loc, error
+        assert message in error["message"], error
