@@ -3,6 +3,7 @@ too) against a live server; errors are one line."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 from pathlib import Path
@@ -94,6 +95,24 @@ def test_parser_and_files(tmp_path: Path) -> None:
     assert (args.model, args.input_kind, args.input_map) == ("krr", "similarity", None)
     (tmp_path / "a.txt").write_text("1 2\n3 4\n")
     np.testing.assert_array_equal(load_array(str(tmp_path / "a.txt")), [[1, 2], [3, 4]])
+
+
+def test_help_names_the_defaults_and_their_variables() -> None:
+    """--help says where --url, --model-dir and --max-workers come from when not given, as
+    the CLI and Configuration pages do."""
+    sub = next(
+        a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)
+    ).choices
+    for command in ("train", "predict", "kernel", "evaluate"):
+        text = " ".join(sub[command].format_help().split())
+        assert "OKBOOST_URL, else http://127.0.0.1:8000" in text, command
+    for command in ("bipartite", "labels"):
+        nested = next(
+            a for a in sub[command]._actions if isinstance(a, argparse._SubParsersAction)
+        ).choices
+        assert all("OKBOOST_URL" in p.format_help() for p in nested.values()), command
+    serve = " ".join(sub["serve"].format_help().split())
+    assert "OKBOOST_MODEL_DIR" in serve and "OKBOOST_MAX_WORKERS" in serve
 
 
 def _job(state: str, done: int, loss: float | None, phase: str = "trees") -> dict[str, Any]:
