@@ -414,11 +414,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_stdout() -> None:
+    """Point stdout's file descriptor at the null device: its reader has gone, and Python's
+    flush at exit would otherwise report the closed pipe once more."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # a stdout without a file descriptor (captured)
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; any error is one line on stderr (no traceback) and exit code 1."""
+    """Run one command; any error is one line on stderr (no traceback) and exit code 1. A
+    reader that stops reading (``okboost kernel ... | head``) is not an error of the
+    command: it ends quietly."""
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 1
     except httpx.TransportError as exc:
         url = getattr(args, "url", "")
         print(f"okboost: error: cannot reach the service at {url}: {exc}", file=sys.stderr)

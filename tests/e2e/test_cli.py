@@ -6,13 +6,16 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from client_expectations import expectations
-from e2e_server import Server
+from e2e_server import ROOT, Server
 from svc_data import clustered_graph
 
 from okboost_client import OKBoostClient
@@ -95,6 +98,30 @@ def test_parser_and_files(tmp_path: Path) -> None:
     assert (args.model, args.input_kind, args.input_map) == ("krr", "similarity", None)
     (tmp_path / "a.txt").write_text("1 2\n3 4\n")
     np.testing.assert_array_equal(load_array(str(tmp_path / "a.txt")), [[1, 2], [3, 4]])
+
+
+def test_a_reader_that_stops_reading_is_not_an_error() -> None:
+    """``okboost kernel ... | head``: the command's output cut short by its reader ends
+    quietly, without an error line on stderr."""
+    code = (
+        "import sys, service.cli as cli\n"
+        "def flood(args):\n"
+        "    for _ in range(100000):\n"
+        "        print('x' * 80)\n"
+        "    return 0\n"
+        "cli.cmd_predict = flood\n"
+        "sys.exit(cli.main(['predict', 'f' * 32, 'X.npy']))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(10) == b"x" * 10
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert err == ""
 
 
 def test_help_names_the_defaults_and_their_variables() -> None:
