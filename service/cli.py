@@ -265,7 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the REST service (uvicorn)")
     serve.add_argument("--host", help="interface to bind (default 127.0.0.1, OKBOOST_HOST)")
     serve.add_argument("--port", type=int, help="port (default 8000, OKBOOST_PORT)")
-    serve.add_argument("--model-dir", help="model store directory (default ./models)")
+    serve.add_argument(
+        "--model-dir", help="model store directory (default ./models, OKBOOST_MODEL_DIR)"
+    )
     serve.add_argument(
         "--token-file", help="require the bearer token in this file (OKBOOST_TOKEN_FILE)"
     )
@@ -274,7 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="require this bearer token (visible in the process list: prefer "
         "--token-file or OKBOOST_TOKEN)",
     )
-    serve.add_argument("--max-workers", type=int, help="training jobs run at once")
+    serve.add_argument(
+        "--max-workers", type=int, help="training jobs run at once (default 1, OKBOOST_MAX_WORKERS)"
+    )
     serve.add_argument(
         "--dask-scheduler",
         help="run training jobs on this Dask scheduler, e.g. tcp://scheduler:8786 "
@@ -283,7 +287,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=cmd_serve)
 
     def remote(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--url", default=os.environ.get("OKBOOST_URL", "http://127.0.0.1:8000"))
+        p.add_argument(
+            "--url",
+            default=os.environ.get("OKBOOST_URL", "http://127.0.0.1:8000"),
+            help="the service's address (default: OKBOOST_URL, else http://127.0.0.1:8000)",
+        )
         p.add_argument(
             "--token-file", help="file holding the bearer token (default: OKBOOST_TOKEN_FILE)"
         )
@@ -406,11 +414,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_stdout() -> None:
+    """Point stdout's file descriptor at the null device: its reader has gone, and Python's
+    flush at exit would otherwise report the closed pipe once more."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # a stdout without a file descriptor (captured)
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; any error is one line on stderr (no traceback) and exit code 1."""
+    """Run one command; any error is one line on stderr (no traceback) and exit code 1. A
+    reader that stops reading (``okboost kernel ... | head``) is not an error of the
+    command: it ends quietly."""
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 1
     except httpx.TransportError as exc:
         url = getattr(args, "url", "")
         print(f"okboost: error: cannot reach the service at {url}: {exc}", file=sys.stderr)

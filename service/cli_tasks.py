@@ -80,6 +80,17 @@ def _known_ids(sides: dict[str, Any]) -> list[str] | None:
     return ids or None
 
 
+def _similarity_ids(args: argparse.Namespace) -> list[str]:
+    """The ids of the new vertices of the similarity tables that go to the service as they
+    are (a labelled table's first column; none for a plain one or ``.npy``), so that edges
+    by id may name them as they name the vertices of an id column."""
+    ids: list[str] = []
+    for path in (args.row_similarity, args.col_similarity):
+        if path is not None and Path(path).suffix != ".npy":
+            ids += matrix_of(table_file(path), with_ids=True)[1] or []
+    return ids
+
+
 def _folds(text: str | None) -> dict[str, Any] | None:
     if text is None:
         return None
@@ -173,7 +184,7 @@ def cmd_bipartite_kernel(args: argparse.Namespace) -> int:
 
 def cmd_bipartite_evaluate(args: argparse.Namespace) -> int:
     sides = _sides(args)
-    known = _known_ids(sides)
+    known = [*(_known_ids(sides) or []), *_similarity_ids(args)] or None
     truth: dict[str, Any] = {}
     for name in ("new_rows", "new_cols", "new_pairs"):
         path = getattr(args, name)
@@ -181,11 +192,18 @@ def cmd_bipartite_evaluate(args: argparse.Namespace) -> int:
             truth[name] = load_edges(path, None)
     if args.edges is not None:
         if known is None:
-            raise ValueError("--edges names vertices by id: give the test vertices with ids")
+            raise ValueError(
+                "--edges names vertices by id: give the test vertices with ids (an id column "
+                "in --rows / --cols, or a similarity table with the ids in its first column)"
+            )
         truth["by_id"] = load_edges(args.edges, known)
     if args.unknown_pairs is not None:
         if known is None:
-            raise ValueError("--unknown-pairs names vertices by id: give the test vertices ids")
+            raise ValueError(
+                "--unknown-pairs names vertices by id: give the test vertices with ids (an id "
+                "column in --rows / --cols, or a similarity table with the ids in its first "
+                "column)"
+            )
         truth["unknown_pairs"] = {"by_id": load_edges(args.unknown_pairs, known)}
     with client_of(args) as client:
         out = client.evaluate_bipartite(args.model_id, **sides, **truth)

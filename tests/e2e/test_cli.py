@@ -3,15 +3,19 @@ too) against a live server; errors are one line."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from client_expectations import expectations
-from e2e_server import Server
+from e2e_server import ROOT, Server
 from svc_data import clustered_graph
 
 from okboost_client import OKBoostClient
@@ -94,6 +98,48 @@ def test_parser_and_files(tmp_path: Path) -> None:
     assert (args.model, args.input_kind, args.input_map) == ("krr", "similarity", None)
     (tmp_path / "a.txt").write_text("1 2\n3 4\n")
     np.testing.assert_array_equal(load_array(str(tmp_path / "a.txt")), [[1, 2], [3, 4]])
+
+
+def test_a_reader_that_stops_reading_is_not_an_error() -> None:
+    """``okboost kernel ... | head``: the command's output cut short by its reader ends
+    quietly, without an error line on stderr."""
+    code = (
+        "import sys, service.cli as cli\n"
+        "def flood(args):\n"
+        "    for _ in range(100000):\n"
+        "        print('x' * 80)\n"
+        "    return 0\n"
+        "cli.cmd_predict = flood\n"
+        "sys.exit(cli.main(['predict', 'f' * 32, 'X.npy']))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(10) == b"x" * 10
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert err == ""
+
+
+def test_help_names_the_defaults_and_their_variables() -> None:
+    """--help says where --url, --model-dir and --max-workers come from when not given, as
+    the CLI and Configuration pages do."""
+    sub = next(
+        a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)
+    ).choices
+    for command in ("train", "predict", "kernel", "evaluate"):
+        text = " ".join(sub[command].format_help().split())
+        assert "OKBOOST_URL, else http://127.0.0.1:8000" in text, command
+    for command in ("bipartite", "labels"):
+        nested = next(
+            a for a in sub[command]._actions if isinstance(a, argparse._SubParsersAction)
+        ).choices
+        assert all("OKBOOST_URL" in p.format_help() for p in nested.values()), command
+    serve = " ".join(sub["serve"].format_help().split())
+    assert "OKBOOST_MODEL_DIR" in serve and "OKBOOST_MAX_WORKERS" in serve
 
 
 def _job(state: str, done: int, loss: float | None, phase: str = "trees") -> dict[str, Any]:

@@ -248,6 +248,19 @@ def test_bipartite_labelled_similarity_at_prediction(
                      str(tmp_path / name)]) == 0  # fmt: skip
         scores.append(json.loads(capsys.readouterr().out)["scores"]["new_cols"])
     np.testing.assert_allclose(scores[0], scores[1], atol=1e-12)
+    # evaluate: the labelled table's first column names the new targets, so the true pairs
+    # and the unknown ones may name them by id, as with an id column
+    test = [(i, 20 + b) for i, b in NET.edges(range(30), range(20, 24))]
+    (tmp_path / "test.tsv").write_text(
+        "".join(f"d{i}\tt{j}\n" for i, j in test[1:]), encoding="utf-8"
+    )
+    (tmp_path / "test_unknown.tsv").write_text("d{}\tt{}\n".format(*test[0]), encoding="utf-8")
+    assert main(["bipartite", "evaluate", *url, model_id, "--col-similarity",
+                 str(tmp_path / "new_targets.txt"), "--edges", str(tmp_path / "test.tsv"),
+                 "--unknown-pairs", str(tmp_path / "test_unknown.tsv")]) == 0, capsys.readouterr().err  # fmt: skip
+    out = json.loads(capsys.readouterr().out)["new_cols"]
+    assert out["n_interactions"] == len(test) - 1 and out["n_unknown"] == 1
+    assert out["n_pairs"] == 30 * 4 - 1
 
 
 def test_predict_with_a_labelled_similarity_file(
