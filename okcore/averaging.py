@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_is_fitted
+from ._validation import check_inputs, check_is_fitted, record_feature_names
 from .base import OKEstimator, check_known_outputs, kernel_r2, target_features
 from .exceptions import DataError
 from .meta import MetaEstimator, clone, members_accept, regressor_tags
@@ -61,6 +61,10 @@ class AveragedRegressor(MetaEstimator):
                 f"{self.weights!r}"
             )
         self.weights_ = w / w.sum()
+        record_feature_names(self, X)
+        # the members take X's values: this average checks its column names at prediction
+        # and passes them on as arrays
+        X = check_inputs(X, owner=type(self).__name__, allow_missing=True)
         self.estimators_ = [clone(m).fit(X, Y, **fit_params) for m in members]
         return self
 

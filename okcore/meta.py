@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ._validation import check_inputs
+from ._validation import check_feature_names, check_inputs
 from .exceptions import InvalidParameterError
 
 
@@ -83,8 +83,11 @@ class MetaEstimator:
         """X checked against the width this fitted estimator was fitted with
         (``n_features_in_``), the message naming this estimator, not the inner model that
         predicts (:func:`okcore._validation.check_inputs`, as okcore's estimators check).
-        Missing values (NaN) are left for the inner model to take or refuse."""
+        Missing values (NaN) are left for the inner model to take or refuse. After a fit on
+        a pandas DataFrame, X's columns must be ``feature_names_in_`` in the same order
+        (:func:`okcore._validation.check_feature_names`)."""
         width = int(self.n_features_in_)  # type: ignore[attr-defined]  # the subclasses'
+        check_feature_names(self, X)
         return check_inputs(X, width, owner=type(self).__name__, allow_missing=True)
 
     def __repr__(self) -> str:

@@ -71,6 +71,7 @@ from ._validation import (
     check_is_fitted,
     check_matrix,
     check_sample_weight,
+    record_feature_names,
     validate_params,
     weight_argument,
 )
@@ -810,6 +811,7 @@ class MultiLabelClassifier(MetaEstimator):
         validate_params(self, self._parameter_constraints)
         check_callback(callback)
         self._forget_fit()
+        record_feature_names(self, X)  # the candidates are fitted on X's values
         X = check_inputs(X)
         labels = check_label_rows(Y)
         if X.shape[0] != labels.shape[0]:

@@ -15,6 +15,7 @@ from .._validation import (
     RandomStateLike,
     Subset,
     check_is_fitted,
+    record_feature_names,
     validate_params,
 )
 from ..callbacks import FitProgress
@@ -204,6 +205,7 @@ class AutoRegressor(MetaEstimator):
             )
         self.validate_params()
         self._forget_fit()
+        record_feature_names(self, X)  # the candidates are fitted on X's values
         n = int(np.shape(X)[0])
         if isinstance(self.random_state, np.random.Generator):
             raise DataError("AutoRegressor takes an int or None as random_state")

@@ -1,0 +1,108 @@
+"""okcore's estimators in scikit-learn users' hands: the parts of scikit-learn's estimator
+protocol that ``check_estimator`` does not run, used as scikit-learn's users use them."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import check_dataframe_column_names_consistency
+
+import okcore
+from okcore import DataError
+
+
+def _small(name: str):
+    """A small unfitted estimator of each public kind (regressors, meta-estimators)."""
+    boost = okcore.OKBoostRegressor(n_estimators=5, random_state=0)
+    return {
+        "okboost": boost,
+        "ok3": okcore.OK3Regressor(random_state=0),
+        "ok3-forest": okcore.OK3ForestRegressor(n_estimators=3, random_state=0),
+        "krr-boost": okcore.KRRBoostRegressor(n_estimators=3, n_basis=10, random_state=0),
+        "krr": okcore.KernelRidgeRegressor(random_state=0),
+        "auto": okcore.AutoRegressor(max_cpu_seconds=0.5, random_state=0),
+        "average": okcore.AveragedRegressor([boost, okcore.KernelRidgeRegressor(random_state=0)]),
+        "multilabel": okcore.MultiLabelClassifier(boost, n_splits=2),
+        "similarity": okcore.SimilarityInputs(boost),
+    }[name]
+
+
+NAMES = ["okboost", "ok3", "ok3-forest", "krr-boost", "krr", "auto", "average", "multilabel"]
+
+
+def _data(name: str) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.random((60, 4)), columns=["age", "height", "weight", "income"])
+    if name == "multilabel":
+        return X, (X.to_numpy()[:, :3] > 0.5).astype(int)
+    return X, 2.0 * X["age"].to_numpy() + np.sin(3.0 * X["height"].to_numpy())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_columns_in_another_order_are_refused_not_used_by_position(name):
+    """Fitted on a DataFrame, a DataFrame whose columns are in another order, renamed or
+    missing is refused with scikit-learn's message: before, its columns were used by
+    position and the predictions were silently those of other inputs."""
+    X, Y = _data(name)
+    model = clone(_small(name)).fit(X, Y)
+    assert list(model.feature_names_in_) == list(X.columns)
+    assert model.feature_names_in_.dtype == object
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the fitted columns: no warning
+        expected = model.predict(X)
+    reordered = X[["income", "weight", "height", "age"]]
+    with pytest.raises(DataError, match="must be in the same order as they were in fit"):
+        model.predict(reordered)
+    with pytest.raises(ValueError, match="Feature names unseen at fit time:\n- salary\n"):
+        model.predict(X.rename(columns={"income": "salary"}))
+    with pytest.raises(DataError, match="seen at fit time, yet now missing:\n- income\n"):
+        model.predict(X[["age", "height", "weight"]])
+    # the way out the message names
+    np.testing.assert_array_equal(model.predict(reordered[list(model.feature_names_in_)]), expected)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_names_on_one_side_warn_as_scikit_learn_does(name):
+    X, Y = _data(name)
+    named = clone(_small(name)).fit(X, Y)
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        named.predict(X.to_numpy())
+    unnamed = clone(_small(name)).fit(X.to_numpy(), Y)
+    assert not hasattr(unnamed, "feature_names_in_")
+    with pytest.warns(UserWarning, match="X has feature names, but .* was fitted without"):
+        unnamed.predict(X)
+    named.fit(X.to_numpy(), Y)  # a refit on an array forgets the names
+    assert not hasattr(named, "feature_names_in_")
+
+
+def test_unnamed_and_mixed_columns():
+    """pandas' default 0..p-1 columns are no names; names of mixed kinds are refused with
+    how to make them strings (scikit-learn raises a TypeError too)."""
+    X, y = _data("okboost")
+    model = clone(_small("okboost")).fit(pd.DataFrame(X.to_numpy()), y)
+    assert not hasattr(model, "feature_names_in_")
+    with pytest.raises(TypeError, match=r"X.columns.astype\(str\)"):
+        model.fit(X.set_axis(["age", 1, "weight", "income"], axis=1), y)
+
+
+def test_similarity_inputs_check_the_training_items_names():
+    """SimilarityInputs' columns are the training items: a similarity with its columns in
+    another order is refused too."""
+    rng = np.random.default_rng(0)
+    Z = rng.random((30, 3))
+    items = [f"item{i}" for i in range(30)]
+    S = pd.DataFrame(np.exp(-(((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1))), columns=items)
+    model = _small("similarity").fit(S, Z[:, 0])
+    assert list(model.feature_names_in_) == items
+    with pytest.raises(DataError, match="same order"):
+        model.predict(S[items[::-1]])
+
+
+@pytest.mark.parametrize("name", ["okboost", "ok3", "krr", "average"])
+def test_scikit_learns_column_names_check(name):
+    """scikit-learn's own check (not run by check_estimator in 1.9) passes."""
+    check_dataframe_column_names_consistency(name, _small(name))
