@@ -35,6 +35,7 @@ from .meta import params_repr, regressor_tags
 from .outputs import preimage
 from .outputs.kernels import DiffusionKernel, make_kernel
 from .outputs.space import OutputSpace, estimate_factor_cost, estimate_factor_seconds
+from .routing import MetadataRequests
 
 
 def target_features(
@@ -214,7 +215,7 @@ def check_known_outputs(estimator: Any, what: str) -> None:
         )
 
 
-class OKEstimator:
+class OKEstimator(MetadataRequests):
     """The estimator contract: scikit-learn parameter handling, one fit path, and the
     prediction API computed from the fitted :class:`FittedEnsemble`.
 
@@ -222,6 +223,7 @@ class OKEstimator:
     ``_parameter_constraints`` and implements :meth:`_fit_model` (what differs between
     estimators: growing one tree, a forest, or boosting rounds). :meth:`fit` does the rest
     (validation, the output space, fitted attributes: :data:`FITTED_ATTRIBUTES`).
+    scikit-learn's metadata routing requests come from :class:`~okcore.routing.MetadataRequests`.
     """
 
     _parameter_constraints: ClassVar[dict[str, list]] = {}

@@ -715,6 +715,8 @@ class MultiLabelClassifier(MetaEstimator):
     each candidate of non-zero weight.
     """
 
+    #: ``fit`` takes a ``sample_weight``, ``score`` (micro-F1) does not (metadata routing)
+    routed_methods = ("fit",)
     _parameter_constraints: dict[str, list[Any]] = {
         "scores": [Options(SCORE_MAPS)],
         "threshold": [Options(("cv",)), Interval(float, 0.0, 1.0, "neither")],

@@ -221,6 +221,8 @@ class BipartiteRegressor(MetaEstimator):
     when not given or all 1).
     """
 
+    #: no ``sample_weight`` to route (``row_weight`` / ``col_weight`` weigh the two sides)
+    routed_methods = ()
     _parameter_constraints: dict[str, list[Any]] = {
         "new_pairs": [Options(NEW_PAIR_METHODS)],
         "max_pairs": [Interval(int, 1, None, "left")],

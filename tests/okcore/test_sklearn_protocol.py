@@ -106,3 +106,75 @@ def test_similarity_inputs_check_the_training_items_names():
 def test_scikit_learns_column_names_check(name):
     """scikit-learn's own check (not run by check_estimator in 1.9) passes."""
     check_dataframe_column_names_consistency(name, _small(name))
+
+
+@pytest.fixture
+def routing():
+    """scikit-learn's metadata routing on for one test."""
+    import sklearn
+
+    with sklearn.config_context(enable_metadata_routing=True):
+        yield
+
+
+@pytest.mark.parametrize("name", ["okboost", "krr", "average", "auto"])
+def test_metadata_routing_passes_the_requested_weights(name, routing):
+    """With metadata routing on, scikit-learn's tools pass sample_weight only to estimators
+    that request it (set_fit_request), which okcore's had not: cross_validate and the
+    searches refused the weights ("not routed to any object"). Requested, the folds' fits
+    get their rows' weights: the scores of the same folds fitted by hand."""
+    from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+
+    X, y = _data(name)
+    X = X.to_numpy()
+    w = np.random.default_rng(1).random(len(y)) + 0.5
+    model = clone(_small(name)).set_fit_request(sample_weight=True)
+    model.set_score_request(sample_weight=False)
+    folds = KFold(3)
+    scores = cross_val_score(model, X, y, cv=folds, params={"sample_weight": w})
+    train, test = next(iter(folds.split(X)))
+    by_hand = clone(_small(name)).fit(X[train], y[train], sample_weight=w[train])
+    if name != "auto":  # a choice within a CPU budget varies with the machine's speed
+        assert scores[0] == pytest.approx(by_hand.score(X[test], y[test]))
+    assert clone(model).get_metadata_routing().fit.requests == {"sample_weight": True}
+    search = GridSearchCV(model, {}, cv=folds).fit(X, y, sample_weight=w)
+    if name != "auto":
+        assert search.best_score_ == pytest.approx(scores.mean())
+
+
+def test_metadata_routing_follows_scikit_learns_rules(routing):
+    """Unset, passing a weight is scikit-learn's error naming the request to set; the score's
+    weight is requested on its own; without routing the methods say how to turn it on."""
+    import sklearn
+    from sklearn.exceptions import UnsetMetadataPassedError
+    from sklearn.metrics import r2_score
+    from sklearn.model_selection import KFold, cross_val_score
+
+    X, y = _data("ok3")
+    X = X.to_numpy()
+    w = np.random.default_rng(1).random(len(y)) + 0.5
+    with pytest.raises(UnsetMetadataPassedError, match=r"OK3Regressor.set_fit_request"):
+        cross_val_score(_small("ok3"), X, y, cv=3, params={"sample_weight": w})
+    model = clone(_small("ok3")).set_fit_request(sample_weight=False)
+    model.set_score_request(sample_weight=True)
+    folds = KFold(3)
+    scores = cross_val_score(model, X, y, cv=folds, params={"sample_weight": w})
+    train, test = next(iter(folds.split(X)))
+    fitted = clone(_small("ok3")).fit(X[train], y[train])
+    expected = r2_score(y[test], fitted.predict(X[test]), sample_weight=w[test])
+    assert scores[0] == pytest.approx(expected)
+    with pytest.raises(TypeError, match="MultiLabelClassifier.score takes no sample_weight"):
+        _small("multilabel").set_score_request(sample_weight=True)
+    with sklearn.config_context(enable_metadata_routing=False):
+        with pytest.raises(RuntimeError, match="enable_metadata_routing=True"):
+            _small("ok3").set_fit_request(sample_weight=True)
+
+
+def test_okcore_clone_keeps_the_requests(routing):
+    """okcore's own clone (the meta-estimators' inner models) keeps requests as
+    scikit-learn's does."""
+    from okcore.meta import clone as okcore_clone
+
+    model = _small("okboost").set_fit_request(sample_weight="w")
+    assert okcore_clone(model).get_metadata_routing().fit.requests == {"sample_weight": "w"}
+    assert _small("okboost").get_metadata_routing().fit.requests == {"sample_weight": None}
