@@ -946,13 +946,14 @@ class MultiLabelClassifier(MetaEstimator):
         return int(self.estimator_.n_features_in_)
 
     @property
-    def classes_(self) -> list[np.ndarray]:
-        """The classes of each label, [0, 1] for every one (scikit-learn's convention for a
-        multi-label classifier, as ``MultiOutputClassifier``'s): what lets scikit-learn's
-        scorers by name ("f1_micro", "roc_auc", ...) score this model in
-        ``cross_val_score`` and the searches."""
+    def classes_(self) -> np.ndarray:
+        """The classes of each label, (L, 2): row l is label l's classes [0, 1]
+        (scikit-learn's convention for a multi-label classifier: what lets its scorers by
+        name, "f1_micro", "roc_auc", ..., score this model in ``cross_val_score`` and the
+        searches). An array, not a list of arrays: :meth:`predict_proba` is one (Q, L)
+        array, which ``cross_val_predict(..., method="predict_proba")`` then takes."""
         check_is_fitted(self, "thresholds_")
-        return [np.array([0, 1]) for _ in range(len(self.thresholds_))]
+        return np.tile(np.array([0, 1]), (len(self.thresholds_), 1))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Label scores in [0, 1], shape (Q, L): the ``scores`` map of

@@ -108,6 +108,25 @@ def test_scikit_learns_column_names_check(name):
     check_dataframe_column_names_consistency(name, _small(name))
 
 
+@pytest.mark.parametrize("method", ["predict_proba", "decision_function", "predict"])
+def test_multilabel_cross_val_predict(method):
+    """cross_val_predict(..., method="predict_proba") crashed ("'list' object has no
+    attribute 'shape'": classes_ was a list while predict_proba is one (Q, L) array); it now
+    gives every row's out-of-fold scores, those of the fold's model."""
+    from sklearn.model_selection import KFold, cross_val_predict
+
+    X, Y = _data("multilabel")
+    X = X.to_numpy()
+    model = _small("multilabel")
+    folds = KFold(3)
+    got = cross_val_predict(model, X, Y, cv=folds, method=method)
+    assert got.shape == Y.shape
+    train, test = next(iter(folds.split(X)))
+    fold_model = clone(model).fit(X[train], Y[train])
+    np.testing.assert_allclose(got[test], getattr(fold_model, method)(X[test]))
+    assert fold_model.classes_.shape == (3, 2) and (fold_model.classes_ == [0, 1]).all()
+
+
 @pytest.fixture
 def routing():
     """scikit-learn's metadata routing on for one test."""
