@@ -197,3 +197,40 @@ def test_okcore_clone_keeps_the_requests(routing):
     model = _small("okboost").set_fit_request(sample_weight="w")
     assert okcore_clone(model).get_metadata_routing().fit.requests == {"sample_weight": "w"}
     assert _small("okboost").get_metadata_routing().fit.requests == {"sample_weight": None}
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [None, 3, np.random.RandomState(3), np.random.default_rng(3)],
+    ids=["None", "int", "RandomState", "Generator"],
+)
+def test_auto_takes_every_random_state_scikit_learn_does(seed):
+    """AutoRegressor refused a numpy Generator at fit ("takes an int or None") although its
+    parameter check accepts one and a RandomState was taken: every kind now seeds the
+    choice, as for okcore's other estimators."""
+    X, y = _data("auto")
+    model = clone(_small("auto")).set_params(random_state=seed).fit(X.to_numpy(), y)
+    assert isinstance(model.seed_, int)
+    assert model.predict(X.to_numpy()[:2]).shape == (2,)
+
+
+def test_auto_takes_any_array_like():
+    """AutoRegressor.fit read the row count with np.shape, which fails on array-likes that
+    only convert (scikit-learn's check_regressor_data_not_an_array): it reads X once as an
+    array, as the other estimators do."""
+
+    class OnlyConverts:
+        """An array-like numpy functions refuse (np.shape), as scikit-learn's NotAnArray."""
+
+        def __init__(self, data: np.ndarray) -> None:
+            self.data = data
+
+        def __array__(self, dtype=None, copy=None):
+            return np.asarray(self.data, dtype=dtype)
+
+        def __array_function__(self, func, types, args, kwargs):
+            raise TypeError(f"no {func.__name__} on this array-like")
+
+    X, y = _data("auto")
+    model = _small("auto").fit(OnlyConverts(X.to_numpy()), y)
+    assert model.predict(OnlyConverts(X.to_numpy()[:3])).shape == (3,)
