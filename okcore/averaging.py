@@ -54,7 +54,10 @@ class AveragedRegressor(MetaEstimator):
         members = list(self.estimators) if isinstance(self.estimators, list | tuple) else []
         if not members:
             raise DataError("estimators must be a non-empty list of regressors")
-        w = np.ones(len(members)) if self.weights is None else np.asarray(self.weights, float)
+        try:
+            w = np.ones(len(members)) if self.weights is None else np.asarray(self.weights, float)
+        except (TypeError, ValueError):  # words, nested lists: said below as any bad weights
+            w = np.full(0, np.nan)
         if w.shape != (len(members),) or not np.all(w >= 0) or w.sum() <= 0:
             raise DataError(
                 f"weights must be {len(members)} non-negative numbers, not all 0: got "

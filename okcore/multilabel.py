@@ -814,7 +814,7 @@ class MultiLabelClassifier(MetaEstimator):
         check_callback(callback)
         self._forget_fit()
         record_feature_names(self, X)  # the candidates are fitted on X's values
-        X = check_inputs(X)
+        X = check_inputs(X, owner=type(self).__name__)
         labels = check_label_rows(Y)
         if X.shape[0] != labels.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but Y has {labels.shape[0]}")

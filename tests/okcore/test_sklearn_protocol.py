@@ -214,6 +214,19 @@ def test_auto_takes_every_random_state_scikit_learn_does(seed):
     assert model.predict(X.to_numpy()[:2]).shape == (2,)
 
 
+def test_messages_name_the_estimator_and_the_parameter():
+    """A grid's bad AveragedRegressor weights (words) raised numpy's "could not convert
+    string to float"; MultiLabelClassifier's missing inputs were "the model"'s."""
+    X, y = _data("average")
+    with pytest.raises(DataError, match=r"weights must be 2 non-negative numbers.*'heavy'"):
+        clone(_small("average")).set_params(weights=["heavy", 1]).fit(X, y)
+    X, Y = _data("multilabel")
+    X = X.to_numpy().copy()
+    X[3, 1] = np.nan
+    with pytest.raises(DataError, match="MultiLabelClassifier does not accept them"):
+        _small("multilabel").fit(X, Y)
+
+
 def test_auto_takes_any_array_like():
     """AutoRegressor.fit read the row count with np.shape, which fails on array-likes that
     only convert (scikit-learn's check_regressor_data_not_an_array): it reads X once as an
