@@ -8,6 +8,7 @@ with the message "The 'name' parameter of Class must be <description>. Got <valu
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -359,6 +360,87 @@ def axis_labels(data: Any, axis: str) -> list[Any] | None:
     if labels is None or type(labels).__name__ == "RangeIndex":
         return None
     return list(labels)
+
+
+def feature_names(X: Any) -> np.ndarray | None:
+    """The column names of a pandas DataFrame ``X`` when every one is a string, as an
+    object array (scikit-learn's ``feature_names_in_``); None for anything else (arrays,
+    sparse matrices, a DataFrame with pandas' default 0..p-1 or other non-string columns).
+    Names of mixed kinds raise :class:`DataTypeError` saying how to make them strings."""
+    columns = getattr(X, "columns", None) if hasattr(X, "iloc") else None
+    if columns is None:
+        return None
+    names = np.asarray(columns, dtype=object)
+    is_str = [isinstance(n, str) for n in names]
+    if not any(is_str):
+        return None
+    if not all(is_str):
+        kinds = sorted({type(n).__name__ for n in names})
+        raise DataTypeError(
+            f"X's column names are of several kinds ({kinds}): feature names are checked "
+            "only when every column name is a string. Make them strings (X.columns = "
+            "X.columns.astype(str)), or pass X.to_numpy() to use the columns by position"
+        )
+    return names
+
+
+def record_feature_names(estimator: Any, X: Any) -> None:
+    """At ``fit``: keep ``X``'s column names as ``estimator.feature_names_in_`` (pandas
+    DataFrame with string column names), or forget those of an earlier fit (scikit-learn's
+    convention: the attribute exists only after a fit on named columns)."""
+    names = feature_names(X)
+    if names is not None:
+        estimator.feature_names_in_ = names
+    else:
+        estimator.__dict__.pop("feature_names_in_", None)
+
+
+def check_feature_names(estimator: Any, X: Any) -> None:
+    """At prediction: ``X``'s column names must be the fitted ``feature_names_in_``, in the
+    same order (the columns are used by position, so another order would silently predict
+    from the wrong inputs): :class:`DataError` with scikit-learn's message otherwise. Names
+    on one side only warn, as scikit-learn does (a UserWarning)."""
+    fitted = getattr(estimator, "feature_names_in_", None)
+    names = feature_names(X)
+    owner = type(estimator).__name__
+    if fitted is None and names is None:
+        return
+    if fitted is None:
+        warnings.warn(
+            f"X has feature names, but {owner} was fitted without feature names",
+            UserWarning,
+            stacklevel=3,
+        )
+        return
+    if names is None:
+        warnings.warn(
+            f"X does not have valid feature names, but {owner} was fitted with feature names",
+            UserWarning,
+            stacklevel=3,
+        )
+        return
+    if len(names) == len(fitted) and bool((names == fitted).all()):
+        return
+    unseen = sorted(set(names) - set(fitted))
+    missing = sorted(set(fitted) - set(names))
+    message = "The feature names should match those that were passed during fit.\n"
+    if unseen:
+        message += "Feature names unseen at fit time:\n" + _listed(unseen)
+    if missing:
+        message += "Feature names seen at fit time, yet now missing:\n" + _listed(missing)
+    if not unseen and not missing:
+        message += "Feature names must be in the same order as they were in fit.\n"
+    raise DataError(
+        f"{message}Pass X with the columns {owner} was fitted on, in that order "
+        f"(X[list(model.feature_names_in_)] selects and orders them)"
+    )
+
+
+def _listed(names: list[str], most: int = 5) -> str:
+    """Names as scikit-learn lists them in its message: one "- name" line each, at most
+    ``most`` and "- ..." for the rest."""
+    lines = [f"- {n}\n" for n in names[:most]]
+    return "".join(lines) + ("- ...\n" if len(names) > most else "")
 
 
 def check_is_fitted(estimator: Any, attribute: str = "ensemble_") -> None:

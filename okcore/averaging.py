@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_is_fitted
+from ._validation import check_inputs, check_is_fitted, record_feature_names
 from .base import OKEstimator, check_known_outputs, kernel_r2, target_features
 from .exceptions import DataError
 from .meta import MetaEstimator, clone, members_accept, regressor_tags
@@ -54,13 +54,20 @@ class AveragedRegressor(MetaEstimator):
         members = list(self.estimators) if isinstance(self.estimators, list | tuple) else []
         if not members:
             raise DataError("estimators must be a non-empty list of regressors")
-        w = np.ones(len(members)) if self.weights is None else np.asarray(self.weights, float)
+        try:
+            w = np.ones(len(members)) if self.weights is None else np.asarray(self.weights, float)
+        except (TypeError, ValueError):  # words, nested lists: said below as any bad weights
+            w = np.full(0, np.nan)
         if w.shape != (len(members),) or not np.all(w >= 0) or w.sum() <= 0:
             raise DataError(
                 f"weights must be {len(members)} non-negative numbers, not all 0: got "
                 f"{self.weights!r}"
             )
         self.weights_ = w / w.sum()
+        record_feature_names(self, X)
+        # the members take X's values: this average checks its column names at prediction
+        # and passes them on as arrays
+        X = check_inputs(X, owner=type(self).__name__, allow_missing=True)
         self.estimators_ = [clone(m).fit(X, Y, **fit_params) for m in members]
         return self
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from ._validation import (
+    check_feature_names,
     check_inputs,
     check_is_fitted,
     check_kernel_diag,
@@ -23,6 +24,7 @@ from ._validation import (
     check_random_state,
     check_sample_weight,
     masked_outputs,
+    record_feature_names,
     validate_params,
 )
 from .callbacks import FitProgress, check_callback, report_phase
@@ -33,6 +35,7 @@ from .meta import params_repr, regressor_tags
 from .outputs import preimage
 from .outputs.kernels import DiffusionKernel, make_kernel
 from .outputs.space import OutputSpace, estimate_factor_cost, estimate_factor_seconds
+from .routing import MetadataRequests
 
 
 def target_features(
@@ -212,7 +215,7 @@ def check_known_outputs(estimator: Any, what: str) -> None:
         )
 
 
-class OKEstimator:
+class OKEstimator(MetadataRequests):
     """The estimator contract: scikit-learn parameter handling, one fit path, and the
     prediction API computed from the fitted :class:`FittedEnsemble`.
 
@@ -220,6 +223,7 @@ class OKEstimator:
     ``_parameter_constraints`` and implements :meth:`_fit_model` (what differs between
     estimators: growing one tree, a forest, or boosting rounds). :meth:`fit` does the rest
     (validation, the output space, fitted attributes: :data:`FITTED_ATTRIBUTES`).
+    scikit-learn's metadata routing requests come from :class:`~okcore.routing.MetadataRequests`.
     """
 
     _parameter_constraints: ClassVar[dict[str, list]] = {}
@@ -443,6 +447,7 @@ class OKEstimator:
         # A refit forgets the previous model first: a fit failing after this point (e.g. on
         # OKBoost's eval_set) must leave an unfitted estimator, not old trees with new shapes.
         self.__dict__.pop("ensemble_", None)
+        record_feature_names(self, X)
         X = check_inputs(X, owner=type(self).__name__, allow_missing=self.accepts_missing)
         report_phase(
             callback,
@@ -496,8 +501,11 @@ class OKEstimator:
     def _fitted_inputs(self, X: Any) -> Any:
         """Inputs checked against the fitted estimator: :class:`NotFittedError` before
         ``fit``, :class:`DataError` unless X has ``n_features_in_`` columns (scikit-learn's
-        message: "X has 3 features, but OKBoostRegressor is expecting 4 features as input")."""
+        message: "X has 3 features, but OKBoostRegressor is expecting 4 features as input")
+        and, after a fit on a pandas DataFrame, unless X's columns are ``feature_names_in_``
+        in the same order (:func:`~okcore._validation.check_feature_names`)."""
         check_is_fitted(self)
+        check_feature_names(self, X)
         return check_inputs(
             X, self.n_features_in_, owner=type(self).__name__, allow_missing=self.accepts_missing
         )
@@ -647,10 +655,7 @@ class StagedPredictions:
 
     def staged_predict_features(self: Any, X: Any) -> Iterator[np.ndarray]:
         """F_m(x) for m = 1..M, each (Q, r). O(M Q r) in all (plus routing the queries)."""
-        check_is_fitted(self)
-        X = check_inputs(
-            X, self.n_features_in_, owner=type(self).__name__, allow_missing=self.accepts_missing
-        )
+        X = self._fitted_inputs(X)  # first: NotFittedError before reading ensemble_
         return self.ensemble_.staged_decision(X)
 
     def staged_predict(self: Any, X: Any) -> Iterator[np.ndarray]:

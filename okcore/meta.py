@@ -9,18 +9,25 @@ and ``sklearn.base.clone`` work on these wrappers as on any okcore estimator.
 
 from __future__ import annotations
 
+import copy
 import inspect
 from typing import Any
 
-from ._validation import check_inputs
+from ._validation import check_feature_names, check_inputs
 from .exceptions import InvalidParameterError
+from .routing import MetadataRequests
 
 
 def clone(estimator: Any) -> Any:
     """A fresh unfitted estimator with the same parameters (inner estimators cloned too, also
-    in lists: an average's members); scikit-learn's ``clone`` without the dependency."""
+    in lists: an average's members); scikit-learn's ``clone`` without the dependency,
+    metadata routing requests (:mod:`okcore.routing`) kept as it keeps them."""
     params = {name: _cloned(value) for name, value in estimator.get_params(deep=False).items()}
-    return type(estimator)(**params)
+    fresh = type(estimator)(**params)
+    requests = getattr(estimator, "_metadata_request", None)
+    if requests is not None:
+        fresh._metadata_request = copy.deepcopy(requests)
+    return fresh
 
 
 def _cloned(value: Any) -> Any:
@@ -33,9 +40,10 @@ def _cloned(value: Any) -> Any:
     return value
 
 
-class MetaEstimator:
+class MetaEstimator(MetadataRequests):
     """Parameter handling for estimators whose ``__init__`` stores keyword arguments, some of
-    them estimators (``get_params`` / ``set_params`` with ``<inner>__<name>`` keys)."""
+    them estimators (``get_params`` / ``set_params`` with ``<inner>__<name>`` keys), and
+    scikit-learn's metadata routing requests (:class:`~okcore.routing.MetadataRequests`)."""
 
     @classmethod
     def _get_param_names(cls) -> list[str]:
@@ -83,8 +91,11 @@ class MetaEstimator:
         """X checked against the width this fitted estimator was fitted with
         (``n_features_in_``), the message naming this estimator, not the inner model that
         predicts (:func:`okcore._validation.check_inputs`, as okcore's estimators check).
-        Missing values (NaN) are left for the inner model to take or refuse."""
+        Missing values (NaN) are left for the inner model to take or refuse. After a fit on
+        a pandas DataFrame, X's columns must be ``feature_names_in_`` in the same order
+        (:func:`okcore._validation.check_feature_names`)."""
         width = int(self.n_features_in_)  # type: ignore[attr-defined]  # the subclasses'
+        check_feature_names(self, X)
         return check_inputs(X, width, owner=type(self).__name__, allow_missing=True)
 
     def __repr__(self) -> str:

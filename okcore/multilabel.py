@@ -71,6 +71,7 @@ from ._validation import (
     check_is_fitted,
     check_matrix,
     check_sample_weight,
+    record_feature_names,
     validate_params,
     weight_argument,
 )
@@ -714,6 +715,8 @@ class MultiLabelClassifier(MetaEstimator):
     each candidate of non-zero weight.
     """
 
+    #: ``fit`` takes a ``sample_weight``, ``score`` (micro-F1) does not (metadata routing)
+    routed_methods = ("fit",)
     _parameter_constraints: dict[str, list[Any]] = {
         "scores": [Options(SCORE_MAPS)],
         "threshold": [Options(("cv",)), Interval(float, 0.0, 1.0, "neither")],
@@ -812,7 +815,8 @@ class MultiLabelClassifier(MetaEstimator):
         validate_params(self, self._parameter_constraints)
         check_callback(callback)
         self._forget_fit()
-        X = check_inputs(X)
+        record_feature_names(self, X)  # the candidates are fitted on X's values
+        X = check_inputs(X, owner=type(self).__name__)
         labels = check_label_rows(Y)
         if X.shape[0] != labels.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but Y has {labels.shape[0]}")
@@ -944,13 +948,14 @@ class MultiLabelClassifier(MetaEstimator):
         return int(self.estimator_.n_features_in_)
 
     @property
-    def classes_(self) -> list[np.ndarray]:
-        """The classes of each label, [0, 1] for every one (scikit-learn's convention for a
-        multi-label classifier, as ``MultiOutputClassifier``'s): what lets scikit-learn's
-        scorers by name ("f1_micro", "roc_auc", ...) score this model in
-        ``cross_val_score`` and the searches."""
+    def classes_(self) -> np.ndarray:
+        """The classes of each label, (L, 2): row l is label l's classes [0, 1]
+        (scikit-learn's convention for a multi-label classifier: what lets its scorers by
+        name, "f1_micro", "roc_auc", ..., score this model in ``cross_val_score`` and the
+        searches). An array, not a list of arrays: :meth:`predict_proba` is one (Q, L)
+        array, which ``cross_val_predict(..., method="predict_proba")`` then takes."""
         check_is_fitted(self, "thresholds_")
-        return [np.array([0, 1]) for _ in range(len(self.thresholds_))]
+        return np.tile(np.array([0, 1]), (len(self.thresholds_), 1))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Label scores in [0, 1], shape (Q, L): the ``scores`` map of

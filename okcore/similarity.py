@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import linalg
 
-from ._validation import Interval, Options, check_inputs, dense_float64
+from ._validation import Interval, Options, check_inputs, dense_float64, record_feature_names
 from .base import FITTED_ATTRIBUTES, OKEstimator
 from .boosting import OKBoostRegressor
 from .cost import FitCost
@@ -246,6 +246,7 @@ class SimilarityInputs(MetaEstimator, OKEstimator):  # type: ignore[misc]
         self.validate_params()
         start = time.perf_counter()
         self.__dict__.pop("ensemble_", None)
+        record_feature_names(self, X)
         S = check_similarity(X)
         input_map = SimilarityMap.fit(self.map, S, self.n_components)
         if eval_set is not None:

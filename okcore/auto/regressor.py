@@ -14,7 +14,9 @@ from .._validation import (
     Options,
     RandomStateLike,
     Subset,
+    check_inputs,
     check_is_fitted,
+    record_feature_names,
     validate_params,
 )
 from ..callbacks import FitProgress
@@ -74,8 +76,9 @@ class AutoRegressor(MetaEstimator):
         Names of the candidates to try (a subset of the portfolio); None: all.
     ensemble : bool
         Also score averages of the best members (default True).
-    random_state : None or int
-        Seeds the inner split, the subsamples and every candidate; with an int the fit is
+    random_state : None, int, numpy Generator or RandomState
+        Seeds the inner split, the subsamples and every candidate (a Generator or
+        RandomState gives them a seed drawn from it, ``seed_``); with an int the fit is
         deterministic unless the budget cuts a fit short (the leaderboard says "capped" or
         "skipped: budget").
 
@@ -204,9 +207,10 @@ class AutoRegressor(MetaEstimator):
             )
         self.validate_params()
         self._forget_fit()
-        n = int(np.shape(X)[0])
-        if isinstance(self.random_state, np.random.Generator):
-            raise DataError("AutoRegressor takes an int or None as random_state")
+        record_feature_names(self, X)  # the candidates are fitted on X's values
+        # an array first: any array-like (np.shape fails on some), read once
+        X = check_inputs(X, owner=type(self).__name__, allow_missing=True)
+        n = int(X.shape[0])
         start = time.perf_counter()
         try:
             selection = select(

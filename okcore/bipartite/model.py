@@ -56,6 +56,7 @@ from .._validation import (
     Interval,
     Options,
     RandomStateLike,
+    check_inputs,
     check_is_fitted,
     check_random_state,
     check_sample_weight,
@@ -220,6 +221,8 @@ class BipartiteRegressor(MetaEstimator):
     when not given or all 1).
     """
 
+    #: no ``sample_weight`` to route (``row_weight`` / ``col_weight`` weigh the two sides)
+    routed_methods = ()
     _parameter_constraints: dict[str, list[Any]] = {
         "new_pairs": [Options(NEW_PAIR_METHODS)],
         "max_pairs": [Interval(int, 1, None, "left")],
@@ -303,7 +306,11 @@ class BipartiteRegressor(MetaEstimator):
         check_callback(callback)
         check_vertex_labels(X_rows, X_cols, Y, self.inputs, self.inputs)
         Y = check_interactions(Y)
-        n_rows, n_cols = np.shape(X_rows)[0], np.shape(X_cols)[0]  # lists, arrays, CSR
+        # the labels are checked: the sides' models take the values (by position), and
+        # predict from arrays (a model fitted on a DataFrame would check its column names)
+        X_rows = check_inputs(X_rows, name="X_rows", allow_missing=True)
+        X_cols = check_inputs(X_cols, name="X_cols", allow_missing=True)
+        n_rows, n_cols = X_rows.shape[0], X_cols.shape[0]
         if n_rows != Y.shape[0] or n_cols != Y.shape[1]:
             raise DataError(
                 f"Y is {Y.shape[0]} x {Y.shape[1]} but X_rows has {n_rows} rows and "
