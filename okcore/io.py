@@ -155,6 +155,7 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
         return save_bipartite(estimator, Path(path), __version__, BIPARTITE_VERSION, save)
     if isinstance(estimator, NeighbourRegressor) and hasattr(estimator, "Y_"):
         return _save_neighbours(estimator, Path(path))
+    names = getattr(estimator, "feature_names_in_", None)
     input_map = None
     if isinstance(estimator, SimilarityInputs) and hasattr(estimator, "ensemble_"):
         wrapper_components = estimator.n_components
@@ -248,7 +249,7 @@ def save(estimator: Any, path: str | os.PathLike) -> Path:
             "n_components": wrapper_components,
         }
         manifest["attributes"]["n_features_in_"] = input_map.n_items
-    return _write(path, manifest, arrays)
+    return _write(path, _with_feature_names(manifest, names), arrays)
 
 
 def _save_neighbours(model: NeighbourRegressor, path: Path) -> Path:
@@ -267,7 +268,9 @@ def _save_neighbours(model: NeighbourRegressor, path: Path) -> Path:
         "attributes": {"n_features_in_": model.n_features_in_},
         "arrays": array_entries(arrays),
     }
-    return _write(path, manifest, arrays)
+    return _write(
+        path, _with_feature_names(manifest, getattr(model, "feature_names_in_", None)), arrays
+    )
 
 
 def _load_neighbours(manifest: dict, arrays: dict[str, np.ndarray]) -> NeighbourRegressor:
@@ -281,6 +284,34 @@ def _load_neighbours(manifest: dict, arrays: dict[str, np.ndarray]) -> Neighbour
     if X is None and n_features != Y.shape[0]:
         raise PersistenceError("a precomputed neighbour model has one input per training item")
     model.Y_, model.X_fit_, model.n_features_in_, model.fit_time_ = Y, X, n_features, 0.0
+    return model
+
+
+def _with_feature_names(manifest: dict[str, Any], names: Any) -> dict[str, Any]:
+    """``manifest`` with the column names the model was fitted on (``feature_names_in_``,
+    :func:`okcore._validation.record_feature_names`), when it has them. A reader that does
+    not know the key predicts as before: by position, without the check of the names."""
+    if names is not None:
+        manifest["feature_names_in"] = [str(name) for name in names]
+    return manifest
+
+
+def _restore_feature_names(model: Any, manifest: dict[str, Any]) -> Any:
+    """``model`` with the ``feature_names_in_`` of its manifest, checked: one string per
+    input column (``n_features_in_``)."""
+    names = manifest.get("feature_names_in")
+    if names is None:
+        return model
+    if (
+        not isinstance(names, list)
+        or any(not isinstance(name, str) for name in names)
+        or len(names) != int(model.n_features_in_)
+    ):
+        raise ValueError(  # load() names the model's folder
+            "its feature_names_in are not one string per input column "
+            f"({int(model.n_features_in_)})"
+        )
+    model.feature_names_in_ = np.asarray(names, dtype=object)
     return model
 
 
@@ -338,6 +369,8 @@ def _save_composite(estimator: Any, path: Path, version: str) -> Path:
             "n_rungs": estimator.n_rungs_,
             "fit_time": estimator.fit_time_,
         }
+
+    _with_feature_names(manifest, getattr(estimator, "feature_names_in_", None))
 
     def write(tmp: Path) -> None:
         for folder, member in zip(manifest["members"], members, strict=True):
@@ -422,11 +455,11 @@ def load(path: str | os.PathLike) -> Any:
         )
     try:
         if manifest.get("estimator") in COMPOSITES:
-            return _load_composite(path, manifest)
+            return _restore_feature_names(_load_composite(path, manifest), manifest)
         if manifest.get("estimator") in BIPARTITE:
             return load_bipartite(path, manifest, load)
         arrays = read_arrays(path / "arrays.npz", manifest["arrays"])
-        return _rebuild(manifest, arrays)
+        return _restore_feature_names(_rebuild(manifest, arrays), manifest)
     except PersistenceError:
         raise
     except (OKCoreError, KeyError, TypeError, ValueError, IndexError) as exc:

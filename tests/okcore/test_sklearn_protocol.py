@@ -102,6 +102,48 @@ def test_similarity_inputs_check_the_training_items_names():
         model.predict(S[items[::-1]])
 
 
+SAVEABLE = ["okboost", "ok3", "ok3-forest", "krr-boost", "krr", "auto", "average", "similarity"]
+
+
+@pytest.mark.parametrize("name", SAVEABLE)
+def test_saved_models_keep_their_column_names(name, tmp_path):
+    """okcore.save keeps feature_names_in_: a loaded model refuses reordered columns as the
+    fitted one does, and predicts the same from the fitted columns."""
+    if name == "similarity":
+        Z = np.random.default_rng(0).random((30, 3))
+        items = [f"item{i}" for i in range(30)]
+        X = pd.DataFrame(np.exp(-(((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1))), columns=items)
+        y = Z[:, 0]
+    else:
+        X, y = _data(name)
+    model = clone(_small(name)).fit(X, y)
+    okcore.save(model, tmp_path / "model")
+    loaded = okcore.load(tmp_path / "model")
+    assert list(loaded.feature_names_in_) == list(X.columns)
+    np.testing.assert_allclose(loaded.predict(X), model.predict(X))
+    with pytest.raises(DataError, match="same order"):
+        loaded.predict(X[list(X.columns[::-1])])
+
+
+def test_a_model_saved_without_names_loads_without_them(tmp_path):
+    X, y = _data("okboost")
+    okcore.save(clone(_small("okboost")).fit(X.to_numpy(), y), tmp_path / "model")
+    assert not hasattr(okcore.load(tmp_path / "model"), "feature_names_in_")
+
+
+def test_a_manifest_whose_names_do_not_fit_the_inputs_is_refused(tmp_path):
+    import json
+
+    X, y = _data("okboost")
+    okcore.save(clone(_small("okboost")).fit(X, y), tmp_path / "model")
+    manifest_path = tmp_path / "model" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["feature_names_in"] = ["age", "height"]
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(okcore.PersistenceError, match="not one string per input column"):
+        okcore.load(tmp_path / "model")
+
+
 @pytest.mark.parametrize("name", ["okboost", "ok3", "krr", "average"])
 def test_scikit_learns_column_names_check(name):
     """scikit-learn's own check (not run by check_estimator in 1.9) passes."""
