@@ -297,11 +297,13 @@ def check_inputs(
     name: str = "X",
     owner: str = "the model",
     allow_missing: bool = False,
+    missing_fix: str = f"use {MISSING_VALUE_MODELS}",
 ) -> Any:
     """Validate an input matrix (n_samples, n_features), optionally against the width
     ``n_features`` the estimator named ``owner`` was fitted with (scikit-learn's message).
     ``allow_missing``: NaN entries are missing values, kept (trees learn where they go);
-    otherwise they are refused with a message naming ``owner`` and what to do.
+    otherwise they are refused with a message naming ``owner`` and what to do: impute, or
+    ``missing_fix`` (the models whose trees take them).
 
     Returns a C-contiguous ndarray, float64 unless it is float32 or uint8 (kept: compact
     inputs), or, for any scipy sparse matrix, a canonical CSR matrix with float64 values
@@ -316,8 +318,8 @@ def check_inputs(
     if not allow_missing and values.dtype.kind == "f" and np.isnan(values).any():
         raise DataError(
             f"{name} holds missing values (NaN): {owner} does not accept them; impute them "
-            f"first (e.g. each column's training mean) or use {MISSING_VALUE_MODELS}, whose "
-            "trees learn where missing values go"
+            f"first (e.g. each column's training mean) or {missing_fix}, whose trees learn "
+            "where missing values go"
         )
     if n_features is not None and arr.shape[1] != n_features:
         raise DataError(

@@ -64,6 +64,7 @@ import numpy as np
 
 from . import metrics
 from ._validation import (
+    MISSING_VALUE_MODELS,
     Interval,
     Options,
     axis_labels,
@@ -756,16 +757,18 @@ class MultiLabelClassifier(MetaEstimator):
 
     def __sklearn_tags__(self) -> Any:
         """scikit-learn's tags of a multi-label classifier: 2-D 0/1 label rows only (no
-        single output, no multi-class targets), inputs without missing values (refused),
-        sparse when every candidate takes them."""
+        single output, no multi-class targets), missing values and sparse inputs when every
+        candidate takes them."""
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
 
+        candidates = self.candidate_models(0)
         return Tags(
             estimator_type="classifier",
             target_tags=TargetTags(required=True, multi_output=True, single_output=False),
             classifier_tags=ClassifierTags(multi_class=False, multi_label=True),
             input_tags=InputTags(
-                sparse=members_accept(self.candidate_models(0), "sparse"), allow_nan=False
+                sparse=members_accept(candidates, "sparse"),
+                allow_nan=members_accept(candidates, "allow_nan"),
             ),
         )
 
@@ -816,7 +819,20 @@ class MultiLabelClassifier(MetaEstimator):
         check_callback(callback)
         self._forget_fit()
         record_feature_names(self, X)  # the candidates are fitted on X's values
-        X = check_inputs(X, owner=type(self).__name__)
+        X = check_inputs(
+            X,
+            owner=(
+                "MultiLabelClassifier() (kernel ridge is among its default candidates)"
+                if self.estimator is None
+                else f"MultiLabelClassifier({type(self.estimator).__name__}(...))"
+            ),
+            allow_missing=members_accept(self.candidate_models(0), "allow_nan"),
+            missing_fix=(
+                "name one of "
+                f"{MISSING_VALUE_MODELS} as its estimator "
+                "(MultiLabelClassifier(OKBoostRegressor()))"
+            ),
+        )
         labels = check_label_rows(Y)
         if X.shape[0] != labels.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but Y has {labels.shape[0]}")

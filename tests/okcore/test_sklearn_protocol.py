@@ -265,8 +265,21 @@ def test_messages_name_the_estimator_and_the_parameter():
     X, Y = _data("multilabel")
     X = X.to_numpy().copy()
     X[3, 1] = np.nan
-    with pytest.raises(DataError, match="MultiLabelClassifier does not accept them"):
-        _small("multilabel").fit(X, Y)
+    with pytest.raises(DataError, match=r"MultiLabelClassifier\(\) \(kernel ridge is among"):
+        okcore.MultiLabelClassifier().fit(X, Y)
+    with pytest.raises(DataError, match=r"KernelRidgeRegressor\(...\)\) does not accept"):
+        okcore.MultiLabelClassifier(okcore.KernelRidgeRegressor()).fit(X, Y)
+
+
+def test_multilabel_takes_missing_values_when_its_trees_do():
+    """MultiLabelClassifier refused missing inputs whatever its model, and its message
+    advised trees that learn where they go: named, those trees now take them."""
+    X, Y = _data("multilabel")
+    X = X.to_numpy().copy()
+    X[::7, 1] = np.nan
+    model = _small("multilabel").fit(X, Y)
+    assert model.predict(X).shape == Y.shape
+    assert np.isfinite(model.predict_proba(X)).all()
 
 
 def test_auto_takes_any_array_like():
