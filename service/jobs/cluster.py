@@ -19,6 +19,8 @@ Cancel: DELETE /jobs/{id} leaves the job's stop file; the task checks it after e
 (one stat) and ends as "cancelled", writing no model; a task still queued on the
 scheduler is also cancelled there. A running task is never killed: Dask cannot interrupt a
 task, so a job in a set-up phase (the output kernel's factorisation) stops at its first tree.
+The task stops itself the same way once it has run longer than ``OKBOOST_MAX_JOB_SECONDS``
+(the job then fails naming the setting, as a local job does).
 
 Failures the task writes itself (bad data, a full disk) read as for local jobs. Those it
 cannot write: its worker died (Dask reruns the task on another worker, up to
@@ -41,12 +43,19 @@ from distributed.scheduler import KilledWorker
 
 from service.errors import ServiceError
 from service.jobs.progress import PhasePlan, Progress
+from service.jobs.quotas import QueueQuotas
 from service.jobs.records import ACTIVE, Job, JobRecords, RecordWriter
 from service.jobs.task import TrainTask
 from service.store.model_store import ModelStore
 
 TASK_PREFIX = "okboost-train-"
 CONNECT_TIMEOUT = "30s"
+RECONNECT_TIMEOUT = "5s"
+RECONNECT_EVERY = 5.0
+"""Once the scheduler was lost, a request tries to reach it again within RECONNECT_TIMEOUT,
+at most once every RECONNECT_EVERY seconds; meanwhile cluster calls fail at once, so a
+/train answers 503 and a GET /jobs or a /metrics scrape answers from the records, without
+waiting out CONNECT_TIMEOUT (the wait at start-up) on every request."""
 LOST_GRACE = 30.0
 """Seconds a job's record may be active while the scheduler has no task for it (it is
 written just before the task is submitted) before a replica declares the task lost."""
@@ -85,10 +94,15 @@ def lost_reason(exc: BaseException | None) -> str:
 class ClusterJobs:
     """The replica's side: submit tasks, follow them, cancel them (see the module)."""
 
-    def __init__(self, address: str, records: JobRecords) -> None:
+    def __init__(self, address: str, records: JobRecords, quotas: QueueQuotas) -> None:
         self.address = address
         self.records = records
-        self.client = self._connect()  # at start-up: a wrong address stops the service
+        self.quotas = quotas  # max_seconds: the tasks stop themselves past it
+        self._reconnect_lock = threading.Lock()
+        self._retry_at = 0.0  # monotonic time before which the scheduler is not tried again
+        self._unreachable: ClusterUnavailable | None = None  # why the last try failed
+        # at start-up: a wrong address stops the service
+        self.client = self._connect(CONNECT_TIMEOUT)
         self._submitted: dict[str, Job] = {}  # by this replica, not yet settled
         # other replicas' tasks this one was asked about: a future's state arrives from the
         # scheduler after it is fetched, so it is kept to be read on the next check
@@ -96,21 +110,49 @@ class ClusterJobs:
         self._lock = threading.Lock()
         self._closing = False
 
-    def _connect(self) -> Client:
+    def _connect(self, timeout: str) -> Client:
         try:
-            return Client(self.address, set_as_default=False, timeout=CONNECT_TIMEOUT)
+            return Client(self.address, set_as_default=False, timeout=timeout)
         except OSError as exc:
-            raise ClusterUnavailable(
-                f"the Dask scheduler at {self.address} cannot be reached ({exc}); retry when "
-                "it is back"
+            raise self._cannot_reach(exc) from exc
+        except ValueError as exc:  # not an address: e.g. http://, which Dask does not speak
+            raise ValueError(
+                f"OKBOOST_DASK_SCHEDULER (--dask-scheduler) {self.address!r} is not a Dask "
+                f"scheduler's address ({exc}): give it as tcp://host:8786"
             ) from exc
+
+    def _cannot_reach(self, exc: BaseException) -> ClusterUnavailable:
+        return ClusterUnavailable(
+            f"the Dask scheduler at {self.address} cannot be reached ({exc}); retry when it is back"
+        )
 
     def _connected(self) -> Client:
         """The client, connected again if it gave up (the scheduler was away longer than
-        CONNECT_TIMEOUT, e.g. restarted): ClusterUnavailable while it cannot be reached."""
-        if self.client.status in ("closing", "closed"):
-            self.client = self._connect()
-        return self.client
+        CONNECT_TIMEOUT, e.g. restarted): ClusterUnavailable while it cannot be reached,
+        at once between two tries (RECONNECT_EVERY)."""
+        with self._reconnect_lock:
+            if self.client.status not in ("closing", "closed"):
+                return self.client
+            if self._unreachable is not None and time.monotonic() < self._retry_at:
+                raise self._unreachable
+            self._retry_at = time.monotonic() + RECONNECT_EVERY
+            try:
+                self.client = self._connect(RECONNECT_TIMEOUT)
+            except ClusterUnavailable as exc:
+                self._unreachable = exc
+                raise
+            self._unreachable = None
+            return self.client
+
+    def state(self) -> tuple[bool, int]:
+        """Whether the scheduler is connected now, and how many workers it has (0 when it
+        is not): what /metrics reports of the cluster."""
+        if self.client.status != "running":
+            return False, 0
+        try:
+            return True, len(self.client.nthreads())
+        except (OSError, RuntimeError):  # lost meanwhile
+            return False, 0
 
     def unsettled(self) -> list[Job]:
         with self._lock:
@@ -138,11 +180,13 @@ class ClusterJobs:
         self.records.persist(job)  # first: a job that cannot be written is not queued
         root = str(self.records.store.root)
         try:
-            future = client.submit(run_on_worker, task, root, job.job_id, plan, key=key, pure=False)
+            future = client.submit(
+                run_on_worker, task, root, job.job_id, plan, self.quotas, key=key, pure=False
+            )
             fire_and_forget(future)
             client.publish_dataset(future, name=key)
         except (OSError, RuntimeError) as exc:  # the scheduler went away meanwhile
-            unavailable = ClusterUnavailable(f"the Dask scheduler at {self.address} failed: {exc}")
+            unavailable = self._cannot_reach(exc)
             self.records.finish(job, "failed", str(unavailable))
             raise unavailable from exc
         with self._lock:
@@ -228,10 +272,13 @@ class ClusterJobs:
         self.client.close()
 
 
-def run_on_worker(task: TrainTask, root: str, job_id: str, plan: PhasePlan | None) -> str:
+def run_on_worker(
+    task: TrainTask, root: str, job_id: str, plan: PhasePlan | None, quotas: QueueQuotas
+) -> str:
     """The Dask task of a job: run ``task`` on this worker, writing the job's record in the
-    shared store as a local job's runner does (service.jobs.manager). Returns the task's outcome;
-    re-raises its failure after recording it."""
+    shared store as a local job's runner does (service.jobs.manager), and stopping it after
+    the tree that passes ``quotas.max_seconds`` (the job then fails, naming the setting).
+    Returns the task's outcome; re-raises its failure after recording it."""
     store_root = Path(root)
     if not (store_root / "jobs" / f"{job_id}.json").is_file():
         raise StoreNotShared(
@@ -252,10 +299,14 @@ def run_on_worker(task: TrainTask, root: str, job_id: str, plan: PhasePlan | Non
     job.runner = {**(job.runner or {}), "worker": get_worker().address}
     records.persist(job)
 
+    overtime = False
+
     class _Reporter:
         def __call__(self, p: Any) -> bool:
+            nonlocal overtime
             writer.report(p)
-            return records.stop_requested(job_id)
+            overtime = overtime or quotas.overdue(job.started)
+            return overtime or records.stop_requested(job_id)
 
         def saving(self) -> None:
             pass  # a cluster task is never killed, so saving needs no protection
@@ -267,8 +318,12 @@ def run_on_worker(task: TrainTask, root: str, job_id: str, plan: PhasePlan | Non
         if records.read_job(job_id).state in ACTIVE:
             records.fail(job, exc)
         raise
-    if records.read_job(job_id).state in ACTIVE:
+    if records.read_job(job_id).state not in ACTIVE:
+        records.clear_stop(
+            job_id
+        )  # declared lost meanwhile: it asked this task to stop, which it did
+    elif outcome == "cancelled" and overtime:
+        records.finish(job, "failed", quotas.overtime_reason())
+    else:
         records.settle(job, outcome)
-    else:  # declared lost meanwhile: it asked this task to stop, which it did
-        records.clear_stop(job_id)
     return outcome
