@@ -52,8 +52,8 @@ TASK_PREFIX = "okboost-train-"
 CONNECT_TIMEOUT = "30s"
 RECONNECT_TIMEOUT = "5s"
 RECONNECT_EVERY = 5.0
-"""Once the scheduler was lost, a request tries to reach it again within RECONNECT_TIMEOUT,
-at most once every RECONNECT_EVERY seconds; meanwhile cluster calls fail at once, so a
+"""Once the scheduler was lost, a request tries to reach it again within RECONNECT_TIMEOUT;
+for RECONNECT_EVERY seconds after a failed try, cluster calls fail at once, so a
 /train answers 503 and a GET /jobs or a /metrics scrape answers from the records, without
 waiting out CONNECT_TIMEOUT (the wait at start-up) on every request."""
 LOST_GRACE = 30.0
@@ -135,11 +135,11 @@ class ClusterJobs:
                 return self.client
             if self._unreachable is not None and time.monotonic() < self._retry_at:
                 raise self._unreachable
-            self._retry_at = time.monotonic() + RECONNECT_EVERY
             try:
                 self.client = self._connect(RECONNECT_TIMEOUT)
             except ClusterUnavailable as exc:
                 self._unreachable = exc
+                self._retry_at = time.monotonic() + RECONNECT_EVERY  # from the failed try's end
                 raise
             self._unreachable = None
             return self.client
