@@ -25,7 +25,9 @@ The task stops itself the same way once it has run longer than ``OKBOOST_MAX_JOB
 Failures the task writes itself (bad data, a full disk) read as for local jobs. Those it
 cannot write: its worker died (Dask reruns the task on another worker, up to
 ``distributed.scheduler.allowed-failures`` times, default 3: each run starts over, counted
-by the record's ``attempt``; then the job fails), or the scheduler lost it. The replica
+by the record's ``attempt``; then the job fails), its worker cannot import okboost (the task
+is sent as a pickle that runs it when loaded, :class:`_Run`, so the worker fails it with the
+ImportError rather than closing), or the scheduler lost it. The replica
 that submitted the job hears it from its future; any replica reading the active record of
 a job whose task the scheduler no longer has, or has as erred, marks it failed.
 """
@@ -33,12 +35,14 @@ a job whose task the scheduler no longer has, or has as erred, marks it failed.
 from __future__ import annotations
 
 import functools
+import pickle
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from distributed import Client, Future, fire_and_forget, get_worker
+from distributed.protocol.pickle import dumps
 from distributed.scheduler import KilledWorker
 
 from service.errors import ServiceError
@@ -82,6 +86,12 @@ def lost_reason(exc: BaseException | None) -> str:
             "the Dask workers running this job died (or were restarted) more often than "
             "distributed.scheduler.allowed-failures allows, e.g. out of memory: give the "
             "workers more memory, or train on fewer rows or trees"
+        )
+    if isinstance(exc, ImportError):
+        return (
+            f"a Dask worker cannot import okboost ({exc}): install okboost with its [dask] "
+            "extra in every worker's environment, and start the workers with --preload "
+            "service.jobs.cluster, so that a worker without it stops when it starts"
         )
     if exc is None:
         return (
@@ -180,9 +190,8 @@ class ClusterJobs:
         self.records.persist(job)  # first: a job that cannot be written is not queued
         root = str(self.records.store.root)
         try:
-            future = client.submit(
-                run_on_worker, task, root, job.job_id, plan, self.quotas, key=key, pure=False
-            )
+            payload = dumps(_Run(task, root, job.job_id, plan, self.quotas))
+            future = client.submit(pickle.loads, payload, key=key, pure=False)
             fire_and_forget(future)
             client.publish_dataset(future, name=key)
         except (OSError, RuntimeError) as exc:  # the scheduler went away meanwhile
@@ -216,7 +225,7 @@ class ClusterJobs:
         without writing an outcome: a lost task, a dead worker, a store it could not see)."""
         job = self.records.read_job(job_id)
         if job.state in ACTIVE:
-            if exc is None or isinstance(exc, KilledWorker):
+            if exc is None or isinstance(exc, KilledWorker | ImportError):
                 self.records.finish(job, "failed", lost_reason(exc))
             else:
                 self.records.fail(job, exc)
@@ -270,6 +279,19 @@ class ClusterJobs:
         """Disconnect; tasks on the cluster go on."""
         self._closing = True
         self.client.close()
+
+
+class _Run:
+    """A job's task as one pickle whose loading runs it: the scheduler sends ``pickle.loads``
+    and bytes, which every worker can read, so a worker that cannot import okboost fails
+    the task with its ImportError (the job fails saying so) instead of closing on a message
+    it cannot read (Dask's answer to a task it cannot unpickle), which left the job queued."""
+
+    def __init__(self, *args: Any) -> None:
+        self.args = args
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return run_on_worker, self.args
 
 
 def run_on_worker(

@@ -1,12 +1,15 @@
 """Cluster jobs' failure paths the live-replica tests (tests/e2e/test_replicas.py) cannot
-provoke: a task the scheduler lost, a worker that does not see the store, a job past the time
-limit, a scheduler gone or misnamed; the store's path as workers elsewhere see it; what
+provoke: a task the scheduler lost, a worker that does not see the store or cannot import
+okboost, a job past the time limit, a scheduler gone or misnamed; the store's path as workers elsewhere see it; what
 /metrics says of the cluster."""
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +160,25 @@ def test_a_lost_scheduler_is_tried_again_at_most_every_few_seconds(
 def test_a_scheduler_address_dask_cannot_use_names_the_setting() -> None:
     with pytest.raises(ValueError, match=r"OKBOOST_DASK_SCHEDULER .*tcp://host:8786"):
         cluster.ClusterJobs("http://127.0.0.1:8786", None, QueueQuotas())  # type: ignore[arg-type]
+
+
+def test_a_worker_that_cannot_import_the_task_fails_the_job_with_how_to_fix_it_and_lives(
+    dask_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker without okboost (no --preload to stop it at start-up) used to close on the
+    task it could not unpickle, leaving the job queued; it now fails the job, saying what to
+    install, and stays in the cluster."""
+    missing = types.ModuleType("okboost_not_on_the_workers")  # importable here only
+    exec("def train(progress):\n    return 'done'\n", missing.__dict__)
+    monkeypatch.setitem(sys.modules, missing.__name__, missing)
+    store = ModelStore(tmp_path)
+    jobs = JobManager(store, dask_scheduler=dask_client.scheduler.address)
+    model_id = new_id()
+    store.create_record(model_record(model_id))
+    job = jobs.submit(model_id, functools.partial(missing.train), total=1)
+    assert jobs.wait(job.job_id, 120)
+    job = jobs.get(job.job_id)
+    assert job.state == "failed" and "--preload service.jobs.cluster" in (job.error or "")
+    assert "No module named 'okboost_not_on_the_workers'" in (job.error or "")
+    assert len(dask_client.nthreads()) == 2  # no worker closed
+    jobs.shutdown()
