@@ -34,7 +34,8 @@ from service.http.guards import (
     LastResort,
     normalise_origin,
 )
-from service.jobs.manager import JobManager, QueueQuotas
+from service.jobs.manager import JobManager
+from service.jobs.quotas import QueueQuotas
 from service.prometheus import Metrics, MetricsMiddleware
 from service.routes import (
     archives,

@@ -185,7 +185,8 @@ class Settings(BaseSettings):
         None,
         description="Address of a Dask scheduler (e.g. tcp://scheduler:8786): /train then runs "
         "each fit as a task on that cluster instead of a local process (docs/DEPLOY.md). The "
-        "workers must see the model store at the same path as the service (model_dir). Needs "
+        "workers must see the model store at the same absolute path as the service (model_dir, "
+        "a relative one taken from the service's working directory). Needs "
         "the [dask] extra. Default: none, training jobs run in local processes.",
     )
     max_queued_jobs: int = Field(

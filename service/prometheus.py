@@ -12,6 +12,9 @@
   from the job manager when scraped.
 - ``okboost_model_cache_hits_total``, ``okboost_model_cache_misses_total`` (loads of a
   model answered from memory / read from disk) and ``okboost_model_cache_models``.
+- With a Dask scheduler (``OKBOOST_DASK_SCHEDULER``): ``okboost_dask_scheduler_up`` (1 while
+  this server is connected to it, else 0) and ``okboost_dask_workers`` (the workers it has;
+  0 while it is not connected), asked of the scheduler when scraped.
 - ``process_*`` (resident memory, CPU seconds, open files ...) of the server process.
 """
 
@@ -99,6 +102,18 @@ class _ServiceCollector(Collector):
             "Models held in the in-memory cache.",
             value=len(self.store.cached_ids()),
         )
+        if self.jobs.cluster is not None:
+            up, workers = self.jobs.cluster.state()
+            yield GaugeMetricFamily(
+                "okboost_dask_scheduler_up",
+                "1 while this server is connected to its Dask scheduler, else 0.",
+                value=int(up),
+            )
+            yield GaugeMetricFamily(
+                "okboost_dask_workers",
+                "Workers of the Dask scheduler (0 while it is not connected).",
+                value=workers,
+            )
 
 
 class Metrics:

@@ -19,11 +19,15 @@ Cancel: DELETE /jobs/{id} leaves the job's stop file; the task checks it after e
 (one stat) and ends as "cancelled", writing no model; a task still queued on the
 scheduler is also cancelled there. A running task is never killed: Dask cannot interrupt a
 task, so a job in a set-up phase (the output kernel's factorisation) stops at its first tree.
+The task stops itself the same way once it has run longer than ``OKBOOST_MAX_JOB_SECONDS``
+(the job then fails naming the setting, as a local job does).
 
 Failures the task writes itself (bad data, a full disk) read as for local jobs. Those it
 cannot write: its worker died (Dask reruns the task on another worker, up to
 ``distributed.scheduler.allowed-failures`` times, default 3: each run starts over, counted
-by the record's ``attempt``; then the job fails), or the scheduler lost it. The replica
+by the record's ``attempt``; then the job fails), its worker cannot import okboost (the task
+is sent as a pickle that runs it when loaded, :class:`_Run`, so the worker fails it with the
+ImportError rather than closing), or the scheduler lost it. The replica
 that submitted the job hears it from its future; any replica reading the active record of
 a job whose task the scheduler no longer has, or has as erred, marks it failed.
 """
@@ -31,22 +35,31 @@ a job whose task the scheduler no longer has, or has as erred, marks it failed.
 from __future__ import annotations
 
 import functools
+import pickle
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from distributed import Client, Future, fire_and_forget, get_worker
+from distributed.protocol.pickle import dumps
 from distributed.scheduler import KilledWorker
 
 from service.errors import ServiceError
 from service.jobs.progress import PhasePlan, Progress
+from service.jobs.quotas import QueueQuotas
 from service.jobs.records import ACTIVE, Job, JobRecords, RecordWriter
 from service.jobs.task import TrainTask
 from service.store.model_store import ModelStore
 
 TASK_PREFIX = "okboost-train-"
 CONNECT_TIMEOUT = "30s"
+RECONNECT_TIMEOUT = "5s"
+RECONNECT_EVERY = 5.0
+"""Once the scheduler was lost, a request tries to reach it again within RECONNECT_TIMEOUT;
+for RECONNECT_EVERY seconds after a failed try, cluster calls fail at once, so a
+/train answers 503 and a GET /jobs or a /metrics scrape answers from the records, without
+waiting out CONNECT_TIMEOUT (the wait at start-up) on every request."""
 LOST_GRACE = 30.0
 """Seconds a job's record may be active while the scheduler has no task for it (it is
 written just before the task is submitted) before a replica declares the task lost."""
@@ -74,6 +87,12 @@ def lost_reason(exc: BaseException | None) -> str:
             "distributed.scheduler.allowed-failures allows, e.g. out of memory: give the "
             "workers more memory, or train on fewer rows or trees"
         )
+    if isinstance(exc, ImportError):
+        return (
+            f"a Dask worker cannot import okboost ({exc}): install okboost with its [dask] "
+            "extra in every worker's environment, and start the workers with --preload "
+            "service.jobs.cluster, so that a worker without it stops when it starts"
+        )
     if exc is None:
         return (
             "the Dask scheduler lost this job's task (it was restarted, or the connection "
@@ -85,10 +104,15 @@ def lost_reason(exc: BaseException | None) -> str:
 class ClusterJobs:
     """The replica's side: submit tasks, follow them, cancel them (see the module)."""
 
-    def __init__(self, address: str, records: JobRecords) -> None:
+    def __init__(self, address: str, records: JobRecords, quotas: QueueQuotas) -> None:
         self.address = address
         self.records = records
-        self.client = self._connect()  # at start-up: a wrong address stops the service
+        self.quotas = quotas  # max_seconds: the tasks stop themselves past it
+        self._reconnect_lock = threading.Lock()
+        self._retry_at = 0.0  # monotonic time before which the scheduler is not tried again
+        self._unreachable: ClusterUnavailable | None = None  # why the last try failed
+        # at start-up: a wrong address stops the service
+        self.client = self._connect(CONNECT_TIMEOUT)
         self._submitted: dict[str, Job] = {}  # by this replica, not yet settled
         # other replicas' tasks this one was asked about: a future's state arrives from the
         # scheduler after it is fetched, so it is kept to be read on the next check
@@ -96,21 +120,49 @@ class ClusterJobs:
         self._lock = threading.Lock()
         self._closing = False
 
-    def _connect(self) -> Client:
+    def _connect(self, timeout: str) -> Client:
         try:
-            return Client(self.address, set_as_default=False, timeout=CONNECT_TIMEOUT)
+            return Client(self.address, set_as_default=False, timeout=timeout)
         except OSError as exc:
-            raise ClusterUnavailable(
-                f"the Dask scheduler at {self.address} cannot be reached ({exc}); retry when "
-                "it is back"
+            raise self._cannot_reach(exc) from exc
+        except ValueError as exc:  # not an address: e.g. http://, which Dask does not speak
+            raise ValueError(
+                f"OKBOOST_DASK_SCHEDULER (--dask-scheduler) {self.address!r} is not a Dask "
+                f"scheduler's address ({exc}): give it as tcp://host:8786"
             ) from exc
+
+    def _cannot_reach(self, exc: BaseException) -> ClusterUnavailable:
+        return ClusterUnavailable(
+            f"the Dask scheduler at {self.address} cannot be reached ({exc}); retry when it is back"
+        )
 
     def _connected(self) -> Client:
         """The client, connected again if it gave up (the scheduler was away longer than
-        CONNECT_TIMEOUT, e.g. restarted): ClusterUnavailable while it cannot be reached."""
-        if self.client.status in ("closing", "closed"):
-            self.client = self._connect()
-        return self.client
+        CONNECT_TIMEOUT, e.g. restarted): ClusterUnavailable while it cannot be reached,
+        at once between two tries (RECONNECT_EVERY)."""
+        with self._reconnect_lock:
+            if self.client.status not in ("closing", "closed"):
+                return self.client
+            if self._unreachable is not None and time.monotonic() < self._retry_at:
+                raise self._unreachable
+            try:
+                self.client = self._connect(RECONNECT_TIMEOUT)
+            except ClusterUnavailable as exc:
+                self._unreachable = exc
+                self._retry_at = time.monotonic() + RECONNECT_EVERY  # from the failed try's end
+                raise
+            self._unreachable = None
+            return self.client
+
+    def state(self) -> tuple[bool, int]:
+        """Whether the scheduler is connected now, and how many workers it has (0 when it
+        is not): what /metrics reports of the cluster."""
+        if self.client.status != "running":
+            return False, 0
+        try:
+            return True, len(self.client.nthreads())
+        except (OSError, RuntimeError):  # lost meanwhile
+            return False, 0
 
     def unsettled(self) -> list[Job]:
         with self._lock:
@@ -138,11 +190,12 @@ class ClusterJobs:
         self.records.persist(job)  # first: a job that cannot be written is not queued
         root = str(self.records.store.root)
         try:
-            future = client.submit(run_on_worker, task, root, job.job_id, plan, key=key, pure=False)
+            payload = dumps(_Run(task, root, job.job_id, plan, self.quotas))
+            future = client.submit(pickle.loads, payload, key=key, pure=False)
             fire_and_forget(future)
             client.publish_dataset(future, name=key)
         except (OSError, RuntimeError) as exc:  # the scheduler went away meanwhile
-            unavailable = ClusterUnavailable(f"the Dask scheduler at {self.address} failed: {exc}")
+            unavailable = self._cannot_reach(exc)
             self.records.finish(job, "failed", str(unavailable))
             raise unavailable from exc
         with self._lock:
@@ -172,7 +225,7 @@ class ClusterJobs:
         without writing an outcome: a lost task, a dead worker, a store it could not see)."""
         job = self.records.read_job(job_id)
         if job.state in ACTIVE:
-            if exc is None or isinstance(exc, KilledWorker):
+            if exc is None or isinstance(exc, KilledWorker | ImportError):
                 self.records.finish(job, "failed", lost_reason(exc))
             else:
                 self.records.fail(job, exc)
@@ -228,10 +281,26 @@ class ClusterJobs:
         self.client.close()
 
 
-def run_on_worker(task: TrainTask, root: str, job_id: str, plan: PhasePlan | None) -> str:
+class _Run:
+    """A job's task as one pickle whose loading runs it: the scheduler sends ``pickle.loads``
+    and bytes, which every worker can read, so a worker that cannot import okboost fails
+    the task with its ImportError (the job fails saying so) instead of closing on a message
+    it cannot read (Dask's answer to a task it cannot unpickle), which left the job queued."""
+
+    def __init__(self, *args: Any) -> None:
+        self.args = args
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return run_on_worker, self.args
+
+
+def run_on_worker(
+    task: TrainTask, root: str, job_id: str, plan: PhasePlan | None, quotas: QueueQuotas
+) -> str:
     """The Dask task of a job: run ``task`` on this worker, writing the job's record in the
-    shared store as a local job's runner does (service.jobs.manager). Returns the task's outcome;
-    re-raises its failure after recording it."""
+    shared store as a local job's runner does (service.jobs.manager), and stopping it after
+    the tree that passes ``quotas.max_seconds`` (the job then fails, naming the setting).
+    Returns the task's outcome; re-raises its failure after recording it."""
     store_root = Path(root)
     if not (store_root / "jobs" / f"{job_id}.json").is_file():
         raise StoreNotShared(
@@ -252,10 +321,14 @@ def run_on_worker(task: TrainTask, root: str, job_id: str, plan: PhasePlan | Non
     job.runner = {**(job.runner or {}), "worker": get_worker().address}
     records.persist(job)
 
+    overtime = False
+
     class _Reporter:
         def __call__(self, p: Any) -> bool:
+            nonlocal overtime
             writer.report(p)
-            return records.stop_requested(job_id)
+            overtime = overtime or quotas.overdue(job.started)
+            return overtime or records.stop_requested(job_id)
 
         def saving(self) -> None:
             pass  # a cluster task is never killed, so saving needs no protection
@@ -267,8 +340,12 @@ def run_on_worker(task: TrainTask, root: str, job_id: str, plan: PhasePlan | Non
         if records.read_job(job_id).state in ACTIVE:
             records.fail(job, exc)
         raise
-    if records.read_job(job_id).state in ACTIVE:
+    if records.read_job(job_id).state not in ACTIVE:
+        records.clear_stop(
+            job_id
+        )  # declared lost meanwhile: it asked this task to stop, which it did
+    elif outcome == "cancelled" and overtime:
+        records.finish(job, "failed", quotas.overtime_reason())
+    else:
         records.settle(job, outcome)
-    else:  # declared lost meanwhile: it asked this task to stop, which it did
-        records.clear_stop(job_id)
     return outcome

@@ -40,13 +40,13 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
-from service.errors import Busy, JobRecordInvalid, NotFound, RecordInvalid
+from service.errors import JobRecordInvalid, NotFound, RecordInvalid
 from service.jobs.process import child_main, process_context
 from service.jobs.progress import PhasePlan, Progress
+from service.jobs.quotas import QueueQuotas
 from service.jobs.records import ACTIVE, Job, JobRecords, QuarantinedJob, RecordWriter
 from service.jobs.task import TrainTask
 from service.store import pagination
@@ -64,48 +64,6 @@ Isolation = Literal["process", "thread"]
 CANCEL_GRACE = 5.0  # seconds a training process gets to stop by itself before it is killed
 RESTART_REASON = "interrupted by server restart"
 SHUTDOWN_REASON = "interrupted by server shutdown"
-
-
-@dataclass(frozen=True)
-class QueueQuotas:
-    """What the queue holds, bounded (each beyond: 429 naming its setting), and how long
-    one job may run (it is then stopped and failed)."""
-
-    max_queued: int = 64
-    max_queued_per_client: int = 64
-    max_queued_bytes: int = 1 << 30
-    max_seconds: float = 86_400.0
-
-    def check(
-        self, waiting: Sequence[tuple[int, str | None]], size: int, client: str | None
-    ) -> None:
-        """429 when one more job of ``size`` bytes from ``client`` would pass a bound;
-        ``waiting``: (bytes held, client) of every job waiting now."""
-        if len(waiting) >= self.max_queued:
-            raise Busy(
-                f"{len(waiting)} training jobs are already waiting; retry when some finish "
-                "(or raise OKBOOST_MAX_QUEUED_JOBS)"
-            )
-        mine = sum(1 for _, owner in waiting if owner == client)
-        if client is not None and mine >= self.max_queued_per_client:
-            raise Busy(
-                f"{mine} training jobs of this client ({client}) are already waiting, the most "
-                "one client may queue (OKBOOST_MAX_QUEUED_JOBS_PER_CLIENT); retry when some "
-                "finish"
-            )
-        total = sum(held for held, _ in waiting)
-        if total + size > self.max_queued_bytes:
-            raise Busy(
-                f"the waiting training jobs hold {total} bytes of data and this one "
-                f"{size}, over the limit of {self.max_queued_bytes} for all waiting jobs "
-                "(OKBOOST_MAX_QUEUED_BYTES); retry when some finish"
-            )
-
-    def overtime_reason(self) -> str:
-        return (
-            f"stopped: the job ran longer than {self.max_seconds:g} s, the most one job may "
-            "run (OKBOOST_MAX_JOB_SECONDS)"
-        )
 
 
 def local_runner() -> dict[str, Any]:
@@ -127,11 +85,12 @@ def _ready() -> None:
     """What the warm-up's training process runs: nothing (starting it is the warm-up)."""
 
 
-def cluster_jobs(address: str, records: JobRecords) -> ClusterJobs:
-    """Jobs on the Dask cluster at ``address`` (imported here: dask is an optional extra)."""
+def cluster_jobs(address: str, records: JobRecords, quotas: QueueQuotas) -> ClusterJobs:
+    """Jobs on the Dask cluster at ``address``, each stopped once it runs longer than
+    ``quotas.max_seconds`` (imported here: dask is an optional extra)."""
     from service.jobs.cluster import ClusterJobs
 
-    return ClusterJobs(address, records)
+    return ClusterJobs(address, records, quotas)
 
 
 class JobManager(JobRecords):
@@ -178,7 +137,9 @@ class JobManager(JobRecords):
         # one pull to the pool (and a short one one to the short slot), so there is always
         # a pull to come for every job in the line
         self._line: list[tuple[Job, TrainTask, bool]] = []
-        self.cluster = None if dask_scheduler is None else cluster_jobs(dask_scheduler, self)
+        self.cluster = (
+            None if dask_scheduler is None else cluster_jobs(dask_scheduler, self, self.quotas)
+        )
         self.recover()
         self.warmed = threading.Event()  # set once the training process server is up
         if warm_up and self._ctx is not None and self.cluster is None:
@@ -445,7 +406,7 @@ class JobManager(JobRecords):
 
     def _overdue(self, job: Job) -> bool:
         """Whether a running job has run past quotas.max_seconds (it is then stopped)."""
-        if job.started is None or time.time() - job.started <= self.quotas.max_seconds:
+        if not self.quotas.overdue(job.started):
             return False
         self._overtime.add(job.job_id)
         return True

@@ -320,7 +320,9 @@ class ModelStore:
     """Models on disk plus a bounded in-memory cache of loaded ones (thread-safe)."""
 
     def __init__(self, root: Path, cache_size: int = 8) -> None:
-        self.root = Path(root)
+        # absolute: training tasks get this path and may run in another working directory
+        # (a Dask worker started elsewhere), where a relative one names another folder
+        self.root = Path(root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
         self.cache_size = cache_size
         self._cache: OrderedDict[str, LoadedModel] = OrderedDict()
