@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
-from service.errors import Busy, JobRecordInvalid, NotFound, RecordInvalid
-from service.jobs.process import child_main, process_context
+from service.errors import Busy, JobRecordInvalid, NotFound, RecordInvalid, ServiceError
+from service.jobs.process import child_main, died, process_context
 from service.jobs.progress import PhasePlan, Progress
 from service.jobs.records import ACTIVE, Job, JobRecords, QuarantinedJob, RecordWriter
 from service.jobs.task import TrainTask
@@ -205,7 +205,8 @@ class JobManager(JobRecords):
         return job
 
     def recover(self) -> list[str]:
-        """Mark jobs left active by a previous process as failed; return their ids.
+        """End the jobs left active by a previous process (:meth:`_end_abandoned`); return
+        their ids.
 
         Only jobs that process ran itself: a job on a Dask cluster goes on without it
         (service.jobs.cluster), and one run by another live replica over the same store (its
@@ -222,11 +223,31 @@ class JobManager(JobRecords):
                 log.warning("skipping unreadable job record %s: %s", path, exc)
                 continue
             if job.state in ACTIVE and self._abandoned(job):
-                job.state, job.error, job.finished = "failed", RESTART_REASON, time.time()
-                self.persist(job)
-                self.mark_model(job.model_id, "failed", RESTART_REASON)
+                self._end_abandoned(job)
                 interrupted.append(job.job_id)
         return interrupted
+
+    def _end_abandoned(self, job: Job) -> None:
+        """End a job whose runner is gone, as of when it was last heard of: done if its
+        model was saved before the runner died (its record says "ready" only once its files
+        are all in place), else failed (RESTART_REASON), the leftovers of a save it did not
+        finish removed. An end that cannot be written (a full disk) is kept and written
+        later (JobRecords.write_end): the service starts all the same."""
+        self.store.remove_temporaries(job.model_id)
+        job.finished = float(job.record.get("updated") or time.time())
+        if self._model_status(job.model_id) == "ready":
+            job.state, job.error = "done", None
+            job.record["done"] = job.record.get("total", job.progress.total)
+        else:
+            job.state, job.error = "failed", RESTART_REASON
+        self.write_end(job)
+
+    def _model_status(self, model_id: str) -> str | None:
+        """The status of a model's record, None when it cannot be read."""
+        try:
+            return self.store.read_record(model_id).get("status")
+        except ServiceError:
+            return None
 
     @staticmethod
     def _abandoned(job: Job) -> bool:
@@ -336,8 +357,10 @@ class JobManager(JobRecords):
         """A job of this process's pool as it runs, any other as its record says (an active
         one on the cluster checked with the scheduler first: service.jobs.cluster)."""
         self.path(job_id)  # 404 for an id that is not one
+        self.retry_unwritten()
         with self._lock:
             job = self._jobs.get(job_id)
+        job = job or self.unwritten(job_id)
         if job is not None:
             return job
         job = self._read(job_id)
@@ -367,6 +390,7 @@ class JobManager(JobRecords):
         only the records of the page are read (creation times are kept once read). A job
         deleted or unreadable meanwhile is left out, a quarantined one is described as such
         (:meth:`describe`)."""
+        self.retry_unwritten()
         on_disk = {p.stem for p in self.dir.glob("*.json") if valid_id(p.stem)}
         for job_id in on_disk - set(self._created):
             try:
@@ -535,4 +559,6 @@ class JobManager(JobRecords):
             if proc.is_alive():
                 proc.kill()
                 proc.join()
-        raise RuntimeError(f"training process exited unexpectedly (exit code {proc.exitcode})")
+            # a killed process leaves the save it was making (a finished one left nothing)
+            self.store.remove_temporaries(job.model_id)
+        raise died(proc.exitcode)

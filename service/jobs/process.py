@@ -10,9 +10,11 @@ that names the budget, instead of the machine's OOM killer choosing a process to
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import resource
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +25,7 @@ from service.jobs.task import TrainTask
 
 ADDRESS_SLACK = 512 * 1024 * 1024
 """Address space a training process may reserve beyond its memory budget (bytes)."""
+PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h): the signal sent when the parent exits
 
 
 class JobOutOfMemory(ServiceError):
@@ -30,6 +33,31 @@ class JobOutOfMemory(ServiceError):
 
     status = 422
     code = "job_memory_exceeded"
+
+
+class TrainingProcessDied(ServiceError):
+    """The training process ended without a word: killed from outside, or crashed."""
+
+    status = 500
+    code = "training_failed"
+
+
+def died(exitcode: int | None) -> TrainingProcessDied:
+    """Why a job whose training process ended without reporting failed, by its exit code."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = "a signal"
+        return TrainingProcessDied(
+            f"the training process was killed by {name} ({-exitcode}) from outside the "
+            "service (the system's out-of-memory killer sends SIGKILL); nothing of the model "
+            "was kept: train it again, with fewer rows or trees if memory is short"
+        )
+    return TrainingProcessDied(
+        f"the training process exited unexpectedly (exit code {exitcode}); nothing of the "
+        "model was kept: train it again"
+    )
 
 
 def process_context(preload: Sequence[str] = ()) -> Any:
@@ -79,8 +107,23 @@ def _out_of_memory(budget: int) -> JobOutOfMemory:
     )
 
 
+def die_with_parent() -> None:
+    """Have this process killed when its parent exits (Linux; elsewhere nothing). The parent
+    of a training process is the fork server, which exits with the service: a service
+    killed (kill -9, a crash) takes its training processes with it, so none goes on
+    unwatched and saves a model after the restarted service failed its job."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent exited before the request was made
+        os._exit(1)
+
+
 def child_main(task: TrainTask, conn: Any, stop: Any, memory_budget: int | None) -> None:
     """Entry point of a training process: run ``task``, report through ``conn``."""
+    die_with_parent()
 
     class _Reporter:
         def __call__(self, p: Any) -> bool:

@@ -357,6 +357,13 @@ class ModelStore:
             else:
                 path.unlink(missing_ok=True)
 
+    def remove_temporaries(self, model_id: str) -> None:
+        """Remove what an interrupted save of the model left in the store: called once its
+        writer is gone (a training process that was killed, or whose service was), so no
+        write of it is under way."""
+        for path in self.root.glob(f"{_TMP_PREFIX}{self._check(model_id)}-*"):
+            shutil.rmtree(path, ignore_errors=True)
+
     def migrate_records(self) -> list[str]:
         """Move the records of the old layout into their model's folder; the ids moved.
 
