@@ -10,10 +10,10 @@ that names the budget, instead of the machine's OOM killer choosing a process to
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
 import resource
+import select
 import signal
 import sys
 from collections.abc import Sequence
@@ -25,7 +25,6 @@ from service.jobs.task import TrainTask
 
 ADDRESS_SLACK = 512 * 1024 * 1024
 """Address space a training process may reserve beyond its memory budget (bytes)."""
-PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h): the signal sent when the parent exits
 
 
 class JobOutOfMemory(ServiceError):
@@ -107,23 +106,36 @@ def _out_of_memory(budget: int) -> JobOutOfMemory:
     )
 
 
-def die_with_parent() -> None:
-    """Have this process killed when its parent exits (Linux; elsewhere nothing). The parent
-    of a training process is the fork server, which exits with the service: a service
-    killed (kill -9, a crash) takes its training processes with it, so none goes on
-    unwatched and saves a model after the restarted service failed its job."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
+def die_with_service(conn: Any) -> None:
+    """Have this training process killed as soon as the service that reads ``conn`` (the
+    sending end of its report pipe, whose reading end only the service holds) is gone. A
+    service killed (kill -9, a crash) then takes its training processes with it, even one
+    in a phase that reports nothing for minutes or busy saving, so none goes on unwatched
+    and saves a model after the restarted service ended its job.
+
+    The watch is a small forked process, not a thread: the factorisation of the output
+    kernel holds the GIL for its whole length. Called first thing, while this process is
+    still single-threaded (a fork from the fork server). Where poll() is missing, nothing
+    is done (the process still ends at its next report, which finds the pipe broken)."""
+    if not hasattr(select, "poll"):
         return
-    if os.getppid() == 1:  # the parent exited before the request was made
-        os._exit(1)
+    trainer = os.getpid()
+    if os.fork() != 0:
+        return
+    try:
+        poller = select.poll()
+        poller.register(conn.fileno(), 0)  # POLLERR (its reader closed) is always reported
+        while not any(e & (select.POLLERR | select.POLLHUP) for _, e in poller.poll()):
+            pass
+        if os.getppid() == trainer:  # still running (else ended, and its pid may be reused)
+            os.kill(trainer, signal.SIGKILL)
+    finally:
+        os._exit(0)
 
 
 def child_main(task: TrainTask, conn: Any, stop: Any, memory_budget: int | None) -> None:
     """Entry point of a training process: run ``task``, report through ``conn``."""
-    die_with_parent()
+    die_with_service(conn)
 
     class _Reporter:
         def __call__(self, p: Any) -> bool:

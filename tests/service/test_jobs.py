@@ -426,26 +426,31 @@ def test_a_training_process_killed_while_saving_leaves_nothing(tmp_path: Path) -
     jobs.shutdown()
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="prctl(PR_SET_PDEATHSIG) is Linux's")
-def test_a_training_process_dies_with_its_parent() -> None:
-    """A service killed with kill -9 left its training process running: it saved its model
-    after the restarted service had failed the job. Its parent's death now kills it."""
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_training_process_ends_with_its_service() -> None:
+    """A service killed with kill -9 left its training process running (its fork server
+    waits for it): it saved its model after the restarted service had failed the job, or
+    ran on for minutes unwatched. It now ends when the reader of its report pipe is gone."""
     script = (
-        "import os, sys, time\n"
-        "from service.jobs.process import die_with_parent\n"
+        "import multiprocessing, os, time\n"
+        "from service.jobs.process import die_with_service\n"
+        "receiver, sender = multiprocessing.Pipe(duplex=False)\n"
         "if os.fork() == 0:\n"
-        "    die_with_parent()\n"
+        "    receiver.close()  # as a training process: only the service reads the pipe\n"
+        "    die_with_service(sender)\n"
         "    print(os.getpid(), flush=True)\n"
-        "    time.sleep(3600)\n"
+        "    time.sleep(3600)  # a phase that reports nothing\n"
         "    os._exit(0)\n"
+        "sender.close()\n"
         "time.sleep(3600)\n"
     )
     root = Path(__file__).resolve().parents[2]
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=root)
-    assert parent.stdout is not None
-    child = int(parent.stdout.readline())
-    parent.kill()
-    parent.wait()
+    service = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=root)
+    assert service.stdout is not None
+    child = int(service.stdout.readline())
+    assert not _ended(child)
+    service.kill()
+    service.wait()
     for _ in range(600):  # a hang guard: the child would sleep for an hour
         if _ended(child):
             break
