@@ -251,6 +251,7 @@ class JobRecords:
         # ended jobs whose end (their model's status, their record) could not be written,
         # e.g. on a full disk: answered from here and written again (:meth:`retry_unwritten`)
         self._unwritten: dict[str, Job] = {}
+        store.as_it_stands = self.model_view
 
     def path(self, job_id: str) -> Path:
         if not valid_id(job_id):

@@ -86,7 +86,6 @@ async def list_models(
     """Models oldest first, `limit` per page; `next_cursor` (null on the last page) asks for
     the next. Loss curves and feature importances only with `curves` / `importances`."""
     records, next_cursor = await run_in_threadpool(svc.store.page, limit, cursor)
-    records = await run_in_threadpool(lambda: [svc.jobs.model_view(r) for r in records])
     views = [model_view(r, curves, importances) for r in records]
     return JSONResponse({"models": views, "next_cursor": next_cursor})
 
@@ -104,7 +103,6 @@ async def get_model(
     importances: Importances = False,
 ) -> JSONResponse:
     record = await run_in_threadpool(svc.store.describe, model_id)
-    record = await run_in_threadpool(svc.jobs.model_view, record)
     return JSONResponse(model_view(record, curves, importances))
 
 

@@ -331,6 +331,9 @@ class ModelStore:
         self._created: dict[str, float] = {}  # creation times of records once read (fixed)
         self._stamps: dict[str, tuple[int, int] | None] = {}  # folder (inode, mtime) when loaded
         self._quarantined: set[str] = set()  # models whose invalid record was logged
+        # a record as it stands (set by the job manager: a model whose job ended without its
+        # status being written, on a full disk, has the job's), for what is answered and loaded
+        self.as_it_stands: Callable[[dict[str, Any]], dict[str, Any]] = lambda record: record
         self._clean_temporaries()
         self.migrate_records()
 
@@ -471,7 +474,7 @@ class ModelStore:
         """The model's record, or for a quarantined model what GET /models reports instead:
         its id, the status "invalid", a creation time and the reason (404 if unknown)."""
         try:
-            return self.read_record(model_id)
+            return self.as_it_stands(self.read_record(model_id))
         except RecordInvalid as exc:
             return {
                 "model_id": model_id,
@@ -616,7 +619,7 @@ class ModelStore:
                         del self._load_locks[model_id]
 
     def _load_from_disk(self, model_id: str) -> LoadedModel:
-        record = self.read_record(model_id)
+        record = self.as_it_stands(self.read_record(model_id))
         status = record.get("status")
         if status != "ready":
             reason = f": {record['error']}" if record.get("error") else ""

@@ -368,6 +368,8 @@ def test_a_server_restarted_on_a_full_disk_starts_and_tells_the_truth(
         model = c.get(f"/models/{mid}").json()
         assert model["status"] == "failed" and model["error"] == "interrupted by server restart"
         assert [m["status"] for m in c.get("/models").json()["models"]] == ["failed"]
+        r = c.post("/predict", json={"model_id": mid, "inputs": [[0.0]]})
+        assert_error(r, 409, "model_not_ready", "training failed: interrupted by server restart")
         assert_error(c.get("/health/ready"), 503, "not_ready", "No space left on device")
         monkeypatch.undo()  # room again
         assert c.get("/jobs").json()["jobs"][0]["state"] == "failed"
