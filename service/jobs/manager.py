@@ -510,7 +510,7 @@ class JobManager(JobRecords):
                 return self._stop_asked(job) or self._overdue(job)
 
             def saving(_) -> None:  # noqa: N805
-                pass
+                writer.saving()
 
         with RecordWriter(self, job) as writer:
             return task(_Reporter())
@@ -540,6 +540,7 @@ class JobManager(JobRecords):
                         writer.report(SimpleNamespace(**message[1]))
                     elif kind == "saving":
                         saving = True
+                        writer.saving()
                     elif kind == "done":
                         return str(message[1])
                     elif kind == "error":

@@ -458,6 +458,12 @@ class RecordWriter:
             else:
                 self._pending = True
 
+    def saving(self) -> None:
+        """The fit is over and the model is being written: a new phase, written at once."""
+        with self._lock:
+            self.job.progress.saving(time.time())
+            self._write()
+
     def flush(self) -> None:
         """Write a report left unwritten once PERSIST_EVERY seconds passed since it came."""
         with self._lock:

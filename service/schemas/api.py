@@ -1108,7 +1108,8 @@ class JobInfo(BaseModel):
         None,
         description="What the fit is doing: output_space (factorising the output kernel), "
         "binning (histogram bins of the inputs), trees (growing the trees), or another name "
-        "a fit made of several reports; null before the fit reports.",
+        "a fit made of several reports; then saving (writing the model to the store); null "
+        "before the fit reports.",
     )
     phase_elapsed: float | None = Field(
         None,

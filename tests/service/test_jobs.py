@@ -511,6 +511,37 @@ def test_eta_covers_every_phase() -> None:
     assert p.phase == "trees" and p.eta(141.0, 100.0) == pytest.approx(0.5 * 49)
 
 
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_a_job_saving_its_model_says_so_with_an_eta(tmp_path: Path, isolation: str) -> None:
+    """After its last tree a job showed the phase "trees", an ETA of 0 and the count of
+    the last record written while its model was written, for as long as that took."""
+    store, jobs = _manager(tmp_path, isolation=isolation)
+    gate = tmp_path / "saved"
+    plan = PhasePlan(factor=1.0, setup=1.0, per_tree=0.1, save=60.0)
+    job = jobs.submit(_model(store), functools.partial(_saves_until, gate), total=3, plan=plan)
+    for _ in range(1200):  # a hang guard
+        info = jobs.get(job.job_id).info()
+        if info["phase"] == "saving":
+            break
+        time.sleep(0.05)
+    assert info["state"] == "running" and info["phase"] == "saving"
+    assert info["progress"]["done"] == 3 and info["eta"] is not None and info["eta"] > 0
+    assert _record_on_disk(tmp_path, job.job_id)["phase"] == "saving"
+    gate.touch()
+    assert jobs.wait(job.job_id, 60) and jobs.get(job.job_id).state == "done"
+    jobs.shutdown()
+
+
+def _saves_until(gate: Path, reporter: Any) -> str:
+    """Three trees, then a save that lasts until ``gate`` exists."""
+    for i in range(1, 4):
+        reporter(Tree(i, 3, 1.0 / i))
+    reporter.saving()
+    while not gate.exists():
+        time.sleep(0.02)
+    return "done"
+
+
 def test_tree_time_blends_the_estimate_with_the_median_of_measured_trees() -> None:
     p = Progress(total=100, plan=PLAN)
     p.report(Tree(1, 100, 1.0), now=0.0)
