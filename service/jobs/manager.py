@@ -384,12 +384,12 @@ class JobManager(JobRecords):
         return jobs
 
     def page(
-        self, limit: int | None, cursor: str | None
+        self, limit: int | None, cursor: str | None, state: str | None = None
     ) -> tuple[list[Job | QuarantinedJob], str | None]:
-        """Jobs oldest first, ``limit`` of them after ``cursor`` (service.store.pagination);
-        only the records of the page are read (creation times are kept once read). A job
-        deleted or unreadable meanwhile is left out, a quarantined one is described as such
-        (:meth:`describe`)."""
+        """Jobs oldest first, ``limit`` of them after ``cursor`` (service.store.pagination),
+        only those in ``state`` if given; without it only the records of the page are read
+        (creation times are kept once read). A job deleted or unreadable meanwhile is left
+        out, a quarantined one is described as such (:meth:`describe`, state "invalid")."""
         self.retry_unwritten()
         on_disk = {p.stem for p in self.dir.glob("*.json") if valid_id(p.stem)}
         for job_id in on_disk - set(self._created):
@@ -400,6 +400,8 @@ class JobManager(JobRecords):
                 continue
         with self._lock:
             keys = [(c, i) for i, c in self._created.items() if i in on_disk or i in self._jobs]
+        if state is not None:
+            keys = [key for key in keys if self._state(key[1]) == state]
         keys, next_cursor = pagination.select(keys, limit or len(keys), cursor)
         jobs = []
         for _, job_id in keys:
@@ -408,6 +410,13 @@ class JobManager(JobRecords):
             except (NotFound, OSError):
                 continue
         return jobs, next_cursor
+
+    def _state(self, job_id: str) -> str | None:
+        """A job's state as answered, None when it cannot be read (deleted meanwhile)."""
+        try:
+            return str(self.describe(job_id).info()["state"])
+        except (NotFound, OSError):
+            return None
 
     def cancel(self, job_id: str) -> Job | QuarantinedJob:
         """Cancel a queued job at once, or ask a running one to stop after its current tree.

@@ -528,12 +528,15 @@ class ModelStore:
         return records
 
     def page(
-        self, limit: int | None, cursor: str | None
+        self, limit: int | None, cursor: str | None, status: str | None = None
     ) -> tuple[list[dict[str, Any]], str | None]:
         """Records oldest first, ``limit`` of them after ``cursor`` (service.store.pagination),
-        and the next page's cursor; a record deleted or unreadable meanwhile is left out, a
-        quarantined one is described as such (:meth:`describe`)."""
+        only those whose status is ``status`` if given, and the next page's cursor; a record
+        deleted or unreadable meanwhile is left out, a quarantined one is described as such
+        (:meth:`describe`, status "invalid")."""
         keys = self.list_keys()
+        if status is not None:
+            keys = [key for key in keys if self._status(key[1]) == status]
         keys, next_cursor = pagination.select(keys, limit or len(keys), cursor)
         records = []
         for _, model_id in keys:
@@ -542,6 +545,13 @@ class ModelStore:
             except (NotFound, StoreCorrupted):
                 continue
         return records, next_cursor
+
+    def _status(self, model_id: str) -> str | None:
+        """A model's status as answered, None when it cannot be read (deleted meanwhile)."""
+        try:
+            return str(self.describe(model_id).get("status"))
+        except (NotFound, StoreCorrupted):
+            return None
 
     def check_writable(self) -> str | None:
         """Why the store cannot take a new model now (not a writable directory, or a probe
