@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+import pytest
 from e2e_server import Server
 from svc_data import clustered_graph
 
@@ -107,6 +109,57 @@ def test_crash_marks_running_job_failed_and_keeps_finished_models(
         np.testing.assert_array_equal(
             client.kernel(done["model_id"], X[:3])["kernel"], answer["kernel"]
         )
+
+
+def _alive_in_group(pgid: int) -> list[int]:
+    """The processes of a process group that have not ended (zombies have)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_crash_while_the_output_kernel_is_factorised_takes_the_training_along(
+    server_factory: type[Server], tmp_path: Path
+) -> None:
+    """kill -9 of the server while its training process factorised the output kernel (no
+    report for seconds, the GIL held) left that process running unwatched, its fork server
+    waiting for it. Now the whole process group ends, and the restarted server reports the
+    job failed, its model absent from the ready ones."""
+    n = 3000
+    rng = np.random.default_rng(0)
+    edges = [[i, (i * 7 + 3) % n] for i in range(n)] + [[i, (i + 1) % n] for i in range(n)]
+    server = server_factory(tmp_path / "models").start()
+    assert server.proc is not None
+    with OKBoostClient(server.url) as client:
+        job = client.train(
+            rng.normal(size=(n, 10)), {"type": "diffusion", "edges": edges},
+            params={"n_estimators": 300},
+        )  # fmt: skip
+        for _ in range(6000):  # a hang guard
+            if client.job(job["job_id"])["phase"] in ("output_space", "binning", "trees"):
+                break
+            time.sleep(0.01)
+    group = server.proc.pid
+    server.proc.send_signal(signal.SIGKILL)
+    server.proc.wait()
+    for _ in range(600):  # a hang guard: without the fix the factorisation ran on
+        if not _alive_in_group(group):
+            break
+        time.sleep(0.05)
+    assert _alive_in_group(group) == []
+    again = server_factory(tmp_path / "models").start()
+    with OKBoostClient(again.url) as client:
+        ended = client.job(job["job_id"])
+        assert ended["state"] == "failed" and ended["error"] == "interrupted by server restart"
+        assert [m["status"] for m in client.models()] == ["failed"]
+    assert not list((tmp_path / "models").glob(".tmp-*"))
 
 
 def test_predictions_run_concurrently_while_training(server: Server) -> None:
