@@ -44,7 +44,14 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
-from service.errors import Busy, JobRecordInvalid, NotFound, RecordInvalid, ServiceError
+from service.errors import (
+    Busy,
+    JobRecordInvalid,
+    NotFound,
+    RecordInvalid,
+    ServiceError,
+    ShuttingDown,
+)
 from service.jobs.process import child_main, died, process_context
 from service.jobs.progress import PhasePlan, Progress
 from service.jobs.records import ACTIVE, Job, JobRecords, QuarantinedJob, RecordWriter
@@ -453,18 +460,34 @@ class JobManager(JobRecords):
                 return False
             time.sleep(0.1 if left is None else min(0.1, left))
 
+    def stop_jobs(self) -> None:
+        """The server is stopping: fail the queued jobs and ask the running ones to stop
+        after their current tree (they fail with SHUTDOWN_REASON), without waiting for them.
+        Called as soon as the server is asked to stop (service.cli), so a request waiting
+        for a job ("wait": true) is answered at once, not after OKBOOST_WAIT_TIMEOUT while
+        the server cannot stop."""
+        with self._lock:
+            self._shutting_down = True
+            for job in self._jobs.values():
+                if job.state == "queued":
+                    job.exception = self._shutdown_error(job)
+                    self.finish(job, "failed", SHUTDOWN_REASON)
+                elif job.state == "running":
+                    job.cancel_event.set()
+
+    @staticmethod
+    def _shutdown_error(job: Job) -> ShuttingDown:
+        return ShuttingDown(
+            f"the server is shutting down: training job '{job.job_id}' was stopped "
+            f"({SHUTDOWN_REASON}); train again once the server is back"
+        )
+
     def shutdown(self) -> None:
         """Stop running jobs after their current tree, mark them failed, stop the pool. Jobs
         on the cluster go on (the connection to the scheduler is closed)."""
         if self.cluster is not None:
             self.cluster.close()
-        with self._lock:
-            self._shutting_down = True
-            for job in self._jobs.values():
-                if job.state == "queued":
-                    self.finish(job, "failed", SHUTDOWN_REASON)
-                elif job.state == "running":
-                    job.cancel_event.set()
+        self.stop_jobs()
         self._executor.shutdown(wait=True, cancel_futures=True)
         if self._short is not None:
             self._short.shutdown(wait=True, cancel_futures=True)
@@ -508,6 +531,7 @@ class JobManager(JobRecords):
                 self._overtime.discard(job.job_id)
                 self.finish(job, "failed", self.quotas.overtime_reason())
             elif outcome == "cancelled" and self._shutting_down:
+                job.exception = self._shutdown_error(job)
                 self.finish(job, "failed", SHUTDOWN_REASON)
             else:
                 self.settle(job, outcome)

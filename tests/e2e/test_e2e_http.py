@@ -162,6 +162,36 @@ def test_a_crash_while_the_output_kernel_is_factorised_takes_the_training_along(
     assert not list((tmp_path / "models").glob(".tmp-*"))
 
 
+def test_sigterm_answers_a_waiting_train_request_and_stops_at_once(
+    server_factory: type[Server], tmp_path: Path
+) -> None:
+    """A "wait": true request held a server asked to stop (SIGTERM) until the wait timed
+    out, the job training on meanwhile, and was then told the job was running. Now the job
+    is stopped, the request answered 503 shutting_down, and the server stops."""
+    g = clustered_graph()
+    X = g.features[g.train]
+    spec = {"type": "diffusion", "beta": 1.0, "edges": g.train_edges().tolist()}
+    server = server_factory(tmp_path / "models", OKBOOST_WAIT_TIMEOUT="600").start()
+    body = {"inputs": X.tolist(), "output_kernel": spec, "wait": True,
+            "params": {**PARAMS, "n_estimators": 40_000}}  # fmt: skip
+    with ThreadPoolExecutor(1) as pool, OKBoostClient(server.url) as client:
+        reply = pool.submit(httpx.post, f"{server.url}/train", json=body, timeout=700)
+        for _ in range(6000):  # a hang guard
+            jobs = client.jobs()
+            if jobs and jobs[0]["state"] == "running" and jobs[0]["progress"]["done"] > 0:
+                break
+            time.sleep(0.01)
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGTERM)
+        answer = reply.result()  # before the fix: the connection dropped when stop() killed it
+    assert answer.status_code == 503
+    assert answer.json()["error"]["code"] == "shutting_down"
+    server.stop()
+    again = server_factory(tmp_path / "models").start()
+    with OKBoostClient(again.url) as client:
+        assert client.jobs()[0]["error"] == "interrupted by server shutdown"
+
+
 def test_predictions_run_concurrently_while_training(server: Server) -> None:
     """160 predictions from 16 clients all answered while a training job runs, and the job
     keeps growing trees meanwhile (how fast each side goes is measured by

@@ -23,7 +23,7 @@ from svc_data import model_record
 import okcore
 import service.jobs.manager as jobs_module
 import service.jobs.records as job_records
-from service.errors import Busy, JobRecordInvalid, NotFound
+from service.errors import Busy, JobRecordInvalid, NotFound, ShuttingDown
 from service.jobs.manager import RESTART_REASON, JobManager
 from service.jobs.progress import CURVE_POINTS, PhasePlan, Progress
 from service.jobs.records import Job, JobRecords, QuarantinedJob
@@ -340,6 +340,33 @@ def test_a_server_starts_on_a_full_disk_with_a_job_to_end(
     jobs.all_jobs()
     assert _record_on_disk(tmp_path, job_id)["state"] == "failed"
     assert store.read_record(mid)["status"] == "failed"
+    jobs.shutdown()
+
+
+def test_a_server_asked_to_stop_stops_its_jobs_at_once(tmp_path: Path) -> None:
+    """SIGTERM used to wait for a "wait": true request until OKBOOST_WAIT_TIMEOUT while its
+    job trained on: stop_jobs (called on the signal) fails the queued jobs and stops the
+    running ones after their current tree, each failing with a 503 for whoever waits."""
+    store, jobs = _manager(tmp_path, max_workers=1)
+    started = threading.Event()
+
+    def endless(progress: Any) -> str:
+        started.set()
+        for i in range(1, 10**9):
+            if progress(Tree(i, 10**9, 1.0)):
+                return "cancelled"
+            time.sleep(0.001)
+        return "done"
+
+    running = jobs.submit(_model(store), endless, total=10**9)
+    assert started.wait(30)
+    queued = jobs.submit(_model(store), endless, total=10**9)
+    jobs.stop_jobs()
+    for job in (running, queued):
+        assert jobs.wait(job.job_id, 60)  # a hang guard: the job would run for ever
+        assert job.state == "failed" and job.error == jobs_module.SHUTDOWN_REASON
+        assert isinstance(job.exception, ShuttingDown) and job.exception.status == 503
+        assert store.read_record(job.model_id)["status"] == "failed"
     jobs.shutdown()
 
 
