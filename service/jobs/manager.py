@@ -33,6 +33,7 @@ file.
 
 from __future__ import annotations
 
+import heapq
 import logging
 import os
 import socket
@@ -174,6 +175,7 @@ class JobManager(JobRecords):
         self._created: dict[str, float] = {}  # every job on record: creation times never change
         self._lock = threading.Lock()
         self._shutting_down = False
+        self.max_workers = max_workers
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="okboost-train")
         self.short_job_seconds = short_job_seconds
         self._short = (
@@ -347,6 +349,32 @@ class JobManager(JobRecords):
                 if job.state == "queued":
                     ahead += 1
                     short_ahead += short
+        return None
+
+    def queued_eta(self, job_id: str) -> float | None:
+        """A queued job's ETA: when a worker frees up for it, the running jobs' ETAs and the
+        estimates of the jobs ahead of it (the job cost model) taken in turn by the first
+        worker free, plus its own estimate. None for any other job, or when a time is
+        unknown. The short-job slot is left out: a short job may start sooner."""
+        now = time.time()
+        with self._lock:
+            running = [
+                j.progress.eta(now, j.started) for j in self._jobs.values() if j.state == "running"
+            ]
+            line = [job for job, _, _ in self._line if job.state == "queued"]
+        if job_id not in {job.job_id for job in line} or None in running:
+            return None
+        idle = [0.0] * max(self.max_workers - len(running), 0)
+        # a busy worker frees up at its job's ETA (more running than workers: the short slot)
+        free = sorted([float(eta or 0.0) for eta in running] + idle)[: self.max_workers]
+        for job in line:
+            seconds = job.progress.estimate()
+            if seconds is None:
+                return None
+            start = heapq.heappop(free)
+            if job.job_id == job_id:
+                return start + seconds
+            heapq.heappush(free, start + seconds)
         return None
 
     def _pull(self, short_only: bool) -> None:

@@ -152,6 +152,14 @@ class Progress:
         self._last_tree = (clock, self.done)  # done = 0: the trees phase starts now
         return new_phase
 
+    def estimate(self) -> float | None:
+        """The planned seconds of the whole job (None without a plan): what a queued job
+        will take once it starts."""
+        if self.plan is None:
+            return None
+        plan = self.plan
+        return plan.factor + plan.setup + plan.per_tree * self.total + plan.save
+
     def saving(self, now: float) -> None:
         """The fit is over and the model is being written: the phase SAVING, estimated as
         the plan says (the count stays the last one reported)."""

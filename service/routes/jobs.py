@@ -38,10 +38,13 @@ State = Annotated[
 
 
 def _info(svc: Services, job: Job | QuarantinedJob, curves: bool) -> dict[str, Any]:
-    """A job's answer: its record's view, and where it stands in the queue while queued."""
+    """A job's answer: its record's view, and while it is queued where it stands in the
+    queue and its ETA (service.jobs.manager.JobManager.queued_eta)."""
     info = job.info(curves)
     if isinstance(job, Job):
         info["queue_position"] = svc.jobs.queue_position(job.job_id)
+        if info["state"] == "queued":
+            info["eta"] = svc.jobs.queued_eta(job.job_id)
     return info
 
 

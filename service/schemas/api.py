@@ -1122,8 +1122,9 @@ class JobInfo(BaseModel):
         "phase's estimate minus the time spent in it (at least half the time spent), the "
         "phases to come as estimated before "
         "the job started, and the trees left times the time of one tree (the estimate, "
-        "weighted as 2 trees, with the median of the measured ones). 0 when done; null when "
-        "nothing is known.",
+        "weighted as 2 trees, with the median of the measured ones). While queued: when a "
+        "worker frees up for it, plus its own estimate. 0 when done; null when nothing is "
+        "known.",
     )
     queue_position: int | None = Field(
         None,

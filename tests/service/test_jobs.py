@@ -370,6 +370,37 @@ def test_a_server_asked_to_stop_stops_its_jobs_at_once(tmp_path: Path) -> None:
     jobs.shutdown()
 
 
+def test_a_queued_job_has_an_eta(tmp_path: Path) -> None:
+    """A queued job's ETA was null: now the running job's ETA, then the estimates of the
+    jobs ahead, then its own."""
+    store, jobs = _manager(tmp_path, max_workers=1)
+    gate, started = threading.Event(), threading.Event()
+
+    def blocked(progress: Any) -> str:
+        started.set()
+        gate.wait(60)
+        return "done"
+
+    plan = PhasePlan(factor=10.0, setup=5.0, per_tree=1.0, save=2.0)
+    running = jobs.submit(_model(store), blocked, total=100, plan=plan)
+    assert started.wait(30)
+    ahead = jobs.submit(_model(store), blocked, total=100, plan=plan)
+    mine = jobs.submit(_model(store), blocked, total=10, plan=plan)
+    assert jobs.queued_eta(running.job_id) is None  # running: its own ETA is answered
+    busy = jobs.get(running.job_id).info()["eta"]
+    first, second = jobs.queued_eta(ahead.job_id), jobs.queued_eta(mine.job_id)
+    assert busy is not None and busy > 60.0 and first is not None and second is not None
+    # the running job's ETA, then 117 s for the job ahead, then 27 s its own (the running
+    # one counts down between the calls)
+    assert first == pytest.approx(busy + 117.0, abs=5.0)
+    assert second == pytest.approx(busy + 117.0 + 27.0, abs=5.0)
+    gate.set()
+    for job in (running, ahead, mine):
+        assert jobs.wait(job.job_id, 30)
+    assert jobs.queued_eta(mine.job_id) is None
+    jobs.shutdown()
+
+
 def test_a_job_is_cancelled_through_another_replica(tmp_path: Path) -> None:
     store, here = _manager(tmp_path)
     there = JobManager(ModelStore(tmp_path))  # a second replica over the same store
