@@ -103,6 +103,9 @@ class Progress:
     train_loss: list[float] = field(default_factory=list)
     validation_loss: list[float] | None = None
     unit: str = "tree"  # what done and total count
+    # read back from a job record, which knows the rest (phase, unit, curves): a job's count
+    # as its record says, not reported here (service.jobs.records.Job.from_record)
+    restored: bool = field(default=False, repr=False)
     _last_tree: tuple[float, int] | None = field(default=None, repr=False)  # (time, done)
     _seen: float | None = field(default=None, repr=False)  # unix time of the last count
     _counted: str = field(default="trees", repr=False)  # the phase the intervals are of

@@ -93,7 +93,7 @@ class Job:
         replica) keeps the progress its record says: its phase, unit and loss curves."""
         eta = self.progress.eta(now, self.started) if self.state == "running" else None
         progress = self.progress.record()
-        if not self.live:
+        if self.progress.restored:
             progress = {k: self.record.get(k, v) for k, v in progress.items()}
         return {
             "job_id": self.job_id,
@@ -120,7 +120,7 @@ class Job:
         job = cls(
             job_id=record["job_id"],
             model_id=record["model_id"],
-            progress=Progress(total=total, done=int(record.get("done", 0))),
+            progress=Progress(total=total, done=int(record.get("done", 0)), restored=True),
             state=record["state"],
             created=float(record.get("created", 0.0)),
             started=record.get("started"),
