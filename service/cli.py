@@ -223,10 +223,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from service.app import create_app
     from service.config import Settings
+    from service.serving import serve
 
     if args.token:
         print(
@@ -252,9 +251,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"okboost: error: {problem}", file=sys.stderr)
         return 2
-    uvicorn.run(
-        create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level
-    )
+    serve(create_app(settings), settings)
     return 0
 
 

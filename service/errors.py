@@ -142,6 +142,13 @@ class StorageFull(ServiceError):
     code = "insufficient_storage"
 
 
+class ShuttingDown(ServiceError):
+    """The server is stopping (SIGTERM, Ctrl-C): the job a request waited for was stopped."""
+
+    status = 503
+    code = "shutting_down"
+
+
 class StoreCorrupted(ServiceError):
     """A stored model cannot be read back: a server-side fault, not the client's."""
 

@@ -33,6 +33,7 @@ file.
 
 from __future__ import annotations
 
+import heapq
 import logging
 import os
 import socket
@@ -43,8 +44,14 @@ from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
-from service.errors import JobRecordInvalid, NotFound, RecordInvalid
-from service.jobs.process import child_main, process_context
+from service.errors import (
+    JobRecordInvalid,
+    NotFound,
+    RecordInvalid,
+    ServiceError,
+    ShuttingDown,
+)
+from service.jobs.process import child_main, died, process_context
 from service.jobs.progress import PhasePlan, Progress
 from service.jobs.quotas import QueueQuotas
 from service.jobs.records import ACTIVE, Job, JobRecords, QuarantinedJob, RecordWriter
@@ -126,6 +133,7 @@ class JobManager(JobRecords):
         self._created: dict[str, float] = {}  # every job on record: creation times never change
         self._lock = threading.Lock()
         self._shutting_down = False
+        self.max_workers = max_workers
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="okboost-train")
         self.short_job_seconds = short_job_seconds
         self._short = (
@@ -166,7 +174,8 @@ class JobManager(JobRecords):
         return job
 
     def recover(self) -> list[str]:
-        """Mark jobs left active by a previous process as failed; return their ids.
+        """End the jobs left active by a previous process (:meth:`_end_abandoned`); return
+        their ids.
 
         Only jobs that process ran itself: a job on a Dask cluster goes on without it
         (service.jobs.cluster), and one run by another live replica over the same store (its
@@ -183,11 +192,31 @@ class JobManager(JobRecords):
                 log.warning("skipping unreadable job record %s: %s", path, exc)
                 continue
             if job.state in ACTIVE and self._abandoned(job):
-                job.state, job.error, job.finished = "failed", RESTART_REASON, time.time()
-                self.persist(job)
-                self.mark_model(job.model_id, "failed", RESTART_REASON)
+                self._end_abandoned(job)
                 interrupted.append(job.job_id)
         return interrupted
+
+    def _end_abandoned(self, job: Job) -> None:
+        """End a job whose runner is gone, as of when it was last heard of: done if its
+        model was saved before the runner died (its record says "ready" only once its files
+        are all in place), else failed (RESTART_REASON), the leftovers of a save it did not
+        finish removed. An end that cannot be written (a full disk) is kept and written
+        later (JobRecords.write_end): the service starts all the same."""
+        self.store.remove_temporaries(job.model_id)
+        job.finished = float(job.record.get("updated") or time.time())
+        if self._model_status(job.model_id) == "ready":
+            job.state, job.error = "done", None
+            job.record["done"] = job.record.get("total", job.progress.total)
+        else:
+            job.state, job.error = "failed", RESTART_REASON
+        self.write_end(job)
+
+    def _model_status(self, model_id: str) -> str | None:
+        """The status of a model's record, None when it cannot be read."""
+        try:
+            return self.store.read_record(model_id).get("status")
+        except ServiceError:
+            return None
 
     @staticmethod
     def _abandoned(job: Job) -> bool:
@@ -282,6 +311,32 @@ class JobManager(JobRecords):
                     short_ahead += short
         return None
 
+    def queued_eta(self, job_id: str) -> float | None:
+        """A queued job's ETA: when a worker frees up for it, the running jobs' ETAs and the
+        estimates of the jobs ahead of it (the job cost model) taken in turn by the first
+        worker free, plus its own estimate. None for any other job, or when a time is
+        unknown. The short-job slot is left out: a short job may start sooner."""
+        now = time.time()
+        with self._lock:
+            running = [
+                j.progress.eta(now, j.started) for j in self._jobs.values() if j.state == "running"
+            ]
+            line = [job for job, _, _ in self._line if job.state == "queued"]
+        if job_id not in {job.job_id for job in line} or None in running:
+            return None
+        idle = [0.0] * max(self.max_workers - len(running), 0)
+        # a busy worker frees up at its job's ETA (more running than workers: the short slot)
+        free = sorted([float(eta or 0.0) for eta in running] + idle)[: self.max_workers]
+        for job in line:
+            seconds = job.progress.estimate()
+            if seconds is None:
+                return None
+            start = heapq.heappop(free)
+            if job.job_id == job_id:
+                return start + seconds
+            heapq.heappush(free, start + seconds)
+        return None
+
     def _pull(self, short_only: bool) -> None:
         """A worker slot's turn: run the oldest queued job of the line (a short one only,
         for the short slot), if any is left."""
@@ -297,8 +352,10 @@ class JobManager(JobRecords):
         """A job of this process's pool as it runs, any other as its record says (an active
         one on the cluster checked with the scheduler first: service.jobs.cluster)."""
         self.path(job_id)  # 404 for an id that is not one
+        self.retry_unwritten()
         with self._lock:
             job = self._jobs.get(job_id)
+        job = job or self.unwritten(job_id)
         if job is not None:
             return job
         job = self._read(job_id)
@@ -322,12 +379,13 @@ class JobManager(JobRecords):
         return jobs
 
     def page(
-        self, limit: int | None, cursor: str | None
+        self, limit: int | None, cursor: str | None, state: str | None = None
     ) -> tuple[list[Job | QuarantinedJob], str | None]:
-        """Jobs oldest first, ``limit`` of them after ``cursor`` (service.store.pagination);
-        only the records of the page are read (creation times are kept once read). A job
-        deleted or unreadable meanwhile is left out, a quarantined one is described as such
-        (:meth:`describe`)."""
+        """Jobs oldest first, ``limit`` of them after ``cursor`` (service.store.pagination),
+        only those in ``state`` if given; without it only the records of the page are read
+        (creation times are kept once read). A job deleted or unreadable meanwhile is left
+        out, a quarantined one is described as such (:meth:`describe`, state "invalid")."""
+        self.retry_unwritten()
         on_disk = {p.stem for p in self.dir.glob("*.json") if valid_id(p.stem)}
         for job_id in on_disk - set(self._created):
             try:
@@ -337,6 +395,8 @@ class JobManager(JobRecords):
                 continue
         with self._lock:
             keys = [(c, i) for i, c in self._created.items() if i in on_disk or i in self._jobs]
+        if state is not None:
+            keys = [key for key in keys if self._state(key[1]) == state]
         keys, next_cursor = pagination.select(keys, limit or len(keys), cursor)
         jobs = []
         for _, job_id in keys:
@@ -345,6 +405,13 @@ class JobManager(JobRecords):
             except (NotFound, OSError):
                 continue
         return jobs, next_cursor
+
+    def _state(self, job_id: str) -> str | None:
+        """A job's state as answered, None when it cannot be read (deleted meanwhile)."""
+        try:
+            return str(self.describe(job_id).info()["state"])
+        except (NotFound, OSError):
+            return None
 
     def cancel(self, job_id: str) -> Job | QuarantinedJob:
         """Cancel a queued job at once, or ask a running one to stop after its current tree.
@@ -381,18 +448,34 @@ class JobManager(JobRecords):
                 return False
             time.sleep(0.1 if left is None else min(0.1, left))
 
+    def stop_jobs(self) -> None:
+        """The server is stopping: fail the queued jobs and ask the running ones to stop
+        after their current tree (they fail with SHUTDOWN_REASON), without waiting for them.
+        Called as soon as the server is asked to stop (service.cli), so a request waiting
+        for a job ("wait": true) is answered at once, not after OKBOOST_WAIT_TIMEOUT while
+        the server cannot stop."""
+        with self._lock:
+            self._shutting_down = True
+            for job in self._jobs.values():
+                if job.state == "queued":
+                    job.exception = self._shutdown_error(job)
+                    self.finish(job, "failed", SHUTDOWN_REASON)
+                elif job.state == "running":
+                    job.cancel_event.set()
+
+    @staticmethod
+    def _shutdown_error(job: Job) -> ShuttingDown:
+        return ShuttingDown(
+            f"the server is shutting down: training job '{job.job_id}' was stopped "
+            f"({SHUTDOWN_REASON}); train again once the server is back"
+        )
+
     def shutdown(self) -> None:
         """Stop running jobs after their current tree, mark them failed, stop the pool. Jobs
         on the cluster go on (the connection to the scheduler is closed)."""
         if self.cluster is not None:
             self.cluster.close()
-        with self._lock:
-            self._shutting_down = True
-            for job in self._jobs.values():
-                if job.state == "queued":
-                    self.finish(job, "failed", SHUTDOWN_REASON)
-                elif job.state == "running":
-                    job.cancel_event.set()
+        self.stop_jobs()
         self._executor.shutdown(wait=True, cancel_futures=True)
         if self._short is not None:
             self._short.shutdown(wait=True, cancel_futures=True)
@@ -436,6 +519,7 @@ class JobManager(JobRecords):
                 self._overtime.discard(job.job_id)
                 self.finish(job, "failed", self.quotas.overtime_reason())
             elif outcome == "cancelled" and self._shutting_down:
+                job.exception = self._shutdown_error(job)
                 self.finish(job, "failed", SHUTDOWN_REASON)
             else:
                 self.settle(job, outcome)
@@ -447,7 +531,7 @@ class JobManager(JobRecords):
                 return self._stop_asked(job) or self._overdue(job)
 
             def saving(_) -> None:  # noqa: N805
-                pass
+                writer.saving()
 
         with RecordWriter(self, job) as writer:
             return task(_Reporter())
@@ -477,6 +561,7 @@ class JobManager(JobRecords):
                         writer.report(SimpleNamespace(**message[1]))
                     elif kind == "saving":
                         saving = True
+                        writer.saving()
                     elif kind == "done":
                         return str(message[1])
                     elif kind == "error":
@@ -496,4 +581,6 @@ class JobManager(JobRecords):
             if proc.is_alive():
                 proc.kill()
                 proc.join()
-        raise RuntimeError(f"training process exited unexpectedly (exit code {proc.exitcode})")
+            # a killed process leaves the save it was making (a finished one left nothing)
+            self.store.remove_temporaries(job.model_id)
+        raise died(proc.exitcode)

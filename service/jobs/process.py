@@ -13,6 +13,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import resource
+import select
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +32,31 @@ class JobOutOfMemory(ServiceError):
 
     status = 422
     code = "job_memory_exceeded"
+
+
+class TrainingProcessDied(ServiceError):
+    """The training process ended without a word: killed from outside, or crashed."""
+
+    status = 500
+    code = "training_failed"
+
+
+def died(exitcode: int | None) -> TrainingProcessDied:
+    """Why a job whose training process ended without reporting failed, by its exit code."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = "a signal"
+        return TrainingProcessDied(
+            f"the training process was killed by {name} ({-exitcode}) from outside the "
+            "service (the system's out-of-memory killer sends SIGKILL); nothing of the model "
+            "was kept: train it again, with fewer rows or trees if memory is short"
+        )
+    return TrainingProcessDied(
+        f"the training process exited unexpectedly (exit code {exitcode}); nothing of the "
+        "model was kept: train it again"
+    )
 
 
 def process_context(preload: Sequence[str] = ()) -> Any:
@@ -79,8 +106,36 @@ def _out_of_memory(budget: int) -> JobOutOfMemory:
     )
 
 
+def die_with_service(conn: Any) -> None:
+    """Have this training process killed as soon as the service that reads ``conn`` (the
+    sending end of its report pipe, whose reading end only the service holds) is gone. A
+    service killed (kill -9, a crash) then takes its training processes with it, even one
+    in a phase that reports nothing for minutes or busy saving, so none goes on unwatched
+    and saves a model after the restarted service ended its job.
+
+    The watch is a small forked process, not a thread: the factorisation of the output
+    kernel holds the GIL for its whole length. Called first thing, while this process is
+    still single-threaded (a fork from the fork server). Where poll() is missing, nothing
+    is done (the process still ends at its next report, which finds the pipe broken)."""
+    if not hasattr(select, "poll"):
+        return
+    trainer = os.getpid()
+    if os.fork() != 0:
+        return
+    try:
+        poller = select.poll()
+        poller.register(conn.fileno(), 0)  # POLLERR (its reader closed) is always reported
+        while not any(e & (select.POLLERR | select.POLLHUP) for _, e in poller.poll()):
+            pass
+        if os.getppid() == trainer:  # still running (else ended, and its pid may be reused)
+            os.kill(trainer, signal.SIGKILL)
+    finally:
+        os._exit(0)
+
+
 def child_main(task: TrainTask, conn: Any, stop: Any, memory_budget: int | None) -> None:
     """Entry point of a training process: run ``task``, report through ``conn``."""
+    die_with_service(conn)
 
     class _Reporter:
         def __call__(self, p: Any) -> bool:

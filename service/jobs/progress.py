@@ -50,6 +50,8 @@ SETUP_PHASES = ("output_space", "binning")
 STARTING = "starting"
 """The phase of a running job before its fit reports: its training process starting (the
 first job after start-up waits for okcore's compiled kernels to load, or to compile)."""
+SAVING = "saving"
+"""The phase of a job whose fit is over while its model is written to the store."""
 UNCOUNTED = (None, STARTING, *SETUP_PHASES)
 """Phases whose ETA comes from estimates, not from counted work."""
 OVERRUN_SHARE = 0.5
@@ -71,6 +73,7 @@ class PhasePlan:
     per_tree: float
     counted: str = "trees"  # the phase whose units per_tree estimates
     unit: str = "tree"  # what the job counts, shown before its fit reports
+    save: float = 0.0  # writing the model to the store
 
 
 def cost_shares(seconds: list[float], units: int) -> list[int]:
@@ -100,6 +103,9 @@ class Progress:
     train_loss: list[float] = field(default_factory=list)
     validation_loss: list[float] | None = None
     unit: str = "tree"  # what done and total count
+    # read back from a job record, which knows the rest (phase, unit, curves): a job's count
+    # as its record says, not reported here (service.jobs.records.Job.from_record)
+    restored: bool = field(default=False, repr=False)
     _last_tree: tuple[float, int] | None = field(default=None, repr=False)  # (time, done)
     _seen: float | None = field(default=None, repr=False)  # unix time of the last count
     _counted: str = field(default="trees", repr=False)  # the phase the intervals are of
@@ -149,6 +155,21 @@ class Progress:
         self._last_tree = (clock, self.done)  # done = 0: the trees phase starts now
         return new_phase
 
+    def estimate(self) -> float | None:
+        """The planned seconds of the whole job (None without a plan): what a queued job
+        will take once it starts."""
+        if self.plan is None:
+            return None
+        plan = self.plan
+        return plan.factor + plan.setup + plan.per_tree * self.total + plan.save
+
+    def saving(self, now: float) -> None:
+        """The fit is over and the model is being written: the phase SAVING, estimated as
+        the plan says (the count stays the last one reported)."""
+        self._calibrate(now)
+        self.phase, self.phase_started = SAVING, now
+        self.phase_eta = None if self.plan is None else self.plan.save
+
     def complete(self) -> None:
         """The job is done: what it counted is all there was. A fit that ended before its
         planned count (early stopping, a model choice whose budget skipped planned fits)
@@ -178,6 +199,9 @@ class Progress:
 
     def eta(self, now: float, started: float | None) -> float | None:
         """Seconds left (see the module docstring); None when nothing is known."""
+        if self.phase == SAVING:  # the last phase: its estimate counted down, then grown
+            spent = now - (self.phase_started or now)
+            return max((self.phase_eta or 0.0) - spent, OVERRUN_SHARE * spent)
         per_tree = self.per_tree()
         left_units = max(self.total - self.done, 0)
         trees_left = None if per_tree is None else per_tree * left_units

@@ -28,7 +28,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from service.errors import JobRecordInvalid, NotFound, ServiceError, UnknownJob
+from service.errors import (
+    JobRecordInvalid,
+    NotFound,
+    RecordInvalid,
+    ServiceError,
+    StoreCorrupted,
+    UnknownJob,
+)
 from service.jobs.progress import Progress
 from service.schemas.records import JobRecord, validation_reason
 from service.store.ids import valid_id
@@ -81,8 +88,13 @@ class Job:
         return int(self.record.get("done", 0))
 
     def snapshot(self, now: float) -> dict[str, Any]:
-        """The record to write now: state, times, progress, downsampled curves, the ETA."""
+        """The record to write now: state, times, progress, downsampled curves, the ETA. A
+        job read back from its record (ended by a restart, or cancelled through another
+        replica) keeps the progress its record says: its phase, unit and loss curves."""
         eta = self.progress.eta(now, self.started) if self.state == "running" else None
+        progress = self.progress.record()
+        if self.progress.restored:
+            progress = {k: self.record.get(k, v) for k, v in progress.items()}
         return {
             "job_id": self.job_id,
             "model_id": self.model_id,
@@ -96,7 +108,7 @@ class Job:
             "runner": self.runner,
             "attempt": self.attempt,
             "warnings": self.warnings,
-            **self.progress.record(),
+            **progress,
         }
 
     @classmethod
@@ -108,7 +120,7 @@ class Job:
         job = cls(
             job_id=record["job_id"],
             model_id=record["model_id"],
-            progress=Progress(total=total, done=int(record.get("done", 0))),
+            progress=Progress(total=total, done=int(record.get("done", 0)), restored=True),
             state=record["state"],
             created=float(record.get("created", 0.0)),
             started=record.get("started"),
@@ -236,6 +248,10 @@ class JobRecords:
         self.dir = store.root / "jobs"
         self.dir.mkdir(parents=True, exist_ok=True)
         self._quarantined: set[str] = set()  # jobs whose invalid record was logged
+        # ended jobs whose end (their model's status, their record) could not be written,
+        # e.g. on a full disk: answered from here and written again (:meth:`retry_unwritten`)
+        self._unwritten: dict[str, Job] = {}
+        store.as_it_stands = self.model_view
 
     def path(self, job_id: str) -> Path:
         if not valid_id(job_id):
@@ -327,28 +343,63 @@ class JobRecords:
         return self.path(job_id).with_suffix(".stop")
 
     def mark_model(self, model_id: str, status: str, error: str | None) -> None:
-        """Give a model still "training" the job's final status (not one deleted meanwhile)."""
+        """Give a model still "training" the job's final status (not one deleted meanwhile,
+        nor one whose record is unreadable). A record that cannot be written (a full disk)
+        raises StorageFull."""
         try:
             if self.store.read_record(model_id).get("status") == "training":
                 self.store.update_record(model_id, status=status, error=error)
-        except ServiceError:
-            return  # deleted meanwhile
+        except (NotFound, RecordInvalid, StoreCorrupted):
+            return  # deleted meanwhile, or quarantined
 
     def finish(self, job: Job, state: str, error: str | None) -> None:
-        """End ``job`` in ``state``. The model's record is marked before the job's is
-        written: whoever reads the job as ended (another replica too) finds its model ended."""
+        """End ``job`` in ``state`` and write its end (:meth:`write_end`)."""
         job.state, job.error, job.finished = state, error, time.time()
         if state == "done":
             job.progress.complete()
-        else:
-            self.mark_model(job.model_id, state, error)
-        try:
-            self.persist(job)
-        except ServiceError as exc:  # e.g. a full disk: the state is still answered
-            log.error("job %s: its final record cannot be written: %s", job.job_id, exc)
-            job.record = job.snapshot(time.time())
+        self.write_end(job)
         self.clear_stop(job.job_id)
         job.finished_event.set()
+
+    def write_end(self, job: Job) -> bool:
+        """Write an ended job's end: its model's status (unless done: the model's own save
+        wrote "ready"), then its record, so whoever reads the job as ended (another replica
+        too) finds its model ended. What cannot be written now (a full disk) is kept, still
+        answered (:meth:`unwritten`), and written again by :meth:`retry_unwritten`: a model
+        never says "training" after its job ended. Whether all was written."""
+        try:
+            if job.state != "done":
+                self.mark_model(job.model_id, job.state, job.error)
+            self.persist(job)
+        except ServiceError as exc:
+            if job.job_id not in self._unwritten:
+                log.error("job %s: its end cannot be written yet: %s", job.job_id, exc)
+            job.record = job.snapshot(time.time())
+            self._unwritten[job.job_id] = job
+            return False
+        self._unwritten.pop(job.job_id, None)
+        return True
+
+    def retry_unwritten(self) -> None:
+        """Write again the ends that could not be written (:meth:`write_end`)."""
+        for job in list(self._unwritten.values()):
+            self.write_end(job)
+
+    def unwritten(self, job_id: str) -> Job | None:
+        """An ended job whose end is not written yet (its record on disk says otherwise)."""
+        return self._unwritten.get(job_id)
+
+    def model_view(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A model's record as it stands: one still "training" whose job ended without its
+        end being written (a full disk; written again first) has the job's state and error."""
+        if not self._unwritten:
+            return record
+        self.retry_unwritten()
+        model_id = record.get("model_id")
+        job = next((j for j in list(self._unwritten.values()) if j.model_id == model_id), None)
+        if record.get("status") != "training" or job is None:
+            return record
+        return dict(record, status=job.state, error=job.error)
 
     def fail(self, job: Job, exc: BaseException) -> None:
         """Finish ``job`` as failed by ``exc`` (logged unless it is the user's error)."""
@@ -406,6 +457,12 @@ class RecordWriter:
                 self._write()
             else:
                 self._pending = True
+
+    def saving(self) -> None:
+        """The fit is over and the model is being written: a new phase, written at once."""
+        with self._lock:
+            self.job.progress.saving(time.time())
+            self._write()
 
     def flush(self) -> None:
         """Write a report left unwritten once PERSIST_EVERY seconds passed since it came."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
@@ -28,11 +28,23 @@ Curves = Annotated[
 ]
 
 
+State = Annotated[
+    Literal["queued", "running", "done", "failed", "cancelled", "invalid"] | None,
+    Query(
+        description="Only the jobs in this state (`invalid`: quarantined records).",
+        examples=["failed"],
+    ),
+]
+
+
 def _info(svc: Services, job: Job | QuarantinedJob, curves: bool) -> dict[str, Any]:
-    """A job's answer: its record's view, and where it stands in the queue while queued."""
+    """A job's answer: its record's view, and while it is queued where it stands in the
+    queue and its ETA (service.jobs.manager.JobManager.queued_eta)."""
     info = job.info(curves)
     if isinstance(job, Job):
         info["queue_position"] = svc.jobs.queue_position(job.job_id)
+        if info["state"] == "queued":
+            info["eta"] = svc.jobs.queued_eta(job.job_id)
     return info
 
 
@@ -46,12 +58,14 @@ async def list_jobs(
     svc: ServicesDep,
     limit: Limit = pagination.DEFAULT_LIMIT,
     cursor: Cursor = None,
+    state: State = None,
     curves: Curves = False,
 ) -> JSONResponse:
     """Jobs oldest first, `limit` per page; `next_cursor` (null on the last page) asks for
-    the next. A job whose stored record fails validation is listed with the state `invalid`
-    and the reason (quarantined: never run or resumed)."""
-    jobs, next_cursor = await run_in_threadpool(svc.jobs.page, limit, cursor)
+    the next, with the same `state`. Only the jobs in one `state` with `state`. A job whose
+    stored record fails validation is listed with the state `invalid` and the reason
+    (quarantined: never run or resumed)."""
+    jobs, next_cursor = await run_in_threadpool(svc.jobs.page, limit, cursor, state)
     return JSONResponse(
         {"jobs": [_info(svc, job, curves) for job in jobs], "next_cursor": next_cursor}
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
@@ -40,6 +40,13 @@ Cursor = Annotated[
 Curves = Annotated[
     bool,
     Query(description="Include the loss curves (train_loss, validation_loss).", examples=[True]),
+]
+Status = Annotated[
+    Literal["training", "ready", "failed", "cancelled", "invalid"] | None,
+    Query(
+        description="Only the models with this status (`invalid`: quarantined records).",
+        examples=["ready"],
+    ),
 ]
 Importances = Annotated[
     bool, Query(description="Include feature_importances (p values).", examples=[True])
@@ -80,12 +87,14 @@ async def list_models(
     svc: ServicesDep,
     limit: Limit = pagination.DEFAULT_LIMIT,
     cursor: Cursor = None,
+    status: Status = None,
     curves: Curves = False,
     importances: Importances = False,
 ) -> JSONResponse:
     """Models oldest first, `limit` per page; `next_cursor` (null on the last page) asks for
-    the next. Loss curves and feature importances only with `curves` / `importances`."""
-    records, next_cursor = await run_in_threadpool(svc.store.page, limit, cursor)
+    the next, with the same `status`. Only the models of one `status` with `status`. Loss
+    curves and feature importances only with `curves` / `importances`."""
+    records, next_cursor = await run_in_threadpool(svc.store.page, limit, cursor, status)
     views = [model_view(r, curves, importances) for r in records]
     return JSONResponse({"models": views, "next_cursor": next_cursor})
 

@@ -45,6 +45,12 @@ ERROR_EXAMPLES: dict[int, tuple[str, str, str]] = {
         "64 training jobs are already waiting; retry when some finish",
         "Too many jobs",
     ),
+    503: (
+        "shutting_down",
+        "the server is shutting down: training job '8c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f' was "
+        "stopped (interrupted by server shutdown); train again once the server is back",
+        "Server shutting down",
+    ),
     507: (
         "insufficient_storage",
         "the model store has 0.12 GB free but this model needs an estimated 0.31 GB of disk: "

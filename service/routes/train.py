@@ -95,6 +95,7 @@ _ACCEPTED_RESPONSES = responses(
     415,
     422,
     429,
+    503,
     507,
     ok_description='Job queued; poll job_url (with "wait": true, the wait timed out: '
     '"timed_out": true)',

@@ -1108,7 +1108,8 @@ class JobInfo(BaseModel):
         None,
         description="What the fit is doing: output_space (factorising the output kernel), "
         "binning (histogram bins of the inputs), trees (growing the trees), or another name "
-        "a fit made of several reports; null before the fit reports.",
+        "a fit made of several reports; then saving (writing the model to the store); null "
+        "before the fit reports.",
     )
     phase_elapsed: float | None = Field(
         None,
@@ -1121,8 +1122,9 @@ class JobInfo(BaseModel):
         "phase's estimate minus the time spent in it (at least half the time spent), the "
         "phases to come as estimated before "
         "the job started, and the trees left times the time of one tree (the estimate, "
-        "weighted as 2 trees, with the median of the measured ones). 0 when done; null when "
-        "nothing is known.",
+        "weighted as 2 trees, with the median of the measured ones). While queued: when a "
+        "worker frees up for it, plus its own estimate. 0 when done; null when nothing is "
+        "known.",
     )
     queue_position: int | None = Field(
         None,

@@ -333,6 +333,9 @@ class ModelStore:
         self._created: dict[str, float] = {}  # creation times of records once read (fixed)
         self._stamps: dict[str, tuple[int, int] | None] = {}  # folder (inode, mtime) when loaded
         self._quarantined: set[str] = set()  # models whose invalid record was logged
+        # a record as it stands (set by the job manager: a model whose job ended without its
+        # status being written, on a full disk, has the job's), for what is answered and loaded
+        self.as_it_stands: Callable[[dict[str, Any]], dict[str, Any]] = lambda record: record
         self._clean_temporaries()
         self.migrate_records()
 
@@ -358,6 +361,13 @@ class ModelStore:
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
+
+    def remove_temporaries(self, model_id: str) -> None:
+        """Remove what an interrupted save of the model left in the store: called once its
+        writer is gone (a training process that was killed, or whose service was), so no
+        write of it is under way."""
+        for path in self.root.glob(f"{_TMP_PREFIX}{self._check(model_id)}-*"):
+            shutil.rmtree(path, ignore_errors=True)
 
     def migrate_records(self) -> list[str]:
         """Move the records of the old layout into their model's folder; the ids moved.
@@ -466,7 +476,7 @@ class ModelStore:
         """The model's record, or for a quarantined model what GET /models reports instead:
         its id, the status "invalid", a creation time and the reason (404 if unknown)."""
         try:
-            return self.read_record(model_id)
+            return self.as_it_stands(self.read_record(model_id))
         except RecordInvalid as exc:
             return {
                 "model_id": model_id,
@@ -520,12 +530,15 @@ class ModelStore:
         return records
 
     def page(
-        self, limit: int | None, cursor: str | None
+        self, limit: int | None, cursor: str | None, status: str | None = None
     ) -> tuple[list[dict[str, Any]], str | None]:
         """Records oldest first, ``limit`` of them after ``cursor`` (service.store.pagination),
-        and the next page's cursor; a record deleted or unreadable meanwhile is left out, a
-        quarantined one is described as such (:meth:`describe`)."""
+        only those whose status is ``status`` if given, and the next page's cursor; a record
+        deleted or unreadable meanwhile is left out, a quarantined one is described as such
+        (:meth:`describe`, status "invalid")."""
         keys = self.list_keys()
+        if status is not None:
+            keys = [key for key in keys if self._status(key[1]) == status]
         keys, next_cursor = pagination.select(keys, limit or len(keys), cursor)
         records = []
         for _, model_id in keys:
@@ -534,6 +547,13 @@ class ModelStore:
             except (NotFound, StoreCorrupted):
                 continue
         return records, next_cursor
+
+    def _status(self, model_id: str) -> str | None:
+        """A model's status as answered, None when it cannot be read (deleted meanwhile)."""
+        try:
+            return str(self.describe(model_id).get("status"))
+        except (NotFound, StoreCorrupted):
+            return None
 
     def check_writable(self) -> str | None:
         """Why the store cannot take a new model now (not a writable directory, or a probe
@@ -611,7 +631,7 @@ class ModelStore:
                         del self._load_locks[model_id]
 
     def _load_from_disk(self, model_id: str) -> LoadedModel:
-        record = self.read_record(model_id)
+        record = self.as_it_stands(self.read_record(model_id))
         status = record.get("status")
         if status != "ready":
             reason = f": {record['error']}" if record.get("error") else ""

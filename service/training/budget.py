@@ -33,6 +33,9 @@ from service.jobs.progress import PhasePlan
 BASE_BYTES = 250e6
 """Resident memory of a training process before it touches the data (Python, numpy,
 scipy, numba and okcore's compiled kernels): 237-268 MB measured."""
+SAVE_BYTES_PER_SECOND = 100e6
+"""Rate at which a trained model's estimated disk size is taken to be written (the
+"saving" phase's ETA): 250 MB/s measured on a local disk, a network store is slower."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,8 @@ class JobEstimate:
         if self.cv_trees:
             rest = self.seconds - self.factor_seconds - self.setup_seconds
             per_tree = rest / (self.n_trees + self.cv_trees)
-        return PhasePlan(self.factor_seconds, self.setup_seconds, per_tree)
+        save = self.disk_bytes / SAVE_BYTES_PER_SECOND
+        return PhasePlan(self.factor_seconds, self.setup_seconds, per_tree, save=save)
 
     def summary(self) -> dict[str, Any]:
         """JSON-able: the inputs of the estimate, memory in bytes and time in seconds."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+import pytest
 from e2e_server import Server
 from svc_data import clustered_graph
 
@@ -107,6 +109,87 @@ def test_crash_marks_running_job_failed_and_keeps_finished_models(
         np.testing.assert_array_equal(
             client.kernel(done["model_id"], X[:3])["kernel"], answer["kernel"]
         )
+
+
+def _alive_in_group(pgid: int) -> list[int]:
+    """The processes of a process group that have not ended (zombies have)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_crash_while_the_output_kernel_is_factorised_takes_the_training_along(
+    server_factory: type[Server], tmp_path: Path
+) -> None:
+    """kill -9 of the server while its training process factorised the output kernel (no
+    report for seconds, the GIL held) left that process running unwatched, its fork server
+    waiting for it. Now the whole process group ends, and the restarted server reports the
+    job failed, its model absent from the ready ones."""
+    n = 3000
+    rng = np.random.default_rng(0)
+    edges = [[i, (i * 7 + 3) % n] for i in range(n)] + [[i, (i + 1) % n] for i in range(n)]
+    server = server_factory(tmp_path / "models").start()
+    assert server.proc is not None
+    with OKBoostClient(server.url) as client:
+        job = client.train(
+            rng.normal(size=(n, 10)), {"type": "diffusion", "edges": edges},
+            params={"n_estimators": 300},
+        )  # fmt: skip
+        for _ in range(6000):  # a hang guard
+            if client.job(job["job_id"])["phase"] in ("output_space", "binning", "trees"):
+                break
+            time.sleep(0.01)
+    group = server.proc.pid
+    server.proc.send_signal(signal.SIGKILL)
+    server.proc.wait()
+    for _ in range(600):  # a hang guard: without the fix the factorisation ran on
+        if not _alive_in_group(group):
+            break
+        time.sleep(0.05)
+    assert _alive_in_group(group) == []
+    again = server_factory(tmp_path / "models").start()
+    with OKBoostClient(again.url) as client:
+        ended = client.job(job["job_id"])
+        assert ended["state"] == "failed" and ended["error"] == "interrupted by server restart"
+        assert [m["status"] for m in client.models()] == ["failed"]
+    assert not list((tmp_path / "models").glob(".tmp-*"))
+
+
+def test_sigterm_answers_a_waiting_train_request_and_stops_at_once(
+    server_factory: type[Server], tmp_path: Path
+) -> None:
+    """A "wait": true request held a server asked to stop (SIGTERM) until the wait timed
+    out, the job training on meanwhile, and was then told the job was running. Now the job
+    is stopped, the request answered 503 shutting_down, and the server stops."""
+    g = clustered_graph()
+    X = g.features[g.train]
+    spec = {"type": "diffusion", "beta": 1.0, "edges": g.train_edges().tolist()}
+    server = server_factory(tmp_path / "models", OKBOOST_WAIT_TIMEOUT="600").start()
+    body = {"inputs": X.tolist(), "output_kernel": spec, "wait": True,
+            "params": {**PARAMS, "n_estimators": 40_000}}  # fmt: skip
+    with ThreadPoolExecutor(1) as pool, OKBoostClient(server.url) as client:
+        reply = pool.submit(httpx.post, f"{server.url}/train", json=body, timeout=700)
+        for _ in range(6000):  # a hang guard
+            jobs = client.jobs()
+            if jobs and jobs[0]["state"] == "running" and jobs[0]["progress"]["done"] > 0:
+                break
+            time.sleep(0.01)
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGTERM)
+        answer = reply.result()  # before the fix: the connection dropped when stop() killed it
+    assert answer.status_code == 503
+    assert answer.json()["error"]["code"] == "shutting_down"
+    server.stop()
+    again = server_factory(tmp_path / "models").start()
+    with OKBoostClient(again.url) as client:
+        assert client.jobs()[0]["error"] == "interrupted by server shutdown"
 
 
 def test_predictions_run_concurrently_while_training(server: Server) -> None:

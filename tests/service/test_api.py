@@ -443,3 +443,34 @@ def test_models_and_jobs_are_listed_a_page_at_a_time(client: TestClient, graph: 
     assert r.status_code == 422 and r.json()["error"]["message"].startswith("query.cursor")
     assert client.get("/jobs", params={"limit": 0}).status_code == 422
     assert client.get("/jobs", params={"limit": 1001}).status_code == 422
+
+
+def test_models_and_jobs_are_listed_by_status_a_page_at_a_time(
+    client: TestClient, graph: Graph
+) -> None:
+    """`?status=ready` was ignored: the whole list came back, as if every model were ready."""
+    body = diffusion_request(graph, params={**SMALL, "n_estimators": 2})
+    made = [client.post("/train", json=body).json() for _ in range(5)]
+    kept = [made[0], made[2], made[4]]
+    for gone in (made[1], made[3]):
+        client.delete(f"/models/{gone['model_id']}")
+    for path, key, id_key, field, value, expected in (
+        ("/models", "models", "model_id", "status", "ready", kept),
+        ("/jobs", "jobs", "job_id", "state", "done", made),  # a deleted model's job stays
+    ):
+        seen, cursor = [], None
+        while True:
+            params: dict[str, Any] = {"limit": 2, field: value}
+            if cursor is not None:
+                params["cursor"] = cursor
+            page = client.get(path, params=params).json()
+            assert page[key] and all(item[field] == value for item in page[key])
+            seen += [item[id_key] for item in page[key]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert seen == [m[id_key] for m in expected]
+    assert client.get("/jobs", params={"state": "cancelled"}).json()["jobs"] == []
+    r = client.get("/models", params={"status": "done"})
+    assert r.status_code == 422 and r.json()["error"]["message"].startswith("query.status")
+    assert client.get("/jobs", params={"state": "ready"}).status_code == 422

@@ -21,6 +21,7 @@ from svc_data import (
     clustered_graph,
     diffusion_request,
     make_settings,
+    model_record,
     post_json,
     vector_data,
 )
@@ -28,6 +29,8 @@ from test_errors import assert_error
 
 from service.app import create_app
 from service.config import Settings
+from service.store.ids import new_id
+from service.store.model_store import ModelStore
 from service.training.budget import estimate_job
 
 JSON = {"content-type": "application/json"}
@@ -341,6 +344,38 @@ def test_full_disk_is_507_and_not_ready(tmp_path: Path, monkeypatch: pytest.Monk
         assert not [p for p in settings.model_dir.iterdir() if p.name != "jobs"]
         assert c.get("/health/ready").status_code == 200
         assert c.post("/train", json=diffusion_request(clustered_graph())).status_code == 201
+
+
+def test_a_server_restarted_on_a_full_disk_starts_and_tells_the_truth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed with a job running, then restarted on a full disk, the server refused to start
+    (the interrupted job's record could not be written), so no model could be deleted to
+    make room. It starts, answers the job and its model as failed (the model said
+    "training" for good), and writes both once the disk has room."""
+    settings = make_settings(tmp_path, job_isolation="thread")
+    store = ModelStore(settings.model_dir)
+    mid, job_id = new_id(), new_id()
+    store.create_record(model_record(mid, job_id=job_id))
+    runner = {"kind": "local", "host": socket.gethostname(), "pid": os.getpid()}  # before restart
+    job = {"job_id": job_id, "model_id": mid, "total": 5, "state": "running", "created": 0.0,
+           "runner": runner}  # fmt: skip
+    (settings.model_dir / "jobs").mkdir()
+    (settings.model_dir / "jobs" / f"{job_id}.json").write_text(json.dumps(job))
+    monkeypatch.setattr(os, "fsync", _full_disk)
+    with TestClient(create_app(settings)) as c:
+        assert c.get(f"/jobs/{job_id}").json()["state"] == "failed"
+        model = c.get(f"/models/{mid}").json()
+        assert model["status"] == "failed" and model["error"] == "interrupted by server restart"
+        assert [m["status"] for m in c.get("/models").json()["models"]] == ["failed"]
+        r = c.post("/predict", json={"model_id": mid, "inputs": [[0.0]]})
+        assert_error(r, 409, "model_not_ready", "training failed: interrupted by server restart")
+        assert_error(c.get("/health/ready"), 503, "not_ready", "No space left on device")
+        monkeypatch.undo()  # room again
+        assert c.get("/jobs").json()["jobs"][0]["state"] == "failed"
+    assert store.read_record(mid)["status"] == "failed"
+    on_disk = json.loads((settings.model_dir / "jobs" / f"{job_id}.json").read_text())
+    assert on_disk["state"] == "failed"
 
 
 def test_a_model_too_big_for_the_free_disk_is_507(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -20,7 +23,7 @@ from svc_data import model_record
 import okcore
 import service.jobs.manager as jobs_module
 import service.jobs.records as job_records
-from service.errors import Busy, JobRecordInvalid, NotFound
+from service.errors import Busy, JobRecordInvalid, NotFound, ShuttingDown
 from service.jobs.manager import RESTART_REASON, JobManager
 from service.jobs.progress import CURVE_POINTS, PhasePlan, Progress
 from service.jobs.records import Job, JobRecords, QuarantinedJob
@@ -211,6 +214,193 @@ def test_restart_fails_only_the_jobs_of_a_dead_runner(tmp_path: Path) -> None:
     jobs.shutdown()
 
 
+def _abandoned_record(job_id: str, model_id: str, **fields: Any) -> dict[str, Any]:
+    """The record of a job left running by a server that was killed (its runner is gone)."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    runner = {"kind": "local", "host": socket.gethostname(), "pid": gone.pid}
+    record = {"job_id": job_id, "model_id": model_id, "total": 50, "state": "running",
+              "created": 100.0, "started": 101.0, "updated": 130.0, "runner": runner}  # fmt: skip
+    return {**record, **fields}
+
+
+def _write_job(tmp_path: Path, record: dict[str, Any]) -> None:
+    (tmp_path / "jobs").mkdir(exist_ok=True)
+    (tmp_path / "jobs" / f"{record['job_id']}.json").write_text(json.dumps(record))
+
+
+def test_a_job_ended_by_a_restart_keeps_its_progress_and_ends_when_last_heard(
+    tmp_path: Path,
+) -> None:
+    """Its phase, unit, count and loss curves as last written; its end when it was last
+    heard of, not when the server came back (the downtime is no training time)."""
+    store = ModelStore(tmp_path)
+    job_id, mid = new_id(), _model(store)
+    _write_job(tmp_path, _abandoned_record(job_id, mid, done=7, phase="trees", unit="tree",
+               train_loss=[3.0, 2.0, 1.0], last_train_loss=1.0, curve_step=3))  # fmt: skip
+    jobs = JobManager(store)
+    info = jobs.get(job_id).info(curves=True)
+    assert info["state"] == "failed" and info["error"] == RESTART_REASON
+    assert (info["phase"], info["progress"]["done"], info["progress"]["unit"]) == (
+        "trees",
+        7,
+        "tree",
+    )
+    assert info["train_loss"] == [3.0, 2.0, 1.0] and info["last_train_loss"] == 1.0
+    assert info["finished"] == 130.0 and info["elapsed"] == 29.0
+    on_disk = json.loads((tmp_path / "jobs" / f"{job_id}.json").read_text())
+    assert on_disk["phase"] == "trees" and on_disk["train_loss"] == [3.0, 2.0, 1.0]
+    jobs.shutdown()
+
+
+def test_a_model_saved_before_its_server_died_makes_its_job_done(tmp_path: Path) -> None:
+    """The training process finished its save (the model's record says ready only once all
+    its files are in place) but its server was killed before it heard: the model is whole,
+    and its job says done, not failed."""
+    store = ModelStore(tmp_path)
+    job_id, mid = new_id(), _model(store)
+    store.update_record(mid, status="ready")
+    _write_job(tmp_path, _abandoned_record(job_id, mid, done=40))
+    jobs = JobManager(store)
+    job = jobs.get(job_id)
+    assert job.state == "done" and job.error is None
+    assert job.info()["progress"]["done"] == 50 and store.read_record(mid)["status"] == "ready"
+    jobs.shutdown()
+
+
+def test_a_restart_removes_the_save_its_dead_job_left(tmp_path: Path) -> None:
+    """A server killed while its training process saved the model leaves the files written
+    so far: the restarted server removes them at once (the model's job is over), and leaves
+    the writes of models whose jobs still run (another replica's) alone."""
+    store = ModelStore(tmp_path)
+    job_id, mid, other = new_id(), _model(store), _model(store)
+    half = tmp_path / f".tmp-{mid}-x1y2"
+    (half / "estimator").mkdir(parents=True)
+    (half / "inputs.npy").write_bytes(b"\x93NUMPY half")
+    in_progress = tmp_path / f".tmp-{other}-a3b4"
+    in_progress.mkdir()
+    _write_job(tmp_path, _abandoned_record(job_id, mid))
+    jobs = JobManager(store)
+    assert jobs.get(job_id).state == "failed"
+    assert not half.exists() and in_progress.exists()
+    jobs.shutdown()
+
+
+def _full_disk(*_: Any) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _record_on_disk(tmp_path: Path, job_id: str) -> dict[str, Any]:
+    return json.loads((tmp_path / "jobs" / f"{job_id}.json").read_text())
+
+
+def test_a_job_that_ends_on_a_full_disk_is_answered_and_written_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its model said "training" for good when the disk filled before the job's end was
+    written: now the job and its model are answered as ended, and their records are written
+    once the disk has room."""
+    store, jobs = _manager(tmp_path)
+    mid = _model(store)
+
+    def fills_the_disk(progress: Any) -> str:
+        progress(Tree(1, 2, 1.0))
+        monkeypatch.setattr(os, "fsync", _full_disk)
+        raise ValueError("no space for the model")
+
+    job = jobs.submit(mid, fills_the_disk, total=2)
+    assert jobs.wait(job.job_id, 30)
+    assert jobs.get(job.job_id).state == "failed"
+    assert _record_on_disk(tmp_path, job.job_id)["state"] == "running"
+    assert store.read_record(mid)["status"] == "training"
+    view = jobs.model_view(store.read_record(mid))
+    assert view["status"] == "failed" and view["error"] == "no space for the model"
+    monkeypatch.undo()  # the disk has room again
+    assert jobs.get(job.job_id).state == "failed"
+    assert _record_on_disk(tmp_path, job.job_id)["state"] == "failed"
+    assert store.read_record(mid)["status"] == "failed"
+    jobs.shutdown()
+
+
+def test_a_server_starts_on_a_full_disk_with_a_job_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server killed with a job running, restarted on a full disk, refused to start (the
+    interrupted job's record could not be written): the user could not even delete models
+    to make room. It starts, answers the job as failed, and writes it once it can."""
+    store = ModelStore(tmp_path)
+    job_id, mid = new_id(), _model(store)
+    _write_job(tmp_path, _abandoned_record(job_id, mid))
+    monkeypatch.setattr(os, "fsync", _full_disk)
+    jobs = JobManager(store)
+    assert jobs.get(job_id).state == "failed" and jobs.get(job_id).error == RESTART_REASON
+    assert jobs.model_view(store.read_record(mid))["status"] == "failed"
+    assert [j.state for j in jobs.all_jobs()] == ["failed"]
+    monkeypatch.undo()
+    jobs.all_jobs()
+    assert _record_on_disk(tmp_path, job_id)["state"] == "failed"
+    assert store.read_record(mid)["status"] == "failed"
+    jobs.shutdown()
+
+
+def test_a_server_asked_to_stop_stops_its_jobs_at_once(tmp_path: Path) -> None:
+    """SIGTERM used to wait for a "wait": true request until OKBOOST_WAIT_TIMEOUT while its
+    job trained on: stop_jobs (called on the signal) fails the queued jobs and stops the
+    running ones after their current tree, each failing with a 503 for whoever waits."""
+    store, jobs = _manager(tmp_path, max_workers=1)
+    started = threading.Event()
+
+    def endless(progress: Any) -> str:
+        started.set()
+        for i in range(1, 10**9):
+            if progress(Tree(i, 10**9, 1.0)):
+                return "cancelled"
+            time.sleep(0.001)
+        return "done"
+
+    running = jobs.submit(_model(store), endless, total=10**9)
+    assert started.wait(30)
+    queued = jobs.submit(_model(store), endless, total=10**9)
+    jobs.stop_jobs()
+    for job in (running, queued):
+        assert jobs.wait(job.job_id, 60)  # a hang guard: the job would run for ever
+        assert job.state == "failed" and job.error == jobs_module.SHUTDOWN_REASON
+        assert isinstance(job.exception, ShuttingDown) and job.exception.status == 503
+        assert store.read_record(job.model_id)["status"] == "failed"
+    jobs.shutdown()
+
+
+def test_a_queued_job_has_an_eta(tmp_path: Path) -> None:
+    """A queued job's ETA was null: now the running job's ETA, then the estimates of the
+    jobs ahead, then its own."""
+    store, jobs = _manager(tmp_path, max_workers=1)
+    gate, started = threading.Event(), threading.Event()
+
+    def blocked(progress: Any) -> str:
+        started.set()
+        gate.wait(60)
+        return "done"
+
+    plan = PhasePlan(factor=10.0, setup=5.0, per_tree=1.0, save=2.0)
+    running = jobs.submit(_model(store), blocked, total=100, plan=plan)
+    assert started.wait(30)
+    ahead = jobs.submit(_model(store), blocked, total=100, plan=plan)
+    mine = jobs.submit(_model(store), blocked, total=10, plan=plan)
+    assert jobs.queued_eta(running.job_id) is None  # running: its own ETA is answered
+    busy = jobs.get(running.job_id).info()["eta"]
+    first, second = jobs.queued_eta(ahead.job_id), jobs.queued_eta(mine.job_id)
+    assert busy is not None and busy > 60.0 and first is not None and second is not None
+    # the running job's ETA, then 117 s for the job ahead, then 27 s its own (the running
+    # one counts down between the calls)
+    assert first == pytest.approx(busy + 117.0, abs=5.0)
+    assert second == pytest.approx(busy + 117.0 + 27.0, abs=5.0)
+    gate.set()
+    for job in (running, ahead, mine):
+        assert jobs.wait(job.job_id, 30)
+    assert jobs.queued_eta(mine.job_id) is None
+    jobs.shutdown()
+
+
 def test_a_job_is_cancelled_through_another_replica(tmp_path: Path) -> None:
     store, here = _manager(tmp_path)
     there = JobManager(ModelStore(tmp_path))  # a second replica over the same store
@@ -266,8 +456,72 @@ def test_process_jobs_report_progress_errors_and_crashes(tmp_path: Path) -> None
     assert isinstance(bad.exception, ValueError)  # the child's exception, for a 422
     dead = jobs.submit(_model(store), _die, total=1)
     assert jobs.wait(dead.job_id, 60)
-    assert dead.state == "failed" and "exit code 3" in (dead.error or "")
+    assert dead.state == "failed" and "exited unexpectedly (exit code 3)" in (dead.error or "")
     jobs.shutdown()
+
+
+def _killed_while_saving(root: Path, model_id: str, reporter: Any) -> str:
+    """A training process killed (the OOM killer, kill -9) half-way through its save."""
+    half = Path(tempfile.mkdtemp(prefix=f".tmp-{model_id}-", dir=root))
+    (half / "inputs.npy").write_bytes(b"\x93NUMPY half")
+    os.kill(os.getpid(), signal.SIGKILL)
+    return "done"
+
+
+def test_a_training_process_killed_while_saving_leaves_nothing(tmp_path: Path) -> None:
+    """Its half-written files stayed in the store until a restart an hour later; the job's
+    error said only "RuntimeError: ... (exit code -9)"."""
+    store, jobs = _manager(tmp_path, isolation="process")
+    mid = _model(store)
+    job = jobs.submit(mid, functools.partial(_killed_while_saving, tmp_path, mid), total=1)
+    assert jobs.wait(job.job_id, 120)
+    assert job.state == "failed"
+    assert job.error is not None and job.error.startswith(
+        "the training process was killed by SIGKILL"
+    )
+    assert not list(tmp_path.glob(".tmp-*"))
+    assert store.read_record(mid)["status"] == "failed"
+    jobs.shutdown()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_training_process_ends_with_its_service() -> None:
+    """A service killed with kill -9 left its training process running (its fork server
+    waits for it): it saved its model after the restarted service had failed the job, or
+    ran on for minutes unwatched. It now ends when the reader of its report pipe is gone."""
+    script = (
+        "import multiprocessing, os, time\n"
+        "from service.jobs.process import die_with_service\n"
+        "receiver, sender = multiprocessing.Pipe(duplex=False)\n"
+        "if os.fork() == 0:\n"
+        "    receiver.close()  # as a training process: only the service reads the pipe\n"
+        "    die_with_service(sender)\n"
+        "    print(os.getpid(), flush=True)\n"
+        "    time.sleep(3600)  # a phase that reports nothing\n"
+        "    os._exit(0)\n"
+        "sender.close()\n"
+        "time.sleep(3600)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    service = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=root)
+    assert service.stdout is not None
+    child = int(service.stdout.readline())
+    assert not _ended(child)
+    service.kill()
+    service.wait()
+    for _ in range(600):  # a hang guard: the child would sleep for an hour
+        if _ended(child):
+            break
+        time.sleep(0.05)
+    assert _ended(child)
+
+
+def _ended(pid: int) -> bool:
+    """Whether a process is gone or a zombie (ended, not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 def test_process_job_that_cannot_stop_is_killed_on_cancel(
@@ -313,6 +567,37 @@ def test_eta_covers_every_phase() -> None:
     assert p.phase_started == 137.0 and p.eta(138.0, 100.0) == pytest.approx(2 + 25)
     p.report(Tree(1, 50, 0.5), now=141.0)  # no interval measured yet: the estimate per tree
     assert p.phase == "trees" and p.eta(141.0, 100.0) == pytest.approx(0.5 * 49)
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_a_job_saving_its_model_says_so_with_an_eta(tmp_path: Path, isolation: str) -> None:
+    """After its last tree a job showed the phase "trees", an ETA of 0 and the count of
+    the last record written while its model was written, for as long as that took."""
+    store, jobs = _manager(tmp_path, isolation=isolation)
+    gate = tmp_path / "saved"
+    plan = PhasePlan(factor=1.0, setup=1.0, per_tree=0.1, save=60.0)
+    job = jobs.submit(_model(store), functools.partial(_saves_until, gate), total=3, plan=plan)
+    for _ in range(1200):  # a hang guard
+        info = jobs.get(job.job_id).info()
+        if info["phase"] == "saving":
+            break
+        time.sleep(0.05)
+    assert info["state"] == "running" and info["phase"] == "saving"
+    assert info["progress"]["done"] == 3 and info["eta"] is not None and info["eta"] > 0
+    assert _record_on_disk(tmp_path, job.job_id)["phase"] == "saving"
+    gate.touch()
+    assert jobs.wait(job.job_id, 60) and jobs.get(job.job_id).state == "done"
+    jobs.shutdown()
+
+
+def _saves_until(gate: Path, reporter: Any) -> str:
+    """Three trees, then a save that lasts until ``gate`` exists."""
+    for i in range(1, 4):
+        reporter(Tree(i, 3, 1.0 / i))
+    reporter.saving()
+    while not gate.exists():
+        time.sleep(0.02)
+    return "done"
 
 
 def test_tree_time_blends_the_estimate_with_the_median_of_measured_trees() -> None:
