@@ -171,11 +171,18 @@ def macro_f1(Y_true: Any, Y_pred: Any, *, zero_division: float = 0.0) -> float:
     return float(np.mean(_f1(tp, fp, fn, zero_division)))
 
 
-def _pair_counts(
-    T: np.ndarray, S: np.ndarray, block: int = 4096
-) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+#: Most (sample, label, label) comparisons :func:`_pair_counts` holds at once: its blocks of
+#: samples shrink as the labels grow (4096 samples of 1,000 labels were 4 GB of comparisons,
+#: and 32 GB once ranking_loss made them floats).
+PAIR_BLOCK_VALUES = 1 << 22
+
+
+def _pair_counts(T: np.ndarray, S: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """Per sample: for each label j, the number of labels k with s_k >= s_j, split into
-    relevant and all. O(Q L^2) time in blocks of ``block`` samples (labels are few)."""
+    relevant and all. O(Q L^2) time, in blocks of samples of at most PAIR_BLOCK_VALUES
+    comparisons (at least one sample): O(max(L^2, PAIR_BLOCK_VALUES)) memory."""
+    n_labels = max(T.shape[1], 1)
+    block = max(1, PAIR_BLOCK_VALUES // (n_labels * n_labels))
     for start in range(0, T.shape[0], block):
         s, t = S[start : start + block], T[start : start + block]
         geq = s[:, None, :] >= s[:, :, None]  # [q, j, k] = s_k >= s_j

@@ -44,7 +44,7 @@ from ..folds import kfold, positive_rows
 from ..losses import weighted_mean
 from ..outputs.space import RANK_TOLERANCE
 from .ard import ARD_ROWS, ard_widths
-from .cost import ridge_cost, ridge_work
+from .cost import NYSTROM_BLOCK_ROWS, ridge_cost, ridge_held_bytes, ridge_work
 from .kernel_ensemble import KernelEnsemble
 from .krr import INPUT_KERNELS, InputKernel, make_input_kernel, whitening
 
@@ -120,11 +120,19 @@ def exact_path(K: np.ndarray, R: np.ndarray) -> RidgePath:
 
 def nystrom_path(K_NB: np.ndarray, K_BB: np.ndarray, R: np.ndarray) -> RidgePath:
     """The Nystrom path on k(fitting rows, basis) (n, D) and k(basis, basis) (D, D) (module
-    docstring). O(n D^2 + D^3)."""
+    docstring). B = K_NB W (W the whitening of K_BB) enters only through B^T B and B^T R,
+    summed over NYSTROM_BLOCK_ROWS rows of B at a time: O(n D^2 + D^3) time, O(D^2 + block
+    D) memory beside K_NB (a whole B was a second n x D array: 1.6 GB at n = 100,000,
+    D = 2000)."""
     W = whitening((K_BB + K_BB.T) / 2.0)
-    B = K_NB @ W
-    t, Q = linalg.eigh(B.T @ B)
-    return RidgePath(W @ Q, np.maximum(t, 0.0), Q.T @ (B.T @ R))
+    gram = np.zeros((W.shape[1], W.shape[1]))
+    BtR = np.zeros((W.shape[1], R.shape[1]))
+    for start in range(0, K_NB.shape[0], NYSTROM_BLOCK_ROWS):
+        B = K_NB[start : start + NYSTROM_BLOCK_ROWS] @ W
+        gram += B.T @ B
+        BtR += B.T @ R[start : start + NYSTROM_BLOCK_ROWS]
+    t, Q = linalg.eigh(gram)
+    return RidgePath(W @ Q, np.maximum(t, 0.0), Q.T @ BtR)
 
 
 def ridge_solve(K_NB: np.ndarray, K_BB: np.ndarray | None, R: np.ndarray, lam: float) -> np.ndarray:
@@ -211,7 +219,7 @@ class KernelRidgeRegressor(OKEstimator):
     n_components : int or None
         None (default): exact KRR, O(N^3) time and about 3 N^2 floats (refused above 3 GiB).
         An int D: Nystrom KRR on D landmark rows drawn uniformly at random, O(N D^2 + D^3)
-        time and N D floats.
+        time and N D floats (:func:`~okcore.kernel_models.cost.ridge_held_bytes`).
     fit_intercept : bool
         True (default): F_0 = the mean training feature, the ridge fitted to the centred
         rows (predictions shrink to the mean output, not to 0, far from the data). False:
@@ -449,25 +457,41 @@ class KernelRidgeRegressor(OKEstimator):
         for train, test in kfold(n, n_folds, rng, weight):
             m = len(train) if self.n_components is None else min(self.n_components, len(train))
             basis = train if m == len(train) else np.sort(rng.choice(train, m, replace=False))
-            init, K_NB, R, K_BB = self._system(kernel, X, phi, train, basis, weight)
-            scale = _weight_scale(weight, train, K_BB is None)
-            K_NB, K_BB, R = _scaled_system(K_NB, K_BB, R, weight, train, scale)
-            path = exact_path(K_NB, R) if K_BB is None else nystrom_path(K_NB, K_BB, R)
-            inputs = None if kernel.name == "precomputed" else X[basis]
-            K_test = kernel.cross(X[test], basis, inputs)
-            values = path.values(K_test if scale is None else K_test * scale)
-            w_test = np.ones(len(test)) if weight is None else weight[test]
-            for j, lam in enumerate(grid):
-                if path.singular(lam):
-                    errors[j] = np.inf
-                    continue
-                errors[j] += float(w_test @ np.sum((phi[test] - init - values(lam)) ** 2, axis=1))
+            errors += self._fold_errors(kernel, X, phi, grid, (train, test, basis), weight)
         return errors / (n if weight is None else float(weight.sum()))
+
+    def _fold_errors(
+        self,
+        kernel: InputKernel,
+        X: np.ndarray,
+        phi: np.ndarray,
+        grid: tuple[float, ...],
+        fold: tuple[np.ndarray, np.ndarray, np.ndarray],
+        weight: np.ndarray | None,
+    ) -> np.ndarray:
+        """The summed (weighted) held-out ||phi_i - F(x_i)||^2 of one fold per penalty of
+        ``grid`` (inf where its system is singular); ``fold`` = (training rows, test rows,
+        basis rows). Its kernel blocks are freed when it returns, before the next fold
+        builds its own (held across the loop they were a second n x D, or n x n, array)."""
+        train, test, basis = fold
+        init, K_NB, R, K_BB = self._system(kernel, X, phi, train, basis, weight)
+        scale = _weight_scale(weight, train, K_BB is None)
+        K_NB, K_BB, R = _scaled_system(K_NB, K_BB, R, weight, train, scale)
+        path = exact_path(K_NB, R) if K_BB is None else nystrom_path(K_NB, K_BB, R)
+        inputs = None if kernel.name == "precomputed" else X[basis]
+        K_test = kernel.cross(X[test], basis, inputs)
+        values = path.values(K_test if scale is None else K_test * scale)
+        w_test = np.ones(len(test)) if weight is None else weight[test]
+        errors = np.full(len(grid), np.inf)
+        for j, lam in enumerate(grid):
+            if not path.singular(lam):
+                errors[j] = float(w_test @ np.sum((phi[test] - init - values(lam)) ** 2, axis=1))
+        return errors
 
     def _check_memory(self, n_rows: int, n_basis: int) -> None:
         """Refuse, before any work, kernel matrices beyond MAX_KERNEL_BYTES."""
         exact = n_basis == n_rows
-        held = 8.0 * (3.0 * n_rows * n_rows if exact else n_rows * n_basis + 3.0 * n_basis**2)
+        held = ridge_held_bytes(n_rows, n_basis)
         if held > MAX_KERNEL_BYTES:
             fix = "set n_components (Nystrom)" if exact else "lower n_components"
             raise DataError(

@@ -263,6 +263,7 @@ def _sequential(sides: list[JobEstimate]) -> JobEstimate:
         setup_seconds=sum(e.setup_seconds for e in sides),
         tree_seconds=stage_seconds / max(n_trees, 1),
         disk_bytes=sum(e.disk_bytes for e in sides),
+        levers=sides[0].levers,
     )
 
 
@@ -344,6 +345,7 @@ def plan_bipartite(req: BipartiteTrainRequest, max_dense: int) -> BipartitePlan:
             cv_fits=2 * configurations,
             cv_trees=2 * configurations * estimate.n_trees,
             cv_seconds=configurations * estimate.seconds * share,
+            levers=f"{estimate.levers}, fewer cv.folds",
         )
     warnings = (
         symmetrised + okcore.model_selection.training_warnings(n_rows) + interaction_warnings(Y)

@@ -117,6 +117,7 @@ def default_estimate(
         setup_seconds=seconds,
         tree_seconds=0.0,
         disk_bytes=data_bytes + sum(c.disk_bytes for c in costs),
+        levers="fewer row or column vertices, one named model (model) and its params",
     )
 
 

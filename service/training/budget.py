@@ -30,6 +30,11 @@ from service.config import Settings
 from service.errors import StorageFull, WorkTooLarge
 from service.jobs.progress import PhasePlan
 
+TREE_LEVERS = "fewer trees or rows, a low-rank factor (params.factor_rank), fewer splits"
+"""What a request can lower to make a fit of trees cheaper (the job limits' 422)."""
+CV_LEVERS = "fewer cv.folds, a smaller cv.grid"
+"""What a request that cross-validates can lower besides."""
+
 BASE_BYTES = 250e6
 """Resident memory of a training process before it touches the data (Python, numpy,
 scipy, numba and okcore's compiled kernels): 237-268 MB measured."""
@@ -56,6 +61,7 @@ class JobEstimate:
     cv_fits: int = 0  # cross-validation fits before the final one (see estimate_cv)
     cv_trees: int = 0  # their trees
     cv_seconds: float = 0.0  # their time
+    levers: str = TREE_LEVERS  # what the request can lower (see levers())
 
     @property
     def seconds(self) -> float:
@@ -76,6 +82,7 @@ class JobEstimate:
     def summary(self) -> dict[str, Any]:
         """JSON-able: the inputs of the estimate, memory in bytes and time in seconds."""
         out = asdict(self)
+        del out["levers"]
         out["seconds"] = self.seconds
         return out
 
@@ -138,6 +145,7 @@ def estimate_fit(
     """:func:`estimate_job` of an unfitted okcore ``estimator`` (a model the service builds
     itself, e.g. a candidate of the multi-label default)."""
     n, p = (int(s) for s in inputs.shape)
+    asks = levers(estimator)
     if input_map is not None:
         estimator = okcore.SimilarityInputs(estimator, map=input_map[0], n_components=input_map[1])
     # trees search a feature holding missing values twice (missing rows right, then left)
@@ -157,7 +165,31 @@ def estimate_fit(
         setup_seconds=fit.setup_seconds,
         tree_seconds=fit.stage_seconds,
         disk_bytes=data_bytes + fit.disk_bytes,
+        levers=asks,
     )
+
+
+def levers(estimator: Any) -> str:
+    """What a request can lower to make a fit of ``estimator`` cheaper, in its params'
+    names (:data:`TREE_LEVERS` for trees): exact kernel ridge
+    holds N x N floats and takes N^3 / 3 flops whatever else is asked, a Nystrom basis of
+    D rows holds N x D; boosted KRR costs its stages times their basis; the automatic
+    choice, its CPU budget."""
+    params = estimator.get_params(deep=False)
+    if "n_components" in params and "n_estimators" not in params:  # kernel ridge
+        return (
+            "fewer rows, a Nystrom basis of D landmark rows (params.n_components, e.g. 2000: "
+            "N x D floats and N D^2 flops instead of the exact solve's N x N and N^3), a "
+            "low-rank factor (params.factor_rank)"
+        )
+    if "n_basis" in params:  # boosted KRR
+        return (
+            "fewer rows, stages (params.n_estimators) or basis vectors per stage "
+            "(params.n_basis), a low-rank factor (params.factor_rank)"
+        )
+    if "max_cpu_seconds" in params:  # the automatic choice
+        return "fewer rows, a smaller CPU budget (params.max_cpu_seconds)"
+    return TREE_LEVERS
 
 
 def _features_with_missing(inputs: Any) -> int:
@@ -194,6 +226,7 @@ def estimate_cv(
         cv_fits=len(folds),
         cv_trees=sum(e.n_trees for e in folds),
         cv_seconds=sum(e.seconds for e in folds),
+        levers=f"{finals[0].levers}, {CV_LEVERS}",
     )
 
 
@@ -261,7 +294,6 @@ def check_limits(estimate: JobEstimate, settings: Settings) -> None:
         if e.cv_fits
         else ""
     )
-    smaller_cv = " (or fewer cv.folds, a smaller cv.grid)" if e.cv_fits else ""
     shape = (
         f"M = {e.n_trees} KRR stages of {e.leaves} basis vectors"
         if e.search == "kernel"
@@ -273,9 +305,7 @@ def check_limits(estimate: JobEstimate, settings: Settings) -> None:
                 f"this training job needs {needs}, over the limit of {allowed} "
                 f"(OKBOOST_{setting}). Estimate: N = {e.n_train}, p = {e.n_features}, "
                 f"r = {e.rank}, {shape}{cv}: {_gb(e.memory_bytes)} of memory, "
-                f"{e.seconds:.3g} s. Ask for "
-                f"fewer trees or rows{smaller_cv}, a low-rank factor (params.factor_rank), "
-                "fewer splits, or have the limit raised",
+                f"{e.seconds:.3g} s. Ask for {e.levers}, or have the limit raised",
                 details=[
                     {"loc": ["estimate", name], "msg": repr(val)}
                     for name, val in e.summary().items()

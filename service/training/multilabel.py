@@ -165,6 +165,17 @@ def _together(finals: list[JobEstimate]) -> JobEstimate:
     )
 
 
+def _levers(req: MultiLabelTrainRequest, final: JobEstimate, inner: bool) -> str:
+    """What a multi-label request can lower to make its job cheaper (the job limits' 422):
+    the default takes no params, but a named model does; inner folds are ``n_splits``."""
+    asks = (
+        "fewer rows or labels, one named model (model) and its params"
+        if req.model == AUTO
+        else final.levers
+    )
+    return f"{asks}, fewer inner folds (n_splits)" if inner else asks
+
+
 def _within_budget(estimate: JobEstimate, budget: float) -> JobEstimate:
     """The job's estimate under a CPU budget: its seconds scaled down to the fit's bound,
     (1 + BUDGET_TOLERANCE) x budget + BUDGET_SLACK_SECONDS, when they are over it."""
@@ -234,6 +245,7 @@ def plan_multilabel(req: MultiLabelTrainRequest) -> MultiLabelPlan:
                 folds.append(e)
                 parts.append(f"fold {k + 1}" + (f", candidate {j + 1}" if several else ""))
         estimate, first = estimate_cv([estimate], folds, 0.0), per_fold[0]
+    estimate = replace(estimate, levers=_levers(req, finals[0], inner))
     if req.max_cpu_seconds is not None:
         estimate = _within_budget(estimate, req.max_cpu_seconds)
     parts += [f"final, candidate {j + 1}" for j in range(len(candidates))] if several else ["final"]

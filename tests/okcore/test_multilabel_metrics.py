@@ -75,3 +75,18 @@ def test_bad_label_rows_are_refused() -> None:
         metrics.ranking_loss([[0, 1]], [[0.1, 0.2, 0.3]])
     with pytest.raises(DataError, match="at least one positive"):
         metrics.average_precision([0.1, 0.2], [0, 0])
+
+
+@pytest.mark.parametrize("block_values", [49, 1, 10**6])
+def test_ranking_measures_in_blocks_bounded_by_comparisons(block_values, monkeypatch) -> None:
+    """Blocks of 4096 samples made 4 GB of label-pair comparisons at 1,000 labels (32 GB as
+    ranking_loss's floats, in the server answering /evaluate): a block now holds at most
+    PAIR_BLOCK_VALUES of them (one sample at least), with the same measures."""
+    Y, S = _labels_and_scores(0, tied=True)  # 7 labels: 49 comparisons a sample
+    monkeypatch.setattr(metrics, "PAIR_BLOCK_VALUES", block_values)
+    sizes = [len(t) for _, t, _ in metrics._pair_counts(Y.astype(bool), S)]
+    assert max(sizes) == max(1, min(len(Y), block_values // 49)) and sum(sizes) == len(Y)
+    assert metrics.ranking_loss(Y, S) == pytest.approx(skm.label_ranking_loss(Y, S), abs=1e-12)
+    assert metrics.label_ranking_average_precision(Y, S) == pytest.approx(
+        skm.label_ranking_average_precision_score(Y, S), abs=1e-12
+    )

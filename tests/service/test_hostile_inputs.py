@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import socket
 import threading
@@ -27,11 +28,12 @@ from svc_data import (
 )
 from test_errors import assert_error
 
+import okcore
 from service.app import create_app
 from service.config import Settings
 from service.store.ids import new_id
 from service.store.model_store import ModelStore
-from service.training.budget import estimate_job
+from service.training.budget import estimate_job, levers
 
 JSON = {"content-type": "application/json"}
 
@@ -310,6 +312,42 @@ def test_a_job_whose_memory_estimate_is_over_the_budget_is_refused(tmp_path: Pat
         assert details[("limit", "memory_bytes")] == budget
         assert details[("estimate", "memory_bytes")] > 3 * 8 * n * n  # three N x N float64
         assert details[("estimate", "rank")] == n
+
+
+@pytest.mark.parametrize("name", okcore.estimator_names(include_auto=True))
+def test_every_estimator_names_params_it_takes_to_lower_its_cost(name: str) -> None:
+    """The job limits' 422 told a kernel ridge user to ask for fewer trees and splits, which
+    it has none of: each estimator's levers name its own params."""
+    asks = levers(okcore.make_estimator(name))
+    named = re.findall(r"params\.(\w+)", asks)
+    assert named and set(named) <= set(okcore.estimator_parameters(name))
+
+
+def test_exact_kernel_ridge_over_the_budget_is_told_to_use_nystrom(tmp_path: Path) -> None:
+    """Exact KRR at N = 100,000 needs 240 GB (24 N^2 bytes): the refusal names the Nystrom
+    basis that fits (params.n_components), not trees; with n_components it is accepted."""
+    n = 3000  # 24 N^2 = 216 MB over a 300 MB budget beside the process's own 250 MB
+    X = np.random.default_rng(0).normal(size=(n, 2)).round(3)
+    body = {"inputs": X.tolist(), "output_kernel": {"type": "linear", "outputs": X.tolist()},
+            "model": "krr", "params": {"alpha": 1.0}}  # fmt: skip
+    with TestClient(create_app(make_settings(tmp_path, max_job_memory=300 * 10**6))) as c:
+        r = c.post("/train", json=body)
+        err = assert_error(r, 422, "job_too_large", "OKBOOST_MAX_JOB_MEMORY")
+        assert "params.n_components" in err["message"] and "trees" not in err["message"]
+    small = estimate_job("krr", {"alpha": 1.0, "n_components": 200}, X, {"type": "linear"}, 2, 0)
+    assert small.memory_bytes < 300 * 10**6
+
+
+def test_the_multilabel_default_over_the_budget_is_told_to_name_a_model(tmp_path: Path) -> None:
+    """The multi-label default takes no params: its refusal names what the request can
+    change (rows, labels, a named model, the inner folds), not params.n_estimators."""
+    rng = np.random.default_rng(0)
+    body = {"task": "multilabel", "inputs": rng.normal(size=(60, 2)).tolist(),
+            "labels": (rng.random((60, 3)) < 0.5).astype(int).tolist()}  # fmt: skip
+    with TestClient(create_app(make_settings(tmp_path, max_job_memory=64 * 1024**2))) as c:
+        err = assert_error(c.post("/train", json=body), 422, "job_too_large")
+        assert "one named model (model)" in err["message"] and "n_splits" in err["message"]
+        assert "params." not in err["message"]
 
 
 def test_limits_on_rows_and_features(tmp_path: Path) -> None:

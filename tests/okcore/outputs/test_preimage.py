@@ -52,3 +52,17 @@ def test_chunked_queries_give_the_same_answer(problem, monkeypatch):
     np.testing.assert_array_equal(chunked[0], whole[0])
     # a BLAS product of another shape may round differently in the last bit
     np.testing.assert_allclose(chunked[1], whole[1], rtol=1e-14, atol=0)
+
+
+def test_chunks_are_bounded_by_distances_whatever_the_candidates(problem, monkeypatch):
+    """2048 queries per chunk against 100,000 training outputs held 4.9 GB of distances and
+    temporaries in okcore's default predict: a chunk now holds at most CHUNK_VALUES of them."""
+    assert preimage.chunk_rows(100_000) * 100_000 <= preimage.CHUNK_VALUES
+    assert preimage.chunk_rows(10**9) == 1 and preimage.chunk_rows(8) == preimage.QUERY_CHUNK
+    F, cand, diag = problem
+    whole = preimage.decode(F, cand, diag, 3)
+    monkeypatch.setattr(preimage, "CHUNK_VALUES", 20)  # 8 candidates: 2 queries a chunk
+    assert preimage.chunk_rows(len(cand)) == 2
+    chunked = preimage.decode(F, cand, diag, 3)
+    np.testing.assert_array_equal(chunked[0], whole[0])
+    np.testing.assert_allclose(chunked[1], whole[1], rtol=1e-14, atol=0)

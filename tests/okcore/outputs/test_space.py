@@ -19,7 +19,9 @@ from okcore import (
     PolynomialKernel,
     PrecomputedKernel,
     RBFKernel,
+    check_gram,
 )
+from okcore.outputs import space as space_module
 
 
 @pytest.fixture
@@ -136,6 +138,31 @@ def test_gram_with_rounding_asymmetry_is_accepted_and_symmetrized(outputs):
     noisy[0, 1] += 1e-12
     space = OutputSpace.from_gram(noisy)
     np.testing.assert_allclose(space.phi @ space.phi.T, K, atol=1e-10)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 512])
+def test_gram_checked_in_blocks_of_rows_finds_the_same_first_asymmetry(rows, monkeypatch):
+    """check_gram compares GRAM_CHECK_ROWS rows with their columns at a time (|K| and
+    K - K^T whole were two more N x N arrays): the same first largest asymmetry, in row
+    order, and the same symmetrised matrix, whatever the block."""
+    monkeypatch.setattr(space_module, "GRAM_CHECK_ROWS", rows)
+    K = np.eye(5) * 2.0
+    K[3, 1], K[0, 4] = 0.5, -0.5  # equal gaps: the first in row order is named
+    with pytest.raises(KernelError, match=re.escape("|K[0,4] - K[4,0]| = 0.5")):
+        check_gram(K)
+    G = rbf_gram(np.arange(7.0)[:, None], np.arange(7.0)[:, None], 0.3)
+    G[2, 5] += 1e-12
+    np.testing.assert_array_equal(check_gram(G), (G + G.T) / 2.0)
+
+
+def test_a_zero_gram_is_refused_saying_so():
+    """An all-zero Gram of 7,000 rows failed the job with 'ArpackError: Starting vector is
+    zero' (the low-rank factor's Lanczos run)."""
+    with pytest.raises(
+        KernelError,
+        match=r"^gram is zero everywhere \(its largest eigenvalue is 0\): .*k\(y_i, y_j\)",
+    ):
+        OutputSpace.from_gram(np.zeros((6, 6)))
 
 
 @pytest.mark.parametrize("value", [np.nan, np.inf])
