@@ -281,6 +281,7 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
                             "state": job["state"],
                             "phase": ph,
                             "done": job["progress"]["done"],
+                            "unit": job["progress"].get("unit"),
                             "eta": job.get("eta"),
                             "load": load_avg()[0],
                         }

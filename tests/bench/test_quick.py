@@ -202,8 +202,13 @@ def test_sbm_service_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     tr, k = rec["training"], rec["kernel"]
     assert tr["server_peak_rss_mb"] > 0  # a tiny job may end between two polls: no child peak
     assert tr["training_process"] is None or tr["training_process"]["VmHWM"] > 0
-    assert "trees" in [ph["phase"] for ph in tr["phases"]]
-    assert tr["phases"][-1]["state"] == "done"
+    # the trees phase is seen while polling, or, for a job whose trees took less than one
+    # poll, counted in the finished job's progress (its last phase is saving the model)
+    last = tr["phases"][-1]
+    assert last["state"] == "done"
+    assert "trees" in [ph["phase"] for ph in tr["phases"]] or (
+        last["phase"] == "saving" and last["unit"] == "tree" and last["done"] > 0
+    )
     assert k["errors"] == 0 and k["calls"] == 20 and math.isfinite(k["median_ms"])
     assert 0 <= k["precision_at_k"] <= k["block_precision_at_k"] <= 1
     assert "p50 < 10 ms" in capsys.readouterr().out
