@@ -61,6 +61,7 @@ import time
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 from . import metrics
 from ._validation import (
@@ -128,7 +129,7 @@ def fit_sigmoid(raw: np.ndarray, labels: np.ndarray, n_iter: int = 50) -> tuple[
     s, t = np.asarray(raw, float).ravel(), np.asarray(labels, float).ravel()
     a, b = 4.0, -2.0  # sigma(4 s - 2): 0.5 at s = 0.5, a sensible start for 0/1 targets
     for _ in range(n_iter):
-        p = 1.0 / (1.0 + np.exp(-(a * s + b)))
+        p = expit(a * s + b)  # no overflow warning on separable data
         g = np.array([np.dot(p - t, s) + 1e-6 * a, np.sum(p - t)])
         w = p * (1 - p)
         H = np.array([[np.dot(w, s * s) + 1e-6, np.dot(w, s)], [np.dot(w, s), w.sum() + 1e-12]])
@@ -150,7 +151,7 @@ def apply_sigmoid(maps: Any, raw: np.ndarray) -> np.ndarray:
     """sigma(a F + b) of raw scores (Q, L): ``maps`` one (a, b) for every label, or (L, 2)
     one per label."""
     ab = np.asarray(maps, dtype=np.float64)
-    return 1.0 / (1.0 + np.exp(-(ab[..., 0] * raw + ab[..., 1])))
+    return expit(ab[..., 0] * raw + ab[..., 1])
 
 
 def score_map(raw: np.ndarray, labels: np.ndarray, scores: str) -> Any:
