@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from e2e_server import Server
-from svc_data import clustered_graph
+from svc_data import clustered_graph, until
 
 from okboost_client import OKBoostClient, OKBoostError
 
@@ -33,17 +32,6 @@ LONG = dict(QUICK, n_estimators=50_000, learning_rate=0.001)
 RERUN = dict(LONG, n_estimators=20_000)
 GRAPH = clustered_graph(n=60, n_test=8, seed=3)
 KERNEL = {"type": "diffusion", "beta": 1.0, "edges": GRAPH.train_edges()}
-
-
-def _until(what: Callable[[], Any], limit: float = 180.0) -> Any:
-    """Poll ``what`` until it returns something truthy (a hang guard, not a timing check)."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        value = what()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"gave up waiting after {limit} s")
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +79,7 @@ def test_a_job_trained_through_one_replica_runs_on_the_cluster_and_the_other_ser
     X_new = GRAPH.features[GRAPH.test]
     with OKBoostClient(a.url) as via_a, OKBoostClient(b.url) as via_b:
         accepted = via_a.train(GRAPH.features[GRAPH.train], KERNEL, params=QUICK)
-        job = _until(lambda: _finished(via_b, accepted["job_id"]))
+        job = until(lambda: _finished(via_b, accepted["job_id"]))
         assert job["state"] == "done" and job["progress"]["done"] == QUICK["n_estimators"]
         runner = _record(store, accepted["job_id"])["runner"]
         assert (
@@ -116,14 +104,14 @@ def test_a_job_outlives_the_replica_that_submitted_it_and_cancels_from_another(
         quick = via_a.train(GRAPH.features[GRAPH.train], KERNEL, params=QUICK)
         long = via_a.train(GRAPH.features[GRAPH.train], KERNEL, params=LONG)
         a.stop(signal.SIGKILL)  # the submitting replica dies with both jobs on the cluster
-        assert _until(lambda: _finished(via_b, quick["job_id"]))["state"] == "done"
+        assert until(lambda: _finished(via_b, quick["job_id"]))["state"] == "done"
         via_b.kernel(quick["model_id"], GRAPH.features[GRAPH.test], top_k=2)
-        running = _until(lambda: _running(via_b, long["job_id"]))
+        running = until(lambda: _running(via_b, long["job_id"]))
         assert running["eta"] is not None and running["phase"] == "trees"  # as a local job's
         before = running["progress"]["done"]
-        _until(lambda: via_b.job(long["job_id"])["progress"]["done"] > before)  # it goes on
+        until(lambda: via_b.job(long["job_id"])["progress"]["done"] > before)  # it goes on
         via_b.cancel(long["job_id"])
-        job = _until(lambda: _finished(via_b, long["job_id"]))
+        job = until(lambda: _finished(via_b, long["job_id"]))
         assert job["state"] == "cancelled" and job["progress"]["done"] < LONG["n_estimators"]
         assert via_b.model(long["model_id"])["status"] == "cancelled"
     # no model written: the model's folder holds its record (status "cancelled") only
@@ -137,12 +125,12 @@ def test_killing_the_worker_that_runs_a_job_reruns_it_and_leaves_no_half_written
     before = {p.name for p in store.iterdir()}
     with OKBoostClient(replicas.b.url) as client:
         accepted = client.train(GRAPH.features[GRAPH.train], KERNEL, params=params)
-        _until(lambda: _running(client, accepted["job_id"]))
+        until(lambda: _running(client, accepted["job_id"]))
         key = _record(store, accepted["job_id"])["runner"]["key"]
         worker = next(w for w, keys in dask_client.processing().items() if key in keys)
         pid = dask_client.run(os.getpid, workers=[worker])[worker]
         os.kill(pid, signal.SIGKILL)
-        job = _until(lambda: _finished(client, accepted["job_id"]))
+        job = until(lambda: _finished(client, accepted["job_id"]))
         assert job["state"] == "done" and job["progress"]["done"] == params["n_estimators"]
         record = _record(store, accepted["job_id"])
         assert record["attempt"] == 2 and record["runner"]["worker"] != worker

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -158,3 +160,14 @@ def label_data(
     W = rng.normal(size=(p, n_labels))
     labels = (X @ W + 0.3 * rng.normal(size=(n, n_labels)) > 0.2).astype(float)
     return X, labels
+
+
+def until(what: Callable[[], Any], limit: float = 180.0) -> Any:
+    """Poll ``what`` until it returns something truthy (a hang guard, not a timing check)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        value = what()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"gave up waiting after {limit} s")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from svc_data import TestClient, make_settings, model_record
+from svc_data import TestClient, make_settings, model_record, until
 
 from service.app import create_app
 from service.jobs.manager import JobManager
@@ -56,17 +56,6 @@ def test_a_worker_that_does_not_see_the_store_fails_the_job_with_how_to_fix_it(
     error = future.exception()
     assert isinstance(error, cluster.StoreNotShared)
     assert "mount the replicas' store at the same path on every worker" in str(error)
-
-
-def _until(what: Any, limit: float = 120.0) -> Any:
-    """Poll ``what`` until it returns something truthy (a hang guard, not a timing check)."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        value = what()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"gave up waiting after {limit} s")
 
 
 def test_a_cluster_job_running_past_the_time_limit_is_stopped_and_failed(
@@ -142,7 +131,7 @@ def test_a_lost_scheduler_is_tried_again_at_most_every_few_seconds(
     )
     assert jobs.state() == (True, 0)
     local.close()
-    _until(lambda: jobs.client.status in ("closing", "closed"))
+    until(lambda: jobs.client.status in ("closing", "closed"))
     assert jobs.state() == (False, 0)
     with pytest.raises(cluster.ClusterUnavailable, match="retry when it is back") as first:
         jobs._connected()
