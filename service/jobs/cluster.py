@@ -341,9 +341,8 @@ def run_on_worker(
             records.fail(job, exc)
         raise
     if records.read_job(job_id).state not in ACTIVE:
-        records.clear_stop(
-            job_id
-        )  # declared lost meanwhile: it asked this task to stop, which it did
+        # declared lost meanwhile: it asked this task to stop, which it did
+        records.clear_stop(job_id)
     elif outcome == "cancelled" and overtime:
         records.finish(job, "failed", quotas.overtime_reason())
     else:
